@@ -1,0 +1,1 @@
+"""The context engine: keeps every request under the model's window."""

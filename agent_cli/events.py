@@ -1,0 +1,209 @@
+"""Typed events the core emits; the REPL and the headless printer render them.
+
+Each event has a `type` tag (the `type` field of its stream-json line) and a
+`to_json()` for `--output-format stream-json`. The core never prints.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, ClassVar, Literal, TypeAlias
+
+from agent_cli.messages import Usage
+
+__all__ = [
+    "AssistantText",
+    "AssistantTextDelta",
+    "CompactEvent",
+    "CompactLayer",
+    "ErrorEvent",
+    "Event",
+    "ResultEvent",
+    "RetryEvent",
+    "StatusEvent",
+    "ToolCallEvent",
+    "ToolResultEvent",
+    "UsageEvent",
+    "WarningEvent",
+]
+
+CompactLayer: TypeAlias = Literal["cap", "clear", "summarize", "manual", "emergency"]
+
+
+@dataclass(frozen=True, slots=True)
+class AssistantTextDelta:
+    """Streaming text, for live display. Not part of stream-json (see AssistantText)."""
+
+    type: ClassVar[str] = "assistant_delta"
+    text: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": self.type, "text": self.text}
+
+
+@dataclass(frozen=True, slots=True)
+class AssistantText:
+    """The complete text of one assistant message."""
+
+    type: ClassVar[str] = "assistant_text"
+    text: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": self.type, "text": self.text}
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallEvent:
+    type: ClassVar[str] = "tool_call"
+    id: str
+    name: str
+    input: dict[str, Any]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": self.type, "id": self.id, "name": self.name, "input": self.input}
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResultEvent:
+    type: ClassVar[str] = "tool_result"
+    id: str
+    name: str
+    content: str
+    is_error: bool
+    duration: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "type": self.type,
+            "id": self.id,
+            "name": self.name,
+            "content": self.content,
+            "is_error": self.is_error,
+            "duration": round(self.duration, 3),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class CompactEvent:
+    """One compaction by one layer of the context engine."""
+
+    type: ClassVar[str] = "compact"
+    layer: CompactLayer
+    trigger: str  # "auto", "manual", "tool", "overflow", "emergency", "ingest", ...
+    messages_before: int
+    messages_after: int
+    tokens_before: int
+    tokens_after: int
+    summary: str | None = None
+    transcript: str | None = None
+    duration: float = 0.0
+    degraded: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["duration"] = round(self.duration, 3)
+        return {"type": self.type, **data}
+
+
+@dataclass(frozen=True, slots=True)
+class UsageEvent:
+    """Usage reported for one request, and the context now in use."""
+
+    type: ClassVar[str] = "usage"
+    model: str
+    usage: Usage
+    context_tokens: int
+    context_window: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "type": self.type,
+            "model": self.model,
+            "usage": self.usage.to_json(),
+            "context_tokens": self.context_tokens,
+            "context_window": self.context_window,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class RetryEvent:
+    """A request failed transiently and will be retried after `delay` seconds."""
+
+    type: ClassVar[str] = "retry"
+    attempt: int
+    delay: float
+    reason: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": self.type, "attempt": self.attempt, "delay": round(self.delay, 3), "reason": self.reason}
+
+
+@dataclass(frozen=True, slots=True)
+class StatusEvent:
+    """What the agent is doing now ("waiting for model", "summarizing"), for spinners."""
+
+    type: ClassVar[str] = "status"
+    text: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": self.type, "text": self.text}
+
+
+@dataclass(frozen=True, slots=True)
+class WarningEvent:
+    type: ClassVar[str] = "warning"
+    message: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": self.type, "message": self.message}
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorEvent:
+    type: ClassVar[str] = "error"
+    message: str
+    kind: str = "error"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": self.type, "kind": self.kind, "message": self.message}
+
+
+@dataclass(frozen=True, slots=True)
+class ResultEvent:
+    """The end of one task: the final answer and how it ended."""
+
+    type: ClassVar[str] = "result"
+    text: str
+    stop: str  # "end_turn", "max_iterations", "interrupted", "error"
+    iterations: int
+    usage: Usage = field(default_factory=Usage)
+    session_id: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.stop == "end_turn"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "type": self.type,
+            "text": self.text,
+            "stop": self.stop,
+            "iterations": self.iterations,
+            "usage": self.usage.to_json(),
+            "session_id": self.session_id,
+        }
+
+
+Event: TypeAlias = (
+    AssistantTextDelta
+    | AssistantText
+    | ToolCallEvent
+    | ToolResultEvent
+    | CompactEvent
+    | UsageEvent
+    | RetryEvent
+    | StatusEvent
+    | WarningEvent
+    | ErrorEvent
+    | ResultEvent
+)

@@ -1,0 +1,212 @@
+"""Provider-neutral conversation values: blocks, messages and usage.
+
+Everything here is a frozen value with an explicit JSON round trip
+(`to_json` / `from_json`). Provider adapters translate these to and from their
+wire formats; nothing else knows what a wire format looks like.
+
+A message's `id` names exactly one content: the session log records it, the
+token counter caches counts under it, and `recall` cites it. Changing content
+means a new message with a new id.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
+
+__all__ = [
+    "Block",
+    "Message",
+    "Role",
+    "SummaryBlock",
+    "TextBlock",
+    "ToolResult",
+    "ToolUse",
+    "Usage",
+    "block_from_json",
+    "new_id",
+]
+
+Role: TypeAlias = Literal["user", "assistant"]
+JSON: TypeAlias = dict[str, Any]
+
+
+def new_id(prefix: str = "m") -> str:
+    """A short random id, unique enough for one project's transcripts."""
+    return f"{prefix}_{secrets.token_hex(8)}"
+
+
+@dataclass(frozen=True, slots=True)
+class TextBlock:
+    text: str
+
+    def to_json(self) -> JSON:
+        return {"type": "text", "text": self.text}
+
+
+@dataclass(frozen=True, slots=True)
+class ToolUse:
+    """The model asks for a tool to run. `id` pairs it with its ToolResult."""
+
+    id: str
+    name: str
+    input: Mapping[str, Any]
+
+    def to_json(self) -> JSON:
+        return {"type": "tool_use", "id": self.id, "name": self.name, "input": dict(self.input)}
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    """What a tool returned, sent back in a user message after its ToolUse."""
+
+    tool_use_id: str
+    content: str
+    is_error: bool = False
+
+    def to_json(self) -> JSON:
+        return {
+            "type": "tool_result",
+            "tool_use_id": self.tool_use_id,
+            "content": self.content,
+            "is_error": self.is_error,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class SummaryBlock:
+    """A summary of earlier conversation that replaced it in the working context.
+
+    Rendered to providers as plain text in a user message (followed by an
+    assistant acknowledgement), which every provider accepts. `transcript`
+    names the file holding the messages it replaced.
+    """
+
+    text: str
+    transcript: str | None = None
+
+    def to_json(self) -> JSON:
+        return {"type": "summary", "text": self.text, "transcript": self.transcript}
+
+
+Block: TypeAlias = TextBlock | ToolUse | ToolResult | SummaryBlock
+
+
+def block_from_json(data: Mapping[str, Any]) -> Block:
+    kind = data.get("type")
+    if kind == "text":
+        return TextBlock(str(data["text"]))
+    if kind == "tool_use":
+        return ToolUse(str(data["id"]), str(data["name"]), dict(data.get("input") or {}))
+    if kind == "tool_result":
+        return ToolResult(str(data["tool_use_id"]), str(data["content"]), bool(data.get("is_error", False)))
+    if kind == "summary":
+        transcript = data.get("transcript")
+        return SummaryBlock(str(data["text"]), None if transcript is None else str(transcript))
+    raise ValueError(f"unknown block type: {kind!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    role: Role
+    content: tuple[Block, ...]
+    id: str = field(default_factory=new_id)
+
+    @classmethod
+    def user(cls, text: str) -> Message:
+        return cls("user", (TextBlock(text),))
+
+    @classmethod
+    def assistant(cls, text: str) -> Message:
+        return cls("assistant", (TextBlock(text),))
+
+    @classmethod
+    def of(cls, role: Role, blocks: Iterable[Block]) -> Message:
+        return cls(role, tuple(blocks))
+
+    @property
+    def text(self) -> str:
+        """The text blocks joined; summaries included, tool blocks not."""
+        parts = [b.text for b in self.content if isinstance(b, TextBlock | SummaryBlock)]
+        return "\n".join(p for p in parts if p)
+
+    @property
+    def tool_uses(self) -> tuple[ToolUse, ...]:
+        return tuple(b for b in self.content if isinstance(b, ToolUse))
+
+    @property
+    def tool_results(self) -> tuple[ToolResult, ...]:
+        return tuple(b for b in self.content if isinstance(b, ToolResult))
+
+    @property
+    def summary(self) -> SummaryBlock | None:
+        for b in self.content:
+            if isinstance(b, SummaryBlock):
+                return b
+        return None
+
+    @property
+    def is_plain_user(self) -> bool:
+        """A message the user typed (not tool results, not a summary)."""
+        return self.role == "user" and not self.tool_results and self.summary is None
+
+    def replace(self, content: Iterable[Block]) -> Message:
+        """A new message (new id) with the same role and new content.
+
+        Content never changes under an id, so anything keyed by id (token
+        counts, log records) stays true.
+        """
+        return Message(self.role, tuple(content))
+
+    def to_json(self) -> JSON:
+        return {"id": self.id, "role": self.role, "content": [b.to_json() for b in self.content]}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Message:
+        role = data["role"]
+        if role not in ("user", "assistant"):
+            raise ValueError(f"unknown role: {role!r}")
+        blocks = tuple(block_from_json(b) for b in data["content"])
+        return cls(role, blocks, str(data.get("id") or new_id()))
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Tokens a provider reported for one request (cache fields: Anthropic only)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+
+    @property
+    def prompt_tokens(self) -> int:
+        """Everything the request sent, cached or not."""
+        return self.input_tokens + self.cache_read_tokens + self.cache_write_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cache_read_tokens + other.cache_read_tokens,
+            self.cache_write_tokens + other.cache_write_tokens,
+        )
+
+    def to_json(self) -> JSON:
+        return {
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cache_read_tokens": self.cache_read_tokens,
+            "cache_write_tokens": self.cache_write_tokens,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Usage:
+        return cls(
+            int(data.get("input_tokens", 0)),
+            int(data.get("output_tokens", 0)),
+            int(data.get("cache_read_tokens", 0)),
+            int(data.get("cache_write_tokens", 0)),
+        )

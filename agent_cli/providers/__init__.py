@@ -1,0 +1,1 @@
+"""Model providers: one adapter per file, each the only importer of its SDK."""

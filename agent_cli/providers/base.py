@@ -1,0 +1,82 @@
+"""What every provider adapter implements, in provider-neutral terms.
+
+A provider turns a `Request` into a stream of `TextDelta`s ending in exactly
+one `Completion`. If the stream dies before the `Completion`, the adapter
+raises a `TransientError` and nothing of the half-received message is kept:
+the caller only ever adds `Completion.message` to the history.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, TypeAlias
+
+from agent_cli.messages import Message, Usage
+
+__all__ = [
+    "Completion",
+    "Provider",
+    "Request",
+    "StopReason",
+    "StreamEvent",
+    "TextDelta",
+    "ToolSpec",
+]
+
+StopReason: TypeAlias = Literal["end_turn", "tool_use", "max_tokens", "stop_sequence", "refusal"]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """A tool as offered to the model: name, description and a JSON schema for its input."""
+
+    name: str
+    description: str
+    input_schema: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    system: str
+    messages: tuple[Message, ...]
+    tools: tuple[ToolSpec, ...] = ()
+    max_tokens: int = 8192
+    # Provider-specific hints that do not change meaning (e.g. cache breakpoints on/off).
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    """A piece of assistant text as it streams in (for display only)."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    """The finished assistant message, why it stopped, and the usage reported for the request."""
+
+    message: Message
+    stop_reason: StopReason
+    usage: Usage
+    model: str = ""
+
+
+StreamEvent: TypeAlias = TextDelta | Completion
+
+
+class Provider(Protocol):
+    """One model behind one API. Implementations live one per file in this package."""
+
+    @property
+    def name(self) -> str:
+        """`anthropic` or `openai`."""
+        ...
+
+    @property
+    def model(self) -> str: ...
+
+    def stream(self, request: Request) -> Iterator[StreamEvent]:
+        """Send one request; yield deltas, then one Completion. Raises ProviderError subclasses."""
+        ...

@@ -1,0 +1,68 @@
+"""Typed settings: what the config file, env vars and flags resolve to.
+
+Pure data with defaults; `config.py` loads and validates it. Every field here
+is documented (default and why) in `config.example.toml`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+__all__ = ["ApprovalSettings", "ContextSettings", "ProviderSettings", "Settings", "ToolSettings"]
+
+ProviderName = Literal["anthropic", "openai"]
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderSettings:
+    name: ProviderName = "anthropic"
+    model: str = ""  # empty: the provider's default model
+    api_key: str | None = None  # from ANTHROPIC_API_KEY / OPENAI_API_KEY unless set here
+    base_url: str | None = None  # from ANTHROPIC_BASE_URL / OPENAI_BASE_URL unless set here
+    max_retries: int = 6
+    timeout: float = 600.0
+    max_output_tokens: int | None = None  # None: the model table's max output, capped at 32k
+    prompt_caching: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class ContextSettings:
+    context_window: int | None = None  # None: from the model table
+    trigger_ratio: float = 0.80  # L2 fires at this share of the budget (window - output reserve)
+    target_ratio: float = 0.45  # after compacting, the request is at most this share of the budget
+    emergency_ratio: float = 0.95  # L4 fires above this share of the budget
+    clear_ratio: float = 0.50  # L1 (clear old tool results) may start above this share
+    clear_protect_tokens: int = 40_000  # newest tool results kept verbatim by L1
+    clear_min_batch_tokens: int = 20_000  # L1 acts only when it frees at least this much
+    tool_result_max_tokens: int = 10_000  # L0: larger tool results are cut to head + tail
+    keep_tail_tokens: int = 12_000  # L2 keeps this much recent conversation verbatim (clamped)
+    user_messages_tokens: int = 8_000  # L2 keeps the user's own messages verbatim up to this
+    summary_max_tokens: int = 4_000  # cap on the summary's length
+    summarize_timeout: float = 180.0  # seconds before the summary call counts as failed
+    max_failures: int = 2  # consecutive failed compactions before stopping to tell the user
+    recall_max_chars: int = 12_000  # cap on what one recall returns
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSettings:
+    bash_timeout: float = 120.0
+    allow_outside_root: bool = False
+    max_iterations: int = 100
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalSettings:
+    yes: bool = False  # approve every tool call (--yes)
+    allow: tuple[str, ...] = ()  # bash command prefixes that run without asking
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    provider: ProviderSettings = field(default_factory=ProviderSettings)
+    context: ContextSettings = field(default_factory=ContextSettings)
+    tools: ToolSettings = field(default_factory=ToolSettings)
+    approvals: ApprovalSettings = field(default_factory=ApprovalSettings)
+    project_root: Path = field(default_factory=Path.cwd)
+    sources: tuple[str, ...] = ()  # config files that were read, for /context and errors

@@ -1,0 +1,84 @@
+"""The tool contract: a named function from JSON input to a text result.
+
+Tools never raise at the model: bad input and failures come back as
+`ToolOutput(is_error=True)` with a message the model can act on. Long-running
+tools check `ToolContext.cancel` (set on Ctrl-C) and stop promptly.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from agent_cli.providers.base import ToolSpec
+
+__all__ = ["Tool", "ToolContext", "ToolError", "ToolOutput", "ToolRegistry"]
+
+
+class ToolError(Exception):
+    """Raised inside a tool for a failure the model should read; the registry turns it into an error result."""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolOutput:
+    content: str
+    is_error: bool = False
+
+
+@dataclass(slots=True)
+class ToolContext:
+    """What a tool may know about where it runs."""
+
+    root: Path
+    allow_outside_root: bool = False
+    cancel: threading.Event = field(default_factory=threading.Event)
+    bash_timeout: float = 120.0
+    # Set by the wiring: the context tools reach the engine through these.
+    request_compact: Callable[[str | None], str] | None = None
+    recall: Callable[[str], str] | None = None
+
+
+class Tool(Protocol):
+    @property
+    def spec(self) -> ToolSpec: ...
+
+    def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput: ...
+
+
+class ToolRegistry:
+    """Tools by name, in the order offered to the model."""
+
+    def __init__(self, tools: Iterable[Tool] = ()) -> None:
+        self._tools: dict[str, Tool] = {}
+        for tool in tools:
+            self.add(tool)
+
+    def add(self, tool: Tool) -> None:
+        self._tools[tool.spec.name] = tool
+
+    def names(self) -> list[str]:
+        return list(self._tools)
+
+    def specs(self) -> tuple[ToolSpec, ...]:
+        return tuple(t.spec for t in self._tools.values())
+
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(name)
+
+    def run(self, name: str, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
+        """Run a tool by name; unknown names, bad arguments and crashes become error results."""
+        tool = self._tools.get(name)
+        if tool is None:
+            known = ", ".join(self._tools)
+            return ToolOutput(f"Error: unknown tool {name!r}. Available tools: {known}.", True)
+        if not isinstance(args, Mapping):
+            return ToolOutput(f"Error: {name} expects a JSON object of arguments.", True)
+        try:
+            return tool.run(args, ctx)
+        except ToolError as exc:
+            return ToolOutput(f"Error: {exc}", True)
+        except Exception as exc:  # a tool bug must not kill the session; the model reads it
+            return ToolOutput(f"Error: {name} failed: {type(exc).__name__}: {exc}", True)
