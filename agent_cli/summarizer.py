@@ -1,0 +1,63 @@
+"""The context engine's summarization call: one ordinary request to the session's provider.
+
+It runs with the same retry policy as every request, under a timeout, in a
+worker thread so a stalled stream cannot hang the session: past the timeout
+the call counts as failed and the engine falls back to its no-LLM digest.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+
+from agent_cli.events import RetryEvent
+from agent_cli.providers.base import Completion, Provider, Request
+from agent_cli.providers.retry import RetryPolicy, stream_with_retry
+
+__all__ = ["ProviderSummarizer"]
+
+
+class ProviderSummarizer:
+    def __init__(
+        self,
+        provider: Callable[[], Provider],
+        *,
+        policy: RetryPolicy,
+        timeout: float,
+        on_request: Callable[[Request], None] | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self._provider = provider
+        self._policy = policy
+        self._timeout = timeout
+        self._on_request = on_request
+        self._sleep = sleep
+
+    def __call__(self, request: Request) -> str:
+        if self._on_request is not None:
+            self._on_request(request)
+        box: list[Completion | BaseException] = []
+        provider = self._provider()
+
+        def work() -> None:
+            try:
+                retries: list[RetryEvent] = []
+                for item in stream_with_retry(
+                    provider, request, policy=self._policy, sleep=self._sleep, on_retry=retries.append
+                ):
+                    if isinstance(item, Completion):
+                        box.append(item)
+                        return
+            except BaseException as exc:  # handed to the caller's thread below
+                box.append(exc)
+
+        worker = threading.Thread(target=work, name="summarize", daemon=True)
+        worker.start()
+        worker.join(self._timeout)
+        if worker.is_alive() or not box:
+            raise TimeoutError(f"the summary request took longer than {self._timeout:.0f}s")
+        result = box[0]
+        if isinstance(result, BaseException):
+            raise result
+        return result.message.text

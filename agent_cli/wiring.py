@@ -1,0 +1,218 @@
+"""Builds a working session from settings: provider, context engine, tools, session log, loop.
+
+The one place that knows how the parts fit together; `cli.py` parses flags
+and calls in here. Errors a user can fix (config, missing key, unknown
+session) surface as one line on stderr with exit code 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from agent_cli import __version__
+from agent_cli.approvals import Approver, AutoApprover, HeadlessApprover
+from agent_cli.config import Flags, load_settings
+from agent_cli.context.engine import ContextEngine
+from agent_cli.context.transcripts import TranscriptStore
+from agent_cli.errors import AgentError, ConfigError
+from agent_cli.events import WarningEvent
+from agent_cli.instructions import load_project_instructions
+from agent_cli.loop import AgentLoop
+from agent_cli.models import UNKNOWN_WINDOW, lookup
+from agent_cli.prompts import build_system_prompt
+from agent_cli.providers.base import Provider
+from agent_cli.providers.factory import DEFAULT_MODELS, create_provider
+from agent_cli.providers.retry import RetryPolicy
+from agent_cli.redact import Redactor
+from agent_cli.session import SessionLog, latest_session_id, load_session, resolve_session_id
+from agent_cli.settings import Settings
+from agent_cli.summarizer import ProviderSummarizer
+from agent_cli.tokens.counter import TokenCounter
+from agent_cli.tools.base import ToolContext
+from agent_cli.tools.registry import default_tools
+
+__all__ = ["Built", "CliArgs", "build", "run_cli", "transcripts_command"]
+
+OUTPUT_FORMATS = ("text", "json", "stream-json")
+MAX_OUTPUT_CAP = 32_000
+
+
+@dataclass(frozen=True, slots=True)
+class CliArgs:
+    prompt: str | None = None
+    provider: str | None = None
+    model: str | None = None
+    context_window: int | None = None
+    config: Path | None = None
+    yes: bool = False
+    output_format: str = "text"
+    continue_session: bool = False
+    resume: str | None = None
+
+
+@dataclass(slots=True)
+class Built:
+    settings: Settings
+    loop: AgentLoop
+    session: SessionLog
+    engine: ContextEngine
+    window: int
+    model: str
+    warnings: list[WarningEvent]
+    make_provider: Callable[[str], Provider]
+
+
+def _fail(message: str, code: int = 2) -> int:
+    print(f"agent: {message}", file=sys.stderr)
+    return code
+
+
+def run_cli(args: CliArgs, *, env: dict[str, str] | None = None, cwd: Path | None = None) -> int:
+    if args.output_format not in OUTPUT_FORMATS:
+        return _fail(f"--output-format must be one of {', '.join(OUTPUT_FORMATS)} (got {args.output_format!r})")
+    if args.continue_session and args.resume:
+        return _fail("use either --continue or --resume, not both")
+    interactive = args.prompt is None
+    try:
+        built = build(args, env=dict(os.environ) if env is None else env, cwd=cwd or Path.cwd(),
+                      interactive=interactive)
+    except ConfigError as exc:
+        return _fail(str(exc))
+    except AgentError as exc:
+        return _fail(str(exc), 1)
+    if interactive:
+        from agent_cli.repl import run_repl
+
+        return run_repl(built)
+    from agent_cli.headless import OutputFormat, render_headless
+
+    fmt: OutputFormat = args.output_format  # type: ignore[assignment]  # checked above
+    assert args.prompt is not None
+    try:
+        return render_headless(itertools.chain(built.warnings, built.loop.run(args.prompt)), fmt)
+    except KeyboardInterrupt:
+        return 130
+
+
+def build(args: CliArgs, *, env: dict[str, str], cwd: Path, interactive: bool) -> Built:
+    flags = Flags(provider=args.provider, model=args.model, context_window=args.context_window, yes=args.yes)
+    settings = load_settings(config_path=args.config, env=env, flags=flags, cwd=cwd)
+    root = settings.project_root
+    pset = settings.provider
+    model = pset.model or DEFAULT_MODELS[pset.name]
+    warnings: list[WarningEvent] = []
+
+    def make_provider(name: str) -> Provider:
+        from dataclasses import replace
+
+        return create_provider(replace(pset, model=name))
+
+    provider = make_provider(model)
+    info = lookup(model)
+    if settings.context.context_window:
+        window = settings.context.context_window
+    elif info is not None:
+        window = info.context_window
+    else:
+        window = UNKNOWN_WINDOW
+        warnings.append(WarningEvent(
+            f"unknown model {model!r}: assuming a {UNKNOWN_WINDOW:,}-token window; "
+            "set --context-window or context.context_window"))
+    max_output = pset.max_output_tokens or min(info.max_output if info else 8192, MAX_OUTPUT_CAP)
+    max_output = min(max_output, max(1024, window // 4))
+
+    redactor = Redactor([k for k in (pset.api_key, env.get("ANTHROPIC_API_KEY"), env.get("OPENAI_API_KEY")) if k])
+    history = []
+    if args.continue_session or args.resume:
+        session_id = resolve_session_id(root, args.resume) if args.resume else latest_session_id(root)
+        if session_id is None:
+            raise ConfigError(f"no earlier session in {root} to continue (sessions live in .transcripts/)")
+        loaded = load_session(root, session_id)
+        history = loaded.messages
+        session = SessionLog.open(root, session_id, redactor=redactor)
+    else:
+        meta = {"provider": pset.name, "model": model, "cwd": str(root), "version": __version__}
+        session = SessionLog.create(root, redactor=redactor, meta=meta)
+
+    policy = RetryPolicy(max_retries=pset.max_retries)
+    loop_ref: list[AgentLoop] = []
+    summarizer = ProviderSummarizer(
+        lambda: loop_ref[0].provider,
+        policy=policy,
+        timeout=settings.context.summarize_timeout,
+        on_request=lambda req: loop_ref[0].hooks.on_pre_request(req) if loop_ref else None,
+    )
+    engine = ContextEngine(
+        settings=settings.context,
+        window=window,
+        max_output=max_output,
+        counter=TokenCounter(model, pset.name),
+        store=TranscriptStore(session.dir),
+        summarize=summarizer,
+    )
+    approver: Approver
+    if settings.approvals.yes:
+        approver = AutoApprover()
+    elif interactive:
+        from agent_cli.approvals import InteractiveApprover
+
+        approver = InteractiveApprover(_deny_until_repl_asks, settings.approvals.allow)
+    else:
+        approver = HeadlessApprover(settings.approvals.allow)
+    tool_ctx = ToolContext(
+        root=root,
+        allow_outside_root=settings.tools.allow_outside_root,
+        bash_timeout=settings.tools.bash_timeout,
+    )
+    system = build_system_prompt(root, instructions=load_project_instructions(root))
+    loop = AgentLoop(
+        provider=provider,
+        tools=default_tools(),
+        context=engine,
+        system=system,
+        session=session,
+        approver=approver,
+        tool_context=tool_ctx,
+        max_iterations=settings.tools.max_iterations,
+        max_output_tokens=max_output,
+        retry=policy,
+        history=history,
+        session_id=session.id,
+    )
+    loop_ref.append(loop)
+    return Built(settings, loop, session, engine, window, model, warnings, make_provider)
+
+
+def _deny_until_repl_asks(name: str, args: object) -> str:
+    """Placeholder asker; the REPL installs its own prompt before the first turn."""
+    return "no"
+
+
+def transcripts_command(action: str, arg: str | None, *, cwd: Path | None = None) -> int:
+    from agent_cli import transcripts_view as view
+    from agent_cli.session import list_sessions
+
+    root = cwd or Path.cwd()
+    try:
+        if action == "list":
+            sessions = list_sessions(root)
+            if not sessions:
+                return _fail(f"no sessions in {root / '.transcripts'}", 1)
+            print(view.format_list(sessions))
+        elif action == "show":
+            assert arg is not None
+            print(view.format_show(root, resolve_session_id(root, arg)))
+        else:
+            assert arg is not None
+            hits = view.search(root, arg)
+            if not hits:
+                return _fail(f"no match for {arg!r}", 1)
+            print(view.format_search(hits))
+    except ConfigError as exc:
+        return _fail(str(exc))
+    return 0
