@@ -1,0 +1,252 @@
+"""The bash tool: one command, in the project root, bounded in time and in memory.
+
+The command runs as `bash -c` in its own session (so in its own process group)
+with stdin on /dev/null and stderr merged into stdout, in the order printed.
+Output is read in chunks into a `HeadTail` buffer that keeps the first and
+last 16 KiB and only counts the middle, so a command printing gigabytes costs
+32 KiB. A timeout or a cancel (Ctrl-C sets `ctx.cancel`) kills the whole group:
+TERM, a short grace, then KILL.
+
+A non-zero exit is a normal result: the model needs the output to see why.
+Timeouts and cancels are error results.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import selectors
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from agent_cli.providers.base import ToolSpec
+from agent_cli.tools.base import ToolContext, ToolError, ToolOutput
+from agent_cli.tools.paths import optional_number, require_str
+
+__all__ = ["Bash", "CommandResult", "HeadTail", "run_command"]
+
+MAX_TIMEOUT = 600.0
+HEAD_BYTES = 16 * 1024
+TAIL_BYTES = 16 * 1024
+CHUNK_BYTES = 64 * 1024
+POLL_SECONDS = 0.05
+KILL_GRACE_SECONDS = 1.0
+# After bash exits, a background job may still hold the pipe open; read what it
+# has already written for this long, then stop rather than wait for it.
+DRAIN_SECONDS = 0.2
+
+
+class HeadTail:
+    """A byte sink that keeps the first `head` and last `tail` bytes and counts the rest."""
+
+    def __init__(self, head: int = HEAD_BYTES, tail: int = TAIL_BYTES) -> None:
+        self._head_cap = head
+        self._tail_cap = tail
+        self._head = bytearray()
+        self._tail = bytearray()
+        self.total = 0
+
+    def write(self, data: bytes) -> None:
+        self.total += len(data)
+        room = self._head_cap - len(self._head)
+        if room > 0:
+            self._head += data[:room]
+            data = data[room:]
+        if data:
+            self._tail += data
+            # Trim only when twice the cap, so appends stay amortised O(1).
+            if len(self._tail) > 2 * self._tail_cap:
+                del self._tail[: len(self._tail) - self._tail_cap]
+
+    @property
+    def omitted(self) -> int:
+        return max(0, self.total - self._head_cap - self._tail_cap)
+
+    def text(self) -> str:
+        """The kept output as text; a marker stands where bytes were dropped."""
+        tail = bytes(self._tail[-self._tail_cap :]) if self._tail_cap else b""
+        head = bytes(self._head)
+        if not self.omitted:
+            return (head + tail).decode("utf-8", errors="replace")
+        marker = (
+            f"\n[... {self.omitted} bytes of output omitted ({self.total} in all); to see them, "
+            "rerun with the output redirected to a file and read it with read_file or grep ...]\n"
+        )
+        return head.decode("utf-8", errors="replace") + marker + tail.decode("utf-8", errors="replace")
+
+
+@dataclass(frozen=True, slots=True)
+class CommandResult:
+    output: str
+    exit_code: int | None  # None when killed by us
+    timed_out: bool = False
+    cancelled: bool = False
+    lingering: bool = False  # bash exited but something it started still held the output open
+    duration: float = 0.0
+
+
+def run_command(
+    command: str,
+    cwd: str | os.PathLike[str],
+    timeout: float,
+    cancel: threading.Event | None = None,
+    *,
+    sink: HeadTail | None = None,
+) -> CommandResult:
+    """Run `command` with `bash -c` in `cwd`; stop at `timeout` seconds or when `cancel` is set."""
+    sink = sink if sink is not None else HeadTail()
+    env = dict(os.environ)
+    # Nothing can answer a pager or a prompt: stdin is /dev/null and output goes to a pipe.
+    env.update(PAGER="cat", GIT_PAGER="cat", GIT_TERMINAL_PROMPT="0")
+    started = time.monotonic()
+    proc = subprocess.Popen(
+        ["bash", "-c", command],
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+        env=env,
+    )
+    assert proc.stdout is not None
+    fd = proc.stdout.fileno()
+    deadline = started + timeout
+    timed_out = cancelled = lingering = False
+    exited_at: float | None = None
+    with selectors.DefaultSelector() as sel:
+        sel.register(fd, selectors.EVENT_READ)
+        try:
+            while True:
+                if sel.select(POLL_SECONDS):
+                    chunk = os.read(fd, CHUNK_BYTES)
+                    if not chunk:
+                        break  # EOF: every writer is gone
+                    sink.write(chunk)
+                now = time.monotonic()
+                if exited_at is None and proc.poll() is not None:
+                    exited_at = now
+                if exited_at is not None and now - exited_at > DRAIN_SECONDS:
+                    lingering = True
+                    break
+                if cancel is not None and cancel.is_set():
+                    cancelled = True
+                    break
+                if now >= deadline:
+                    timed_out = True
+                    break
+        except BaseException:  # e.g. KeyboardInterrupt while reading: leave nothing running
+            _kill_group(proc)
+            proc.stdout.close()
+            raise
+        if timed_out or cancelled:
+            _kill_group(proc)
+            # Keep what was still in the pipe: "what it printed so far" includes it.
+            drain_end = time.monotonic() + DRAIN_SECONDS
+            while time.monotonic() < drain_end and sel.select(0):
+                chunk = os.read(fd, CHUNK_BYTES)
+                if not chunk:
+                    break
+                sink.write(chunk)
+    proc.stdout.close()
+    exit_code = proc.wait() if not (timed_out or cancelled) else None
+    return CommandResult(
+        output=sink.text(),
+        exit_code=exit_code,
+        timed_out=timed_out,
+        cancelled=cancelled,
+        lingering=lingering,
+        duration=time.monotonic() - started,
+    )
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    """TERM the process group, give it a moment, then KILL whatever is left. Reaps the leader."""
+    pgid = proc.pid  # start_new_session made the child a group leader with pgid == pid
+    _signal_group(pgid, signal.SIGTERM)
+    end = time.monotonic() + KILL_GRACE_SECONDS
+    while time.monotonic() < end:
+        proc.poll()  # reap the leader so its zombie does not count as alive
+        if not _group_alive(pgid):
+            break
+        time.sleep(0.02)
+    else:
+        _signal_group(pgid, signal.SIGKILL)
+    _signal_group(pgid, signal.SIGKILL)  # a member may have ignored TERM and kept going
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=5)
+
+
+def _signal_group(pgid: int, sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
+
+
+class Bash:
+    spec = ToolSpec(
+        name="bash",
+        description=(
+            "Run a shell command with `bash -c` in the project root and return its output "
+            "(stderr merged into stdout) and exit code. stdin is empty, so interactive commands "
+            "cannot prompt. Output over 32 KiB keeps the first and last 16 KiB. The command is "
+            "killed at the timeout (default from the config, max 600 s). For long-running "
+            "background processes, redirect their output to a file."
+        ),
+        input_schema={
+            "type": "object",
+            "properties": {
+                "command": {"type": "string", "description": "The command line to run."},
+                "timeout": {
+                    "type": "number",
+                    "description": f"Seconds before the command is killed (max {int(MAX_TIMEOUT)}).",
+                },
+            },
+            "required": ["command"],
+        },
+    )
+
+    def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
+        command = require_str(args, "command")
+        default = min(ctx.bash_timeout, MAX_TIMEOUT)
+        timeout = optional_number(args, "timeout", default)
+        if timeout <= 0:
+            raise ToolError(f"timeout must be a positive number of seconds, got {args.get('timeout')!r}")
+        note = ""
+        if timeout > MAX_TIMEOUT:
+            note = f"[timeout {timeout:g}s is over the maximum; used {MAX_TIMEOUT:g}s]\n"
+            timeout = MAX_TIMEOUT
+        if not ctx.root.is_dir():
+            raise ToolError(f"the project root {ctx.root} is not a directory")
+        result = run_command(command, ctx.root, timeout, ctx.cancel)
+        return format_result(result, timeout, note)
+
+
+def format_result(result: CommandResult, timeout: float, note: str = "") -> ToolOutput:
+    body = result.output if result.output else "(no output)"
+    if not body.endswith("\n"):
+        body += "\n"
+    if result.timed_out:
+        status = f"[timed out after {timeout:g}s; the command and its child processes were killed]"
+    elif result.cancelled:
+        status = "[cancelled by the user; the command and its child processes were killed]"
+    else:
+        code = result.exit_code
+        status = f"[exit code {code}]" if code is None or code >= 0 else f"[killed by signal {-code}]"
+        if result.lingering:
+            status += (
+                "\n[a background process still holds the output open; later output is not captured: "
+                "redirect it to a file]"
+            )
+    return ToolOutput(note + body + status, is_error=result.timed_out or result.cancelled)
