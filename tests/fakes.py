@@ -1,0 +1,112 @@
+"""Fakes for core tests: a scripted provider, a pass-through context policy, an in-memory session.
+
+Real tools in a temp dir and these fakes test the loop without HTTP; the
+provider edge is tested through the real SDKs against tests/fakeserver.py.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from agent_cli.context.engine import Frame, Prepared
+from agent_cli.errors import ContextOverflowError, ProviderError
+from agent_cli.events import CompactEvent, Event
+from agent_cli.messages import Block, Message, TextBlock, ToolResult, ToolUse, Usage
+from agent_cli.providers.base import Completion, Request, StopReason, StreamEvent, TextDelta
+
+_ids = itertools.count(1)
+
+
+def say(text: str, stop: StopReason = "end_turn") -> Completion:
+    return Completion(Message.assistant(text), stop, Usage(100, 10))
+
+
+def call(name: str, **args: Any) -> Completion:
+    use = ToolUse(f"toolu_{next(_ids)}", name, args)
+    return Completion(Message("assistant", (use,)), "tool_use", Usage(100, 10))
+
+
+def calls(*uses: tuple[str, dict[str, Any]], text: str = "") -> Completion:
+    blocks: list[Block] = [TextBlock(text)] if text else []
+    blocks += [ToolUse(f"toolu_{next(_ids)}", n, a) for n, a in uses]
+    return Completion(Message("assistant", tuple(blocks)), "tool_use", Usage(100, 10))
+
+
+Step = Completion | ProviderError | Callable[[Request], Completion]
+
+
+@dataclass
+class ScriptedProvider:
+    """Replies from a script, one step per request; records every request."""
+
+    script: list[Step]
+    name: str = "anthropic"
+    model: str = "claude-sonnet-4-5"
+    requests: list[Request] = field(default_factory=list)
+
+    def stream(self, request: Request) -> Iterator[StreamEvent]:
+        self.requests.append(request)
+        if not self.script:
+            raise AssertionError("the scripted provider ran out of replies")
+        step = self.script.pop(0)
+        if isinstance(step, ProviderError):
+            raise step
+        completion = step(request) if callable(step) else step
+        if completion.message.text:
+            yield TextDelta(completion.message.text)
+        yield completion
+
+
+@dataclass
+class PassThroughContext:
+    """A context policy that never compacts; counts characters / 4."""
+
+    window: int = 200_000
+    overflow_calls: int = 0
+    compact_calls: list[tuple[str | None, str]] = field(default_factory=list)
+
+    def ingest(self, use: ToolUse, result: ToolResult) -> tuple[ToolResult, CompactEvent | None]:
+        return result, None
+
+    def prepare(self, history: Sequence[Message], frame: Frame) -> Prepared:
+        return Prepared(list(history), [])
+
+    def observe(self, frame: Frame, sent: Sequence[Message], usage: Usage) -> None:
+        pass
+
+    def on_overflow(self, history: Sequence[Message], frame: Frame, error: ContextOverflowError) -> Prepared:
+        self.overflow_calls += 1
+        keep = list(history)[-1:]
+        event = CompactEvent("emergency", "overflow", len(history), len(keep), 0, 0)
+        return Prepared(keep, [event])
+
+    def compact(self, history: Sequence[Message], frame: Frame, focus: str | None, trigger: str) -> Prepared:
+        self.compact_calls.append((focus, trigger))
+        summary = Message.user(f"[condensed record, focus={focus}]")
+        event = CompactEvent("manual", trigger, len(history), 1, 0, 0, summary=summary.text)
+        return Prepared([summary], [event])
+
+    def recall(self, query: str) -> str:
+        return f"no match for {query!r}"
+
+    def tokens(self, history: Sequence[Message], frame: Frame) -> int:
+        return sum(len(str(m.to_json())) for m in history) // 4
+
+
+@dataclass
+class MemorySession:
+    messages: list[Message] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
+    checkpoints: list[tuple[list[Message], str]] = field(default_factory=list)
+
+    def log_message(self, message: Message) -> None:
+        self.messages.append(message)
+
+    def log_event(self, event: Event) -> None:
+        self.events.append(event)
+
+    def log_history(self, messages: Sequence[Message], reason: str) -> None:
+        self.checkpoints.append((list(messages), reason))
