@@ -1,0 +1,391 @@
+"""`TokenCounter`: how many input tokens a request costs, at O(new content) per turn.
+
+Three sources, best first:
+
+- What the provider reported. After each response, `observe` records an
+  anchor: the frame (system prompt + tools), the ids of the messages sent and
+  the prompt tokens the provider counted. While later requests keep that frame
+  and extend that message list, their count is the reported number plus a
+  local count of what was appended since. `calibrate_overflow` sets the anchor
+  from the count an overflow error states.
+- A local count with tiktoken: exact for OpenAI models (o200k_base or
+  cl100k_base); for Claude and every other model, cl100k_base scaled by a ratio
+  learned from the provider's reports (starting at a conservative 1.25,
+  smoothed, clamped to [0.8, 2.0]).
+- The CJK-aware character estimate (`estimate.py`) when no vocabulary loads.
+
+Raw (unscaled) counts are cached per message id (a message's content never
+changes under its id) in a bounded LRU, and per frame by content hash, so the
+ratio can change without invalidating anything.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from agent_cli.messages import Message, SummaryBlock, TextBlock, ToolResult, ToolUse, Usage
+from agent_cli.providers.base import ToolSpec
+from agent_cli.tokens.encodings import EncodingName, VocabularyError, get_encoding
+from agent_cli.tokens.estimate import estimate_tokens
+
+__all__ = [
+    "Anchor",
+    "ContextBreakdown",
+    "Encoder",
+    "MessageTokens",
+    "RequestCount",
+    "TokenCounter",
+    "encoding_for_model",
+]
+
+# Wire framing the text alone does not show, in raw tokens. OpenAI's chat format
+# spends ~3 tokens per message and 3 to prime the reply; tool calls and results
+# also carry ids, types and JSON wrapping. The ratio absorbs what is left.
+MESSAGE_OVERHEAD = 4
+TOOL_USE_OVERHEAD = 8
+TOOL_RESULT_OVERHEAD = 8
+SUMMARY_OVERHEAD = 16  # the adapters wrap a summary in a short preface and an acknowledgement
+TOOL_SPEC_OVERHEAD = 8
+REQUEST_OVERHEAD = 3
+
+RATIO_MIN = 0.8
+RATIO_MAX = 2.0
+RATIO_SMOOTHING = 0.5  # weight of a new sample; the old ratio keeps the rest
+MIN_LEARN_RAW_TOKENS = 512  # below this, fixed provider overheads swamp the sample
+
+_O200K_MODEL = re.compile(r"^(gpt-4o|chatgpt-4o|gpt-4\.1|gpt-4\.5|gpt-5|gpt-oss|o[134](-|$)|codex-)")
+_CL100K_MODEL = re.compile(r"^(gpt-4|gpt-3\.5|gpt-35|text-embedding-ada-002|text-embedding-3)")
+
+
+class Encoder(Protocol):
+    """The part of `tiktoken.Encoding` the counter uses."""
+
+    def encode_ordinary(self, text: str) -> list[int]: ...
+
+
+def encoding_for_model(model: str, provider: str) -> tuple[EncodingName, bool]:
+    """The encoding to count `model` with, and whether that count is exact (OpenAI's own models).
+
+    Accepts routed names (`openai/gpt-4o`) and fine-tunes (`ft:gpt-4o-mini:org::id`).
+    """
+    name = model.strip().lower().rsplit("/", 1)[-1].removeprefix("ft:")
+    if provider != "anthropic":
+        if _O200K_MODEL.match(name):
+            return "o200k_base", True
+        if _CL100K_MODEL.match(name):
+            return "cl100k_base", True
+    return "cl100k_base", False
+
+
+@dataclass(frozen=True, slots=True)
+class MessageTokens:
+    """Raw tokens of one message by kind of content."""
+
+    text: int = 0
+    tool_uses: int = 0
+    tool_results: int = 0
+    summaries: int = 0
+    overhead: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.text + self.tool_uses + self.tool_results + self.summaries + self.overhead
+
+
+@dataclass(frozen=True, slots=True)
+class Anchor:
+    """The last request whose size the provider told us."""
+
+    frame_key: str
+    message_ids: tuple[str, ...]
+    tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class RequestCount:
+    """How a request's count was made: `anchor` reported tokens plus `appended` counted locally."""
+
+    total: int
+    anchored: bool
+    anchor_tokens: int
+    appended_messages: int
+    appended_tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class ContextBreakdown:
+    """Where a request's tokens go, counted locally (scaled by the ratio), for /context."""
+
+    system: int
+    tools: int
+    text: int
+    tool_uses: int
+    tool_results: int
+    summaries: int
+    overhead: int
+    messages: int
+    request: RequestCount
+
+    @property
+    def local_total(self) -> int:
+        return (
+            self.system
+            + self.tools
+            + self.text
+            + self.tool_uses
+            + self.tool_results
+            + self.summaries
+            + self.overhead
+        )
+
+
+def _canonical_json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+
+
+def frame_key(system: str, tools: Sequence[ToolSpec]) -> str:
+    """A content hash of the system prompt and tool definitions."""
+    digest = hashlib.sha256(system.encode("utf-8", "surrogatepass"))
+    digest.update(b"\0")
+    digest.update(
+        _canonical_json([[t.name, t.description, dict(t.input_schema)] for t in tools]).encode(
+            "utf-8", "surrogatepass"
+        )
+    )
+    return digest.hexdigest()
+
+
+def _clamp(ratio: float) -> float:
+    return min(RATIO_MAX, max(RATIO_MIN, ratio))
+
+
+class TokenCounter:
+    """Counts requests for one model; see the module docstring for the method."""
+
+    def __init__(
+        self,
+        model: str,
+        provider: str,
+        *,
+        claude_ratio: float = 1.25,
+        cache_size: int = 16_384,
+        load_encoding: Callable[[EncodingName], Encoder] = get_encoding,
+    ) -> None:
+        self.model = model
+        self.provider = provider
+        self.encoding_name, self._exact_model = encoding_for_model(model, provider)
+        # OpenAI models that fall back to the estimate start unscaled; others start conservative.
+        self._ratio = 1.0 if self._exact_model else _clamp(claude_ratio)
+        self._cache_size = max(1, cache_size)
+        self._load_encoding = load_encoding
+        self._encoder: Encoder | None = None
+        self._loaded = False
+        self._fallback_reason: str | None = None
+        self._messages: OrderedDict[str, MessageTokens] = OrderedDict()
+        self._frames: OrderedDict[str, tuple[int, int]] = OrderedDict()
+        self._anchor: Anchor | None = None
+
+    # -- introspection ----------------------------------------------------
+
+    @property
+    def ratio(self) -> float:
+        """Provider tokens per local raw token (1.0 for exact counts)."""
+        return 1.0 if self.exact else self._ratio
+
+    @property
+    def exact(self) -> bool:
+        """True when counts are tiktoken's own for an OpenAI model."""
+        return self._exact_model and self._encoder_or_none() is not None
+
+    @property
+    def fallback_reason(self) -> str | None:
+        """Why the character estimate is in use, or None if a vocabulary loaded."""
+        self._encoder_or_none()
+        return self._fallback_reason
+
+    @property
+    def anchor(self) -> Anchor | None:
+        return self._anchor
+
+    # -- raw counts ---------------------------------------------------------
+
+    def _encoder_or_none(self) -> Encoder | None:
+        if not self._loaded:
+            self._loaded = True  # one attempt per counter: a failed load is not retried every call
+            try:
+                self._encoder = self._load_encoding(self.encoding_name)
+            except VocabularyError as exc:
+                self._fallback_reason = str(exc)
+        return self._encoder
+
+    def raw_text(self, text: str) -> int:
+        """Unscaled tokens of `text` in the local encoding (or the estimate)."""
+        if not text:
+            return 0
+        encoder = self._encoder_or_none()
+        if encoder is None:
+            return estimate_tokens(text)
+        return len(encoder.encode_ordinary(text))
+
+    def _scale(self, raw: int) -> int:
+        return raw if self.exact else math.ceil(raw * self._ratio)
+
+    def message_tokens(self, msg: Message) -> MessageTokens:
+        """Raw tokens of `msg` by kind; computed once per message id."""
+        cached = self._messages.get(msg.id)
+        if cached is not None:
+            self._messages.move_to_end(msg.id)
+            return cached
+        text = uses = results = summaries = 0
+        overhead = MESSAGE_OVERHEAD
+        for block in msg.content:
+            if isinstance(block, TextBlock):
+                text += self.raw_text(block.text)
+            elif isinstance(block, ToolUse):
+                uses += self.raw_text(block.name) + self.raw_text(_canonical_json(dict(block.input)))
+                overhead += TOOL_USE_OVERHEAD + self.raw_text(block.id)
+            elif isinstance(block, ToolResult):
+                results += self.raw_text(block.content)
+                overhead += TOOL_RESULT_OVERHEAD + self.raw_text(block.tool_use_id)
+            elif isinstance(block, SummaryBlock):
+                summaries += self.raw_text(block.text)
+                overhead += SUMMARY_OVERHEAD
+        counted = MessageTokens(text, uses, results, summaries, overhead)
+        self._messages[msg.id] = counted
+        if len(self._messages) > self._cache_size:
+            self._messages.popitem(last=False)  # least recently counted
+        return counted
+
+    def _frame_tokens(self, key: str, system: str, tools: Sequence[ToolSpec]) -> tuple[int, int]:
+        cached = self._frames.get(key)
+        if cached is not None:
+            self._frames.move_to_end(key)
+            return cached
+        tool_raw = sum(
+            TOOL_SPEC_OVERHEAD
+            + self.raw_text(t.name)
+            + self.raw_text(t.description)
+            + self.raw_text(_canonical_json(dict(t.input_schema)))
+            for t in tools
+        )
+        counted = (self.raw_text(system) + REQUEST_OVERHEAD, tool_raw)
+        self._frames[key] = counted
+        if len(self._frames) > 16:  # frames change rarely; a few are plenty
+            self._frames.popitem(last=False)
+        return counted
+
+    def raw_request(self, system: str, tools: Sequence[ToolSpec], messages: Sequence[Message]) -> int:
+        """Unscaled local count of a whole request (frame and every message)."""
+        frame = sum(self._frame_tokens(frame_key(system, tools), system, tools))
+        return frame + sum(self.message_tokens(m).total for m in messages)
+
+    # -- scaled counts ------------------------------------------------------
+
+    def count_text(self, text: str) -> int:
+        return self._scale(self.raw_text(text))
+
+    def count_message(self, msg: Message) -> int:
+        return self._scale(self.message_tokens(msg).total)
+
+    def count_messages(self, messages: Sequence[Message]) -> int:
+        return sum(self.count_message(m) for m in messages)
+
+    def count_frame(self, system: str, tools: Sequence[ToolSpec]) -> int:
+        """The system prompt and tool definitions (and the request's fixed framing)."""
+        return self._scale(sum(self._frame_tokens(frame_key(system, tools), system, tools)))
+
+    def count_request(self, system: str, tools: Sequence[ToolSpec], messages: Sequence[Message]) -> int:
+        """Input tokens of this request: the anchor plus what was appended, else a full local count."""
+        return self.explain_request(system, tools, messages).total
+
+    def explain_request(
+        self, system: str, tools: Sequence[ToolSpec], messages: Sequence[Message]
+    ) -> RequestCount:
+        """`count_request`, saying whether the anchor was used and how much was counted locally."""
+        key = frame_key(system, tools)
+        anchor = self._anchor
+        if anchor is not None and self._extends(anchor, key, messages):
+            appended = messages[len(anchor.message_ids) :]
+            tokens = self.count_messages(appended)
+            return RequestCount(anchor.tokens + tokens, True, anchor.tokens, len(appended), tokens)
+        total = self._scale(sum(self._frame_tokens(key, system, tools))) + self.count_messages(messages)
+        return RequestCount(total, False, 0, len(messages), total)
+
+    @staticmethod
+    def _extends(anchor: Anchor, key: str, messages: Sequence[Message]) -> bool:
+        """Same frame, and the anchored messages are a prefix of `messages`."""
+        ids = anchor.message_ids
+        n = len(ids)
+        if key != anchor.frame_key or len(messages) < n:
+            return False
+        if n and messages[n - 1].id != ids[-1]:  # the usual mismatch, found without a scan
+            return False
+        return all(messages[i].id == ids[i] for i in range(n))
+
+    def breakdown(
+        self, system: str, tools: Sequence[ToolSpec], messages: Sequence[Message]
+    ) -> ContextBreakdown:
+        """Local counts by kind of content, plus how `count_request` counts this request."""
+        system_raw, tools_raw = self._frame_tokens(frame_key(system, tools), system, tools)
+        parts = [self.message_tokens(m) for m in messages]
+        return ContextBreakdown(
+            system=self._scale(system_raw),
+            tools=self._scale(tools_raw),
+            text=self._scale(sum(p.text for p in parts)),
+            tool_uses=self._scale(sum(p.tool_uses for p in parts)),
+            tool_results=self._scale(sum(p.tool_results for p in parts)),
+            summaries=self._scale(sum(p.summaries for p in parts)),
+            overhead=self._scale(sum(p.overhead for p in parts)),
+            messages=len(messages),
+            request=self.explain_request(system, tools, messages),
+        )
+
+    # -- learning from the provider ---------------------------------------
+
+    def observe(
+        self,
+        system: str,
+        tools: Sequence[ToolSpec],
+        sent_messages: Sequence[Message],
+        usage: Usage,
+    ) -> None:
+        """Record what the provider reported for the request just sent.
+
+        Sets the anchor; and, if that request would have been counted locally in
+        full (no anchor applied), learns the ratio from it. A report of zero
+        tokens (a server that sends no usage) changes nothing.
+        """
+        reported = usage.prompt_tokens
+        if reported <= 0:
+            return
+        key = frame_key(system, tools)
+        previous = self._anchor
+        if previous is None or not self._extends(previous, key, sent_messages):
+            self._learn(reported, self.raw_request(system, tools, sent_messages))
+        self._anchor = Anchor(key, tuple(m.id for m in sent_messages), reported)
+
+    def calibrate_overflow(
+        self,
+        system: str,
+        tools: Sequence[ToolSpec],
+        messages: Sequence[Message],
+        reported_tokens: int,
+    ) -> None:
+        """The provider said this request has `reported_tokens` tokens: anchor on it and learn from it."""
+        if reported_tokens <= 0:
+            return
+        self._learn(reported_tokens, self.raw_request(system, tools, messages))
+        self._anchor = Anchor(frame_key(system, tools), tuple(m.id for m in messages), reported_tokens)
+
+    def _learn(self, reported: int, raw: int) -> None:
+        if self.exact or raw < MIN_LEARN_RAW_TOKENS:
+            return
+        sample = _clamp(reported / raw)
+        self._ratio = _clamp(RATIO_SMOOTHING * sample + (1.0 - RATIO_SMOOTHING) * self._ratio)
