@@ -1,0 +1,349 @@
+"""Configuration: TOML files < environment variables < command-line flags -> `Settings`.
+
+Files. `--config PATH` is the only file read when given (it must exist).
+Otherwise the user file `<config dir>/config.toml` and then the project file
+`<cwd>/.agent/config.toml` are both read when they exist, the project file
+overriding the user file key by key: personal choices (provider, keys)
+live in the user file, per-repository tuning in the project file.
+
+A project file arrives with the repository, so it may not set the keys that
+would let a repository approve its own commands, reach outside itself, or
+send your API key elsewhere (`PROJECT_RESTRICTED_KEYS`); those belong in the
+user file, a `--config` file, the environment or flags.
+
+Environment. The selected provider's SDK variables (`ANTHROPIC_API_KEY`,
+`ANTHROPIC_BASE_URL`, `OPENAI_API_KEY`, `OPENAI_BASE_URL`) override the
+file's `api_key` / `base_url`. Flags override everything. When `--provider`
+names another provider than the files, the files' `model`, `api_key` and
+`base_url` (written for that other provider) are dropped.
+
+Every mistake raises `ConfigError` with one line naming the file, line and
+key; API key values never appear in messages.
+
+`parse_config` and `resolve_settings` are pure; `load_settings` is the thin
+shell that finds and reads the files.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+import typing
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from agent_cli import paths
+from agent_cli.config_schema import (
+    SECTIONS,
+    all_fields,
+    closest,
+    coerce,
+    config_error,
+    default_value,
+    show_value,
+    suggest_key,
+)
+from agent_cli.errors import ConfigError
+from agent_cli.settings import ApprovalSettings, ContextSettings, ProviderSettings, Settings, ToolSettings
+
+__all__ = [
+    "PROJECT_RESTRICTED_KEYS",
+    "ConfigLayer",
+    "Flags",
+    "find_key_lines",
+    "load_settings",
+    "parse_config",
+    "resolve_settings",
+]
+
+PROJECT_RESTRICTED_KEYS: frozenset[str] = frozenset(
+    {
+        "provider.api_key",  # keys do not belong in a repository
+        "provider.base_url",  # would send the user's env API key to a host the repository picks
+        "approvals.yes",  # would approve every command the model runs
+        "approvals.allow",  # would approve the commands the repository lists
+        "tools.allow_outside_root",  # would let tools touch files outside the project
+    }
+)
+
+# Fields the files wrote for one provider; meaningless after `--provider` switches to another.
+_PROVIDER_BOUND = ("provider.model", "provider.api_key", "provider.base_url")
+
+
+@dataclass(frozen=True, slots=True)
+class Flags:
+    """Command-line overrides; `None` (or `False` for `yes`) means "not given"."""
+
+    provider: str | None = None  # --provider
+    model: str | None = None  # --model
+    base_url: str | None = None  # --base-url
+    context_window: int | None = None  # --context-window
+    max_output_tokens: int | None = None  # --max-output-tokens
+    yes: bool = False  # --yes: approve every tool call
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigLayer:
+    """One validated config file: dotted key ("context.trigger_ratio") -> value, and its line."""
+
+    path: Path
+    values: Mapping[str, object]
+    lines: Mapping[str, int]
+
+
+# ---- finding lines -----------------------------------------------------------------------------
+
+_PART = r'(?:[A-Za-z0-9_-]+|"[^"\n]*"|\'[^\'\n]*\')'
+_HEADER_RE = re.compile(rf"^\s*\[\[?\s*({_PART}(?:\s*\.\s*{_PART})*)\s*\]\]?\s*(?:#.*)?$")
+_KEY_RE = re.compile(rf"^\s*({_PART}(?:\s*\.\s*{_PART})*)\s*=")
+_PART_RE = re.compile(_PART)
+
+
+def _dotted(text: str) -> str:
+    return ".".join(p.strip("\"'") for p in _PART_RE.findall(text))
+
+
+def find_key_lines(text: str) -> dict[str, int]:
+    """Dotted key -> first 1-based line where it is set or its table opens.
+
+    A line scan, not a parser: it knows tables, dotted and quoted keys and skips
+    the inside of multi-line strings; keys inside inline tables are found
+    through their parent key (see `_line_of`).
+    """
+    lines: dict[str, int] = {}
+    table = ""
+    in_string: str | None = None
+    for number, line in enumerate(text.splitlines(), start=1):
+        if in_string is not None:
+            if line.count(in_string) % 2 == 1:
+                in_string = None
+            continue
+        header = _HEADER_RE.match(line)
+        if header:
+            table = _dotted(header.group(1))
+            lines.setdefault(table, number)
+            continue
+        key = _KEY_RE.match(line)
+        if key:
+            full = _dotted(key.group(1))
+            lines.setdefault(f"{table}.{full}" if table else full, number)
+            rest = line[key.end() :]
+            for quote in ('"""', "'''"):
+                if rest.count(quote) % 2 == 1:
+                    in_string = quote
+    return lines
+
+
+def _line_of(lines: Mapping[str, int], key: str) -> int | None:
+    parts = key.split(".")
+    for n in range(len(parts), 0, -1):
+        found = lines.get(".".join(parts[:n]))
+        if found is not None:
+            return found
+    return None
+
+
+def _at(path: Path, lines: Mapping[str, int], key: str) -> str:
+    line = _line_of(lines, key)
+    return f"{path}:{line}" if line is not None else str(path)
+
+
+# ---- parsing one file --------------------------------------------------------------------------
+
+_TOML_POS = re.compile(r"\s*\(at (?:line (\d+), column (\d+)|end of document)\)$")
+
+
+def _syntax_error(path: Path, text: str, exc: tomllib.TOMLDecodeError) -> ConfigError:
+    """tomllib's message, with its position moved to the front as file:line:column."""
+    message = str(exc)
+    match = _TOML_POS.search(message)
+    if match is None:
+        return config_error(str(path), f"invalid TOML: {message}")
+    reason = message[: match.start()]
+    if match.group(1):
+        where = f"{path}:{match.group(1)}:{match.group(2)}"
+    else:  # "end of document": an unclosed string or array, or a value missing at the end
+        where = f"{path}:{max(1, len(text.splitlines()))}"
+        reason += " at end of file"
+    return config_error(where, f"invalid TOML: {reason}")
+
+
+def parse_config(
+    text: str, path: Path, *, project: bool = False, secrets: Collection[str] = ()
+) -> ConfigLayer:
+    """Validate one config file's text. `project`: the file came with the repository."""
+    try:
+        document = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise _syntax_error(path, text, exc) from None
+    lines = find_key_lines(text)
+    schema = all_fields()
+    provider = document.get("provider")
+    file_key = provider.get("api_key") if isinstance(provider, dict) else None
+    secrets = [*secrets, file_key] if isinstance(file_key, str) else list(secrets)
+    values: dict[str, object] = {}
+    for section, body in document.items():
+        where = _at(path, lines, section)
+        if section not in SECTIONS:
+            if isinstance(body, dict):
+                table = closest(section, list(SECTIONS))
+                hint = f"; did you mean [{table}]?" if table is not None else ""
+                raise config_error(where, f"unknown table [{section}]{hint}")
+            raise config_error(
+                where, f"unknown key {section} (keys go inside a table){suggest_key(None, section)}"
+            )
+        if not isinstance(body, dict):
+            raise config_error(where, f"{section} must be a table, like [{section}]")
+        for name, value in body.items():
+            key = f"{section}.{name}"
+            where = _at(path, lines, key)
+            field = schema.get(key)
+            if field is None:
+                raise config_error(where, f"unknown key {key}{suggest_key(section, name)}")
+            if project and key in PROJECT_RESTRICTED_KEYS:
+                raise config_error(
+                    where,
+                    f"{key} cannot be set in a project file (the repository would choose it for you); "
+                    "set it in your user config, a --config file, the environment or a flag",
+                )
+            values[key] = coerce(field, value, where, secrets)
+    return ConfigLayer(path=path, values=values, lines={k: v for k, v in lines.items() if k in values})
+
+
+# ---- merging -----------------------------------------------------------------------------------
+
+_FLAG_KEYS: tuple[tuple[str, str, str], ...] = (  # Flags attribute, settings key, flag as typed
+    ("model", "provider.model", "--model"),
+    ("base_url", "provider.base_url", "--base-url"),
+    ("context_window", "context.context_window", "--context-window"),
+    ("max_output_tokens", "provider.max_output_tokens", "--max-output-tokens"),
+)
+
+# (lower, higher): the first must stay strictly below the second.
+_ORDERED: tuple[tuple[str, str], ...] = (
+    ("context.target_ratio", "context.trigger_ratio"),
+    ("context.trigger_ratio", "context.emergency_ratio"),
+    ("provider.max_output_tokens", "context.context_window"),  # the input needs room too
+)
+
+
+def _env(env: Mapping[str, str], name: str) -> str | None:
+    value = env.get(name, "").strip()
+    return value or None  # `export KEY=` means unset, as the SDKs treat it
+
+
+def resolve_settings(
+    layers: Sequence[ConfigLayer], env: Mapping[str, str], flags: Flags, cwd: Path
+) -> Settings:
+    """Merge validated files (in order, later wins), then env, then flags, and check the result."""
+    schema = all_fields()
+    secrets = [s for s in (_env(env, "ANTHROPIC_API_KEY"), _env(env, "OPENAI_API_KEY")) if s]
+    values: dict[str, object] = {}
+    origin: dict[str, str] = {}  # key -> where its value came from; insertion order = precedence
+
+    def put(key: str, value: object, where: str) -> None:
+        values[key] = value
+        origin.pop(key, None)
+        origin[key] = where
+
+    for layer in layers:
+        for key, value in layer.values.items():
+            put(key, value, _at(layer.path, layer.lines, key))
+
+    file_provider = values.get("provider.name", default_value("provider.name"))
+    provider = file_provider
+    if flags.provider is not None:
+        provider = coerce(schema["provider.name"], flags.provider, "--provider", secrets)
+        if provider != file_provider:
+            for key in _PROVIDER_BOUND:
+                values.pop(key, None)
+                origin.pop(key, None)
+        put("provider.name", provider, "--provider")
+
+    prefix = str(provider).upper()
+    api_key = _env(env, f"{prefix}_API_KEY")
+    if api_key is not None:
+        put("provider.api_key", api_key, f"{prefix}_API_KEY")
+    base_url = _env(env, f"{prefix}_BASE_URL")
+    if base_url is not None:
+        where = f"{prefix}_BASE_URL"
+        put("provider.base_url", coerce(schema["provider.base_url"], base_url, where, secrets), where)
+
+    for attribute, key, flag in _FLAG_KEYS:
+        given = getattr(flags, attribute)
+        if given is not None:
+            put(key, coerce(schema[key], given, flag, secrets), flag)
+    if flags.yes:
+        put("approvals.yes", True, "--yes")
+
+    _check_order(values, origin, secrets)
+    return _build(values, cwd, tuple(str(layer.path) for layer in layers))
+
+
+def _check_order(values: Mapping[str, object], origin: Mapping[str, str], secrets: Collection[str]) -> None:
+    defaults = {key: default_value(key) for pair in _ORDERED for key in pair}
+    rank = {key: n for n, key in enumerate(origin)}
+    for low_key, high_key in _ORDERED:
+        low = values.get(low_key, defaults[low_key])
+        high = values.get(high_key, defaults[high_key])
+        if not isinstance(low, int | float) or not isinstance(high, int | float) or low < high:
+            continue  # None (from the model table) is checked where the table is known
+        # Blame whichever of the two was set last: that is the one the user just changed.
+        blamed = max((k for k in (low_key, high_key) if k in rank), key=rank.__getitem__)
+        raise config_error(
+            origin[blamed],
+            f"{low_key} ({show_value(low, secrets)}) must be below {high_key} ({show_value(high, secrets)})",
+        )
+
+
+def _build(values: Mapping[str, object], cwd: Path, sources: tuple[str, ...]) -> Settings:
+    sections: dict[str, object] = {}
+    for section, cls in SECTIONS.items():
+        changes = {k.split(".", 1)[1]: v for k, v in values.items() if k.startswith(section + ".")}
+        sections[section] = cls(**changes)
+    return Settings(
+        provider=typing.cast(ProviderSettings, sections["provider"]),
+        context=typing.cast(ContextSettings, sections["context"]),
+        tools=typing.cast(ToolSettings, sections["tools"]),
+        approvals=typing.cast(ApprovalSettings, sections["approvals"]),
+        project_root=cwd,
+        sources=sources,
+    )
+
+
+# ---- the shell: finding and reading files ------------------------------------------------------
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise config_error(str(path), f"not UTF-8 text (byte {exc.start})") from None
+    except IsADirectoryError:
+        raise config_error(str(path), "is a directory, not a config file") from None
+    except OSError as exc:
+        raise config_error(str(path), f"cannot read: {exc.strerror or exc}") from None
+
+
+def load_settings(*, config_path: Path | None, env: Mapping[str, str], flags: Flags, cwd: Path) -> Settings:
+    """Settings from the config files, `env` (pass `os.environ`) and `flags`; raises ConfigError."""
+    secrets = [s for s in (_env(env, "ANTHROPIC_API_KEY"), _env(env, "OPENAI_API_KEY")) if s]
+    files: list[tuple[Path, bool]] = []  # (path, came with the project)
+    if config_path is not None:
+        config_path = cwd / config_path  # a relative --config is relative to where agent started
+        if not config_path.exists():
+            raise config_error(f"--config {config_path}", "no such file")
+        files.append((config_path, False))
+    else:
+        user = paths.user_config_path(env)
+        project = paths.project_config_path(cwd)
+        if user.exists():
+            files.append((user, False))
+        # The same file twice (a project inside the config dir) is read once, as the user's.
+        if project.exists() and not (user.exists() and project.resolve() == user.resolve()):
+            files.append((project, True))
+    layers = [
+        parse_config(_read(path), path, project=is_project, secrets=secrets) for path, is_project in files
+    ]
+    return resolve_settings(layers, env, flags, cwd)
