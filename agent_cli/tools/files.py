@@ -383,6 +383,8 @@ def _snippet(text: str, start: int, inserted: str) -> str:
     first_line = text.count("\n", 0, start) + 1
     last_line = first_line + inserted.count("\n")
     lines = text.split("\n")
+    if len(lines) > 1 and lines[-1] == "":
+        lines.pop()  # the newline ending the last line does not start another
     lo = max(1, first_line - SNIPPET_CONTEXT)
     hi = min(len(lines), last_line + SNIPPET_CONTEXT, lo + SNIPPET_MAX_LINES - 1)
     body = [number_line(n, lines[n - 1].rstrip("\r")[:MAX_LINE_CHARS]) for n in range(lo, hi + 1)]

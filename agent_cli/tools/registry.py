@@ -1,0 +1,16 @@
+"""The default tool set, in the order offered to the model."""
+
+from __future__ import annotations
+
+from agent_cli.tools.base import ToolRegistry
+from agent_cli.tools.bash import Bash
+from agent_cli.tools.context_tools import Compact, Recall
+from agent_cli.tools.files import EditFile, ReadFile, WriteFile
+from agent_cli.tools.search import Glob, Grep
+
+__all__ = ["default_tools"]
+
+
+def default_tools() -> ToolRegistry:
+    """read_file, write_file, edit_file, bash, glob, grep, compact, recall."""
+    return ToolRegistry([ReadFile(), WriteFile(), EditFile(), Bash(), Glob(), Grep(), Compact(), Recall()])

@@ -1,0 +1,290 @@
+"""The search tools: glob (find paths) and grep (find lines).
+
+Both walk the project with `os.walk`, pruning directories nobody wants
+searched (.git, .transcripts, node_modules, __pycache__, .venv), never follow
+directory symlinks (so they cannot leave the root or loop), stop on
+`ctx.cancel`, and cap their output with a note saying what was left out.
+`glob_to_regex` is a pure function: the pattern language is tested on its own.
+"""
+
+from __future__ import annotations
+
+import heapq
+import os
+import re
+from collections.abc import Iterator, Mapping
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from agent_cli.providers.base import ToolSpec
+from agent_cli.tools.base import ToolContext, ToolError, ToolOutput
+from agent_cli.tools.files import BINARY_SNIFF_BYTES, looks_binary
+from agent_cli.tools.paths import display_path, optional_str, require_str, resolve_path
+
+__all__ = ["SKIP_DIRS", "Glob", "Grep", "glob_to_regex", "walk_files"]
+
+SKIP_DIRS = frozenset({".git", ".transcripts", "node_modules", "__pycache__", ".venv"})
+GLOB_MAX_RESULTS = 200
+GREP_MAX_MATCHES = 200
+GREP_MAX_FILE_BYTES = 2 * 1024 * 1024
+GREP_MAX_LINE_CHARS = 300
+GREP_MAX_OUTPUT_BYTES = 48 * 1024
+
+
+@lru_cache(maxsize=64)
+def glob_to_regex(pattern: str) -> re.Pattern[str]:
+    """Compile a glob over '/'-separated relative paths.
+
+    `*` and `?` stay within one path segment, `[...]` is a character class,
+    `**` as a whole segment matches zero or more directories. Matching is
+    case-sensitive, like the filesystem.
+    """
+    out: list[str] = []
+    segments = pattern.split("/")
+    for index, segment in enumerate(segments):
+        last = index == len(segments) - 1
+        if segment == "**":
+            out.append(".*" if last else "(?:[^/]+/)*")
+            continue
+        out.append(_segment_regex(segment))
+        if not last:
+            out.append("/")
+    return re.compile("".join(out) + r"\Z")
+
+
+def _segment_regex(segment: str) -> str:
+    parts: list[str] = []
+    i = 0
+    while i < len(segment):
+        ch = segment[i]
+        if ch == "*":
+            parts.append("[^/]*")
+        elif ch == "?":
+            parts.append("[^/]")
+        elif ch == "[":
+            end = segment.find("]", i + 2 if segment[i + 1 : i + 2] in ("!", "]") else i + 1)
+            if end == -1:
+                parts.append(re.escape(ch))
+            else:
+                body = segment[i + 1 : end]
+                if body.startswith("!"):
+                    body = "^" + body[1:]
+                parts.append("[" + body.replace("\\", "\\\\") + "]")
+                i = end
+        else:
+            parts.append(re.escape(ch))
+        i += 1
+    return "".join(parts)
+
+
+def walk_files(top: Path, ctx: ToolContext, *, dirs_too: bool = False) -> Iterator[Path]:
+    """Every file under `top` in a stable order, skipping SKIP_DIRS; stops when cancelled."""
+    for dirpath, dirnames, filenames in os.walk(top, followlinks=False):
+        if ctx.cancel.is_set():
+            return
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
+        base = Path(dirpath)
+        if dirs_too:
+            for name in dirnames:
+                yield base / name
+        for name in sorted(filenames):
+            yield base / name
+
+
+class Glob:
+    spec = ToolSpec(
+        name="glob",
+        description=(
+            "Find files by name pattern, relative to the project root: `*` and `?` match within one "
+            "path segment, `**` matches any number of directories (e.g. '**/*.py', 'src/**/test_*'). "
+            f"Newest first, at most {GLOB_MAX_RESULTS} paths; directories end with '/'. "
+            ".git, node_modules, .venv, __pycache__ and .transcripts are skipped."
+        ),
+        input_schema={
+            "type": "object",
+            "properties": {"pattern": {"type": "string", "description": "Glob pattern, e.g. '**/*.py'."}},
+            "required": ["pattern"],
+        },
+    )
+
+    def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
+        pattern = require_str(args, "pattern").strip()
+        while pattern.startswith("./"):
+            pattern = pattern[2:]
+        pattern = pattern.rstrip("/") or "*"
+        if pattern.startswith("/") or ".." in pattern.split("/"):
+            raise ToolError(f"glob patterns are relative to the project root; got {pattern!r}")
+        root = ctx.root.resolve()
+        start = _literal_prefix(root, pattern)
+        regex = glob_to_regex(pattern)
+        matched = 0
+        newest: list[tuple[float, str]] = []
+        if start.is_dir():
+            for path in walk_files(start, ctx, dirs_too=True):
+                rel = path.relative_to(root).as_posix()
+                if not regex.match(rel):
+                    continue
+                try:
+                    stat = path.lstat()
+                except OSError:
+                    continue
+                matched += 1
+                entry = (stat.st_mtime, rel + "/" if path.is_dir() and not path.is_symlink() else rel)
+                # A bounded heap: a million matches cost GLOB_MAX_RESULTS entries of memory.
+                if len(newest) < GLOB_MAX_RESULTS:
+                    heapq.heappush(newest, entry)
+                else:
+                    heapq.heappushpop(newest, entry)
+        if not matched:
+            hint = " (patterns without '/' match only the top level; try '**/" + pattern + "')"
+            return ToolOutput(f"No paths match {pattern!r}" + (hint if "/" not in pattern else "") + ".")
+        lines = [rel for _, rel in sorted(newest, key=lambda e: (-e[0], e[1]))]
+        if matched > len(lines):
+            lines.append(
+                f"[{len(lines)} of {matched} matches shown, newest first; narrow the pattern to see others]"
+            )
+        if ctx.cancel.is_set():
+            lines.append("[cancelled: the listing is incomplete]")
+        return ToolOutput("\n".join(lines))
+
+
+def _literal_prefix(root: Path, pattern: str) -> Path:
+    """The deepest directory named literally at the start of the pattern: where walking can begin."""
+    start = root
+    for segment in pattern.split("/")[:-1]:
+        if any(c in segment for c in "*?["):
+            break
+        start = start / segment
+    return start
+
+
+class Grep:
+    spec = ToolSpec(
+        name="grep",
+        description=(
+            "Search file contents with a Python regular expression (use (?i) for case-insensitive). "
+            "path is a file or a directory (default: the project root), searched recursively. "
+            "Prints 'path:line:text' per matching line, at most "
+            f"{GREP_MAX_MATCHES} matches. Binary files, files over 2 MiB, .git, node_modules, "
+            ".venv, __pycache__ and .transcripts are skipped."
+        ),
+        input_schema={
+            "type": "object",
+            "properties": {
+                "pattern": {"type": "string", "description": "Python regex, e.g. 'def \\w+_tool'."},
+                "path": {"type": "string", "description": "File or directory to search; default '.'."},
+            },
+            "required": ["pattern"],
+        },
+    )
+
+    def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
+        pattern = require_str(args, "pattern", allow_empty=True)
+        if not pattern:
+            raise ToolError("argument 'pattern' is empty")
+        try:
+            regex = re.compile(pattern)
+        except re.error as exc:
+            where = f" at position {exc.pos}" if exc.pos is not None else ""
+            raise ToolError(
+                f"bad regex {pattern!r}: {exc.msg}{where}. grep takes Python `re` syntax; "
+                "escape literal ( ) [ ] { } . * + ? | \\ with a backslash."
+            ) from exc
+        raw_path = optional_str(args, "path") or "."
+        target = resolve_path(ctx, raw_path)
+        shown = display_path(ctx, target)
+        if not target.exists():
+            raise ToolError(f"path not found: {shown}")
+        if target.is_file():
+            return ToolOutput(_grep_one_file(regex, target, ctx))
+        return ToolOutput(_grep_tree(regex, target, ctx, pattern))
+
+
+def _grep_one_file(regex: re.Pattern[str], path: Path, ctx: ToolContext) -> str:
+    shown = display_path(ctx, path)
+    text, skipped = _load(path)
+    if text is None:
+        raise ToolError(f"{shown} is {skipped}; grep searches text files only")
+    found = _Found()
+    _search_text(regex, text, shown, found)
+    if not found.lines:
+        return f"No matches for {regex.pattern!r} in {shown}."
+    return found.render()
+
+
+def _grep_tree(regex: re.Pattern[str], top: Path, ctx: ToolContext, pattern: str) -> str:
+    found = _Found()
+    searched = 0
+    skipped_big: list[str] = []
+    for path in walk_files(top, ctx):
+        if found.full:
+            break
+        if path.is_symlink() or not path.is_file():
+            continue  # a symlink may point outside the root: only real files are searched
+        text, why = _load(path)
+        if text is None:
+            if why.startswith("over"):
+                skipped_big.append(display_path(ctx, path))
+            continue
+        searched += 1
+        _search_text(regex, text, display_path(ctx, path), found)
+    notes: list[str] = []
+    if found.full:
+        notes.append(
+            f"[stopped at {len(found.lines)} matching lines; more may exist: narrow the pattern or the path]"
+        )
+    if skipped_big:
+        listed = ", ".join(skipped_big[:5]) + (" ..." if len(skipped_big) > 5 else "")
+        notes.append(f"[skipped {len(skipped_big)} files over 2 MiB: {listed}; use bash to search them]")
+    if ctx.cancel.is_set():
+        notes.append("[cancelled: the search is incomplete]")
+    if not found.lines:
+        head = f"No matches for {pattern!r} in {display_path(ctx, top)} ({searched} files searched)."
+        return "\n".join([head, *notes])
+    return "\n".join([found.render(), *notes])
+
+
+class _Found:
+    """Matching lines collected under both a line cap and a byte cap."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.size = 0
+        self.full = False
+
+    def add(self, line: str) -> None:
+        cost = len(line.encode("utf-8")) + 1
+        if len(self.lines) >= GREP_MAX_MATCHES or self.size + cost > GREP_MAX_OUTPUT_BYTES:
+            self.full = True
+            return
+        self.lines.append(line)
+        self.size += cost
+
+    def render(self) -> str:
+        return "\n".join(self.lines)
+
+
+def _search_text(regex: re.Pattern[str], text: str, shown: str, found: _Found) -> None:
+    for number, line in enumerate(text.splitlines(), start=1):
+        if regex.search(line):
+            if len(line) > GREP_MAX_LINE_CHARS:
+                line = line[:GREP_MAX_LINE_CHARS] + " [...]"
+            found.add(f"{shown}:{number}:{line}")
+            if found.full:
+                return
+
+
+def _load(path: Path) -> tuple[str | None, str]:
+    """The file's text, or None and why it was skipped."""
+    try:
+        size = path.stat().st_size
+        if size > GREP_MAX_FILE_BYTES:
+            return None, f"over 2 MiB ({size} bytes)"
+        data = path.read_bytes()
+    except OSError as exc:
+        return None, f"unreadable ({exc.strerror})"
+    if looks_binary(data[:BINARY_SNIFF_BYTES]):
+        return None, "a binary file"
+    # A stray invalid byte should not hide the rest of the file from a search.
+    return data.decode("utf-8", errors="replace"), ""
