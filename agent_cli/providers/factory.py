@@ -1,0 +1,49 @@
+"""Build the configured Provider from `ProviderSettings`.
+
+The adapter module is imported only here, and only the one asked for, so
+starting the agent never loads the other SDK. Settings arrive resolved:
+`config.py` has already merged the config file, env vars and flags, so a
+`None` api_key means the key is missing (this module reads no env vars).
+"""
+
+from __future__ import annotations
+
+from agent_cli.errors import ConfigError
+from agent_cli.providers.base import Provider
+from agent_cli.providers.errors import API_KEY_ENV
+from agent_cli.settings import ProviderSettings
+
+__all__ = ["DEFAULT_MODELS", "create_provider"]
+
+DEFAULT_MODELS = {"anthropic": "claude-sonnet-4-5", "openai": "gpt-4.1"}
+
+
+def create_provider(settings: ProviderSettings, *, streaming: bool = True) -> Provider:
+    """The adapter for `settings.name`; ConfigError when the key is missing or the name unknown."""
+    if settings.name not in DEFAULT_MODELS:
+        known = ", ".join(sorted(DEFAULT_MODELS))
+        raise ConfigError(f"unknown provider {settings.name!r}: use one of {known}")
+    if not settings.api_key:
+        env = API_KEY_ENV[settings.name]
+        raise ConfigError(f"{env} is not set: export it or set provider.api_key in the config")
+    model = settings.model or DEFAULT_MODELS[settings.name]
+    if settings.name == "anthropic":
+        from agent_cli.providers.anthropic import AnthropicProvider
+
+        return AnthropicProvider(
+            model,
+            api_key=settings.api_key,
+            base_url=settings.base_url,
+            timeout=settings.timeout,
+            prompt_caching=settings.prompt_caching,
+            streaming=streaming,
+        )
+    from agent_cli.providers.openai import OpenAIProvider
+
+    return OpenAIProvider(
+        model,
+        api_key=settings.api_key,
+        base_url=settings.base_url,
+        timeout=settings.timeout,
+        streaming=streaming,
+    )

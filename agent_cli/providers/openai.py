@@ -1,0 +1,324 @@
+"""The OpenAI Chat Completions adapter: wire translation, stream assembly, error mapping.
+
+The only module importing `openai` (lazily, inside functions). With a
+`base_url` it drives any compatible server (vLLM, llama.cpp, Ollama). `to_wire`,
+`from_wire` and `ChunkAssembler` are pure over plain dicts.
+
+Wire rules:
+- the system prompt is the first `{"role": "system"}` message;
+- consecutive same-role messages are merged first (strict chat templates of
+  local servers reject two user turns in a row);
+- `ToolResult` -> one `{"role": "tool"}` message each, before any user text of
+  the same turn (they must follow the assistant's `tool_calls` directly);
+  error results start with "Error: " so the model sees they failed (the wire
+  has no is_error flag);
+- `SummaryBlock` -> user text; assistant `ToolUse` -> `tool_calls` with the
+  arguments as a JSON string;
+- `max_completion_tokens` for api.openai.com, `max_tokens` for other servers
+  (compatible servers, llmock included, know only the older name);
+- `options["tool_choice"] == "none"` sends `tool_choice: "none"` with the tools.
+
+Tool-call arguments that are not a JSON object arrive as a `ToolUse` whose
+input is `{"_raw": "<the text as sent>"}`: the call keeps its id (so the pair
+stays valid) and the tool layer answers with a readable error.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from agent_cli.errors import FatalProviderError, ProviderError, TransientError
+from agent_cli.messages import Block, Message, SummaryBlock, TextBlock, ToolResult, ToolUse, Usage, new_id
+from agent_cli.providers.base import Completion, Request, StopReason, StreamEvent, TextDelta
+from agent_cli.providers.errors import body_message, classify_http
+
+__all__ = ["ChunkAssembler", "OpenAIProvider", "from_wire", "parse_arguments", "to_wire"]
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+_FINISH: dict[str, StopReason] = {
+    "stop": "end_turn",
+    "tool_calls": "tool_use",
+    "function_call": "tool_use",
+    "length": "max_tokens",
+    "content_filter": "refusal",
+}
+_CUT_SHORT = "stream ended before the message was complete"
+
+
+# -- request ------------------------------------------------------------------
+
+
+def _merged(messages: tuple[Message, ...]) -> list[tuple[str, list[Block]]]:
+    turns: list[tuple[str, list[Block]]] = []
+    for message in messages:
+        if turns and turns[-1][0] == message.role:
+            turns[-1][1].extend(message.content)
+        else:
+            turns.append((message.role, list(message.content)))
+    return turns
+
+
+def _text_of(blocks: list[Block]) -> str:
+    parts = [b.text for b in blocks if isinstance(b, TextBlock | SummaryBlock) and b.text.strip()]
+    return "\n\n".join(parts)
+
+
+def _result_text(result: ToolResult) -> str:
+    if result.is_error and not result.content.lstrip().lower().startswith("error"):
+        return f"Error: {result.content}"
+    return result.content
+
+
+def to_wire(
+    request: Request, model: str, *, max_tokens_param: str = "max_completion_tokens"
+) -> dict[str, Any]:
+    """Keyword arguments for `chat.completions.create` (without `stream`)."""
+    messages: list[dict[str, Any]] = []
+    if request.system:
+        messages.append({"role": "system", "content": request.system})
+    for role, blocks in _merged(request.messages):
+        text = _text_of(blocks)
+        if role == "user":
+            for block in blocks:
+                if isinstance(block, ToolResult):
+                    messages.append(
+                        {"role": "tool", "tool_call_id": block.tool_use_id, "content": _result_text(block)}
+                    )
+            if text:
+                messages.append({"role": "user", "content": text})
+            continue
+        calls = [
+            {
+                "id": b.id,
+                "type": "function",
+                "function": {"name": b.name, "arguments": json.dumps(dict(b.input))},
+            }
+            for b in blocks
+            if isinstance(b, ToolUse)
+        ]
+        if not text and not calls:
+            continue
+        assistant: dict[str, Any] = {"role": "assistant", "content": text or None}
+        if calls:
+            assistant["tool_calls"] = calls
+        messages.append(assistant)
+    wire: dict[str, Any] = {"model": model, "messages": messages, max_tokens_param: request.max_tokens}
+    if request.tools:
+        wire["tools"] = [
+            {
+                "type": "function",
+                "function": {
+                    "name": t.name,
+                    "description": t.description,
+                    "parameters": dict(t.input_schema),
+                },
+            }
+            for t in request.tools
+        ]
+        if request.options.get("tool_choice") == "none":
+            wire["tool_choice"] = "none"
+    return wire
+
+
+# -- response -----------------------------------------------------------------
+
+
+def parse_arguments(raw: str) -> dict[str, Any]:
+    """Tool-call arguments as a dict; `{"_raw": raw}` when they are not a JSON object."""
+    if not raw.strip():
+        return {}
+    try:
+        parsed = json.loads(raw)
+    except json.JSONDecodeError:
+        return {"_raw": raw}
+    return parsed if isinstance(parsed, dict) else {"_raw": raw}
+
+
+def _usage(data: Mapping[str, Any] | None) -> Usage:
+    data = data or {}
+    prompt = int(data.get("prompt_tokens") or 0)
+    cached = int((data.get("prompt_tokens_details") or {}).get("cached_tokens") or 0)
+    return Usage(
+        input_tokens=max(0, prompt - cached),
+        output_tokens=int(data.get("completion_tokens") or 0),
+        cache_read_tokens=cached,
+    )
+
+
+def _completion(text: str, calls: list[ToolUse], finish: str, usage: Usage, model: str) -> Completion:
+    blocks: list[Block] = [TextBlock(text)] if text else []
+    blocks.extend(calls)
+    stop = _FINISH.get(finish, "end_turn")
+    if calls and stop == "end_turn":
+        # Some compatible servers say "stop" after a tool call; the calls decide.
+        stop = "tool_use"
+    return Completion(Message.of("assistant", blocks), stop, usage, model)
+
+
+def from_wire(data: Mapping[str, Any], model: str = "") -> Completion:
+    """A Completion from a non-streamed chat completion body."""
+    choices = data.get("choices") or []
+    if not choices or not choices[0].get("finish_reason"):
+        raise TransientError(_CUT_SHORT)
+    choice = choices[0]
+    message = choice.get("message") or {}
+    calls = [
+        ToolUse(
+            str(call.get("id") or new_id("call")),
+            str((call.get("function") or {}).get("name") or ""),
+            parse_arguments(str((call.get("function") or {}).get("arguments") or "")),
+        )
+        for call in message.get("tool_calls") or []
+    ]
+    text = str(message.get("content") or message.get("refusal") or "")
+    return _completion(
+        text, calls, str(choice["finish_reason"]), _usage(data.get("usage")), str(data.get("model") or model)
+    )
+
+
+class ChunkAssembler:
+    """Builds one Completion from streamed chunks (as dicts), accumulating tool calls by index."""
+
+    def __init__(self, model: str = "") -> None:
+        self.model = model
+        self._text: list[str] = []
+        self._calls: dict[int, dict[str, str]] = {}
+        self._finish: str | None = None
+        self._usage: Mapping[str, Any] | None = None
+
+    def feed(self, chunk: Mapping[str, Any]) -> str | None:
+        """Take one chunk; return its text for display, if any."""
+        self.model = str(chunk.get("model") or self.model)
+        if chunk.get("usage"):
+            self._usage = chunk["usage"]
+        shown: list[str] = []
+        for choice in chunk.get("choices") or []:
+            if int(choice.get("index") or 0) != 0:
+                continue
+            delta = choice.get("delta") or {}
+            piece = delta.get("content") or delta.get("refusal")
+            if piece:
+                self._text.append(str(piece))
+                shown.append(str(piece))
+            for call in delta.get("tool_calls") or []:
+                slot = self._calls.setdefault(
+                    int(call.get("index") or 0), {"id": "", "name": "", "arguments": ""}
+                )
+                function = call.get("function") or {}
+                if call.get("id"):
+                    slot["id"] = str(call["id"])
+                if function.get("name"):
+                    slot["name"] += str(function["name"])
+                if function.get("arguments"):
+                    slot["arguments"] += str(function["arguments"])
+            if choice.get("finish_reason"):
+                self._finish = str(choice["finish_reason"])
+        return "".join(shown) or None
+
+    def finish(self) -> Completion:
+        if not self._finish:
+            raise TransientError(_CUT_SHORT)
+        calls = [
+            ToolUse(slot["id"] or new_id("call"), slot["name"], parse_arguments(slot["arguments"]))
+            for _, slot in sorted(self._calls.items())
+        ]
+        return _completion("".join(self._text), calls, self._finish, _usage(self._usage), self.model)
+
+
+# -- errors -------------------------------------------------------------------
+
+
+def _classify(exc: BaseException) -> ProviderError | None:
+    """The error-tree member for an exception from the SDK or its transport, or None."""
+    import httpx2
+    import openai
+
+    if isinstance(exc, openai.APIStatusError):
+        message = body_message(exc.body, exc.message)
+        return classify_http(
+            exc.status_code, message, exc.response.headers, code=exc.code or exc.type, provider="openai"
+        )
+    if isinstance(exc, openai.APITimeoutError):
+        return TransientError("openai: the request timed out")
+    if isinstance(exc, openai.APIConnectionError):
+        return TransientError(f"openai: connection failed: {exc.message}")
+    if isinstance(exc, openai.APIError):
+        # An error object inside a stream (no HTTP status): retry unless it says overflow/auth.
+        error = classify_http(None, exc.message, {}, code=exc.code or exc.type, provider="openai")
+        return TransientError(str(error)) if isinstance(error, FatalProviderError) else error
+    if isinstance(exc, httpx2.TimeoutException):
+        return TransientError("openai: the stream stalled (read timed out)")
+    if isinstance(exc, httpx2.RequestError):
+        return TransientError(f"openai: connection lost mid-stream ({type(exc).__name__})")
+    if isinstance(exc, json.JSONDecodeError):
+        return TransientError("openai: the stream sent a malformed chunk")
+    return None
+
+
+# -- provider -----------------------------------------------------------------
+
+
+class OpenAIProvider:
+    """`Provider` for OpenAI Chat Completions and compatible servers."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str,
+        base_url: str | None = None,
+        timeout: float = 600.0,
+        streaming: bool = True,
+    ) -> None:
+        self._model = model
+        self._api_key = api_key
+        self._base_url = base_url or DEFAULT_BASE_URL
+        self._max_tokens_param = "max_completion_tokens" if base_url is None else "max_tokens"
+        self._timeout = timeout
+        self.streaming = streaming
+        self._client: Any = None
+
+    @property
+    def name(self) -> str:
+        return "openai"
+
+    @property
+    def model(self) -> str:
+        return self._model
+
+    def _sdk(self) -> Any:
+        if self._client is None:
+            import openai
+
+            self._client = openai.OpenAI(
+                api_key=self._api_key, base_url=self._base_url, timeout=self._timeout, max_retries=0
+            )
+        return self._client
+
+    def stream(self, request: Request) -> Iterator[StreamEvent]:
+        wire = to_wire(request, self._model, max_tokens_param=self._max_tokens_param)
+        try:
+            if not self.streaming:
+                response = self._sdk().chat.completions.create(**wire)
+                yield from_wire(response.model_dump(), self._model)
+                return
+            assembler = ChunkAssembler(self._model)
+            chunks = self._sdk().chat.completions.create(
+                **wire, stream=True, stream_options={"include_usage": True}
+            )
+            with chunks:
+                for chunk in chunks:
+                    text = assembler.feed(chunk.model_dump())
+                    if text:
+                        yield TextDelta(text)
+            completion = assembler.finish()
+        except ProviderError:
+            raise
+        except Exception as exc:
+            error = _classify(exc)
+            if error is None:
+                raise
+            raise error from exc
+        yield completion
