@@ -126,8 +126,10 @@ def find_key_lines(text: str) -> dict[str, int]:
             continue
         key = _KEY_RE.match(line)
         if key:
-            full = _dotted(key.group(1))
-            lines.setdefault(f"{table}.{full}" if table else full, number)
+            parts = _dotted(key.group(1)).split(".")
+            for n in range(1, len(parts) + 1):  # `a.b.c = 1` also opens `a` and `a.b` here
+                full = ".".join(parts[:n])
+                lines.setdefault(f"{table}.{full}" if table else full, number)
             rest = line[key.end() :]
             for quote in ('"""', "'''"):
                 if rest.count(quote) % 2 == 1:
