@@ -244,8 +244,13 @@ class WriteFile:
         lines = line_count(content)
         size = len(content.encode("utf-8"))
         if existed:
-            return ToolOutput(f"Overwrote {shown}: {lines} lines, {size} bytes (was {before} lines).")
-        return ToolOutput(f"Created {shown}: {lines} lines, {size} bytes.")
+            was = _n(before, "line")
+            return ToolOutput(f"Overwrote {shown}: {_n(lines, 'line')}, {_n(size, 'byte')} (was {was}).")
+        return ToolOutput(f"Created {shown}: {_n(lines, 'line')}, {_n(size, 'byte')}.")
+
+
+def _n(count: int, noun: str) -> str:
+    return f"{count} {noun}" + ("" if count == 1 else "s")
 
 
 def line_count(text: str) -> int:
