@@ -5,11 +5,9 @@ only module importing typer. `agent --version` answers before typer loads, so
 it costs little more than starting Python.
 """
 
-from __future__ import annotations
-
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 __all__ = ["main"]
 
@@ -50,15 +48,15 @@ def _build_app():  # type: ignore[no-untyped-def]  # typer's app type is built d
     @app.callback(invoke_without_command=True)
     def run(
         ctx: typer.Context,
-        prompt: Annotated[Optional[str], typer.Option("-p", "--print", help="Run one task headless and print the answer.")] = None,  # noqa: UP045, E501
-        provider: Annotated[Optional[str], typer.Option("--provider", help="anthropic or openai.")] = None,  # noqa: UP045
-        model: Annotated[Optional[str], typer.Option("--model", help="Model name (see the README's model table).")] = None,  # noqa: UP045, E501
-        context_window: Annotated[Optional[int], typer.Option("--context-window", help="Override the model's context window (tokens).")] = None,  # noqa: UP045, E501
-        config: Annotated[Optional[Path], typer.Option("--config", help="Config file (TOML); default .agent/config.toml, then the user config.")] = None,  # noqa: UP045, E501
+        prompt: Annotated[str | None, typer.Option("-p", "--print", help="Run one task headless and print the answer.")] = None,  # noqa: E501
+        provider: Annotated[str | None, typer.Option("--provider", help="anthropic or openai.")] = None,
+        model: Annotated[str | None, typer.Option("--model", help="Model name (see the README's model table).")] = None,  # noqa: E501
+        context_window: Annotated[int | None, typer.Option("--context-window", help="Override the model's context window (tokens).")] = None,  # noqa: E501
+        config: Annotated[Path | None, typer.Option("--config", help="Config file (TOML); without it the user config, then .agent/config.toml.")] = None,  # noqa: E501
         yes: Annotated[bool, typer.Option("--yes", "-y", help="Approve every tool call without asking.")] = False,
         output_format: Annotated[str, typer.Option("--output-format", help="Headless output: text, json or stream-json.")] = "text",  # noqa: E501
         continue_: Annotated[bool, typer.Option("--continue", "-c", help="Continue the latest session in this directory.")] = False,  # noqa: E501
-        resume: Annotated[Optional[str], typer.Option("--resume", "-r", help="Resume the session with this id (or unique prefix).")] = None,  # noqa: UP045, E501
+        resume: Annotated[str | None, typer.Option("--resume", "-r", help="Resume the session with this id (or unique prefix).")] = None,  # noqa: E501
         version: Annotated[bool, typer.Option("--version", "-V", callback=version_callback, is_eager=True, help="Print the version and exit.")] = False,  # noqa: E501
     ) -> None:
         if ctx.invoked_subcommand is not None:
