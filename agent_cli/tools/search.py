@@ -236,7 +236,8 @@ def _grep_tree(regex: re.Pattern[str], top: Path, ctx: ToolContext, pattern: str
         )
     if skipped_big:
         listed = ", ".join(skipped_big[:5]) + (" ..." if len(skipped_big) > 5 else "")
-        notes.append(f"[skipped {len(skipped_big)} files over 2 MiB: {listed}; use bash to search them]")
+        files = "1 file" if len(skipped_big) == 1 else f"{len(skipped_big)} files"
+        notes.append(f"[skipped {files} over 2 MiB: {listed}; use bash to search them]")
     if ctx.cancel.is_set():
         notes.append("[cancelled: the search is incomplete]")
     if not found.lines:
