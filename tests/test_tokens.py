@@ -155,6 +155,27 @@ def test_loads_offline_from_bundled_vocab(name: EncodingName, tmp_path: Path, no
     assert list(tmp_path.iterdir()) == []  # nothing downloaded into the cache either
 
 
+@pytest.mark.parametrize("name", NAMES)
+def test_mirrors_tiktokens_own_encoding(
+    name: EncodingName, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, no_network: list[Any]
+) -> None:
+    # Seed a private tiktoken cache with the official file so tiktoken itself can build the
+    # encoding offline, then check ours has the same split pattern, special tokens and output.
+    import tiktoken
+    import tiktoken_ext.openai_public as openai_public  # type: ignore[import-untyped]
+
+    (tmp_path / hashlib.sha1(URLS[name].encode()).hexdigest()).write_bytes(_official_vocab(name))
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
+    params = getattr(openai_public, name)()
+    theirs = tiktoken.Encoding(**params)
+    ours = get_encoding(name)
+    assert ours._pat_str == theirs._pat_str
+    assert ours._special_tokens == theirs._special_tokens
+    assert ours.n_vocab == theirs.n_vocab
+    for text in SAMPLES:
+        assert ours.encode_ordinary(text) == theirs.encode_ordinary(text)
+
+
 def test_uses_tiktoken_cache_first(tmp_path: Path, no_network: list[Any]) -> None:
     (tmp_path / hashlib.sha1(URLS["cl100k_base"].encode()).hexdigest()).write_bytes(
         _official_vocab("cl100k_base")
