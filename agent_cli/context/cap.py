@@ -1,0 +1,85 @@
+"""L0: cut an oversized tool result to head + tail at ingest.
+
+Pure: given the result, its token count and where the full text was saved,
+return the capped result. The marker in the middle says how many lines went,
+where the full text is, and how to see it (read_file with an offset for file
+reads, recall with a phrase for anything). Command output keeps more tail
+(errors and summaries print last); file reads keep more head.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+from agent_cli.messages import ToolResult, ToolUse
+
+__all__ = ["cap_result", "head_share"]
+
+# Tools whose output is a file's text, paged by line number.
+FILE_READERS = frozenset({"read_file", "read", "view", "cat"})
+MIN_KEEP_CHARS = 200
+
+
+def head_share(use: ToolUse) -> float:
+    """How much of the kept text comes from the head (the rest from the tail)."""
+    return 0.6 if use.name in FILE_READERS else 0.4
+
+
+def _marker(use: ToolUse, omitted_lines: int, omitted_chars: int, first_cut_line: int, saved_to: str) -> str:
+    path = use.input.get("path") or use.input.get("file_path")
+    how = 'recall("<a phrase you expect in the missing part>")'
+    if use.name in FILE_READERS and isinstance(path, str):
+        args = json.dumps({"path": path, "offset": first_cut_line}, ensure_ascii=False)
+        how = f"read_file {args} (lines from {first_cut_line}), or {how}"
+    return (
+        f"\n[... {omitted_lines:,} lines ({omitted_chars:,} characters) cut here to save context. "
+        f"The full output is saved in {saved_to}. To see the missing part: {how}]\n"
+    )
+
+
+def cap_result(
+    use: ToolUse,
+    result: ToolResult,
+    *,
+    max_tokens: int,
+    tokens: int,
+    count_text: Callable[[str], int],
+    saved_to: str,
+) -> ToolResult:
+    """`result` cut to about `max_tokens` tokens (head + marker + tail); unchanged if it fits."""
+    text = result.content
+    if tokens <= max_tokens or not text:
+        return result
+    chars_per_token = len(text) / max(tokens, 1)
+    budget_chars = int(max_tokens * chars_per_token)
+    capped = text
+    for _ in range(4):  # shrink until the counted result fits; converges in one or two passes
+        capped = _cut(use, text, budget_chars, saved_to)
+        if count_text(capped) <= max_tokens:
+            break
+        budget_chars = int(budget_chars * 0.8)
+    return ToolResult(result.tool_use_id, capped, result.is_error)
+
+
+def _cut(use: ToolUse, text: str, budget_chars: int, saved_to: str) -> str:
+    marker_room = 400  # the marker's own length, roughly
+    keep = max(budget_chars - marker_room, MIN_KEEP_CHARS)
+    head_chars = int(keep * head_share(use))
+    tail_chars = keep - head_chars
+    head_end = head_chars
+    # Snap to line boundaries when that does not lose much of the allowance.
+    nl = text.rfind("\n", 0, head_end)
+    if nl >= head_end // 2:
+        head_end = nl + 1
+    tail_start = max(len(text) - tail_chars, head_end)
+    nl = text.find("\n", tail_start)
+    if nl != -1 and nl + 1 - tail_start <= tail_chars // 2 and nl + 1 < len(text):
+        tail_start = nl + 1
+    omitted = text[head_end:tail_start]
+    if not omitted:
+        return text
+    first_cut_line = text.count("\n", 0, head_end) + 1
+    omitted_lines = omitted.count("\n") + (0 if omitted.endswith("\n") else 1)
+    marker = _marker(use, omitted_lines, len(omitted), first_cut_line, saved_to)
+    return text[:head_end] + marker + text[tail_start:]

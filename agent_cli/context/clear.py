@@ -1,0 +1,119 @@
+"""L1: replace old tool results with one-line stubs, in batches.
+
+Pure. The newest results are protected by a token budget; everything older
+becomes a stub naming the tool, its input and how to get it back. The
+tool_use / tool_result ids stay, so every pair stays valid. Any edit to the
+history invalidates the provider's prompt cache from that point on, so L1 acts
+only when a batch frees at least `min_batch_tokens` (gemini-cli: 30k;
+opencode: 20k) and otherwise leaves the history, and the cache, alone.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from agent_cli.messages import Block, Message, ToolResult, ToolUse
+
+__all__ = ["STUB_PREFIX", "ClearPlan", "is_stub", "plan_clear", "recall_phrase", "stub_for"]
+
+STUB_PREFIX = "[cleared to save context: "
+# A result this small is not worth a stub (the stub costs about this much).
+MIN_CLEARABLE_TOKENS = 60
+_PHRASE_KEYS = ("path", "file_path", "pattern", "command", "query", "url")
+
+
+def is_stub(result: ToolResult) -> bool:
+    return result.content.startswith(STUB_PREFIX)
+
+
+def recall_phrase(use: ToolUse | None, tool_use_id: str) -> str:
+    """A phrase that recall finds this call's result by: its path or command, else its id."""
+    if use is not None:
+        for key in _PHRASE_KEYS:
+            value = use.input.get(key)
+            # Only phrases that appear literally in the logged JSON input.
+            if isinstance(value, str) and 0 < len(value) <= 120 and json.dumps(value)[1:-1] == value:
+                return value
+    return tool_use_id
+
+
+def stub_for(use: ToolUse | None, result: ToolResult) -> str:
+    """The one line that replaces a cleared result."""
+    if use is not None:
+        args = json.dumps(dict(use.input), ensure_ascii=False, sort_keys=True)
+        if len(args) > 160:
+            args = args[:157] + "..."
+        call = f"{use.name} {args}"
+    else:
+        call = f"tool call {result.tool_use_id}"
+    lines = result.content.count("\n") + (1 if result.content and not result.content.endswith("\n") else 0)
+    what = "failed with" if result.is_error else "returned"
+    phrase = json.dumps(recall_phrase(use, result.tool_use_id), ensure_ascii=False)
+    return f"{STUB_PREFIX}{call} {what} {lines:,} lines; call recall({phrase}) or re-run it to see it again]"
+
+
+@dataclass(frozen=True, slots=True)
+class ClearPlan:
+    messages: list[Message]  # the history with the batch cleared
+    originals: list[Message]  # the messages that changed, as they were (written to disk first)
+    cleared: int  # results replaced by stubs
+    freed: int  # estimated tokens freed
+
+
+def plan_clear(
+    messages: Sequence[Message],
+    counts: Sequence[int],
+    *,
+    protect_tokens: int,
+    min_batch_tokens: int,
+    stub_tokens: int = 50,
+) -> ClearPlan | None:
+    """Stub every result older than the newest `protect_tokens` of results, if that frees enough.
+
+    `counts[i]` is message i's token count; a result's share of its message is
+    estimated by characters, so no text is counted again here.
+    """
+    uses: dict[str, ToolUse] = {}
+    for message in messages:
+        for use in message.tool_uses:
+            uses[use.id] = use
+    newer = 0  # tokens of results newer than the one being looked at
+    to_clear: dict[int, set[str]] = {}
+    freed = 0
+    for i in range(len(messages) - 1, -1, -1):
+        results = messages[i].tool_results
+        if not results:
+            continue
+        total_chars = sum(len(b.content) for b in results) or 1
+        for result in reversed(results):
+            size = counts[i] * len(result.content) // total_chars
+            protected = newer < protect_tokens
+            newer += size
+            if protected or is_stub(result) or size < MIN_CLEARABLE_TOKENS:
+                continue
+            to_clear.setdefault(i, set()).add(result.tool_use_id)
+            freed += max(size - stub_tokens, 0)
+    if not to_clear or freed < min_batch_tokens:
+        return None
+    out = list(messages)
+    originals: list[Message] = []
+    cleared = 0
+    for i, ids in to_clear.items():
+        original = messages[i]
+        blocks: list[Block] = []
+        for block in original.content:
+            if isinstance(block, ToolResult) and block.tool_use_id in ids:
+                blocks.append(
+                    ToolResult(
+                        block.tool_use_id, stub_for(uses.get(block.tool_use_id), block), block.is_error
+                    )
+                )
+                cleared += 1
+            else:
+                blocks.append(block)
+        out[i] = original.replace(blocks)
+        originals.append(original)
+    originals.reverse()  # oldest first, as they appeared
+    return ClearPlan(out, originals, cleared, freed)

@@ -1,0 +1,103 @@
+"""L4: drop the oldest groups, first in first out, and leave a marker.
+
+Pure. When the history is still above the emergency line (or L2 failed),
+whole groups (never a tool_use without its result) go, oldest first, until
+the request is at the target. Two things are kept as long as anything else
+can go: the latest condensed record (it stands for far more than its size)
+and the user's latest message, which always survives. The marker, a user
+message, takes the place of the first dropped group and names the transcript
+the dropped messages were written to.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from agent_cli.context.cut import groups
+from agent_cli.context.policy import ENGINE_NOTE_PREFIX, latest_user_index
+from agent_cli.messages import Message
+
+__all__ = ["ACK", "DropPlan", "apply_drop", "is_ack", "marker_text", "plan_drop", "stitch"]
+
+# The assistant turn that follows an engine note, so user and assistant alternate.
+ACK = "Understood. I will continue from here."
+
+
+def is_ack(message: Message) -> bool:
+    return message.role == "assistant" and message.text == ACK and not message.tool_uses
+
+
+@dataclass(frozen=True, slots=True)
+class DropPlan:
+    drop: frozenset[int]  # indices of the messages to drop
+    tokens: int  # their estimated tokens
+
+    def dropped(self, messages: Sequence[Message]) -> list[Message]:
+        return [m for i, m in enumerate(messages) if i in self.drop]
+
+
+def plan_drop(messages: Sequence[Message], counts: Sequence[int], need: int) -> DropPlan | None:
+    """The oldest groups whose tokens add up to at least `need` (or all that may go)."""
+    latest = latest_user_index(messages)
+    ordinary: list[tuple[int, int]] = []
+    records: list[tuple[int, int]] = []
+    for start, end in groups(messages):
+        if latest is not None and start <= latest < end:
+            continue
+        if any(messages[i].summary is not None for i in range(start, end)):
+            records.append((start, end))
+        else:
+            ordinary.append((start, end))
+    drop: set[int] = set()
+    freed = 0
+    for start, end in ordinary + records:
+        if freed >= need:
+            break
+        drop.update(range(start, end))
+        freed += sum(counts[start:end])
+    if not drop:
+        return None
+    return DropPlan(frozenset(drop), freed)
+
+
+def marker_text(dropped: int, transcript: str) -> str:
+    return (
+        f"{ENGINE_NOTE_PREFIX}{dropped} earlier messages were dropped to keep the conversation within "
+        f'the model\'s window. They are saved in {transcript}; call recall("<phrase>") with a file name, '
+        "an error or a few words to fetch exact passages.]"
+    )
+
+
+def apply_drop(messages: Sequence[Message], plan: DropPlan, marker: str) -> list[Message]:
+    """The history without the dropped messages, the marker where the first of them was."""
+    out: list[Message] = []
+    placed = False
+    for i, message in enumerate(messages):
+        if i in plan.drop:
+            if not placed:
+                out.append(Message.user(marker))
+                placed = True
+            continue
+        out.append(message)
+    pending = bool(messages) and messages[-1].role == "user"
+    return stitch(out, pending=pending)
+
+
+def stitch(messages: Sequence[Message], *, pending: bool) -> list[Message]:
+    """Restore alternation after messages were removed.
+
+    An acknowledgement goes between two user messages; a dangling
+    acknowledgement before another assistant message goes; and when the model
+    is to answer next (`pending`), the history does not end on one.
+    """
+    out: list[Message] = []
+    for message in messages:
+        if out and out[-1].role == message.role == "user":
+            out.append(Message.assistant(ACK))
+        elif out and out[-1].role == message.role == "assistant" and is_ack(out[-1]):
+            out.pop()
+        out.append(message)
+    while pending and out and is_ack(out[-1]):
+        out.pop()
+    return out

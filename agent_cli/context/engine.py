@@ -1,0 +1,410 @@
+"""The context engine: runs the layers so every request fits the model's window.
+
+`ContextEngine` is the one object the loop talks to. It owns the little state
+the layers need across turns (the thresholds, learned from the provider when
+it reports a smaller window, and the loop guard's failure count) and calls the
+pure layer functions in order, cheapest first:
+
+    ingest      L0 cap a tool result as it arrives
+    prepare     L1 clear old results, L2 condense at the trigger, L4 drop at the emergency line
+    on_overflow learn the true count, force L2 then L4 down to the target, or raise
+    compact     L3: condense the whole conversation now, steered by a focus
+
+Every layer writes what it removes to the transcript store first and emits
+exactly one CompactEvent. `prepare` costs one count when nothing fires.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from agent_cli.context.breakdown import Breakdown, compute_breakdown
+from agent_cli.context.cap import cap_result
+from agent_cli.context.clear import plan_clear, recall_phrase
+from agent_cli.context.cut import find_safe_cut, open_round_start
+from agent_cli.context.digest import build_digest
+from agent_cli.context.emergency import ACK, apply_drop, marker_text, plan_drop
+from agent_cli.context.fidelity import check, repair, span_facts
+from agent_cli.context.plain import call_text
+from agent_cli.context.policy import Counter, Frame, Thresholds, compute_thresholds, is_engine_note
+from agent_cli.context.sections import assemble_record, cap_text, collect_user_messages, render_user_messages
+from agent_cli.context.summarize import Summarize, run_summary
+from agent_cli.context.transcripts import TranscriptStore
+from agent_cli.errors import ContextOverflowError
+from agent_cli.events import CompactEvent, CompactLayer, ErrorEvent, WarningEvent
+from agent_cli.messages import Message, SummaryBlock, ToolResult, ToolUse, Usage
+from agent_cli.settings import ContextSettings
+
+__all__ = ["Breakdown", "ContextEngine", "Frame", "Prepared", "Summarize", "Thresholds"]
+
+EngineEvent = CompactEvent | WarningEvent | ErrorEvent
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """The history to send (and keep) and what happened to it."""
+
+    messages: list[Message]
+    events: list[EngineEvent]
+
+
+@dataclass(frozen=True, slots=True)
+class _Outcome:
+    messages: list[Message]
+    tokens: int
+    acted: bool  # a record replaced a span
+
+
+class ContextEngine:
+    def __init__(
+        self,
+        *,
+        settings: ContextSettings,
+        window: int,
+        max_output: int,
+        counter: Counter,
+        store: TranscriptStore,
+        summarize: Summarize,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.settings = settings
+        self.max_output = max_output
+        self.counter = counter
+        self.store = store
+        self._summarize = summarize
+        self._clock = clock
+        self.thresholds: Thresholds = compute_thresholds(settings, window, max_output)
+        self.failures = 0  # consecutive automatic compactions that left the request above the trigger
+        self.auto_compact = True  # the loop guard turns this off; a manual compaction turns it on
+
+    # -- the loop's calls ----------------------------------------------------
+
+    def ingest(self, use: ToolUse, result: ToolResult) -> tuple[ToolResult, CompactEvent | None]:
+        """L0: an oversized result is saved in full, then cut to head + tail."""
+        limit = self.settings.tool_result_max_tokens
+        if len(result.content) <= limit:  # fewer characters than tokens allowed: cannot be over
+            return result, None
+        tokens = self.counter.count_text(result.content)
+        if tokens <= limit:
+            return result, None
+        start = self._clock()
+        path = self.store.write_output(
+            use.id, result.content, header=f"[full output of {call_text(use)} · id {use.id}]"
+        )
+        capped = cap_result(
+            use,
+            result,
+            max_tokens=limit,
+            tokens=tokens,
+            count_text=self.counter.count_text,
+            saved_to=str(path),
+        )
+        after = self.counter.count_text(capped.content)
+        event = CompactEvent("cap", "ingest", 1, 1, tokens, after, None, str(path), self._clock() - start)
+        return capped, event
+
+    def prepare(self, history: Sequence[Message], frame: Frame) -> Prepared:
+        """Before every request: L1, L2 and L4 as the count requires."""
+        messages = list(history)
+        th = self.thresholds
+        total = self._count(frame, messages)
+        if total < th.clear_at:
+            return Prepared(messages, [])
+        events: list[EngineEvent] = []
+        messages, total = self._clear(messages, frame, total, events)
+        failed = False
+        if total >= th.trigger_at and self.auto_compact:
+            outcome = self._condense(
+                messages, frame, total, events, layer="summarize", trigger="auto", focus=None
+            )
+            messages, total = outcome.messages, outcome.tokens
+            failed = total >= th.trigger_at
+            self._note_result(failed, events)
+        if total >= th.emergency_at or (failed and total >= th.trigger_at):
+            messages, total = self._emergency(messages, frame, total, events, trigger="auto")
+        return Prepared(messages, events)
+
+    def observe(self, frame: Frame, sent: Sequence[Message], usage: Usage) -> None:
+        """After each response: the provider's count anchors the next one."""
+        self.counter.observe(frame.system, frame.tools, list(sent), usage)
+
+    def on_overflow(self, history: Sequence[Message], frame: Frame, error: ContextOverflowError) -> Prepared:
+        """The provider rejected the prompt: learn from it, force L2 then L4, or raise."""
+        messages = list(history)
+        events: list[EngineEvent] = []
+        if error.limit and 0 < error.limit < self.thresholds.window:
+            self.thresholds = compute_thresholds(self.settings, error.limit, self.max_output)
+            events.append(
+                WarningEvent(
+                    f"The provider reports a context window of {error.limit:,} tokens; using it from now on "
+                    f"(set context_window to {error.limit} to start with it)."
+                )
+            )
+        if error.tokens:
+            self.counter.calibrate_overflow(frame.system, frame.tools, messages, error.tokens)
+        th = self.thresholds
+        total = self._count(frame, messages)
+        if error.tokens:
+            total = max(total, error.tokens)
+        before = total
+        outcome = _Outcome(messages, total, False)
+        if self.auto_compact:
+            outcome = self._condense(
+                messages, frame, total, events, layer="summarize", trigger="overflow", focus=None
+            )
+            messages, total = outcome.messages, outcome.tokens
+        if total > th.target and (not outcome.acted or total >= th.trigger_at):
+            messages, total = self._emergency(messages, frame, total, events, trigger="overflow")
+        if total >= before or total > th.budget:
+            raise ContextOverflowError(
+                self._overflow_message(messages, frame, total), tokens=total, limit=th.window
+            )
+        return Prepared(messages, events)
+
+    def compact(
+        self,
+        history: Sequence[Message],
+        frame: Frame,
+        focus: str | None = None,
+        trigger: Literal["manual", "tool"] = "manual",
+    ) -> Prepared:
+        """L3: condense the whole conversation so far (an open trailing tool round stays)."""
+        self.failures = 0
+        self.auto_compact = True
+        messages = list(history)
+        events: list[EngineEvent] = []
+        total = self._count(frame, messages)
+        outcome = self._condense(messages, frame, total, events, layer="manual", trigger=trigger, focus=focus)
+        if not outcome.acted and not events:
+            events.append(
+                WarningEvent("Nothing to compact yet: the conversation has no earlier part to condense.")
+            )
+        messages, total = outcome.messages, outcome.tokens
+        if total >= self.thresholds.emergency_at:
+            messages, total = self._emergency(messages, frame, total, events, trigger=trigger)
+        return Prepared(messages, events)
+
+    def recall(self, query: str) -> str:
+        """The recall tool: matching passages from this session's transcripts, verbatim."""
+        return self.store.search(query, self.settings.recall_max_chars)
+
+    def tokens(self, history: Sequence[Message], frame: Frame) -> int:
+        return self._count(frame, list(history))
+
+    def breakdown(self, history: Sequence[Message], frame: Frame) -> Breakdown:
+        return compute_breakdown(
+            history, frame, self.counter, self.thresholds, auto_compact=self.auto_compact
+        )
+
+    # -- layers --------------------------------------------------------------
+
+    def _count(self, frame: Frame, messages: list[Message]) -> int:
+        return self.counter.count_request(frame.system, frame.tools, messages)
+
+    def _counts(self, messages: Sequence[Message]) -> list[int]:
+        return [self.counter.count_message(m) for m in messages]
+
+    def _clear(
+        self, messages: list[Message], frame: Frame, total: int, events: list[EngineEvent]
+    ) -> tuple[list[Message], int]:
+        """L1: stub old tool results when a big enough batch can go."""
+        th = self.thresholds
+        plan = plan_clear(
+            messages,
+            self._counts(messages),
+            protect_tokens=th.clear_protect,
+            min_batch_tokens=th.clear_min_batch,
+        )
+        if plan is None:
+            return messages, total
+        start = self._clock()
+        path = self.store.write_span(plan.originals, "clear")
+        after = self._count(frame, plan.messages)
+        events.append(
+            CompactEvent(
+                "clear",
+                "auto",
+                len(messages),
+                len(plan.messages),
+                total,
+                after,
+                None,
+                str(path),
+                self._clock() - start,
+            )
+        )
+        return plan.messages, after
+
+    def _condense(
+        self,
+        messages: list[Message],
+        frame: Frame,
+        total: int,
+        events: list[EngineEvent],
+        *,
+        layer: CompactLayer,
+        trigger: str,
+        focus: str | None,
+    ) -> _Outcome:
+        """L2 / L3: replace the older part with a record (the model's, or the digest)."""
+        th = self.thresholds
+        start = self._clock()
+        base = _engine_prefix(messages)
+        if layer == "manual":
+            cut = open_round_start(messages)
+        else:
+            cut = find_safe_cut(messages, self._counts(messages), th.keep_tail, floor=base + 1)
+        if cut <= base:
+            return _Outcome(messages, total, False)
+        span, tail = messages[:cut], messages[cut:]
+        path = str(self.store.write_span(span, layer))
+        pending = messages[-1].role == "user"
+        reason = ""
+        try:
+            body, _requests = run_summary(
+                span,
+                frame,
+                cap=th.summary_cap,
+                focus=focus,
+                budget=th.budget,
+                counter=self.counter,
+                summarize=self._summarize,
+            )
+        except Exception as exc:  # the summarizer's failure must not lose the session; the digest stands in
+            body, reason = "", f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        # A manual compaction of a short conversation may grow it a little; that is
+        # what the user asked for. An automatic one must shrink the request.
+        must_shrink = layer != "manual"
+        new, after = self._replace(span, tail, frame, body, path, pending=pending, degraded=not body)
+        if body and must_shrink and after >= total:
+            reason = f"the model's record would not shrink the request ({total:,} -> {after:,} tokens)"
+            new, after = self._replace(span, tail, frame, "", path, pending=pending, degraded=True)
+        degraded = bool(reason) or not body
+        if must_shrink and after >= total:  # not even the digest shrinks it: leave the history as it was
+            events.append(WarningEvent(f"Compaction could not shrink the conversation ({total:,} tokens)."))
+            return _Outcome(messages, total, False)
+        if degraded:
+            events.append(
+                WarningEvent(
+                    f"The summary request failed ({reason or 'no text'}); the earlier conversation was "
+                    f"replaced by a mechanical digest instead. Its full text is in {path}."
+                )
+            )
+        record = new[0].summary
+        events.append(
+            CompactEvent(
+                layer,
+                trigger,
+                len(messages),
+                len(new),
+                total,
+                after,
+                record.text if record else None,
+                path,
+                self._clock() - start,
+                degraded,
+            )
+        )
+        return _Outcome(new, after, True)
+
+    def _replace(
+        self,
+        span: list[Message],
+        tail: list[Message],
+        frame: Frame,
+        body: str,
+        path: str,
+        *,
+        pending: bool,
+        degraded: bool,
+    ) -> tuple[list[Message], int]:
+        """The history with `span` replaced by a record built around `body` (the digest if empty)."""
+        th = self.thresholds
+        count = self.counter.count_text
+        text = body if body else build_digest(span)
+        text = cap_text(text, th.summary_cap, count)
+        users = render_user_messages(collect_user_messages(span), th.user_messages, count)
+        missing = check(span_facts(span), text + "\n" + users, tail)
+        text = repair(text, missing)
+        hint = _recall_hint(span)
+        record = assemble_record(
+            body=text, users=users, transcript=path, replaced=len(span), recall_hint=hint, degraded=degraded
+        )
+        new = [Message("user", (SummaryBlock(record, path),))]
+        if (tail and tail[0].role == "user") or (not tail and not pending):
+            new.append(Message.assistant(ACK))
+        new.extend(tail)
+        return new, self._count(frame, new)
+
+    def _emergency(
+        self, messages: list[Message], frame: Frame, total: int, events: list[EngineEvent], *, trigger: str
+    ) -> tuple[list[Message], int]:
+        """L4: drop the oldest groups down to the target, leaving a marker."""
+        start = self._clock()
+        counts = self._counts(messages)
+        # Local counts may sit below the anchored total; scale the need accordingly.
+        local = sum(counts) or 1
+        conversation = max(total - self.counter.count_frame(frame.system, frame.tools), 1)
+        need = (total - self.thresholds.target) * local // conversation + 100
+        plan = plan_drop(messages, counts, need)
+        if plan is None:
+            return messages, total
+        dropped = plan.dropped(messages)
+        path = str(self.store.write_span(dropped, "emergency"))
+        new = apply_drop(messages, plan, marker_text(len(dropped), path))
+        after = self._count(frame, new)
+        events.append(
+            CompactEvent(
+                "emergency", trigger, len(messages), len(new), total, after, None, path, self._clock() - start
+            )
+        )
+        return new, after
+
+    def _note_result(self, failed: bool, events: list[EngineEvent]) -> None:
+        """The loop guard: stop automatic compaction after repeated failures, and say so."""
+        if not failed:
+            self.failures = 0
+            return
+        self.failures += 1
+        if self.failures >= self.settings.max_failures:
+            self.auto_compact = False
+            events.append(
+                ErrorEvent(
+                    f"Automatic compaction stopped after {self.failures} attempts in a row that left the "
+                    "conversation above the compaction line. Run /compact (optionally with a focus) to try "
+                    "again, or start a new session; the oldest messages will be trimmed if the window fills.",
+                    kind="compaction",
+                )
+            )
+
+    def _overflow_message(self, messages: list[Message], frame: Frame, total: int) -> str:
+        th = self.thresholds
+        latest = max((self.counter.count_message(m) for m in messages if m.role == "user"), default=0)
+        return (
+            f"The conversation does not fit the model's window even after compacting: about {total:,} tokens "
+            f"for a budget of {th.budget:,} (window {th.window:,}); its largest message alone is about "
+            f"{latest:,} tokens. Shorten that message, or start a new session."
+        )
+
+
+def _engine_prefix(messages: Sequence[Message]) -> int:
+    """How many leading messages are the engine's own (a record or note, and its acknowledgement)."""
+    i = 0
+    if i < len(messages) and (messages[i].summary is not None or is_engine_note(messages[i])):
+        i += 1
+        if i < len(messages) and messages[i].role == "assistant" and messages[i].text == ACK:
+            i += 1
+    return i
+
+
+def _recall_hint(span: Sequence[Message]) -> str:
+    """An example recall phrase from the span: the last path or command a tool used."""
+    for message in reversed(span):
+        for use in reversed(message.tool_uses):
+            phrase = recall_phrase(use, "")
+            if phrase:
+                return f'"{phrase}"'
+    return '"error"'

@@ -1,0 +1,104 @@
+"""The mechanical check a condensed record must pass, and its repair.
+
+Pure. Before a record replaces a span, code checks that three things a model
+most often drops survive: the user's last request, every file path a tool
+call touched, and the latest error. Whatever the record (or the verbatim tail
+kept after it) does not mention is appended as its own section, so amnesia
+about "which files" and "what failed last" cannot happen silently.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from agent_cli.context.policy import is_engine_note
+from agent_cli.messages import Message
+
+__all__ = ["Facts", "check", "repair", "span_facts"]
+
+PATH_KEYS = ("path", "file_path", "paths", "files")
+REQUEST_PROBE_CHARS = 160  # how much of the request must appear verbatim
+ERROR_PROBE_CHARS = 200
+
+
+@dataclass(frozen=True, slots=True)
+class Facts:
+    last_request: str | None = None
+    paths: tuple[str, ...] = ()
+    last_error: str | None = None
+
+    def __bool__(self) -> bool:
+        return bool(self.last_request or self.paths or self.last_error)
+
+
+def _paths(value: object) -> list[str]:
+    if isinstance(value, str) and value.strip():
+        return [value.strip()]
+    if isinstance(value, list):
+        return [v.strip() for v in value if isinstance(v, str) and v.strip()]
+    return []
+
+
+def span_facts(span: Sequence[Message]) -> Facts:
+    """The last user request, the paths touched (first-seen order) and the latest error in `span`."""
+    request: str | None = None
+    error: str | None = None
+    paths: dict[str, None] = {}
+    calls: dict[str, str] = {}
+    for message in span:
+        if message.is_plain_user and not is_engine_note(message) and message.text.strip():
+            request = message.text.strip()
+        for use in message.tool_uses:
+            calls[use.id] = f"{use.name} {json.dumps(dict(use.input), ensure_ascii=False, sort_keys=True)}"
+            for key in PATH_KEYS:
+                for path in _paths(use.input.get(key)):
+                    paths.setdefault(path, None)
+        for result in message.tool_results:
+            if result.is_error and result.content.strip():
+                first = next(line.strip() for line in result.content.splitlines() if line.strip())
+                call = calls.get(result.tool_use_id, "a tool call")
+                error = f"{call}: {first[:ERROR_PROBE_CHARS]}"
+    return Facts(request, tuple(paths), error)
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.split()).lower()
+
+
+def check(facts: Facts, record: str, tail: Sequence[Message]) -> Facts:
+    """The facts that neither `record` nor the kept `tail` mentions."""
+    tail_text = "\n".join(_message_text(m) for m in tail)
+    haystack = _norm(record + "\n" + tail_text)
+    request = facts.last_request
+    if request is not None and _norm(request[:REQUEST_PROBE_CHARS]) in haystack:
+        request = None
+    paths = tuple(p for p in facts.paths if _norm(p) not in haystack)
+    error = facts.last_error
+    if error is not None:
+        message = error.split(": ", 1)[-1]
+        if _norm(message[:ERROR_PROBE_CHARS]) in haystack:
+            error = None
+    return Facts(request, paths, error)
+
+
+def repair(record: str, missing: Facts) -> str:
+    """`record` with a section listing what the check found missing."""
+    if not missing:
+        return record
+    lines = ["## Also in the replaced part (added by a mechanical check)"]
+    if missing.last_request:
+        lines.append(f"- The user's last request: {missing.last_request}")
+    if missing.paths:
+        lines.append("- Files touched: " + ", ".join(missing.paths))
+    if missing.last_error:
+        lines.append(f"- Latest error: {missing.last_error}")
+    return record.rstrip() + "\n\n" + "\n".join(lines)
+
+
+def _message_text(message: Message) -> str:
+    parts = [message.text]
+    parts.extend(json.dumps(dict(u.input), ensure_ascii=False) for u in message.tool_uses)
+    parts.extend(r.content for r in message.tool_results)
+    return "\n".join(p for p in parts if p)

@@ -1,0 +1,171 @@
+"""Threshold arithmetic for the context engine, and the counter it programs against.
+
+Pure values and functions: the window, the output reserve, the budget
+`B = window - reserve`, and every token line the layers act on (L1 clear,
+L2 trigger, the post-compaction target, L4 emergency), plus the sizes of what
+L2 keeps (verbatim tail, summary cap, the user's own messages).
+
+`Counter` is the small part of `tokens.counter.TokenCounter` the engine uses;
+its parameters are positional-only so any implementation's names fit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from agent_cli.messages import Message, Usage
+from agent_cli.providers.base import ToolSpec
+from agent_cli.settings import ContextSettings
+
+__all__ = [
+    "ENGINE_NOTE_PREFIX",
+    "Counter",
+    "Frame",
+    "Thresholds",
+    "compute_thresholds",
+    "is_engine_note",
+    "latest_user_index",
+    "percent",
+]
+
+# Room kept beyond the model's max output for counting error: 2% of the window,
+# at most 4k tokens. Counts are anchored on the provider's own usage report, so
+# the error is small; the reactive path covers the rest.
+RESERVE_MARGIN_SHARE = 0.02
+RESERVE_MARGIN_MAX = 4_096
+# The verbatim tail L2 keeps is at most a quarter of the budget (opencode keeps
+# 25% of the usable window, clamped); the code also fits it under the target.
+TAIL_SHARE = 0.25
+# The summary and the verbatim user messages each take at most this share of B,
+# so small windows still compact down to their target.
+SUMMARY_SHARE = 0.10
+USER_MESSAGES_SHARE = 0.10
+MIN_SUMMARY_TOKENS = 256
+# L1's protected share and batch size are clamped to these shares of B, so a
+# small window still gets L1 (the 40k / 20k defaults suit a 200k window).
+CLEAR_PROTECT_SHARE = 0.25
+CLEAR_BATCH_SHARE = 0.125
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    """The fixed prefix of every request: the system prompt and the tool specs."""
+
+    system: str
+    tools: tuple[ToolSpec, ...] = ()
+
+
+class Counter(Protocol):
+    """What the engine needs from a token counter (see tokens.counter.TokenCounter)."""
+
+    def count_text(self, text: str, /) -> int: ...
+
+    def count_message(self, message: Message, /) -> int: ...
+
+    def count_frame(self, system: str, tools: tuple[ToolSpec, ...], /) -> int: ...
+
+    def count_request(self, system: str, tools: tuple[ToolSpec, ...], messages: list[Message], /) -> int: ...
+
+    def observe(
+        self, system: str, tools: tuple[ToolSpec, ...], sent_messages: list[Message], usage: Usage, /
+    ) -> None: ...
+
+    def calibrate_overflow(
+        self, system: str, tools: tuple[ToolSpec, ...], messages: list[Message], reported_tokens: int, /
+    ) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Thresholds:
+    """Every token line the engine acts on, for one window and output size."""
+
+    window: int  # the model's context window
+    reserve: int  # output tokens plus a counting margin, never used for input
+    budget: int  # B = window - reserve: the most a request may hold
+    clear_at: int  # L1 may clear old tool results above this
+    trigger_at: int  # L2 fires at or above this
+    target: int  # compactions aim at or below this (hysteresis)
+    emergency_at: int  # L4 drops the oldest groups above this
+    keep_tail: int  # L2 keeps at most this much recent conversation verbatim
+    summary_cap: int  # max_tokens of the summary request, enforced after too
+    user_messages: int  # budget for the user's own messages kept verbatim
+    clear_protect: int  # L1 keeps the newest tool results up to this many tokens
+    clear_min_batch: int  # L1 acts only when it frees at least this much
+
+    def describe(self) -> str:
+        return (
+            f"window {self.window:,}, budget {self.budget:,} (reserve {self.reserve:,}); "
+            f"clear at {self.clear_at:,}, compact at {self.trigger_at:,} down to {self.target:,}, "
+            f"emergency at {self.emergency_at:,}"
+        )
+
+
+def _ratio(value: float, low: float, high: float) -> float:
+    return min(max(value, low), high)
+
+
+def compute_thresholds(settings: ContextSettings, window: int, max_output: int) -> Thresholds:
+    """The token lines for `window` when each reply may take up to `max_output` tokens.
+
+    Ratios are clamped into a consistent order (clear <= trigger <= emergency <= 1,
+    target < trigger) so a bad config degrades instead of looping.
+    """
+    window = max(int(window), 1)
+    margin = min(int(window * RESERVE_MARGIN_SHARE), RESERVE_MARGIN_MAX)
+    reserve = max(int(max_output), 0) + margin
+    if reserve > window // 2:  # a misconfigured output size must not eat the whole window
+        reserve = window // 2
+    budget = max(window - reserve, 1)
+
+    emergency = _ratio(settings.emergency_ratio, 0.05, 1.0)
+    trigger = _ratio(settings.trigger_ratio, 0.05, emergency)
+    clear = _ratio(settings.clear_ratio, 0.0, trigger)
+    target = _ratio(settings.target_ratio, 0.01, trigger * 0.9)
+
+    target_at = int(budget * target)
+    summary_cap = min(settings.summary_max_tokens, int(budget * SUMMARY_SHARE))
+    if max_output > 0:
+        summary_cap = min(summary_cap, max_output)
+    summary_cap = max(summary_cap, min(MIN_SUMMARY_TOKENS, max(budget // 4, 1)))
+    user_messages = max(min(settings.user_messages_tokens, int(budget * USER_MESSAGES_SHARE)), 0)
+    # The tail must leave room under the target for the summary and the user's messages.
+    tail_room = max(target_at - summary_cap - user_messages, 0)
+    keep_tail = max(min(settings.keep_tail_tokens, int(budget * TAIL_SHARE), tail_room), 0)
+    return Thresholds(
+        window=window,
+        reserve=reserve,
+        budget=budget,
+        clear_at=int(budget * clear),
+        trigger_at=int(budget * trigger),
+        target=target_at,
+        emergency_at=int(budget * emergency),
+        keep_tail=keep_tail,
+        summary_cap=summary_cap,
+        user_messages=user_messages,
+        clear_protect=max(min(settings.clear_protect_tokens, int(budget * CLEAR_PROTECT_SHARE)), 0),
+        clear_min_batch=max(min(settings.clear_min_batch_tokens, int(budget * CLEAR_BATCH_SHARE)), 0),
+    )
+
+
+def percent(tokens: int, window: int) -> float:
+    """`tokens` as a percentage of `window`, one decimal."""
+    return round(100.0 * tokens / window, 1) if window > 0 else 0.0
+
+
+def latest_user_index(messages: Sequence[Message]) -> int | None:
+    """Index of the newest message the user typed, or None."""
+    for i in range(len(messages) - 1, -1, -1):
+        if messages[i].is_plain_user and not is_engine_note(messages[i]):
+            return i
+    return None
+
+
+# Text the engine itself puts into user messages starts with this, so later
+# compactions do not mistake its notes for something the user typed.
+ENGINE_NOTE_PREFIX = "[context note: "
+
+
+def is_engine_note(message: Message) -> bool:
+    return message.role == "user" and message.text.startswith(ENGINE_NOTE_PREFIX)

@@ -1,0 +1,167 @@
+"""L2/L3 requests: ask the session's model for a sectioned record of a span.
+
+The request is an ordinary provider request: the frame's system prompt and
+tools (so the provider's cached prefix is reused, with tool calls switched
+off), the span's messages as they are (so the cached conversation prefix is
+reused too), and one final user turn with the instruction. The previous
+record, when there is one, is the span's first message, so it is folded in
+(rolling). When the span would not fit the budget ("too long to compact"), it
+is rendered to text with tool outputs abbreviated and sent in chunks, each
+request carrying the record so far, so every request fits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from agent_cli.context.plain import abbreviate, render_messages
+from agent_cli.context.policy import Counter, Frame
+from agent_cli.context.sections import USER_END, USER_HEADER
+from agent_cli.messages import Message, TextBlock
+from agent_cli.providers.base import Request
+
+__all__ = ["Summarize", "SummaryFailed", "instruction", "run_summary", "span_request"]
+
+Summarize = Callable[[Request], str]
+OPTIONS = {"tool_choice": "none"}
+# Per-message overhead allowance when packing chunks (role markers, separators).
+PIECE_OVERHEAD = 8
+# Part of the budget left unused in chunk requests, for counting error.
+CHUNK_SLACK = 0.05
+
+
+class SummaryFailed(Exception):
+    """The summary could not be produced (empty answer, or no room for even one chunk)."""
+
+
+_SECTIONS = """\
+## Goal and requests
+What the user wants overall, and each request they made with its status.
+## Constraints and decisions
+Preferences, rules and limits the user set; approaches chosen or rejected, and why.
+## Files
+Every file read, created or changed: its path, what it holds or what changed, and what was learned
+from it (names, signatures, line numbers, values), so it need not be read again just to recall it.
+## Commands and errors
+Commands run with their outcome (exit code, the key lines of output); errors met, their exact
+message, and whether and how each was resolved.
+## Work state
+Done: what is finished. In progress: exactly where the work stopped. Next step: what to do next."""
+
+
+def instruction(cap: int, focus: str | None, *, earlier: bool, transcript: bool) -> str:
+    """The final user turn of a summary request."""
+    source = "the conversation transcript above" if transcript else "the conversation so far"
+    lines = [
+        f"Stop here and write no tool calls. Summarize {source} so that the work can continue from your "
+        "text alone: the messages it covers will be replaced by it. Use these sections, in this order:",
+        _SECTIONS,
+        "Rules: keep specific values exactly (paths, identifiers, numbers, error text, commands). "
+        "Do not invent anything. Do not copy the user's messages out: they are kept verbatim "
+        "separately. Write plain Markdown, no preamble.",
+        f"Length: at most about {cap:,} tokens; drop detail before you drop facts.",
+    ]
+    if earlier:
+        lines.append(
+            "It begins with an earlier condensed record: fold it into yours. Keep everything in it that "
+            "still matters, update what has changed, and drop only what is obsolete."
+        )
+    if focus:
+        lines.append(f"The user asked to focus on: {focus.strip()}. Give that the most room and detail.")
+    return "\n\n".join(lines)
+
+
+def span_request(span: Sequence[Message], frame: Frame, cap: int, focus: str | None) -> Request:
+    """The span itself, plus the instruction as a final user turn."""
+    earlier = bool(span) and span[0].summary is not None
+    text = instruction(cap, focus, earlier=earlier, transcript=False)
+    messages = list(span)
+    if messages and messages[-1].role == "user":
+        # Two user turns in a row are not accepted everywhere: add the instruction to the last one.
+        last = messages[-1]
+        messages[-1] = Message(last.role, (*last.content, TextBlock(text)), last.id + "+i")
+    else:
+        messages.append(Message.user(text))
+    return Request(frame.system, tuple(messages), frame.tools, max_tokens=cap, options=dict(OPTIONS))
+
+
+def _strip_users(record: str) -> str:
+    start = record.find(USER_HEADER)
+    if start == -1:
+        return record
+    end = record.find(USER_END, start)
+    return record[:start] + (record[end + len(USER_END) :] if end != -1 else "")
+
+
+def _chunks(pieces: Sequence[str], room: int, counter: Counter) -> list[str]:
+    """Pack rendered messages into chunks of at most `room` tokens, in order."""
+    chunks: list[str] = []
+    current: list[str] = []
+    used = 0
+    for piece in pieces:
+        cost = counter.count_text(piece) + PIECE_OVERHEAD
+        if cost > room:  # one message larger than a whole chunk: keep its head and tail
+            piece = abbreviate(piece, max(int(len(piece) * room / cost * 0.9), 200))
+            cost = counter.count_text(piece) + PIECE_OVERHEAD
+        if current and used + cost > room:
+            chunks.append("\n\n".join(current))
+            current, used = [], 0
+        current.append(piece)
+        used += cost
+    if current:
+        chunks.append("\n\n".join(current))
+    return chunks
+
+
+def run_summary(
+    span: Sequence[Message],
+    frame: Frame,
+    *,
+    cap: int,
+    focus: str | None,
+    budget: int,
+    counter: Counter,
+    summarize: Summarize,
+) -> tuple[str, int]:
+    """The model's record of `span` and the number of requests it took.
+
+    Raises SummaryFailed, or whatever `summarize` raises (ProviderError, TimeoutError).
+    """
+    request = span_request(span, frame, cap, focus)
+    if counter.count_request(frame.system, frame.tools, list(request.messages)) <= budget:
+        text = summarize(request).strip()
+        if not text:
+            raise SummaryFailed("the model returned an empty record")
+        return text, 1
+    # Too long for one request: rolling record over text chunks.
+    record = ""
+    rest: Sequence[Message] = span
+    if span and span[0].summary is not None:
+        record = _strip_users(span[0].text).strip()
+        rest = span[1:]
+        tokens = counter.count_text(record)
+        if tokens > cap:  # keep the chunk requests' fixed part bounded
+            record = abbreviate(record, int(len(record) * cap / tokens))
+    probe = instruction(cap, focus, earlier=True, transcript=True)
+    fixed = counter.count_frame(frame.system, frame.tools) + counter.count_text(probe) + 2 * cap + 64
+    room = int(budget * (1 - CHUNK_SLACK)) - fixed
+    if room < 256:
+        raise SummaryFailed(
+            f"no room for a summary request (the fixed prefix takes {fixed:,} of {budget:,} tokens)"
+        )
+    chunks = _chunks(render_messages(rest), room, counter)
+    for n, chunk in enumerate(chunks, start=1):
+        head = f"EARLIER CONDENSED RECORD:\n{record}\n\n" if record else ""
+        body = f"{head}CONVERSATION TRANSCRIPT, PART {n} OF {len(chunks)}:\n{chunk}"
+        text = instruction(cap, focus, earlier=bool(record), transcript=True)
+        req = Request(
+            frame.system,
+            (Message.user(f"{body}\n\n{text}"),),
+            frame.tools,
+            max_tokens=cap,
+            options=dict(OPTIONS),
+        )
+        record = summarize(req).strip()
+        if not record:
+            raise SummaryFailed(f"the model returned an empty record for part {n} of {len(chunks)}")
+    return record, len(chunks)
