@@ -162,6 +162,13 @@ def test_grep_non_utf8_file_still_searched(ctx: ToolContext) -> None:
     assert run(ctx, "grep", pattern="needle", path="latin.txt").content == "latin.txt:1:caf\ufffd needle"
 
 
+def test_grep_line_numbers_agree_with_read_file(tmp_path: Path) -> None:
+    (tmp_path / "odd.txt").write_text("a\fb\u2028c\r\nneedle\n", newline="")
+    ctx = ToolContext(root=tmp_path)
+    assert run(ctx, "grep", pattern="needle").content == "odd.txt:2:needle"
+    assert run(ctx, "read_file", path="odd.txt", offset=2).content == "     2\tneedle"
+
+
 def test_grep_caps_matches(tmp_path: Path) -> None:
     (tmp_path / "many.txt").write_text("hit\n" * (GREP_MAX_MATCHES * 3))
     lines = run(ToolContext(root=tmp_path), "grep", pattern="hit").content.split("\n")

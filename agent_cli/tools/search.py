@@ -267,7 +267,9 @@ class _Found:
 
 
 def _search_text(regex: re.Pattern[str], text: str, shown: str, found: _Found) -> None:
-    for number, line in enumerate(text.splitlines(), start=1):
+    # Split on \n only, as read_file does, so line numbers agree (splitlines also breaks on \f, \u2028).
+    for number, line in enumerate(text.split("\n"), start=1):
+        line = line.removesuffix("\r")
         if regex.search(line):
             if len(line) > GREP_MAX_LINE_CHARS:
                 line = line[:GREP_MAX_LINE_CHARS] + " [...]"
