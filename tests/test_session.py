@@ -12,10 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from agent_cli import transcripts_view as view
 from agent_cli.errors import ConfigError
 from agent_cli.events import AssistantTextDelta, CompactEvent, ToolCallEvent
 from agent_cli.history import INTERRUPTED_RESULT, pairing_errors
-from agent_cli.messages import Message, ToolResult, ToolUse
+from agent_cli.messages import Message, SummaryBlock, TextBlock, ToolResult, ToolUse
 from agent_cli.redact import REDACTED, Redactor
 from agent_cli.session import (
     SESSION_FILE,
@@ -284,3 +285,83 @@ def test_compact_event_round_trips_through_the_log(tmp_path: Path, log: SessionL
     record = lines(log.path)[-1]
     assert record["event"] == event.to_json()
     assert (log.dir / SESSION_FILE) == log.path
+
+
+# ---- transcripts_view: list, show, search ---------------------------------------------
+
+
+def test_format_list_is_a_table_newest_first(tmp_path: Path) -> None:
+    day = datetime(2026, 11, 30, 9, 0, 0, tzinfo=UTC)
+    _make(tmp_path, day, ["first   task\nwith lines"], model="claude-a")
+    text = view.format_list(list_sessions(tmp_path), tz=UTC)
+    header, row = text.splitlines()
+    assert header.split() == ["ID", "UPDATED", "MSGS", "MODEL", "FIRST", "PROMPT"]
+    assert row.startswith("20261130-090001-") and "claude-a" in row and row.endswith("first task with lines")
+    assert view.format_list([]) == "No sessions in this project yet."
+
+
+def test_format_show_reads_like_a_conversation(tmp_path: Path, log: SessionLog) -> None:
+    log.log_message(Message.user("please fix the bug"))
+    call = ToolUse("t1", "bash", {"command": "pytest -q"})
+    log.log_message(Message.of("assistant", [TextBlock("Looking."), call]))
+    output = "\n".join(f"line {i}" for i in range(50))
+    log.log_message(Message.of("user", [ToolResult("t1", output, is_error=True)]))
+    log.log_event(CompactEvent("summarize", "auto", 40, 6, 90_000, 12_000, "fixed tests", "span-001-x.jsonl"))
+    summary = Message.of("user", [SummaryBlock("We fixed the tests.", "span-001-x.jsonl")])
+    log.log_history([summary], "compaction")
+    log.log_message(Message.assistant("Done."))
+    log.close()
+    with log.path.open("ab") as f:
+        f.write(b'{"torn')
+    text = view.format_show(tmp_path, log.id)
+    assert text.startswith(f"session {log.id}\nstarted ")
+    assert "model claude-test" in text
+    assert "[user]\nplease fix the bug" in text
+    assert "[assistant]\nLooking.\n  -> bash {\"command\": \"pytest -q\"}" in text
+    assert "  <- error bash: line 0 line 1" in text and "(50 lines," in text
+    assert "line 49" not in text  # results are abbreviated
+    assert "=== compacted (summarize, auto): 40 -> 6 messages, 90,000 -> 12,000 tokens" in text
+    assert "=== working history replaced (compaction): 1 messages ===" in text
+    assert "[assistant]\nDone." in text
+    assert text.rstrip().endswith("(1 unreadable line skipped)")
+
+
+def test_search_finds_hits_across_files_and_sessions(tmp_path: Path, clock: Clock) -> None:
+    old = SessionLog.create(tmp_path, redactor=Redactor(), meta=META, clock=clock)
+    old.log_message(Message.user("where is the FrobnicateWidget defined?"))
+    old.close()
+    new = SessionLog.create(tmp_path, redactor=Redactor(), meta=META, clock=clock)
+    msg = Message.assistant("frobnicatewidget lives in widgets.py")
+    new.log_message(msg)
+    new.log_event(CompactEvent("summarize", "auto", 9, 2, 900, 100, "talked about FROBNICATEWIDGET", None))
+    new.close()
+    span = Message.user("span text: the Frobnicatewidget \"quoted\" café")
+    (new.dir / "span-001-early.jsonl").write_text(json.dumps(span.to_json()) + "\n")  # ASCII-escaped JSON
+    (new.dir / "output-002-t9.txt").write_text("[full output]\nnothing\n... frobnicateWidget() at line 3\n")
+    (new.dir / "notes.md").write_text("frobnicatewidget in a file type search ignores")
+
+    hits = view.search(tmp_path, "frobnicatewidget")
+    where = [(h.session_id, h.file, h.kind, h.rid) for h in hits]
+    assert where == [
+        (new.id, SESSION_FILE, "message", msg.id),
+        (new.id, SESSION_FILE, "event/compact", hits[1].rid),
+        (new.id, "output-002-t9.txt", "output", "output-002-t9.txt:3"),
+        (new.id, "span-001-early.jsonl", "message", span.id),
+        (old.id, SESSION_FILE, "message", hits[4].rid),
+    ]
+    assert "lives in widgets.py" in hits[0].snippet
+    assert [h.file for h in view.search(tmp_path, "CAFÉ")] == ["span-001-early.jsonl"]  # non-ASCII, escaped
+    assert [h.file for h in view.search(tmp_path, '"quoted"')] == ["span-001-early.jsonl"]
+    assert len(view.search(tmp_path, "frobnicatewidget", limit=2)) == 2
+    assert view.search(tmp_path, "   ") == []
+    text = view.format_search(hits[:3])
+    assert f"{new.id}  message  {msg.id}\n    frobnicatewidget lives in widgets.py" in text
+    assert "(output-002-t9.txt)" in text
+    assert view.format_search([]) == "No matches."
+
+
+def test_search_snippet_is_cut_around_the_match(tmp_path: Path, log: SessionLog) -> None:
+    log.log_message(Message.user("a" * 500 + " needle " + "b" * 500))
+    (hit,) = view.search(tmp_path, "NEEDLE")
+    assert hit.snippet.startswith("...") and hit.snippet.endswith("...")
+    assert "needle" in hit.snippet and len(hit.snippet) < 140
