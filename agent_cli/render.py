@@ -1,0 +1,374 @@
+"""Rich rendering of the loop's events for the REPL: the one place that decides what the user sees.
+
+`Renderer(console).handle(event)` turns each `events.Event` into output:
+
+- assistant text streams as Markdown without flicker: every finished block
+  (a paragraph, a list, a closed code fence; see `MarkdownStream`) is printed
+  once, for good, as soon as it completes; only the unfinished last block
+  lives in a `rich.live.Live`, cropped to the screen, so nothing taller than
+  the terminal is ever redrawn. Plain text when the console is not a
+  terminal or NO_COLOR is set.
+- a tool call is one line with its status and duration (`✓ read_file app.py · 0.02s`);
+  a failure adds the error's first line, dim red.
+- every compaction is a Panel (layer, trigger, messages and tokens before ->
+  after, transcript, the summary's first lines).
+- a spinner while waiting for the model or summarizing; warnings, errors and
+  retries one line each.
+
+Also the tables for `/context`, `/cost` and `/help` (their data is computed in
+`slash.py`, which stays free of rich). Only one Live exists at a time (rich
+allows no more), so the spinner and the streaming tail share it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
+from rich.live import Live
+from rich.panel import Panel
+from rich.segment import Segment
+from rich.spinner import Spinner
+from rich.table import Table
+from rich.text import Text
+
+from agent_cli.events import (
+    AssistantText,
+    AssistantTextDelta,
+    CompactEvent,
+    ErrorEvent,
+    Event,
+    ResultEvent,
+    RetryEvent,
+    StatusEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+    UsageEvent,
+    WarningEvent,
+)
+from agent_cli.markdown_blocks import MarkdownStream
+from agent_cli.slash import CommandSpec, ContextReport, CostRow, describe_call, format_tokens
+
+__all__ = ["Renderer", "compact_panel", "context_table", "cost_table", "help_table", "tool_line"]
+
+SUMMARY_PREVIEW_LINES = 4
+_SPINNER_TEXT = {"waiting for model": "thinking…", "summarizing": "summarizing the conversation…"}
+
+
+def tool_line(call: ToolCallEvent | None, result: ToolResultEvent, width: int = 100) -> Text:
+    """`✓ read_file src/app.py · 0.02s`, and the error's first line (dim red) on failure."""
+    text = Text()
+    text.append("✗ " if result.is_error else "✓ ", style="bold red" if result.is_error else "green")
+    text.append(result.name, style="bold")
+    room = max(20, width - len(result.name) - 20)
+    args = describe_call(result.name, call.input if call else {}, width=room)
+    if args:
+        text.append(f" {args}")
+    text.append(f" · {result.duration:.2f}s", style="dim")
+    if result.is_error:
+        first = next((ln.strip() for ln in result.content.splitlines() if ln.strip()), "error")
+        text.append(f"\n  {first[: max(20, width - 4)]}", style="dim red")
+    return text
+
+
+def compact_panel(event: CompactEvent) -> Panel:
+    """One compaction as a Panel: what shrank, by how much, and where the originals went."""
+    rows = Table.grid(padding=(0, 2))
+    rows.add_column(style="dim", no_wrap=True)
+    rows.add_column()
+    rows.add_row("messages", f"{event.messages_before:,} → {event.messages_after:,}")
+    saved = event.tokens_before - event.tokens_after
+    share = f" (−{saved * 100 // event.tokens_before}%)" if event.tokens_before and saved > 0 else ""
+    rows.add_row("tokens", f"{event.tokens_before:,} → {event.tokens_after:,}{share}")
+    if event.transcript:
+        rows.add_row("transcript", Text(event.transcript, style="cyan", overflow="fold"))
+    if event.duration >= 0.01:
+        rows.add_row("took", f"{event.duration:.1f}s")
+    if event.degraded:
+        rows.add_row("note", Text("degraded: the summary fell back to a digest", style="yellow"))
+    if event.summary:
+        lines = [ln for ln in event.summary.strip().splitlines() if ln.strip()]
+        more = "\n…" if len(lines) > SUMMARY_PREVIEW_LINES else ""
+        preview = "\n".join(lines[:SUMMARY_PREVIEW_LINES]) + more
+        rows.add_row("summary", Text(preview, style="dim", overflow="fold"))
+    title = f"context compacted · {event.layer} · {event.trigger}"
+    return Panel(rows, title=title, title_align="left", border_style="magenta", expand=False)
+
+
+def context_table(report: ContextReport) -> Table:
+    """The /context table: one row per part of the request, tokens and share of the window."""
+    table = Table(title=f"context · {report.model}", title_justify="left", box=None, padding=(0, 2))
+    table.add_column("part")
+    table.add_column("tokens", justify="right")
+    table.add_column("%", justify="right")
+    for row in report.rows:
+        style = "dim" if row.name == "free" else ""
+        table.add_row(row.name, f"{row.tokens:,}", f"{row.percent:.1f}%", style=style)
+    table.add_section()
+    table.add_row("used", f"{report.used:,}", f"{report.used_percent:.1f}%", style="bold")
+    table.add_row("window", f"{report.window:,}", "100%", style="dim")
+    table.caption = report.note
+    table.caption_justify = "left"
+    return table
+
+
+def cost_table(rows: Sequence[CostRow]) -> Table:
+    """The /cost table: tokens per model (cache reads and writes apart) and dollars."""
+    table = Table(box=None, padding=(0, 2))
+    for name, justify in (("model", "left"), ("input", "right"), ("output", "right"),
+                          ("cache read", "right"), ("cache write", "right"), ("cost", "right")):
+        table.add_column(name, justify=justify)  # type: ignore[arg-type]  # literal strings above
+    for row in rows:
+        usage = row.usage
+        table.add_row(
+            row.model, f"{usage.input_tokens:,}", f"{usage.output_tokens:,}",
+            f"{usage.cache_read_tokens:,}", f"{usage.cache_write_tokens:,}",
+            "?" if row.dollars is None else f"${row.dollars:.4f}",
+            style="bold" if row.model == "total" else "",
+        )
+    return table
+
+
+def help_table(commands: Sequence[CommandSpec]) -> Table:
+    table = Table.grid(padding=(0, 3))
+    table.add_column(style="bold cyan", no_wrap=True)
+    table.add_column()
+    for spec in commands:
+        table.add_row(f"/{spec.name}" + (f" {spec.args}" if spec.args else ""), spec.help)
+    return table
+
+
+class _Tail:
+    """The unfinished Markdown block, rendered and cropped to its last lines that fit the screen."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        from rich.markdown import Markdown
+
+        lines = console.render_lines(Markdown(self.text), options, pad=False)
+        room = max(1, console.size.height - 3)
+        for line in lines[-room:]:
+            yield from line
+            yield Segment.line()
+
+
+class Renderer:
+    """Renders events to `console`. Call `pause()` before prompting and `end_turn()` after a turn."""
+
+    def __init__(self, console: Console, *, fancy: bool | None = None, refresh_per_second: float = 8) -> None:
+        self.console = console
+        # Markdown, spinners and Live only on a real terminal that accepts colour.
+        self.fancy = (console.is_terminal and not console.no_color) if fancy is None else fancy
+        self.refresh_per_second = refresh_per_second
+        self._live: Live | None = None
+        self._stream = MarkdownStream()
+        self._streamed = False  # deltas arrived for the current assistant message
+        self._blocks_printed = 0
+        self._calls: dict[str, ToolCallEvent] = {}
+        self._spinner: str | None = None
+        self.last_usage: UsageEvent | None = None
+
+    # ---- events ----------------------------------------------------------
+
+    def handle(self, event: Event) -> None:
+        if isinstance(event, AssistantTextDelta):
+            self._on_delta(event.text)
+            return
+        if isinstance(event, StatusEvent):
+            self._set_spinner(_SPINNER_TEXT.get(event.text, event.text + "…"))
+            return
+        if isinstance(event, UsageEvent):
+            self.last_usage = event
+            return
+        if isinstance(event, AssistantText):
+            if self._streamed:
+                self._finish_stream()
+            else:
+                self._print_markdown(event.text)
+            return
+        self._finish_stream()
+        if isinstance(event, ToolCallEvent):
+            self._calls[event.id] = event
+            self._set_spinner(f"{event.name} {describe_call(event.name, event.input, width=60)}".rstrip())
+        elif isinstance(event, ToolResultEvent):
+            self._clear_spinner()
+            self.console.print(tool_line(self._calls.pop(event.id, None), event, self.console.width))
+        elif isinstance(event, CompactEvent):
+            self._clear_spinner()
+            self.console.print(compact_panel(event))
+        elif isinstance(event, RetryEvent):
+            self.line(f"… retry {event.attempt} in {event.delay:.1f}s: {event.reason}", "yellow")
+        elif isinstance(event, WarningEvent):
+            self.warn(event.message)
+        elif isinstance(event, ErrorEvent):
+            self.error(event.message)
+        elif isinstance(event, ResultEvent):
+            self.end_turn()
+            if event.stop == "max_iterations":
+                self.line("the turn stopped at the iteration limit; send a message to go on", "yellow")
+
+    # ---- one-line output ---------------------------------------------------
+
+    def line(self, text: str, style: str = "") -> None:
+        self._clear_spinner()
+        self.console.print(Text(text, style=style if self.fancy else ""), soft_wrap=True)
+
+    def info(self, text: str) -> None:
+        self.line(text, "dim")
+
+    def warn(self, text: str) -> None:
+        self.line(f"! {text}", "yellow")
+
+    def error(self, text: str) -> None:
+        self.line(f"✗ {text}", "red")
+
+    def show(self, renderable: RenderableType) -> None:
+        self._clear_spinner()
+        self.console.print(renderable)
+
+    def approval(self, name: str, args: Mapping[str, Any], always: str) -> None:
+        """Show what is about to run and what "always" would approve; the REPL then reads the answer."""
+        self.pause()
+        text = Text()
+        text.append("? ", style="bold yellow")
+        text.append(f"{name} ", style="bold")
+        width = self.console.width
+        detail = args.get("command") if name == "bash" else describe_call(name, args, width=width)
+        text.append(str(detail or ""))
+        if name in ("write_file", "edit_file"):
+            size = len(str(args.get("content") or args.get("new_string") or ""))
+            text.append(f"  ({size:,} chars)", style="dim")
+        text.append(f"\n  always = {always}", style="dim")
+        self.console.print(text, soft_wrap=True)
+
+    # ---- turn life cycle ---------------------------------------------------
+
+    def pause(self) -> None:
+        """Stop the live display (spinner or tail) so a prompt can use the terminal."""
+        self._finish_stream()
+        self._clear_spinner()
+
+    def end_turn(self) -> None:
+        self.pause()
+        self._calls.clear()
+
+    # ---- internals ---------------------------------------------------------
+
+    def _on_delta(self, text: str) -> None:
+        if not self.fancy:
+            self._clear_spinner()
+            self._streamed = True
+            self.console.file.write(text)
+            self.console.file.flush()
+            return
+        if not self._streamed:
+            self._streamed = True
+            self._spinner = None
+        for block in self._stream.feed(text):
+            self._print_markdown(block)
+        self._update_live()
+
+    def _finish_stream(self) -> None:
+        if not self._streamed:
+            return
+        if self.fancy:
+            rest = self._stream.finish()
+            self._stop_live()
+            if rest.strip():
+                self._print_markdown(rest)
+        else:
+            self.console.file.write("\n")
+        self._stream = MarkdownStream()
+        self._streamed = False
+        self._blocks_printed = 0
+
+    def _print_markdown(self, block: str) -> None:
+        if not block.strip():
+            return
+        if not self.fancy:
+            self.console.print(block.rstrip("\n"), markup=False, highlight=False, soft_wrap=True)
+            return
+        from rich.markdown import Markdown
+
+        lines = self.console.render_lines(Markdown(block), self.console.options, pad=False, new_lines=True)
+        # Separately rendered blocks end differently (lists add a blank line, paragraphs none):
+        # trim plain blank lines at both ends and put exactly one between blocks, as a whole document would.
+        while lines and _is_blank(lines[-1]):
+            lines.pop()
+        while lines and _is_blank(lines[0]):
+            lines.pop(0)
+        if self._blocks_printed:
+            self.console.print()
+        self.console.print(Segments(lines))
+        self._blocks_printed += 1
+
+    def _set_spinner(self, text: str) -> None:
+        if not self.fancy:
+            return
+        self._spinner = text
+        self._update_live()
+
+    def _clear_spinner(self) -> None:
+        if self._spinner is not None:
+            self._spinner = None
+            if not self._streamed:
+                self._stop_live()
+            else:
+                self._update_live()
+
+    def _update_live(self) -> None:
+        parts: list[RenderableType] = []
+        if self._streamed and self._stream.tail.strip():
+            parts.append(_Tail(self._stream.tail))
+        if self._spinner is not None:
+            parts.append(Spinner("dots", text=Text(self._spinner, style="dim")))
+        if not parts:
+            self._stop_live()
+            return
+        renderable = Group(*parts)
+        if self._live is None:
+            self._live = Live(renderable, console=self.console, refresh_per_second=self.refresh_per_second,
+                              transient=True, redirect_stdout=False, redirect_stderr=False,
+                              vertical_overflow="visible")
+            self._live.start()
+        else:
+            self._live.update(renderable)
+
+    def _stop_live(self) -> None:
+        if self._live is not None:
+            live, self._live = self._live, None
+            live.stop()
+
+
+class Segments:
+    """Pre-rendered lines, printed as they are."""
+
+    def __init__(self, lines: list[list[Segment]]) -> None:
+        self.lines = lines
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        for line in self.lines:
+            yield from line
+
+
+def _is_blank(line: list[Segment]) -> bool:
+    """A line with only spaces and no background (a code block's padding keeps its colour)."""
+    for seg in line:
+        if seg.text.strip("\n "):
+            return False
+        if seg.text.strip("\n") and seg.style is not None and seg.style.bgcolor is not None:
+            return False
+    return True
+
+
+def format_context_line(
+    model: str, tokens: int | None, window: int, trigger_at: int, trigger_ratio: float
+) -> str:
+    """The bottom toolbar: `model · context 41,200 / 200,000 (21%) · auto-compact at 80% (153k)`."""
+    used = "context …" if tokens is None else (
+        f"context {tokens:,} / {window:,} ({tokens * 100 // max(window, 1)}%)"
+    )
+    return f"{model} · {used} · auto-compact at {trigger_ratio:.0%} ({format_tokens(trigger_at)})"

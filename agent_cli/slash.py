@@ -1,0 +1,232 @@
+"""Slash commands: parsing, completion, the closest-match hint, and the data behind each command.
+
+Pure values and functions, no terminal: `parse` reads a typed line, the
+`*_report` / `*_rows` builders compute what `/context`, `/cost`, `/model`
+and `/transcripts` show, and `render.py` draws them. The REPL (`repl.py`)
+runs the commands against the live session.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from agent_cli.messages import Usage
+from agent_cli.models import MODELS, cost, lookup
+
+__all__ = [
+    "COMMANDS",
+    "CommandSpec",
+    "ContextReport",
+    "ContextRow",
+    "CostRow",
+    "SlashCommand",
+    "closest",
+    "complete_command",
+    "context_report",
+    "cost_rows",
+    "describe_call",
+    "format_tokens",
+    "known_models",
+    "parse",
+    "session_rows",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class CommandSpec:
+    name: str
+    args: str
+    help: str
+
+
+COMMANDS: tuple[CommandSpec, ...] = (
+    CommandSpec("help", "", "show this help"),
+    CommandSpec("compact", "[focus]", "summarize the conversation now, steered by an optional focus"),
+    CommandSpec("context", "", "what fills the context window, and where auto-compaction fires"),
+    CommandSpec("clear", "", "start over with an empty context (the transcript keeps everything)"),
+    CommandSpec("model", "[name]", "show the current model and known models, or switch to another"),
+    CommandSpec("cost", "", "tokens and dollars per model in this session"),
+    CommandSpec("transcripts", "", "this project's sessions"),
+    CommandSpec("resume", "[id]", "list sessions, or switch to the session with this id (or prefix)"),
+    CommandSpec("exit", "", "leave (Ctrl-D works too)"),
+)
+_NAMES = tuple(c.name for c in COMMANDS)
+_ALIASES = {"quit": "exit", "q": "exit", "?": "help", "h": "help"}
+
+
+@dataclass(frozen=True, slots=True)
+class SlashCommand:
+    """A typed `/name arg`. `known` is False for a name no command has."""
+
+    name: str
+    arg: str = ""
+    known: bool = True
+
+
+def parse(line: str) -> SlashCommand | None:
+    """The command on `line`, or None when the line is a message for the model.
+
+    A line starting with a path (`/etc/hosts: what is this?`) is a message: its
+    first word has a second `/` in it.
+    """
+    text = line.strip()
+    if not text.startswith("/") or text == "/":
+        return None
+    head, _, arg = text[1:].partition(" ")
+    if "/" in head or not head:
+        return None
+    name = _ALIASES.get(head.lower(), head.lower())
+    return SlashCommand(name, arg.strip(), name in _NAMES)
+
+
+def closest(name: str) -> str | None:
+    """The command the user most likely meant by an unknown `name`."""
+    prefixed = [n for n in _NAMES if n.startswith(name.lower())]
+    if prefixed:
+        return prefixed[0]
+    matches = difflib.get_close_matches(name.lower(), _NAMES, n=1, cutoff=0.5)
+    return matches[0] if matches else None
+
+
+def complete_command(prefix: str) -> list[CommandSpec]:
+    """Commands whose name starts with `prefix` (without the slash)."""
+    return [c for c in COMMANDS if c.name.startswith(prefix.lower())]
+
+
+def format_tokens(n: int) -> str:
+    """153600 -> '153k', 1047576 -> '1.0M', 900 -> '900'."""
+    if n >= 1_000_000:
+        return f"{n / 1_000_000:.1f}M"
+    if n >= 10_000:
+        return f"{n // 1000}k"
+    if n >= 1_000:
+        return f"{n / 1000:.1f}k"
+    return str(n)
+
+
+# The argument that says most about a call, per tool; others show their first string argument.
+_MAIN_ARG = {
+    "read_file": "path", "write_file": "path", "edit_file": "path", "bash": "command",
+    "glob": "pattern", "grep": "pattern", "recall": "query", "compact": "focus",
+}
+
+
+def describe_call(name: str, args: Mapping[str, Any], width: int = 80) -> str:
+    """A one-line summary of a tool call's input: `src/app.py`, `pytest -q`, `"TODO" in src`."""
+    key = _MAIN_ARG.get(name)
+    value = args.get(key) if key else next((v for v in args.values() if isinstance(v, str)), None)
+    if value is None:
+        return ""
+    text = " ".join(str(value).split())
+    if name == "grep" and isinstance(args.get("path"), str):
+        text = f"{text!r} in {args['path']}"
+    elif name == "read_file" and args.get("offset"):
+        text = f"{text}:{args['offset']}" + (f"+{args['limit']}" if args.get("limit") else "")
+    elif name in ("recall", "compact"):
+        text = f'"{text}"'
+    return text if len(text) <= width else text[: max(1, width - 1)] + "…"
+
+
+@dataclass(frozen=True, slots=True)
+class ContextRow:
+    name: str
+    tokens: int
+    percent: float
+
+
+@dataclass(frozen=True, slots=True)
+class ContextReport:
+    model: str
+    rows: tuple[ContextRow, ...]
+    used: int
+    window: int
+    note: str
+
+    @property
+    def used_percent(self) -> float:
+        return _pct(self.used, self.window)
+
+
+def _pct(tokens: int, window: int) -> float:
+    return round(100.0 * tokens / window, 1) if window > 0 else 0.0
+
+
+def context_report(
+    model: str,
+    parts: Sequence[tuple[str, int]],
+    *,
+    window: int,
+    trigger_at: int,
+    trigger_ratio: float,
+    reserve: int = 0,
+    used: int | None = None,
+    auto_compact: bool = True,
+) -> ContextReport:
+    """Rows for `/context`: each part of the request, the output reserve, and what is free.
+
+    `used` is the request's count when the engine knows it better than the
+    sum of its parts (it is anchored on the provider's own usage report).
+    `auto_compact` is False once the engine stopped compacting by itself
+    after repeated failures.
+    """
+    total = sum(t for _, t in parts) if used is None else used
+    rows = [ContextRow(name, tokens, _pct(tokens, window)) for name, tokens in parts]
+    if reserve:
+        rows.append(ContextRow("output reserve", reserve, _pct(reserve, window)))
+    free = max(window - total - reserve, 0)
+    rows.append(ContextRow("free", free, _pct(free, window)))
+    if not auto_compact:
+        note = "auto-compaction is off after repeated failures"
+    elif total >= trigger_at:
+        note = f"auto-compaction is due: the next request compacts (trigger {trigger_at:,} tokens)"
+    else:
+        note = (
+            f"auto-compaction fires at {trigger_at:,} tokens ({trigger_ratio:.0%} of the budget), "
+            f"{trigger_at - total:,} from here"
+        )
+    return ContextReport(model, tuple(rows), total, window, note + "; /compact [focus] runs it now")
+
+
+@dataclass(frozen=True, slots=True)
+class CostRow:
+    model: str
+    usage: Usage
+    dollars: float | None  # None: the model's prices are unknown
+
+
+def cost_rows(usage_by_model: Mapping[str, Usage]) -> list[CostRow]:
+    """One row per model, then a total when there is more than one."""
+    rows: list[CostRow] = []
+    for model, usage in sorted(usage_by_model.items()):
+        info = lookup(model)
+        rows.append(CostRow(model, usage, None if info is None else cost(info, usage)))
+    if len(rows) > 1:
+        total = Usage()
+        for row in rows:
+            total = total + row.usage
+        known = [r.dollars for r in rows if r.dollars is not None]
+        rows.append(CostRow("total", total, sum(known) if len(known) == len(rows) else None))
+    return rows
+
+
+def known_models(provider: str | None = None) -> list[str]:
+    """Model names from the model table, for /model and its completion."""
+    return [m.name for m in MODELS.values() if provider is None or m.provider == provider]
+
+
+def session_rows(sessions: Iterable[Any], current: str, limit: int = 20) -> list[str]:
+    """One line per session (`session.SessionInfo`), newest first, the current one marked."""
+    lines: list[str] = []
+    for info in list(sessions)[:limit]:
+        updated: datetime = info.updated
+        mark = "*" if info.id == current else " "
+        prompt = info.first_prompt[:60] + ("…" if len(info.first_prompt) > 60 else "")
+        lines.append(
+            f"{mark} {info.id}  {updated.astimezone().strftime('%Y-%m-%d %H:%M')}  "
+            f"{info.message_count:>4} msgs  {info.model or '?':<18} {prompt}"
+        )
+    return lines
