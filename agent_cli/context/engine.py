@@ -19,7 +19,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal
 
 from agent_cli.context.breakdown import Breakdown, compute_breakdown
 from agent_cli.context.cap import cap_result
@@ -79,6 +78,11 @@ class ContextEngine:
         self.thresholds: Thresholds = compute_thresholds(settings, window, max_output)
         self.failures = 0  # consecutive automatic compactions that left the request above the trigger
         self.auto_compact = True  # the loop guard turns this off; a manual compaction turns it on
+
+    @property
+    def window(self) -> int:
+        """The model's context window as the engine knows it (it learns a smaller one from errors)."""
+        return self.thresholds.window
 
     # -- the loop's calls ----------------------------------------------------
 
@@ -169,7 +173,7 @@ class ContextEngine:
         history: Sequence[Message],
         frame: Frame,
         focus: str | None = None,
-        trigger: Literal["manual", "tool"] = "manual",
+        trigger: str = "manual",
     ) -> Prepared:
         """L3: condense the whole conversation so far (an open trailing tool round stays)."""
         self.failures = 0
