@@ -226,8 +226,12 @@ class SessionLog:
         # Redact the structure, not the serialized line, so a pattern can never
         # swallow JSON syntax and corrupt the line.
         clean = self._redactor.redact_json(record)
-        line = json.dumps(clean, ensure_ascii=False, separators=(",", ":"), default=str) + "\n"
+        line = json.dumps(clean, ensure_ascii=False, separators=(",", ":"), default=self._redacted_str) + "\n"
         self._write_bytes(line.encode("utf-8"))
+
+    def _redacted_str(self, value: object) -> str:
+        """JSON fallback for non-JSON values (paths, ...): their text, redacted too."""
+        return self._redactor.redact(str(value))
 
     def _write_bytes(self, data: bytes) -> None:
         with self._lock:

@@ -127,7 +127,7 @@ def test_open_tightens_permissions_of_an_existing_session(tmp_path: Path) -> Non
 
 def test_api_key_never_reaches_any_file(tmp_path: Path, log: SessionLog) -> None:
     key_cmd = f"curl -H 'x-api-key: {API_KEY}' https://api.example"
-    log.log_meta({"api_key": API_KEY, **META})
+    log.log_meta({"api_key": API_KEY, "key_file": Path(f"/keys/{API_KEY}"), **META})  # non-JSON value too
     log.log_message(Message.user(f"my key is {API_KEY}"))
     log.log_message(Message.of("assistant", [ToolUse("t1", "bash", {"command": key_cmd})]))
     log.log_message(Message.of("user", [ToolResult("t1", f"echo {API_KEY}")]))
