@@ -275,7 +275,7 @@ class AgentLoop:
     def _run_one(self, use: ToolUse) -> ToolResult:
         decision = self.approver.decide(use.name, use.input)
         if not decision.allowed:
-            return ToolResult(use.id, f"Error: the user did not approve this call. {decision.reason}".strip(), True)
+            return ToolResult(use.id, f"Error: {decision.reason or 'the user did not approve this call'}", True)
         veto = self.hooks.on_before_tool(use)
         if veto:
             return ToolResult(use.id, f"Error: {veto}", True)

@@ -19,7 +19,7 @@ __all__ = ["Tool", "ToolContext", "ToolError", "ToolOutput", "ToolRegistry"]
 
 
 class ToolError(Exception):
-    """Raised inside a tool for a failure the model should read; the registry turns it into an error result."""
+    """A failure the model should read; the registry turns it into an error result."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,221 @@
+"""AgentLoop with a scripted provider, a pass-through context policy and real tools in a temp dir."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent_cli.approvals import AutoApprover, HeadlessApprover
+from agent_cli.errors import ContextOverflowError, RateLimitError, TransientError
+from agent_cli.events import (
+    AssistantText,
+    CompactEvent,
+    ErrorEvent,
+    Event,
+    ResultEvent,
+    RetryEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+)
+from agent_cli.history import pairing_errors
+from agent_cli.hooks import Hooks
+from agent_cli.loop import AgentLoop
+from agent_cli.messages import Message, ToolResult, ToolUse
+from agent_cli.providers.base import Request
+from agent_cli.providers.retry import RetryPolicy
+from agent_cli.tools.base import ToolContext
+from agent_cli.tools.registry import default_tools
+from tests.fakes import MemorySession, PassThroughContext, ScriptedProvider, call, calls, say
+
+
+def make_loop(tmp_path: Path, script: list[Any], **kw: Any) -> tuple[AgentLoop, ScriptedProvider, MemorySession]:
+    provider = ScriptedProvider(script)
+    session = MemorySession()
+    loop = AgentLoop(
+        provider=provider,
+        tools=default_tools(),
+        context=kw.pop("context", PassThroughContext()),
+        system="You are a test agent.",
+        session=session,
+        approver=kw.pop("approver", AutoApprover()),
+        tool_context=ToolContext(root=tmp_path, bash_timeout=kw.pop("bash_timeout", 30.0)),
+        retry=RetryPolicy(max_retries=kw.pop("max_retries", 3), base_delay=0.0, max_delay=0.0),
+        sleep=lambda s: None,
+        **kw,
+    )
+    return loop, provider, session
+
+
+def result_of(events: list[Event]) -> ResultEvent:
+    assert isinstance(events[-1], ResultEvent), events[-1]
+    return events[-1]
+
+
+def test_plain_answer_ends_the_turn(tmp_path: Path) -> None:
+    loop, provider, session = make_loop(tmp_path, [say("hello there")])
+    events = list(loop.run("hi"))
+    assert result_of(events).text == "hello there"
+    assert result_of(events).stop == "end_turn"
+    assert [m.role for m in loop.history] == ["user", "assistant"]
+    assert [m.id for m in session.messages] == [m.id for m in loop.history]
+    assert provider.requests[0].system == "You are a test agent."
+    assert {t.name for t in provider.requests[0].tools} >= {"read_file", "bash", "compact", "recall"}
+
+
+def test_tool_round_trip_reads_a_real_file(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("alpha\nbeta\n")
+    loop, provider, _ = make_loop(tmp_path, [call("read_file", path="a.txt"), say("it says alpha")])
+    events = list(loop.run("read a.txt"))
+    calls_seen = [e for e in events if isinstance(e, ToolCallEvent)]
+    results = [e for e in events if isinstance(e, ToolResultEvent)]
+    assert calls_seen[0].name == "read_file" and "alpha" in results[0].content
+    assert not results[0].is_error
+    second = provider.requests[1].messages
+    assert second[-1].tool_results and "beta" in second[-1].tool_results[0].content
+    assert pairing_errors(loop.history) == []
+    assert result_of(events).text == "it says alpha"
+
+
+def test_headless_denial_is_a_readable_error_result(tmp_path: Path) -> None:
+    loop, provider, _ = make_loop(
+        tmp_path, [call("bash", command="touch x"), say("ok, not allowed")], approver=HeadlessApprover()
+    )
+    events = list(loop.run("make x"))
+    result = next(e for e in events if isinstance(e, ToolResultEvent))
+    assert result.is_error and "--yes" in result.content
+    assert not (tmp_path / "x").exists()
+    assert result_of(events).ok
+
+
+def test_max_iterations_stops_with_a_clear_message(tmp_path: Path) -> None:
+    script = [call("glob", pattern="*") for _ in range(3)]
+    loop, _, _ = make_loop(tmp_path, script, max_iterations=3)
+    events = list(loop.run("loop forever"))
+    assert result_of(events).stop == "max_iterations"
+    assert "3 model requests" in result_of(events).text
+    assert pairing_errors(loop.history) == []
+
+
+def test_transient_errors_are_retried_and_reported(tmp_path: Path) -> None:
+    script: list[Any] = [RateLimitError("slow down", status=429, retry_after=0.0), TransientError("drop"), say("done")]
+    loop, _, _ = make_loop(tmp_path, script)
+    events = list(loop.run("go"))
+    assert [e.attempt for e in events if isinstance(e, RetryEvent)] == [1, 2]
+    assert result_of(events).text == "done"
+    assert [m.role for m in loop.history] == ["user", "assistant"]
+
+
+def test_provider_failure_after_retries_ends_with_error(tmp_path: Path) -> None:
+    script: list[Any] = [TransientError("boom") for _ in range(3)]
+    loop, _, _ = make_loop(tmp_path, script, max_retries=2)
+    events = list(loop.run("go"))
+    assert result_of(events).stop == "error"
+    assert any(isinstance(e, ErrorEvent) and "boom" in e.message for e in events)
+    assert [m.role for m in loop.history] == ["user"]
+
+
+def test_overflow_compacts_and_retries_once_then_stops(tmp_path: Path) -> None:
+    ctx = PassThroughContext()
+    overflow = ContextOverflowError("prompt is too long: 300 tokens > 200 maximum", tokens=300, limit=200)
+    loop, provider, _ = make_loop(tmp_path, [overflow, say("fits now")], context=ctx)
+    events = list(loop.run("big"))
+    assert ctx.overflow_calls == 1 and result_of(events).text == "fits now"
+    assert any(isinstance(e, CompactEvent) and e.trigger == "overflow" for e in events)
+
+    ctx2 = PassThroughContext()
+    loop2, provider2, _ = make_loop(tmp_path, [overflow, overflow, say("never")], context=ctx2)
+    events2 = list(loop2.run("big"))
+    assert ctx2.overflow_calls == 1, "at most one forced retry per request"
+    assert result_of(events2).stop == "error" and len(provider2.requests) == 2
+
+
+def test_max_tokens_continues_without_compacting(tmp_path: Path) -> None:
+    ctx = PassThroughContext()
+    loop, provider, _ = make_loop(tmp_path, [say("part one, ", "max_tokens"), say("part two")], context=ctx)
+    events = list(loop.run("write a lot"))
+    assert result_of(events).text == "part one, part two"
+    assert ctx.overflow_calls == 0 and not ctx.compact_calls
+    assert "output token limit" in provider.requests[1].messages[-1].text
+
+
+def test_compact_tool_runs_after_the_tool_round(tmp_path: Path) -> None:
+    ctx = PassThroughContext()
+    loop, provider, _ = make_loop(tmp_path, [call("compact", focus="the parser"), say("continuing")], context=ctx)
+    events = list(loop.run("tidy up"))
+    assert ctx.compact_calls == [("the parser", "tool")]
+    compact_result = next(e for e in events if isinstance(e, ToolResultEvent))
+    assert "scheduled" in compact_result.content
+    last_request = provider.requests[-1].messages
+    assert last_request[0].text.startswith("[condensed record, focus=the parser]")
+    assert last_request[-1].role == "user"
+    assert result_of(events).text == "continuing"
+
+
+def test_manual_compact_from_the_repl(tmp_path: Path) -> None:
+    ctx = PassThroughContext()
+    loop, _, session = make_loop(tmp_path, [say("a")], context=ctx)
+    list(loop.run("first"))
+    events = list(loop.compact("keep the API notes"))
+    assert ctx.compact_calls == [("keep the API notes", "manual")]
+    assert any(isinstance(e, CompactEvent) for e in events)
+    assert session.checkpoints[-1][1] == "manual"
+
+
+def test_resumed_history_with_an_open_tool_call_is_repaired(tmp_path: Path) -> None:
+    use = ToolUse("toolu_open", "bash", {"command": "sleep 60"})
+    history = [Message.user("go"), Message("assistant", (use,))]
+    loop, provider, _ = make_loop(tmp_path, [say("resumed")], history=history)
+    list(loop.run("go on"))
+    sent = provider.requests[0].messages
+    assert pairing_errors(sent) == []
+    results = [r for m in sent for r in m.tool_results]
+    assert results and results[0].tool_use_id == "toolu_open" and results[0].is_error
+
+
+def test_ctrl_c_during_a_tool_cancels_it_and_keeps_history_valid(tmp_path: Path) -> None:
+    loop, _, _ = make_loop(tmp_path, [call("bash", command="sleep 30"), say("unused")])
+    events: list[Event] = []
+    gen = loop.run("sleep")
+    started = time.monotonic()
+    for event in gen:
+        events.append(event)
+        if isinstance(event, ToolCallEvent):
+            threading.Timer(0.3, lambda: __import__("_thread").interrupt_main()).start()
+    assert time.monotonic() - started < 10
+    assert result_of(events).stop == "interrupted"
+    assert pairing_errors(loop.history) == []
+    last = loop.history[-1]
+    assert last.tool_results and last.tool_results[0].is_error
+
+
+def test_hooks_see_requests_and_can_veto_and_rewrite(tmp_path: Path) -> None:
+    seen: list[Request] = []
+
+    class Recorder(Hooks):
+        def on_pre_request(self, request: Request) -> None:
+            seen.append(request)
+
+        def on_before_tool(self, use: ToolUse) -> str | None:
+            return "writes are frozen" if use.name == "write_file" else None
+
+        def on_post_tool(self, use: ToolUse, result: ToolResult) -> ToolResult:
+            return ToolResult(result.tool_use_id, result.content + " [seen]", result.is_error)
+
+    script = [calls(("write_file", {"path": "x", "content": "y"}), ("glob", {"pattern": "*"})), say("ok")]
+    loop, _, _ = make_loop(tmp_path, script, hooks=Recorder())
+    events = list(loop.run("go"))
+    results = [e for e in events if isinstance(e, ToolResultEvent)]
+    assert results[0].is_error and "frozen" in results[0].content
+    assert results[1].content.endswith("[seen]")
+    assert not (tmp_path / "x").exists() and len(seen) == 2
+
+
+@pytest.mark.parametrize("text", ["", "final words"])
+def test_assistant_text_events_match_messages(tmp_path: Path, text: str) -> None:
+    loop, _, _ = make_loop(tmp_path, [say(text or "x")])
+    events = list(loop.run("hi"))
+    assert [e.text for e in events if isinstance(e, AssistantText)] == [text or "x"]
