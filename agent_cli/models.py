@@ -33,9 +33,11 @@ class ModelInfo:
     cache_write_price: float
 
 
-def _claude(name: str, window: int, output: int, price_in: float, price_out: float) -> ModelInfo:
-    # Anthropic's cache multipliers: reads 0.1x input, 5-minute writes 1.25x input.
-    return ModelInfo(name, "anthropic", window, output, price_in, price_out, price_in * 0.1, price_in * 1.25)
+def _claude(
+    name: str, window: int, output: int, price_in: float, price_out: float, read: float = 0.1
+) -> ModelInfo:
+    # Anthropic's cache multipliers: reads 0.1x input (0.05x on the 5.5 models), 5-minute writes 1.25x.
+    return ModelInfo(name, "anthropic", window, output, price_in, price_out, price_in * read, price_in * 1.25)
 
 
 def _gpt(name: str, window: int, output: int, price_in: float, price_out: float, cached: float) -> ModelInfo:
@@ -45,7 +47,13 @@ def _gpt(name: str, window: int, output: int, price_in: float, price_out: float,
 MODELS: dict[str, ModelInfo] = {
     m.name: m
     for m in (
-        _claude("claude-opus-4-6", 200_000, 128_000, 5.0, 25.0),
+        _claude("claude-opus-5-5", 1_000_000, 128_000, 4.0, 20.0, read=0.05),
+        _claude("claude-opus-5", 1_000_000, 128_000, 5.0, 25.0),
+        _claude("claude-sonnet-5-5", 1_000_000, 128_000, 2.0, 10.0, read=0.05),
+        _claude("claude-sonnet-5", 1_000_000, 128_000, 2.0, 10.0),
+        _claude("claude-haiku-5-5", 1_000_000, 128_000, 0.1, 0.5),
+        _claude("claude-opus-4-6", 1_000_000, 128_000, 5.0, 25.0),
+        _claude("claude-sonnet-4-6", 1_000_000, 128_000, 3.0, 15.0),
         _claude("claude-opus-4-5", 200_000, 64_000, 5.0, 25.0),
         _claude("claude-opus-4-1", 200_000, 32_000, 15.0, 75.0),
         _claude("claude-opus-4", 200_000, 32_000, 15.0, 75.0),

@@ -32,7 +32,7 @@ boundaries, as the real cache does.
 Standalone, for terminal tests:
     python tests/fakeserver.py --port 8765 [--script FILE.json] [--echo] [--reply TEXT] [--context-window N]
 A script file is a JSON list of items: {"text": ..., "tool_calls": [{"name": ..., "input": {...}}]},
-{"fault": {"status": 529}}, {"drop": {}}, {"truncate": {}}.
+{"fault": {"status": 529}}, {"drop": {}}, {"truncate": {}}, {"stream_error": {"kind": "api_error"}}.
 """
 
 from __future__ import annotations
@@ -59,6 +59,7 @@ __all__ = [
     "RecordedRequest",
     "Reply",
     "ScriptItem",
+    "StreamError",
     "ToolCallSpec",
     "Truncate",
     "load_script",
@@ -117,7 +118,18 @@ class Truncate:
     reply: Reply = Reply("This answer ends early without saying why it stopped.")
 
 
-ScriptItem: TypeAlias = Reply | Fault | Drop | Truncate
+@dataclass(frozen=True)
+class StreamError:
+    """An error event inside a 200 stream after `after_events` events (Anthropic `event: error`,
+    OpenAI `data: {"error": ...}`), then a clean end. Not streaming: the same as a 529/500 Fault."""
+
+    kind: str = "overloaded_error"
+    message: str = "Overloaded"
+    after_events: int = 3
+    reply: Reply = Reply("This answer is interrupted by an error event.")
+
+
+ScriptItem: TypeAlias = Reply | Fault | Drop | Truncate | StreamError
 
 
 @dataclass(frozen=True)
@@ -138,6 +150,9 @@ def script_item(data: Mapping[str, Any]) -> ScriptItem:
         return Drop(int((data["drop"] or {}).get("after_events", 3)))
     if "truncate" in data:
         return Truncate()
+    if "stream_error" in data:
+        e = data["stream_error"] or {}
+        return StreamError(str(e.get("kind", "overloaded_error")), str(e.get("message", "Overloaded")))
     calls = [ToolCallSpec(str(c["name"]), dict(c.get("input") or {})) for c in data.get("tool_calls") or []]
     return Reply(str(data.get("text", "")), calls, data.get("stop"), data.get("usage"))
 
@@ -207,6 +222,11 @@ def _unit_text(unit: JSON) -> str:
 class _Http(ThreadingHTTPServer):
     daemon_threads = True
     fake: FakeModelServer
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # Clients hanging up (SDK pools closing, our own Drop faults) are normal here.
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
 
 
 class FakeModelServer:
@@ -533,7 +553,10 @@ class _Handler(BaseHTTPRequestHandler):
             events = _anthropic_events(reply, usage, model, fake.chunk_chars)
         else:
             events = _openai_events(reply, usage, model, fake.chunk_chars)
-        if not body.get("stream"):
+        if isinstance(item, StreamError) and not body.get("stream"):
+            status = 529 if item.kind == "overloaded_error" else 500
+            self._error(api, Fault(status, item.message, kind=item.kind))
+        elif not body.get("stream"):
             self._whole(api, events, item)
         else:
             self._stream(api, events, item)
@@ -610,6 +633,9 @@ class _Handler(BaseHTTPRequestHandler):
             if isinstance(item, Drop) and n == item.after_events:
                 self._hang_up()
                 return
+            if isinstance(item, StreamError) and n == item.after_events:
+                error = {"type": item.kind, "message": item.message}
+                event = {"type": "error", "error": error} if api == "anthropic" else {"error": error}
             if api == "anthropic":
                 frame = f"event: {event['type']}\ndata: {json.dumps(event)}\n\n"
             else:
@@ -617,6 +643,8 @@ class _Handler(BaseHTTPRequestHandler):
             data = frame.encode()
             self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
             self.wfile.flush()
+            if event.get("type") == "error" or "error" in event:
+                break
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
 

@@ -1,0 +1,474 @@
+"""Both adapters through the real SDKs over HTTP against tests/fakeserver.py, plus pure wire translation."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from fakeserver import (
+    Drop,
+    FakeModelServer,
+    Fault,
+    RecordedRequest,
+    Reply,
+    ScriptItem,
+    StreamError,
+    ToolCallSpec,
+    Truncate,
+)
+
+from agent_cli.errors import (
+    AuthError,
+    ConfigError,
+    ContextOverflowError,
+    FatalProviderError,
+    OverloadedError,
+    ProviderError,
+    RateLimitError,
+    TransientError,
+)
+from agent_cli.events import RetryEvent
+from agent_cli.messages import Message, SummaryBlock, TextBlock, ToolResult, ToolUse
+from agent_cli.providers import anthropic as anthropic_adapter
+from agent_cli.providers import openai as openai_adapter
+from agent_cli.providers.anthropic import AnthropicProvider
+from agent_cli.providers.base import Completion, Provider, Request, TextDelta, ToolSpec
+from agent_cli.providers.factory import create_provider
+from agent_cli.providers.openai import OpenAIProvider
+from agent_cli.providers.retry import RetryPolicy, stream_with_retry
+from agent_cli.settings import ProviderSettings
+
+# The SDK warns that the default model is deprecated; the factory test uses it on purpose.
+pytestmark = pytest.mark.filterwarnings("ignore:The model .* is deprecated:DeprecationWarning")
+
+TOOLS = (
+    ToolSpec("read_file", "Read a file", {"type": "object", "properties": {"path": {"type": "string"}}}),
+)
+REQUEST = Request("You are terse.", (Message.user("What is in a.py?"),), TOOLS, max_tokens=256)
+FAST = RetryPolicy(max_retries=6, base_delay=0.0, max_delay=0.0)
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[FakeModelServer]:
+    with FakeModelServer() as fake:
+        yield fake
+
+
+@pytest.fixture(autouse=True)
+def clean(server: FakeModelServer) -> None:
+    server.reset()
+    server.context_window = None
+    server.responder = None
+
+
+CASES = [("anthropic", True), ("anthropic", False), ("openai", True), ("openai", False)]
+
+
+@pytest.fixture(params=CASES, ids=[f"{api}-{'stream' if s else 'whole'}" for api, s in CASES])
+def provider(request: pytest.FixtureRequest, server: FakeModelServer) -> AnthropicProvider | OpenAIProvider:
+    api, streaming = request.param
+    if api == "anthropic":
+        return AnthropicProvider(
+            "claude-sonnet-4-6", api_key="k", base_url=server.anthropic_base_url, streaming=streaming
+        )
+    return OpenAIProvider("gpt-4.1", api_key="k", base_url=server.openai_base_url, streaming=streaming)
+
+
+def completion_of(provider: Provider, request: Request = REQUEST) -> tuple[list[TextDelta], Completion]:
+    events = list(provider.stream(request))
+    assert isinstance(events[-1], Completion)
+    assert sum(isinstance(e, Completion) for e in events) == 1
+    return [e for e in events if isinstance(e, TextDelta)], events[-1]
+
+
+# -- over HTTP -------------------------------------------------------------------------------------
+
+
+def test_text_reply(provider: AnthropicProvider | OpenAIProvider, server: FakeModelServer) -> None:
+    server.queue(Reply("Just a docstring and one function."))
+    deltas, done = completion_of(provider)
+    assert done.message.text == "Just a docstring and one function."
+    assert done.stop_reason == "end_turn"
+    streaming = provider.streaming
+    assert ("".join(d.text for d in deltas) == done.message.text) if streaming else deltas == []
+    assert len(deltas) > 1 or not streaming
+    recorded = server.last_request
+    assert recorded.body["model"] == provider.model
+    assert bool(recorded.body.get("stream")) == streaming
+    assert done.usage.prompt_tokens == recorded.input_tokens > 0
+    assert done.usage.output_tokens > 0
+    assert "authorization" not in recorded.headers and "x-api-key" not in recorded.headers
+
+
+def test_tool_call_round_trip(provider: Provider, server: FakeModelServer) -> None:
+    server.queue(
+        Reply("Let me look.", tool_calls=[ToolCallSpec("read_file", {"path": "a.py"})]),
+        Reply("It defines main()."),
+    )
+    _, first = completion_of(provider)
+    assert first.stop_reason == "tool_use"
+    (call,) = first.message.tool_uses
+    assert (call.name, dict(call.input)) == ("read_file", {"path": "a.py"})
+    assert first.message.text == "Let me look."
+    follow_up = Request(
+        REQUEST.system,
+        (*REQUEST.messages, first.message, Message.of("user", [ToolResult(call.id, "def main(): ...")])),
+        TOOLS,
+    )
+    _, second = completion_of(provider, follow_up)
+    assert second.message.text == "It defines main()."
+    body = server.last_request.body
+    if server.last_request.api == "anthropic":
+        assert body["messages"][1]["content"][1]["id"] == call.id
+        assert body["messages"][2]["content"][0]["tool_use_id"] == call.id
+    else:
+        assert body["messages"][2]["tool_calls"][0]["function"]["arguments"] == '{"path": "a.py"}'
+        assert body["messages"][3] == {"role": "tool", "tool_call_id": call.id, "content": "def main(): ..."}
+
+
+def test_several_tool_calls_keep_their_order(provider: Provider, server: FakeModelServer) -> None:
+    calls = [ToolCallSpec("read_file", {"path": f"{n}.py", "long": "x" * 40}) for n in range(3)]
+    server.queue(Reply(tool_calls=calls))
+    _, done = completion_of(provider)
+    assert [u.input["path"] for u in done.message.tool_uses] == ["0.py", "1.py", "2.py"]
+    assert done.message.text == ""
+
+
+@pytest.mark.parametrize(
+    ("fault", "expected", "retry_after"),
+    [
+        (Fault(429, headers={"retry-after": "3"}), RateLimitError, 3.0),
+        (Fault(429, headers={"retry-after-ms": "1500"}), RateLimitError, 1.5),
+        (Fault(529), OverloadedError, None),
+        (Fault(500), TransientError, None),
+        (Fault(503), TransientError, None),
+        (Fault(401), AuthError, None),
+        (Fault(400, "messages: something else is wrong"), FatalProviderError, None),
+    ],
+)
+def test_http_errors_are_classified(
+    provider: Provider,
+    server: FakeModelServer,
+    fault: Fault,
+    expected: type[ProviderError],
+    retry_after: float | None,
+) -> None:
+    server.queue(fault)
+    with pytest.raises(expected) as raised:
+        list(provider.stream(REQUEST))
+    assert type(raised.value) is expected
+    assert raised.value.retry_after == retry_after
+    assert "\n" not in str(raised.value) and "{" not in str(raised.value)
+
+
+def test_overflow_from_the_context_window(provider: Provider, server: FakeModelServer) -> None:
+    server.context_window = 50
+    server.queue(Reply("never sent"))
+    big = Request("s", (Message.user("word " * 200),), TOOLS)
+    with pytest.raises(ContextOverflowError) as raised:
+        list(provider.stream(big))
+    assert raised.value.limit == 50
+    assert raised.value.tokens == server.last_request.input_tokens > 50
+    assert server.pending == 1  # an overflow does not consume the script
+
+
+@pytest.mark.parametrize(
+    "fault", [Drop(), Drop(after_events=1), Truncate()], ids=["drop", "drop-early", "truncate"]
+)
+def test_broken_streams_raise_transient_and_keep_nothing(
+    provider: Provider, server: FakeModelServer, fault: ScriptItem
+) -> None:
+    server.queue(fault)
+    seen: list[object] = []
+    with pytest.raises(TransientError):
+        for event in provider.stream(REQUEST):
+            seen.append(event)
+    assert not any(isinstance(e, Completion) for e in seen)
+
+
+@pytest.mark.parametrize(
+    ("fault", "expected"),
+    [
+        (StreamError("overloaded_error", "Overloaded"), OverloadedError),
+        (StreamError("api_error", "boom"), TransientError),
+    ],
+)
+def test_error_events_inside_a_stream_are_retryable(
+    provider: Provider, server: FakeModelServer, fault: StreamError, expected: type[ProviderError]
+) -> None:
+    server.queue(fault)
+    with pytest.raises(expected) as raised:
+        list(provider.stream(REQUEST))
+    assert raised.value.retryable
+
+
+def test_retries_survive_429_529_500_drop_truncate_in_a_row(
+    provider: Provider, server: FakeModelServer
+) -> None:
+    server.queue(
+        Fault(429, headers={"retry-after": "0"}),
+        Fault(529),
+        Fault(500),
+        Drop(),
+        Truncate(),
+        Reply("Finally, the whole answer."),
+    )
+    slept: list[float] = []
+    retries: list[RetryEvent] = []
+    events = list(
+        stream_with_retry(provider, REQUEST, policy=FAST, sleep=slept.append, on_retry=retries.append)
+    )
+    completions = [e for e in events if isinstance(e, Completion)]
+    assert len(completions) == 1 and events[-1] is completions[0]
+    assert completions[0].message.text == "Finally, the whole answer."
+    assert [r.attempt for r in retries] == [1, 2, 3, 4, 5]
+    assert len(server.requests) == 6
+
+
+def test_retries_exhausted_raise_the_last_error(provider: Provider, server: FakeModelServer) -> None:
+    server.queue(*[Fault(529)] * 3)
+    with pytest.raises(OverloadedError):
+        list(stream_with_retry(provider, REQUEST, policy=RetryPolicy(2, 0.0, 0.0), sleep=lambda _: None))
+    assert len(server.requests) == 3
+
+
+def test_server_rejects_unpaired_tool_calls_like_the_real_apis(
+    provider: Provider, server: FakeModelServer
+) -> None:
+    orphan = Request("s", (Message.user("hi"), Message.of("user", [ToolResult("toolu_gone", "x")])))
+    dangling = Request("s", (Message.user("hi"), Message.of("assistant", [ToolUse("t1", "read_file", {})])))
+    for request, needle in ((orphan, "toolu_gone"), (dangling, "t1")):
+        server.queue(Reply("unused"))
+        with pytest.raises(FatalProviderError) as raised:
+            list(provider.stream(request))
+        # OpenAI's real orphan message names no id; Anthropic's always does.
+        assert needle in str(raised.value) or "role 'tool' must be a response" in str(raised.value)
+    assert server.pending == 2
+
+
+def test_responder_answers_when_the_queue_is_empty(provider: Provider, server: FakeModelServer) -> None:
+    seen: list[RecordedRequest] = []
+
+    def respond(recorded: RecordedRequest) -> Reply:
+        seen.append(recorded)
+        return Reply(f"request {len(seen)}")
+
+    server.responder = respond
+    assert completion_of(provider)[1].message.text == "request 1"
+    assert completion_of(provider)[1].message.text == "request 2"
+    assert seen[0].api == server.last_request.api
+
+
+# -- Anthropic specifics ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("streaming", [True, False])
+def test_anthropic_usage_reports_cache_reads_and_writes(server: FakeModelServer, streaming: bool) -> None:
+    provider = AnthropicProvider(
+        "claude-sonnet-4-6", api_key="k", base_url=server.anthropic_base_url, streaming=streaming
+    )
+    system = "You are a careful coding agent. " * 40
+    server.queue(Reply("first"), Reply("second"))
+    first = Request(system, (Message.user("one"),), TOOLS)
+    _, done1 = completion_of(provider, first)
+    assert done1.usage.cache_read_tokens == 0 and done1.usage.cache_write_tokens > 300
+    second = Request(system, (*first.messages, done1.message, Message.user("two")), TOOLS)
+    _, done2 = completion_of(provider, second)
+    assert done2.usage.cache_read_tokens == done1.usage.prompt_tokens
+    assert done2.usage.cache_write_tokens > 0
+    assert done2.usage.prompt_tokens == server.last_request.input_tokens
+
+
+def test_anthropic_without_caching_sends_no_breakpoints(server: FakeModelServer) -> None:
+    provider = AnthropicProvider("m", api_key="k", base_url=server.anthropic_base_url, prompt_caching=False)
+    server.queue(Reply("a"))
+    _, done = completion_of(provider)
+    assert "cache_control" not in json.dumps(server.last_request.body)
+    assert done.usage.cache_read_tokens == done.usage.cache_write_tokens == 0
+
+
+# -- OpenAI specifics ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("streaming", [True, False])
+def test_openai_invalid_tool_arguments_become_raw(server: FakeModelServer, streaming: bool) -> None:
+    provider = OpenAIProvider("gpt-4.1", api_key="k", base_url=server.openai_base_url, streaming=streaming)
+    server.queue(Reply(tool_calls=[ToolCallSpec("read_file", raw_arguments='{"path": "a.py"')]))
+    _, done = completion_of(provider)
+    (call,) = done.message.tool_uses
+    assert dict(call.input) == {"_raw": '{"path": "a.py"'}
+    assert done.stop_reason == "tool_use"
+
+
+def test_openai_usage_subtracts_cached_tokens(server: FakeModelServer) -> None:
+    provider = OpenAIProvider("gpt-4.1", api_key="k", base_url=server.openai_base_url)
+    server.queue(Reply("hi", usage={"input_tokens": 100, "cache_read_tokens": 900, "output_tokens": 5}))
+    _, done = completion_of(provider)
+    assert (done.usage.input_tokens, done.usage.cache_read_tokens, done.usage.output_tokens) == (100, 900, 5)
+
+
+def test_openai_max_tokens_parameter_depends_on_the_server(server: FakeModelServer) -> None:
+    compatible = openai_adapter.to_wire(REQUEST, "m", max_tokens_param="max_tokens")
+    assert compatible["max_tokens"] == 256 and "max_completion_tokens" not in compatible
+    provider = OpenAIProvider("gpt-4.1", api_key="k", base_url=server.openai_base_url)
+    server.queue(Reply("x"))
+    completion_of(provider)
+    assert server.last_request.body["max_tokens"] == 256
+    assert server.last_request.body["stream_options"] == {"include_usage": True}
+    official = OpenAIProvider("gpt-4.1", api_key="k")
+    assert official._max_tokens_param == "max_completion_tokens"
+
+
+# -- pure wire translation --------------------------------------------------------------------------
+
+
+CONVERSATION = (
+    Message.of("user", [SummaryBlock("Earlier we fixed the parser.", "t.jsonl")]),
+    Message.assistant("Understood."),
+    Message.user("Now read a.py"),
+    Message.user(""),
+    Message.of("assistant", [TextBlock("Reading."), ToolUse("c1", "read_file", {"path": "a.py"})]),
+    Message.of("user", [ToolResult("c1", "no such file", is_error=True)]),
+    Message.user("Then stop."),
+)
+
+
+def test_anthropic_to_wire() -> None:
+    request = Request("sys", CONVERSATION, TOOLS, max_tokens=99, options={"tool_choice": "none"})
+    wire = anthropic_adapter.to_wire(request, "claude", caching=True)
+    messages = wire["messages"]
+    assert [m["role"] for m in messages] == ["user", "assistant", "user", "assistant", "user"]
+    assert messages[0]["content"] == [{"type": "text", "text": "Earlier we fixed the parser."}]
+    assert messages[2]["content"] == [{"type": "text", "text": "Now read a.py"}]  # empty text dropped, merged
+    assert messages[4]["content"][0] == {
+        "type": "tool_result",
+        "tool_use_id": "c1",
+        "content": "no such file",
+        "is_error": True,
+    }
+    assert messages[4]["content"][1]["cache_control"] == {"type": "ephemeral"}
+    assert wire["system"] == [{"type": "text", "text": "sys", "cache_control": {"type": "ephemeral"}}]
+    assert wire["tools"][-1]["cache_control"] == {"type": "ephemeral"}
+    assert wire["tool_choice"] == {"type": "none"} and wire["max_tokens"] == 99
+    assert json.dumps(wire).count("cache_control") == 3
+    plain = anthropic_adapter.to_wire(Request("", CONVERSATION), "claude", caching=False)
+    assert "system" not in plain and "tools" not in plain and "cache_control" not in json.dumps(plain)
+
+
+def test_anthropic_puts_tool_results_first_in_a_merged_user_turn() -> None:
+    messages = (
+        Message.of("assistant", [ToolUse("c1", "read_file", {})]),
+        Message.user("by the way, hurry"),
+        Message.of("user", [ToolResult("c1", "ok")]),
+    )
+    wire = anthropic_adapter.to_wire(Request("", messages), "m", caching=False)
+    assert [b["type"] for b in wire["messages"][1]["content"]] == ["tool_result", "text"]
+
+
+def test_openai_to_wire() -> None:
+    request = Request("sys", CONVERSATION, TOOLS, options={"tool_choice": "none"})
+    wire = openai_adapter.to_wire(request, "gpt")
+    assert wire["messages"] == [
+        {"role": "system", "content": "sys"},
+        {"role": "user", "content": "Earlier we fixed the parser."},
+        {"role": "assistant", "content": "Understood."},
+        {"role": "user", "content": "Now read a.py"},
+        {
+            "role": "assistant",
+            "content": "Reading.",
+            "tool_calls": [
+                {
+                    "id": "c1",
+                    "type": "function",
+                    "function": {"name": "read_file", "arguments": '{"path": "a.py"}'},
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": "Error: no such file"},
+        {"role": "user", "content": "Then stop."},
+    ]
+    assert wire["tool_choice"] == "none" and wire["max_completion_tokens"] == 8192
+    assert wire["tools"][0]["function"]["parameters"]["properties"]["path"] == {"type": "string"}
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"), [("boom", "Error: boom"), ("Error: boom", "Error: boom"), ("error 2", "error 2")]
+)
+def test_openai_error_results_say_so_once(content: str, expected: str) -> None:
+    wire = openai_adapter.to_wire(
+        Request(
+            "",
+            (
+                Message.of("assistant", [ToolUse("c", "t", {})]),
+                Message.of("user", [ToolResult("c", content, True)]),
+            ),
+        ),
+        "m",
+    )
+    assert wire["messages"][-1]["content"] == expected
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [("", {}), ('{"a": 1}', {"a": 1}), ("[1, 2]", {"_raw": "[1, 2]"}), ("{oops", {"_raw": "{oops"})],
+)
+def test_openai_parse_arguments(raw: str, expected: dict[str, Any]) -> None:
+    assert openai_adapter.parse_arguments(raw) == expected
+
+
+@pytest.mark.parametrize(
+    ("finish", "stop"),
+    [
+        ("stop", "end_turn"),
+        ("tool_calls", "tool_use"),
+        ("length", "max_tokens"),
+        ("content_filter", "refusal"),
+    ],
+)
+def test_openai_finish_reasons(finish: str, stop: str) -> None:
+    assembler = openai_adapter.ChunkAssembler()
+    assembler.feed({"choices": [{"index": 0, "delta": {"content": "x"}, "finish_reason": finish}]})
+    assert assembler.finish().stop_reason == stop
+
+
+def test_assemblers_refuse_a_stream_without_a_stop_reason() -> None:
+    chunks = openai_adapter.ChunkAssembler()
+    chunks.feed({"choices": [{"index": 0, "delta": {"content": "half"}, "finish_reason": None}]})
+    with pytest.raises(TransientError):
+        chunks.finish()
+    events = anthropic_adapter.StreamAssembler()
+    events.feed({"type": "message_start", "message": {"usage": {"input_tokens": 5}}})
+    events.feed({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}})
+    assert (
+        events.feed(
+            {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "ha"}}
+        )
+        == "ha"
+    )
+    with pytest.raises(TransientError):
+        events.finish()
+    with pytest.raises(TransientError):
+        anthropic_adapter.from_wire({"content": [], "stop_reason": None})
+
+
+# -- factory ---------------------------------------------------------------------------------------
+
+
+def test_factory_builds_each_adapter_with_defaults(server: FakeModelServer) -> None:
+    a = create_provider(ProviderSettings(name="anthropic", api_key="k", base_url=server.anthropic_base_url))
+    o = create_provider(
+        ProviderSettings(name="openai", api_key="k", base_url=server.openai_base_url), streaming=False
+    )
+    assert (a.name, a.model) == ("anthropic", "claude-sonnet-4-5")
+    assert (o.name, o.model) == ("openai", "gpt-4.1")
+    server.queue(Reply("from factory"))
+    assert completion_of(o)[1].message.text == "from factory"
+
+
+@pytest.mark.parametrize(("name", "env"), [("anthropic", "ANTHROPIC_API_KEY"), ("openai", "OPENAI_API_KEY")])
+def test_factory_names_the_missing_key(name: str, env: str) -> None:
+    with pytest.raises(ConfigError) as raised:
+        create_provider(ProviderSettings(name=name, api_key=None))  # type: ignore[arg-type]
+    assert str(raised.value) == f"{env} is not set: export it or set provider.api_key in the config"
