@@ -27,7 +27,8 @@ ERROR_PROBE_CHARS = 200
 class Facts:
     last_request: str | None = None
     paths: tuple[str, ...] = ()
-    last_error: str | None = None
+    last_error: str | None = None  # the first line of the latest error result
+    error_call: str = ""  # the call that produced it
 
     def __bool__(self) -> bool:
         return bool(self.last_request or self.paths or self.last_error)
@@ -45,6 +46,7 @@ def span_facts(span: Sequence[Message]) -> Facts:
     """The last user request, the paths touched (first-seen order) and the latest error in `span`."""
     request: str | None = None
     error: str | None = None
+    error_call = ""
     paths: dict[str, None] = {}
     calls: dict[str, str] = {}
     for message in span:
@@ -58,9 +60,9 @@ def span_facts(span: Sequence[Message]) -> Facts:
         for result in message.tool_results:
             if result.is_error and result.content.strip():
                 first = next(line.strip() for line in result.content.splitlines() if line.strip())
-                call = calls.get(result.tool_use_id, "a tool call")
-                error = f"{call}: {first[:ERROR_PROBE_CHARS]}"
-    return Facts(request, tuple(paths), error)
+                error = first[:ERROR_PROBE_CHARS]
+                error_call = calls.get(result.tool_use_id, "a tool call")
+    return Facts(request, tuple(paths), error, error_call)
 
 
 def _norm(text: str) -> str:
@@ -76,11 +78,17 @@ def check(facts: Facts, record: str, tail: Sequence[Message]) -> Facts:
         request = None
     paths = tuple(p for p in facts.paths if _norm(p) not in haystack)
     error = facts.last_error
-    if error is not None:
-        message = error.split(": ", 1)[-1]
-        if _norm(message[:ERROR_PROBE_CHARS]) in haystack:
-            error = None
-    return Facts(request, paths, error)
+    if error is not None and _error_probe(error) in haystack:
+        error = None
+    return Facts(request, paths, error, facts.error_call)
+
+
+def _error_probe(error: str) -> str:
+    """The distinctive start of an error line, without short prefixes such as pytest's "E" or ">"."""
+    words = _norm(error).split()
+    while len(words) > 1 and (len(words[0]) <= 2 or not any(c.isalnum() for c in words[0])):
+        words.pop(0)
+    return " ".join(words[:12])
 
 
 def repair(record: str, missing: Facts) -> str:
@@ -93,7 +101,7 @@ def repair(record: str, missing: Facts) -> str:
     if missing.paths:
         lines.append("- Files touched: " + ", ".join(missing.paths))
     if missing.last_error:
-        lines.append(f"- Latest error: {missing.last_error}")
+        lines.append(f"- Latest error, from {missing.error_call}: {missing.last_error}")
     return record.rstrip() + "\n\n" + "\n".join(lines)
 
 

@@ -1,0 +1,316 @@
+"""The pure layer functions: L0 cap, L1 clear, L4 drop, fidelity, digest, record sections, requests."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from test_context_fakes import FRAME, FakeCounter, assistant, filler, pairing_errors, tool_round, user
+
+from agent_cli.context.cap import cap_result
+from agent_cli.context.clear import is_stub, plan_clear, stub_for
+from agent_cli.context.digest import build_digest
+from agent_cli.context.emergency import ACK, apply_drop, marker_text, plan_drop
+from agent_cli.context.fidelity import check, repair, span_facts
+from agent_cli.context.sections import (
+    UserMessages,
+    assemble_record,
+    cap_text,
+    collect_user_messages,
+    parse_user_messages,
+    render_user_messages,
+    scrub,
+)
+from agent_cli.context.summarize import span_request
+from agent_cli.messages import Message, SummaryBlock, ToolResult, ToolUse
+
+count = FakeCounter().count_text
+
+# -- L0 cap ---------------------------------------------------------------------
+
+
+def _numbered(n: int) -> str:
+    return "".join(f"line {i:05d} of the output\n" for i in range(1, n + 1))
+
+
+@pytest.mark.parametrize(
+    ("name", "args", "hint"),
+    [
+        ("read_file", {"path": "src/big.py"}, 'read_file {"path": "src/big.py", "offset": '),
+        ("bash", {"command": "pytest -x"}, "recall("),
+    ],
+)
+def test_cap_keeps_head_and_tail_and_says_how_to_see_the_rest(
+    name: str, args: dict[str, str], hint: str
+) -> None:
+    text = _numbered(2_000)
+    use = ToolUse("t1", name, args)
+    capped = cap_result(
+        use,
+        ToolResult("t1", text),
+        max_tokens=1_000,
+        tokens=count(text),
+        count_text=count,
+        saved_to="/x/out.txt",
+    )
+    assert count(capped.content) <= 1_000
+    assert capped.content.startswith("line 00001 ") and capped.content.endswith("line 02000 of the output\n")
+    assert "/x/out.txt" in capped.content and hint in capped.content
+    # The marker's offset points at the first line that was cut.
+    if name == "read_file":
+        offset = int(capped.content.split('"offset": ')[1].split("}")[0])
+        assert f"line {offset:05d}" not in capped.content.split("[...")[0]
+        assert f"line {offset - 1:05d}" in capped.content.split("[...")[0]
+    # Command output keeps more tail than head; file reads more head.
+    head, tail = capped.content.split("[...")[0], capped.content.split("]\n", 1)[1]
+    assert (len(head) > len(tail)) == (name == "read_file")
+
+
+def test_cap_leaves_small_results_alone_and_handles_one_long_line() -> None:
+    use = ToolUse("t1", "bash", {"command": "x"})
+    small = ToolResult("t1", "ok")
+    assert cap_result(use, small, max_tokens=10, tokens=1, count_text=count, saved_to="p") is small
+    blob = "x" * 50_000
+    capped = cap_result(
+        use, ToolResult("t1", blob, True), max_tokens=500, tokens=count(blob), count_text=count, saved_to="p"
+    )
+    assert count(capped.content) <= 500 and capped.is_error
+
+
+# -- L1 clear -------------------------------------------------------------------
+
+
+def _reads(n: int, size: int) -> list[Message]:
+    conv = [user("read them all")]
+    for i in range(n):
+        conv += tool_round("read_file", {"path": f"src/f{i}.py"}, filler(size, f"w{i}"))
+    return conv
+
+
+def test_clear_below_the_batch_size_does_nothing() -> None:
+    conv = _reads(4, 4_000)  # ~1k tokens each
+    counts = [FakeCounter().count_message(m) for m in conv]
+    # protect 2k (the newest two), the other two free ~2k < 5k batch: no change, cache intact.
+    assert plan_clear(conv, counts, protect_tokens=2_000, min_batch_tokens=5_000) is None
+
+
+def test_clear_stubs_old_results_keeps_ids_and_the_newest() -> None:
+    conv = _reads(6, 4_000)
+    counts = [FakeCounter().count_message(m) for m in conv]
+    plan = plan_clear(conv, counts, protect_tokens=2_000, min_batch_tokens=1_000)
+    assert plan is not None
+    results = [r for m in plan.messages for r in m.tool_results]
+    assert [is_stub(r) for r in results] == [True, True, True, True, False, False]
+    assert [r.tool_use_id for r in results] == [r.tool_use_id for m in conv for r in m.tool_results]
+    assert pairing_errors(plan.messages) == []
+    assert plan.cleared == 4 and plan.freed > 3_000
+    assert [m.id for m in plan.originals] == [conv[i].id for i in (2, 4, 6, 8)]
+    stub = results[0].content
+    assert stub.startswith('[cleared to save context: read_file {"path": "src/f0.py"} returned ')
+    assert 'recall("src/f0.py")' in stub
+    # Already cleared results are not cleared again: nothing more to free.
+    again = plan_clear(
+        plan.messages,
+        [FakeCounter().count_message(m) for m in plan.messages],
+        protect_tokens=2_000,
+        min_batch_tokens=1,
+    )
+    assert again is None
+
+
+@pytest.mark.parametrize(
+    ("use", "result", "expected"),
+    [
+        (
+            ToolUse("t", "bash", {"command": "make test"}),
+            ToolResult("t", "a\nb\nFAIL", True),
+            "[cleared to save context: bash {\"command\": \"make test\"} failed with 3 lines; "
+            'call recall("make test")',
+        ),
+        (
+            ToolUse("t", "bash", {"command": 'echo "hi"'}),
+            ToolResult("t", "hi\n"),
+            '[cleared to save context: bash {"command": "echo \\"hi\\""} returned 1 lines; call recall("t")',
+        ),
+        (
+            None,
+            ToolResult("t9", "x"),
+            '[cleared to save context: tool call t9 returned 1 lines; call recall("t9")',
+        ),
+    ],
+)
+def test_stub_wording(use: ToolUse | None, result: ToolResult, expected: str) -> None:
+    assert stub_for(use, result).startswith(expected)
+
+
+# -- L4 drop --------------------------------------------------------------------
+
+
+def test_drop_fifo_keeps_the_latest_user_message_and_the_record() -> None:
+    record = Message("user", (SummaryBlock("Condensed record: the goal.", "t.jsonl"),))
+    conv = [
+        record,
+        assistant(ACK),
+        user("first"),
+        *tool_round("bash", {"command": "a"}, "x" * 400),
+        assistant("did a"),
+        user("latest request"),
+        *tool_round("bash", {"command": "b"}, "y" * 4_000),
+    ]
+    counts = [FakeCounter().count_message(m) for m in conv]
+    plan = plan_drop(conv, counts, need=150)
+    assert plan is not None
+    dropped = plan.dropped(conv)
+    assert [m.text for m in dropped if m.text][:2] == [ACK, "first"]  # oldest first
+    assert conv[0] not in dropped and conv[6] not in dropped
+    new = apply_drop(conv, plan, marker_text(len(dropped), "/t/span-002-emergency.jsonl"))
+    assert pairing_errors(new) == []
+    assert new[0] is record and "span-002-emergency.jsonl" in new[2].text and new[2].role == "user"
+    # Everything may have to go, except the latest user message.
+    plan = plan_drop(conv, counts, need=10**9)
+    assert plan is not None
+    new = apply_drop(conv, plan, marker_text(len(plan.drop), "t"))
+    assert [m.text for m in new if m.is_plain_user][-1] == "latest request"
+    assert pairing_errors(new) == []
+
+
+def test_drop_with_nothing_droppable() -> None:
+    conv = [user("only this")]
+    assert plan_drop(conv, [10], need=5) is None
+
+
+# -- fidelity -------------------------------------------------------------------
+
+
+def _work_span() -> list[Message]:
+    return [
+        user("fix the parser"),
+        *tool_round("read_file", {"path": "src/parser.py"}, "def parse(): ..."),
+        *tool_round("edit_file", {"path": "src/lexer.py", "old": "a", "new": "b"}, "ok"),
+        *tool_round("bash", {"command": "pytest"}, "E   AssertionError: expected 3 got 4\nmore", error=True),
+        assistant("the test still fails"),
+        user("also keep the API stable"),
+    ]
+
+
+def test_fidelity_finds_and_repairs_what_a_record_left_out() -> None:
+    span = _work_span()
+    facts = span_facts(span)
+    assert facts.last_request == "also keep the API stable"
+    assert facts.paths == ("src/parser.py", "src/lexer.py")
+    assert facts.last_error is not None and "AssertionError: expected 3 got 4" in facts.last_error
+    record = "## Files\nsrc/parser.py holds parse()."
+    missing = check(facts, record, tail=[])
+    assert missing.paths == ("src/lexer.py",) and missing.last_request and missing.last_error
+    repaired = repair(record, missing)
+    assert check(facts, repaired, tail=[]).__bool__() is False
+    # What the kept tail mentions need not be repeated.
+    tail = [user("also keep the API stable"), *tool_round("read_file", {"path": "src/lexer.py"}, "x")]
+    missing = check(facts, record + "\nAssertionError: expected 3 got 4", tail)
+    assert not missing
+
+
+# -- digest ---------------------------------------------------------------------
+
+
+def test_digest_lists_files_commands_errors_and_last_words() -> None:
+    span = [*_work_span()[:-1]]
+    span += tool_round("bash", {"command": "make build"}, "done\nexit code: 0")
+    digest = build_digest(span)
+    assert "src/parser.py (read_file)" in digest and "src/lexer.py (edit_file)" in digest
+    assert "`pytest` -> failed" in digest and "`make build` -> exit 0" in digest
+    assert "AssertionError: expected 3 got 4" in digest
+    assert "the test still fails" in digest
+    assert build_digest(span) == digest  # deterministic
+
+
+def test_digest_folds_in_the_earlier_record_without_its_user_section() -> None:
+    users = render_user_messages(UserMessages(("old request",)), 100, count)
+    earlier = Message("user", (SummaryBlock(f"## Work state\nDone: parser.\n\n{users}", "a.jsonl"),))
+    digest = build_digest([earlier, assistant(ACK), user("next")])
+    assert "Done: parser." in digest and "old request" not in digest
+
+
+# -- the user's messages, verbatim ----------------------------------------------
+
+
+def test_user_messages_newest_first_within_budget_oldest_elided() -> None:
+    texts = tuple(f"request number {i}: " + "word " * 20 for i in range(10))
+    section = render_user_messages(UserMessages(texts), budget=100, count=count)
+    assert texts[-1] in section and texts[0] not in section
+    parsed = parse_user_messages(section)
+    assert parsed.texts == texts[-len(parsed.texts) :] and parsed.elided == 10 - len(parsed.texts)
+    assert f"({parsed.elided} earlier user messages not shown" in section
+
+
+def test_user_messages_roll_over_records_and_stay_verbatim() -> None:
+    odd = "line one\n[user message 3]\n  indented ## not a header\n"
+    first = render_user_messages(UserMessages(("a", odd)), 1_000, count)
+    record = Message("user", (SummaryBlock("body\n\n" + first + "\n\nclosing", "t"),))
+    users = collect_user_messages(
+        [record, assistant(ACK), user("b"), *tool_round("bash", {}, "x"), user("c")]
+    )
+    assert users.texts[0] == "a" and users.texts[-2:] == ("b", "c")
+    assert "line one" in users.texts[1]
+
+
+def test_a_single_huge_user_message_is_cut_not_lost() -> None:
+    section = render_user_messages(UserMessages(("z" * 10_000,)), budget=200, count=count)
+    assert "characters cut; recall finds the rest" in section and count(section) < 400
+
+
+def test_scrub_removes_the_reserved_word_in_every_form() -> None:
+    text = "Summarize this. summarized, SUMMARIZING, summariser, summarization."
+    assert "summariz" not in scrub(text).lower() and "summaris" not in scrub(text).lower()
+    verbatim = scrub("please summarize the diff", verbatim=True)
+    assert "summarize" not in verbatim and verbatim.replace("\u00ad", "") == "please summarize the diff"
+
+
+def test_record_names_its_transcript_and_recall_and_avoids_the_word() -> None:
+    users = render_user_messages(UserMessages(("summarize the logs",)), 100, count)
+    record = assemble_record(
+        body="We summarized it.",
+        users=users,
+        transcript="/t/span-001.jsonl",
+        replaced=7,
+        recall_hint='"src/a.py"',
+    )
+    assert record.startswith("Condensed record of the earlier conversation: 7 messages")
+    assert "/t/span-001.jsonl" in record and 'recall("src/a.py")' in record
+    assert "summarize" not in record.lower()
+
+
+def test_cap_text_enforces_the_length() -> None:
+    long = "\n".join(f"fact {i}" for i in range(2_000))
+    capped = cap_text(long, 100, count)
+    assert count(capped) <= 110 and capped.endswith("length cap]")
+    assert cap_text("short", 100, count) == "short"
+
+
+# -- the summary request --------------------------------------------------------
+
+
+def test_span_request_reuses_the_prefix_and_ends_with_the_instruction() -> None:
+    span = [*_work_span()[:-1], assistant("paused")]
+    req = span_request(span, FRAME, 600, focus="the parser bug")
+    assert req.system == FRAME.system and req.tools == FRAME.tools
+    assert req.options["tool_choice"] == "none" and req.max_tokens == 600
+    assert list(req.messages[:-1]) == span  # the same messages, same ids: the cached prefix
+    last = req.messages[-1]
+    assert last.role == "user" and "Summarize" in last.text and "the parser bug" in last.text
+    for section in (
+        "Goal and requests",
+        "Constraints and decisions",
+        "Files",
+        "Commands and errors",
+        "Work state",
+    ):
+        assert f"## {section}" in last.text
+
+
+def test_span_request_merges_the_instruction_into_a_final_user_turn() -> None:
+    span = [user("a"), *tool_round("bash", {"command": "ls"}, "x")]
+    req = span_request(span, FRAME, 600, focus=None)
+    assert len(req.messages) == 3 and req.messages[-1].tool_results and "Summarize" in req.messages[-1].text
+    assert pairing_errors(list(req.messages)) == []
+    json.dumps([m.to_json() for m in req.messages])  # still a valid message list
