@@ -1,0 +1,60 @@
+"""Helpers for end-to-end tests: run `agent` as a user would, in a temp project, against a fake server."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from tests.fakeserver import FakeModelServer
+
+ANTHROPIC_KEY = "sk-ant-api03-E2ECANARYkey0123456789abcdefghij"
+OPENAI_KEY = "sk-proj-E2ECANARYkey0123456789abcdefghijklmn"
+MODELS = {"anthropic": "claude-sonnet-4-5", "openai": "gpt-4o"}
+
+
+def agent_env(home: Path, server: FakeModelServer | None = None, provider: str = "anthropic") -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
+    env.update(
+        HOME=str(home),
+        XDG_CONFIG_HOME=str(home / ".config"),
+        XDG_STATE_HOME=str(home / ".state"),
+        NO_COLOR="1",
+        PYTHONUNBUFFERED="1",
+    )
+    if server is not None:
+        if provider == "anthropic":
+            env.update(ANTHROPIC_API_KEY=ANTHROPIC_KEY, ANTHROPIC_BASE_URL=server.anthropic_base_url)
+        else:
+            env.update(OPENAI_API_KEY=OPENAI_KEY, OPENAI_BASE_URL=server.openai_base_url)
+    return env
+
+
+def agent_cmd(*args: str) -> list[str]:
+    return [sys.executable, "-m", "agent_cli", *args]
+
+
+def run_agent(
+    args: list[str], cwd: Path, env: dict[str, str], timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        agent_cmd(*args), cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def stream_events(stdout: str) -> list[dict[str, Any]]:
+    events = []
+    for line in stdout.splitlines():
+        line = line.strip()
+        if line.startswith("{"):
+            events.append(json.loads(line))
+    return events
+
+
+def transcript_blob(project: Path) -> str:
+    root = project / ".transcripts"
+    return "".join(p.read_text(errors="replace") for p in root.rglob("*") if p.is_file())
