@@ -37,6 +37,7 @@ class _Doc:
 
     source: str  # file name
     ref: str  # record / message id, or the tool call id for outputs
+    key: str  # the message id, the same in the session log and a span file
     header: str  # a first line describing the text ("" when none)
     text: str
     order: tuple[int, int, int]  # (file mtime, line, block): larger is newer
@@ -98,12 +99,12 @@ class TranscriptStore:
         """Every file recall searches: the store's own plus the session log."""
         if not self.session_dir.is_dir():
             return []
-        names = sorted(
-            e.name
-            for e in os.scandir(self.session_dir)
-            if e.is_file() and (_SEQ_RE.match(e.name) or e.name == SESSION_LOG)
-        )
-        return [self.session_dir / n for n in names]
+        found: list[tuple[int, str]] = []
+        for entry in os.scandir(self.session_dir):
+            match = _SEQ_RE.match(entry.name)
+            if entry.is_file() and (match or entry.name == SESSION_LOG):
+                found.append((int(match.group(1)) if match else 0, entry.name))
+        return [self.session_dir / name for _, name in sorted(found)]
 
     def search(self, query: str, max_chars: int) -> str:
         """Passages matching `query` (literal, case-insensitive), newest first, within `max_chars`."""
@@ -115,7 +116,7 @@ class TranscriptStore:
         seen: set[tuple[str, str]] = set()
         for doc in self._docs(files):
             for passage in _passages(doc, needle):
-                key = (doc.ref, passage)
+                key = (doc.key, passage)
                 if key in seen:  # the session log and a span file hold the same message
                     continue
                 seen.add(key)
@@ -134,7 +135,8 @@ class TranscriptStore:
                 continue
             if path.suffix == ".txt":
                 header, _, text = raw.partition("\n")
-                yield _Doc(path.name, _output_ref(path.name), header, text, (mtime, 0, 0))
+                ref = _output_ref(path.name)
+                yield _Doc(path.name, ref, ref, header, text, (mtime, 0, 0))
             else:
                 yield from _jsonl_docs(path.name, raw, mtime)
 
@@ -163,22 +165,23 @@ def _jsonl_docs(source: str, raw: str, mtime: int) -> Iterator[_Doc]:
         if not isinstance(data, dict) or "role" not in data:
             continue
         ref = str(record.get("rid") or data.get("id") or f"line {line_no + 1}")
+        key = str(data.get("id") or ref)
         for block_no, block in enumerate(data.get("content") or []):
             if not isinstance(block, dict):
                 continue
             order = (mtime, line_no, block_no)
             kind = block.get("type")
             if kind in ("text", "summary"):
-                yield _Doc(source, ref, "", str(block.get("text", "")), order)
+                yield _Doc(source, ref, key, "", str(block.get("text", "")), order)
             elif kind == "tool_use":
                 call = f"{block.get('name')} {json.dumps(block.get('input') or {}, ensure_ascii=False)}"
                 calls[str(block.get("id"))] = call
-                yield _Doc(source, ref, "", f"[tool call {call}]", order)
+                yield _Doc(source, ref, key, "", f"[tool call {call}]", order)
             elif kind == "tool_result":
                 use_id = str(block.get("tool_use_id"))
                 call = calls.get(use_id, "a tool call")
                 header = f"[result of {call} · id {use_id}]"
-                yield _Doc(source, ref, header, str(block.get("content", "")), order)
+                yield _Doc(source, ref, key, header, str(block.get("content", "")), order)
 
 
 def _passages(doc: _Doc, needle: str) -> list[str]:
