@@ -7,7 +7,7 @@ it costs little more than starting Python.
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 __all__ = ["main"]
 
@@ -23,7 +23,7 @@ def main() -> None:
     app(prog_name="agent")
 
 
-def _build_app():  # type: ignore[no-untyped-def]  # typer's app type is built dynamically
+def _build_app() -> Any:  # a typer.Typer; typer is imported lazily to keep --version fast
     import typer
 
     app = typer.Typer(
@@ -35,7 +35,9 @@ def _build_app():  # type: ignore[no-untyped-def]  # typer's app type is built d
         help="agent-cli: a terminal coding agent whose conversation never dies of a full context window.\n\n"
         "Run `agent` for the interactive REPL, or `agent -p PROMPT` for one task headless.",
     )
-    transcripts = typer.Typer(help="Browse and search this project's session transcripts.", add_completion=False)
+    transcripts = typer.Typer(
+        help="Browse and search this project's session transcripts.", add_completion=False
+    )
     app.add_typer(transcripts, name="transcripts")
 
     def version_callback(value: bool) -> None:
@@ -48,16 +50,45 @@ def _build_app():  # type: ignore[no-untyped-def]  # typer's app type is built d
     @app.callback(invoke_without_command=True)
     def run(
         ctx: typer.Context,
-        prompt: Annotated[str | None, typer.Option("-p", "--print", help="Run one task headless and print the answer.")] = None,  # noqa: E501
+        prompt: Annotated[
+            str | None, typer.Option("-p", "--print", help="Run one task headless and print the answer.")
+        ] = None,
         provider: Annotated[str | None, typer.Option("--provider", help="anthropic or openai.")] = None,
-        model: Annotated[str | None, typer.Option("--model", help="Model name (see the README's model table).")] = None,  # noqa: E501
-        context_window: Annotated[int | None, typer.Option("--context-window", help="Override the model's context window (tokens).")] = None,  # noqa: E501
-        config: Annotated[Path | None, typer.Option("--config", help="Config file (TOML); without it the user config, then .agent/config.toml.")] = None,  # noqa: E501
-        yes: Annotated[bool, typer.Option("--yes", "-y", help="Approve every tool call without asking.")] = False,
-        output_format: Annotated[str, typer.Option("--output-format", help="Headless output: text, json or stream-json.")] = "text",  # noqa: E501
-        continue_: Annotated[bool, typer.Option("--continue", "-c", help="Continue the latest session in this directory.")] = False,  # noqa: E501
-        resume: Annotated[str | None, typer.Option("--resume", "-r", help="Resume the session with this id (or unique prefix).")] = None,  # noqa: E501
-        version: Annotated[bool, typer.Option("--version", "-V", callback=version_callback, is_eager=True, help="Print the version and exit.")] = False,  # noqa: E501
+        model: Annotated[
+            str | None, typer.Option("--model", help="Model name (see the README's model table).")
+        ] = None,
+        context_window: Annotated[
+            int | None, typer.Option("--context-window", help="Override the model's context window (tokens).")
+        ] = None,
+        config: Annotated[
+            Path | None,
+            typer.Option(
+                "--config", help="Config file (TOML); without it the user config, then .agent/config.toml."
+            ),
+        ] = None,
+        yes: Annotated[
+            bool, typer.Option("--yes", "-y", help="Approve every tool call without asking.")
+        ] = False,
+        output_format: Annotated[
+            str, typer.Option("--output-format", help="Headless output: text, json or stream-json.")
+        ] = "text",
+        continue_: Annotated[
+            bool, typer.Option("--continue", "-c", help="Continue the latest session in this directory.")
+        ] = False,
+        resume: Annotated[
+            str | None,
+            typer.Option("--resume", "-r", help="Resume the session with this id (or unique prefix)."),
+        ] = None,
+        version: Annotated[
+            bool,
+            typer.Option(
+                "--version",
+                "-V",
+                callback=version_callback,
+                is_eager=True,
+                help="Print the version and exit.",
+            ),
+        ] = False,
     ) -> None:
         if ctx.invoked_subcommand is not None:
             return
@@ -86,14 +117,18 @@ def _build_app():  # type: ignore[no-untyped-def]  # typer's app type is built d
         raise typer.Exit(transcripts_command("list", None))
 
     @transcripts.command("show")
-    def transcripts_show(session_id: Annotated[str, typer.Argument(help="Session id or unique prefix.")]) -> None:
+    def transcripts_show(
+        session_id: Annotated[str, typer.Argument(help="Session id or unique prefix.")],
+    ) -> None:
         """Show one session's conversation."""
         from agent_cli.wiring import transcripts_command
 
         raise typer.Exit(transcripts_command("show", session_id))
 
     @transcripts.command("search")
-    def transcripts_search(text: Annotated[str, typer.Argument(help="Text to find (literal, any case).")]) -> None:
+    def transcripts_search(
+        text: Annotated[str, typer.Argument(help="Text to find (literal, any case).")],
+    ) -> None:
         """Search every session's transcripts in this project."""
         from agent_cli.wiring import transcripts_command
 

@@ -135,7 +135,12 @@ class RetryEvent:
     reason: str
 
     def to_json(self) -> dict[str, Any]:
-        return {"type": self.type, "attempt": self.attempt, "delay": round(self.delay, 3), "reason": self.reason}
+        return {
+            "type": self.type,
+            "attempt": self.attempt,
+            "delay": round(self.delay, 3),
+            "reason": self.reason,
+        }
 
 
 @dataclass(frozen=True, slots=True)

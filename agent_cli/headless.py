@@ -71,7 +71,8 @@ def render_headless(
     if fmt == "text" and result is not None and result.text:
         out.write(result.text.rstrip("\n") + "\n")
     elif fmt == "json":
-        payload = result.to_json() if result else {"type": "result", "text": "", "stop": "error"}
+        empty = {"type": "result", "text": "", "stop": "error"}
+        payload: dict[str, Any] = result.to_json() if result else empty
         payload.update(errors=errors, compactions=compactions)
         out.write(json.dumps(payload, ensure_ascii=False) + "\n")
     out.flush()
@@ -85,9 +86,8 @@ def _progress_line(event: Event) -> str | None:
     if isinstance(event, ToolResultEvent) and event.is_error:
         return f"  ✗ {event.content.splitlines()[0][:100] if event.content else 'error'}"
     if isinstance(event, CompactEvent):
-        return (
-            f"⟳ context {event.layer} ({event.trigger}): {event.tokens_before:,} → {event.tokens_after:,} tokens"
-        )
+        before, after = event.tokens_before, event.tokens_after
+        return f"⟳ context {event.layer} ({event.trigger}): {before:,} → {after:,} tokens"
     if isinstance(event, RetryEvent):
         return f"… retry {event.attempt} in {event.delay:.1f}s: {event.reason}"
     if isinstance(event, WarningEvent):

@@ -44,7 +44,9 @@ from agent_cli.tools.base import ToolContext, ToolRegistry
 __all__ = ["AgentLoop", "ContextPolicy", "SessionSink"]
 
 CONTINUE_AFTER_CUTOFF = "Your last reply hit the output token limit. Continue exactly where it stopped."
-CONTINUE_AFTER_COMPACT = "The conversation was compacted at your request. Continue the task from the summary above."
+CONTINUE_AFTER_COMPACT = (
+    "The conversation was compacted at your request. Continue the task from the summary above."
+)
 INTERRUPTED = "interrupted: the user stopped this tool call before it finished"
 MAX_CONTINUATIONS = 3
 
@@ -55,8 +57,12 @@ class ContextPolicy(Protocol):
     def ingest(self, use: ToolUse, result: ToolResult) -> tuple[ToolResult, CompactEvent | None]: ...
     def prepare(self, history: Sequence[Message], frame: Frame) -> Prepared: ...
     def observe(self, frame: Frame, sent: Sequence[Message], usage: Usage) -> None: ...
-    def on_overflow(self, history: Sequence[Message], frame: Frame, error: ContextOverflowError) -> Prepared: ...
-    def compact(self, history: Sequence[Message], frame: Frame, focus: str | None, trigger: str) -> Prepared: ...
+    def on_overflow(
+        self, history: Sequence[Message], frame: Frame, error: ContextOverflowError
+    ) -> Prepared: ...
+    def compact(
+        self, history: Sequence[Message], frame: Frame, focus: str | None, trigger: str
+    ) -> Prepared: ...
     def recall(self, query: str) -> str: ...
     def tokens(self, history: Sequence[Message], frame: Frame) -> int: ...
 
@@ -181,7 +187,9 @@ class AgentLoop:
                     focus = self._pending_compact.pop()
                     self._pending_compact.clear()
                     yield StatusEvent("summarizing")
-                    yield from self._apply(self.context.compact(self.history, self.frame, focus, "tool"), "tool")
+                    yield from self._apply(
+                        self.context.compact(self.history, self.frame, focus, "tool"), "tool"
+                    )
                     if self.history and self.history[-1].role == "assistant":
                         self._append(Message.user(CONTINUE_AFTER_COMPACT))
                 continue
@@ -197,7 +205,9 @@ class AgentLoop:
             "Send another message to let it go on."
         )
         yield self._emit(ErrorEvent(note, kind="max_iterations"))
-        yield self._emit(ResultEvent(note, "max_iterations", self.max_iterations, self._total_usage(), self.session_id))
+        yield self._emit(
+            ResultEvent(note, "max_iterations", self.max_iterations, self._total_usage(), self.session_id)
+        )
 
     def _request_with_reactive_retry(self) -> Generator[Event, None, Completion | _Failed]:
         """Send the request; on a context overflow compact and retry once, never more."""
@@ -275,7 +285,9 @@ class AgentLoop:
     def _run_one(self, use: ToolUse) -> ToolResult:
         decision = self.approver.decide(use.name, use.input)
         if not decision.allowed:
-            return ToolResult(use.id, f"Error: {decision.reason or 'the user did not approve this call'}", True)
+            return ToolResult(
+                use.id, f"Error: {decision.reason or 'the user did not approve this call'}", True
+            )
         veto = self.hooks.on_before_tool(use)
         if veto:
             return ToolResult(use.id, f"Error: {veto}", True)

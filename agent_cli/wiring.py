@@ -10,9 +10,10 @@ from __future__ import annotations
 import itertools
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Literal
 
 from agent_cli import __version__
 from agent_cli.approvals import Approver, AutoApprover, HeadlessApprover
@@ -74,13 +75,16 @@ def _fail(message: str, code: int = 2) -> int:
 
 def run_cli(args: CliArgs, *, env: dict[str, str] | None = None, cwd: Path | None = None) -> int:
     if args.output_format not in OUTPUT_FORMATS:
-        return _fail(f"--output-format must be one of {', '.join(OUTPUT_FORMATS)} (got {args.output_format!r})")
+        return _fail(
+            f"--output-format must be one of {', '.join(OUTPUT_FORMATS)} (got {args.output_format!r})"
+        )
     if args.continue_session and args.resume:
         return _fail("use either --continue or --resume, not both")
     interactive = args.prompt is None
     try:
-        built = build(args, env=dict(os.environ) if env is None else env, cwd=cwd or Path.cwd(),
-                      interactive=interactive)
+        built = build(
+            args, env=dict(os.environ) if env is None else env, cwd=cwd or Path.cwd(), interactive=interactive
+        )
     except ConfigError as exc:
         return _fail(str(exc))
     except AgentError as exc:
@@ -120,13 +124,18 @@ def build(args: CliArgs, *, env: dict[str, str], cwd: Path, interactive: bool) -
         window = info.context_window
     else:
         window = UNKNOWN_WINDOW
-        warnings.append(WarningEvent(
-            f"unknown model {model!r}: assuming a {UNKNOWN_WINDOW:,}-token window; "
-            "set --context-window or context.context_window"))
+        warnings.append(
+            WarningEvent(
+                f"unknown model {model!r}: assuming a {UNKNOWN_WINDOW:,}-token window; "
+                "set --context-window or context.context_window"
+            )
+        )
     max_output = pset.max_output_tokens or min(info.max_output if info else 8192, MAX_OUTPUT_CAP)
     max_output = min(max_output, max(1024, window // 4))
 
-    redactor = Redactor([k for k in (pset.api_key, env.get("ANTHROPIC_API_KEY"), env.get("OPENAI_API_KEY")) if k])
+    redactor = Redactor(
+        [k for k in (pset.api_key, env.get("ANTHROPIC_API_KEY"), env.get("OPENAI_API_KEY")) if k]
+    )
     history = []
     if args.continue_session or args.resume:
         session_id = resolve_session_id(root, args.resume) if args.resume else latest_session_id(root)
@@ -188,13 +197,13 @@ def build(args: CliArgs, *, env: dict[str, str], cwd: Path, interactive: bool) -
     return Built(settings, loop, session, engine, window, model, warnings, make_provider)
 
 
-def _deny_until_repl_asks(name: str, args: object) -> str:
+def _deny_until_repl_asks(name: str, args: Mapping[str, Any]) -> Literal["yes", "no", "always"]:
     """Placeholder asker; the REPL installs its own prompt before the first turn."""
     return "no"
 
 
 def transcripts_command(action: str, arg: str | None, *, cwd: Path | None = None) -> int:
-    from agent_cli import transcripts_view as view
+    import agent_cli.transcripts_view as view
     from agent_cli.session import list_sessions
 
     root = cwd or Path.cwd()

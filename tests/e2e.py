@@ -16,7 +16,9 @@ OPENAI_KEY = "sk-proj-E2ECANARYkey0123456789abcdefghijklmn"
 MODELS = {"anthropic": "claude-sonnet-4-5", "openai": "gpt-4o"}
 
 
-def agent_env(home: Path, server: FakeModelServer | None = None, provider: str = "anthropic") -> dict[str, str]:
+def agent_env(
+    home: Path, server: FakeModelServer | None = None, provider: str = "anthropic"
+) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
     env.update(
         HOME=str(home),
@@ -41,7 +43,12 @@ def run_agent(
     args: list[str], cwd: Path, env: dict[str, str], timeout: float = 120
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        agent_cmd(*args), cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout,
+        agent_cmd(*args),
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
         stdin=subprocess.DEVNULL,
     )
 

@@ -11,8 +11,17 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e import ANTHROPIC_KEY, MODELS, OPENAI_KEY, agent_cmd, agent_env, run_agent, stream_events, transcript_blob
-from tests.fakeserver import Drop, Fault, FakeModelServer, Reply, ToolCallSpec
+from tests.e2e import (
+    ANTHROPIC_KEY,
+    MODELS,
+    OPENAI_KEY,
+    agent_cmd,
+    agent_env,
+    run_agent,
+    stream_events,
+    transcript_blob,
+)
+from tests.fakeserver import Drop, FakeModelServer, Fault, Reply, ToolCallSpec
 
 pytestmark = pytest.mark.e2e
 PROVIDERS = ["anthropic", "openai"]
@@ -37,8 +46,11 @@ def home(tmp_path: Path) -> Path:
 def test_say_hi_prints_the_answer(provider: str, project: Path, home: Path) -> None:
     with FakeModelServer() as server:
         server.queue(Reply("Hi! How can I help?"))
-        r = run_agent(["-p", "say hi", "--provider", provider, "--model", MODELS[provider]], project,
-                      agent_env(home, server, provider))
+        r = run_agent(
+            ["-p", "say hi", "--provider", provider, "--model", MODELS[provider]],
+            project,
+            agent_env(home, server, provider),
+        )
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "Hi! How can I help?"
     assert server.requests[0].api == provider
@@ -47,9 +59,24 @@ def test_say_hi_prints_the_answer(provider: str, project: Path, home: Path) -> N
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_stream_json_tool_round_and_no_key_on_disk(provider: str, project: Path, home: Path) -> None:
     with FakeModelServer() as server:
-        server.queue(Reply(tool_calls=[ToolCallSpec("read_file", {"path": "a.txt"})]), Reply("It holds two lines."))
-        r = run_agent(["-p", "Read a.txt", "--provider", provider, "--model", MODELS[provider], "--yes",
-                       "--output-format", "stream-json"], project, agent_env(home, server, provider))
+        server.queue(
+            Reply(tool_calls=[ToolCallSpec("read_file", {"path": "a.txt"})]), Reply("It holds two lines.")
+        )
+        r = run_agent(
+            [
+                "-p",
+                "Read a.txt",
+                "--provider",
+                provider,
+                "--model",
+                MODELS[provider],
+                "--yes",
+                "--output-format",
+                "stream-json",
+            ],
+            project,
+            agent_env(home, server, provider),
+        )
     assert r.returncode == 0, r.stderr
     events = stream_events(r.stdout)
     assert all("type" in e for e in events)
@@ -95,7 +122,9 @@ def test_wrong_value_names_the_key(project: Path, home: Path) -> None:
     assert "config.toml:3" in r.stderr and "context.trigger_ratio" in r.stderr
 
 
-@pytest.mark.parametrize(("provider", "var"), [("anthropic", "ANTHROPIC_API_KEY"), ("openai", "OPENAI_API_KEY")])
+@pytest.mark.parametrize(
+    ("provider", "var"), [("anthropic", "ANTHROPIC_API_KEY"), ("openai", "OPENAI_API_KEY")]
+)
 def test_missing_key_names_the_env_var(provider: str, var: str, project: Path, home: Path) -> None:
     r = run_agent(["-p", "hi", "--provider", provider], project, agent_env(home))
     assert r.returncode == 2
@@ -118,8 +147,20 @@ def test_survives_429_529_500_and_a_dropped_connection(provider: str, project: P
             Fault(500, "internal error", headers=now),
             Reply("made it"),
         )
-        r = run_agent(["-p", "go", "--provider", provider, "--model", MODELS[provider], "--output-format",
-                       "stream-json"], project, agent_env(home, server, provider))
+        r = run_agent(
+            [
+                "-p",
+                "go",
+                "--provider",
+                provider,
+                "--model",
+                MODELS[provider],
+                "--output-format",
+                "stream-json",
+            ],
+            project,
+            agent_env(home, server, provider),
+        )
     assert r.returncode == 0, r.stderr
     events = stream_events(r.stdout)
     assert [e["attempt"] for e in events if e["type"] == "retry"] == [1, 2, 3, 4]
@@ -137,8 +178,10 @@ def test_exit_1_when_the_provider_keeps_failing(project: Path, home: Path) -> No
 
 def test_headless_without_yes_denies_writes_readably(project: Path, home: Path) -> None:
     with FakeModelServer() as server:
-        server.queue(Reply(tool_calls=[ToolCallSpec("write_file", {"path": "new.txt", "content": "x"})]),
-                     Reply("could not write"))
+        server.queue(
+            Reply(tool_calls=[ToolCallSpec("write_file", {"path": "new.txt", "content": "x"})]),
+            Reply("could not write"),
+        )
         r = run_agent(["-p", "write", "--output-format", "stream-json"], project, agent_env(home, server))
         sent = server.requests[1].body["messages"][-1]["content"][0]
     assert r.returncode == 0
@@ -154,8 +197,14 @@ def test_kill_9_during_bash_then_continue(project: Path, home: Path) -> None:
             Reply(tool_calls=[ToolCallSpec("read_file", {"path": "a.txt"})]),
             Reply(tool_calls=[ToolCallSpec("bash", {"command": f"echo $$ > {pidfile}; exec sleep 60"})]),
         )
-        proc = subprocess.Popen(agent_cmd("-p", "read then wait", "--yes"), cwd=project, env=env,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            agent_cmd("-p", "read then wait", "--yes"),
+            cwd=project,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+        )
         try:
             deadline = time.monotonic() + 60
             while not pidfile.exists() or not pidfile.read_text().strip():
@@ -174,8 +223,13 @@ def test_kill_9_during_bash_then_continue(project: Path, home: Path) -> None:
         body = server.requests[-1].body
     flat = json.dumps(body["messages"])
     assert "alpha line" in flat, "the tool result read before the crash is still there"
-    results = [b for m in body["messages"] if isinstance(m["content"], list) for b in m["content"]
-               if b.get("type") == "tool_result"]
+    results = [
+        b
+        for m in body["messages"]
+        if isinstance(m["content"], list)
+        for b in m["content"]
+        if b.get("type") == "tool_result"
+    ]
     assert len(results) == 2 and results[-1]["is_error"] and "interrupted" in json.dumps(results[-1])
     last_texts = [b.get("text", "") for b in body["messages"][-1]["content"]]
     assert any("go on" in t for t in last_texts)
@@ -201,6 +255,16 @@ def test_version_and_help(project: Path, home: Path) -> None:
     v = run_agent(["--version"], project, agent_env(home), 30)
     assert v.returncode == 0 and v.stdout.startswith("agent-cli ")
     h = run_agent(["--help"], project, agent_env(home), 30)
-    for flag in ("-p", "--provider", "--model", "--context-window", "--config", "--yes", "--output-format",
-                 "--continue", "--resume", "--version"):
+    for flag in (
+        "-p",
+        "--provider",
+        "--model",
+        "--context-window",
+        "--config",
+        "--yes",
+        "--output-format",
+        "--continue",
+        "--resume",
+        "--version",
+    ):
         assert flag in h.stdout

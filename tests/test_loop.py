@@ -32,7 +32,9 @@ from agent_cli.tools.registry import default_tools
 from tests.fakes import MemorySession, PassThroughContext, ScriptedProvider, call, calls, say
 
 
-def make_loop(tmp_path: Path, script: list[Any], **kw: Any) -> tuple[AgentLoop, ScriptedProvider, MemorySession]:
+def make_loop(
+    tmp_path: Path, script: list[Any], **kw: Any
+) -> tuple[AgentLoop, ScriptedProvider, MemorySession]:
     provider = ScriptedProvider(script)
     session = MemorySession()
     loop = AgentLoop(
@@ -81,7 +83,7 @@ def test_tool_round_trip_reads_a_real_file(tmp_path: Path) -> None:
 
 
 def test_headless_denial_is_a_readable_error_result(tmp_path: Path) -> None:
-    loop, provider, _ = make_loop(
+    loop, _, _ = make_loop(
         tmp_path, [call("bash", command="touch x"), say("ok, not allowed")], approver=HeadlessApprover()
     )
     events = list(loop.run("make x"))
@@ -101,7 +103,11 @@ def test_max_iterations_stops_with_a_clear_message(tmp_path: Path) -> None:
 
 
 def test_transient_errors_are_retried_and_reported(tmp_path: Path) -> None:
-    script: list[Any] = [RateLimitError("slow down", status=429, retry_after=0.0), TransientError("drop"), say("done")]
+    script: list[Any] = [
+        RateLimitError("slow down", status=429, retry_after=0.0),
+        TransientError("drop"),
+        say("done"),
+    ]
     loop, _, _ = make_loop(tmp_path, script)
     events = list(loop.run("go"))
     assert [e.attempt for e in events if isinstance(e, RetryEvent)] == [1, 2]
@@ -121,7 +127,7 @@ def test_provider_failure_after_retries_ends_with_error(tmp_path: Path) -> None:
 def test_overflow_compacts_and_retries_once_then_stops(tmp_path: Path) -> None:
     ctx = PassThroughContext()
     overflow = ContextOverflowError("prompt is too long: 300 tokens > 200 maximum", tokens=300, limit=200)
-    loop, provider, _ = make_loop(tmp_path, [overflow, say("fits now")], context=ctx)
+    loop, _, _ = make_loop(tmp_path, [overflow, say("fits now")], context=ctx)
     events = list(loop.run("big"))
     assert ctx.overflow_calls == 1 and result_of(events).text == "fits now"
     assert any(isinstance(e, CompactEvent) and e.trigger == "overflow" for e in events)
@@ -144,7 +150,9 @@ def test_max_tokens_continues_without_compacting(tmp_path: Path) -> None:
 
 def test_compact_tool_runs_after_the_tool_round(tmp_path: Path) -> None:
     ctx = PassThroughContext()
-    loop, provider, _ = make_loop(tmp_path, [call("compact", focus="the parser"), say("continuing")], context=ctx)
+    loop, provider, _ = make_loop(
+        tmp_path, [call("compact", focus="the parser"), say("continuing")], context=ctx
+    )
     events = list(loop.run("tidy up"))
     assert ctx.compact_calls == [("the parser", "tool")]
     compact_result = next(e for e in events if isinstance(e, ToolResultEvent))
