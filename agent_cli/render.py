@@ -26,6 +26,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
+from rich.constrain import Constrain
 from rich.live import Live
 from rich.panel import Panel
 from rich.segment import Segment
@@ -53,6 +54,7 @@ from agent_cli.slash import CommandSpec, ContextReport, CostRow, describe_call, 
 __all__ = ["Renderer", "compact_panel", "context_table", "cost_table", "help_table", "tool_line"]
 
 SUMMARY_PREVIEW_LINES = 4
+PANEL_MAX_WIDTH = 100
 _SPINNER_TEXT = {"waiting for model": "thinking…", "summarizing": "summarizing the conversation…"}
 
 
@@ -89,6 +91,9 @@ def compact_panel(event: CompactEvent) -> Panel:
         rows.add_row("note", Text("degraded: the summary fell back to a digest", style="yellow"))
     if event.summary:
         lines = [ln for ln in event.summary.strip().splitlines() if ln.strip()]
+        # Skip the record's standard intro when it has sections: the sections say what was kept.
+        first_heading = next((i for i, ln in enumerate(lines) if ln.startswith("#")), 0)
+        lines = lines[first_heading:]
         more = "\n…" if len(lines) > SUMMARY_PREVIEW_LINES else ""
         preview = "\n".join(lines[:SUMMARY_PREVIEW_LINES]) + more
         rows.add_row("summary", Text(preview, style="dim", overflow="fold"))
@@ -108,8 +113,6 @@ def context_table(report: ContextReport) -> Table:
     table.add_section()
     table.add_row("used", f"{report.used:,}", f"{report.used_percent:.1f}%", style="bold")
     table.add_row("window", f"{report.window:,}", "100%", style="dim")
-    table.caption = report.note
-    table.caption_justify = "left"
     return table
 
 
@@ -122,7 +125,7 @@ def cost_table(rows: Sequence[CostRow]) -> Table:
     for row in rows:
         usage = row.usage
         table.add_row(
-            row.model, f"{usage.input_tokens:,}", f"{usage.output_tokens:,}",
+            Text(row.model), f"{usage.input_tokens:,}", f"{usage.output_tokens:,}",
             f"{usage.cache_read_tokens:,}", f"{usage.cache_write_tokens:,}",
             "?" if row.dollars is None else f"${row.dollars:.4f}",
             style="bold" if row.model == "total" else "",
@@ -135,7 +138,8 @@ def help_table(commands: Sequence[CommandSpec]) -> Table:
     table.add_column(style="bold cyan", no_wrap=True)
     table.add_column()
     for spec in commands:
-        table.add_row(f"/{spec.name}" + (f" {spec.args}" if spec.args else ""), spec.help)
+        # Text, not markup: "[focus]" is an argument, not a rich style.
+        table.add_row(Text(f"/{spec.name}" + (f" {spec.args}" if spec.args else "")), Text(spec.help))
     return table
 
 
@@ -166,6 +170,8 @@ class Renderer:
         self._live: Live | None = None
         self._stream = MarkdownStream()
         self._streamed = False  # deltas arrived for the current assistant message
+        self._shown = 0  # characters of it shown so far
+        self._had_partial = False
         self._blocks_printed = 0
         self._calls: dict[str, ToolCallEvent] = {}
         self._spinner: str | None = None
@@ -185,10 +191,13 @@ class Renderer:
             return
         if isinstance(event, AssistantText):
             if self._streamed:
+                if len(event.text) > self._shown:
+                    self._on_delta(event.text[self._shown:])  # the stream fell short of the message
                 self._finish_stream()
             else:
                 self._print_markdown(event.text)
             return
+        self._had_partial = self._streamed
         self._finish_stream()
         if isinstance(event, ToolCallEvent):
             self._calls[event.id] = event
@@ -198,9 +207,11 @@ class Renderer:
             self.console.print(tool_line(self._calls.pop(event.id, None), event, self.console.width))
         elif isinstance(event, CompactEvent):
             self._clear_spinner()
-            self.console.print(compact_panel(event))
+            self.console.print(Constrain(compact_panel(event), PANEL_MAX_WIDTH))
         elif isinstance(event, RetryEvent):
-            self.line(f"… retry {event.attempt} in {event.delay:.1f}s: {event.reason}", "yellow")
+            # A retried request starts its answer over; what streamed before was thrown away.
+            note = " (the partial answer above is discarded)" if self._had_partial else ""
+            self.line(f"… retry {event.attempt} in {event.delay:.1f}s: {event.reason}{note}", "yellow")
         elif isinstance(event, WarningEvent):
             self.warn(event.message)
         elif isinstance(event, ErrorEvent):
@@ -258,6 +269,7 @@ class Renderer:
     # ---- internals ---------------------------------------------------------
 
     def _on_delta(self, text: str) -> None:
+        self._shown += len(text)
         if not self.fancy:
             self._clear_spinner()
             self._streamed = True
@@ -283,6 +295,7 @@ class Renderer:
             self.console.file.write("\n")
         self._stream = MarkdownStream()
         self._streamed = False
+        self._shown = 0
         self._blocks_printed = 0
 
     def _print_markdown(self, block: str) -> None:

@@ -347,7 +347,12 @@ def _preload_sdk(provider: str) -> None:
     """Import the provider's SDK in the background so the first answer does not wait for it."""
     from agent_cli.providers import factory
 
-    timer = threading.Timer(WARMUP_DELAY, factory.preload, args=(provider,))
+    # TODO(lead): factory.preload(provider_name) is announced but not merged yet; until it is,
+    # the first request pays for the SDK import.
+    preload: Callable[[str], None] | None = getattr(factory, "preload", None)
+    if preload is None:
+        return
+    timer = threading.Timer(WARMUP_DELAY, preload, args=(provider,))
     timer.daemon = True
     timer.start()
 

@@ -24,6 +24,7 @@ from agent_cli.slash import (
 
 if TYPE_CHECKING:
     from agent_cli.repl import Repl
+    from agent_cli.wiring import Built
 
 __all__ = ["KEY_HELP", "run_command"]
 
@@ -74,6 +75,7 @@ def _context(repl: Repl, arg: str) -> None:
         auto_compact=bd.auto_compact,
     )
     repl.renderer.show(context_table(report))
+    repl.renderer.info(report.note)
 
 
 def _clear(repl: Repl, arg: str) -> None:
@@ -95,6 +97,9 @@ def _model(repl: Repl, arg: str) -> None:
     built.model = arg
     repl.renderer.line(f"model: {arg}", "bold")
     info = lookup(arg)
+    if info is not None and info.provider != built.settings.provider.name:
+        repl.renderer.warn(f"{arg} is an {info.provider} model, and this session talks to the "
+                           f"{built.settings.provider.name} API (start with --provider {info.provider})")
     if info is None:
         repl.renderer.warn(f"{arg!r} is not in the model table: its prices are unknown to /cost")
     elif info.context_window != built.window:
@@ -132,13 +137,19 @@ def _resume(repl: Repl, arg: str) -> None:
     if not arg:
         _transcripts(repl, arg)
         return
+    from agent_cli import wiring
     from agent_cli.session import resolve_session_id
-    from agent_cli.wiring import resume_into
 
     built = repl.built
     session_id = resolve_session_id(built.settings.project_root, arg)
     if session_id == built.session.id:
         repl.renderer.info(f"already in session {session_id}")
+        return
+    # TODO(lead): wiring.resume_into(built, session_id) is announced but not merged yet.
+    resume_into: Callable[[Built, str], None] | None = getattr(wiring, "resume_into", None)
+    if resume_into is None:
+        repl.renderer.error(f"switching sessions inside the REPL is not available yet: "
+                            f"leave and run `agent --resume {session_id}`")
         return
     resume_into(built, session_id)
     repl.install_approver()  # the resumed session has its own loop

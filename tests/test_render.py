@@ -1,0 +1,335 @@
+"""Rendering into a StringIO console: streaming Markdown commits, tool lines, panels, tables."""
+
+from __future__ import annotations
+
+import re
+from io import StringIO
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from rich.console import Console
+
+from agent_cli.events import (
+    AssistantText,
+    AssistantTextDelta,
+    CompactEvent,
+    ErrorEvent,
+    ResultEvent,
+    RetryEvent,
+    StatusEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+    WarningEvent,
+)
+from agent_cli.markdown_blocks import MarkdownStream, split_blocks
+from agent_cli.messages import Usage
+from agent_cli.render import Renderer, context_table, cost_table, format_context_line, help_table
+from agent_cli.slash import COMMANDS, context_report, cost_rows
+
+
+def console(width: int = 80, terminal: bool = False) -> tuple[Console, StringIO]:
+    out = StringIO()
+    return Console(file=out, width=width, force_terminal=terminal, color_system=None, highlight=False), out
+
+
+def plain(text: str) -> str:
+    """Output without trailing padding, for comparisons."""
+    return "\n".join(line.rstrip() for line in text.splitlines())
+
+
+# ---- the block splitter (pure) ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "blocks", "tail"),
+    [
+        ("", [], ""),
+        ("one line, no newline", [], "one line, no newline"),
+        ("para\n", [], "para\n"),
+        ("para\n\n", [], "para\n\n"),  # the next block has not begun: maybe a continuation
+        ("para\n\nnext", ["para"], "next"),
+        ("a\nb\n\nc\n", ["a\nb"], "c\n"),
+        ("\n\n\nhello\n\nworld\n\n", ["hello"], "world\n\n"),
+        ("- a\n\n  still item a\n\nz", ["- a\n\n  still item a"], "z"),  # indented: a continuation
+        ("```py\nx = 1\n\ny = 2\n```\nafter", ["```py\nx = 1\n\ny = 2\n```"], "after"),
+        ("```py\nx = 1\n\n", [], "```py\nx = 1\n\n"),  # blank lines inside an open fence
+        ("intro:\n```\ncode\n```\n", ["intro:\n```\ncode\n```"], ""),
+        ("````\n```\nnested\n```\n````\nz", ["````\n```\nnested\n```\n````"], "z"),
+        ("~~~\n```\n~~~\n", ["~~~\n```\n~~~"], ""),
+        ("use ```x``` inline\n\nnext", ["use ```x``` inline"], "next"),  # not a fence
+        ("```\nnot closed ``` here\n", [], "```\nnot closed ``` here\n"),
+    ],
+)
+def test_split_blocks(text: str, blocks: list[str], tail: str) -> None:
+    assert split_blocks(text) == (blocks, tail)
+
+
+LINES = st.sampled_from(
+    ["", "", "text line", "- item", "  indented", "```py", "```", "~~~", "# Head", "1. one", "| a | b |"]
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(LINES, max_size=30), st.lists(st.integers(1, 15), min_size=1, max_size=40))
+def test_any_chunking_gives_the_same_blocks_and_loses_nothing(lines: list[str], cuts: list[int]) -> None:
+    text = "\n".join(lines) + "\n"
+    whole = MarkdownStream()
+    expected = whole.feed(text)
+    expected_rest = whole.finish()
+
+    stream = MarkdownStream()
+    got: list[str] = []
+    pos = 0
+    i = 0
+    while pos < len(text):
+        size = cuts[i % len(cuts)]
+        got += stream.feed(text[pos : pos + size])
+        pos += size
+        i += 1
+    assert got == expected
+    assert stream.finish() == expected_rest
+    # Nothing lost, nothing doubled: the non-blank lines come out in order.
+    out = "\n".join([*got, expected_rest])
+    assert [ln for ln in out.split("\n") if ln.strip()] == [ln for ln in lines if ln.strip()]
+
+
+# ---- streaming through the Renderer ----------------------------------------------------
+
+
+def test_finished_blocks_are_committed_as_they_complete_and_the_tail_is_not() -> None:
+    con, out = console()
+    r = Renderer(con, fancy=True)  # Markdown path; Live stays silent on a non-terminal console
+    r.handle(StatusEvent("waiting for model"))
+    r.handle(AssistantTextDelta("# Title\n\nFirst para"))
+    assert "Title" in out.getvalue()
+    assert "First" not in out.getvalue()  # still being written: only in the live tail
+    r.handle(AssistantTextDelta("graph goes on.\n\n```python\nprint('x')\n"))
+    assert "First paragraph goes on." in out.getvalue()
+    assert "print" not in out.getvalue()  # the fence is open
+    r.handle(AssistantTextDelta("```\nlast words"))
+    assert "print('x')" in out.getvalue()
+    assert "last words" not in out.getvalue()
+    r.handle(AssistantText("(the whole message, already shown)"))
+    text = plain(out.getvalue())
+    assert "last words" in text
+    assert "already shown" not in text
+    for word in ("Title", "First paragraph goes on.", "print('x')", "last words"):
+        assert text.count(word) == 1, word
+
+
+def test_markdown_blocks_are_separated_by_one_blank_line() -> None:
+    con, out = console()
+    r = Renderer(con, fancy=True)
+    r.handle(AssistantTextDelta("para one\n\n- a\n- b\n\npara two\n"))
+    r.handle(ResultEvent("", "end_turn", 1))
+    assert plain(out.getvalue()) == "para one\n\n • a\n • b\n\npara two"
+
+
+def test_plain_mode_writes_text_as_it_comes_without_markdown() -> None:
+    con, out = console()
+    r = Renderer(con)  # not a terminal: plain
+    assert not r.fancy
+    r.handle(StatusEvent("waiting for model"))
+    r.handle(AssistantTextDelta("**bold** and "))
+    assert out.getvalue() == "**bold** and "
+    r.handle(AssistantTextDelta("more"))
+    r.handle(AssistantText("**bold** and more"))
+    assert out.getvalue() == "**bold** and more\n"
+
+
+def test_no_color_on_a_terminal_is_plain() -> None:
+    out = StringIO()
+    con = Console(file=out, force_terminal=True, no_color=True, width=80)
+    assert not Renderer(con).fancy
+
+
+def test_text_without_deltas_is_rendered_whole() -> None:
+    con, out = console()
+    r = Renderer(con, fancy=True)
+    r.handle(AssistantText("# Done\n\nAll **good**."))
+    assert plain(out.getvalue()) .split("\n")[-1] == "All good."
+
+
+def test_a_tool_call_ends_the_streamed_text_first() -> None:
+    con, out = console()
+    r = Renderer(con, fancy=True)
+    r.handle(AssistantTextDelta("Let me look"))
+    r.handle(ToolCallEvent("t1", "read_file", {"path": "src/app.py"}))
+    r.handle(ToolResultEvent("t1", "read_file", "1: x", False, 0.0213))
+    assert plain(out.getvalue()) == "Let me look\n✓ read_file src/app.py · 0.02s"
+
+
+# ---- tool lines, panels, one-liners -------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("call", "result", "expected"),
+    [
+        (ToolCallEvent("a", "read_file", {"path": "src/app.py"}),
+         ToolResultEvent("a", "read_file", "ok", False, 0.02), "✓ read_file src/app.py · 0.02s"),
+        (ToolCallEvent("a", "bash", {"command": "pytest -q\n  --tb=short"}),
+         ToolResultEvent("a", "bash", "\nExit code 1: tests failed\nmore detail", True, 1.5),
+         "✗ bash pytest -q --tb=short · 1.50s\n  Exit code 1: tests failed"),
+        (ToolCallEvent("a", "grep", {"pattern": "TODO", "path": "src"}),
+         ToolResultEvent("a", "grep", "", False, 0.1), "✓ grep 'TODO' in src · 0.10s"),
+        (ToolCallEvent("a", "compact", {"focus": "the parser"}),
+         ToolResultEvent("a", "compact", "", False, 0.0), '✓ compact "the parser" · 0.00s'),
+        (ToolCallEvent("a", "mystery", {}), ToolResultEvent("a", "mystery", "", False, 3.14159),
+         "✓ mystery · 3.14s"),
+    ],
+)
+def test_tool_lines(call: ToolCallEvent, result: ToolResultEvent, expected: str) -> None:
+    con, out = console()
+    r = Renderer(con)
+    r.handle(call)
+    r.handle(result)
+    assert plain(out.getvalue()) == expected
+
+
+def test_long_tool_arguments_are_cut_to_the_line() -> None:
+    con, out = console(width=60)
+    r = Renderer(con)
+    r.handle(ToolCallEvent("a", "bash", {"command": "echo " + "x" * 200}))
+    r.handle(ToolResultEvent("a", "bash", "", False, 0.5))
+    line = plain(out.getvalue())
+    assert "\n" not in line and len(line) <= 60 and "…" in line
+
+
+def test_compaction_panel_shows_what_shrank_and_where_it_went() -> None:
+    con, out = console(width=100)
+    r = Renderer(con)
+    summary = "Intro the user does not need\n## Goal\nFix the parser\n## Files\na.py\nb.py\nc.py"
+    r.handle(CompactEvent("summarize", "auto", 48, 9, 152_310, 41_200, summary,
+                          ".transcripts/s1/span-001-auto.jsonl", 4.2))
+    text = plain(out.getvalue())
+    assert "context compacted · summarize · auto" in text
+    assert "48 → 9" in text
+    assert "152,310 → 41,200 (−72%)" in text
+    assert ".transcripts/s1/span-001-auto.jsonl" in text
+    assert "## Goal" in text and "Fix the parser" in text and "…" in text
+    assert "Intro the user" not in text  # the standard intro gives way to the sections
+    assert "c.py" not in text  # only the first lines
+
+
+def test_a_cap_panel_without_summary_or_transcript() -> None:
+    con, out = console()
+    Renderer(con).handle(CompactEvent("cap", "ingest", 3, 3, 50_000, 10_000))
+    text = plain(out.getvalue())
+    assert "context compacted · cap · ingest" in text and "50,000 → 10,000 (−80%)" in text
+    assert "transcript" not in text and "summary" not in text
+
+
+@pytest.mark.parametrize(
+    ("event", "expected"),
+    [
+        (RetryEvent(2, 3.0, "overloaded (529)"), "… retry 2 in 3.0s: overloaded (529)"),
+        (WarningEvent("unknown model 'x'"), "! unknown model 'x'"),
+        (ErrorEvent("the API key was rejected", kind="auth"), "✗ the API key was rejected"),
+        (ResultEvent("", "max_iterations", 100),
+         "the turn stopped at the iteration limit; send a message to go on"),
+        (ResultEvent("done", "end_turn", 1), ""),
+    ],
+)
+def test_one_liners(event: object, expected: str) -> None:
+    con, out = console()
+    Renderer(con).handle(event)  # type: ignore[arg-type]  # each case is an Event
+    assert plain(out.getvalue()) == expected
+
+
+def test_spinner_and_live_stop_at_the_end_of_a_turn_on_a_terminal() -> None:
+    con, out = console(terminal=True)
+    r = Renderer(con, refresh_per_second=50)
+    assert r.fancy
+    r.handle(StatusEvent("waiting for model"))
+    assert r._live is not None
+    r.handle(AssistantTextDelta("hello\n\nwor"))
+    r.handle(AssistantText("hello\n\nworld"))
+    assert r._live is None
+    r.handle(ResultEvent("hello\n\nworld", "end_turn", 1))
+    # The final screen holds each block once, outside the (erased) live area.
+    final = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", out.getvalue())
+    assert "hello" in final and "world" in final
+
+
+def test_approval_shows_the_call_and_what_always_allows() -> None:
+    con, out = console()
+    r = Renderer(con)
+    r.approval("bash", {"command": "rm -rf build"}, "this exact bash command: rm -rf build")
+    text = plain(out.getvalue())
+    assert text == "? bash rm -rf build\n  always = this exact bash command: rm -rf build"
+
+
+# ---- tables -----------------------------------------------------------------------------
+
+
+def test_context_table() -> None:
+    report = context_report(
+        "claude-sonnet-4-5",
+        [("system prompt", 2_000), ("tool specs", 3_000), ("condensed records", 1_000),
+         ("messages", 30_000), ("tool results", 5_200)],
+        window=200_000, trigger_at=131_200, trigger_ratio=0.8, reserve=36_000,
+    )
+    con, out = console(width=100)
+    con.print(context_table(report))
+    text = plain(out.getvalue())
+    assert re.search(r"system prompt\s+2,000\s+1\.0%", text)
+    assert re.search(r"tool results\s+5,200\s+2\.6%", text)
+    assert re.search(r"output reserve\s+36,000\s+18\.0%", text)
+    assert re.search(r"free\s+122,800\s+61\.4%", text)
+    assert re.search(r"used\s+41,200\s+20\.6%", text)
+    assert "auto-compaction fires at 131,200 tokens (80% of the budget), 90,000 from here" in report.note
+
+
+def test_cost_table() -> None:
+    usage = {
+        "claude-sonnet-4-5": Usage(10_000, 2_000, 50_000, 5_000),
+        "my-local-model": Usage(1_000, 100),
+    }
+    con, out = console(width=110)
+    con.print(cost_table(cost_rows(usage)))
+    text = plain(out.getvalue())
+    # 10k*3 + 2k*15 + 50k*0.3 + 5k*3.75 = 93,750 per million = $0.09375
+    assert re.search(r"claude-sonnet-4-5\s+10,000\s+2,000\s+50,000\s+5,000\s+\$0\.0938", text)
+    assert re.search(r"my-local-model\s+1,000\s+100\s+0\s+0\s+\?", text)
+    assert re.search(r"total\s+11,000\s+2,100\s+50,000\s+5,000\s+\?", text)
+
+
+def test_help_table_shows_arguments_literally() -> None:
+    con, out = console(width=100)
+    con.print(help_table(COMMANDS))
+    text = plain(out.getvalue())
+    assert "/compact [focus]" in text and "/resume [id]" in text and "/exit" in text
+
+
+@pytest.mark.parametrize(
+    ("tokens", "expected"),
+    [
+        (41_200, "claude-sonnet-4-5 · context 41,200 / 200,000 (20%) · auto-compact at 80% (153k)"),
+        (None, "claude-sonnet-4-5 · context … · auto-compact at 80% (153k)"),
+    ],
+)
+def test_toolbar_line(tokens: int | None, expected: str) -> None:
+    assert format_context_line("claude-sonnet-4-5", tokens, 200_000, 153_600, 0.8) == expected
+
+
+def test_a_retry_after_partial_text_says_the_partial_answer_is_discarded() -> None:
+    con, out = console()
+    r = Renderer(con)
+    r.handle(AssistantTextDelta("half an ans"))
+    r.handle(RetryEvent(1, 0.5, "connection dropped"))
+    r.handle(AssistantTextDelta("whole answer"))
+    r.handle(AssistantText("whole answer"))
+    r.handle(RetryEvent(1, 0.5, "overloaded"))  # nothing streamed since: no note
+    assert plain(out.getvalue()) == (
+        "half an ans\n… retry 1 in 0.5s: connection dropped (the partial answer above is discarded)\n"
+        "whole answer\n… retry 1 in 0.5s: overloaded"
+    )
+
+
+def test_the_message_is_completed_when_the_stream_fell_short() -> None:
+    con, out = console()
+    r = Renderer(con, fancy=True)
+    r.handle(AssistantTextDelta("hello\n\nwor"))
+    r.handle(AssistantText("hello\n\nworld"))
+    assert plain(out.getvalue()) == "hello\n\nworld"

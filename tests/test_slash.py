@@ -1,0 +1,290 @@
+"""Slash commands: parsing and hints (pure), completion, and each command run by the Repl on a real session.
+
+The Repl runs on a real `wiring.build` (engine, session log, tools in a temp
+project) with a scripted provider in place of the network, and renders into
+a StringIO console.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from datetime import UTC, datetime
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from prompt_toolkit.completion import CompleteEvent
+from prompt_toolkit.document import Document
+from rich.console import Console
+
+from agent_cli.approvals import Answer
+from agent_cli.messages import Usage
+from agent_cli.providers.base import Completion, Request
+from agent_cli.render import Renderer
+from agent_cli.repl import PathAndCommandCompleter, Repl
+from agent_cli.session import SessionInfo
+from agent_cli.slash import (
+    SlashCommand,
+    closest,
+    context_report,
+    cost_rows,
+    describe_call,
+    format_tokens,
+    parse,
+    session_rows,
+)
+from agent_cli.wiring import Built, CliArgs, build
+from tests.fakes import ScriptedProvider, call, say
+
+# ---- parsing and hints ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("/help", SlashCommand("help")),
+        ("  /compact   keep the parser work  ", SlashCommand("compact", "keep the parser work")),
+        ("/MODEL gpt-4.1", SlashCommand("model", "gpt-4.1")),
+        ("/quit", SlashCommand("exit")),
+        ("/hlep", SlashCommand("hlep", "", known=False)),
+        ("/etc/hosts: what is this file?", None),  # a path, not a command
+        ("hello /help", None),
+        ("/", None),
+        ("", None),
+    ],
+)
+def test_parse(line: str, expected: SlashCommand | None) -> None:
+    assert parse(line) == expected
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [("hlep", "help"), ("comp", "compact"), ("contxt", "context"), ("exti", "exit"), ("res", "resume"),
+     ("xyzzy", None)],
+)
+def test_closest(name: str, expected: str | None) -> None:
+    assert closest(name) == expected
+
+
+@pytest.mark.parametrize(
+    ("name", "args", "expected"),
+    [
+        ("read_file", {"path": "a.py", "offset": 10, "limit": 5}, "a.py:10+5"),
+        ("bash", {"command": "ls   -la\nsrc"}, "ls -la src"),
+        ("recall", {"query": "stack trace"}, '"stack trace"'),
+        ("edit_file", {"path": "b.py", "old_string": "x", "new_string": "y"}, "b.py"),
+        ("custom", {"n": 3, "what": "thing"}, "thing"),
+        ("custom", {"n": 3}, ""),
+        ("bash", {"command": "x" * 30}, "x" * 19 + "…"),
+    ],
+)
+def test_describe_call(name: str, args: dict[str, object], expected: str) -> None:
+    assert describe_call(name, args, width=20) == expected
+
+
+@pytest.mark.parametrize(
+    ("n", "text"), [(900, "900"), (1_500, "1.5k"), (153_600, "153k"), (1_047_576, "1.0M")]
+)
+def test_format_tokens(n: int, text: str) -> None:
+    assert format_tokens(n) == text
+
+
+def test_cost_rows_one_model_has_no_total() -> None:
+    rows = cost_rows({"gpt-4.1": Usage(1_000_000, 0)})
+    assert [(r.model, r.dollars) for r in rows] == [("gpt-4.1", 2.0)]
+
+
+@pytest.mark.parametrize(
+    ("used", "auto", "note"),
+    [
+        (50_000, True, "auto-compaction fires at 100,000 tokens (80% of the budget), 50,000 from here"),
+        (120_000, True, "auto-compaction is due: the next request compacts (trigger 100,000 tokens)"),
+        (50_000, False, "auto-compaction is off after repeated failures"),
+    ],
+)
+def test_context_note(used: int, auto: bool, note: str) -> None:
+    report = context_report("m", [("messages", used)], window=200_000, trigger_at=100_000, trigger_ratio=0.8,
+                            auto_compact=auto)
+    assert report.note == note + "; /compact [focus] runs it now"
+    assert report.rows[-1].name == "free" and report.rows[-1].tokens == 200_000 - used
+
+
+def test_session_rows_mark_the_current_one() -> None:
+    when = datetime(2025, 1, 2, 3, 4, tzinfo=UTC)
+    infos = [SessionInfo("s2", when, when, 12, "gpt-4.1", "fix the parser " * 10),
+             SessionInfo("s1", when, when, 3, "", "")]
+    rows = session_rows(infos, current="s1")
+    assert rows[0].startswith("  s2  ") and "  12 msgs  gpt-4.1" in rows[0] and rows[0].endswith("…")
+    assert rows[1].startswith("* s1  ") and " ? " in rows[1]
+
+
+# ---- completion ------------------------------------------------------------------------
+
+
+def complete(completer: PathAndCommandCompleter, text: str) -> list[str]:
+    found = completer.get_completions(Document(text), CompleteEvent(completion_requested=True))
+    return [c.text for c in found]
+
+
+def test_completion(tmp_path: Path) -> None:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "app.py").write_text("")
+    (tmp_path / "src" / "api.py").write_text("")
+    (tmp_path / ".env").write_text("")
+    (tmp_path / "setup.cfg").write_text("")
+    c = PathAndCommandCompleter(tmp_path, lambda: ["20250101-000000-abcdef"])
+    assert complete(c, "/co") == ["/compact", "/context", "/cost"]
+    assert complete(c, "/model gpt-4.1-n") == ["gpt-4.1-nano"]
+    assert complete(c, "/resume 2025") == ["20250101-000000-abcdef"]
+    assert complete(c, "look at @s") == ["setup.cfg", "src/"]
+    assert complete(c, "look at @src/ap") == ["api.py", "app.py"]
+    assert complete(c, "look at @") == ["setup.cfg", "src/"]  # hidden files only when asked
+    assert complete(c, "look at @.e") == [".env"]
+    assert complete(c, "open src/a") == ["api.py", "app.py"]
+    assert complete(c, "open src") == []  # a plain word is not a path
+    assert complete(c, "@missing/x") == []
+
+
+# ---- the Repl on a real session ------------------------------------------------------
+
+
+class Harness:
+    """A Repl on a real build with a scripted provider, fed lines (or Ctrl-C / Ctrl-D) from a list."""
+
+    def __init__(self, tmp_path: Path, script: list[Completion | Callable[[Request], Completion]],
+                 answers: list[Answer] | None = None) -> None:
+        env = {"ANTHROPIC_API_KEY": "k", "HOME": str(tmp_path), "XDG_STATE_HOME": str(tmp_path / "state")}
+        project = tmp_path / "project"
+        project.mkdir()
+        self.built: Built = build(CliArgs(), env=env, cwd=project, interactive=True)
+        self.provider = ScriptedProvider(list(script))
+        self.built.loop.set_provider(self.provider)
+        self.out = StringIO()
+        self.renderer = Renderer(Console(file=self.out, width=120, color_system=None))
+        self.lines: list[str | type[BaseException]] = []
+        self.answers = list(answers or [])
+        self.repl = Repl(self.built, self.renderer, self._read, lambda: self.answers.pop(0))
+
+    def _read(self) -> str:
+        if not self.lines:
+            raise EOFError
+        item = self.lines.pop(0)
+        if isinstance(item, str):
+            return item
+        raise item()
+
+    def run(self, *lines: str | type[BaseException]) -> str:
+        self.lines = list(lines)
+        start = len(self.out.getvalue())
+        assert self.repl.run() == 0
+        return "\n".join(ln.rstrip() for ln in self.out.getvalue()[start:].splitlines())
+
+
+def test_a_message_runs_a_turn_and_the_toolbar_follows(tmp_path: Path) -> None:
+    h = Harness(tmp_path, [say("Hello **there**.")])
+    text = h.run("hi")
+    assert "agent-cli" in text and h.built.session.id in text and "/help" in text
+    assert "Hello **there**." in text  # a StringIO console is not a terminal: plain text
+    assert h.repl.context_tokens is not None and h.repl.context_tokens > 0
+    assert f"context {h.repl.context_tokens:,} / 200,000" in h.repl.toolbar()
+    assert "auto-compact at 80%" in h.repl.toolbar()
+
+
+def test_unknown_command_hint_and_ctrl_c_twice_exits(tmp_path: Path) -> None:
+    h = Harness(tmp_path, [])
+    text = h.run("/hlep", KeyboardInterrupt, KeyboardInterrupt, "never read")
+    assert "! unknown command /hlep; did you mean /help? (/help lists them)" in text
+    assert text.count("Ctrl-C again") == 1
+    assert h.lines == ["never read"]
+
+
+def test_ctrl_c_then_typing_disarms_the_exit(tmp_path: Path) -> None:
+    h = Harness(tmp_path, [])
+    text = h.run(KeyboardInterrupt, "/help", KeyboardInterrupt, "/exit", "never read")
+    assert text.count("Ctrl-C again") == 2
+    assert h.lines == ["never read"]
+
+
+def test_ctrl_c_in_the_renderer_cancels_the_turn_and_the_repl_goes_on(tmp_path: Path) -> None:
+    h = Harness(tmp_path, [call("read_file", path="a.txt"), say("second answer")])
+    (h.built.settings.project_root / "a.txt").write_text("data\n")
+    handle = h.renderer.handle
+    fired: list[str] = []
+
+    def interrupting(event: object) -> None:
+        handle(event)  # type: ignore[arg-type]
+        if type(event).__name__ == "ToolCallEvent" and not fired:
+            fired.append("once")
+            raise KeyboardInterrupt
+
+    h.renderer.handle = interrupting  # type: ignore[method-assign]
+    text = h.run("read it", "again")
+    assert "✗ interrupted by the user" in text
+    assert "second answer" in text
+    # The interrupted tool round was closed, so the history stays valid for the next request.
+    history = h.built.loop.history
+    uses = [u.id for m in history for u in m.tool_uses]
+    results = [r.tool_use_id for m in history for r in m.tool_results]
+    assert uses and uses == results
+
+
+def test_approval_asks_and_always_is_remembered(tmp_path: Path) -> None:
+    h = Harness(tmp_path, [call("bash", command="echo one"), call("bash", command="echo two"), say("done")],
+                answers=["always"])
+    text = h.run("run things")
+    assert "? bash echo one" in text and "always = bash commands starting with `echo`" in text
+    assert "? bash echo two" not in text  # covered by the "always" rule
+    assert text.count("✓ bash") == 2 and h.answers == []
+
+
+def test_denied_call_goes_back_to_the_model(tmp_path: Path) -> None:
+    h = Harness(tmp_path, [call("write_file", path="x.txt", content="hi"), say("ok, I will not")],
+                answers=["no"])
+    text = h.run("write x")
+    assert "✗ write_file x.txt" in text and "declined" in text
+    assert not (h.built.settings.project_root / "x.txt").exists()
+
+
+def test_context_cost_clear_and_model(tmp_path: Path) -> None:
+    h = Harness(tmp_path, [say("first")])
+    h.built.make_provider = lambda name: ScriptedProvider([], model=name)
+    text = h.run("hello", "/context", "/cost", "/model", "/model gpt-4.1", "/clear", "/context")
+    assert re.search(r"system prompt\s+[\d,]+\s+\d+\.\d%", text)
+    assert re.search(r"free\s+[\d,]+\s+\d+\.\d%", text)
+    assert "auto-compaction fires at" in text
+    assert re.search(r"claude-sonnet-4-5\s+100\s+10\s+0\s+0\s+\$0\.0004", text)  # 100*3 + 10*15 per million
+    assert re.search(r"known anthropic models: .*claude-sonnet-4-5", text) and "gpt-4.1," not in text
+    assert "model: gpt-4.1" in text and "1.0M window" in text
+    assert "gpt-4.1 is an openai model, and this session talks to the anthropic API" in text
+    assert h.built.model == "gpt-4.1" and h.built.loop.provider.model == "gpt-4.1"
+    assert "context cleared" in text and h.built.loop.history == []
+
+
+def test_compact_shows_the_panel_and_writes_the_span(tmp_path: Path) -> None:
+    summary = "## Goal and requests\nSay hello.\n## Current state\nDone."
+
+    def summarize(request: Request) -> Completion:
+        return say(summary)
+
+    h = Harness(tmp_path, [say("hello back"), say("and again"), summarize])
+    text = h.run("hello", "more", "/compact the greeting")
+    assert "context compacted · manual · manual" in text
+    assert "## Goal and requests" in text
+    spans = list(h.built.session.dir.glob("span-*"))
+    assert spans and spans[0].name in text
+
+
+def test_transcripts_and_resume(tmp_path: Path) -> None:
+    h = Harness(tmp_path, [say("hi")])
+    text = h.run("hello", "/transcripts", "/resume", "/resume nosuchsession")
+    assert text.count(f"* {h.built.session.id}") == 2
+    assert "no session matches 'nosuchsession'" in text
+
+
+def test_exit_and_ctrl_d(tmp_path: Path) -> None:
+    h = Harness(tmp_path, [])
+    h.run("/exit", "never read")
+    assert h.lines == ["never read"]
+    h.run()  # EOFError from an empty prompt: Ctrl-D
+
