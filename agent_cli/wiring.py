@@ -24,6 +24,7 @@ from agent_cli.errors import AgentError, ConfigError
 from agent_cli.events import WarningEvent
 from agent_cli.instructions import load_project_instructions
 from agent_cli.loop import AgentLoop
+from agent_cli.messages import Message
 from agent_cli.models import UNKNOWN_WINDOW, lookup
 from agent_cli.prompts import build_system_prompt
 from agent_cli.providers.base import Provider
@@ -37,7 +38,7 @@ from agent_cli.tokens.counter import TokenCounter
 from agent_cli.tools.base import ToolContext
 from agent_cli.tools.registry import default_tools
 
-__all__ = ["Built", "CliArgs", "build", "run_cli", "transcripts_command"]
+__all__ = ["Built", "CliArgs", "build", "resume_into", "run_cli", "transcripts_command"]
 
 OUTPUT_FORMATS = ("text", "json", "stream-json")
 MAX_OUTPUT_CAP = 32_000
@@ -66,6 +67,8 @@ class Built:
     model: str
     warnings: list[WarningEvent]
     make_provider: Callable[[str], Provider]
+    redactor: Redactor
+    meta: dict[str, str]
 
 
 def _fail(message: str, code: int = 2) -> int:
@@ -133,19 +136,16 @@ def build(args: CliArgs, *, env: dict[str, str], cwd: Path, interactive: bool) -
     max_output = pset.max_output_tokens or min(info.max_output if info else 8192, MAX_OUTPUT_CAP)
     max_output = min(max_output, max(1024, window // 4))
 
-    redactor = Redactor(
-        [k for k in (pset.api_key, env.get("ANTHROPIC_API_KEY"), env.get("OPENAI_API_KEY")) if k]
-    )
-    history = []
+    keys = (pset.api_key, env.get("ANTHROPIC_API_KEY"), env.get("OPENAI_API_KEY"))
+    redactor = Redactor([k for k in keys if k])
+    meta = {"provider": pset.name, "model": model, "cwd": str(root), "version": __version__}
+    history: list[Message] = []
     if args.continue_session or args.resume:
         session_id = resolve_session_id(root, args.resume) if args.resume else latest_session_id(root)
         if session_id is None:
             raise ConfigError(f"no earlier session in {root} to continue (sessions live in .transcripts/)")
-        loaded = load_session(root, session_id)
-        history = loaded.messages
-        session = SessionLog.open(root, session_id, redactor=redactor)
+        session, history = _reopen(root, session_id, redactor, meta)
     else:
-        meta = {"provider": pset.name, "model": model, "cwd": str(root), "version": __version__}
         session = SessionLog.create(root, redactor=redactor, meta=meta)
 
     policy = RetryPolicy(max_retries=pset.max_retries)
@@ -194,7 +194,30 @@ def build(args: CliArgs, *, env: dict[str, str], cwd: Path, interactive: bool) -
         session_id=session.id,
     )
     loop_ref.append(loop)
-    return Built(settings, loop, session, engine, window, model, warnings, make_provider)
+    return Built(settings, loop, session, engine, window, model, warnings, make_provider, redactor, meta)
+
+
+def _reopen(
+    root: Path, session_id: str, redactor: Redactor, meta: dict[str, str]
+) -> tuple[SessionLog, list[Message]]:
+    """Open an earlier session for appending; the log records who resumed it and the repaired history."""
+    loaded = load_session(root, session_id)
+    session = SessionLog.open(root, session_id, redactor=redactor)
+    session.log_meta(meta)
+    session.log_history(loaded.messages, "resume")
+    return session, list(loaded.messages)
+
+
+def resume_into(built: Built, session_id: str) -> None:
+    """Switch a running REPL to another session of this project (`/resume ID`)."""
+    root = built.settings.project_root
+    session, history = _reopen(root, resolve_session_id(root, session_id), built.redactor, built.meta)
+    built.session.close()
+    built.session = session
+    built.loop.session = session
+    built.loop.session_id = session.id
+    built.loop.history = history
+    built.engine.store = TranscriptStore(session.dir)
 
 
 def _deny_until_repl_asks(name: str, args: Mapping[str, Any]) -> Literal["yes", "no", "always"]:
