@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -17,7 +18,10 @@ from fakeserver import (
     StreamError,
     ToolCallSpec,
     Truncate,
+    load_script,
 )
+from hypothesis import given
+from hypothesis import strategies as st
 
 from agent_cli.errors import (
     AuthError,
@@ -472,3 +476,73 @@ def test_factory_names_the_missing_key(name: str, env: str) -> None:
     with pytest.raises(ConfigError) as raised:
         create_provider(ProviderSettings(name=name, api_key=None))  # type: ignore[arg-type]
     assert str(raised.value) == f"{env} is not set: export it or set provider.api_key in the config"
+
+
+# -- properties of the wire translation ------------------------------------------------------------
+
+texts = st.sampled_from(["", " ", "hello", "summary of earlier work"])
+
+
+@st.composite
+def conversations(draw: st.DrawFn) -> tuple[Message, ...]:
+    """Random valid conversations: text turns, tool rounds, summaries, split and empty messages."""
+    messages: list[Message] = [Message.of("user", [SummaryBlock(draw(texts))])] if draw(st.booleans()) else []
+    for round_no in range(draw(st.integers(1, 6))):
+        messages.append(Message.user(draw(texts) or "go"))
+        if draw(st.booleans()):
+            messages.append(Message.user(draw(texts)))  # the engine may leave two user messages in a row
+        calls = [ToolUse(f"c{round_no}_{n}", "read_file", {"n": n}) for n in range(draw(st.integers(0, 3)))]
+        messages.append(Message.of("assistant", [TextBlock(draw(texts)), *calls]))
+        if calls:
+            results = [ToolResult(c.id, draw(texts), draw(st.booleans())) for c in calls]
+            messages.append(Message.of("user", results))
+            messages.append(Message.assistant(draw(texts) or "done"))
+    return tuple(messages)
+
+
+@given(conversations(), st.booleans())
+def test_anthropic_wire_is_always_valid(messages: tuple[Message, ...], caching: bool) -> None:
+    wire = anthropic_adapter.to_wire(Request("sys", messages, TOOLS), "m", caching=caching)
+    roles = [m["role"] for m in wire["messages"]]
+    assert all(a != b for a, b in itertools.pairwise(roles))
+    blocks = [b for m in wire["messages"] for b in m["content"]]
+    assert all(b["text"].strip() for b in blocks if b["type"] == "text")
+    assert json.dumps(wire).count("cache_control") == (3 if caching else 0)
+    sent = sum(len(m.tool_uses) for m in messages)
+    assert (
+        sum(b["type"] == "tool_use" for b in blocks)
+        == sum(b["type"] == "tool_result" for b in blocks)
+        == sent
+    )
+
+
+@given(conversations())
+def test_openai_wire_answers_every_tool_call_in_order(messages: tuple[Message, ...]) -> None:
+    wire = openai_adapter.to_wire(Request("sys", messages, TOOLS), "m")["messages"]
+    assert wire[0]["role"] == "system"
+    for i, message in enumerate(wire):
+        if message.get("tool_calls"):
+            ids = [c["id"] for c in message["tool_calls"]]
+            following = wire[i + 1 : i + 1 + len(ids)]
+            assert [m.get("tool_call_id") for m in following] == ids
+        if message["role"] in ("user", "assistant") and not message.get("tool_calls"):
+            assert message["content"]
+
+
+def test_script_files_load(tmp_path: Any) -> None:
+    path = tmp_path / "script.json"
+    path.write_text(
+        json.dumps(
+            [
+                {"text": "hi", "tool_calls": [{"name": "read_file", "input": {"path": "a"}}]},
+                {"fault": {"status": 429, "headers": {"retry-after": "1"}}},
+                {"drop": {"after_events": 2}},
+                {"truncate": {}},
+                {"stream_error": {"kind": "api_error"}},
+            ]
+        )
+    )
+    items = load_script(str(path))
+    assert items[0] == Reply("hi", [ToolCallSpec("read_file", {"path": "a"})])
+    assert items[1] == Fault(429, "", {"retry-after": "1"})
+    assert items[2] == Drop(2) and items[3] == Truncate() and isinstance(items[4], StreamError)
