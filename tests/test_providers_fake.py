@@ -488,7 +488,7 @@ def conversations(draw: st.DrawFn) -> tuple[Message, ...]:
     """Random valid conversations: text turns, tool rounds, summaries, split and empty messages."""
     messages: list[Message] = [Message.of("user", [SummaryBlock(draw(texts))])] if draw(st.booleans()) else []
     for round_no in range(draw(st.integers(1, 6))):
-        messages.append(Message.user(draw(texts) or "go"))
+        messages.append(Message.user(draw(texts).strip() or "go"))
         if draw(st.booleans()):
             messages.append(Message.user(draw(texts)))  # the engine may leave two user messages in a row
         calls = [ToolUse(f"c{round_no}_{n}", "read_file", {"n": n}) for n in range(draw(st.integers(0, 3)))]
@@ -496,7 +496,7 @@ def conversations(draw: st.DrawFn) -> tuple[Message, ...]:
         if calls:
             results = [ToolResult(c.id, draw(texts), draw(st.booleans())) for c in calls]
             messages.append(Message.of("user", results))
-            messages.append(Message.assistant(draw(texts) or "done"))
+            messages.append(Message.assistant(draw(texts).strip() or "done"))
     return tuple(messages)
 
 
