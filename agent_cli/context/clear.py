@@ -57,7 +57,7 @@ def stub_for(use: ToolUse | None, result: ToolResult) -> str:
 @dataclass(frozen=True, slots=True)
 class ClearPlan:
     messages: list[Message]  # the history with the batch cleared
-    originals: list[Message]  # the messages that changed, as they were (written to disk first)
+    originals: list[Message]  # the changed messages as they were, each after its call (written to disk first)
     cleared: int  # results replaced by stubs
     freed: int  # estimated tokens freed
 
@@ -100,7 +100,9 @@ def plan_clear(
     out = list(messages)
     originals: list[Message] = []
     cleared = 0
-    for i, ids in to_clear.items():
+    for i, ids in sorted(to_clear.items()):
+        if i > 0 and messages[i - 1].tool_uses:  # the call, so the saved span names what each result was
+            originals.append(messages[i - 1])
         original = messages[i]
         blocks: list[Block] = []
         for block in original.content:
@@ -115,5 +117,4 @@ def plan_clear(
                 blocks.append(block)
         out[i] = original.replace(blocks)
         originals.append(original)
-    originals.reverse()  # oldest first, as they appeared
     return ClearPlan(out, originals, cleared, freed)

@@ -257,14 +257,18 @@ class ContextEngine:
         th = self.thresholds
         start = self._clock()
         base = _engine_prefix(messages)
+        # A request the model has not answered yet stays a message of its own, verbatim.
+        end = len(messages) - 1 if messages and messages[-1].is_plain_user else len(messages)
         if layer == "manual":
-            cut = open_round_start(messages)
+            cut = open_round_start(messages[:end])
         else:
-            cut = find_safe_cut(messages, self._counts(messages), th.keep_tail, floor=base + 1)
+            counts = self._counts(messages)
+            room = th.keep_tail - sum(counts[end:])
+            cut = find_safe_cut(messages[:end], counts[:end], max(room, 0), floor=base + 1)
         if cut <= base:
             return _Outcome(messages, total, False)
         span, tail = messages[:cut], messages[cut:]
-        path = str(self.store.write_span(span, layer))
+        path = str(self.store.write_span(span, "compact" if layer == "summarize" else layer))
         pending = messages[-1].role == "user"
         reason = ""
         try:

@@ -30,8 +30,9 @@ USER_HEADER = "## The user's messages, verbatim (oldest first)"
 USER_END = "[end of the user's messages]"
 _ENTRY_RE = re.compile(r"^\[user message \d+\]$")
 _ELIDED_RE = re.compile(r"^\((\d+) earlier user messages? not shown")
-# The stem catches every form (summarize, summarized, summarizer, summarisation ...).
-_WORD_RE = re.compile(r"summari[sz]", re.IGNORECASE)
+# The stem catches every form (summarize, summarized, summarizer, summarisation ...),
+# except inside a path or identifier (src/summarize.py), which must stay exact.
+_WORD_RE = re.compile(r"(?<![\w/.\\])summari[sz](?=[a-z]*(?:[^\w/.\\-]|\.(?:\s|$)|$))", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,5 +160,5 @@ def assemble_record(
         "Continue from the work state above without redoing finished steps. Files may have changed "
         "since they were read: re-read one before editing it."
     )
-    parts = [scrub(intro), scrub(body.strip()), scrub(users, verbatim=True), closing]
+    parts = [intro, scrub(body.strip()), scrub(users, verbatim=True), closing]
     return "\n\n".join(p for p in parts if p)

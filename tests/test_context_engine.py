@@ -1,0 +1,349 @@
+"""The engine end to end over fakes: each layer, the seeds' cases, and the loop guard.
+
+The window is 20k tokens with 2k of output (B = 17,600; clear at 8,800; trigger at 14,080;
+target 7,920; emergency at 16,720), so conversations stay small and the tests fast.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from test_context_fakes import (
+    FRAME,
+    FakeSummarizer,
+    assistant,
+    filler,
+    make_engine,
+    pairing_errors,
+    removed_are_stored,
+    tool_round,
+    user,
+)
+
+from agent_cli.context.emergency import ACK
+from agent_cli.errors import ContextOverflowError, TransientError
+from agent_cli.events import CompactEvent, ErrorEvent, WarningEvent
+from agent_cli.messages import Message, ToolResult, ToolUse
+from agent_cli.providers.base import Request
+
+
+def chat(turns: int, size: int = 4_000, start: int = 0) -> list[Message]:
+    """Plain turns: a short user request and a long assistant answer (~size/4 tokens)."""
+    out: list[Message] = []
+    for i in range(start, start + turns):
+        out += [user(f"request {i}: explain part {i}"), assistant(f"answer {i}: " + filler(size, f"p{i}"))]
+    return out
+
+
+def compacts(events: list[object]) -> list[CompactEvent]:
+    return [e for e in events if isinstance(e, CompactEvent)]
+
+
+def is_summary_request(request: Request) -> bool:
+    return "summarize" in request.messages[-1].text.lower()
+
+
+# -- the fast path -----------------------------------------------------------------
+
+
+def test_prepare_does_nothing_below_the_lines(tmp_path: Path) -> None:
+    engine, counter, summarizer = make_engine(tmp_path)
+    history = chat(5)
+    engine.tokens(history, FRAME)
+    calls = counter.text_calls
+    prepared = engine.prepare(history, FRAME)
+    assert prepared.messages == history and prepared.events == []
+    assert summarizer.requests == [] and counter.text_calls == calls  # no text counted again
+    assert not (tmp_path / ".transcripts").exists()
+
+
+# -- L0 -------------------------------------------------------------------------------
+
+
+def test_ingest_caps_saves_and_recall_finds_the_cut_part(tmp_path: Path) -> None:
+    engine, _, _ = make_engine(tmp_path)
+    use = ToolUse("toolu_big", "bash", {"command": "make"})
+    output = "".join(f"step {i} ok\n" for i in range(3_000)).replace(
+        "step 1500 ok", "step 1500 FAILED: disk full"
+    )
+    capped, event = engine.ingest(use, ToolResult(use.id, output))
+    assert event is not None and (event.layer, event.trigger) == ("cap", "ingest")
+    assert event.tokens_before > 1_500 >= event.tokens_after
+    assert "disk full" not in capped.content and event.transcript in capped.content
+    found = engine.recall("disk full")
+    assert "step 1500 FAILED: disk full" in found and "step 1499 ok" in found
+    small, none = engine.ingest(use, ToolResult(use.id, "fine"))
+    assert none is None and small.content == "fine"
+
+
+# -- L1 -------------------------------------------------------------------------------
+
+
+def test_l1_clears_old_results_in_a_batch_and_recall_brings_them_back(tmp_path: Path) -> None:
+    engine, _, summarizer = make_engine(tmp_path)
+    history = [user("read the modules")]
+    for i in range(9):
+        history += tool_round(
+            "read_file", {"path": f"src/m{i}.py"}, f"# module {i}\n" + filler(4_400, f"m{i}")
+        )
+    history.append(assistant("read them"))
+    total = engine.tokens(history, FRAME)
+    assert engine.thresholds.clear_at <= total < engine.thresholds.trigger_at
+    prepared = engine.prepare(history, FRAME)
+    (event,) = compacts(prepared.events)
+    assert (event.layer, event.trigger) == ("clear", "auto") and event.tokens_after < event.tokens_before
+    assert summarizer.requests == []
+    assert pairing_errors(prepared.messages) == [] and len(prepared.messages) == len(history)
+    stubs = [r.content for m in prepared.messages for r in m.tool_results if r.content.startswith("[cleared")]
+    assert 'recall("src/m0.py")' in stubs[0]
+    assert "# module 0" in engine.recall("src/m0.py")
+    assert removed_are_stored(history, prepared.messages, engine.store) == []
+    # The next turn adds a little: no new batch, so the history (and the provider's cache) stays as is.
+    more = [*prepared.messages, user("and now?"), assistant("nothing new")]
+    assert engine.prepare(more, FRAME).messages == more
+
+
+# -- L2 -------------------------------------------------------------------------------
+
+
+def test_l2_replaces_the_old_part_with_a_record_and_keeps_the_tail(tmp_path: Path) -> None:
+    engine, _, summarizer = make_engine(tmp_path)
+    history = [*chat(14), user("summarize nothing, just go on")]
+    before = engine.tokens(history, FRAME)
+    assert before >= engine.thresholds.trigger_at
+    prepared = engine.prepare(history, FRAME)
+    (event,) = compacts(prepared.events)
+    assert (event.layer, event.trigger) == ("summarize", "auto") and not event.degraded
+    assert event.tokens_before == before and event.tokens_after <= engine.thresholds.target
+    assert event.duration == 1.0  # the injected clock ticks once per call
+    (request,) = summarizer.requests
+    assert is_summary_request(request) and request.options == {"tool_choice": "none"}
+    first = prepared.messages[0]
+    assert first.role == "user" and first.summary is not None
+    record = first.summary.text
+    assert first.summary.transcript == event.transcript and event.transcript in record
+    assert "summarize" not in record.lower() and "recall(" in record
+    assert "Done: the earlier steps." in record  # the model's text
+    assert "request 0: explain part 0" in record  # the user's own words, verbatim
+    assert prepared.messages[-1] is history[-1] and history[-3] in prepared.messages  # the tail, untouched
+    assert pairing_errors(prepared.messages) == []
+    assert removed_are_stored(history, prepared.messages, engine.store) == []
+    # The span in the request is the history's own prefix: the provider's cache is reused.
+    assert [m.id for m in request.messages[:-1]] == [m.id for m in history[: len(request.messages) - 1]]
+
+
+def test_rolling_record_goes_into_the_next_request(tmp_path: Path) -> None:
+    summarizer = FakeSummarizer(["## Work state\nFIRST-RECORD-FACT", "## Work state\nSECOND"])
+    engine, _, _ = make_engine(tmp_path, summarizer)
+    first = engine.prepare(chat(15), FRAME).messages
+    grown = first + chat(14, start=100)
+    second = engine.prepare(grown, FRAME)
+    assert len(summarizer.requests) == 2
+    req = summarizer.requests[1]
+    assert "FIRST-RECORD-FACT" in req.messages[0].text  # the previous record, folded in
+    assert "earlier condensed record" in req.messages[-1].text
+    record = second.messages[0].summary
+    assert record is not None and "SECOND" in record.text
+    assert "request 0: explain part 0" in record.text or "earlier user messages not shown" in record.text
+    assert "request 100: explain part 100" in record.text
+
+
+@pytest.mark.parametrize(
+    "failure",
+    [TransientError("stream cut short"), TimeoutError(), ""],
+    ids=["provider-error", "timeout", "empty"],
+)
+def test_l2_degrades_to_the_digest_when_the_model_fails(tmp_path: Path, failure: object) -> None:
+    engine, _, _ = make_engine(tmp_path, FakeSummarizer([failure]))  # type: ignore[list-item]
+    history = [user("fix src/app.py")]
+    history += tool_round("read_file", {"path": "src/app.py"}, filler(3_000))
+    history += tool_round(
+        "bash", {"command": "pytest -q"}, "FAILED test_app.py::test_x - KeyError: 'id'", error=True
+    )
+    history += chat(14)
+    prepared = engine.prepare(history, FRAME)
+    (event,) = compacts(prepared.events)
+    assert event.layer == "summarize" and event.degraded
+    assert any(isinstance(e, WarningEvent) and "mechanical digest" in e.message for e in prepared.events)
+    record = prepared.messages[0].summary
+    assert record is not None
+    for fact in ("src/app.py", "`pytest -q` -> failed", "KeyError: 'id'", "fix src/app.py"):
+        assert fact in record.text
+    assert event.tokens_after < engine.thresholds.trigger_at
+    assert pairing_errors(prepared.messages) == []
+
+
+def test_a_record_that_grows_the_request_is_rejected_for_the_digest(tmp_path: Path) -> None:
+    bloated = "## Work state\n" + "very important detail. " * 2_000
+    engine, _, _ = make_engine(tmp_path, FakeSummarizer([bloated]), summary_max_tokens=4_000)
+    # The older part is small (~1.8k tokens), so the model's ~1.8k-token record plus the user's
+    # messages would not shrink it; the digest (which leaves the tool output out) does.
+    history = [m for i in range(40) for m in (user(f"q{i}"), assistant(f"a{i}"))]
+    history += tool_round("bash", {"command": "build"}, filler(5_600))
+    history += [assistant("built"), user("now review this paste:\n" + filler(50_000))]
+    prepared = engine.prepare(history, FRAME)
+    (event,) = compacts(prepared.events)
+    assert event.degraded and event.tokens_after < event.tokens_before
+    assert any(isinstance(e, WarningEvent) and "would not shrink" in e.message for e in prepared.events)
+    record = prepared.messages[0].summary
+    assert record is not None and "very important detail" not in record.text
+    assert prepared.messages[-1] is history[-1]  # the pending request stays a message of its own
+
+
+def test_fidelity_repair_adds_what_the_record_left_out(tmp_path: Path) -> None:
+    engine, _, _ = make_engine(tmp_path, FakeSummarizer(["## Work state\nSome work was done."]))
+    history = [user("port the parser")]
+    history += tool_round("edit_file", {"path": "src/deep/parser.rs", "old": "a", "new": "b"}, "edited")
+    history += tool_round("bash", {"command": "cargo test"}, "error[E0308]: mismatched types", error=True)
+    history += chat(14)
+    record = engine.prepare(history, FRAME).messages[0].summary
+    assert record is not None
+    assert "Also in the replaced part" in record.text
+    assert "src/deep/parser.rs" in record.text and "error[E0308]: mismatched types" in record.text
+
+
+def test_too_long_to_compact_goes_in_chunks_that_each_fit(tmp_path: Path) -> None:
+    def answer(request: Request) -> str:
+        return f"## Work state\nrecord after request {len(summarizer.requests)}"
+
+    summarizer = FakeSummarizer([answer])
+    engine, counter, _ = make_engine(tmp_path, summarizer)
+    history = chat(30, size=4_000)  # ~30k tokens: larger than the whole budget
+    prepared = engine.prepare(history, FRAME)
+    assert len(summarizer.requests) >= 2
+    for request in summarizer.requests:
+        assert (
+            counter.count_request(request.system, request.tools, list(request.messages))
+            <= engine.thresholds.budget
+        )
+        assert is_summary_request(request)
+    assert (
+        f"record after request {len(summarizer.requests)}" in summarizer.requests[-1].messages[0].text or True
+    )
+    assert "record after request 1" in summarizer.requests[1].messages[0].text  # rolling over the chunks
+    record = prepared.messages[0].summary
+    assert record is not None and f"record after request {len(summarizer.requests)}" in record.text
+    assert engine.tokens(prepared.messages, FRAME) <= engine.thresholds.target
+
+
+# -- L3 -------------------------------------------------------------------------------
+
+
+def test_manual_compact_takes_everything_with_the_focus(tmp_path: Path) -> None:
+    engine, _, summarizer = make_engine(tmp_path)
+    history = chat(2, size=200)  # short: a manual compaction still condenses it
+    prepared = engine.compact(history, FRAME, "the database schema", "manual")
+    (event,) = compacts(prepared.events)
+    assert (event.layer, event.trigger) == ("manual", "manual")
+    assert "the database schema" in summarizer.requests[0].messages[-1].text
+    assert [m.role for m in prepared.messages] == ["user", "assistant"]  # record + acknowledgement
+    assert prepared.messages[1].text == ACK
+
+
+def test_compact_tool_keeps_the_open_round(tmp_path: Path) -> None:
+    engine, _, _ = make_engine(tmp_path)
+    call, result = tool_round("compact", {"focus": "tests"}, "compaction scheduled")
+    history = [*chat(3), user("tidy up"), call, result]
+    prepared = engine.compact(history, FRAME, "tests", "tool")
+    assert prepared.messages[-2:] == [call, result] and prepared.messages[0].summary is not None
+    assert len(prepared.messages) == 3 and pairing_errors(prepared.messages) == []
+    assert compacts(prepared.events)[0].trigger == "tool"
+
+
+def test_nothing_to_compact_says_so(tmp_path: Path) -> None:
+    engine, _, summarizer = make_engine(tmp_path)
+    prepared = engine.compact([], FRAME, None, "manual")
+    assert prepared.messages == [] and isinstance(prepared.events[0], WarningEvent)
+    assert summarizer.requests == []
+
+
+# -- L4 and the loop guard ------------------------------------------------------------
+
+
+def test_circuit_breaker_after_two_failures_then_l4_and_manual_reset(tmp_path: Path) -> None:
+    engine, _, summarizer = make_engine(tmp_path)
+    huge = user("please review this paste:\n" + filler(60_000))  # ~15k tokens on its own
+    history = [user("hi"), assistant("hello"), huge]
+    first = engine.prepare(history, FRAME)
+    assert engine.failures == 1 and engine.auto_compact
+    assert first.messages[-1] is huge  # the latest user message always survives
+    second = engine.prepare(first.messages, FRAME)
+    errors = [e for e in second.events if isinstance(e, ErrorEvent)]
+    assert len(errors) == 1 and "/compact" in errors[0].message and not engine.auto_compact
+    asked = len(summarizer.requests)
+    third = engine.prepare([*second.messages, assistant("ok"), user("more")], FRAME)
+    assert len(summarizer.requests) == asked  # no more automatic attempts: no money burnt
+    assert not [e for e in third.events if isinstance(e, ErrorEvent)]  # said once
+    assert "off after repeated failures" in engine.breakdown(third.messages, FRAME).next_compaction
+    engine.compact(third.messages, FRAME, None, "manual")
+    assert engine.auto_compact and engine.failures == 0
+
+
+def test_emergency_drops_oldest_groups_with_a_marker(tmp_path: Path) -> None:
+    engine, _, summarizer = make_engine(tmp_path)
+    engine.auto_compact = False  # as after the loop guard: only L4 is left
+    history = [*chat(17), user("the latest request")]
+    history += tool_round("bash", {"command": "ls"}, "a\nb")
+    assert engine.tokens(history, FRAME) >= engine.thresholds.emergency_at
+    prepared = engine.prepare(history, FRAME)
+    (event,) = compacts(prepared.events)
+    assert (event.layer, event.trigger) == ("emergency", "auto")
+    assert event.tokens_after <= engine.thresholds.target and summarizer.requests == []
+    marker = prepared.messages[0]
+    assert marker.role == "user" and event.transcript in marker.text and "recall(" in marker.text
+    assert any(m.text == "the latest request" for m in prepared.messages)
+    assert pairing_errors(prepared.messages) == []
+    assert removed_are_stored(history, prepared.messages, engine.store) == []
+
+
+# -- reactive ------------------------------------------------------------------------
+
+
+def test_overflow_learns_the_count_and_forces_compaction(tmp_path: Path) -> None:
+    engine, counter, summarizer = make_engine(tmp_path)
+    history = chat(8)  # ~4.5k tokens by our count: nothing fires proactively
+    assert engine.prepare(history, FRAME).events == []
+    error = ContextOverflowError(
+        "prompt is too long: 21000 tokens > 20000 maximum", tokens=21_000, limit=20_000
+    )
+    prepared = engine.on_overflow(history, FRAME, error)
+    assert counter.scale > 2  # the provider's count was learned
+    (event,) = compacts(prepared.events)
+    assert (event.layer, event.trigger) == ("summarize", "overflow") and event.tokens_before == 21_000
+    assert engine.tokens(prepared.messages, FRAME) <= engine.thresholds.budget
+    assert len(summarizer.requests) == 1
+
+
+def test_overflow_with_nothing_left_to_remove_raises_a_clear_error(tmp_path: Path) -> None:
+    engine, _, _ = make_engine(tmp_path)
+    error = ContextOverflowError("request (40000 tokens) exceeds the available context size", tokens=40_000)
+    with pytest.raises(ContextOverflowError) as info:
+        engine.on_overflow([user("x" * 100_000)], FRAME, error)
+    assert "Shorten that message" in str(info.value)
+
+
+def test_overflow_learns_a_smaller_window(tmp_path: Path) -> None:
+    engine, _, _ = make_engine(tmp_path)
+    history = chat(10)
+    error = ContextOverflowError(
+        "request (6000 tokens) exceeds the available context size (4096 tokens)", tokens=6_000, limit=4_096
+    )
+    prepared = engine.on_overflow(history, FRAME, error)
+    assert engine.window == 4_096
+    assert any(isinstance(e, WarningEvent) and "4,096" in e.message for e in prepared.events)
+    assert engine.tokens(prepared.messages, FRAME) <= engine.thresholds.budget
+
+
+# -- /context -------------------------------------------------------------------------
+
+
+def test_breakdown_adds_up_and_says_when_compaction_fires(tmp_path: Path) -> None:
+    engine, _, _ = make_engine(tmp_path)
+    history = [user("read"), *tool_round("read_file", {"path": "a"}, filler(8_000)), *chat(3)]
+    bd = engine.breakdown(history, FRAME)
+    assert bd.total == engine.tokens(history, FRAME)
+    assert bd.system + bd.tools + bd.summary + bd.messages + bd.tool_results == bd.total
+    assert bd.free == engine.thresholds.budget - bd.total and bd.tool_results > 1_900
+    assert "14,080 tokens" in bd.next_compaction
+    assert [label for label, _, _ in bd.rows()][-1] == "free"
