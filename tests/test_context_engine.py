@@ -218,9 +218,6 @@ def test_too_long_to_compact_goes_in_chunks_that_each_fit(tmp_path: Path) -> Non
             <= engine.thresholds.budget
         )
         assert is_summary_request(request)
-    assert (
-        f"record after request {len(summarizer.requests)}" in summarizer.requests[-1].messages[0].text or True
-    )
     assert "record after request 1" in summarizer.requests[1].messages[0].text  # rolling over the chunks
     record = prepared.messages[0].summary
     assert record is not None and f"record after request {len(summarizer.requests)}" in record.text
