@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from agent_cli.context.cut import groups
+from agent_cli.context.cut import groups, safe_cuts
 from agent_cli.context.policy import ENGINE_NOTE_PREFIX, latest_user_index
 from agent_cli.messages import Message
 
@@ -40,11 +40,12 @@ class DropPlan:
 def plan_drop(messages: Sequence[Message], counts: Sequence[int], need: int) -> DropPlan | None:
     """The oldest groups whose tokens add up to at least `need` (or all that may go)."""
     latest = latest_user_index(messages)
+    ok = safe_cuts(messages)
     ordinary: list[tuple[int, int]] = []
     records: list[tuple[int, int]] = []
     for start, end in groups(messages):
-        if latest is not None and start <= latest < end:
-            continue
+        if (latest is not None and start <= latest < end) or not ok[end]:
+            continue  # the latest request, or an open round whose results are still to come
         if any(messages[i].summary is not None for i in range(start, end)):
             records.append((start, end))
         else:

@@ -1,0 +1,145 @@
+"""Properties of every layer over random conversations (hypothesis).
+
+After prepare, compact or on_overflow, whatever the conversation and whatever the summarizer does:
+no orphan tool_use / tool_result, the history starts with a user message, the request fits the
+budget unless the latest user message alone is too big, the latest user message is still there
+(as a message, or verbatim in the record), and every message that left is in the transcripts.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_context_fakes import (
+    FRAME,
+    FakeSummarizer,
+    assistant,
+    filler,
+    make_engine,
+    pairing_errors,
+    removed_are_stored,
+    tool_round,
+    user,
+)
+
+from agent_cli.context.emergency import ACK
+from agent_cli.context.engine import ContextEngine
+from agent_cli.errors import ContextOverflowError, TransientError
+from agent_cli.history import pairing_errors as project_pairing_errors
+from agent_cli.messages import Message, SummaryBlock
+from agent_cli.providers.base import Request
+
+sizes = st.sampled_from([10, 200, 1_500, 5_000, 12_000])
+
+
+@st.composite
+def conversations(draw: st.DrawFn) -> list[Message]:
+    history: list[Message] = []
+    if draw(st.booleans()):
+        history += [
+            Message("user", (SummaryBlock("Condensed record: earlier work on src/x.py.", "t.jsonl"),)),
+            assistant(ACK),
+        ]
+    turns = draw(st.integers(1, 12))
+    for t in range(turns):
+        history.append(user(f"user turn {t}: " + filler(draw(sizes), f"u{t}")))
+        for r in range(draw(st.integers(0, 3))):
+            name = draw(st.sampled_from(["read_file", "bash", "edit_file"]))
+            args = {"path": f"src/f{t}_{r}.py"} if name != "bash" else {"command": f"make t{t}r{r}"}
+            history += tool_round(name, args, filler(draw(sizes), f"o{t}{r}"), error=draw(st.booleans()))
+        ending = draw(st.sampled_from(["answer", "answer", "open-result", "pending"]))
+        if ending == "answer" or (ending == "pending" and t < turns - 1):
+            history.append(assistant(f"answer {t}: " + filler(draw(sizes), f"a{t}")))
+        elif ending == "open-result" and t == turns - 1 and history[-1].tool_results:
+            break  # the model has not answered the last tool result yet
+        elif t < turns - 1:
+            history.append(assistant(f"answer {t}"))
+    return history
+
+
+@dataclass
+class Behaviour:
+    kind: str
+
+    def __call__(self, request: Request) -> str:
+        if self.kind == "fail":
+            raise TransientError("connection dropped")
+        if self.kind == "empty":
+            return ""
+        if self.kind == "huge":
+            return "## Work state\n" + "detail " * 20_000
+        return "## Work state\nDone: earlier turns. Next step: continue."
+
+
+def latest_user_text(history: list[Message]) -> str | None:
+    for message in reversed(history):
+        if message.is_plain_user and not message.text.startswith("[context note:"):
+            return message.text
+    return None
+
+
+def check_invariants(
+    engine: ContextEngine, before: list[Message], after: list[Message], *, fits: bool
+) -> None:
+    assert pairing_errors(after) == []
+    assert project_pairing_errors(after) == []
+    assert after and after[0].role == "user"
+    latest = latest_user_text(before)
+    if latest is not None:
+        as_message = any(m.text == latest for m in after)
+        in_record = any(
+            m.summary is not None and latest[:200] in m.summary.text.replace("\u00ad", "") for m in after
+        )
+        assert as_message or in_record, "the latest user message was lost"
+    assert removed_are_stored(before, after, engine.store) == []
+    if fits:
+        latest_tokens = max((engine.counter.count_message(m) for m in after if m.text == latest), default=0)
+        if latest_tokens < engine.thresholds.target // 2:
+            assert engine.tokens(after, FRAME) <= engine.thresholds.budget
+
+
+SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@SETTINGS
+@given(conversations(), st.sampled_from(["ok", "fail", "empty", "huge"]), st.booleans())
+def test_prepare_keeps_every_invariant(history: list[Message], behaviour: str, auto: bool) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        engine, _, _ = make_engine(Path(tmp), FakeSummarizer([Behaviour(behaviour)]))
+        engine.auto_compact = auto  # off: as after the loop guard, only L1 and L4 are left
+        prepared = engine.prepare(history, FRAME)
+        check_invariants(engine, history, prepared.messages, fits=True)
+        # Preparing again right away changes nothing more (hysteresis), or at most trims.
+        again = engine.prepare(prepared.messages, FRAME)
+        check_invariants(engine, history, again.messages, fits=True)
+
+
+@SETTINGS
+@given(conversations(), st.sampled_from(["ok", "fail", "empty"]), st.one_of(st.none(), st.text(max_size=30)))
+def test_manual_compact_keeps_every_invariant(
+    history: list[Message], behaviour: str, focus: str | None
+) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        engine, _, _ = make_engine(Path(tmp), FakeSummarizer([Behaviour(behaviour)]))
+        prepared = engine.compact(history, FRAME, focus, "manual")
+        check_invariants(engine, history, prepared.messages, fits=False)
+
+
+@SETTINGS
+@given(conversations(), st.sampled_from(["ok", "fail"]), st.floats(1.0, 3.0))
+def test_overflow_recovers_or_says_why(history: list[Message], behaviour: str, factor: float) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        engine, _, _ = make_engine(Path(tmp), FakeSummarizer([Behaviour(behaviour)]))
+        reported = int(max(engine.tokens(history, FRAME), engine.thresholds.budget) * factor) + 1
+        error = ContextOverflowError("prompt is too long", tokens=reported, limit=engine.window)
+        try:
+            prepared = engine.on_overflow(history, FRAME, error)
+        except ContextOverflowError as exc:
+            assert "does not fit" in str(exc)
+            return
+        check_invariants(engine, history, prepared.messages, fits=True)
+        assert engine.tokens(prepared.messages, FRAME) <= engine.thresholds.budget
