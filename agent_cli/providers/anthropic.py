@@ -29,7 +29,7 @@ from agent_cli.messages import Block, Message, SummaryBlock, TextBlock, ToolUse,
 from agent_cli.providers.base import Completion, Request, StopReason, StreamEvent, TextDelta
 from agent_cli.providers.errors import body_message, classify_http
 
-__all__ = ["AnthropicProvider", "StreamAssembler", "from_wire", "to_wire"]
+__all__ = ["AnthropicProvider", "StreamAssembler", "from_wire", "load_sdk", "to_wire"]
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 _EPHEMERAL = {"type": "ephemeral"}
@@ -204,6 +204,12 @@ class StreamAssembler:
                     parsed = {"_raw": raw}
                 blocks.append(ToolUse(str(block.get("id")), str(block.get("name")), parsed))
         return Completion(Message.of("assistant", blocks), _stop(self._stop), _usage(self._usage), self.model)
+
+
+def load_sdk() -> None:
+    """Import the SDK (about a second on a small machine); later imports are free."""
+    import anthropic  # noqa: F401
+    import httpx2  # noqa: F401
 
 
 # -- errors -------------------------------------------------------------------

@@ -13,9 +13,9 @@ from agent_cli.providers.base import Provider
 from agent_cli.providers.errors import API_KEY_ENV
 from agent_cli.settings import ProviderSettings
 
-__all__ = ["DEFAULT_MODELS", "create_provider"]
+__all__ = ["DEFAULT_MODELS", "create_provider", "preload"]
 
-DEFAULT_MODELS = {"anthropic": "claude-sonnet-4-5", "openai": "gpt-4.1"}
+DEFAULT_MODELS = {"anthropic": "claude-sonnet-5-5", "openai": "gpt-5"}
 
 
 def create_provider(settings: ProviderSettings, *, streaming: bool = True) -> Provider:
@@ -47,3 +47,15 @@ def create_provider(settings: ProviderSettings, *, streaming: bool = True) -> Pr
         timeout=settings.timeout,
         streaming=streaming,
     )
+
+
+def preload(name: str) -> None:
+    """Import the SDK behind provider `name` now (the REPL calls this in a background thread,
+    so the first answer does not wait for the import)."""
+    if name == "anthropic":
+        from agent_cli.providers.anthropic import load_sdk
+    elif name == "openai":
+        from agent_cli.providers.openai import load_sdk
+    else:
+        return
+    load_sdk()

@@ -34,7 +34,7 @@ from agent_cli.messages import Block, Message, SummaryBlock, TextBlock, ToolResu
 from agent_cli.providers.base import Completion, Request, StopReason, StreamEvent, TextDelta
 from agent_cli.providers.errors import body_message, classify_http
 
-__all__ = ["ChunkAssembler", "OpenAIProvider", "from_wire", "parse_arguments", "to_wire"]
+__all__ = ["ChunkAssembler", "OpenAIProvider", "from_wire", "load_sdk", "parse_arguments", "to_wire"]
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 _FINISH: dict[str, StopReason] = {
@@ -228,6 +228,12 @@ class ChunkAssembler:
 
 
 # -- errors -------------------------------------------------------------------
+
+
+def load_sdk() -> None:
+    """Import the SDK (about a second on a small machine); later imports are free."""
+    import httpx2  # noqa: F401
+    import openai  # noqa: F401
 
 
 def _classify(exc: BaseException) -> ProviderError | None:
