@@ -1,0 +1,212 @@
+"""A long, file-heavy session replayed through `agent -p` against a local fake (Anthropic wire format).
+
+    python benchmarks/long_session.py [--files 20] [--kib 40] [--window 200000]
+
+The fake model reads FILES files of KIB KiB one per turn, and every turn also
+carries a long analysis (~1,800 tokens of text), as in the Claude Code run in
+ANCHORS.md (21 requests, 2.32M input tokens, 0.66M token-equivalents after an
+ideal prompt cache). Summarization requests are answered with a sectioned
+record. Printed: requests, compactions, the input tokens summed over all
+requests (as the fake counts them, characters / 4), the cost after an ideal
+prompt cache (a prefix seen before is read at 0.1x, the rest written at
+1.25x), the largest request against the window, and ratios against the
+Claude Code figures and against a run with compaction disabled.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tests.fakeserver import FakeModelServer, RecordedRequest, Reply, ToolCallSpec  # noqa: E402
+
+CLAUDE_CODE_INPUT = 2_320_000
+CLAUDE_CODE_CACHED = 660_000
+WORDS = (
+    "parser token buffer stream module handler config value index request response cache layer "
+    "session record window budget summary transcript message history engine boundary compact"
+).split()
+
+
+def make_files(project: Path, count: int, kib: int) -> list[str]:
+    rng = random.Random(7)
+    names = []
+    for i in range(1, count + 1):
+        name = f"src/module_{i:02d}.py"
+        lines = [f'"""Module {i}: generated source for the long-session benchmark."""', ""]
+        n = 0
+        while sum(len(x) + 1 for x in lines) < kib * 1024:
+            n += 1
+            words = " ".join(rng.choice(WORDS) for _ in range(6))
+            lines.append(f"def {rng.choice(WORDS)}_{i}_{n}(value):  # {words}")
+            lines.append(f"    return value * {n} + {rng.randint(0, 999)}  # module {i} marker {n}")
+        path = project / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("\n".join(lines) + "\n")
+        names.append(name)
+    return names
+
+
+def analysis(turn: int, rng: random.Random) -> str:
+    sentences = []
+    while sum(len(s) for s in sentences) < 7200:
+        words = " ".join(rng.choice(WORDS) for _ in range(14))
+        sentences.append(f"In module {turn:02d} the {words} interacts with the previous findings.")
+    return f"## Analysis of step {turn}\n\n" + " ".join(sentences)
+
+
+SUMMARY = (
+    "## Goal and requests\nAnalyze every module one by one and report findings.\n"
+    "## Constraints and decisions\nRead files in order; keep per-module notes.\n"
+    "## Files read and changed\n{files}\n## Commands and errors\nNone.\n"
+    "## Done / in progress / next\nDone through the files above; next: continue with the next module.\n"
+)
+
+
+def responder_for(files: list[str]) -> Any:
+    rng = random.Random(11)
+    state = {"turn": 0}
+
+    def respond(request: RecordedRequest) -> Reply:
+        last = request.body["messages"][-1]
+        content = last["content"]
+        text = content if isinstance(content, str) else " ".join(b.get("text", "") for b in content)
+        if "summarize" in text.lower():
+            seen = ", ".join(files[: state["turn"]])
+            return Reply(SUMMARY.format(files=seen))
+        turn = state["turn"]
+        state["turn"] += 1
+        body = analysis(turn, rng)
+        if turn < len(files):
+            return Reply(body, tool_calls=[ToolCallSpec("read_file", {"path": files[turn]})])
+        return Reply(body + "\n\nAll modules analyzed.")
+
+    return respond
+
+
+def block_tokens(request: RecordedRequest) -> tuple[list[int], list[str]]:
+    """The request as a sequence of cacheable units (system, each tool, each message block), in tokens."""
+    body = request.body
+    units: list[Any] = []
+    system = body.get("system")
+    units += system if isinstance(system, list) else [system or ""]
+    units += body.get("tools") or []
+    for message in body.get("messages", []):
+        content = message["content"]
+        units += [content] if isinstance(content, str) else content
+    return [len(json.dumps(_strip(u), sort_keys=True)) // 4 for u in units], [
+        json.dumps(_strip(u), sort_keys=True) for u in units
+    ]
+
+
+def _strip(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _strip(v) for k, v in value.items() if k != "cache_control"}
+    if isinstance(value, list):
+        return [_strip(v) for v in value]
+    return value
+
+
+def ideal_cache_cost(requests: list[RecordedRequest]) -> float:
+    """Token-equivalents when any previously sent prefix is read from cache (0.1x) and the rest written (1.25x)."""
+    seen: list[list[str]] = []
+    total = 0.0
+    for req in requests:
+        tokens, keys = block_tokens(req)
+        best = 0
+        for prev in seen:
+            n = 0
+            while n < min(len(prev), len(keys)) and prev[n] == keys[n]:
+                n += 1
+            best = max(best, n)
+        scale = req.input_tokens / max(sum(tokens), 1)  # the fake's own count, spread over the units
+        cached = sum(tokens[:best]) * scale
+        total += 0.1 * cached + 1.25 * (req.input_tokens - cached)
+        seen.append(keys)
+    return total
+
+
+def run(files: int, kib: int, window: int, compaction: bool) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory() as tmp:
+        project = Path(tmp) / "proj"
+        project.mkdir()
+        names = make_files(project, files, kib)
+        home = Path(tmp) / "home"
+        home.mkdir()
+        if not compaction:
+            (project / ".agent").mkdir()
+            (project / ".agent" / "config.toml").write_text(
+                "[context]\nclear_ratio = 0.99\ntrigger_ratio = 0.995\nemergency_ratio = 0.999\n"
+                "tool_result_max_tokens = 1000000\n"
+            )
+        with FakeModelServer(context_window=window) as server:
+            server.responder = responder_for(names)
+            env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
+            env.update(
+                HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"), XDG_STATE_HOME=str(home / ".state"),
+                ANTHROPIC_API_KEY="sk-ant-bench", ANTHROPIC_BASE_URL=server.anthropic_base_url,
+            )
+            started = time.perf_counter()
+            proc = subprocess.run(
+                [sys.executable, "-m", "agent_cli", "-p", "Analyze every module under src/, one file at a time.",
+                 "--yes", "--output-format", "stream-json", "--model", "claude-sonnet-4-5",
+                 "--context-window", str(window)],
+                cwd=project, env=env, capture_output=True, text=True, timeout=900,
+            )
+            elapsed = time.perf_counter() - started
+            requests = server.requests
+        events = [json.loads(x) for x in proc.stdout.splitlines() if x.startswith("{")]
+        summaries = [r for r in requests if "summarize" in json.dumps(r.body["messages"][-1]).lower()]
+        return {
+            "exit": proc.returncode,
+            "stderr": proc.stderr[-400:],
+            "requests": len(requests),
+            "summary_requests": len(summaries),
+            "compactions": [e["layer"] for e in events if e.get("type") == "compact"],
+            "input_tokens": sum(r.input_tokens for r in requests),
+            "cached_cost": ideal_cache_cost(requests),
+            "largest": max((r.input_tokens for r in requests), default=0),
+            "finished": bool(events) and events[-1].get("type") == "result" and events[-1].get("stop") == "end_turn",
+            "seconds": elapsed,
+        }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--files", type=int, default=20)
+    parser.add_argument("--kib", type=int, default=40)
+    parser.add_argument("--window", type=int, default=200_000)
+    args = parser.parse_args()
+    ours = run(args.files, args.kib, args.window, compaction=True)
+    base = run(args.files, args.kib, args.window * 4, compaction=False)
+    print(f"long session: {args.files} reads of {args.kib} KiB files, long analysis each turn, "
+          f"{args.window:,}-token window, Anthropic wire format")
+    for label, r in (("agent-cli", ours), ("no compaction (4x window)", base)):
+        layers = {layer: r["compactions"].count(layer) for layer in sorted(set(r["compactions"]))}
+        print(f"  {label}: exit {r['exit']}, finished {r['finished']}, {r['requests']} requests "
+              f"({r['summary_requests']} summarization), compactions {layers or 'none'}, {r['seconds']:.1f}s")
+        print(f"    input tokens summed {r['input_tokens']:,}; ideal-cache cost {r['cached_cost']:,.0f}; "
+              f"largest request {r['largest']:,}")
+        if r["exit"]:
+            print("    stderr:", r["stderr"])
+    print(f"  vs Claude Code (2.32M input, 0.66M cached): input {ours['input_tokens'] / CLAUDE_CODE_INPUT:.2f}x "
+          f"(goal <= 0.50x), cached {ours['cached_cost'] / CLAUDE_CODE_CACHED:.2f}x (goal <= 1.00x)")
+    print(f"  vs no compaction in this run: input {ours['input_tokens'] / max(base['input_tokens'], 1):.2f}x, "
+          f"cached {ours['cached_cost'] / max(base['cached_cost'], 1):.2f}x")
+    print(f"  largest request {ours['largest']:,} of a {args.window:,} window "
+          f"({'within' if ours['largest'] <= args.window else 'OVER'})")
+
+
+if __name__ == "__main__":
+    main()
