@@ -4,7 +4,8 @@ Pure. When the history is still above the emergency line (or L2 failed),
 whole groups (never a tool_use without its result) go, oldest first, until
 the request is at the target. Two things are kept as long as anything else
 can go: the latest condensed record (it stands for far more than its size)
-and the user's latest message, which always survives. The marker, a user
+and the user's latest message, which always survives (as a message, or inside
+the record that holds it verbatim). The marker, a user
 message, takes the place of the first dropped group and names the transcript
 the dropped messages were written to.
 """
@@ -47,6 +48,8 @@ def plan_drop(messages: Sequence[Message], counts: Sequence[int], need: int) -> 
         if (latest is not None and start <= latest < end) or not ok[end]:
             continue  # the latest request, or an open round whose results are still to come
         if any(messages[i].summary is not None for i in range(start, end)):
+            if latest is None:  # the latest request lives only in the record now (verbatim)
+                continue
             records.append((start, end))
         else:
             ordinary.append((start, end))

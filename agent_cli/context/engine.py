@@ -22,19 +22,17 @@ from dataclasses import dataclass
 
 from agent_cli.context.breakdown import Breakdown, compute_breakdown
 from agent_cli.context.cap import cap_result
-from agent_cli.context.clear import plan_clear, recall_phrase
+from agent_cli.context.clear import plan_clear
+from agent_cli.context.condense import condensed_history, engine_prefix
 from agent_cli.context.cut import find_safe_cut, open_round_start
-from agent_cli.context.digest import build_digest
-from agent_cli.context.emergency import ACK, apply_drop, marker_text, plan_drop
-from agent_cli.context.fidelity import check, repair, span_facts
+from agent_cli.context.emergency import apply_drop, marker_text, plan_drop
 from agent_cli.context.plain import call_text
-from agent_cli.context.policy import Counter, Frame, Thresholds, compute_thresholds, is_engine_note
-from agent_cli.context.sections import assemble_record, cap_text, collect_user_messages, render_user_messages
+from agent_cli.context.policy import Counter, Frame, Thresholds, compute_thresholds
 from agent_cli.context.summarize import Summarize, run_summary
 from agent_cli.context.transcripts import TranscriptStore
 from agent_cli.errors import ContextOverflowError
 from agent_cli.events import CompactEvent, CompactLayer, ErrorEvent, WarningEvent
-from agent_cli.messages import Message, SummaryBlock, ToolResult, ToolUse, Usage
+from agent_cli.messages import Message, ToolResult, ToolUse, Usage
 from agent_cli.settings import ContextSettings
 
 __all__ = ["Breakdown", "ContextEngine", "Frame", "Prepared", "Summarize", "Thresholds"]
@@ -256,7 +254,7 @@ class ContextEngine:
         """L2 / L3: replace the older part with a record (the model's, or the digest)."""
         th = self.thresholds
         start = self._clock()
-        base = _engine_prefix(messages)
+        base = engine_prefix(messages)
         # A request the model has not answered yet stays a message of its own, verbatim.
         end = len(messages) - 1 if messages and messages[-1].is_plain_user else len(messages)
         if layer == "manual":
@@ -286,10 +284,11 @@ class ContextEngine:
         # A manual compaction of a short conversation may grow it a little; that is
         # what the user asked for. An automatic one must shrink the request.
         must_shrink = layer != "manual"
-        new, after = self._replace(span, tail, frame, body, path, pending=pending, degraded=not body)
+        new, after = self._rebuild(span, tail, frame, body, path, pending)
         if body and must_shrink and after >= total:
             reason = f"the model's record would not shrink the request ({total:,} -> {after:,} tokens)"
-            new, after = self._replace(span, tail, frame, "", path, pending=pending, degraded=True)
+            body = ""
+            new, after = self._rebuild(span, tail, frame, body, path, pending)
         degraded = bool(reason) or not body
         if must_shrink and after >= total:  # not even the digest shrinks it: leave the history as it was
             events.append(WarningEvent(f"Compaction could not shrink the conversation ({total:,} tokens)."))
@@ -318,33 +317,18 @@ class ContextEngine:
         )
         return _Outcome(new, after, True)
 
-    def _replace(
-        self,
-        span: list[Message],
-        tail: list[Message],
-        frame: Frame,
-        body: str,
-        path: str,
-        *,
-        pending: bool,
-        degraded: bool,
+    def _rebuild(
+        self, span: list[Message], tail: list[Message], frame: Frame, body: str, path: str, pending: bool
     ) -> tuple[list[Message], int]:
-        """The history with `span` replaced by a record built around `body` (the digest if empty)."""
-        th = self.thresholds
-        count = self.counter.count_text
-        text = body if body else build_digest(span)
-        text = cap_text(text, th.summary_cap, count)
-        users = render_user_messages(collect_user_messages(span), th.user_messages, count)
-        missing = check(span_facts(span), text + "\n" + users, tail)
-        text = repair(text, missing)
-        hint = _recall_hint(span)
-        record = assemble_record(
-            body=text, users=users, transcript=path, replaced=len(span), recall_hint=hint, degraded=degraded
+        new = condensed_history(
+            span,
+            tail,
+            body,
+            path,
+            thresholds=self.thresholds,
+            count_text=self.counter.count_text,
+            pending=pending,
         )
-        new = [Message("user", (SummaryBlock(record, path),))]
-        if (tail and tail[0].role == "user") or (not tail and not pending):
-            new.append(Message.assistant(ACK))
-        new.extend(tail)
         return new, self._count(frame, new)
 
     def _emergency(
@@ -396,23 +380,3 @@ class ContextEngine:
             f"for a budget of {th.budget:,} (window {th.window:,}); its largest message alone is about "
             f"{latest:,} tokens. Shorten that message, or start a new session."
         )
-
-
-def _engine_prefix(messages: Sequence[Message]) -> int:
-    """How many leading messages are the engine's own (a record or note, and its acknowledgement)."""
-    i = 0
-    if i < len(messages) and (messages[i].summary is not None or is_engine_note(messages[i])):
-        i += 1
-        if i < len(messages) and messages[i].role == "assistant" and messages[i].text == ACK:
-            i += 1
-    return i
-
-
-def _recall_hint(span: Sequence[Message]) -> str:
-    """An example recall phrase from the span: the last path or command a tool used."""
-    for message in reversed(span):
-        for use in reversed(message.tool_uses):
-            phrase = recall_phrase(use, "")
-            if phrase:
-                return f'"{phrase}"'
-    return '"error"'
