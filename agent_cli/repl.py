@@ -106,13 +106,13 @@ class Repl:
     def __init__(
         self,
         built: Built,
-        renderer: Renderer,
+        renderer: Renderer | Callable[[], Renderer],
         read_line: Callable[[], str],
         ask_approval: Callable[[], Answer] | None = None,
         invalidate: Callable[[], None] = lambda: None,
     ) -> None:
         self.built = built
-        self.renderer = renderer
+        self._renderer = renderer
         self.read_line = read_line
         self.ask_approval = ask_approval
         self.invalidate = invalidate
@@ -120,6 +120,13 @@ class Repl:
         self._count_thread: threading.Thread | None = None
         self._ctrl_c_armed = False
         self.install_approver()
+
+    @property
+    def renderer(self) -> Renderer:
+        """The renderer; made on first use when a factory was given (rich loads after the prompt shows)."""
+        if callable(self._renderer):
+            self._renderer = self._renderer()
+        return self._renderer
 
     # ---- set-up ---------------------------------------------------------
 
@@ -134,19 +141,25 @@ class Repl:
             return "no"
         return self.ask_approval()
 
-    def welcome(self) -> None:
+    def welcome_lines(self) -> list[tuple[str, str]]:
+        """(text, style) lines greeting the user: version, model, window, session, warnings."""
         b = self.built
-        self.renderer.line(
-            f"agent-cli {__version__} · {b.model} · {format_tokens(b.window)} window · "
-            f"session {b.session.id} · /help for commands", "bold")
+        lines = [(f"agent-cli {__version__} · {b.model} · {format_tokens(b.window)} window · "
+                  f"session {b.session.id} · /help for commands", "bold")]
         if b.loop.history:
-            self.renderer.info(f"resumed: {len(b.loop.history)} messages in the working context")
-        for warning in b.warnings:
-            self.renderer.handle(warning)
+            lines.append((f"resumed: {len(b.loop.history)} messages in the working context", "dim"))
+        lines += [(f"! {w.message}", "yellow") for w in b.warnings]
+        return lines
+
+    def welcome(self) -> None:
+        for text, style in self.welcome_lines():
+            self.renderer.line(text, style)
 
     def warm_up(self) -> None:
         """Count the starting context (loads the tokenizer) off the main thread; refresh the toolbar."""
         def count() -> None:
+            import agent_cli.render  # noqa: F401  # rich, loaded while the user reads the prompt
+
             try:
                 self.context_tokens = self.built.loop.context_tokens()
             except Exception:  # the toolbar just keeps "…"; the next turn counts again
@@ -168,7 +181,7 @@ class Repl:
     # ---- the read-eval loop ----------------------------------------------
 
     def run(self) -> int:
-        self.welcome()
+        """Read and run lines until /exit, Ctrl-D or a second Ctrl-C in a row (call welcome() first)."""
         while True:
             try:
                 line = self.read_line()
@@ -319,27 +332,35 @@ def _answer_prompt() -> Answer:
 
 def run_repl(built: Built) -> int:
     """Run the REPL on this terminal until /exit, Ctrl-D or a double Ctrl-C. Returns the exit code."""
-    from rich.console import Console
+    from prompt_toolkit import print_formatted_text
+    from prompt_toolkit.formatted_text import FormattedText
 
-    from agent_cli.render import Renderer
+    def make_renderer() -> Renderer:
+        from rich.console import Console
 
-    console = Console(highlight=False)
-    renderer = Renderer(console)
+        from agent_cli.render import Renderer
+
+        return Renderer(Console(highlight=False))
+
     repl_ref: list[Repl] = []
     session = _prompt_session(built, repl_ref)
 
     def read_line() -> str:
         return session.prompt(PROMPT)
 
-    repl = Repl(built, renderer, read_line, _answer_prompt, invalidate=lambda: session.app.invalidate())
+    repl = Repl(built, make_renderer, read_line, _answer_prompt, invalidate=lambda: session.app.invalidate())
     repl_ref.append(repl)
+    # The greeting goes out through prompt_toolkit, so rich can load after the prompt is drawn.
+    for text, style in repl.welcome_lines():
+        print_formatted_text(FormattedText([(style, text)]))
     repl.warm_up()
     _preload_sdk(built.settings.provider.name)
     try:
         return repl.run()
     finally:
-        renderer.end_turn()
-        renderer.info(f"session {built.session.id} saved · resume with: agent --resume {built.session.id}")
+        repl.renderer.end_turn()
+        session_id = built.session.id
+        repl.renderer.info(f"session {session_id} saved · resume with: agent --resume {session_id}")
         built.session.close()
 
 
@@ -347,12 +368,7 @@ def _preload_sdk(provider: str) -> None:
     """Import the provider's SDK in the background so the first answer does not wait for it."""
     from agent_cli.providers import factory
 
-    # TODO(lead): factory.preload(provider_name) is announced but not merged yet; until it is,
-    # the first request pays for the SDK import.
-    preload: Callable[[str], None] | None = getattr(factory, "preload", None)
-    if preload is None:
-        return
-    timer = threading.Timer(WARMUP_DELAY, preload, args=(provider,))
+    timer = threading.Timer(WARMUP_DELAY, factory.preload, args=(provider,))
     timer.daemon = True
     timer.start()
 

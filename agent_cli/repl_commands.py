@@ -24,7 +24,6 @@ from agent_cli.slash import (
 
 if TYPE_CHECKING:
     from agent_cli.repl import Repl
-    from agent_cli.wiring import Built
 
 __all__ = ["KEY_HELP", "run_command"]
 
@@ -137,22 +136,15 @@ def _resume(repl: Repl, arg: str) -> None:
     if not arg:
         _transcripts(repl, arg)
         return
-    from agent_cli import wiring
     from agent_cli.session import resolve_session_id
+    from agent_cli.wiring import resume_into
 
     built = repl.built
     session_id = resolve_session_id(built.settings.project_root, arg)
     if session_id == built.session.id:
         repl.renderer.info(f"already in session {session_id}")
         return
-    # TODO(lead): wiring.resume_into(built, session_id) is announced but not merged yet.
-    resume_into: Callable[[Built, str], None] | None = getattr(wiring, "resume_into", None)
-    if resume_into is None:
-        repl.renderer.error(f"switching sessions inside the REPL is not available yet: "
-                            f"leave and run `agent --resume {session_id}`")
-        return
     resume_into(built, session_id)
-    repl.install_approver()  # the resumed session has its own loop
     repl.refresh_context()
     repl.renderer.line(f"resumed session {session_id}: {len(built.loop.history)} messages in context", "bold")
 

@@ -19,11 +19,12 @@ from prompt_toolkit.document import Document
 from rich.console import Console
 
 from agent_cli.approvals import Answer
-from agent_cli.messages import Usage
+from agent_cli.messages import Message, Usage
 from agent_cli.providers.base import Completion, Request
+from agent_cli.redact import Redactor
 from agent_cli.render import Renderer
 from agent_cli.repl import PathAndCommandCompleter, Repl
-from agent_cli.session import SessionInfo
+from agent_cli.session import SessionInfo, SessionLog
 from agent_cli.slash import (
     SlashCommand,
     closest,
@@ -157,7 +158,7 @@ class Harness:
         env = {"ANTHROPIC_API_KEY": "k", "HOME": str(tmp_path), "XDG_STATE_HOME": str(tmp_path / "state")}
         project = tmp_path / "project"
         project.mkdir()
-        self.built: Built = build(CliArgs(), env=env, cwd=project, interactive=True)
+        self.built: Built = build(CliArgs(model="claude-sonnet-4-5"), env=env, cwd=project, interactive=True)
         self.provider = ScriptedProvider(list(script))
         self.built.loop.set_provider(self.provider)
         self.out = StringIO()
@@ -177,6 +178,7 @@ class Harness:
     def run(self, *lines: str | type[BaseException]) -> str:
         self.lines = list(lines)
         start = len(self.out.getvalue())
+        self.repl.welcome()
         assert self.repl.run() == 0
         return "\n".join(ln.rstrip() for ln in self.out.getvalue()[start:].splitlines())
 
@@ -276,10 +278,20 @@ def test_compact_shows_the_panel_and_writes_the_span(tmp_path: Path) -> None:
 
 
 def test_transcripts_and_resume(tmp_path: Path) -> None:
-    h = Harness(tmp_path, [say("hi")])
-    text = h.run("hello", "/transcripts", "/resume", "/resume nosuchsession")
-    assert text.count(f"* {h.built.session.id}") == 2
+    h = Harness(tmp_path, [say("hi"), say("welcome back")])
+    first = h.built.session.id
+    root = h.built.settings.project_root
+    with SessionLog.create(root, redactor=Redactor([]), meta={"model": "gpt-4.1"}) as other:
+        other.log_message(Message.user("the older question"))
+        other.log_message(Message.assistant("the older answer"))
+    text = h.run("hello", "/transcripts", "/resume", "/resume nosuchsession", f"/resume {other.id[:-1]}",
+                 "go on")
+    assert text.count(f"* {first}") == 2 and text.count(f"  {other.id}") == 2
     assert "no session matches 'nosuchsession'" in text
+    assert f"resumed session {other.id}: 2 messages in context" in text
+    assert h.built.session.id == other.id and "welcome back" in text
+    sent = [m.text for m in h.provider.requests[-1].messages]
+    assert sent[:2] == ["the older question", "the older answer"] and sent[-1] == "go on"
 
 
 def test_exit_and_ctrl_d(tmp_path: Path) -> None:

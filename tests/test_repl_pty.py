@@ -1,0 +1,117 @@
+"""The REPL through a pseudo-terminal, as a user drives it: `agent` against the fake model server.
+
+Sends a message and sees the answer, pastes two lines as one message, runs
+/compact and sees the panel and the span file under .transcripts/<session>/,
+runs /context and sees percentages, tries Ctrl-C at an empty prompt, and
+leaves with /exit.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.e2e import agent_env
+from tests.fakeserver import FakeModelServer, RecordedRequest, Reply, _last_user_text
+
+pexpect = pytest.importorskip("pexpect")
+
+pytestmark = pytest.mark.e2e
+
+SUMMARY = "## Goal and requests\nAnswer the question about the number.\n## Work state\nDone: answered 42."
+CPR_REQUEST = re.compile(re.escape("\x1b[6n"))
+ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()][0-9A-Za-z]|\x1b[=>]")
+
+
+def respond(request: RecordedRequest) -> Reply:
+    if "Stop here and write no tool calls" in _last_user_text(request):
+        return Reply(SUMMARY)
+    return Reply("The answer is **42**.\n\nAsk me anything else.")
+
+
+@pytest.fixture
+def server() -> Iterator[FakeModelServer]:
+    with FakeModelServer(responder=respond) as fake:
+        yield fake
+
+
+def spawn(tmp_path: Path, server: FakeModelServer) -> tuple[pexpect.spawn, Path]:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "app.py").write_text("print('hi')\n")
+    env = agent_env(tmp_path / "home", server)
+    env.pop("NO_COLOR", None)  # the real terminal path: Markdown, Live, spinner
+    env["TERM"] = "xterm-256color"
+    child = pexpect.spawn(
+        sys.executable, ["-c", "from agent_cli.cli import main; main()"],
+        cwd=str(project), env=env, dimensions=(40, 120), encoding="utf-8", timeout=20,
+    )
+    return child, project
+
+
+def expect(child: pexpect.spawn, pattern: object) -> None:
+    """`child.expect(pattern)`, answering the cursor-position requests a real terminal would answer.
+
+    prompt_toolkit asks where the cursor is (ESC [6n) before it draws the
+    bottom toolbar; without an answer there is no toolbar.
+    """
+    while child.expect([CPR_REQUEST, pattern]) == 0:
+        child.send("\x1b[1;1R")
+
+
+def test_a_session_through_the_terminal(tmp_path: Path, server: FakeModelServer) -> None:
+    child, project = spawn(tmp_path, server)
+    try:
+        expect(child, "auto-compact at 80%")  # the toolbar: the prompt is on the screen
+        child.send("what is the answer?\r")
+        expect(child, "Ask me anything else")
+        assert "The answer is" in ANSI.sub("", child.before)
+        expect(child, r"context [0-9,]+ / [0-9,]+ \(\d+%\)")  # the toolbar now counts the conversation
+
+        # A bracketed paste of two lines is one message; it does not send on its newline.
+        child.send("\x1b[200~first pasted line\nsecond pasted line\x1b[201~")
+        child.send("\r")
+        expect(child, "Ask me anything else")
+        assert _last_user_text(server.requests[-1]) == "first pasted line\nsecond pasted line"
+
+        child.send("/compact the number\r")
+        expect(child, "context compacted")
+        expect(child, "Answer the question about the number")
+        spans = list((project / ".transcripts").glob("*/span-*.jsonl"))
+        assert len(spans) == 1 and spans[0].stat().st_size > 0
+
+        child.send("/context\r")
+        expect(child, "auto-compaction fires at")
+        table = ANSI.sub("", child.before)
+        for row in ("system prompt", "tool specs", "condensed records", "messages", "free", "used"):
+            assert re.search(rf"{row}\s+[\d,]+\s+\d+\.\d%", table), row
+
+        child.send("\x03")  # Ctrl-C at an empty prompt: a hint, not an exit
+        expect(child, "Ctrl-C again")
+        child.send("/exit\r")
+        expect(child, "resume with: agent --resume")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    assert child.exitstatus == 0
+    history = tmp_path / "home" / ".state" / "agent-cli" / "history"
+    assert "what is the answer?" in history.read_text()
+    assert history.stat().st_mode & 0o077 == 0
+
+
+def test_escape_enter_adds_a_line_and_ctrl_d_leaves(tmp_path: Path, server: FakeModelServer) -> None:
+    child, _ = spawn(tmp_path, server)
+    try:
+        expect(child, "auto-compact at 80%")
+        child.send("line one\x1b\rline two\r")
+        expect(child, "Ask me anything else")
+        assert _last_user_text(server.requests[-1]) == "line one\nline two"
+        child.send("\x04")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    assert child.exitstatus == 0
