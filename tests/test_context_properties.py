@@ -8,6 +8,7 @@ budget unless the latest user message alone is too big, the latest user message 
 
 from __future__ import annotations
 
+import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -102,7 +103,12 @@ def check_invariants(
             assert engine.tokens(after, FRAME) <= engine.thresholds.budget
 
 
-SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# CONTEXT_EXAMPLES=2000 for a deeper search than the quick default.
+SETTINGS = settings(
+    max_examples=int(os.environ.get("CONTEXT_EXAMPLES", "60")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 
 
 @SETTINGS
