@@ -344,3 +344,20 @@ def test_breakdown_adds_up_and_says_when_compaction_fires(tmp_path: Path) -> Non
     assert bd.free == engine.thresholds.budget - bd.total and bd.tool_results > 1_900
     assert "14,080 tokens" in bd.next_compaction
     assert [label for label, _, _ in bd.rows()][-1] == "free"
+
+
+def test_l1_looks_again_once_the_history_has_grown_enough(tmp_path: Path) -> None:
+    engine, counter, _ = make_engine(tmp_path, clear_min_batch_tokens=2_000)
+    history = [user("read"), *chat(8)]
+    for i in range(3):
+        history += tool_round("read_file", {"path": f"src/r{i}.py"}, filler(4_000, f"r{i}"))
+    assert engine.tokens(history, FRAME) >= engine.thresholds.clear_at
+    assert engine.prepare(history, FRAME).events == []  # ~1k tokens clearable: under the 2k batch
+    cached = len(counter.cache)
+    history += [assistant("ok"), user("again")]
+    assert engine.prepare(history, FRAME).events == []
+    assert len(counter.cache) == cached + 2  # only the new messages were counted
+    for i in range(3, 6):
+        history += tool_round("read_file", {"path": f"src/r{i}.py"}, filler(4_000, f"r{i}"))
+    (event,) = compacts(engine.prepare(history, FRAME).events)
+    assert event.layer == "clear"

@@ -16,7 +16,16 @@ from dataclasses import dataclass
 
 from agent_cli.messages import Block, Message, ToolResult, ToolUse
 
-__all__ = ["STUB_PREFIX", "ClearPlan", "is_stub", "plan_clear", "recall_phrase", "stub_for"]
+__all__ = [
+    "STUB_PREFIX",
+    "ClearPlan",
+    "apply_clear",
+    "clearable",
+    "is_stub",
+    "plan_clear",
+    "recall_phrase",
+    "stub_for",
+]
 
 STUB_PREFIX = "[cleared to save context: "
 # A result this small is not worth a stub (the stub costs about this much).
@@ -62,23 +71,14 @@ class ClearPlan:
     freed: int  # estimated tokens freed
 
 
-def plan_clear(
-    messages: Sequence[Message],
-    counts: Sequence[int],
-    *,
-    protect_tokens: int,
-    min_batch_tokens: int,
-    stub_tokens: int = 50,
-) -> ClearPlan | None:
-    """Stub every result older than the newest `protect_tokens` of results, if that frees enough.
+def clearable(
+    messages: Sequence[Message], counts: Sequence[int], *, protect_tokens: int, stub_tokens: int = 50
+) -> tuple[dict[int, set[str]], int]:
+    """The results older than the newest `protect_tokens` (by message index), and what stubbing them frees.
 
     `counts[i]` is message i's token count; a result's share of its message is
     estimated by characters, so no text is counted again here.
     """
-    uses: dict[str, ToolUse] = {}
-    for message in messages:
-        for use in message.tool_uses:
-            uses[use.id] = use
     newer = 0  # tokens of results newer than the one being looked at
     to_clear: dict[int, set[str]] = {}
     freed = 0
@@ -95,8 +95,12 @@ def plan_clear(
                 continue
             to_clear.setdefault(i, set()).add(result.tool_use_id)
             freed += max(size - stub_tokens, 0)
-    if not to_clear or freed < min_batch_tokens:
-        return None
+    return to_clear, freed
+
+
+def apply_clear(messages: Sequence[Message], to_clear: dict[int, set[str]], freed: int) -> ClearPlan:
+    """The history with the chosen results replaced by stubs."""
+    uses = {use.id: use for m in messages for use in m.tool_uses}
     out = list(messages)
     originals: list[Message] = []
     cleared = 0
@@ -107,14 +111,21 @@ def plan_clear(
         blocks: list[Block] = []
         for block in original.content:
             if isinstance(block, ToolResult) and block.tool_use_id in ids:
-                blocks.append(
-                    ToolResult(
-                        block.tool_use_id, stub_for(uses.get(block.tool_use_id), block), block.is_error
-                    )
-                )
+                stub = stub_for(uses.get(block.tool_use_id), block)
+                blocks.append(ToolResult(block.tool_use_id, stub, block.is_error))
                 cleared += 1
             else:
                 blocks.append(block)
         out[i] = original.replace(blocks)
         originals.append(original)
     return ClearPlan(out, originals, cleared, freed)
+
+
+def plan_clear(
+    messages: Sequence[Message], counts: Sequence[int], *, protect_tokens: int, min_batch_tokens: int
+) -> ClearPlan | None:
+    """Stub every result older than the newest `protect_tokens` of results, if that frees enough."""
+    to_clear, freed = clearable(messages, counts, protect_tokens=protect_tokens)
+    if not to_clear or freed < min_batch_tokens:
+        return None
+    return apply_clear(messages, to_clear, freed)

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from agent_cli.context.breakdown import Breakdown, compute_breakdown
 from agent_cli.context.cap import cap_result
-from agent_cli.context.clear import plan_clear
+from agent_cli.context.clear import apply_clear, clearable
 from agent_cli.context.condense import condensed_history, engine_prefix
 from agent_cli.context.cut import find_safe_cut, open_round_start
 from agent_cli.context.emergency import apply_drop, marker_text, plan_drop
@@ -76,6 +76,7 @@ class ContextEngine:
         self.thresholds: Thresholds = compute_thresholds(settings, window, max_output)
         self.failures = 0  # consecutive automatic compactions that left the request above the trigger
         self.auto_compact = True  # the loop guard turns this off; a manual compaction turns it on
+        self._clear_skip = ("", 0)  # (first message id, count): L1 found no batch below that count
 
     @property
     def window(self) -> int:
@@ -214,15 +215,18 @@ class ContextEngine:
     ) -> tuple[list[Message], int]:
         """L1: stub old tool results when a big enough batch can go."""
         th = self.thresholds
-        plan = plan_clear(
-            messages,
-            self._counts(messages),
-            protect_tokens=th.clear_protect,
-            min_batch_tokens=th.clear_min_batch,
-        )
-        if plan is None:
+        key = messages[0].id if messages else ""
+        if key == self._clear_skip[0] and total < self._clear_skip[1]:
+            return messages, total
+        to_clear, freed = clearable(messages, self._counts(messages), protect_tokens=th.clear_protect)
+        if freed < th.clear_min_batch or not to_clear:
+            # What L1 could free grows by at most what the history grows: while the same
+            # history (same first message) has not grown by the shortfall, there is no
+            # need to look again. Keeps prepare O(new content) above the L1 line.
+            self._clear_skip = (key, total + th.clear_min_batch - freed)
             return messages, total
         start = self._clock()
+        plan = apply_clear(messages, to_clear, freed)
         path = self.store.write_span(plan.originals, "clear")
         after = self._count(frame, plan.messages)
         events.append(
