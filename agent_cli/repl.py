@@ -16,7 +16,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import threading
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
 from pathlib import Path
@@ -144,8 +146,8 @@ class Repl:
     def welcome_lines(self) -> list[tuple[str, str]]:
         """(text, style) lines greeting the user: version, model, window, session, warnings."""
         b = self.built
-        lines = [(f"agent-cli {__version__} · {b.model} · {format_tokens(b.window)} window · "
-                  f"session {b.session.id} · /help for commands", "bold")]
+        lines = [(f"agent-cli {__version__} · {b.model} ({format_tokens(b.window)} window) · "
+                  f"session {b.session.id} · /help", "bold")]
         if b.loop.history:
             lines.append((f"resumed: {len(b.loop.history)} messages in the working context", "dim"))
         lines += [(f"! {w.message}", "yellow") for w in b.warnings]
@@ -196,8 +198,12 @@ class Repl:
             self._ctrl_c_armed = False
             if not line.strip():
                 continue
-            if self.submit(line) == "exit":
-                return 0
+            try:
+                if self.submit(line) == "exit":
+                    return 0
+            except KeyboardInterrupt:  # a slash command (or the end of a turn) was interrupted
+                self.renderer.end_turn()
+                self.renderer.error("interrupted")
 
     def submit(self, line: str) -> str:
         """Run one typed line; "exit" when the REPL should end."""
@@ -217,36 +223,37 @@ class Repl:
         if self._count_thread is not None:
             self._count_thread.join()  # the counter is not shared across threads while a turn runs
             self._count_thread = None
-        interrupt = False
-        while True:
-            try:
-                if interrupt and isinstance(events, Generator):
-                    interrupt = False
+        with _InterruptGate(self.built.loop.cancel) as gate:
+            while True:
+                try:
+                    if gate.pending and isinstance(events, Generator):
+                        gate.pending = False
+                        event = events.throw(KeyboardInterrupt())
+                    else:
+                        event = next(events)
+                except StopIteration:
+                    break
+                except KeyboardInterrupt:
+                    # The generator let it through: the turn is over all the same.
                     self.built.loop.cancel()
-                    event = events.throw(KeyboardInterrupt())
-                else:
-                    event = next(events)
-            except StopIteration:
-                break
-            except KeyboardInterrupt:
-                # The generator let it through (or it landed between steps): the turn is over.
-                self.built.loop.cancel()
-                self.renderer.error("interrupted")
-                break
-            except AgentError as exc:
-                self.renderer.error(str(exc))
-                break
-            except Exception as exc:  # a bug must not end the user's session
-                self.renderer.error(f"internal error: {type(exc).__name__}: {exc} "
-                                    f"(the session log is in {self.built.session.dir})")
-                break
-            try:
-                self.renderer.handle(event)
+                    self.renderer.error("interrupted")
+                    break
+                except AgentError as exc:
+                    self.renderer.error(str(exc))
+                    break
+                except Exception as exc:  # a bug must not end the user's session
+                    self.renderer.error(f"internal error: {type(exc).__name__}: {exc} "
+                                        f"(the session log is in {self.built.session.dir})")
+                    break
+                try:
+                    with gate.deferred():
+                        self.renderer.handle(event)
+                except KeyboardInterrupt:
+                    gate.pending = True  # raised by the renderer itself (or no gate installed)
                 if isinstance(event, ResultEvent):
                     break
-            except KeyboardInterrupt:
-                interrupt = True
-        self.renderer.end_turn()
+            with gate.deferred():
+                self.renderer.end_turn()
         self.refresh_context()
 
     def refresh_context(self) -> None:
@@ -254,6 +261,50 @@ class Repl:
             self.context_tokens = self.built.loop.context_tokens()
         except Exception:  # the toolbar is informative only
             self.context_tokens = None
+
+
+class _InterruptGate:
+    """Ctrl-C during a turn: raised at once inside the loop, deferred while rendering.
+
+    The loop turns a KeyboardInterrupt into a clean "interrupted" result, but
+    one landing half way through a redraw would leave the live display
+    broken. So while an event renders, SIGINT only records the wish (and
+    stops a running tool through `cancel`); `drive` then throws the interrupt
+    into the loop's generator between two events. Outside the main thread
+    (tests) no handler is installed and KeyboardInterrupt behaves as usual.
+    """
+
+    def __init__(self, cancel: Callable[[], None]) -> None:
+        self.cancel = cancel
+        self.pending = False
+        self._rendering = False
+        self._previous: Any = None
+        self._installed = False
+
+    def __enter__(self) -> _InterruptGate:
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGINT, self._on_sigint)
+            self._installed = True
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._installed:
+            signal.signal(signal.SIGINT, self._previous)
+
+    def _on_sigint(self, signum: int, frame: object) -> None:
+        if self._rendering:
+            self.pending = True
+            self.cancel()
+            return
+        raise KeyboardInterrupt
+
+    @contextlib.contextmanager
+    def deferred(self) -> Iterator[None]:
+        self._rendering = True
+        try:
+            yield
+        finally:
+            self._rendering = False
 
 
 # ---- the terminal wiring ------------------------------------------------------
@@ -316,6 +367,7 @@ def _answer_prompt() -> Answer:
     bindings = KeyBindings()
     for key, answer in (("y", "yes"), ("n", "no"), ("a", "always")):
         def pick(event: KeyPressEvent, answer: str = answer) -> None:
+            event.current_buffer.text = answer  # stays on the screen as the answer given
             event.app.exit(result=answer)
 
         bindings.add(key)(pick)
