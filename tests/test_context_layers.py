@@ -97,7 +97,8 @@ def test_clear_below_the_batch_size_does_nothing() -> None:
 def test_clear_stubs_old_results_keeps_ids_and_the_newest() -> None:
     conv = _reads(6, 4_000)
     counts = [FakeCounter().count_message(m) for m in conv]
-    plan = plan_clear(conv, counts, protect_tokens=2_000, min_batch_tokens=1_000)
+    # Results are ~1,005 tokens each: a 2,100-token budget protects the newest two.
+    plan = plan_clear(conv, counts, protect_tokens=2_100, min_batch_tokens=1_000)
     assert plan is not None
     results = [r for m in plan.messages for r in m.tool_results]
     assert [is_stub(r) for r in results] == [True, True, True, True, False, False]
@@ -112,10 +113,14 @@ def test_clear_stubs_old_results_keeps_ids_and_the_newest() -> None:
     again = plan_clear(
         plan.messages,
         [FakeCounter().count_message(m) for m in plan.messages],
-        protect_tokens=2_000,
+        protect_tokens=2_100,
         min_batch_tokens=1,
     )
     assert again is None
+    # The round the model has just been given is never cleared, however small the budget.
+    newest = plan_clear(conv, counts, protect_tokens=0, min_batch_tokens=1)
+    assert newest is not None
+    assert [is_stub(r) for m in newest.messages for r in m.tool_results] == [True] * 5 + [False]
 
 
 @pytest.mark.parametrize(

@@ -82,6 +82,7 @@ def clearable(
     newer = 0  # tokens of results newer than the one being looked at
     to_clear: dict[int, set[str]] = {}
     freed = 0
+    newest_round = True  # the results the model has just been given are never cleared
     for i in range(len(messages) - 1, -1, -1):
         results = messages[i].tool_results
         if not results:
@@ -89,12 +90,13 @@ def clearable(
         total_chars = sum(len(b.content) for b in results) or 1
         for result in reversed(results):
             size = counts[i] * len(result.content) // total_chars
-            protected = newer < protect_tokens
             newer += size
+            protected = newest_round or newer <= protect_tokens
             if protected or is_stub(result) or size < MIN_CLEARABLE_TOKENS:
                 continue
             to_clear.setdefault(i, set()).add(result.tool_use_id)
             freed += max(size - stub_tokens, 0)
+        newest_round = False
     return to_clear, freed
 
 
