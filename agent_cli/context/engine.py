@@ -88,7 +88,7 @@ class ContextEngine:
     def ingest(self, use: ToolUse, result: ToolResult) -> tuple[ToolResult, CompactEvent | None]:
         """L0: an oversized result is saved in full, then cut to head + tail."""
         limit = self.settings.tool_result_max_tokens
-        if len(result.content) <= limit:  # fewer characters than tokens allowed: cannot be over
+        if len(result.content) * 2 <= limit:  # even at two tokens a character it fits: skip the count
             return result, None
         tokens = self.counter.count_text(result.content)
         if tokens <= limit:
@@ -274,7 +274,7 @@ class ContextEngine:
         pending = messages[-1].role == "user"
         reason = ""
         try:
-            body, _requests = run_summary(
+            body = run_summary(
                 span,
                 frame,
                 cap=th.summary_cap,

@@ -122,8 +122,8 @@ def run_summary(
     budget: int,
     counter: Counter,
     summarize: Summarize,
-) -> tuple[str, int]:
-    """The model's record of `span` and the number of requests it took.
+) -> str:
+    """The model's record of `span`, from one request or a rolling series over text chunks.
 
     Raises SummaryFailed, or whatever `summarize` raises (ProviderError, TimeoutError).
     """
@@ -132,7 +132,7 @@ def run_summary(
         text = summarize(request).strip()
         if not text:
             raise SummaryFailed("the model returned an empty record")
-        return text, 1
+        return text
     # Too long for one request: rolling record over text chunks.
     record = ""
     rest: Sequence[Message] = span
@@ -164,4 +164,4 @@ def run_summary(
         record = summarize(req).strip()
         if not record:
             raise SummaryFailed(f"the model returned an empty record for part {n} of {len(chunks)}")
-    return record, len(chunks)
+    return record
