@@ -19,6 +19,10 @@ def main() -> None:
 
         print(f"agent-cli {__version__}")
         return
+    if not argv:  # the REPL: skip typer (about 100 ms) so the prompt appears sooner
+        from agent_cli.wiring import CliArgs, run_cli
+
+        sys.exit(run_cli(CliArgs()))
     app = _build_app()
     app(prog_name="agent")
 
