@@ -361,3 +361,20 @@ def test_l1_looks_again_once_the_history_has_grown_enough(tmp_path: Path) -> Non
         history += tool_round("read_file", {"path": f"src/r{i}.py"}, filler(4_000, f"r{i}"))
     (event,) = compacts(engine.prepare(history, FRAME).events)
     assert event.layer == "clear"
+
+
+def test_records_never_carry_the_request_word(tmp_path: Path) -> None:
+    reply = "## Work state\nI summarized the logs as asked. Summarization done; next: summarise the tests."
+    engine, _, summarizer = make_engine(tmp_path, FakeSummarizer([reply]))
+    history = [user("please summarize the logs"), assistant("on it"), *chat(15)]
+    prepared = engine.prepare(history, FRAME)
+    assert is_summary_request(summarizer.requests[0])
+    record = prepared.messages[0].summary
+    assert record is not None and "summari" not in record.text.lower().replace("summar\u00ad", "")
+    assert "summarize" not in record.text.lower()
+    assert "please summar\u00adize the logs" in record.text  # the user's words, still readable
+    assert "I condensed the logs as asked." in record.text
+    # The digest path too.
+    engine2, _, _ = make_engine(tmp_path / "2", FakeSummarizer([TransientError("down")]))
+    degraded = engine2.prepare(history, FRAME).messages[0].summary
+    assert degraded is not None and "summarize" not in degraded.text.lower()

@@ -129,7 +129,7 @@ def test_clear_stubs_old_results_keeps_ids_and_the_newest() -> None:
         (
             ToolUse("t", "bash", {"command": "make test"}),
             ToolResult("t", "a\nb\nFAIL", True),
-            "[cleared to save context: bash {\"command\": \"make test\"} failed with 3 lines; "
+            '[cleared to save context: bash {"command": "make test"} failed with 3 lines; '
             'call recall("make test")',
         ),
         (
@@ -323,3 +323,20 @@ def test_span_request_merges_the_instruction_into_a_final_user_turn() -> None:
     assert len(req.messages) == 3 and req.messages[-1].tool_results and "Summarize" in req.messages[-1].text
     assert pairing_errors(list(req.messages)) == []
     json.dumps([m.to_json() for m in req.messages])  # still a valid message list
+
+
+def test_cap_fits_cjk_text_by_its_own_count() -> None:
+    from agent_cli.tokens.estimate import estimate_tokens
+
+    text = "".join(f"第{i}行：上下文压缩测试，保留开头和结尾。\n" for i in range(3_000))
+    use = ToolUse("t1", "bash", {"command": "cat log"})
+    capped = cap_result(
+        use,
+        ToolResult("t1", text),
+        max_tokens=2_000,
+        tokens=estimate_tokens(text),
+        count_text=estimate_tokens,
+        saved_to="/x/o.txt",
+    )
+    assert estimate_tokens(capped.content) <= 2_000
+    assert capped.content.startswith("第0行") and "第2999行" in capped.content
