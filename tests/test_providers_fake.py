@@ -39,7 +39,7 @@ from agent_cli.providers import anthropic as anthropic_adapter
 from agent_cli.providers import openai as openai_adapter
 from agent_cli.providers.anthropic import AnthropicProvider
 from agent_cli.providers.base import Completion, Provider, Request, TextDelta, ToolSpec
-from agent_cli.providers.factory import create_provider
+from agent_cli.providers.factory import DEFAULT_MODELS, create_provider
 from agent_cli.providers.openai import OpenAIProvider
 from agent_cli.providers.retry import RetryPolicy, stream_with_retry
 from agent_cli.settings import ProviderSettings
@@ -465,8 +465,8 @@ def test_factory_builds_each_adapter_with_defaults(server: FakeModelServer) -> N
     o = create_provider(
         ProviderSettings(name="openai", api_key="k", base_url=server.openai_base_url), streaming=False
     )
-    assert (a.name, a.model) == ("anthropic", "claude-sonnet-4-5")
-    assert (o.name, o.model) == ("openai", "gpt-4.1")
+    assert (a.name, a.model) == ("anthropic", DEFAULT_MODELS["anthropic"])
+    assert (o.name, o.model) == ("openai", DEFAULT_MODELS["openai"])
     server.queue(Reply("from factory"))
     assert completion_of(o)[1].message.text == "from factory"
 
