@@ -161,7 +161,7 @@ def build(args: CliArgs, *, env: dict[str, str], cwd: Path, interactive: bool) -
         window=window,
         max_output=max_output,
         counter=TokenCounter(model, pset.name),
-        store=TranscriptStore(session.dir),
+        store=TranscriptStore(session.dir, redact=redactor.redact),
         summarize=summarizer,
     )
     approver: Approver
@@ -217,7 +217,7 @@ def resume_into(built: Built, session_id: str) -> None:
     built.loop.session = session
     built.loop.session_id = session.id
     built.loop.history = history
-    built.engine.store = TranscriptStore(session.dir)
+    built.engine.store = TranscriptStore(session.dir, redact=built.redactor.redact)
 
 
 def _deny_until_repl_asks(name: str, args: Mapping[str, Any]) -> Literal["yes", "no", "always"]:

@@ -100,3 +100,16 @@ def test_recall_finds_the_cut_part_of_a_capped_output(tmp_path: Path) -> None:
 
 def test_recall_needs_a_phrase(tmp_path: Path) -> None:
     assert "needs a phrase" in TranscriptStore(tmp_path).search("   ", 100)
+
+
+def test_secrets_are_redacted_before_reaching_disk(tmp_path: Path) -> None:
+    from agent_cli.redact import Redactor
+
+    key = "sk-ant-api03-STORECANARY0123456789abcdefghij"
+    store = TranscriptStore(tmp_path / "s", redact=Redactor([key]).redact)
+    out = store.write_output("toolu_1", f"ANTHROPIC_API_KEY={key}\nother line\n")
+    span = store.write_span([Message.user(f"my key is {key}")], "auto")
+    for path in (out, span):
+        text = path.read_text()
+        assert key not in text and "[REDACTED]" in text
+    assert "other line" in out.read_text()

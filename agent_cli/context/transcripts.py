@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -46,8 +46,10 @@ class _Doc:
 class TranscriptStore:
     """Writes spans and outputs under `session_dir` and searches them."""
 
-    def __init__(self, session_dir: Path) -> None:
+    def __init__(self, session_dir: Path, *, redact: Callable[[str], str] | None = None) -> None:
         self.session_dir = Path(session_dir)
+        # Secrets (API keys, tokens in tool output) are removed before anything reaches disk.
+        self._redact = redact or (lambda text: text)
 
     # -- writing -----------------------------------------------------------
 
@@ -63,7 +65,7 @@ class TranscriptStore:
 
     def _write(self, kind: str, label: str, ext: str, body: str) -> Path:
         self._ensure_dir()
-        data = body.encode("utf-8")
+        data = self._redact(body).encode("utf-8")
         while True:
             path = self.session_dir / f"{kind}-{self._next_seq():03d}-{label}.{ext}"
             try:
