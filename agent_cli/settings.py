@@ -36,7 +36,7 @@ class ContextSettings:
     clear_ratio: float = 0.50  # L1 (clear old tool results) may start above this share
     clear_protect_tokens: int = 40_000  # newest tool results kept verbatim by L1
     clear_min_batch_tokens: int = 20_000  # L1 acts only when it frees at least this much
-    tool_result_max_tokens: int = 10_000  # L0: larger tool results are cut to head + tail
+    tool_result_max_tokens: int = 20_000  # L0: larger tool results are cut to head + tail
     keep_tail_tokens: int = 12_000  # L2 keeps this much recent conversation verbatim (clamped)
     user_messages_tokens: int = 8_000  # L2 keeps the user's own messages verbatim up to this
     summary_max_tokens: int = 4_000  # cap on the summary's length
