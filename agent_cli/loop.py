@@ -265,12 +265,9 @@ class AgentLoop:
         try:
             for use in uses:
                 yield self._emit(ToolCallEvent(use.id, use.name, dict(use.input)))
-                started = time.monotonic()
-                result = self._run_one(use)
+                result, duration = self._run_one(use)
                 result = self.hooks.on_post_tool(use, result)
-                event = ToolResultEvent(
-                    use.id, use.name, result.content, result.is_error, time.monotonic() - started
-                )
+                event = ToolResultEvent(use.id, use.name, result.content, result.is_error, duration)
                 result, cap = self.context.ingest(use, result)
                 results.append(result)
                 yield self._emit(event)
@@ -282,18 +279,19 @@ class AgentLoop:
             missing = [ToolResult(u.id, INTERRUPTED, True) for u in uses if u.id not in done]
             self._append(Message("user", tuple(results + missing)))
 
-    def _run_one(self, use: ToolUse) -> ToolResult:
+    def _run_one(self, use: ToolUse) -> tuple[ToolResult, float]:
+        """Approve, then run one call; the duration counts the tool, not the time spent asking."""
         decision = self.approver.decide(use.name, use.input)
         if not decision.allowed:
-            return ToolResult(
-                use.id, f"Error: {decision.reason or 'the user did not approve this call'}", True
-            )
+            reason = decision.reason or "the user did not approve this call"
+            return ToolResult(use.id, f"Error: {reason}", True), 0.0
         veto = self.hooks.on_before_tool(use)
         if veto:
-            return ToolResult(use.id, f"Error: {veto}", True)
+            return ToolResult(use.id, f"Error: {veto}", True), 0.0
         self.hooks.on_pre_tool(use)
-        output = self._run_in_thread(use)
-        return ToolResult(use.id, output.content, output.is_error)
+        started = time.monotonic()
+        result = self._run_in_thread(use)
+        return result, time.monotonic() - started
 
     def _run_in_thread(self, use: ToolUse) -> ToolResult:
         """Tools run in a worker so Ctrl-C reaches the loop, which cancels the tool and waits for it."""

@@ -227,3 +227,17 @@ def test_assistant_text_events_match_messages(tmp_path: Path, text: str) -> None
     loop, _, _ = make_loop(tmp_path, [say(text or "x")])
     events = list(loop.run("hi"))
     assert [e.text for e in events if isinstance(e, AssistantText)] == [text or "x"]
+
+
+def test_tool_duration_excludes_the_time_spent_asking(tmp_path: Path) -> None:
+    from agent_cli.approvals import Decision
+
+    class SlowUser:
+        def decide(self, name: str, args: Any) -> Decision:
+            time.sleep(0.5)
+            return Decision.allow()
+
+    loop, _, _ = make_loop(tmp_path, [call("bash", command="true"), say("ok")], approver=SlowUser())
+    events = list(loop.run("go"))
+    result = next(e for e in events if isinstance(e, ToolResultEvent))
+    assert not result.is_error and result.duration < 0.4
