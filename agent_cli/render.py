@@ -90,14 +90,16 @@ def compact_panel(event: CompactEvent) -> Panel:
     if event.degraded:
         rows.add_row("note", Text("degraded: the summary fell back to a digest", style="yellow"))
     if event.summary:
-        lines = [ln for ln in event.summary.strip().splitlines() if ln.strip()]
-        # Skip the record's standard intro when it has sections: the sections say what was kept.
-        first_heading = next((i for i, ln in enumerate(lines) if ln.startswith("#")), 0)
-        lines = lines[first_heading:]
+        paragraphs = event.summary.strip().split("\n\n")
+        # Skip the record's standard intro (what was replaced, where it is saved): the rows above say it.
+        if len(paragraphs) > 1 and paragraphs[0].startswith("Condensed record"):
+            paragraphs = paragraphs[1:]
+        lines = [ln for ln in "\n".join(paragraphs).splitlines() if ln.strip()]
         more = "\n…" if len(lines) > SUMMARY_PREVIEW_LINES else ""
         preview = "\n".join(lines[:SUMMARY_PREVIEW_LINES]) + more
         rows.add_row("summary", Text(preview, style="dim", overflow="fold"))
-    title = f"context compacted · {event.layer} · {event.trigger}"
+    how = event.layer if event.layer == event.trigger else f"{event.layer} · {event.trigger}"
+    title = f"context compacted · {how}"
     return Panel(rows, title=title, title_align="left", border_style="magenta", expand=False)
 
 
