@@ -200,7 +200,8 @@ def test_compaction_panel_shows_what_shrank_and_where_it_went() -> None:
     con, out = console(width=100)
     r = Renderer(con)
     summary = (
-        "Condensed record of the earlier conversation: intro\n\n## Goal\nFix the parser\n## Files\na.py\nb.py\nc.py"
+        "Condensed record of the earlier conversation: intro\n\n"
+        "## Goal\nFix the parser\n## Files\na.py\nb.py\nc.py"
     )
     r.handle(CompactEvent("summarize", "auto", 48, 9, 152_310, 41_200, summary,
                           ".transcripts/s1/span-001-auto.jsonl", 4.2))
@@ -339,7 +340,7 @@ def test_the_message_is_completed_when_the_stream_fell_short() -> None:
 
 def test_compaction_panel_shows_a_record_without_headings() -> None:
     con, out = console(width=100)
-    summary = "Condensed record of the earlier conversation: x\n\nGoal: inspect calc.py.\n\n## The user's messages"
+    summary = "Condensed record of the earlier conversation: x\n\nGoal: inspect calc.py.\n\n## Verbatim"
     Renderer(con).handle(CompactEvent("manual", "manual", 8, 2, 1_592, 900, summary, "t.jsonl", 0.0))
     text = plain(out.getvalue())
     assert "context compacted · manual\n" in text or "context compacted · manual ─" in text
