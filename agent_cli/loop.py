@@ -118,6 +118,7 @@ class AgentLoop:
         self.usage_by_model: dict[str, Usage] = {}
         self.tool_context = tool_context
         self._pending_compact: list[str | None] = []
+        self._cut_short: list[ToolUse] = []  # tool calls an interrupt stopped, reported after it
         tool_context.request_compact = self._request_compact
         tool_context.recall = context.recall
 
@@ -137,11 +138,14 @@ class AgentLoop:
     def run(self, prompt: str) -> Iterator[Event]:
         """Run one user turn to completion. The last event is always a ResultEvent."""
         self.tool_context.cancel.clear()
+        self._cut_short = []
         self._append(Message.user(prompt))
         try:
             yield from self._turn()
         except KeyboardInterrupt:
             self._close_open_tool_round(INTERRUPTED)
+            for use in self._cut_short:
+                yield self._emit(ToolResultEvent(use.id, use.name, INTERRUPTED, True, 0.0))
             yield self._emit(ErrorEvent("interrupted by the user", kind="interrupted"))
             yield self._emit(ResultEvent("", "interrupted", 0, self._total_usage(), self.session_id))
         finally:
@@ -276,7 +280,8 @@ class AgentLoop:
                     self.hooks.on_compact(cap)
         finally:
             done = {r.tool_use_id for r in results}
-            missing = [ToolResult(u.id, INTERRUPTED, True) for u in uses if u.id not in done]
+            self._cut_short = [u for u in uses if u.id not in done]
+            missing = [ToolResult(u.id, INTERRUPTED, True) for u in self._cut_short]
             self._append(Message("user", tuple(results + missing)))
 
     def _run_one(self, use: ToolUse) -> tuple[ToolResult, float]:

@@ -196,6 +196,8 @@ def test_ctrl_c_during_a_tool_cancels_it_and_keeps_history_valid(tmp_path: Path)
     assert time.monotonic() - started < 10
     assert result_of(events).stop == "interrupted"
     assert pairing_errors(loop.history) == []
+    stopped = [e for e in events if isinstance(e, ToolResultEvent)]
+    assert [(e.name, e.is_error) for e in stopped] == [("bash", True)] and "interrupted" in stopped[0].content
     last = loop.history[-1]
     assert last.tool_results and last.tool_results[0].is_error
 
