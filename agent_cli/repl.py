@@ -6,21 +6,18 @@
   adds a line, bracketed paste never sends, completion for slash commands and
   paths (after `@` or in a path-looking word), a bottom toolbar with the
   model, the context in use and where auto-compaction fires.
-- A turn: the loop's events go to `render.Renderer`. Ctrl-C cancels the turn
-  (the loop turns a KeyboardInterrupt into an "interrupted" result; one that
-  lands in the renderer is thrown into the loop's generator) and the REPL
-  goes on. At an empty prompt a first Ctrl-C shows a hint, a second exits.
+- A turn: the loop's events go to `render.Renderer` through `repl_turn`,
+  which makes Ctrl-C cancel the turn; the REPL goes on. At an empty prompt a
+  first Ctrl-C shows a hint, a second exits.
 - Start-up stays light: no SDK is imported here; the provider's SDK and the
   token counter warm up in daemon threads once the prompt is on the screen.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
 import threading
-from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,10 +26,10 @@ from prompt_toolkit.document import Document
 
 from agent_cli import __version__
 from agent_cli.approvals import Answer, InteractiveApprover, always_rule
-from agent_cli.errors import AgentError
-from agent_cli.events import Event, ResultEvent
+from agent_cli.events import Event
 from agent_cli.paths import state_dir
 from agent_cli.repl_commands import run_command
+from agent_cli.repl_turn import drive_turn
 from agent_cli.slash import COMMANDS, closest, format_tokens, known_models, parse
 
 if TYPE_CHECKING:
@@ -219,41 +216,11 @@ class Repl:
         return run_command(self, command)
 
     def drive(self, events: Iterator[Event]) -> None:
-        """Render one turn's events. Ctrl-C cancels the turn; the REPL goes on."""
+        """Render one turn's events (see `repl_turn`), then recount the context for the toolbar."""
         if self._count_thread is not None:
             self._count_thread.join()  # the counter is not shared across threads while a turn runs
             self._count_thread = None
-        with _InterruptGate(self.built.loop.cancel) as gate:
-            while True:
-                try:
-                    if gate.pending and isinstance(events, Generator):
-                        gate.pending = False
-                        event = events.throw(KeyboardInterrupt())
-                    else:
-                        event = next(events)
-                except StopIteration:
-                    break
-                except KeyboardInterrupt:
-                    # The generator let it through: the turn is over all the same.
-                    self.built.loop.cancel()
-                    self.renderer.error("interrupted")
-                    break
-                except AgentError as exc:
-                    self.renderer.error(str(exc))
-                    break
-                except Exception as exc:  # a bug must not end the user's session
-                    self.renderer.error(f"internal error: {type(exc).__name__}: {exc} "
-                                        f"(the session log is in {self.built.session.dir})")
-                    break
-                try:
-                    with gate.deferred():
-                        self.renderer.handle(event)
-                except KeyboardInterrupt:
-                    gate.pending = True  # raised by the renderer itself (or no gate installed)
-                if isinstance(event, ResultEvent):
-                    break
-            with gate.deferred():
-                self.renderer.end_turn()
+        drive_turn(events, self.renderer, self.built.loop.cancel, self.built.session.dir)
         self.refresh_context()
 
     def refresh_context(self) -> None:
@@ -261,50 +228,6 @@ class Repl:
             self.context_tokens = self.built.loop.context_tokens()
         except Exception:  # the toolbar is informative only
             self.context_tokens = None
-
-
-class _InterruptGate:
-    """Ctrl-C during a turn: raised at once inside the loop, deferred while rendering.
-
-    The loop turns a KeyboardInterrupt into a clean "interrupted" result, but
-    one landing half way through a redraw would leave the live display
-    broken. So while an event renders, SIGINT only records the wish (and
-    stops a running tool through `cancel`); `drive` then throws the interrupt
-    into the loop's generator between two events. Outside the main thread
-    (tests) no handler is installed and KeyboardInterrupt behaves as usual.
-    """
-
-    def __init__(self, cancel: Callable[[], None]) -> None:
-        self.cancel = cancel
-        self.pending = False
-        self._rendering = False
-        self._previous: Any = None
-        self._installed = False
-
-    def __enter__(self) -> _InterruptGate:
-        if threading.current_thread() is threading.main_thread():
-            self._previous = signal.signal(signal.SIGINT, self._on_sigint)
-            self._installed = True
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._installed:
-            signal.signal(signal.SIGINT, self._previous)
-
-    def _on_sigint(self, signum: int, frame: object) -> None:
-        if self._rendering:
-            self.pending = True
-            self.cancel()
-            return
-        raise KeyboardInterrupt
-
-    @contextlib.contextmanager
-    def deferred(self) -> Iterator[None]:
-        self._rendering = True
-        try:
-            yield
-        finally:
-            self._rendering = False
 
 
 # ---- the terminal wiring ------------------------------------------------------

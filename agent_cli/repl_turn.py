@@ -1,0 +1,112 @@
+"""The REPL's turn driver: feed one turn's events to the renderer, and make Ctrl-C cancel the turn.
+
+    drive_turn(events, renderer, cancel)
+
+The loop turns a KeyboardInterrupt raised inside it into a clean
+"interrupted" result; a KeyboardInterrupt that lands in the renderer half way
+through a redraw would instead leave the live display broken. So while an
+event renders, SIGINT only records the wish (and stops a running tool through
+`cancel`), and the interrupt is thrown into the loop's generator between two
+events (`InterruptGate`). Errors end the turn as one line, never the session.
+
+No terminal library is imported here: the renderer is anything with the
+`TurnView` methods, so tests drive turns into a StringIO console.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+from collections.abc import Callable, Generator, Iterator
+from pathlib import Path
+from typing import Any, Protocol
+
+from agent_cli.errors import AgentError
+from agent_cli.events import Event, ResultEvent
+
+__all__ = ["InterruptGate", "TurnView", "drive_turn"]
+
+
+class TurnView(Protocol):
+    """What the driver needs from the renderer (`render.Renderer` is one)."""
+
+    def handle(self, event: Event) -> None: ...
+
+    def error(self, text: str) -> None: ...
+
+    def end_turn(self) -> None: ...
+
+
+def drive_turn(events: Iterator[Event], view: TurnView, cancel: Callable[[], None], log_dir: Path) -> None:
+    """Render one turn's events until its result. Ctrl-C cancels the turn; errors end it as one line."""
+    with InterruptGate(cancel) as gate:
+        while True:
+            try:
+                if gate.pending and isinstance(events, Generator):
+                    gate.pending = False
+                    event = events.throw(KeyboardInterrupt())
+                else:
+                    event = next(events)
+            except StopIteration:
+                break
+            except KeyboardInterrupt:
+                # The generator let it through: the turn is over all the same.
+                cancel()
+                view.error("interrupted")
+                break
+            except AgentError as exc:
+                view.error(str(exc))
+                break
+            except Exception as exc:  # a bug must not end the user's session
+                view.error(f"internal error: {type(exc).__name__}: {exc} (the session log is in {log_dir})")
+                break
+            try:
+                with gate.deferred():
+                    view.handle(event)
+            except KeyboardInterrupt:
+                gate.pending = True  # raised by the renderer itself (or no gate installed)
+            if isinstance(event, ResultEvent):
+                break
+        with gate.deferred():
+            view.end_turn()
+
+
+class InterruptGate:
+    """Ctrl-C during a turn: raised at once inside the loop, deferred while rendering.
+
+    Outside the main thread (tests) no handler is installed and
+    KeyboardInterrupt behaves as usual.
+    """
+
+    def __init__(self, cancel: Callable[[], None]) -> None:
+        self.cancel = cancel
+        self.pending = False
+        self._rendering = False
+        self._previous: Any = None
+        self._installed = False
+
+    def __enter__(self) -> InterruptGate:
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGINT, self._on_sigint)
+            self._installed = True
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._installed:
+            signal.signal(signal.SIGINT, self._previous)
+
+    def _on_sigint(self, signum: int, frame: object) -> None:
+        if self._rendering:
+            self.pending = True
+            self.cancel()
+            return
+        raise KeyboardInterrupt
+
+    @contextlib.contextmanager
+    def deferred(self) -> Iterator[None]:
+        self._rendering = True
+        try:
+            yield
+        finally:
+            self._rendering = False
