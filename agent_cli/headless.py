@@ -1,7 +1,7 @@
 """Headless output (`agent -p`): render the loop's events as text, one JSON object, or JSON lines.
 
 - text: the final answer on stdout; progress lines (tools, compactions, retries)
-  on stderr only when stderr is a terminal; errors on stderr always.
+  on stderr only when stderr is a terminal; warnings and errors on stderr always.
 - json: one object at the end: the result plus the errors and compactions seen.
 - stream-json: one JSON object per line with a `type` field, flushed as it happens.
 """
@@ -58,6 +58,8 @@ def render_headless(
             errors.append(event.to_json())
             if fmt != "stream-json":
                 print(f"agent: {event.message}", file=err, flush=True)
+        if isinstance(event, WarningEvent) and fmt != "stream-json" and not progress:
+            print(f"agent: warning: {event.message}", file=err, flush=True)
         if isinstance(event, CompactEvent):
             compactions.append(event.to_json())
         if fmt == "stream-json":

@@ -268,3 +268,21 @@ def test_version_and_help(project: Path, home: Path) -> None:
         "--version",
     ):
         assert flag in h.stdout
+
+
+def test_unknown_model_warns_and_uses_a_conservative_window(project: Path, home: Path) -> None:
+    with FakeModelServer() as server:
+        server.queue(Reply("fine"))
+        r = run_agent(["-p", "x", "--model", "mystery-model-9"], project, agent_env(home, server))
+    assert r.returncode == 0 and r.stdout.strip() == "fine"
+    assert "mystery-model-9" in r.stderr and "32,000" in r.stderr and "--context-window" in r.stderr
+
+
+def test_project_instructions_join_the_system_prompt(project: Path, home: Path) -> None:
+    (project / "AGENTS.md").write_text("Always run the linter before committing.\n")
+    (project / "CLAUDE.md").write_text("Prefer small functions.\n")
+    with FakeModelServer() as server:
+        server.queue(Reply("ok"))
+        assert run_agent(["-p", "x"], project, agent_env(home, server)).returncode == 0
+        system = json.dumps(server.requests[0].body["system"])
+    assert "Always run the linter before committing." in system and "Prefer small functions." in system
