@@ -10,18 +10,15 @@ The user's messages are added verbatim by `sections`, as for a model record.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from agent_cli.context.plain import abbreviate
 from agent_cli.context.sections import USER_END, USER_HEADER
-from agent_cli.messages import Message, ToolUse
+from agent_cli.context.signals import call_paths, command_of, failure, last_exit_code
+from agent_cli.messages import Message, ToolResult, ToolUse
 
 __all__ = ["build_digest"]
 
-_EXIT_RE = re.compile(r"exit(?:ed)?(?:[ _]code|[ _]status)?\s*[:=]?\s*(-?\d+)", re.IGNORECASE)
-COMMAND_KEYS = ("command", "cmd")
-PATH_KEYS = ("path", "file_path")
 MAX_COMMANDS = 40
 MAX_ERRORS = 3
 EARLIER_CHARS = 6_000
@@ -37,11 +34,15 @@ def _strip_users(record: str) -> str:
     return record[:start] + (record[end + len(USER_END) :] if end != -1 else "")
 
 
-def _outcome(result_text: str, is_error: bool) -> str:
-    match = _EXIT_RE.search(result_text)
-    if match:
-        return f"exit {match.group(1)}"
-    return "failed" if is_error else "ok"
+def _outcome(result: ToolResult) -> str:
+    """How a command ended: its last stated exit code (the status line comes last), else ok / failed."""
+    failed = failure(result)
+    if failed is not None and failed.status and not failed.status.startswith("exit code"):
+        return failed.status  # killed by a signal, timed out, cancelled
+    code = last_exit_code(result.content)
+    if code is not None:
+        return f"exit {code}"
+    return "failed" if result.is_error else "ok"
 
 
 def build_digest(span: Sequence[Message]) -> str:
@@ -61,25 +62,21 @@ def build_digest(span: Sequence[Message]) -> str:
             last_text = message.text.strip()
         for use in message.tool_uses:
             calls[use.id] = use
-            for key in PATH_KEYS:
-                path = use.input.get(key)
-                if isinstance(path, str) and path:
-                    verbs = files.setdefault(path, [])
-                    if use.name not in verbs:
-                        verbs.append(use.name)
+            for path in call_paths(use):
+                verbs = files.setdefault(path, [])
+                if use.name not in verbs:
+                    verbs.append(use.name)
         for result in message.tool_results:
             call = calls.get(result.tool_use_id)
             name = call.name if call else "tool"
-            command = next(
-                (call.input[k] for k in COMMAND_KEYS if call and isinstance(call.input.get(k), str)), None
-            )
+            command = command_of(call)
             if command is not None:
-                commands.append(
-                    f"- `{abbreviate(str(command), 200)}` -> {_outcome(result.content, result.is_error)}"
-                )
-            if result.is_error:
-                lines = [ln for ln in result.content.splitlines() if ln.strip()][:2]
-                errors.append(f"- {name}: " + abbreviate(" | ".join(lines), 300))
+                commands.append(f"- `{abbreviate(command, 200)}` -> {_outcome(result)}")
+            failed = failure(result, 300)
+            if failed is not None:
+                status = f" ({failed.status})" if failed.status else ""
+                what = f"`{abbreviate(command, 80)}`" if command is not None else name
+                errors.append(f"- {what}{status}: {failed.line}")
     parts: list[str] = []
     if earlier:
         parts.append("## From the earlier record\n" + abbreviate("\n\n".join(earlier), EARLIER_CHARS))

@@ -14,11 +14,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agent_cli.context.policy import is_engine_note
+from agent_cli.context.signals import call_paths, failure
 from agent_cli.messages import Message
 
 __all__ = ["Facts", "check", "repair", "span_facts"]
 
-PATH_KEYS = ("path", "file_path", "paths", "files")
 REQUEST_PROBE_CHARS = 160  # how much of the request must appear verbatim
 ERROR_PROBE_CHARS = 200
 
@@ -34,16 +34,12 @@ class Facts:
         return bool(self.last_request or self.paths or self.last_error)
 
 
-def _paths(value: object) -> list[str]:
-    if isinstance(value, str) and value.strip():
-        return [value.strip()]
-    if isinstance(value, list):
-        return [v.strip() for v in value if isinstance(v, str) and v.strip()]
-    return []
-
-
 def span_facts(span: Sequence[Message]) -> Facts:
-    """The last user request, the paths touched (first-seen order) and the latest error in `span`."""
+    """The last user request, the paths touched (first-seen order) and the latest error in `span`.
+
+    Paths come from path inputs and from command lines (`pytest tests/test_a.py`);
+    an error is a flagged tool error or a command that exited non-zero.
+    """
     request: str | None = None
     error: str | None = None
     error_call = ""
@@ -54,14 +50,15 @@ def span_facts(span: Sequence[Message]) -> Facts:
             request = message.text.strip()
         for use in message.tool_uses:
             calls[use.id] = f"{use.name} {json.dumps(dict(use.input), ensure_ascii=False, sort_keys=True)}"
-            for key in PATH_KEYS:
-                for path in _paths(use.input.get(key)):
-                    paths.setdefault(path, None)
+            for path in call_paths(use):
+                paths.setdefault(path, None)
         for result in message.tool_results:
-            if result.is_error and result.content.strip():
-                first = next(line.strip() for line in result.content.splitlines() if line.strip())
-                error = first[:ERROR_PROBE_CHARS]
+            failed = failure(result, ERROR_PROBE_CHARS)
+            if failed is not None:
+                error = failed.line
                 error_call = calls.get(result.tool_use_id, "a tool call")
+                if failed.status:
+                    error_call += f" ({failed.status})"
     return Facts(request, tuple(paths), error, error_call)
 
 
