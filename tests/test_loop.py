@@ -243,3 +243,33 @@ def test_tool_duration_excludes_the_time_spent_asking(tmp_path: Path) -> None:
     events = list(loop.run("go"))
     result = next(e for e in events if isinstance(e, ToolResultEvent))
     assert not result.is_error and result.duration < 0.4
+
+
+def test_ctrl_c_during_a_model_stream_keeps_no_half_message(tmp_path: Path) -> None:
+    from agent_cli.providers.base import TextDelta
+
+    def slow(request: Request) -> Any:
+        yield TextDelta("half an ans")
+        time.sleep(5)
+        yield say("never arrives")
+
+    class SlowProvider(ScriptedProvider):
+        def stream(self, request: Request) -> Any:
+            self.requests.append(request)
+            step = self.script.pop(0)
+            if callable(step):
+                yield from step(request)
+            else:
+                yield step
+
+    provider = SlowProvider([slow, say("second turn works")])  # type: ignore[list-item]
+    loop, _, session = make_loop(tmp_path, [])
+    loop.provider = provider
+    threading.Timer(0.3, lambda: __import__("_thread").interrupt_main()).start()
+    events = list(loop.run("long answer please"))
+    assert result_of(events).stop == "interrupted"
+    assert [m.role for m in loop.history] == ["user"]
+    assert any(isinstance(e, ErrorEvent) and e.kind == "interrupted" for e in session.events)
+    events = list(loop.run("again"))
+    assert result_of(events).text == "second turn works"
+    assert pairing_errors(provider.requests[-1].messages) == []
