@@ -262,7 +262,7 @@ def test_ctrl_c_during_a_model_stream_keeps_no_half_message(tmp_path: Path) -> N
             else:
                 yield step
 
-    provider = SlowProvider([slow, say("second turn works")])  # type: ignore[list-item]
+    provider = SlowProvider([slow, say("second turn works")])
     loop, _, session = make_loop(tmp_path, [])
     loop.provider = provider
     threading.Timer(0.3, lambda: __import__("_thread").interrupt_main()).start()
