@@ -3,8 +3,9 @@
 Pure given a counter: system prompt, tool specs, condensed records, the
 conversation's own text and tool calls, tool results, and what is free, each
 in tokens and as a share of the window, plus where the next layer fires. The
-parts are scaled to add up to the request count the engine acts on (anchored
-on the provider's own usage), so the indicator never disagrees with it.
+parts are local counts scaled to add up to the request count the engine acts
+on (anchored on the provider's own usage), so the indicator never disagrees
+with it, and a part that holds anything never shows 0.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 from agent_cli.context.policy import Counter, Frame, Thresholds, percent
 from agent_cli.messages import Message
 
-__all__ = ["Breakdown", "compute_breakdown"]
+__all__ = ["Breakdown", "compute_breakdown", "scale_parts"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +63,30 @@ class Breakdown:
         )
 
 
+def scale_parts(parts: Sequence[int], total: int) -> list[int]:
+    """`parts` scaled to add up to exactly `total` (largest remainder); a part with content stays >= 1.
+
+    The local count and the provider's anchored count disagree (a fake server
+    reports characters / 4; Claude's tokenizer is not tiktoken's); the engine
+    decides on the anchored total, so that is what the rows must add up to.
+    """
+    local = sum(parts)
+    if total <= 0 or local <= 0:
+        return [0] * len(parts)
+    exact = [p * total / local for p in parts]
+    out = [int(x) for x in exact]
+    order = sorted(range(len(parts)), key=lambda i: exact[i] - out[i], reverse=True)
+    for i in order[: total - sum(out)]:
+        out[i] += 1
+    for i, part in enumerate(parts):
+        if part > 0 and out[i] == 0:
+            donor = max(range(len(out)), key=lambda j: out[j])
+            if out[donor] > 1:
+                out[donor] -= 1
+                out[i] = 1
+    return out
+
+
 def compute_breakdown(
     history: Sequence[Message], frame: Frame, counter: Counter, thresholds: Thresholds, *, auto_compact: bool
 ) -> Breakdown:
@@ -78,13 +103,9 @@ def compute_breakdown(
             results += tokens
         else:
             text += tokens
-    # Scale the local per-message counts to the anchored total.
-    local = summary + text + results
-    conversation = max(total - framed, 0)
-    if local > 0:
-        summary = summary * conversation // local
-        results = results * conversation // local
-        text = conversation - summary - results
+    # Every part (the frame too) is scaled to the anchored total the engine acts on:
+    # scaling only the messages left them at 0 when the provider counts less than we do.
+    system, tools, summary, text, results = scale_parts([system, tools, summary, text, results], total)
     return Breakdown(
         window=thresholds.window,
         budget=thresholds.budget,
