@@ -173,6 +173,7 @@ class AgentLoop:
         continuations = 0
         final_text: list[str] = []
         for iteration in range(1, self.max_iterations + 1):
+            yield StatusEvent("checking the context")  # usually instant; a summary can take a while
             yield from self._apply(self.context.prepare(self.history, self.frame), "prepare")
             outcome = yield from self._request_with_reactive_retry()
             if isinstance(outcome, _Failed):
