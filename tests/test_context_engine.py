@@ -96,8 +96,9 @@ def test_l1_clears_old_results_in_a_batch_and_recall_brings_them_back(tmp_path: 
     assert summarizer.requests == []
     assert pairing_errors(prepared.messages) == [] and len(prepared.messages) == len(history)
     stubs = [r.content for m in prepared.messages for r in m.tool_results if r.content.startswith("[cleared")]
-    assert 'recall("src/m0.py")' in stubs[0]
-    assert "# module 0" in engine.recall("src/m0.py")
+    first_id = prepared.messages[2].tool_results[0].tool_use_id
+    assert f'recall("{first_id}")' in stubs[0] and "src/m0.py" in stubs[0]
+    assert "# module 0" in engine.recall(first_id) and "# module 0" in engine.recall("src/m0.py")
     assert removed_are_stored(history, prepared.messages, engine.store) == []
     # The next turn adds a little: no new batch, so the history (and the provider's cache) stays as is.
     more = [*prepared.messages, user("and now?"), assistant("nothing new")]

@@ -108,7 +108,7 @@ def test_clear_stubs_old_results_keeps_ids_and_the_newest() -> None:
     assert [m.id for m in plan.originals] == [conv[i].id for i in range(1, 9)]  # each result after its call
     stub = results[0].content
     assert stub.startswith('[cleared to save context: read_file {"path": "src/f0.py"} returned ')
-    assert 'recall("src/f0.py")' in stub
+    assert f'recall("{results[0].tool_use_id}")' in stub  # the call's id: unique, unlike the path
     # Already cleared results are not cleared again: nothing more to free.
     again = plan_clear(
         plan.messages,
@@ -129,8 +129,7 @@ def test_clear_stubs_old_results_keeps_ids_and_the_newest() -> None:
         (
             ToolUse("t", "bash", {"command": "make test"}),
             ToolResult("t", "a\nb\nFAIL", True),
-            '[cleared to save context: bash {"command": "make test"} failed with 3 lines; '
-            'call recall("make test")',
+            '[cleared to save context: bash {"command": "make test"} failed with 3 lines; call recall("t")',
         ),
         (
             ToolUse("t", "bash", {"command": 'echo "hi"'}),

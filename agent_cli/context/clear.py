@@ -59,7 +59,9 @@ def stub_for(use: ToolUse | None, result: ToolResult) -> str:
         call = f"tool call {result.tool_use_id}"
     lines = result.content.count("\n") + (1 if result.content and not result.content.endswith("\n") else 0)
     what = "failed with" if result.is_error else "returned"
-    phrase = json.dumps(recall_phrase(use, result.tool_use_id), ensure_ascii=False)
+    # The call id, not the path: recall(id) returns this very output, while a path
+    # would find the newest of several reads of the same file first.
+    phrase = json.dumps(result.tool_use_id, ensure_ascii=False)
     return f"{STUB_PREFIX}{call} {what} {lines:,} lines; call recall({phrase}) or re-run it to see it again]"
 
 

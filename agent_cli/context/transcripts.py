@@ -5,7 +5,8 @@ messages written before a layer replaces them (`span-NNN-<label>.jsonl`, one
 `Message.to_json` per line), full tool outputs written before L0 cuts them
 (`output-NNN-<id>.txt`), and `search`, which reads those files plus the
 session log (`session.jsonl`, written by the session module) and returns the
-passages that match a phrase, verbatim and newest first.
+passages that match a phrase, verbatim and newest first. A query that is
+exactly a tool call's id returns that call's output and nothing else.
 
 Files are 0600 and fsynced; the directory is 0700, created on first write.
 """
@@ -114,9 +115,11 @@ class TranscriptStore:
         if not needle:
             return "recall needs a phrase to look for (a file name, an error message, a few words)."
         files = self.files()
+        docs = list(self._docs(files))
+        called = _by_call_id(docs, needle)
         passages: list[tuple[tuple[int, int, int], str]] = []
         seen: set[tuple[str, str]] = set()
-        for doc in self._docs(files):
+        for doc in called or docs:
             for passage in _passages(doc, needle):
                 key = (doc.key, passage)
                 if key in seen:  # the session log and a span file hold the same message
@@ -184,6 +187,18 @@ def _jsonl_docs(source: str, raw: str, mtime: int) -> Iterator[_Doc]:
                 call = calls.get(use_id, "a tool call")
                 header = f"[result of {call} · id {use_id}]"
                 yield _Doc(source, ref, key, header, str(block.get("content", "")), order)
+
+
+def _by_call_id(docs: Sequence[_Doc], needle: str) -> list[_Doc]:
+    """The results of the tool call whose id is exactly `needle` (the full output first), else [].
+
+    A cleared result's stub names its call id, so recall(id) returns exactly that
+    output, even when later calls used the same path or command.
+    """
+    suffix = f"· id {needle}]"
+    hits = [doc for doc in docs if doc.header.lower().endswith(suffix)]
+    full = [doc for doc in hits if doc.source.endswith(".txt")]  # saved before L0 cut it
+    return full or hits
 
 
 def _passages(doc: _Doc, needle: str) -> list[str]:
