@@ -8,12 +8,13 @@ budget unless the latest user message alone is too big, the latest user message 
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from test_context_fakes import (
     FRAME,
@@ -30,8 +31,9 @@ from test_context_fakes import (
 from agent_cli.context.emergency import ACK
 from agent_cli.context.engine import ContextEngine
 from agent_cli.errors import ContextOverflowError, TransientError
+from agent_cli.events import CompactEvent
 from agent_cli.history import pairing_errors as project_pairing_errors
-from agent_cli.messages import Message, SummaryBlock
+from agent_cli.messages import Message, SummaryBlock, ToolResult, ToolUse
 from agent_cli.providers.base import Request
 
 sizes = st.sampled_from([10, 200, 1_500, 5_000, 12_000])
@@ -97,10 +99,36 @@ def check_invariants(
         )
         assert as_message or in_record, "the latest user message was lost"
     assert removed_are_stored(before, after, engine.store) == []
+    assert cleared_are_stored(before, after, engine) == []
     if fits:
         latest_tokens = max((engine.counter.count_message(m) for m in after if m.text == latest), default=0)
         if latest_tokens < engine.thresholds.target // 2:
             assert engine.tokens(after, FRAME) <= engine.thresholds.budget
+
+
+def cleared_are_stored(before: list[Message], after: list[Message], engine: ContextEngine) -> list[str]:
+    """Ids of tool results whose content changed (an L1 stub) but whose original no transcript holds."""
+    now = {r.tool_use_id: r.content for m in after for r in m.tool_results}
+    text = "".join(p.read_text() for p in engine.store.files())
+    return [
+        r.tool_use_id
+        for m in before
+        for r in m.tool_results
+        if r.tool_use_id in now
+        and now[r.tool_use_id] != r.content
+        and json.dumps(r.content)[1:-1] not in text
+    ]
+
+
+# Which layers the properties exercised (layer, trigger), checked by the last test.
+EXERCISED: set[tuple[str, str]] = set()
+
+
+def note_layers(events: list[object]) -> None:
+    for e in events:
+        if isinstance(e, CompactEvent):
+            EXERCISED.add((e.layer, e.trigger))
+            event(f"layer {e.layer}/{e.trigger}")
 
 
 # CONTEXT_EXAMPLES=2000 for a deeper search than the quick default.
@@ -111,16 +139,24 @@ SETTINGS = settings(
 )
 
 
+# Windows small enough that random conversations cross every line (L1, L2, L4), large enough for a frame.
+windows = st.sampled_from([6_000, 10_000, 20_000])
+
+
 @SETTINGS
-@given(conversations(), st.sampled_from(["ok", "fail", "empty", "huge"]), st.booleans())
-def test_prepare_keeps_every_invariant(history: list[Message], behaviour: str, auto: bool) -> None:
+@given(conversations(), st.sampled_from(["ok", "fail", "empty", "huge"]), st.booleans(), windows)
+def test_prepare_keeps_every_invariant(
+    history: list[Message], behaviour: str, auto: bool, window: int
+) -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        engine, _, _ = make_engine(Path(tmp), FakeSummarizer([Behaviour(behaviour)]))
+        engine, _, _ = make_engine(Path(tmp), FakeSummarizer([Behaviour(behaviour)]), window=window)
         engine.auto_compact = auto  # off: as after the loop guard, only L1 and L4 are left
         prepared = engine.prepare(history, FRAME)
+        note_layers(prepared.events)
         check_invariants(engine, history, prepared.messages, fits=True)
         # Preparing again right away changes nothing more (hysteresis), or at most trims.
         again = engine.prepare(prepared.messages, FRAME)
+        note_layers(again.events)
         check_invariants(engine, history, again.messages, fits=True)
 
 
@@ -132,6 +168,7 @@ def test_manual_compact_keeps_every_invariant(
     with tempfile.TemporaryDirectory() as tmp:
         engine, _, _ = make_engine(Path(tmp), FakeSummarizer([Behaviour(behaviour)]))
         prepared = engine.compact(history, FRAME, focus, "manual")
+        note_layers(prepared.events)
         check_invariants(engine, history, prepared.messages, fits=False)
 
 
@@ -145,7 +182,50 @@ def test_overflow_recovers_or_says_why(history: list[Message], behaviour: str, f
         try:
             prepared = engine.on_overflow(history, FRAME, error)
         except ContextOverflowError as exc:
-            assert "does not fit" in str(exc)
+            assert "does not fit" in str(exc) or "too large" in str(exc)
             return
+        note_layers(prepared.events)
         check_invariants(engine, history, prepared.messages, fits=True)
         assert engine.tokens(prepared.messages, FRAME) <= engine.thresholds.budget
+
+
+@SETTINGS
+@given(
+    st.lists(st.text(alphabet=st.characters(codec="utf-8"), max_size=120), min_size=1, max_size=30),
+    st.integers(1, 80),
+    st.sampled_from(["read_file", "bash", "grep"]),
+)
+def test_ingest_caps_to_the_limit_and_keeps_the_whole_output(lines: list[str], reps: int, tool: str) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        engine, counter, _ = make_engine(Path(tmp), tool_result_max_tokens=300, recall_max_chars=100_000)
+        output = "\n".join(f"{n}: {line}" for n, line in enumerate(lines * reps))
+        use = ToolUse("toolu_cap", tool, {"path": "a.txt"} if tool == "read_file" else {"command": "x"})
+        capped, cap_event = engine.ingest(use, ToolResult(use.id, output))
+        if counter.count_text(output) <= 300:
+            assert cap_event is None and capped.content == output
+            return
+        assert cap_event is not None
+        EXERCISED.add((cap_event.layer, cap_event.trigger))
+        assert counter.count_text(capped.content) <= 300 and capped.tool_use_id == use.id
+        saved = Path(cap_event.transcript or "")
+        assert cap_event.transcript and cap_event.transcript in capped.content
+        assert saved.read_bytes().decode().partition("\n")[2] == output  # every character kept
+        assert output in engine.recall(use.id)
+
+
+def test_every_layer_was_exercised() -> None:
+    """The properties above are only as good as the layers their examples reach."""
+    if not EXERCISED:  # run on its own: exercise them now
+        test_prepare_keeps_every_invariant()
+        test_manual_compact_keeps_every_invariant()
+        test_overflow_recovers_or_says_why()
+        test_ingest_caps_to_the_limit_and_keeps_the_whole_output()
+    wanted = {
+        ("cap", "ingest"),
+        ("clear", "auto"),
+        ("summarize", "auto"),
+        ("manual", "manual"),
+        ("emergency", "auto"),
+        ("summarize", "overflow"),
+    }
+    assert wanted <= EXERCISED, f"never reached: {sorted(wanted - EXERCISED)}"

@@ -135,7 +135,8 @@ class TranscriptStore:
         for path in files:
             try:
                 mtime = path.stat().st_mtime_ns
-                raw = path.read_text(encoding="utf-8", errors="replace")
+                # Bytes, not read_text: universal newlines would turn a progress bar's \r into \n.
+                raw = path.read_bytes().decode("utf-8", errors="replace")
             except OSError:
                 continue
             if path.suffix == ".txt":
