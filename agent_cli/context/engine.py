@@ -26,6 +26,13 @@ from agent_cli.context.clear import apply_clear, clearable
 from agent_cli.context.condense import condensed_history, engine_prefix
 from agent_cli.context.cut import find_safe_cut, open_round_start
 from agent_cli.context.emergency import apply_drop, marker_text, plan_drop
+from agent_cli.context.notices import (
+    loop_guard_stopped,
+    not_saved,
+    overflow_unresolved,
+    smaller_window,
+    summary_failed,
+)
 from agent_cli.context.plain import call_text
 from agent_cli.context.policy import Counter, Frame, Thresholds, compute_thresholds
 from agent_cli.context.summarize import Summarize, run_summary
@@ -94,9 +101,12 @@ class ContextEngine:
         if tokens <= limit:
             return result, None
         start = self._clock()
-        path = self.store.write_output(
-            use.id, result.content, header=f"[full output of {call_text(use)} · id {use.id}]"
-        )
+        try:
+            path = self.store.write_output(
+                use.id, result.content, header=f"[full output of {call_text(use)} · id {use.id}]"
+            )
+        except OSError:  # not on disk, so not cut: L1, L2 and L4 still keep the request in bounds
+            return result, None
         capped = cap_result(
             use,
             result,
@@ -140,12 +150,7 @@ class ContextEngine:
         events: list[EngineEvent] = []
         if error.limit and 0 < error.limit < self.thresholds.window:
             self.thresholds = compute_thresholds(self.settings, error.limit, self.max_output)
-            events.append(
-                WarningEvent(
-                    f"The provider reports a context window of {error.limit:,} tokens; using it from now on "
-                    f"(set context_window to {error.limit} to start with it)."
-                )
-            )
+            events.append(WarningEvent(smaller_window(error.limit)))
         if error.tokens:
             self.counter.calibrate_overflow(frame.system, frame.tools, messages, error.tokens)
         th = self.thresholds
@@ -159,12 +164,14 @@ class ContextEngine:
                 messages, frame, total, events, layer="summarize", trigger="overflow", focus=None
             )
             messages, total = outcome.messages, outcome.tokens
-        if total > th.target and (not outcome.acted or total >= th.trigger_at):
+        # Without numbers in the error our count is all there is, and it was not enough:
+        # go down to the target whatever L2 achieved.
+        if total > th.target and (not outcome.acted or total >= th.trigger_at or not error.tokens):
             messages, total = self._emergency(messages, frame, total, events, trigger="overflow")
         if total >= before or total > th.budget:
-            raise ContextOverflowError(
-                self._overflow_message(messages, frame, total), tokens=total, limit=th.window
-            )
+            largest = max((self.counter.count_message(m) for m in messages if m.role == "user"), default=0)
+            text = overflow_unresolved(th, total, largest, counted=bool(error.tokens))
+            raise ContextOverflowError(text, tokens=total, limit=th.window)
         return Prepared(messages, events)
 
     def compact(
@@ -227,7 +234,9 @@ class ContextEngine:
             return messages, total
         start = self._clock()
         plan = apply_clear(messages, to_clear, freed)
-        path = self.store.write_span(plan.originals, "clear")
+        path = self._save(plan.originals, "clear", events)
+        if path is None:
+            return messages, total
         after = self._count(frame, plan.messages)
         events.append(
             CompactEvent(
@@ -270,7 +279,10 @@ class ContextEngine:
         if cut <= base:
             return _Outcome(messages, total, False)
         span, tail = messages[:cut], messages[cut:]
-        path = str(self.store.write_span(span, "compact" if layer == "summarize" else layer))
+        saved = self._save(span, "compact" if layer == "summarize" else layer, events)
+        if saved is None:
+            return _Outcome(messages, total, False)
+        path = saved
         pending = messages[-1].role == "user"
         reason = ""
         try:
@@ -298,12 +310,7 @@ class ContextEngine:
             events.append(WarningEvent(f"Compaction could not shrink the conversation ({total:,} tokens)."))
             return _Outcome(messages, total, False)
         if degraded:
-            events.append(
-                WarningEvent(
-                    f"The summary request failed ({reason or 'no text'}); the earlier conversation was "
-                    f"replaced by a mechanical digest instead. Its full text is in {path}."
-                )
-            )
+            events.append(WarningEvent(summary_failed(reason, path)))
         record = new[0].summary
         events.append(
             CompactEvent(
@@ -349,7 +356,9 @@ class ContextEngine:
         if plan is None:
             return messages, total
         dropped = plan.dropped(messages)
-        path = str(self.store.write_span(dropped, "emergency"))
+        path = self._save(dropped, "emergency", events)
+        if path is None:
+            return messages, total
         new = apply_drop(messages, plan, marker_text(len(dropped), path))
         after = self._count(frame, new)
         events.append(
@@ -367,20 +376,12 @@ class ContextEngine:
         self.failures += 1
         if self.failures >= self.settings.max_failures:
             self.auto_compact = False
-            events.append(
-                ErrorEvent(
-                    f"Automatic compaction stopped after {self.failures} attempts in a row that left the "
-                    "conversation above the compaction line. Run /compact (optionally with a focus) to try "
-                    "again, or start a new session; the oldest messages will be trimmed if the window fills.",
-                    kind="compaction",
-                )
-            )
+            events.append(ErrorEvent(loop_guard_stopped(self.failures), kind="compaction"))
 
-    def _overflow_message(self, messages: list[Message], frame: Frame, total: int) -> str:
-        th = self.thresholds
-        latest = max((self.counter.count_message(m) for m in messages if m.role == "user"), default=0)
-        return (
-            f"The conversation does not fit the model's window even after compacting: about {total:,} tokens "
-            f"for a budget of {th.budget:,} (window {th.window:,}); its largest message alone is about "
-            f"{latest:,} tokens. Shorten that message, or start a new session."
-        )
+    def _save(self, messages: list[Message], label: str, events: list[EngineEvent]) -> str | None:
+        """Write what a layer removes; None (and a warning) if the disk refuses: the layer does nothing."""
+        try:
+            return str(self.store.write_span(messages, label))
+        except OSError as exc:
+            events.append(WarningEvent(not_saved(label, exc)))
+            return None

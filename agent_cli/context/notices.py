@@ -1,0 +1,58 @@
+"""The words the engine says to the user: warnings and errors about compaction.
+
+Pure functions returning text, kept apart from the engine so each message can
+be read (and changed) in one place. Each says what happened and what to do.
+"""
+
+from __future__ import annotations
+
+from agent_cli.context.policy import Thresholds
+
+__all__ = ["loop_guard_stopped", "not_saved", "overflow_unresolved", "smaller_window", "summary_failed"]
+
+
+def smaller_window(limit: int) -> str:
+    return (
+        f"The provider reports a context window of {limit:,} tokens; using it from now on "
+        f"(set context_window to {limit} to start with it)."
+    )
+
+
+def summary_failed(reason: str, path: str) -> str:
+    return (
+        f"The summary request failed ({reason or 'no text'}); the earlier conversation was "
+        f"replaced by a mechanical digest instead. Its full text is in {path}."
+    )
+
+
+def not_saved(layer: str, error: OSError) -> str:
+    return (
+        f"Could not write the transcript before {layer} ({error.strerror or error}); nothing was removed "
+        "from the conversation. Check the free space and permissions of .transcripts/."
+    )
+
+
+def loop_guard_stopped(failures: int) -> str:
+    return (
+        f"Automatic compaction stopped after {failures} attempts in a row that left the "
+        "conversation above the compaction line. Run /compact (optionally with a focus) to try "
+        "again, or start a new session; the oldest messages will be trimmed if the window fills."
+    )
+
+
+def overflow_unresolved(th: Thresholds, total: int, largest: int, *, counted: bool) -> str:
+    """Nothing more can go. `counted`: the provider's error said how many tokens the request had."""
+    if not counted and total <= th.budget:
+        # No numbers in the error, and our count fits: the limit is not the window we know.
+        return (
+            f"The provider rejected the request as too large, though it counts about {total:,} tokens "
+            f"here, within the budget of {th.budget:,} (window {th.window:,}), and nothing more can be "
+            "compacted. The provider's limit is probably smaller than the configured window: set "
+            "context_window lower, or shorten the largest message (about "
+            f"{largest:,} tokens)."
+        )
+    return (
+        f"The conversation does not fit the model's window even after compacting: about {total:,} tokens "
+        f"for a budget of {th.budget:,} (window {th.window:,}); its largest message alone is about "
+        f"{largest:,} tokens. Shorten that message, or start a new session."
+    )
