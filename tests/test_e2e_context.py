@@ -1,4 +1,4 @@
-"""The context engine end to end: `agent -p` reading more than fits, through the real SDKs and a fake server."""
+"""The context engine end to end: `agent -p` reading more than fits, real SDKs, a fake server."""
 
 from __future__ import annotations
 
@@ -55,10 +55,13 @@ def responder(files: list[str], recall_query: str) -> Callable[[RecordedRequest]
         n = step["n"]
         step["n"] += 1
         if n < len(files):
-            notes = " ".join(f"Observation {k} about {files[n - 1] if n else 'the task'}." for k in range(60))
-            return Reply(f"{notes}\nReading {files[n]}.", tool_calls=[ToolCallSpec("read_file", {"path": files[n]})])
+            topic = files[n - 1] if n else "the task"
+            notes = " ".join(f"Observation {k} about {topic}." for k in range(60))
+            call = ToolCallSpec("read_file", {"path": files[n]})
+            return Reply(f"{notes}\nReading {files[n]}.", tool_calls=[call])
         if n == len(files):
-            return Reply("Checking an early detail.", tool_calls=[ToolCallSpec("recall", {"query": recall_query})])
+            call = ToolCallSpec("recall", {"query": recall_query})
+            return Reply("Checking an early detail.", tool_calls=[call])
         return Reply("All eight files read.")
 
     return answer
@@ -75,8 +78,9 @@ def run_task(provider: str, tmp_path: Path, *, server_window: int, flag_window: 
     with FakeModelServer(context_window=server_window) as server:
         server.responder = responder(files, "marker-f1-line042")
         r = run_agent(
-            ["-p", "Read every file under notes/ one by one.", "--provider", provider, "--model",
-             MODELS[provider], "--yes", "--output-format", "stream-json", "--context-window", str(flag_window)],
+            ["-p", "Read every file under notes/ one by one.", "--provider", provider,
+             "--model", MODELS[provider], "--yes", "--output-format", "stream-json",
+             "--context-window", str(flag_window)],
             project, agent_env(home, server, provider), timeout=300,
         )
         requests = server.requests
@@ -86,7 +90,7 @@ def run_task(provider: str, tmp_path: Path, *, server_window: int, flag_window: 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_eight_files_in_a_12k_window(provider: str, tmp_path: Path) -> None:
-    r, requests, events, project = run_task(provider, tmp_path, server_window=12_000, flag_window=12_000)
+    _, requests, events, project = run_task(provider, tmp_path, server_window=12_000, flag_window=12_000)
     assert events[-1]["type"] == "result" and events[-1]["stop"] == "end_turn"
     assert events[-1]["text"] == "All eight files read."
     compactions = [e for e in events if e["type"] == "compact"]
@@ -112,7 +116,7 @@ def test_eight_files_in_a_12k_window(provider: str, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_reactive_path_when_the_window_is_overstated(provider: str, tmp_path: Path) -> None:
-    r, requests, events, _ = run_task(provider, tmp_path, server_window=12_000, flag_window=1_000_000)
+    _, requests, events, _ = run_task(provider, tmp_path, server_window=12_000, flag_window=1_000_000)
     assert events[-1]["type"] == "result" and events[-1]["stop"] == "end_turn"
     overflow = [e for e in events if e["type"] == "compact" and e["trigger"] == "overflow"]
     assert overflow, "the provider's overflow error drove a compaction"

@@ -53,20 +53,22 @@ def wait_for_file(path: Path, timeout: float = 5.0) -> str:
 
 
 @pytest.mark.parametrize(
-    ("command", "expected"),
+    ("command", "expected", "failed"),
     [
-        ("echo hello", "hello\n[exit code 0]"),
-        ("echo out; echo err >&2; exit 3", "out\nerr\n[exit code 3]"),
-        ("false", "(no output)\n[exit code 1]"),
-        ("kill -9 $$", "(no output)\n[killed by signal 9]"),
-        ("printf 'no newline'", "no newline\n[exit code 0]"),
-        ("cat", "(no output)\n[exit code 0]"),  # stdin is /dev/null: nothing to wait for
-        ("echo $PAGER", "cat\n[exit code 0]"),
+        ("echo hello", "hello\n[exit code 0]", False),
+        ("echo out; echo err >&2; exit 3", "out\nerr\n[exit code 3]", True),
+        ("false", "(no output)\n[exit code 1]", True),
+        ("kill -9 $$", "(no output)\n[killed by signal 9]", True),
+        ("printf 'no newline'", "no newline\n[exit code 0]", False),
+        ("cat", "(no output)\n[exit code 0]", False),  # stdin is /dev/null: nothing to wait for
+        ("echo $PAGER", "cat\n[exit code 0]", False),
     ],
 )
-def test_exit_codes_are_normal_results(ctx: ToolContext, command: str, expected: str) -> None:
+def test_exit_codes_are_reported_with_the_output(
+    ctx: ToolContext, command: str, expected: str, failed: bool
+) -> None:
     out = bash(ctx, command)
-    assert out == ToolOutput(expected, is_error=False)
+    assert out == ToolOutput(expected, is_error=failed)
 
 
 def test_runs_in_the_project_root(ctx: ToolContext) -> None:

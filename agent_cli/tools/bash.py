@@ -7,8 +7,8 @@ last 16 KiB and only counts the middle, so a command printing gigabytes costs
 32 KiB. A timeout or a cancel (Ctrl-C sets `ctx.cancel`) kills the whole group:
 TERM, a short grace, then KILL.
 
-A non-zero exit is a normal result: the model needs the output to see why.
-Timeouts and cancels are error results.
+A non-zero exit, a timeout and a cancel are error results that still carry all
+the output (capped), so the model sees why and the UI shows the failure.
 """
 
 from __future__ import annotations
@@ -264,4 +264,5 @@ def format_result(result: CommandResult, timeout: float, note: str = "") -> Tool
                 "\n[a background process still holds the output open; later output is not captured: "
                 "redirect it to a file]"
             )
-    return ToolOutput(note + body + status, is_error=result.timed_out or result.cancelled)
+    failed = result.timed_out or result.cancelled or result.exit_code != 0
+    return ToolOutput(note + body + status, is_error=failed)
