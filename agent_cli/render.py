@@ -29,7 +29,7 @@ from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderR
 from rich.constrain import Constrain
 from rich.live import Live
 from rich.panel import Panel
-from rich.segment import Segment
+from rich.segment import Segment, Segments
 from rich.spinner import Spinner
 from rich.table import Table
 from rich.text import Text
@@ -49,7 +49,7 @@ from agent_cli.events import (
     WarningEvent,
 )
 from agent_cli.markdown_blocks import MarkdownStream
-from agent_cli.slash import CommandSpec, ContextReport, CostRow, describe_call, format_tokens
+from agent_cli.slash import CommandSpec, ContextReport, CostRow, describe_call, summary_preview
 
 __all__ = ["Renderer", "compact_panel", "context_table", "cost_table", "help_table", "tool_line"]
 
@@ -59,7 +59,7 @@ _SPINNER_TEXT = {"waiting for model": "thinking…", "summarizing": "summarizing
 
 
 def tool_line(call: ToolCallEvent | None, result: ToolResultEvent, width: int = 100) -> Text:
-    """`✓ read_file src/app.py · 0.02s`, and the error's first line (dim red) on failure."""
+    """`✓ read_file src/app.py · 0.02s`, and the error's first line (dim red, cut to the line) on failure."""
     text = Text()
     text.append("✗ " if result.is_error else "✓ ", style="bold red" if result.is_error else "green")
     text.append(result.name, style="bold")
@@ -67,10 +67,13 @@ def tool_line(call: ToolCallEvent | None, result: ToolResultEvent, width: int = 
     args = describe_call(result.name, call.input if call else {}, width=room)
     if args:
         text.append(f" {args}")
-    text.append(f" · {result.duration:.2f}s", style="dim")
+    if result.duration or not result.is_error:
+        # A declined or interrupted call reports no time of its own: "0.00s" would be wrong.
+        text.append(f" · {result.duration:.2f}s", style="dim")
     if result.is_error:
         first = next((ln.strip() for ln in result.content.splitlines() if ln.strip()), "error")
-        text.append(f"\n  {first[: max(20, width - 4)]}", style="dim red")
+        room = max(20, width - 4)
+        text.append(f"\n  {first if len(first) <= room else first[: room - 1] + '…'}", style="dim red")
     return text
 
 
@@ -90,13 +93,7 @@ def compact_panel(event: CompactEvent) -> Panel:
     if event.degraded:
         rows.add_row("note", Text("degraded: the summary fell back to a digest", style="yellow"))
     if event.summary:
-        paragraphs = event.summary.strip().split("\n\n")
-        # Skip the record's standard intro (what was replaced, where it is saved): the rows above say it.
-        if len(paragraphs) > 1 and paragraphs[0].startswith("Condensed record"):
-            paragraphs = paragraphs[1:]
-        lines = [ln for ln in "\n".join(paragraphs).splitlines() if ln.strip()]
-        more = "\n…" if len(lines) > SUMMARY_PREVIEW_LINES else ""
-        preview = "\n".join(lines[:SUMMARY_PREVIEW_LINES]) + more
+        preview = summary_preview(event.summary, SUMMARY_PREVIEW_LINES)
         rows.add_row("summary", Text(preview, style="dim", overflow="fold"))
     how = event.layer if event.layer == event.trigger else f"{event.layer} · {event.trigger}"
     title = f"context compacted · {how}"
@@ -177,6 +174,7 @@ class Renderer:
         self._blocks_printed = 0
         self._calls: dict[str, ToolCallEvent] = {}
         self._spinner: str | None = None
+        self._resume_spinner: str | None = None
         self.last_usage: UsageEvent | None = None
 
     # ---- events ----------------------------------------------------------
@@ -243,7 +241,11 @@ class Renderer:
         self.console.print(renderable)
 
     def approval(self, name: str, args: Mapping[str, Any], always: str) -> None:
-        """Show what is about to run and what "always" would approve; the REPL then reads the answer."""
+        """Show what is about to run and what "always" would approve; the REPL then reads the answer.
+
+        Call `resume()` once it is answered: the tool's spinner comes back while it runs.
+        """
+        self._resume_spinner = self._spinner
         self.pause()
         text = Text()
         text.append("? ", style="bold yellow")
@@ -263,6 +265,12 @@ class Renderer:
         """Stop the live display (spinner or tail) so a prompt can use the terminal."""
         self._finish_stream()
         self._clear_spinner()
+
+    def resume(self) -> None:
+        """After an approval prompt: show again the spinner it interrupted."""
+        spinner, self._resume_spinner = self._resume_spinner, None
+        if spinner is not None:
+            self._set_spinner(spinner)
 
     def end_turn(self) -> None:
         self.pause()
@@ -315,9 +323,11 @@ class Renderer:
             lines.pop()
         while lines and _is_blank(lines[0]):
             lines.pop(0)
+        # Padding spaces at line ends would wrap into blank rows when the terminal narrows.
+        lines = [_rstrip(line) for line in lines]
         if self._blocks_printed:
             self.console.print()
-        self.console.print(Segments(lines))
+        self.console.print(Segments(seg for line in lines for seg in line))
         self._blocks_printed += 1
 
     def _set_spinner(self, text: str) -> None:
@@ -358,17 +368,6 @@ class Renderer:
             live.stop()
 
 
-class Segments:
-    """Pre-rendered lines, printed as they are."""
-
-    def __init__(self, lines: list[list[Segment]]) -> None:
-        self.lines = lines
-
-    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        for line in self.lines:
-            yield from line
-
-
 def _is_blank(line: list[Segment]) -> bool:
     """A line with only spaces and no background (a code block's padding keeps its colour)."""
     for seg in line:
@@ -379,11 +378,16 @@ def _is_blank(line: list[Segment]) -> bool:
     return True
 
 
-def format_context_line(
-    model: str, tokens: int | None, window: int, trigger_at: int, trigger_ratio: float
-) -> str:
-    """The bottom toolbar: `model · context 41,200 / 200,000 (21%) · auto-compact at 80% (153k)`."""
-    used = "context …" if tokens is None else (
-        f"context {tokens:,} / {window:,} ({tokens * 100 // max(window, 1)}%)"
-    )
-    return f"{model} · {used} · auto-compact at {trigger_ratio:.0%} ({format_tokens(trigger_at)})"
+def _rstrip(line: list[Segment]) -> list[Segment]:
+    """The line without trailing spaces that show nothing (no background, underline or reverse)."""
+    line = list(line)
+    end = [line.pop()] if line and line[-1].text == "\n" else []
+    while line and not line[-1].control:
+        seg, style = line[-1], line[-1].style
+        if style is not None and (style.bgcolor is not None or style.underline or style.reverse):
+            break
+        kept = seg.text.rstrip(" ")
+        line[-1:] = [Segment(kept, style)] if kept else []
+        if kept:
+            break
+    return line + end

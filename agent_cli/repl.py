@@ -15,9 +15,13 @@
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import os
+import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,8 +33,8 @@ from agent_cli.approvals import Answer, InteractiveApprover, always_rule
 from agent_cli.events import Event
 from agent_cli.paths import state_dir
 from agent_cli.repl_commands import run_command
-from agent_cli.repl_turn import drive_turn
-from agent_cli.slash import COMMANDS, closest, format_tokens, known_models, parse
+from agent_cli.repl_turn import discard_typeahead, drive_turn, quiet_input
+from agent_cli.slash import COMMANDS, closest, format_context_line, format_tokens, known_models, parse
 
 if TYPE_CHECKING:
     from prompt_toolkit import PromptSession
@@ -109,8 +113,10 @@ class Repl:
         read_line: Callable[[], str],
         ask_approval: Callable[[], Answer] | None = None,
         invalidate: Callable[[], None] = lambda: None,
+        quiet: Callable[[], AbstractContextManager[None]] = contextlib.nullcontext,
     ) -> None:
         self.built = built
+        self.quiet = quiet  # the terminal's echo off while a turn runs (see repl_turn.quiet_input)
         self._renderer = renderer
         self.read_line = read_line
         self.ask_approval = ask_approval
@@ -138,7 +144,9 @@ class Repl:
         self.renderer.approval(name, args, always_rule(name, args).describe())
         if self.ask_approval is None:
             return "no"
-        return self.ask_approval()
+        answer = self.ask_approval()
+        self.renderer.resume()
+        return answer
 
     def welcome_lines(self) -> list[tuple[str, str]]:
         """(text, style) lines greeting the user: version, model, window, session, warnings."""
@@ -169,13 +177,12 @@ class Repl:
         self._count_thread.daemon = True
         self._count_thread.start()
 
-    def toolbar(self) -> str:
-        from agent_cli.render import format_context_line
-
+    def toolbar(self, width: int | None = None) -> str:
+        """The bottom toolbar's text, fitted to `width` columns when given."""
         b = self.built
         th = b.engine.thresholds
         return format_context_line(b.model, self.context_tokens, th.window, th.trigger_at,
-                                   b.settings.context.trigger_ratio)
+                                   b.settings.context.trigger_ratio, width)
 
     # ---- the read-eval loop ----------------------------------------------
 
@@ -220,7 +227,9 @@ class Repl:
         if self._count_thread is not None:
             self._count_thread.join()  # the counter is not shared across threads while a turn runs
             self._count_thread = None
-        drive_turn(events, self.renderer, self.built.loop.cancel, self.built.session.dir)
+        with self.quiet():
+            drive_turn(events, self.renderer, self.built.loop.cancel, self.built.session.dir)
+        self.renderer.line("")  # a blank line sets the answer apart from the next prompt
         self.refresh_context()
 
     def refresh_context(self) -> None:
@@ -245,6 +254,7 @@ def _history_path() -> Path:
 
 def _prompt_session(built: Built, repl_ref: list[Repl]) -> PromptSession[str]:
     from prompt_toolkit import PromptSession
+    from prompt_toolkit.application import get_app
     from prompt_toolkit.history import FileHistory, InMemoryHistory
     from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 
@@ -277,7 +287,7 @@ def _prompt_session(built: Built, repl_ref: list[Repl]) -> PromptSession[str]:
         key_bindings=bindings,
         completer=PathAndCommandCompleter(built.settings.project_root, sessions),
         complete_while_typing=True,
-        bottom_toolbar=lambda: repl_ref[0].toolbar() if repl_ref else "",
+        bottom_toolbar=lambda: repl_ref[0].toolbar(get_app().output.get_size().columns) if repl_ref else "",
         enable_suspend=True,
     )
 
@@ -287,6 +297,7 @@ def _answer_prompt() -> Answer:
     from prompt_toolkit import prompt
     from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 
+    discard_typeahead(sys.stdin.fileno())
     bindings = KeyBindings()
     for key, answer in (("y", "yes"), ("n", "no"), ("a", "always")):
         def pick(event: KeyPressEvent, answer: str = answer) -> None:
@@ -306,7 +317,13 @@ def _answer_prompt() -> Answer:
 
 
 def run_repl(built: Built) -> int:
-    """Run the REPL on this terminal until /exit, Ctrl-D or a double Ctrl-C. Returns the exit code."""
+    """Run the REPL on this terminal until /exit, Ctrl-D or a double Ctrl-C. Returns the exit code.
+
+    With stdin not a terminal (`echo "fix the tests" | agent`) there is no
+    one to chat with: what was piped in is one headless task (see `run_piped`).
+    """
+    if not sys.stdin.isatty():
+        return run_piped(built, sys.stdin.read())
     from prompt_toolkit import print_formatted_text
     from prompt_toolkit.formatted_text import FormattedText
 
@@ -323,7 +340,8 @@ def run_repl(built: Built) -> int:
     def read_line() -> str:
         return session.prompt(PROMPT)
 
-    repl = Repl(built, make_renderer, read_line, _answer_prompt, invalidate=lambda: session.app.invalidate())
+    repl = Repl(built, make_renderer, read_line, _answer_prompt, invalidate=lambda: session.app.invalidate(),
+                quiet=lambda: quiet_input(sys.stdin.fileno()))
     repl_ref.append(repl)
     # The greeting goes out through prompt_toolkit, so rich can load after the prompt is drawn.
     for text, style in repl.welcome_lines():
@@ -336,6 +354,30 @@ def run_repl(built: Built) -> int:
         repl.renderer.end_turn()
         session_id = built.session.id
         repl.renderer.info(f"session {session_id} saved · resume with: agent --resume {session_id}")
+        built.session.close()
+
+
+def run_piped(built: Built, text: str) -> int:
+    """Piped stdin is one prompt, run as `agent -p` would: the answer on stdout, no approval prompts.
+
+    Tools needing approval run only with --yes or an allow-list entry; an
+    empty stdin is a usage error (exit 2).
+    """
+    from agent_cli.approvals import HeadlessApprover
+    from agent_cli.headless import render_headless
+
+    try:
+        prompt = text.strip()
+        if not prompt:
+            print("agent: stdin is empty: pipe a prompt in (echo 'task' | agent) or run agent in a terminal",
+                  file=sys.stderr)
+            return 2
+        if not built.settings.approvals.yes:
+            built.loop.approver = HeadlessApprover(built.settings.approvals.allow)
+        return render_headless(itertools.chain(built.warnings, built.loop.run(prompt)), "text")
+    except KeyboardInterrupt:
+        return 130
+    finally:
         built.session.close()
 
 

@@ -9,6 +9,10 @@ event renders, SIGINT only records the wish (and stops a running tool through
 `cancel`), and the interrupt is thrown into the loop's generator between two
 events (`InterruptGate`). Errors end the turn as one line, never the session.
 
+While a turn runs the terminal does not echo what is typed (`quiet_input`):
+an echoed `^C` or a typed-ahead word would land inside the live display and
+break its redraw. The keys stay queued for the next prompt.
+
 No terminal library is imported here: the renderer is anything with the
 `TurnView` methods, so tests drive turns into a StringIO console.
 """
@@ -25,7 +29,7 @@ from typing import Any, Protocol
 from agent_cli.errors import AgentError
 from agent_cli.events import Event, ResultEvent
 
-__all__ = ["InterruptGate", "TurnView", "drive_turn"]
+__all__ = ["InterruptGate", "TurnView", "discard_typeahead", "drive_turn", "quiet_input"]
 
 
 class TurnView(Protocol):
@@ -110,3 +114,35 @@ class InterruptGate:
             yield
         finally:
             self._rendering = False
+
+
+@contextlib.contextmanager
+def quiet_input(fd: int) -> Iterator[None]:
+    """Turn off the echo of typed keys on terminal `fd` for a while (nothing happens if it is no terminal).
+
+    Ctrl-C still raises SIGINT; only its `^C` echo goes.
+    """
+    saved: list[Any] | None = None
+    try:
+        import termios
+
+        saved = termios.tcgetattr(fd)
+        quiet = list(saved)
+        quiet[3] &= ~(termios.ECHO | getattr(termios, "ECHOCTL", 0))
+        termios.tcsetattr(fd, termios.TCSANOW, quiet)
+    except Exception:  # not a terminal (termios.error), a closed fd, or no termios at all
+        saved = None
+    try:
+        yield
+    finally:
+        if saved is not None:
+            with contextlib.suppress(Exception):
+                termios.tcsetattr(fd, termios.TCSANOW, saved)
+
+
+def discard_typeahead(fd: int) -> None:
+    """Drop keys typed before a question was shown, so a word typed early cannot answer it."""
+    with contextlib.suppress(Exception):
+        import termios
+
+        termios.tcflush(fd, termios.TCIFLUSH)

@@ -29,10 +29,12 @@ __all__ = [
     "context_report",
     "cost_rows",
     "describe_call",
+    "format_context_line",
     "format_tokens",
     "known_models",
     "parse",
     "session_rows",
+    "summary_preview",
 ]
 
 
@@ -106,6 +108,37 @@ def format_tokens(n: int) -> str:
     if n >= 1_000:
         return f"{n / 1000:.1f}k"
     return str(n)
+
+
+def format_context_line(
+    model: str, tokens: int | None, window: int, trigger_at: int, trigger_ratio: float,
+    width: int | None = None,
+) -> str:
+    """The bottom toolbar: `model · context 41,200 / 200,000 (21%) · auto-compact at 80% (153k)`.
+
+    Shorter forms when `width` columns cannot hold it: the percentage matters most.
+    """
+    pct = "" if tokens is None else f" ({tokens * 100 // max(window, 1)}%)"
+    used = "context …" if tokens is None else f"context {tokens:,} / {window:,}{pct}"
+    line = f"{model} · {used} · auto-compact at {trigger_ratio:.0%} ({format_tokens(trigger_at)})"
+    if width is None or len(line) <= width:
+        return line
+    count = "…" if tokens is None else f"{format_tokens(tokens)}/{format_tokens(window)}{pct}"
+    short = f"{model} · {count} · compacts at {format_tokens(trigger_at)}"
+    return short if len(short) <= width else count
+
+
+def summary_preview(summary: str, lines: int) -> str:
+    """The first `lines` lines of a condensed record worth reading, "…" when there is more.
+
+    The record's standard intro (what was replaced, where it is saved) is
+    skipped when headings follow: the compaction panel's rows say it already.
+    """
+    paragraphs = summary.strip().split("\n\n")
+    if len(paragraphs) > 1 and paragraphs[0].startswith("Condensed record"):
+        paragraphs = paragraphs[1:]
+    kept = [ln for ln in "\n".join(paragraphs).splitlines() if ln.strip()]
+    return "\n".join(kept[:lines]) + ("\n…" if len(kept) > lines else "")
 
 
 # The argument that says most about a call, per tool; others show their first string argument.

@@ -24,8 +24,8 @@ from agent_cli.events import (
 )
 from agent_cli.markdown_blocks import MarkdownStream, split_blocks
 from agent_cli.messages import Usage
-from agent_cli.render import Renderer, context_table, cost_table, format_context_line, help_table
-from agent_cli.slash import COMMANDS, context_report, cost_rows
+from agent_cli.render import Renderer, context_table, cost_table, help_table
+from agent_cli.slash import COMMANDS, context_report, cost_rows, format_context_line
 
 
 def console(width: int = 80, terminal: bool = False) -> tuple[Console, StringIO]:
@@ -306,14 +306,17 @@ def test_help_table_shows_arguments_literally() -> None:
 
 
 @pytest.mark.parametrize(
-    ("tokens", "expected"),
+    ("tokens", "width", "expected"),
     [
-        (41_200, "claude-sonnet-4-5 · context 41,200 / 200,000 (20%) · auto-compact at 80% (153k)"),
-        (None, "claude-sonnet-4-5 · context … · auto-compact at 80% (153k)"),
+        (41_200, None, "claude-sonnet-4-5 · context 41,200 / 200,000 (20%) · auto-compact at 80% (153k)"),
+        (None, None, "claude-sonnet-4-5 · context … · auto-compact at 80% (153k)"),
+        (41_200, 80, "claude-sonnet-4-5 · context 41,200 / 200,000 (20%) · auto-compact at 80% (153k)"),
+        (41_200, 60, "claude-sonnet-4-5 · 41k/200k (20%) · compacts at 153k"),  # a narrow terminal
+        (41_200, 30, "41k/200k (20%)"),
     ],
 )
-def test_toolbar_line(tokens: int | None, expected: str) -> None:
-    assert format_context_line("claude-sonnet-4-5", tokens, 200_000, 153_600, 0.8) == expected
+def test_toolbar_line(tokens: int | None, width: int | None, expected: str) -> None:
+    assert format_context_line("claude-sonnet-4-5", tokens, 200_000, 153_600, 0.8, width) == expected
 
 
 def test_a_retry_after_partial_text_says_the_partial_answer_is_discarded() -> None:
@@ -345,3 +348,36 @@ def test_compaction_panel_shows_a_record_without_headings() -> None:
     text = plain(out.getvalue())
     assert "context compacted · manual\n" in text or "context compacted · manual ─" in text
     assert "Goal: inspect calc.py." in text
+
+
+def test_a_call_that_never_ran_shows_no_duration_and_a_long_error_is_cut_with_an_ellipsis() -> None:
+    con, out = console(width=60)
+    r = Renderer(con)
+    r.handle(ToolCallEvent("a", "write_file", {"path": "x.txt", "content": "hi"}))
+    declined = "Error: the user declined this call; " + "x" * 100
+    r.handle(ToolResultEvent("a", "write_file", declined, True, 0.0))
+    head, error = plain(out.getvalue()).splitlines()
+    assert head == "✗ write_file x.txt"
+    assert error.endswith("…") and len(error) == 58
+
+
+def test_markdown_lines_carry_no_trailing_padding_on_a_terminal() -> None:
+    con, out = console(width=60, terminal=True)
+    r = Renderer(con, fancy=True)
+    r.handle(AssistantText("# Title\n\nA paragraph.\n\n- one\n- two"))
+    lines = out.getvalue().splitlines()
+    assert "A paragraph." in lines and " • one" in lines
+    assert all(line == line.rstrip(" ") for line in lines)
+
+
+def test_the_tool_spinner_comes_back_after_the_approval_prompt() -> None:
+    con, _ = console(terminal=True)
+    r = Renderer(con, refresh_per_second=50)
+    r.handle(ToolCallEvent("a", "bash", {"command": "sleep 5"}))
+    assert r._live is not None
+    r.approval("bash", {"command": "sleep 5"}, "bash commands starting with `sleep`")
+    assert r._live is None  # the prompt has the terminal
+    r.resume()
+    assert r._live is not None and r._spinner == "bash sleep 5"
+    r.handle(ToolResultEvent("a", "bash", "", False, 5.0))
+    assert r._live is None

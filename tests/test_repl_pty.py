@@ -3,20 +3,22 @@
 Sends a message and sees the answer, pastes two lines as one message, runs
 /compact and sees the panel and the span file under .transcripts/<session>/,
 runs /context and sees percentages, tries Ctrl-C at an empty prompt, and
-leaves with /exit.
+leaves with /exit. Ctrl-C while waiting for the model and while a tool runs
+cancels the turn, and the next turn works.
 """
 
 from __future__ import annotations
 
 import re
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.e2e import agent_env
-from tests.fakeserver import FakeModelServer, RecordedRequest, Reply, _last_user_text
+from tests.fakeserver import FakeModelServer, RecordedRequest, Reply, ToolCallSpec, _last_user_text
 
 pexpect = pytest.importorskip("pexpect")
 
@@ -27,16 +29,28 @@ CPR_REQUEST = re.compile(re.escape("\x1b[6n"))
 ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()][0-9A-Za-z]|\x1b[=>]")
 
 
+RELEASE = threading.Event()  # a slow answer waits for this (or gives up after a while)
+
+
 def respond(request: RecordedRequest) -> Reply:
-    if "Stop here and write no tool calls" in _last_user_text(request):
+    last = _last_user_text(request)
+    if "Stop here and write no tool calls" in last:
         return Reply(SUMMARY)
+    # An interrupted prompt stays in the conversation: the next one is sent after it.
+    if last.endswith("take your time"):
+        RELEASE.wait(10)  # the model keeps the user waiting; Ctrl-C comes first
+        return Reply("too late")
+    if last.endswith("run the sleeper"):
+        return Reply("Sleeping.", tool_calls=[ToolCallSpec("bash", {"command": "sleep 30"})])
     return Reply("The answer is **42**.\n\nAsk me anything else.")
 
 
 @pytest.fixture
 def server() -> Iterator[FakeModelServer]:
+    RELEASE.clear()
     with FakeModelServer(responder=respond) as fake:
         yield fake
+    RELEASE.set()
 
 
 def spawn(tmp_path: Path, server: FakeModelServer) -> tuple[pexpect.spawn, Path]:
@@ -115,3 +129,36 @@ def test_escape_enter_adds_a_line_and_ctrl_d_leaves(tmp_path: Path, server: Fake
     finally:
         child.close(force=True)
     assert child.exitstatus == 0
+
+
+def test_ctrl_c_cancels_a_running_turn_and_the_next_works(tmp_path: Path, server: FakeModelServer) -> None:
+    child, _ = spawn(tmp_path, server)
+    try:
+        expect(child, "auto-compact at 80%")
+        child.send("take your time\r")
+        expect(child, "thinking")  # the spinner: waiting for the model
+        child.send("\x03")
+        expect(child, "interrupted by the user")
+
+        child.send("run the sleeper\r")
+        expect(child, r"allow\? \[y\]es")
+        child.send("y")
+        expect(child, "bash sleep 30")  # the spinner names the running tool
+        child.send("\x03")
+        expect(child, "interrupted by the user")
+        screen = ANSI.sub("", child.before)
+        assert "✗ bash sleep 30" in screen and "^C" not in screen  # no echo inside the output
+
+        child.send("what is the answer?\r")
+        expect(child, "Ask me anything else")
+        child.send("/exit\r")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    assert child.exitstatus == 0
+    # Each interrupted turn left a valid history: the last request has every tool call answered.
+    messages = server.requests[-1].body["messages"]
+    blocks = [b for m in messages for b in m["content"] if isinstance(b, dict)]
+    uses = [b["id"] for b in blocks if b["type"] == "tool_use"]
+    results = [b["tool_use_id"] for b in blocks if b["type"] == "tool_result"]
+    assert uses and uses == results
