@@ -62,6 +62,7 @@ params.cpuparams.n_threads = threads
 params.cpuparams_batch.n_threads = threads
 params.n_threads_http = 2
 params.warmup = False
+params.sampling.seed = 42  # the same prompt gets the same reply, run after run
 server = xlc.Server(params)
 threading.Timer(lifetime, lambda: os._exit(3)).start()
 print("LISTENING " + server.listening_address, flush=True)
