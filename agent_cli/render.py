@@ -89,7 +89,7 @@ def compact_panel(event: CompactEvent) -> Panel:
     if event.transcript:
         rows.add_row("transcript", Text(event.transcript, style="cyan", overflow="fold"))
     if event.duration >= 0.01:
-        rows.add_row("took", f"{event.duration:.1f}s")
+        rows.add_row("took", f"{event.duration:.1f}s" if event.duration >= 1 else f"{event.duration:.2f}s")
     if event.degraded:
         rows.add_row("note", Text("degraded: the summary fell back to a digest", style="yellow"))
     if event.summary:

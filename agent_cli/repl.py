@@ -321,9 +321,15 @@ def run_repl(built: Built) -> int:
 
     With stdin not a terminal (`echo "fix the tests" | agent`) there is no
     one to chat with: what was piped in is one headless task (see `run_piped`).
+    With stdout not a terminal but stdin one, it refuses (exit 2): nobody would see the prompt.
     """
     if not sys.stdin.isatty():
         return run_piped(built, sys.stdin.read())
+    if not sys.stdout.isatty():  # `agent > file`: the prompt would go to the file, unseen
+        built.session.close()
+        print("agent: stdout is not a terminal; for output to a file or a pipe use agent -p PROMPT",
+              file=sys.stderr)
+        return 2
     from prompt_toolkit import print_formatted_text
     from prompt_toolkit.formatted_text import FormattedText
 

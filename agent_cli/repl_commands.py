@@ -155,7 +155,7 @@ def _transcripts(repl: Repl, arg: str) -> None:
     if not sessions:
         repl.renderer.info(f"no sessions yet in {root / '.transcripts'}")
         return
-    for row in session_rows(sessions, repl.built.session.id):
+    for row in session_rows(sessions, repl.built.session.id, width=repl.renderer.console.width):
         repl.renderer.line(row)
     repl.renderer.info("/resume ID switches to one · `agent transcripts show ID` prints one")
 

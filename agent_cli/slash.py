@@ -251,15 +251,19 @@ def known_models(provider: str | None = None) -> list[str]:
     return [m.name for m in MODELS.values() if provider is None or m.provider == provider]
 
 
-def session_rows(sessions: Iterable[Any], current: str, limit: int = 20) -> list[str]:
-    """One line per session (`session.SessionInfo`), newest first, the current one marked."""
+def session_rows(sessions: Iterable[Any], current: str, limit: int = 20, width: int = 100) -> list[str]:
+    """One line per session (`session.SessionInfo`) that holds messages, newest first, the current one marked.
+
+    The first prompt is cut (on one line) to what `width` columns leave.
+    """
     lines: list[str] = []
-    for info in list(sessions)[:limit]:
+    shown = [s for s in sessions if s.message_count or s.id == current]
+    for info in shown[:limit]:
         updated: datetime = info.updated
         mark = "*" if info.id == current else " "
-        prompt = info.first_prompt[:60] + ("…" if len(info.first_prompt) > 60 else "")
-        lines.append(
-            f"{mark} {info.id}  {updated.astimezone().strftime('%Y-%m-%d %H:%M')}  "
-            f"{info.message_count:>4} msgs  {info.model or '?':<18} {prompt}"
-        )
+        head = (f"{mark} {info.id}  {updated.astimezone().strftime('%Y-%m-%d %H:%M')}  "
+                f"{info.message_count:>4} msgs  {info.model or '?':<18} ")
+        prompt = " ".join(info.first_prompt.split())
+        room = max(12, width - len(head) - 1)
+        lines.append(head + (prompt if len(prompt) <= room else prompt[: room - 1] + "…"))
     return lines

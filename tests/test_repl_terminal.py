@@ -88,3 +88,15 @@ def test_empty_stdin_is_a_usage_error(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert result.stdout == ""
     assert result.stderr.strip().startswith("agent: stdin is empty") and len(result.stderr.splitlines()) == 1
+
+
+def test_stdout_not_a_terminal_is_refused_in_one_line(tmp_path: Path, pty: tuple[int, int]) -> None:
+    _, follower = pty
+    project = tmp_path / "project"
+    project.mkdir()
+    with FakeModelServer() as server:
+        result = subprocess.run(agent_cmd(), cwd=project, env=agent_env(tmp_path / "home", server),
+                                stdin=follower, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.startswith("agent: stdout is not a terminal; ") and "-p PROMPT" in result.stderr
+    assert len(result.stderr.splitlines()) == 1

@@ -119,6 +119,17 @@ def test_session_rows_mark_the_current_one() -> None:
     rows = session_rows(infos, current="s1")
     assert rows[0].startswith("  s2  ") and "  12 msgs  gpt-4.1" in rows[0] and rows[0].endswith("…")
     assert rows[1].startswith("* s1  ") and " ? " in rows[1]
+    assert len(rows[0]) < 100
+
+
+def test_session_rows_fit_the_width_and_skip_empty_sessions() -> None:
+    when = datetime(2025, 1, 2, 3, 4, tzinfo=UTC)
+    infos = [SessionInfo("s3", when, when, 0, "gpt-4.1", ""),  # opened and left: nothing to resume
+             SessionInfo("s2", when, when, 2, "gpt-4.1", "line one\nline two " + "x" * 80),
+             SessionInfo("s1", when, when, 0, "gpt-4.1", "")]  # the current one shows even when empty
+    rows = session_rows(infos, current="s1", width=80)
+    assert [r[2:4] for r in rows] == ["s2", "s1"]
+    assert "line one line two x" in rows[0] and len(rows[0]) == 79 and rows[0].endswith("…")
 
 
 # ---- completion ------------------------------------------------------------------------
