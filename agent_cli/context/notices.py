@@ -52,7 +52,7 @@ def overflow_unresolved(th: Thresholds, total: int, largest: int, *, counted: bo
             f"{largest:,} tokens)."
         )
     return (
-        f"The conversation does not fit the model's window even after compacting: about {total:,} tokens "
-        f"for a budget of {th.budget:,} (window {th.window:,}); its largest message alone is about "
-        f"{largest:,} tokens. Shorten that message, or start a new session."
+        "The conversation does not fit the model's window, and nothing more can be compacted: "
+        f"about {total:,} tokens for a budget of {th.budget:,} (window {th.window:,}); "
+        f"its largest message alone is about {largest:,} tokens. Shorten that message, or start a new session."
     )

@@ -236,6 +236,14 @@ def load_sdk() -> None:
     import openai  # noqa: F401
 
 
+def _error_code(exc: Any) -> str | None:
+    """The error's code, or its type when the code is only a number (llama.cpp sends `"code": 400`)."""
+    code = getattr(exc, "code", None)
+    if code is None or str(code).isdigit():
+        return getattr(exc, "type", None) or (None if code is None else str(code))
+    return str(code)
+
+
 def _classify(exc: BaseException) -> ProviderError | None:
     """The error-tree member for an exception from the SDK or its transport, or None."""
     import httpx2
@@ -244,7 +252,7 @@ def _classify(exc: BaseException) -> ProviderError | None:
     if isinstance(exc, openai.APIStatusError):
         message = body_message(exc.body, exc.message)
         return classify_http(
-            exc.status_code, message, exc.response.headers, code=exc.code or exc.type, provider="openai"
+            exc.status_code, message, exc.response.headers, code=_error_code(exc), provider="openai"
         )
     if isinstance(exc, openai.APITimeoutError):
         return TransientError("openai: the request timed out")
@@ -252,7 +260,7 @@ def _classify(exc: BaseException) -> ProviderError | None:
         return TransientError(f"openai: connection failed: {exc.message}")
     if isinstance(exc, openai.APIError):
         # An error object inside a stream (no HTTP status): retry unless it says overflow/auth.
-        error = classify_http(None, exc.message, {}, code=exc.code or exc.type, provider="openai")
+        error = classify_http(None, exc.message, {}, code=_error_code(exc), provider="openai")
         return TransientError(str(error)) if isinstance(error, FatalProviderError) else error
     if isinstance(exc, httpx2.TimeoutException):
         return TransientError("openai: the stream stalled (read timed out)")
