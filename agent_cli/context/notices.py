@@ -54,5 +54,6 @@ def overflow_unresolved(th: Thresholds, total: int, largest: int, *, counted: bo
     return (
         "The conversation does not fit the model's window, and nothing more can be compacted: "
         f"about {total:,} tokens for a budget of {th.budget:,} (window {th.window:,}); "
-        f"its largest message alone is about {largest:,} tokens. Shorten that message, or start a new session."
+        f"its largest message alone is about {largest:,} tokens. "
+        "Shorten that message, or start a new session."
     )
