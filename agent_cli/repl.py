@@ -16,7 +16,6 @@
 from __future__ import annotations
 
 import contextlib
-import itertools
 import os
 import sys
 import threading
@@ -319,17 +318,9 @@ def _answer_prompt() -> Answer:
 def run_repl(built: Built) -> int:
     """Run the REPL on this terminal until /exit, Ctrl-D or a double Ctrl-C. Returns the exit code.
 
-    With stdin not a terminal (`echo "fix the tests" | agent`) there is no
-    one to chat with: what was piped in is one headless task (see `run_piped`).
-    With stdout not a terminal but stdin one, it refuses (exit 2): nobody would see the prompt.
+    Piped stdin and output to a file never reach here: `wiring.run_cli` turns
+    the first into a headless task and refuses the second.
     """
-    if not sys.stdin.isatty():
-        return run_piped(built, sys.stdin.read())
-    if not sys.stdout.isatty():  # `agent > file`: the prompt would go to the file, unseen
-        built.session.close()
-        print("agent: stdout is not a terminal; for output to a file or a pipe use agent -p PROMPT",
-              file=sys.stderr)
-        return 2
     from prompt_toolkit import print_formatted_text
     from prompt_toolkit.formatted_text import FormattedText
 
@@ -360,30 +351,6 @@ def run_repl(built: Built) -> int:
         repl.renderer.end_turn()
         session_id = built.session.id
         repl.renderer.info(f"session {session_id} saved · resume with: agent --resume {session_id}")
-        built.session.close()
-
-
-def run_piped(built: Built, text: str) -> int:
-    """Piped stdin is one prompt, run as `agent -p` would: the answer on stdout, no approval prompts.
-
-    Tools needing approval run only with --yes or an allow-list entry; an
-    empty stdin is a usage error (exit 2).
-    """
-    from agent_cli.approvals import HeadlessApprover
-    from agent_cli.headless import render_headless
-
-    try:
-        prompt = text.strip()
-        if not prompt:
-            print("agent: stdin is empty: pipe a prompt in (echo 'task' | agent) or run agent in a terminal",
-                  file=sys.stderr)
-            return 2
-        if not built.settings.approvals.yes:
-            built.loop.approver = HeadlessApprover(built.settings.approvals.allow)
-        return render_headless(itertools.chain(built.warnings, built.loop.run(prompt)), "text")
-    except KeyboardInterrupt:
-        return 130
-    finally:
         built.session.close()
 
 

@@ -24,7 +24,6 @@ from agent_cli.slash import (
 
 if TYPE_CHECKING:
     from agent_cli.repl import Repl
-    from agent_cli.wiring import Built
 
 __all__ = ["KEY_HELP", "run_command"]
 
@@ -92,47 +91,25 @@ def _model(repl: Repl, arg: str) -> None:
         repl.renderer.info(f"known {built.settings.provider.name} models: " + ", ".join(names))
         repl.renderer.info("/model NAME switches; any name the provider serves works")
         return
-    provider = built.make_provider(arg)
-    built.loop.set_provider(provider)
-    built.model = arg
+    from agent_cli.wiring import switch_model
+
+    before = built.window
+    warning = switch_model(built, arg)
+    repl.renderer.line(f"model: {arg} ({format_tokens(built.window)} window)", "bold")
+    if warning is not None:
+        repl.renderer.warn(f"{warning.message}; its prices are unknown to /cost")
+    if built.settings.context.context_window:
+        repl.renderer.info(f"the context keeps compacting for {format_tokens(built.window)}, "
+                           "as --context-window / context.context_window say")
+    elif built.window != before:
+        th = built.engine.thresholds
+        repl.renderer.info(f"the context now compacts for {format_tokens(built.window)}: "
+                           f"auto-compaction at {format_tokens(th.trigger_at)} tokens")
     info = lookup(arg)
-    if info is None:
-        repl.renderer.line(f"model: {arg}", "bold")
-        repl.renderer.warn(f"{arg!r} is not in the model table: its prices are unknown to /cost, and the "
-                           f"context keeps compacting for a {format_tokens(built.window)} window")
-    else:
-        before = built.window
-        _follow_window(built, info.context_window, info.max_output)
-        repl.renderer.line(f"model: {arg} ({format_tokens(built.window)} window)", "bold")
-        if built.window != info.context_window:
-            repl.renderer.info(f"the context keeps compacting for {format_tokens(built.window)}, "
-                               "as --context-window / context.context_window say")
-        elif built.window != before:
-            th = built.engine.thresholds
-            repl.renderer.info(f"the context now compacts for {format_tokens(built.window)}: "
-                               f"auto-compaction at {format_tokens(th.trigger_at)} tokens")
-        if info.provider != built.settings.provider.name:
-            repl.renderer.warn(f"{arg} is an {info.provider} model, and this session talks to the "
-                               f"{built.settings.provider.name} API (start with --provider {info.provider})")
+    if info is not None and info.provider != built.settings.provider.name:
+        repl.renderer.warn(f"{arg} is an {info.provider} model, and this session talks to the "
+                           f"{built.settings.provider.name} API (start with --provider {info.provider})")
     repl.refresh_context()
-
-
-def _follow_window(built: Built, window: int, model_max_output: int) -> None:
-    """Aim compaction at the new model's window and cap replies at its output limit.
-
-    The same rule as at start-up (`wiring.build`); a window the user set
-    explicitly stays.
-    """
-    from agent_cli.context.policy import compute_thresholds
-    from agent_cli.wiring import MAX_OUTPUT_CAP
-
-    window = built.settings.context.context_window or window
-    max_output = built.settings.provider.max_output_tokens or min(model_max_output, MAX_OUTPUT_CAP)
-    max_output = min(max_output, max(1024, window // 4))
-    built.loop.max_output_tokens = max_output
-    built.engine.max_output = max_output
-    built.engine.thresholds = compute_thresholds(built.engine.settings, window, max_output)
-    built.window = window
 
 
 def _cost(repl: Repl, arg: str) -> None:

@@ -11,7 +11,7 @@ import itertools
 import os
 import sys
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -38,7 +38,16 @@ from agent_cli.tokens.counter import TokenCounter
 from agent_cli.tools.base import ToolContext
 from agent_cli.tools.registry import default_tools
 
-__all__ = ["Built", "CliArgs", "build", "resume_into", "run_cli", "transcripts_command"]
+__all__ = [
+    "Built",
+    "CliArgs",
+    "build",
+    "model_limits",
+    "resume_into",
+    "run_cli",
+    "switch_model",
+    "transcripts_command",
+]
 
 OUTPUT_FORMATS = ("text", "json", "stream-json")
 MAX_OUTPUT_CAP = 32_000
@@ -84,6 +93,13 @@ def run_cli(args: CliArgs, *, env: dict[str, str] | None = None, cwd: Path | Non
     if args.continue_session and args.resume:
         return _fail("use either --continue or --resume, not both")
     interactive = args.prompt is None
+    if interactive and not sys.stdin.isatty():  # `echo "fix the tests" | agent`: one headless task
+        piped = sys.stdin.read().strip()
+        if not piped:
+            return _fail("stdin is empty: pipe a prompt in (echo 'task' | agent) or run agent in a terminal")
+        args, interactive = replace(args, prompt=piped), False
+    elif interactive and not sys.stdout.isatty():  # `agent > file`: nobody would see the prompt
+        return _fail("stdout is not a terminal; for output to a file or a pipe use agent -p PROMPT")
     try:
         built = build(
             args, env=dict(os.environ) if env is None else env, cwd=cwd or Path.cwd(), interactive=interactive
@@ -112,29 +128,13 @@ def build(args: CliArgs, *, env: dict[str, str], cwd: Path, interactive: bool) -
     root = settings.project_root
     pset = settings.provider
     model = pset.model or DEFAULT_MODELS[pset.name]
-    warnings: list[WarningEvent] = []
 
     def make_provider(name: str) -> Provider:
-        from dataclasses import replace
-
         return create_provider(replace(pset, model=name))
 
     provider = make_provider(model)
-    info = lookup(model)
-    if settings.context.context_window:
-        window = settings.context.context_window
-    elif info is not None:
-        window = info.context_window
-    else:
-        window = UNKNOWN_WINDOW
-        warnings.append(
-            WarningEvent(
-                f"unknown model {model!r}: assuming a {UNKNOWN_WINDOW:,}-token window; "
-                "set --context-window or context.context_window"
-            )
-        )
-    max_output = pset.max_output_tokens or min(info.max_output if info else 8192, MAX_OUTPUT_CAP)
-    max_output = min(max_output, max(1024, window // 4))
+    window, max_output, warning = model_limits(settings, model)
+    warnings = [warning] if warning else []
 
     keys = (pset.api_key, env.get("ANTHROPIC_API_KEY"), env.get("OPENAI_API_KEY"))
     redactor = Redactor([k for k in keys if k])
@@ -195,6 +195,39 @@ def build(args: CliArgs, *, env: dict[str, str], cwd: Path, interactive: bool) -
     )
     loop_ref.append(loop)
     return Built(settings, loop, session, engine, window, model, warnings, make_provider, redactor, meta)
+
+
+def model_limits(settings: Settings, model: str) -> tuple[int, int, WarningEvent | None]:
+    """(context window, max output tokens, a warning) for `model` under these settings.
+
+    The window comes from the config or flag, else the model table, else a
+    conservative default with a warning. Replies may take the model's max
+    output (capped at 32k) but never more than a quarter of a small window.
+    """
+    info = lookup(model)
+    warning = None
+    if settings.context.context_window:
+        window = settings.context.context_window
+    elif info is not None:
+        window = info.context_window
+    else:
+        window = UNKNOWN_WINDOW
+        warning = WarningEvent(
+            f"unknown model {model!r}: assuming a {UNKNOWN_WINDOW:,}-token window; "
+            "set --context-window or context.context_window"
+        )
+    max_output = settings.provider.max_output_tokens or min(info.max_output if info else 8192, MAX_OUTPUT_CAP)
+    return window, min(max_output, max(1024, window // 4)), warning
+
+
+def switch_model(built: Built, model: str) -> WarningEvent | None:
+    """`/model NAME`: talk to another model from the next request on, with its window and output limit."""
+    window, max_output, warning = model_limits(built.settings, model)
+    built.loop.set_provider(built.make_provider(model))
+    built.loop.max_output_tokens = max_output
+    built.engine.retarget(window, max_output)
+    built.window, built.model = window, model
+    return warning
 
 
 def _reopen(

@@ -85,6 +85,12 @@ class ContextEngine:
         self.auto_compact = True  # the loop guard turns this off; a manual compaction turns it on
         self._clear_skip = ("", 0)  # (first message id, count): L1 found no batch below that count
 
+    def retarget(self, window: int, max_output: int) -> None:
+        """Another model from now on (`/model`): its window and output reserve set every line."""
+        self.max_output = max_output
+        self.thresholds = compute_thresholds(self.settings, window, max_output)
+        self.failures, self.auto_compact = 0, True
+
     @property
     def window(self) -> int:
         """The model's context window as the engine knows it (it learns a smaller one from errors)."""
