@@ -48,6 +48,7 @@ CONTINUE_AFTER_COMPACT = (
     "The conversation was compacted at your request. Continue the task from the summary above."
 )
 INTERRUPTED = "interrupted: the user stopped this tool call before it finished"
+INTERRUPTED_TURN = "[The user interrupted the request above before it was answered.]"
 MAX_CONTINUATIONS = 3
 
 
@@ -146,6 +147,9 @@ class AgentLoop:
             self._close_open_tool_round(INTERRUPTED)
             for use in self._cut_short:
                 yield self._emit(ToolResultEvent(use.id, use.name, INTERRUPTED, True, 0.0))
+            if self.history and self.history[-1].is_plain_user:
+                # Say so in the history, so the next prompt does not read as a continuation of this one.
+                self._append(Message.user(INTERRUPTED_TURN))
             yield self._emit(ErrorEvent("interrupted by the user", kind="interrupted"))
             yield self._emit(ResultEvent("", "interrupted", 0, self._total_usage(), self.session_id))
         finally:

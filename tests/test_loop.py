@@ -268,7 +268,8 @@ def test_ctrl_c_during_a_model_stream_keeps_no_half_message(tmp_path: Path) -> N
     threading.Timer(0.3, lambda: __import__("_thread").interrupt_main()).start()
     events = list(loop.run("long answer please"))
     assert result_of(events).stop == "interrupted"
-    assert [m.role for m in loop.history] == ["user"]
+    assert [m.role for m in loop.history] == ["user", "user"]
+    assert "interrupted" in loop.history[-1].text
     assert any(isinstance(e, ErrorEvent) and e.kind == "interrupted" for e in session.events)
     events = list(loop.run("again"))
     assert result_of(events).text == "second turn works"
