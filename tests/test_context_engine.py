@@ -358,7 +358,7 @@ def test_l1_looks_again_once_the_history_has_grown_enough(tmp_path: Path) -> Non
     history += [assistant("ok"), user("again")]
     assert engine.prepare(history, FRAME).events == []
     assert len(counter.cache) == cached + 2  # only the new messages were counted
-    for i in range(3, 6):
+    for i in range(3, 5):
         history += tool_round("read_file", {"path": f"src/r{i}.py"}, filler(4_000, f"r{i}"))
     (event,) = compacts(engine.prepare(history, FRAME).events)
     assert event.layer == "clear"
@@ -379,3 +379,35 @@ def test_records_never_carry_the_request_word(tmp_path: Path) -> None:
     engine2, _, _ = make_engine(tmp_path / "2", FakeSummarizer([TransientError("down")]))
     degraded = engine2.prepare(history, FRAME).messages[0].summary
     assert degraded is not None and "summarize" not in degraded.text.lower()
+
+
+# -- hysteresis between L1 and L2 ----------------------------------------------------------
+
+
+def test_past_the_trigger_l1_alone_must_reach_the_target(tmp_path: Path) -> None:
+    """Tool output is most of the history: stubbing it gets below the target, so no summary."""
+    engine, _, summarizer = make_engine(tmp_path)
+    history = [user("read them all")]
+    for i in range(10):
+        history += tool_round("read_file", {"path": f"src/m{i}.py"}, filler(6_000, f"m{i}"))
+    th = engine.thresholds
+    assert engine.tokens(history, FRAME) >= th.trigger_at
+    prepared = engine.prepare(history, FRAME)
+    assert [e.layer for e in compacts(prepared.events)] == ["clear"]
+    assert engine.tokens(prepared.messages, FRAME) <= th.target and not summarizer.requests
+
+
+def test_past_the_trigger_l2_takes_the_span_whole_when_l1_cannot_reach_the_target(tmp_path: Path) -> None:
+    """Mostly the model's own text: stubs would leave it near the trigger, so L2 runs instead of L1."""
+    engine, _, summarizer = make_engine(tmp_path)
+    history = [user("analyze")]
+    for i in range(3):
+        history += tool_round("read_file", {"path": f"src/m{i}.py"}, filler(5_000, f"m{i}"))
+        history += [assistant(filler(14_000, f"analysis{i}")), user(f"next {i}")]
+    th = engine.thresholds
+    assert engine.tokens(history, FRAME) >= th.trigger_at
+    prepared = engine.prepare(history, FRAME)
+    assert [e.layer for e in compacts(prepared.events)] == ["summarize"]
+    assert engine.tokens(prepared.messages, FRAME) <= th.target
+    sent = summarizer.requests[0].messages
+    assert any("m0 m0" in r.content for m in sent for r in m.tool_results), "the summary saw the tool output"

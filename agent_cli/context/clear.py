@@ -20,6 +20,7 @@ __all__ = [
     "STUB_PREFIX",
     "ClearPlan",
     "apply_clear",
+    "clear_reaches",
     "clearable",
     "is_stub",
     "plan_clear",
@@ -133,3 +134,17 @@ def plan_clear(
     if not to_clear or freed < min_batch_tokens:
         return None
     return apply_clear(messages, to_clear, freed)
+
+
+def clear_reaches(
+    messages: Sequence[Message],
+    counts: Sequence[int],
+    total: int,
+    *,
+    protect: int,
+    min_batch: int,
+    target: int,
+) -> bool:
+    """Whether L1 alone would bring a `total`-token request down to `target` (hysteresis past the trigger)."""
+    to_clear, freed = clearable(messages, counts, protect_tokens=protect)
+    return bool(to_clear) and freed >= min_batch and total - freed <= target

@@ -6,7 +6,8 @@ it reports a smaller window, and the loop guard's failure count) and calls the
 pure layer functions in order, cheapest first:
 
     ingest      L0 cap a tool result as it arrives
-    prepare     L1 clear old results, L2 condense at the trigger, L4 drop at the emergency line
+    prepare     L1 clear old results, L2 condense at the trigger (L1 alone only if it
+                reaches the target), L4 drop at the emergency line
     on_overflow learn the true count, force L2 then L4 down to the target, or raise
     compact     L3: condense the whole conversation now, steered by a focus
 
@@ -22,7 +23,7 @@ from dataclasses import dataclass
 
 from agent_cli.context.breakdown import Breakdown, compute_breakdown
 from agent_cli.context.cap import cap_result
-from agent_cli.context.clear import apply_clear, clearable
+from agent_cli.context.clear import apply_clear, clear_reaches, clearable
 from agent_cli.context.condense import condensed_history, engine_prefix
 from agent_cli.context.cut import find_safe_cut, open_round_start
 from agent_cli.context.emergency import apply_drop, marker_text, plan_drop
@@ -133,7 +134,13 @@ class ContextEngine:
         if total < th.clear_at:
             return Prepared(messages, [])
         events: list[EngineEvent] = []
-        messages, total = self._clear(messages, frame, total, events)
+        # Hysteresis: past the trigger, L1 alone is enough only if it reaches the target; otherwise
+        # L2 takes the span whole (its summary then sees the tool output, not stubs).
+        if total < th.trigger_at or not self.auto_compact or clear_reaches(
+            messages, self._counts(messages), total,
+            protect=th.clear_protect, min_batch=th.clear_min_batch, target=th.target,
+        ):
+            messages, total = self._clear(messages, frame, total, events)
         failed = False
         if total >= th.trigger_at and self.auto_compact:
             outcome = self._condense(
