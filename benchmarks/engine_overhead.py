@@ -93,10 +93,18 @@ def never(_: Request) -> str:
 
 def time_engine(base: list[Message], window: int, turns: int) -> tuple[float, float]:
     counter = TokenCounter("claude-sonnet-4-5", "anthropic")
-    frame = Frame("You are a coding agent. " * 200, (ToolSpec("read_file", "Read a file.", {"type": "object"}),))
+    frame = Frame(
+        "You are a coding agent. " * 200, (ToolSpec("read_file", "Read a file.", {"type": "object"}),)
+    )
     with tempfile.TemporaryDirectory() as tmp:
-        engine = ContextEngine(settings=ContextSettings(), window=window, max_output=32_000, counter=counter,
-                               store=TranscriptStore(Path(tmp)), summarize=never)
+        engine = ContextEngine(
+            settings=ContextSettings(),
+            window=window,
+            max_output=32_000,
+            counter=counter,
+            store=TranscriptStore(Path(tmp)),
+            summarize=never,
+        )
         history = engine.prepare(base, frame).messages  # a first call may clear a batch; not timed
         engine.observe(frame, history, Usage(input_tokens=engine.tokens(history, frame)))
         times = []
@@ -105,7 +113,9 @@ def time_engine(base: list[Message], window: int, turns: int) -> tuple[float, fl
             start = time.perf_counter()
             prepared = engine.prepare(history, frame)
             # The provider's report for this request: here the engine's own count stands in for it.
-            engine.observe(frame, prepared.messages, Usage(input_tokens=engine.tokens(prepared.messages, frame)))
+            engine.observe(
+                frame, prepared.messages, Usage(input_tokens=engine.tokens(prepared.messages, frame))
+            )
             times.append(time.perf_counter() - start)
             history = prepared.messages
     return statistics.median(times) * 1e3, sorted(times)[int(len(times) * 0.95)] * 1e3
@@ -127,8 +137,10 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=100)
     args = parser.parse_args()
     print("per-turn overhead in ms (median; p95 in brackets), Claude counting, real TokenCounter")
-    print(f"{'history':>8} {'msgs':>5} | {'engine quiet':>16} {'engine armed':>16} | {'kotlin seed':>11} "
-          f"{'js seed':>9} {'tiktoken':>9} | {'vs kotlin':>9} {'vs js':>7} {'vs tiktoken':>11}")
+    print(
+        f"{'history':>8} {'msgs':>5} | {'engine quiet':>16} {'engine armed':>16} | {'kotlin seed':>11} "
+        f"{'js seed':>9} {'tiktoken':>9} | {'vs kotlin':>9} {'vs js':>7} {'vs tiktoken':>11}"
+    )
     for size in (10_000, 100_000, 200_000):
         base = history_of(int(size * 0.77))  # characters / 4 undercounts this text by about 1.3x
         tokens = TokenCounter("claude-sonnet-4-5", "anthropic").count_request("", (), base)
@@ -139,9 +151,11 @@ def main() -> None:
         js = time_full(js_seed_estimate, base, max(10, args.turns // 5))
         exact = time_full(tiktoken_recount, base, max(5, args.turns // 10))
         worst = max(quiet, armed)
-        print(f"{tokens // 1000:>7}k {len(base):>5} | {quiet:7.3f} [{quiet95:6.3f}] {armed:7.3f} [{armed95:6.3f}] | "
-              f"{kotlin:11.2f} {js:9.2f} {exact:9.2f} | {kotlin / worst:8.0f}x {js / worst:6.0f}x "
-              f"{exact / worst:10.0f}x")
+        print(
+            f"{tokens // 1000:>7}k {len(base):>5} | {quiet:7.3f} [{quiet95:6.3f}] {armed:7.3f} [{armed95:6.3f}] | "
+            f"{kotlin:11.2f} {js:9.2f} {exact:9.2f} | {kotlin / worst:8.0f}x {js / worst:6.0f}x "
+            f"{exact / worst:10.0f}x"
+        )
     print("goal: < 2 ms per turn at 200k")
 
 

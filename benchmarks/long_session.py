@@ -29,14 +29,42 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.fakeserver import FakeModelServer, RecordedRequest, Reply, ToolCallSpec  # noqa: E402
+from tests.fakeserver import (  # noqa: E402
+    FakeModelServer,
+    RecordedRequest,
+    Reply,
+    ToolCallSpec,
+    strip_cache_control,
+)
 
 CLAUDE_CODE_INPUT = 2_320_000
 CLAUDE_CODE_CACHED = 660_000
-WORDS = (
-    "parser token buffer stream module handler config value index request response cache layer "
-    "session record window budget summary transcript message history engine boundary compact"
-).split()
+WORDS = [
+    "parser",
+    "token",
+    "buffer",
+    "stream",
+    "module",
+    "handler",
+    "config",
+    "value",
+    "index",
+    "request",
+    "response",
+    "cache",
+    "layer",
+    "session",
+    "record",
+    "window",
+    "budget",
+    "summary",
+    "transcript",
+    "message",
+    "history",
+    "engine",
+    "boundary",
+    "compact",
+]
 
 
 def make_files(project: Path, count: int, kib: int) -> list[str]:
@@ -105,17 +133,9 @@ def block_tokens(request: RecordedRequest) -> tuple[list[int], list[str]]:
     for message in body.get("messages", []):
         content = message["content"]
         units += [content] if isinstance(content, str) else content
-    return [len(json.dumps(_strip(u), sort_keys=True)) // 4 for u in units], [
-        json.dumps(_strip(u), sort_keys=True) for u in units
+    return [len(json.dumps(strip_cache_control(u), sort_keys=True)) // 4 for u in units], [
+        json.dumps(strip_cache_control(u), sort_keys=True) for u in units
     ]
-
-
-def _strip(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _strip(v) for k, v in value.items() if k != "cache_control"}
-    if isinstance(value, list):
-        return [_strip(v) for v in value]
-    return value
 
 
 def ideal_cache_cost(requests: list[RecordedRequest]) -> float:
@@ -154,15 +174,33 @@ def run(files: int, kib: int, window: int, compaction: bool) -> dict[str, Any]:
             server.responder = responder_for(names)
             env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
             env.update(
-                HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"), XDG_STATE_HOME=str(home / ".state"),
-                ANTHROPIC_API_KEY="sk-ant-bench", ANTHROPIC_BASE_URL=server.anthropic_base_url,
+                HOME=str(home),
+                XDG_CONFIG_HOME=str(home / ".config"),
+                XDG_STATE_HOME=str(home / ".state"),
+                ANTHROPIC_API_KEY="sk-ant-bench",
+                ANTHROPIC_BASE_URL=server.anthropic_base_url,
             )
             started = time.perf_counter()
             proc = subprocess.run(
-                [sys.executable, "-m", "agent_cli", "-p", "Analyze every module under src/, one file at a time.",
-                 "--yes", "--output-format", "stream-json", "--model", "claude-sonnet-4-5",
-                 "--context-window", str(window)],
-                cwd=project, env=env, capture_output=True, text=True, timeout=900,
+                [
+                    sys.executable,
+                    "-m",
+                    "agent_cli",
+                    "-p",
+                    "Analyze every module under src/, one file at a time.",
+                    "--yes",
+                    "--output-format",
+                    "stream-json",
+                    "--model",
+                    "claude-sonnet-4-5",
+                    "--context-window",
+                    str(window),
+                ],
+                cwd=project,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=900,
             )
             elapsed = time.perf_counter() - started
             requests = server.requests
@@ -177,7 +215,9 @@ def run(files: int, kib: int, window: int, compaction: bool) -> dict[str, Any]:
             "input_tokens": sum(r.input_tokens for r in requests),
             "cached_cost": ideal_cache_cost(requests),
             "largest": max((r.input_tokens for r in requests), default=0),
-            "finished": bool(events) and events[-1].get("type") == "result" and events[-1].get("stop") == "end_turn",
+            "finished": bool(events)
+            and events[-1].get("type") == "result"
+            and events[-1].get("stop") == "end_turn",
             "seconds": elapsed,
         }
 
@@ -190,22 +230,34 @@ def main() -> None:
     args = parser.parse_args()
     ours = run(args.files, args.kib, args.window, compaction=True)
     base = run(args.files, args.kib, args.window * 4, compaction=False)
-    print(f"long session: {args.files} reads of {args.kib} KiB files, long analysis each turn, "
-          f"{args.window:,}-token window, Anthropic wire format")
+    print(
+        f"long session: {args.files} reads of {args.kib} KiB files, long analysis each turn, "
+        f"{args.window:,}-token window, Anthropic wire format"
+    )
     for label, r in (("agent-cli", ours), ("no compaction (4x window)", base)):
         layers = {layer: r["compactions"].count(layer) for layer in sorted(set(r["compactions"]))}
-        print(f"  {label}: exit {r['exit']}, finished {r['finished']}, {r['requests']} requests "
-              f"({r['summary_requests']} summarization), compactions {layers or 'none'}, {r['seconds']:.1f}s")
-        print(f"    input tokens summed {r['input_tokens']:,}; ideal-cache cost {r['cached_cost']:,.0f}; "
-              f"largest request {r['largest']:,}")
+        print(
+            f"  {label}: exit {r['exit']}, finished {r['finished']}, {r['requests']} requests "
+            f"({r['summary_requests']} summarization), compactions {layers or 'none'}, {r['seconds']:.1f}s"
+        )
+        print(
+            f"    input tokens summed {r['input_tokens']:,}; ideal-cache cost {r['cached_cost']:,.0f}; "
+            f"largest request {r['largest']:,}"
+        )
         if r["exit"]:
             print("    stderr:", r["stderr"])
-    print(f"  vs Claude Code (2.32M input, 0.66M cached): input {ours['input_tokens'] / CLAUDE_CODE_INPUT:.2f}x "
-          f"(goal <= 0.50x), cached {ours['cached_cost'] / CLAUDE_CODE_CACHED:.2f}x (goal <= 1.00x)")
-    print(f"  vs no compaction in this run: input {ours['input_tokens'] / max(base['input_tokens'], 1):.2f}x, "
-          f"cached {ours['cached_cost'] / max(base['cached_cost'], 1):.2f}x")
-    print(f"  largest request {ours['largest']:,} of a {args.window:,} window "
-          f"({'within' if ours['largest'] <= args.window else 'OVER'})")
+    print(
+        f"  vs Claude Code (2.32M input, 0.66M cached): input {ours['input_tokens'] / CLAUDE_CODE_INPUT:.2f}x "
+        f"(goal <= 0.50x), cached {ours['cached_cost'] / CLAUDE_CODE_CACHED:.2f}x (goal <= 1.00x)"
+    )
+    print(
+        f"  vs no compaction in this run: input {ours['input_tokens'] / max(base['input_tokens'], 1):.2f}x, "
+        f"cached {ours['cached_cost'] / max(base['cached_cost'], 1):.2f}x"
+    )
+    print(
+        f"  largest request {ours['largest']:,} of a {args.window:,} window "
+        f"({'within' if ours['largest'] <= args.window else 'OVER'})"
+    )
 
 
 if __name__ == "__main__":

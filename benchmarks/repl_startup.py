@@ -30,8 +30,9 @@ PROMPT_MARKER = re.compile("auto-compact at")
 
 def time_prompt(argv: list[str], cwd: Path, env: dict[str, str]) -> float:
     started = time.perf_counter()
-    child = pexpect.spawn(argv[0], argv[1:], cwd=str(cwd), env=env, dimensions=(40, 120),
-                          encoding="utf-8", timeout=30)
+    child = pexpect.spawn(
+        argv[0], argv[1:], cwd=str(cwd), env=env, dimensions=(40, 120), encoding="utf-8", timeout=30
+    )
     child.delaybeforesend = None  # pexpect waits 50 ms before each send by default; a terminal does not
     try:
         while child.expect([CPR_REQUEST, PROMPT_MARKER]) == 0:
@@ -52,15 +53,20 @@ def time_process(argv: list[str], cwd: Path, env: dict[str, str]) -> float:
 
 def describe(name: str, runs: list[float]) -> str:
     ms = sorted(r * 1000 for r in runs)
-    return (f"{name:<28} median {statistics.median(ms):6.0f} ms   min {ms[0]:6.0f}   max {ms[-1]:6.0f}   "
-            f"(n={len(ms)})")
+    return (
+        f"{name:<28} median {statistics.median(ms):6.0f} ms   min {ms[0]:6.0f}   max {ms[-1]:6.0f}   "
+        f"(n={len(ms)})"
+    )
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-n", type=int, default=15, help="runs per measurement")
-    parser.add_argument("--command", default=f"{sys.executable} -m agent_cli",
-                        help="how to start the agent (default: this Python, -m agent_cli)")
+    parser.add_argument(
+        "--command",
+        default=f"{sys.executable} -m agent_cli",
+        help="how to start the agent (default: this Python, -m agent_cli)",
+    )
     args = parser.parse_args()
     agent = shlex.split(args.command)
     with tempfile.TemporaryDirectory() as tmp:
@@ -68,9 +74,14 @@ def main() -> int:
         project = home / "project"
         project.mkdir()
         env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
-        env.update(HOME=str(home), XDG_STATE_HOME=str(home / "state"), XDG_CONFIG_HOME=str(home / "config"),
-                   ANTHROPIC_API_KEY="sk-ant-benchmark", ANTHROPIC_BASE_URL="http://127.0.0.1:9",
-                   TERM="xterm-256color")
+        env.update(
+            HOME=str(home),
+            XDG_STATE_HOME=str(home / "state"),
+            XDG_CONFIG_HOME=str(home / "config"),
+            ANTHROPIC_API_KEY="sk-ant-benchmark",
+            ANTHROPIC_BASE_URL="http://127.0.0.1:9",
+            TERM="xterm-256color",
+        )
         time_prompt(agent, project, env)  # warm the OS file cache and .pyc files
         python = [time_process([sys.executable, "-c", "pass"], project, env) for _ in range(args.n)]
         version = [time_process([*agent, "--version"], project, env) for _ in range(args.n)]

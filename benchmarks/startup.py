@@ -15,10 +15,10 @@ SDK import, session log, one streamed request). Goals on a 2-core machine:
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import subprocess
 import sys
-import os
 import tempfile
 import time
 from pathlib import Path
@@ -55,12 +55,19 @@ def main() -> None:
     for label, cmd, goal in rows:
         ms = median_ms(cmd, args.runs)
         baseline = baseline or ms
-        verdict = "" if goal is None else ("  goal <= %.0f ms: %s" % (goal, "met" if ms <= goal else "MISSED"))
+        verdict = (
+            "" if goal is None else ("  goal <= %.0f ms: %s" % (goal, "met" if ms <= goal else "MISSED"))
+        )
         print(f"  {label:<28} {ms:7.1f} ms  ({ms / baseline:4.2f}x baseline){verdict}")
     with tempfile.TemporaryDirectory() as tmp, FakeModelServer(default=Reply("hi")) as server:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
-        env.update(HOME=tmp, XDG_CONFIG_HOME=f"{tmp}/c", XDG_STATE_HOME=f"{tmp}/s",
-                   ANTHROPIC_API_KEY="sk-ant-bench", ANTHROPIC_BASE_URL=server.anthropic_base_url)
+        env.update(
+            HOME=tmp,
+            XDG_CONFIG_HOME=f"{tmp}/c",
+            XDG_STATE_HOME=f"{tmp}/s",
+            ANTHROPIC_API_KEY="sk-ant-bench",
+            ANTHROPIC_BASE_URL=server.anthropic_base_url,
+        )
         for provider in ("anthropic", "openai"):
             env.update(OPENAI_API_KEY="sk-bench", OPENAI_BASE_URL=server.openai_base_url)
             cmd = [*base, "-p", "say hi", "--provider", provider]

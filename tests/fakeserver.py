@@ -63,6 +63,7 @@ __all__ = [
     "ToolCallSpec",
     "Truncate",
     "load_script",
+    "strip_cache_control",
 ]
 
 Api: TypeAlias = Literal["anthropic", "openai"]
@@ -195,11 +196,11 @@ _DEFAULT_MESSAGES = {
 }
 
 
-def _strip_cache(value: Any) -> Any:
+def strip_cache_control(value: Any) -> Any:
     if isinstance(value, dict):
-        return {k: _strip_cache(v) for k, v in value.items() if k != "cache_control"}
+        return {k: strip_cache_control(v) for k, v in value.items() if k != "cache_control"}
     if isinstance(value, list):
-        return [_strip_cache(v) for v in value]
+        return [strip_cache_control(v) for v in value]
     return value
 
 
@@ -216,7 +217,7 @@ def _unit_text(unit: JSON) -> str:
     if unit.get("type") == "tool_result":
         content = unit.get("content")
         return content if isinstance(content, str) else "".join(_unit_text(b) for b in _blocks(content))
-    return json.dumps(_strip_cache(unit), sort_keys=True)
+    return json.dumps(strip_cache_control(unit), sort_keys=True)
 
 
 class _Http(ThreadingHTTPServer):
@@ -366,7 +367,7 @@ class FakeModelServer:
             return total, 0, 0
         hashes, running = [], hashlib.sha256()
         for unit in units:
-            running.update(json.dumps(_strip_cache(unit), sort_keys=True).encode())
+            running.update(json.dumps(strip_cache_control(unit), sort_keys=True).encode())
             hashes.append(running.copy().hexdigest())
         last = breakpoints[-1]
         with self._lock:

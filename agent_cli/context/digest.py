@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from agent_cli.context.plain import abbreviate
-from agent_cli.context.sections import USER_END, USER_HEADER
+from agent_cli.context.sections import strip_user_messages
 from agent_cli.context.signals import call_paths, command_of, failure, last_exit_code
 from agent_cli.messages import Message, ToolResult, ToolUse
 
@@ -23,15 +23,6 @@ MAX_COMMANDS = 40
 MAX_ERRORS = 3
 EARLIER_CHARS = 6_000
 LAST_TEXT_CHARS = 1_500
-
-
-def _strip_users(record: str) -> str:
-    """An earlier record without its user-message section (rebuilt separately)."""
-    start = record.find(USER_HEADER)
-    if start == -1:
-        return record
-    end = record.find(USER_END, start)
-    return record[:start] + (record[end + len(USER_END) :] if end != -1 else "")
 
 
 def _outcome(result: ToolResult) -> str:
@@ -56,7 +47,7 @@ def build_digest(span: Sequence[Message]) -> str:
     for message in span:
         summary = message.summary
         if summary is not None:
-            earlier.append(_strip_users(summary.text).strip())
+            earlier.append(strip_user_messages(summary.text).strip())
             continue
         if message.role == "assistant" and message.text.strip():
             last_text = message.text.strip()

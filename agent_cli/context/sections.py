@@ -24,6 +24,7 @@ __all__ = [
     "parse_user_messages",
     "render_user_messages",
     "scrub",
+    "strip_user_messages",
 ]
 
 USER_HEADER = "## The user's messages, verbatim (oldest first)"
@@ -41,6 +42,15 @@ class UserMessages:
 
     texts: tuple[str, ...]
     elided: int = 0
+
+
+def strip_user_messages(record: str) -> str:
+    """An earlier record without its user-message section (rebuilt separately)."""
+    start = record.find(USER_HEADER)
+    if start == -1:
+        return record
+    end = record.find(USER_END, start)
+    return record[:start] + (record[end + len(USER_END) :] if end != -1 else "")
 
 
 def parse_user_messages(record: str) -> UserMessages:

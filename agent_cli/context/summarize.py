@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 
 from agent_cli.context.plain import abbreviate, render_messages
 from agent_cli.context.policy import Counter, Frame
-from agent_cli.context.sections import USER_END, USER_HEADER
+from agent_cli.context.sections import strip_user_messages
 from agent_cli.messages import Message, TextBlock
 from agent_cli.providers.base import Request
 
@@ -85,14 +85,6 @@ def span_request(span: Sequence[Message], frame: Frame, cap: int, focus: str | N
     return Request(frame.system, tuple(messages), frame.tools, max_tokens=cap, options=dict(OPTIONS))
 
 
-def _strip_users(record: str) -> str:
-    start = record.find(USER_HEADER)
-    if start == -1:
-        return record
-    end = record.find(USER_END, start)
-    return record[:start] + (record[end + len(USER_END) :] if end != -1 else "")
-
-
 def _chunks(pieces: Sequence[str], room: int, counter: Counter) -> list[str]:
     """Pack rendered messages into chunks of at most `room` tokens, in order."""
     chunks: list[str] = []
@@ -137,7 +129,7 @@ def run_summary(
     record = ""
     rest: Sequence[Message] = span
     if span and span[0].summary is not None:
-        record = _strip_users(span[0].text).strip()
+        record = strip_user_messages(span[0].text).strip()
         rest = span[1:]
         tokens = counter.count_text(record)
         if tokens > cap:  # keep the chunk requests' fixed part bounded
