@@ -152,7 +152,8 @@ def main() -> None:
         exact = time_full(tiktoken_recount, base, max(5, args.turns // 10))
         worst = max(quiet, armed)
         print(
-            f"{tokens // 1000:>7}k {len(base):>5} | {quiet:7.3f} [{quiet95:6.3f}] {armed:7.3f} [{armed95:6.3f}] | "
+            f"{tokens // 1000:>7}k {len(base):>5} | "
+            f"{quiet:7.3f} [{quiet95:6.3f}] {armed:7.3f} [{armed95:6.3f}] | "
             f"{kotlin:11.2f} {js:9.2f} {exact:9.2f} | {kotlin / worst:8.0f}x {js / worst:6.0f}x "
             f"{exact / worst:10.0f}x"
         )
