@@ -70,6 +70,11 @@ class ContextPolicy(Protocol):
     @property
     def window(self) -> int: ...
 
+    @property
+    def max_output(self) -> int:
+        """Tokens a reply may take (the engine lowers it when it learns a smaller window)."""
+        ...
+
 
 class SessionSink(Protocol):
     """Where the loop records what happens (agent_cli.session.SessionLog)."""
@@ -97,7 +102,6 @@ class AgentLoop:
         tool_context: ToolContext,
         hooks: Hooks | None = None,
         max_iterations: int = 100,
-        max_output_tokens: int = 8192,
         retry: RetryPolicy | None = None,
         sleep: Callable[[float], None] = time.sleep,
         history: Sequence[Message] = (),
@@ -111,7 +115,6 @@ class AgentLoop:
         self.approver = approver
         self.hooks = hooks or Hooks()
         self.max_iterations = max_iterations
-        self.max_output_tokens = max_output_tokens
         self.retry = retry or RetryPolicy()
         self.sleep = sleep
         self.session_id = session_id
@@ -222,7 +225,7 @@ class AgentLoop:
         """Send the request; on a context overflow compact and retry once, never more."""
         forced = False
         while True:
-            request = Request(self.system, tuple(self.history), self.tools.specs(), self.max_output_tokens)
+            request = Request(self.system, tuple(self.history), self.tools.specs(), self.context.max_output)
             self.hooks.on_pre_request(request)
             yield StatusEvent("waiting for model")
             try:

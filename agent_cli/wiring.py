@@ -19,6 +19,7 @@ from agent_cli import __version__
 from agent_cli.approvals import Approver, AutoApprover, HeadlessApprover
 from agent_cli.config import Flags, load_settings
 from agent_cli.context.engine import ContextEngine
+from agent_cli.context.policy import output_for_window
 from agent_cli.context.transcripts import TranscriptStore
 from agent_cli.errors import AgentError, ConfigError
 from agent_cli.events import WarningEvent
@@ -188,7 +189,6 @@ def build(args: CliArgs, *, env: dict[str, str], cwd: Path, interactive: bool) -
         approver=approver,
         tool_context=tool_ctx,
         max_iterations=settings.tools.max_iterations,
-        max_output_tokens=max_output,
         retry=policy,
         history=history,
         session_id=session.id,
@@ -217,14 +217,13 @@ def model_limits(settings: Settings, model: str) -> tuple[int, int, WarningEvent
             "set --context-window or context.context_window"
         )
     max_output = settings.provider.max_output_tokens or min(info.max_output if info else 8192, MAX_OUTPUT_CAP)
-    return window, min(max_output, max(1024, window // 4)), warning
+    return window, output_for_window(max_output, window), warning
 
 
 def switch_model(built: Built, model: str) -> WarningEvent | None:
     """`/model NAME`: talk to another model from the next request on, with its window and output limit."""
     window, max_output, warning = model_limits(built.settings, model)
     built.loop.set_provider(built.make_provider(model))
-    built.loop.max_output_tokens = max_output
     built.engine.retarget(window, max_output)
     built.window, built.model = window, model
     return warning

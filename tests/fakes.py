@@ -65,6 +65,7 @@ class PassThroughContext:
     """A context policy that never compacts; counts characters / 4."""
 
     window: int = 200_000
+    max_output: int = 8_192
     overflow_calls: int = 0
     compact_calls: list[tuple[str | None, str]] = field(default_factory=list)
 

@@ -24,7 +24,7 @@ from test_context_fakes import (
 from agent_cli.context.emergency import ACK
 from agent_cli.errors import ContextOverflowError, TransientError
 from agent_cli.events import CompactEvent, ErrorEvent, WarningEvent
-from agent_cli.messages import Message, ToolResult, ToolUse
+from agent_cli.messages import Message, SummaryBlock, ToolResult, ToolUse
 from agent_cli.providers.base import Request
 
 
@@ -411,3 +411,30 @@ def test_past_the_trigger_l2_takes_the_span_whole_when_l1_cannot_reach_the_targe
     assert engine.tokens(prepared.messages, FRAME) <= th.target
     sent = summarizer.requests[0].messages
     assert any("m0 m0" in r.content for m in sent for r in m.tool_results), "the summary saw the tool output"
+
+
+def test_l2_keeps_the_tool_round_the_model_has_not_seen(tmp_path: Path) -> None:
+    """The newest tool output reaches the model verbatim, however small the window."""
+    engine, _, _ = make_engine(tmp_path)
+    record = Message("user", (SummaryBlock("Condensed record: reading files one by one.", "t.jsonl"),))
+    history = [record, assistant(filler(46_000, "notes"))]
+    history += tool_round("read_file", {"path": "src/f9.py"}, filler(12_000, "f9"))  # over the kept tail
+    assert engine.tokens(history, FRAME) >= engine.thresholds.trigger_at
+    prepared = engine.prepare(history, FRAME)
+    assert "summarize" in [e.layer for e in compacts(prepared.events)]
+    assert prepared.messages[-2:] == history[-2:], "the last call and its result stay as they were"
+    assert pairing_errors(prepared.messages) == []
+
+
+def test_learning_a_smaller_window_shrinks_the_reply_size_too(tmp_path: Path) -> None:
+    engine, _, _ = make_engine(tmp_path, window=100_000, max_output=32_000)
+    history = [user("hello")]
+    for i in range(10):
+        history += [assistant(filler(3_000, f"a{i}")), user(f"go on {i}")]
+    error = ContextOverflowError("request (9000 tokens) exceeds the available context size (8000 tokens)",
+                                 tokens=9_000, limit=8_000)
+    prepared = engine.on_overflow(history, FRAME, error)
+    assert engine.tokens(prepared.messages, FRAME) <= engine.thresholds.budget
+    assert engine.window == 8_000
+    assert engine.max_output == 2_000, "a quarter of the learned window, not the 32k asked for before"
+    assert engine.thresholds.budget > 8_000 // 2

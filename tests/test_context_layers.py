@@ -162,11 +162,12 @@ def test_drop_fifo_keeps_the_latest_user_message_and_the_record() -> None:
         *tool_round("bash", {"command": "b"}, "y" * 4_000),
     ]
     counts = [FakeCounter().count_message(m) for m in conv]
-    plan = plan_drop(conv, counts, need=150)
+    plan = plan_drop(conv, counts, need=100)
     assert plan is not None
     dropped = plan.dropped(conv)
     assert [m.text for m in dropped if m.text][:2] == [ACK, "first"]  # oldest first
     assert conv[0] not in dropped and conv[6] not in dropped
+    assert conv[7] not in dropped and conv[8] not in dropped  # the round the model has not seen yet
     new = apply_drop(conv, plan, marker_text(len(dropped), "/t/span-002-emergency.jsonl"))
     assert pairing_errors(new) == []
     assert new[0] is record and "span-002-emergency.jsonl" in new[2].text and new[2].role == "user"

@@ -321,11 +321,11 @@ def test_model_switch_follows_the_new_window_unless_one_was_set(tmp_path: Path) 
     assert "model: claude-sonnet-5-5 (1.0M window)" in text and "the context now compacts for 1.0M" in text
     assert "model: claude-opus-4-1 (200k window)" in text and "the context now compacts for 200k" in text
     assert h.built.window == h.built.engine.window == 200_000
-    assert h.built.loop.max_output_tokens == 32_000
+    assert h.built.engine.max_output == 32_000
     assert "/ 200,000" in h.repl.toolbar()
 
     pinned = replace(h.built.settings.context, context_window=50_000)  # as --context-window 50000
     h.built.settings = replace(h.built.settings, context=pinned)
     text = h.run("/model claude-haiku-4-5")
     assert "keeps compacting for 50k" in text and h.built.engine.window == 50_000
-    assert h.built.loop.max_output_tokens == 12_500  # a quarter of the window at most
+    assert h.built.engine.max_output == 12_500  # a quarter of the window at most

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from agent_cli.context.cut import groups, safe_cuts
+from agent_cli.context.cut import groups, open_round_start, safe_cuts
 from agent_cli.context.policy import ENGINE_NOTE_PREFIX, latest_user_index
 from agent_cli.messages import Message
 
@@ -41,12 +41,13 @@ class DropPlan:
 def plan_drop(messages: Sequence[Message], counts: Sequence[int], need: int) -> DropPlan | None:
     """The oldest groups whose tokens add up to at least `need` (or all that may go)."""
     latest = latest_user_index(messages)
+    unseen = open_round_start(messages)  # a tool round whose results the model has not seen
     ok = safe_cuts(messages)
     ordinary: list[tuple[int, int]] = []
     records: list[tuple[int, int]] = []
     for start, end in groups(messages):
-        if (latest is not None and start <= latest < end) or not ok[end]:
-            continue  # the latest request, or an open round whose results are still to come
+        if (latest is not None and start <= latest < end) or not ok[end] or end > unseen:
+            continue  # the latest request, or a round the model has not seen the end of
         if any(messages[i].summary is not None for i in range(start, end)):
             if latest is None:  # the latest request lives only in the record now (verbatim)
                 continue

@@ -35,7 +35,7 @@ from agent_cli.context.notices import (
     summary_failed,
 )
 from agent_cli.context.plain import call_text
-from agent_cli.context.policy import Counter, Frame, Thresholds, compute_thresholds
+from agent_cli.context.policy import Counter, Frame, Thresholds, compute_thresholds, output_for_window
 from agent_cli.context.summarize import Summarize, run_summary
 from agent_cli.context.transcripts import TranscriptStore
 from agent_cli.errors import ContextOverflowError
@@ -101,7 +101,7 @@ class ContextEngine:
 
     def ingest(self, use: ToolUse, result: ToolResult) -> tuple[ToolResult, CompactEvent | None]:
         """L0: an oversized result is saved in full, then cut to head + tail."""
-        limit = self.settings.tool_result_max_tokens
+        limit = self.thresholds.tool_result_cap
         if len(result.content) * 2 <= limit:  # even at two tokens a character it fits: skip the count
             return result, None
         tokens = self.counter.count_text(result.content)
@@ -162,6 +162,8 @@ class ContextEngine:
         messages = list(history)
         events: list[EngineEvent] = []
         if error.limit and 0 < error.limit < self.thresholds.window:
+            # Replies shrink with the window: a prompt plus max_tokens over the window is refused too.
+            self.max_output = output_for_window(self.max_output, error.limit)
             self.thresholds = compute_thresholds(self.settings, error.limit, self.max_output)
             events.append(WarningEvent(smaller_window(error.limit)))
         if error.tokens:
@@ -281,8 +283,11 @@ class ContextEngine:
         th = self.thresholds
         start = self._clock()
         base = engine_prefix(messages)
-        # A request the model has not answered yet stays a message of its own, verbatim.
+        # What the model has not answered yet stays verbatim: the latest request, or the
+        # tool round it has not seen the results of (else it would never see that output).
         end = len(messages) - 1 if messages and messages[-1].is_plain_user else len(messages)
+        if layer != "manual":
+            end = min(end, open_round_start(messages))
         if layer == "manual":
             cut = open_round_start(messages[:end])
         else:

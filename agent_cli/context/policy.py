@@ -27,6 +27,7 @@ __all__ = [
     "compute_thresholds",
     "is_engine_note",
     "latest_user_index",
+    "output_for_window",
     "percent",
 ]
 
@@ -47,6 +48,12 @@ MIN_SUMMARY_TOKENS = 256
 # small window still gets L1 (the 40k / 20k defaults suit a 200k window).
 CLEAR_PROTECT_SHARE = 0.25
 CLEAR_BATCH_SHARE = 0.125
+# L0 cuts a single tool result to at most this share of B: the newest round stays
+# verbatim through a summary, so it must leave room for the rest in a small window.
+TOOL_RESULT_SHARE = 0.5
+# Replies may take at most this share of a small window (the rest holds the prompt).
+OUTPUT_SHARE = 0.25
+MIN_OUTPUT_TOKENS = 1_024
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +100,7 @@ class Thresholds:
     user_messages: int  # budget for the user's own messages kept verbatim
     clear_protect: int  # L1 keeps the newest tool results up to this many tokens
     clear_min_batch: int  # L1 acts only when it frees at least this much
+    tool_result_cap: int  # L0 cuts a tool result above this many tokens
 
     def describe(self) -> str:
         return (
@@ -100,6 +108,11 @@ class Thresholds:
             f"clear at {self.clear_at:,}, compact at {self.trigger_at:,} down to {self.target:,}, "
             f"emergency at {self.emergency_at:,}"
         )
+
+
+def output_for_window(max_output: int, window: int) -> int:
+    """The reply size to ask for: the model's (or configured) maximum, at most a quarter of a small window."""
+    return min(max_output, max(MIN_OUTPUT_TOKENS, window // int(1 / OUTPUT_SHARE)))
 
 
 def _ratio(value: float, low: float, high: float) -> float:
@@ -146,6 +159,7 @@ def compute_thresholds(settings: ContextSettings, window: int, max_output: int) 
         user_messages=user_messages,
         clear_protect=max(min(settings.clear_protect_tokens, int(budget * CLEAR_PROTECT_SHARE)), 0),
         clear_min_batch=max(min(settings.clear_min_batch_tokens, int(budget * CLEAR_BATCH_SHARE)), 0),
+        tool_result_cap=max(min(settings.tool_result_max_tokens, int(budget * TOOL_RESULT_SHARE)), 1),
     )
 
 
