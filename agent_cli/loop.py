@@ -106,6 +106,7 @@ class AgentLoop:
         sleep: Callable[[float], None] = time.sleep,
         history: Sequence[Message] = (),
         session_id: str = "",
+        redact: Callable[[str], str] | None = None,
     ) -> None:
         self.provider = provider
         self.tools = tools
@@ -118,6 +119,8 @@ class AgentLoop:
         self.retry = retry or RetryPolicy()
         self.sleep = sleep
         self.session_id = session_id
+        # Secrets in tool output (a command printing the environment) go neither to disk nor to the model.
+        self.redact = redact or (lambda text: text)
         self.history: list[Message] = repair_history(history)
         self.usage_by_model: dict[str, Usage] = {}
         self.tool_context = tool_context
@@ -304,6 +307,7 @@ class AgentLoop:
         self.hooks.on_pre_tool(use)
         started = time.monotonic()
         result = self._run_in_thread(use)
+        result = ToolResult(result.tool_use_id, self.redact(result.content), result.is_error)
         return result, time.monotonic() - started
 
     def _run_in_thread(self, use: ToolUse) -> ToolResult:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import re
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
@@ -93,6 +94,8 @@ def run_cli(args: CliArgs, *, env: dict[str, str] | None = None, cwd: Path | Non
         )
     if args.continue_session and args.resume:
         return _fail("use either --continue or --resume, not both")
+    if args.prompt is not None and not args.prompt.strip():
+        return _fail("-p needs a prompt: agent -p 'what to do'")
     interactive = args.prompt is None
     if interactive and not sys.stdin.isatty():  # `echo "fix the tests" | agent`: one headless task
         piped = sys.stdin.read().strip()
@@ -137,7 +140,7 @@ def build(args: CliArgs, *, env: dict[str, str], cwd: Path, interactive: bool) -
     window, max_output, warning = model_limits(settings, model)
     warnings = [warning] if warning else []
 
-    keys = (pset.api_key, env.get("ANTHROPIC_API_KEY"), env.get("OPENAI_API_KEY"))
+    keys = (pset.api_key, env.get("ANTHROPIC_API_KEY"), env.get("OPENAI_API_KEY"), *secret_env_values(env))
     redactor = Redactor([k for k in keys if k])
     meta = {"provider": pset.name, "model": model, "cwd": str(root), "version": __version__}
     history: list[Message] = []
@@ -190,11 +193,27 @@ def build(args: CliArgs, *, env: dict[str, str], cwd: Path, interactive: bool) -
         tool_context=tool_ctx,
         max_iterations=settings.tools.max_iterations,
         retry=policy,
+        redact=redactor.redact,
         history=history,
         session_id=session.id,
     )
     loop_ref.append(loop)
     return Built(settings, loop, session, engine, window, model, warnings, make_provider, redactor, meta)
+
+
+_SECRET_NAME = re.compile(r"KEY|SECRET|TOKEN|PASSW|CREDENTIAL|AUTH|PRIVATE", re.IGNORECASE)
+_NOT_SECRET_NAME = re.compile(r"_(SOCK|PATH|FILE|DIR|HOME|URL|HOST|PORT)$", re.IGNORECASE)
+
+
+def secret_env_values(env: Mapping[str, str]) -> list[str]:
+    """Values of environment variables whose names say they are secrets (AWS_SECRET_ACCESS_KEY,
+    GITHUB_TOKEN, DB_PASSWORD ...): a tool printing the environment must not put them on disk."""
+    return [
+        value
+        for name, value in env.items()
+        if _SECRET_NAME.search(name) and not _NOT_SECRET_NAME.search(name)
+        and len(value) >= 8 and not value.startswith(("/", "~"))
+    ]
 
 
 def model_limits(settings: Settings, model: str) -> tuple[int, int, WarningEvent | None]:

@@ -286,3 +286,24 @@ def test_project_instructions_join_the_system_prompt(project: Path, home: Path) 
         assert run_agent(["-p", "x"], project, agent_env(home, server)).returncode == 0
         system = json.dumps(server.requests[0].body["system"])
     assert "Always run the linter before committing." in system and "Prefer small functions." in system
+
+
+def test_secrets_from_the_environment_reach_neither_disk_nor_model(project: Path, home: Path) -> None:
+    aws = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+    with FakeModelServer() as server:
+        env = agent_env(home, server)
+        env.update(AWS_SECRET_ACCESS_KEY=aws, MY_PASSWORD="hunter2hunter2", SSH_AUTH_SOCK="/tmp/ssh-x/agent.1")
+        server.queue(Reply(tool_calls=[ToolCallSpec("bash", {"command": "env"})]), Reply("done"))
+        r = run_agent(["-p", "show env", "--yes"], project, env)
+        sent = json.dumps(server.requests[1].body)
+    assert r.returncode == 0, r.stderr
+    blob = transcript_blob(project)
+    for secret in (aws, "hunter2hunter2", ANTHROPIC_KEY):
+        assert secret not in blob and secret not in sent
+    assert "[REDACTED]" in sent and "/tmp/ssh-x/agent.1" in sent  # a socket path is not a secret
+
+
+def test_empty_prompt_is_a_usage_error(project: Path, home: Path) -> None:
+    r = run_agent(["-p", "  "], project, agent_env(home))
+    assert r.returncode == 2 and "-p needs a prompt" in r.stderr
+    assert not (project / ".transcripts").exists()
