@@ -292,7 +292,8 @@ def test_secrets_from_the_environment_reach_neither_disk_nor_model(project: Path
     aws = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
     with FakeModelServer() as server:
         env = agent_env(home, server)
-        env.update(AWS_SECRET_ACCESS_KEY=aws, MY_PASSWORD="hunter2hunter2", SSH_AUTH_SOCK="/tmp/ssh-x/agent.1")
+        env.update(AWS_SECRET_ACCESS_KEY=aws, MY_PASSWORD="hunter2hunter2")
+        env.update(SSH_AUTH_SOCK="/tmp/ssh-x/agent.1")
         server.queue(Reply(tool_calls=[ToolCallSpec("bash", {"command": "env"})]), Reply("done"))
         r = run_agent(["-p", "show env", "--yes"], project, env)
         sent = json.dumps(server.requests[1].body)
