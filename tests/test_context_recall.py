@@ -82,3 +82,11 @@ def test_recall_of_a_capped_output_by_id_returns_the_full_text(tmp_path: Path) -
     log.log_message(Message("user", (capped,)))  # the session log holds the capped result
     found = engine.recall("call_7")
     assert output in found and "cut here to save context" not in found  # the full text, once
+
+
+def test_recall_does_not_find_its_own_calls(tmp_path: Path) -> None:
+    store = TranscriptStore(tmp_path)
+    use = ToolUse("toolu_r1", "recall", {"query": "NOPE-NOTHING"})
+    result = ToolResult("toolu_r1", "earlier passages mentioning NOPE-NOTHING")
+    store.write_span([Message("assistant", (use,)), Message("user", (result,))], "x")
+    assert store.search("NOPE-NOTHING", 4_000).startswith("No match for 'NOPE-NOTHING'")

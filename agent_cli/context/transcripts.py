@@ -26,6 +26,7 @@ from agent_cli.messages import Message
 __all__ = ["TranscriptStore"]
 
 SESSION_LOG = "session.jsonl"
+RECALL = "recall"  # the tool whose calls and results search leaves out
 # Lines of context shown either side of a hit.
 WINDOW_LINES = 5
 _LABEL_RE = re.compile(r"[^a-z0-9]+")
@@ -182,10 +183,13 @@ def _jsonl_docs(source: str, raw: str, mtime: int) -> Iterator[_Doc]:
             elif kind == "tool_use":
                 call = f"{block.get('name')} {json.dumps(block.get('input') or {}, ensure_ascii=False)}"
                 calls[str(block.get("id"))] = call
-                yield _Doc(source, ref, key, "", f"[tool call {call}]", order)
+                if block.get("name") != RECALL:  # recall's own calls and results would match themselves
+                    yield _Doc(source, ref, key, "", f"[tool call {call}]", order)
             elif kind == "tool_result":
                 use_id = str(block.get("tool_use_id"))
                 call = calls.get(use_id, "a tool call")
+                if call.startswith(f"{RECALL} "):
+                    continue
                 header = f"[result of {call} · id {use_id}]"
                 yield _Doc(source, ref, key, header, str(block.get("content", "")), order)
 
