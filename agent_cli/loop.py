@@ -219,9 +219,9 @@ class AgentLoop:
             f"Stopped after {self.max_iterations} model requests in one turn (tools.max_iterations). "
             "Send another message to let it go on."
         )
-        yield self._emit(ErrorEvent(note, kind="max_iterations"))
+        yield self._emit(ErrorEvent(note, kind="max_iterations"))  # said once, as the error
         yield self._emit(
-            ResultEvent(note, "max_iterations", self.max_iterations, self._total_usage(), self.session_id)
+            ResultEvent("", "max_iterations", self.max_iterations, self._total_usage(), self.session_id)
         )
 
     def _request_with_reactive_retry(self) -> Generator[Event, None, Completion | _Failed]:

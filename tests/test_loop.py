@@ -97,8 +97,8 @@ def test_max_iterations_stops_with_a_clear_message(tmp_path: Path) -> None:
     script = [call("glob", pattern="*") for _ in range(3)]
     loop, _, _ = make_loop(tmp_path, script, max_iterations=3)
     events = list(loop.run("loop forever"))
-    assert result_of(events).stop == "max_iterations"
-    assert "3 model requests" in result_of(events).text
+    assert result_of(events).stop == "max_iterations" and result_of(events).text == ""
+    assert any(isinstance(e, ErrorEvent) and "3 model requests" in e.message for e in events)
     assert pairing_errors(loop.history) == []
 
 
