@@ -95,8 +95,7 @@ def compact_panel(event: CompactEvent) -> Panel:
     if event.summary:
         preview = summary_preview(event.summary, SUMMARY_PREVIEW_LINES)
         rows.add_row("summary", Text(preview, style="dim", overflow="fold"))
-    how = event.layer if event.layer == event.trigger else f"{event.layer} · {event.trigger}"
-    title = f"context compacted · {how}"
+    title = f"context compacted · layer {event.layer} · trigger {event.trigger}"
     return Panel(rows, title=title, title_align="left", border_style="magenta", expand=False)
 
 

@@ -206,7 +206,7 @@ def test_compaction_panel_shows_what_shrank_and_where_it_went() -> None:
     r.handle(CompactEvent("summarize", "auto", 48, 9, 152_310, 41_200, summary,
                           ".transcripts/s1/span-001-auto.jsonl", 4.2))
     text = plain(out.getvalue())
-    assert "context compacted · summarize · auto" in text
+    assert "context compacted · layer summarize · trigger auto" in text
     assert "48 → 9" in text
     assert "152,310 → 41,200 (−72%)" in text
     assert ".transcripts/s1/span-001-auto.jsonl" in text
@@ -219,7 +219,7 @@ def test_a_cap_panel_without_summary_or_transcript() -> None:
     con, out = console()
     Renderer(con).handle(CompactEvent("cap", "ingest", 3, 3, 50_000, 10_000))
     text = plain(out.getvalue())
-    assert "context compacted · cap · ingest" in text and "50,000 → 10,000 (−80%)" in text
+    assert "context compacted · layer cap · trigger ingest" in text and "50,000 → 10,000 (−80%)" in text
     assert "transcript" not in text and "summary" not in text
 
 
@@ -346,7 +346,7 @@ def test_compaction_panel_shows_a_record_without_headings() -> None:
     summary = "Condensed record of the earlier conversation: x\n\nGoal: inspect calc.py.\n\n## Verbatim"
     Renderer(con).handle(CompactEvent("manual", "manual", 8, 2, 1_592, 900, summary, "t.jsonl", 0.0))
     text = plain(out.getvalue())
-    assert "context compacted · manual\n" in text or "context compacted · manual ─" in text
+    assert "context compacted · layer manual · trigger manual" in text
     assert "Goal: inspect calc.py." in text
 
 

@@ -283,7 +283,7 @@ def test_compact_shows_the_panel_and_writes_the_span(tmp_path: Path) -> None:
 
     h = Harness(tmp_path, [say("hello back"), say("and again"), summarize])
     text = h.run("hello", "more", "/compact the greeting")
-    assert "context compacted · manual" in text
+    assert "context compacted · layer manual · trigger manual" in text
     assert "## Goal and requests" in text
     spans = list(h.built.session.dir.glob("span-*"))
     assert spans and spans[0].name in text
