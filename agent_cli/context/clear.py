@@ -14,6 +14,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from agent_cli.context.policy import Thresholds
 from agent_cli.messages import Block, Message, ToolResult, ToolUse
 
 __all__ = [
@@ -136,15 +137,7 @@ def plan_clear(
     return apply_clear(messages, to_clear, freed)
 
 
-def clear_reaches(
-    messages: Sequence[Message],
-    counts: Sequence[int],
-    total: int,
-    *,
-    protect: int,
-    min_batch: int,
-    target: int,
-) -> bool:
-    """Whether L1 alone would bring a `total`-token request down to `target` (hysteresis past the trigger)."""
-    to_clear, freed = clearable(messages, counts, protect_tokens=protect)
-    return bool(to_clear) and freed >= min_batch and total - freed <= target
+def clear_reaches(messages: Sequence[Message], counts: Sequence[int], total: int, th: Thresholds) -> bool:
+    """Whether L1 alone would bring a `total`-token request down to the target (past the trigger)."""
+    to_clear, freed = clearable(messages, counts, protect_tokens=th.clear_protect)
+    return bool(to_clear) and freed >= th.clear_min_batch and total - freed <= th.target

@@ -134,12 +134,10 @@ class ContextEngine:
         if total < th.clear_at:
             return Prepared(messages, [])
         events: list[EngineEvent] = []
-        # Hysteresis: past the trigger, L1 alone is enough only if it reaches the target; otherwise
+        # Hysteresis: past the trigger, L1 alone will do only if it reaches the target; otherwise
         # L2 takes the span whole (its summary then sees the tool output, not stubs).
-        if total < th.trigger_at or not self.auto_compact or clear_reaches(
-            messages, self._counts(messages), total,
-            protect=th.clear_protect, min_batch=th.clear_min_batch, target=th.target,
-        ):
+        past = total >= th.trigger_at and self.auto_compact
+        if not past or clear_reaches(messages, self._counts(messages), total, th):
             messages, total = self._clear(messages, frame, total, events)
         failed = False
         if total >= th.trigger_at and self.auto_compact:
@@ -379,20 +377,14 @@ class ContextEngine:
             return messages, total
         new = apply_drop(messages, plan, marker_text(len(dropped), path))
         after = self._count(frame, new)
-        events.append(
-            CompactEvent(
-                "emergency", trigger, len(messages), len(new), total, after, None, path, self._clock() - start
-            )
-        )
+        took = self._clock() - start
+        events.append(CompactEvent("emergency", trigger, len(messages), len(new), total, after, None, path, took))
         return new, after
 
     def _note_result(self, failed: bool, events: list[EngineEvent]) -> None:
         """The loop guard: stop automatic compaction after repeated failures, and say so."""
-        if not failed:
-            self.failures = 0
-            return
-        self.failures += 1
-        if self.failures >= self.settings.max_failures:
+        self.failures = self.failures + 1 if failed else 0
+        if failed and self.failures >= self.settings.max_failures:
             self.auto_compact = False
             events.append(ErrorEvent(loop_guard_stopped(self.failures), kind="compaction"))
 
