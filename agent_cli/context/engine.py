@@ -377,8 +377,8 @@ class ContextEngine:
             return messages, total
         new = apply_drop(messages, plan, marker_text(len(dropped), path))
         after = self._count(frame, new)
-        took = self._clock() - start
-        events.append(CompactEvent("emergency", trigger, len(messages), len(new), total, after, None, path, took))
+        took, n = self._clock() - start, len(messages)
+        events.append(CompactEvent("emergency", trigger, n, len(new), total, after, None, path, took))
         return new, after
 
     def _note_result(self, failed: bool, events: list[EngineEvent]) -> None:
