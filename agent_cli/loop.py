@@ -261,13 +261,10 @@ class AgentLoop:
             return completion
 
     def _stream(self, request: Request) -> Generator[Event, None, Completion]:
-        retries: list[RetryEvent] = []
-        for item in stream_with_retry(
-            self.provider, request, policy=self.retry, sleep=self.sleep, on_retry=retries.append
-        ):
-            while retries:
-                yield self._emit(retries.pop(0))
-            if isinstance(item, TextDelta):
+        for item in stream_with_retry(self.provider, request, policy=self.retry, sleep=self.sleep):
+            if isinstance(item, RetryEvent):
+                yield self._emit(item)
+            elif isinstance(item, TextDelta):
                 yield AssistantTextDelta(item.text)
             else:
                 return item

@@ -11,7 +11,6 @@ import threading
 import time
 from collections.abc import Callable
 
-from agent_cli.events import RetryEvent
 from agent_cli.providers.base import Completion, Provider, Request
 from agent_cli.providers.retry import RetryPolicy, stream_with_retry
 
@@ -42,10 +41,7 @@ class ProviderSummarizer:
 
         def work() -> None:
             try:
-                retries: list[RetryEvent] = []
-                for item in stream_with_retry(
-                    provider, request, policy=self._policy, sleep=self._sleep, on_retry=retries.append
-                ):
+                for item in stream_with_retry(provider, request, policy=self._policy, sleep=self._sleep):
                     if isinstance(item, Completion):
                         box.append(item)
                         return

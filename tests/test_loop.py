@@ -274,3 +274,13 @@ def test_ctrl_c_during_a_model_stream_keeps_no_half_message(tmp_path: Path) -> N
     events = list(loop.run("again"))
     assert result_of(events).text == "second turn works"
     assert pairing_errors(provider.requests[-1].messages) == []
+
+
+def test_a_retry_is_shown_before_the_wait_not_after(tmp_path: Path) -> None:
+    seen: list[Event] = []
+    waits: list[int] = []  # how many retry events the UI had seen when each wait began
+    loop, _, _ = make_loop(tmp_path, [TransientError("drop"), say("done")])
+    loop.sleep = lambda s: waits.append(sum(isinstance(e, RetryEvent) for e in seen))
+    for event in loop.run("go"):
+        seen.append(event)
+    assert waits == [1]

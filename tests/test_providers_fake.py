@@ -220,10 +220,9 @@ def test_retries_survive_429_529_500_drop_truncate_in_a_row(
         Reply("Finally, the whole answer."),
     )
     slept: list[float] = []
-    retries: list[RetryEvent] = []
-    events = list(
-        stream_with_retry(provider, REQUEST, policy=FAST, sleep=slept.append, on_retry=retries.append)
-    )
+    items = list(stream_with_retry(provider, REQUEST, policy=FAST, sleep=slept.append))
+    retries = [e for e in items if isinstance(e, RetryEvent)]
+    events = [e for e in items if not isinstance(e, RetryEvent)]
     completions = [e for e in events if isinstance(e, Completion)]
     assert len(completions) == 1 and events[-1] is completions[0]
     assert completions[0].message.text == "Finally, the whole answer."

@@ -49,11 +49,13 @@ def run(
 ) -> tuple[list[StreamEvent], list[float], list[RetryEvent]]:
     slept: list[float] = []
     retries: list[RetryEvent] = []
-    events = list(
-        stream_with_retry(
-            provider, REQUEST, policy=policy, sleep=slept.append, on_retry=retries.append, rand=lambda: 0.5
-        )
-    )
+    events: list[StreamEvent] = []
+    for item in stream_with_retry(provider, REQUEST, policy=policy, sleep=slept.append, rand=lambda: 0.5):
+        if isinstance(item, RetryEvent):
+            assert len(slept) == len(retries), "the retry is reported before the wait"
+            retries.append(item)
+        else:
+            events.append(item)
     return events, slept, retries
 
 

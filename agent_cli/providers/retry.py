@@ -5,7 +5,8 @@ wraps any `Provider`: retryable `ProviderError`s (rate limit, overloaded,
 transient: `error.retryable`) are retried with backoff; anything else goes
 straight up. A stream that dies half way is started again from scratch, so the
 caller may see `TextDelta`s of an attempt that later failed (they are for
-display; `on_retry` tells the display to forget them), but only the final
+display; the `RetryEvent` that follows, yielded before the wait, tells the
+display to forget them and what it waits for), but only the final
 attempt's `Completion` is ever yielded, which is the only thing the caller adds
 to the history.
 """
@@ -55,9 +56,8 @@ def stream_with_retry(
     *,
     policy: RetryPolicy | None = None,
     sleep: Callable[[float], None] = time.sleep,
-    on_retry: Callable[[RetryEvent], None] | None = None,
     rand: Callable[[], float] = random.random,
-) -> Iterator[StreamEvent]:
+) -> Iterator[StreamEvent | RetryEvent]:
     """`provider.stream(request)`, retried on retryable errors until a Completion arrives.
 
     After `policy.max_retries` retries the last error is raised unchanged.
@@ -80,6 +80,5 @@ def stream_with_retry(
                 raise
             attempt += 1
             delay = backoff_delay(attempt, error.retry_after, policy, rand())
-            if on_retry is not None:
-                on_retry(RetryEvent(attempt=attempt, delay=delay, reason=str(error)))
+            yield RetryEvent(attempt=attempt, delay=delay, reason=str(error))  # before the wait, not after
             sleep(delay)
