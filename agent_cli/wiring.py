@@ -165,7 +165,7 @@ def build(args: CliArgs, *, env: dict[str, str], cwd: Path, interactive: bool) -
         window=window,
         max_output=max_output,
         counter=TokenCounter(model, pset.name),
-        store=TranscriptStore(session.dir, redact=redactor.redact),
+        store=TranscriptStore(session.dir, redactor=redactor),
         summarize=summarizer,
     )
     approver: Approver
@@ -268,7 +268,7 @@ def resume_into(built: Built, session_id: str) -> None:
     built.loop.session = session
     built.loop.session_id = session.id
     built.loop.history = history
-    built.engine.store = TranscriptStore(session.dir, redact=built.redactor.redact)
+    built.engine.store = TranscriptStore(session.dir, redactor=built.redactor)
 
 
 def _deny_until_repl_asks(name: str, args: Mapping[str, Any]) -> Literal["yes", "no", "always"]:

@@ -106,10 +106,21 @@ def test_secrets_are_redacted_before_reaching_disk(tmp_path: Path) -> None:
     from agent_cli.redact import Redactor
 
     key = "sk-ant-api03-STORECANARY0123456789abcdefghij"
-    store = TranscriptStore(tmp_path / "s", redact=Redactor([key]).redact)
+    store = TranscriptStore(tmp_path / "s", redactor=Redactor([key]))
     out = store.write_output("toolu_1", f"ANTHROPIC_API_KEY={key}\nother line\n")
     span = store.write_span([Message.user(f"my key is {key}")], "auto")
     for path in (out, span):
         text = path.read_text()
         assert key not in text and "[REDACTED]" in text
     assert "other line" in out.read_text()
+
+
+def test_a_key_block_without_its_end_line_does_not_swallow_the_span(tmp_path: Path) -> None:
+    store = TranscriptStore(tmp_path / "s")
+    pem = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA1234567890abcdef"
+    path = store.write_span([Message.user(pem), Message.user("the second message survives")], "auto")
+    lines = path.read_text().splitlines()
+    back = [Message.from_json(json.loads(line)) for line in lines]
+    assert len(back) == 2 and back[1].text == "the second message survives"
+    assert "MIIEowIBAAKCAQEA" not in path.read_text()
+    assert "second message survives" in store.search("second message", 4_000)

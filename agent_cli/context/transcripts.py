@@ -16,12 +16,13 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from agent_cli.messages import Message
+from agent_cli.redact import Redactor
 
 __all__ = ["TranscriptStore"]
 
@@ -48,26 +49,29 @@ class _Doc:
 class TranscriptStore:
     """Writes spans and outputs under `session_dir` and searches them."""
 
-    def __init__(self, session_dir: Path, *, redact: Callable[[str], str] | None = None) -> None:
+    def __init__(self, session_dir: Path, *, redactor: Redactor | None = None) -> None:
         self.session_dir = Path(session_dir)
         # Secrets (API keys, tokens in tool output) are removed before anything reaches disk.
-        self._redact = redact or (lambda text: text)
+        self._redactor = redactor or Redactor()
 
     # -- writing -----------------------------------------------------------
 
     def write_span(self, messages: Sequence[Message], label: str) -> Path:
         """Write `messages` as JSONL before a layer removes them; returns the file's path."""
-        body = "".join(json.dumps(m.to_json(), ensure_ascii=False) + "\n" for m in messages)
+        # Redacted value by value: a pattern run over the JSON text could swallow its structure.
+        redact = self._redactor.redact_json
+        body = "".join(json.dumps(redact(m.to_json()), ensure_ascii=False) + "\n" for m in messages)
         return self._write("span", _slug(label) or "span", "jsonl", body)
 
     def write_output(self, tool_use_id: str, text: str, *, header: str = "") -> Path:
         """Write a tool's full output before L0 cuts it; `header` describes the call."""
         first = header or f"[full output of tool call {tool_use_id}]"
-        return self._write("output", _slug(tool_use_id) or "tool", "txt", f"{first}\n{text}")
+        body = self._redactor.redact(f"{first}\n{text}")
+        return self._write("output", _slug(tool_use_id) or "tool", "txt", body)
 
     def _write(self, kind: str, label: str, ext: str, body: str) -> Path:
         self._ensure_dir()
-        data = self._redact(body).encode("utf-8")
+        data = body.encode("utf-8")
         while True:
             path = self.session_dir / f"{kind}-{self._next_seq():03d}-{label}.{ext}"
             try:
