@@ -227,7 +227,7 @@ class Repl:
             self._count_thread.join()  # the counter is not shared across threads while a turn runs
             self._count_thread = None
         with self.quiet():
-            drive_turn(events, self.renderer, self.built.loop.cancel, self.built.session.dir)
+            drive_turn(events, self.renderer, self.built.loop.cancel)
         self.renderer.line("")  # a blank line sets the answer apart from the next prompt
         self.refresh_context()
 

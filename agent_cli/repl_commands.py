@@ -43,6 +43,11 @@ def run_command(repl: Repl, command: SlashCommand) -> str:
     except AgentError as exc:
         repl.renderer.error(str(exc))
         return "continue"
+    except Exception as exc:  # a bug in a command must not end the session
+        from agent_cli.crash import internal_error
+
+        repl.renderer.error(internal_error(exc))
+        return "continue"
 
 
 def _help(repl: Repl, arg: str) -> None:

@@ -23,9 +23,9 @@ import contextlib
 import signal
 import threading
 from collections.abc import Callable, Generator, Iterator
-from pathlib import Path
 from typing import Any, Protocol
 
+from agent_cli.crash import internal_error
 from agent_cli.errors import AgentError
 from agent_cli.events import Event, ResultEvent
 
@@ -42,7 +42,7 @@ class TurnView(Protocol):
     def end_turn(self) -> None: ...
 
 
-def drive_turn(events: Iterator[Event], view: TurnView, cancel: Callable[[], None], log_dir: Path) -> None:
+def drive_turn(events: Iterator[Event], view: TurnView, cancel: Callable[[], None]) -> None:
     """Render one turn's events until its result. Ctrl-C cancels the turn; errors end it as one line."""
     with InterruptGate(cancel) as gate:
         while True:
@@ -63,7 +63,7 @@ def drive_turn(events: Iterator[Event], view: TurnView, cancel: Callable[[], Non
                 view.error(str(exc))
                 break
             except Exception as exc:  # a bug must not end the user's session
-                view.error(f"internal error: {type(exc).__name__}: {exc} (the session log is in {log_dir})")
+                view.error(internal_error(exc))
                 break
             try:
                 with gate.deferred():

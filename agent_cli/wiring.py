@@ -22,6 +22,7 @@ from agent_cli.config import Flags, load_settings
 from agent_cli.context.engine import ContextEngine
 from agent_cli.context.policy import output_for_window
 from agent_cli.context.transcripts import TranscriptStore
+from agent_cli.crash import internal_error
 from agent_cli.errors import AgentError, ConfigError
 from agent_cli.events import WarningEvent
 from agent_cli.instructions import load_project_instructions
@@ -112,18 +113,33 @@ def run_cli(args: CliArgs, *, env: dict[str, str] | None = None, cwd: Path | Non
         return _fail(str(exc))
     except AgentError as exc:
         return _fail(str(exc), 1)
+    except OSError as exc:  # the project's .transcripts/ cannot be created or read
+        return _fail(f"cannot open the session log: {exc}", 1)
     if interactive:
         from agent_cli.repl import run_repl
 
         return run_repl(built)
+    return _headless(built, args)
+
+
+def _headless(built: Built, args: CliArgs) -> int:
     from agent_cli.headless import OutputFormat, render_headless
 
-    fmt: OutputFormat = args.output_format  # type: ignore[assignment]  # checked above
+    fmt: OutputFormat = args.output_format  # type: ignore[assignment]  # checked by run_cli
     assert args.prompt is not None
     try:
         return render_headless(itertools.chain(built.warnings, built.loop.run(args.prompt)), fmt)
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # `agent -p ... | head`: the reader left; nothing more to say
+        sys.stderr.close()
+        return 1
+    except AgentError as exc:
+        return _fail(str(exc), 1)
+    except Exception as exc:  # a bug: one line here, the traceback in the crash log
+        return _fail(internal_error(exc), 1)
+    finally:
+        built.session.close()
 
 
 def build(args: CliArgs, *, env: dict[str, str], cwd: Path, interactive: bool) -> Built:

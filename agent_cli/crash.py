@@ -1,0 +1,38 @@
+"""Unexpected errors: one line for the user, the traceback in a private log for a bug report.
+
+A bug must never dump a traceback at the user nor end a session silently.
+`internal_error(exc)` appends the traceback (redacted) to
+`<state dir>/crash.log` (0600) and returns the line to show.
+"""
+
+from __future__ import annotations
+
+import os
+import traceback
+from collections.abc import Mapping
+from datetime import UTC, datetime
+
+from agent_cli.paths import state_dir
+from agent_cli.redact import Redactor
+
+__all__ = ["internal_error"]
+
+
+def internal_error(exc: BaseException, env: Mapping[str, str] | None = None) -> str:
+    """Log `exc` with its traceback; return one line for the user."""
+    where = "the traceback could not be saved"
+    try:
+        directory = state_dir(os.environ if env is None else env)
+        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        path = directory / "crash.log"
+        text = "".join(traceback.format_exception(exc))
+        stamp = datetime.now(UTC).isoformat(timespec="seconds")
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        with os.fdopen(fd, "a", encoding="utf-8") as log:
+            log.write(f"--- {stamp}\n{Redactor().redact(text)}\n")
+        os.chmod(path, 0o600)
+        where = f"details in {path}"
+    except OSError:
+        pass
+    message = str(exc).splitlines()[0] if str(exc) else ""
+    return f"internal error: {type(exc).__name__}{': ' + message if message else ''} ({where})"
