@@ -2,7 +2,8 @@
 
 It runs with the same retry policy as every request, under a timeout, in a
 worker thread so a stalled stream cannot hang the session: past the timeout
-the call counts as failed and the engine falls back to its no-LLM digest.
+(or on Ctrl-C) the call counts as failed, the worker stops at its next event
+or backoff, and the engine falls back to its no-LLM digest.
 """
 
 from __future__ import annotations
@@ -38,19 +39,35 @@ class ProviderSummarizer:
             self._on_request(request)
         box: list[Completion | BaseException] = []
         provider = self._provider()
+        stop = threading.Event()  # set on timeout or Ctrl-C: the worker must not go on spending tokens
+
+        def nap(seconds: float) -> None:
+            if self._sleep is time.sleep:  # a backoff wait that ends as soon as the call is given up
+                stop.wait(seconds)
+            else:
+                self._sleep(seconds)
 
         def work() -> None:
+            stream = stream_with_retry(provider, request, policy=self._policy, sleep=nap)
             try:
-                for item in stream_with_retry(provider, request, policy=self._policy, sleep=self._sleep):
+                for item in stream:
+                    if stop.is_set():
+                        return
                     if isinstance(item, Completion):
                         box.append(item)
                         return
             except BaseException as exc:  # handed to the caller's thread below
                 box.append(exc)
+            finally:
+                stream.close()  # closes the SDK's HTTP stream too
 
         worker = threading.Thread(target=work, name="summarize", daemon=True)
         worker.start()
-        worker.join(self._timeout)
+        try:
+            worker.join(self._timeout)
+        finally:
+            if worker.is_alive():
+                stop.set()
         if worker.is_alive() or not box:
             raise TimeoutError(f"the summary request took longer than {self._timeout:.0f}s")
         result = box[0]

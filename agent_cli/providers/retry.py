@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
 
 from agent_cli.errors import ProviderError, TransientError
@@ -57,7 +57,7 @@ def stream_with_retry(
     policy: RetryPolicy | None = None,
     sleep: Callable[[float], None] = time.sleep,
     rand: Callable[[], float] = random.random,
-) -> Iterator[StreamEvent | RetryEvent]:
+) -> Generator[StreamEvent | RetryEvent, None, None]:
     """`provider.stream(request)`, retried on retryable errors until a Completion arrives.
 
     After `policy.max_retries` retries the last error is raised unchanged.

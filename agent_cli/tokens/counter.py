@@ -25,6 +25,7 @@ import hashlib
 import json
 import math
 import re
+import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -187,6 +188,7 @@ class TokenCounter:
         self._load_encoding = load_encoding
         self._encoder: Encoder | None = None
         self._loaded = False
+        self._load_lock = threading.Lock()
         self._fallback_reason: str | None = None
         self._messages: OrderedDict[str, MessageTokens] = OrderedDict()
         self._frames: OrderedDict[str, tuple[int, int]] = OrderedDict()
@@ -218,11 +220,15 @@ class TokenCounter:
 
     def _encoder_or_none(self) -> Encoder | None:
         if not self._loaded:
-            self._loaded = True  # one attempt per counter: a failed load is not retried every call
-            try:
-                self._encoder = self._load_encoding(self.encoding_name)
-            except VocabularyError as exc:
-                self._fallback_reason = str(exc)
+            # The REPL counts its first context in a background thread while commands may count
+            # too: nobody may see "not loaded yet" and cache an estimate as if it were exact.
+            with self._load_lock:
+                if not self._loaded:
+                    try:
+                        self._encoder = self._load_encoding(self.encoding_name)
+                    except VocabularyError as exc:
+                        self._fallback_reason = str(exc)
+                    self._loaded = True  # one attempt per counter: a failed load is not retried
         return self._encoder
 
     def raw_text(self, text: str) -> int:

@@ -1,0 +1,70 @@
+"""The summary call: a timeout or an error fails it fast, and a given-up call stops spending tokens."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import pytest
+
+from agent_cli.errors import FatalProviderError
+from agent_cli.messages import Message
+from agent_cli.providers.base import Request, StreamEvent, TextDelta
+from agent_cli.providers.retry import RetryPolicy
+from agent_cli.summarizer import ProviderSummarizer
+from tests.fakes import say
+
+REQUEST = Request("system", (Message.user("summarize this"),))
+
+
+@dataclass
+class Endless:
+    name: str = "anthropic"
+    model: str = "m"
+    closed: list[bool] = field(default_factory=list)
+
+    def stream(self, request: Request) -> Iterator[StreamEvent]:
+        try:
+            for _ in range(200):
+                time.sleep(0.02)
+                yield TextDelta("more ")
+        finally:
+            self.closed.append(True)
+        yield say("never")
+
+
+@dataclass
+class Quick:
+    name: str = "anthropic"
+    model: str = "m"
+    fail: bool = False
+
+    def stream(self, request: Request) -> Iterator[StreamEvent]:
+        if self.fail:
+            raise FatalProviderError("bad request")
+        yield say("## Goal\nthe record")
+
+
+def test_a_summary_call_returns_the_text() -> None:
+    summarize = ProviderSummarizer(lambda: Quick(), policy=RetryPolicy(0), timeout=5)
+    assert summarize(REQUEST) == "## Goal\nthe record"
+
+
+def test_errors_reach_the_engine() -> None:
+    summarize = ProviderSummarizer(lambda: Quick(fail=True), policy=RetryPolicy(0), timeout=5)
+    with pytest.raises(FatalProviderError):
+        summarize(REQUEST)
+
+
+def test_a_timed_out_call_stops_streaming() -> None:
+    provider = Endless()
+    summarize = ProviderSummarizer(lambda: provider, policy=RetryPolicy(0), timeout=0.2)
+    started = time.monotonic()
+    with pytest.raises(TimeoutError):
+        summarize(REQUEST)
+    assert time.monotonic() - started < 1.0
+    deadline = time.monotonic() + 2
+    while not provider.closed and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert provider.closed == [True], "the worker closed the stream instead of reading it to the end"
