@@ -12,6 +12,7 @@ interrupted tool round or a crash leaves a valid history behind.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from collections.abc import Callable, Generator, Iterator, Sequence
@@ -144,7 +145,8 @@ class AgentLoop:
 
     def run(self, prompt: str) -> Iterator[Event]:
         """Run one user turn to completion. The last event is always a ResultEvent."""
-        self.tool_context.cancel.clear()
+        # A fresh cancel signal per turn: a tool that ignored the last Ctrl-C keeps its own, still set.
+        self.tool_context = dataclasses.replace(self.tool_context, cancel=threading.Event())
         self._cut_short = []
         self._append(Message.user(prompt))
         try:

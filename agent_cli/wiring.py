@@ -259,6 +259,7 @@ def switch_model(built: Built, model: str) -> WarningEvent | None:
     """`/model NAME`: talk to another model from the next request on, with its window and output limit."""
     window, max_output, warning = model_limits(built.settings, model)
     built.loop.set_provider(built.make_provider(model))
+    built.engine.counter = TokenCounter(model, built.settings.provider.name)  # its own vocabulary and anchor
     built.engine.retarget(window, max_output)
     built.window, built.model = window, model
     return warning
@@ -270,8 +271,12 @@ def _reopen(
     """Open an earlier session for appending; the log records who resumed it and the repaired history."""
     loaded = load_session(root, session_id)
     session = SessionLog.open(root, session_id, redactor=redactor)
-    session.log_meta(meta)
-    session.log_history(loaded.messages, "resume")
+    try:
+        session.log_meta(meta)
+        session.log_history(loaded.messages, "resume")
+    except BaseException:
+        session.close()
+        raise
     return session, list(loaded.messages)
 
 
@@ -285,6 +290,8 @@ def resume_into(built: Built, session_id: str) -> None:
     built.loop.session_id = session.id
     built.loop.history = history
     built.engine.store = TranscriptStore(session.dir, redactor=built.redactor)
+    built.engine.counter = TokenCounter(built.model, built.settings.provider.name)  # no anchor from before
+    built.engine.retarget(built.window, built.engine.max_output)
 
 
 def _deny_until_repl_asks(name: str, args: Mapping[str, Any]) -> Literal["yes", "no", "always"]:

@@ -87,10 +87,10 @@ class ContextEngine:
         self._clear_skip = ("", 0)  # (first message id, count): L1 found no batch below that count
 
     def retarget(self, window: int, max_output: int) -> None:
-        """Another model from now on (`/model`): its window and output reserve set every line."""
+        """Another model or session from now on: its window and output reserve set every line."""
         self.max_output = max_output
         self.thresholds = compute_thresholds(self.settings, window, max_output)
-        self.failures, self.auto_compact = 0, True
+        self.failures, self.auto_compact, self._clear_skip = 0, True, ("", 0)
 
     @property
     def window(self) -> int:
