@@ -51,6 +51,7 @@ CONTINUE_AFTER_COMPACT = (
 INTERRUPTED = "interrupted: the user stopped this tool call before it finished"
 INTERRUPTED_TURN = "[The user interrupted the request above before it was answered.]"
 MAX_CONTINUATIONS = 3
+LOGGED_RESULT_CHARS = 400
 
 
 class ContextPolicy(Protocol):
@@ -355,7 +356,12 @@ class AgentLoop:
         self._append(Message("user", results))
 
     def _emit(self, event: Event) -> Event:
-        if not isinstance(event, AssistantTextDelta | StatusEvent):
+        if isinstance(event, ToolResultEvent) and len(event.content) > LOGGED_RESULT_CHARS:
+            # The full result is logged once, in its message; the event keeps a preview.
+            more = f"… [{len(event.content):,} characters in the message]"
+            preview = event.content[:LOGGED_RESULT_CHARS] + more
+            self.session.log_event(dataclasses.replace(event, content=preview))
+        elif not isinstance(event, AssistantTextDelta | StatusEvent):
             self.session.log_event(event)
         return event
 
