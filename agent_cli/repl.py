@@ -245,9 +245,9 @@ def _history_path() -> Path:
     folder = state_dir(os.environ)
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     path = folder / "history"
-    if not path.exists():
-        # What people type can hold secrets: the history file is theirs alone.
-        os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+    # What people type can hold secrets: the history file is theirs alone, however it was made.
+    os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+    os.chmod(path, 0o600)
     return path
 
 
