@@ -22,7 +22,8 @@ Approvers:
   how to allow it.
 - `InteractiveApprover`: asks the user through an injected function. "always"
   approves more of the same for the rest of the session, see `always_rule`:
-  write_file / edit_file: that tool, for any path inside the project.
+  write_file / edit_file: that tool, for any path it may reach (the project,
+  unless tools.allow_outside_root widens that).
   bash: the command's first word (e.g. `pytest`), or its first two words for
   tools whose subcommands do very different things (`git status`, `npm test`);
   the remembered rule is then matched like an allow-list prefix, so it never

@@ -1,8 +1,9 @@
 """The `agent` command: parse flags, load settings, wire the parts, run headless or the REPL.
 
-All wiring lives here (see wiring.py for building a session). This is the
-only module importing typer. `agent --version` answers before typer loads, so
-it costs little more than starting Python.
+This module parses; `wiring.py` builds the session from the settings. This is
+the only module importing typer. `agent --version` (and the bare `agent` that
+starts the REPL) answer before typer loads, so they cost little more than
+starting Python.
 """
 
 import sys
