@@ -25,7 +25,6 @@ __all__ = [
     "CostRow",
     "SlashCommand",
     "closest",
-    "complete_command",
     "context_report",
     "cost_rows",
     "describe_call",
@@ -92,11 +91,6 @@ def closest(name: str) -> str | None:
         return prefixed[0]
     matches = difflib.get_close_matches(name.lower(), _NAMES, n=1, cutoff=0.5)
     return matches[0] if matches else None
-
-
-def complete_command(prefix: str) -> list[CommandSpec]:
-    """Commands whose name starts with `prefix` (without the slash)."""
-    return [c for c in COMMANDS if c.name.startswith(prefix.lower())]
 
 
 def format_tokens(n: int) -> str:

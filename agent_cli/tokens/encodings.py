@@ -48,7 +48,6 @@ __all__ = [
     "VocabularyError",
     "VocabularyHashError",
     "VocabularyUnavailableError",
-    "clear_encoding_cache",
     "get_encoding",
     "load_encoding",
     "tiktoken_cache_path",
@@ -249,9 +248,3 @@ def get_encoding(name: EncodingName) -> tiktoken.Encoding:
             encoding = load_encoding(name)
             _encodings[name] = encoding
         return encoding
-
-
-def clear_encoding_cache() -> None:
-    """Forget the built encodings (for tests that exercise loading)."""
-    with _lock:
-        _encodings.clear()

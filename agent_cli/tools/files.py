@@ -31,7 +31,6 @@ __all__ = [
     "ReadFile",
     "WriteFile",
     "looks_binary",
-    "number_lines",
 ]
 
 DEFAULT_LIMIT = 2000
@@ -51,10 +50,6 @@ def looks_binary(head: bytes) -> bool:
 def number_line(number: int, text: str) -> str:
     """One line as `cat -n` prints it: the number right-aligned in six columns, a tab, the text."""
     return f"{number:6d}\t{text}"
-
-
-def number_lines(text: str, first: int = 1) -> str:
-    return "\n".join(number_line(first + i, line) for i, line in enumerate(text.split("\n")))
 
 
 class ReadFile:
