@@ -57,7 +57,9 @@ LOGGED_RESULT_CHARS = 400
 class ContextPolicy(Protocol):
     """What the loop needs from the context engine (agent_cli.context.engine.ContextEngine)."""
 
-    def ingest(self, use: ToolUse, result: ToolResult) -> tuple[ToolResult, CompactEvent | None]: ...
+    def ingest(
+        self, use: ToolUse, result: ToolResult, *, round_size: int = 1
+    ) -> tuple[ToolResult, CompactEvent | None]: ...
     def prepare(self, history: Sequence[Message], frame: Frame) -> Prepared: ...
     def observe(self, frame: Frame, sent: Sequence[Message], usage: Usage) -> None: ...
     def on_overflow(
@@ -283,7 +285,7 @@ class AgentLoop:
                 result, duration = self._run_one(use)
                 result = self.hooks.on_post_tool(use, result)
                 event = ToolResultEvent(use.id, use.name, result.content, result.is_error, duration)
-                result, cap = self.context.ingest(use, result)
+                result, cap = self.context.ingest(use, result, round_size=len(uses))
                 results.append(result)
                 yield self._emit(event)
                 if cap is not None:

@@ -69,7 +69,9 @@ class PassThroughContext:
     overflow_calls: int = 0
     compact_calls: list[tuple[str | None, str]] = field(default_factory=list)
 
-    def ingest(self, use: ToolUse, result: ToolResult) -> tuple[ToolResult, CompactEvent | None]:
+    def ingest(
+        self, use: ToolUse, result: ToolResult, *, round_size: int = 1
+    ) -> tuple[ToolResult, CompactEvent | None]:
         return result, None
 
     def prepare(self, history: Sequence[Message], frame: Frame) -> Prepared:

@@ -262,11 +262,12 @@ def test_nothing_to_compact_says_so(tmp_path: Path) -> None:
 def test_circuit_breaker_after_two_failures_then_l4_and_manual_reset(tmp_path: Path) -> None:
     engine, _, summarizer = make_engine(tmp_path)
     huge = user("please review this paste:\n" + filler(60_000))  # ~15k tokens on its own
-    history = [user("hi"), assistant("hello"), huge]
+    history = [user("hi"), assistant(filler(4_000, "hello")), huge]  # a span worth condensing
     first = engine.prepare(history, FRAME)
     assert engine.failures == 1 and engine.auto_compact
     assert first.messages[-1] is huge  # the latest user message always survives
-    second = engine.prepare(first.messages, FRAME)
+    huge2 = user("and this one:\n" + filler(60_000, "ipsum"))  # again too big to fit under the trigger
+    second = engine.prepare([*first.messages, assistant(filler(4_000, "noted")), huge2], FRAME)
     errors = [e for e in second.events if isinstance(e, ErrorEvent)]
     assert len(errors) == 1 and "/compact" in errors[0].message and not engine.auto_compact
     asked = len(summarizer.requests)
@@ -438,3 +439,24 @@ def test_learning_a_smaller_window_shrinks_the_reply_size_too(tmp_path: Path) ->
     assert engine.window == 8_000
     assert engine.max_output == 2_000, "a quarter of the learned window, not the 32k asked for before"
     assert engine.thresholds.budget > 8_000 // 2
+
+
+def test_a_span_smaller_than_a_record_is_not_sent_to_the_model(tmp_path: Path) -> None:
+    engine, _, summarizer = make_engine(tmp_path)
+    huge = user("please review this paste:\n" + filler(60_000))
+    prepared = engine.prepare([user("hi"), assistant("hello"), huge], FRAME)
+    assert summarizer.requests == [] and engine.failures == 0 and engine.auto_compact
+    assert prepared.messages[-1] is huge
+
+
+def test_the_results_of_one_turn_share_the_ingest_cap(tmp_path: Path) -> None:
+    """Three big reads in one turn stay verbatim until seen, so together they must fit."""
+    engine, counter, _ = make_engine(tmp_path, tool_result_max_tokens=6_000)
+    cap = engine.thresholds.tool_result_cap
+    uses = [ToolUse(f"toolu_w{i}", "read_file", {"path": f"big{i}.txt"}) for i in range(3)]
+    results = [engine.ingest(u, ToolResult(u.id, filler(cap * 4, f"w{i}")), round_size=3)[0]
+               for i, u in enumerate(uses)]
+    total = sum(counter.count_text(r.content) for r in results)
+    assert total <= cap * 1.1, (total, cap)
+    alone, _ = engine.ingest(uses[0], ToolResult(uses[0].id, filler(cap * 4, "solo")))
+    assert counter.count_text(alone.content) > cap * 0.8

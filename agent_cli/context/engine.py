@@ -35,7 +35,14 @@ from agent_cli.context.notices import (
     summary_failed,
 )
 from agent_cli.context.plain import call_text
-from agent_cli.context.policy import Counter, Frame, Thresholds, compute_thresholds, output_for_window
+from agent_cli.context.policy import (
+    MIN_SHARED_CAP,
+    Counter,
+    Frame,
+    Thresholds,
+    compute_thresholds,
+    output_for_window,
+)
 from agent_cli.context.summarize import Summarize, run_summary
 from agent_cli.context.transcripts import TranscriptStore
 from agent_cli.errors import ContextOverflowError
@@ -93,35 +100,30 @@ class ContextEngine:
         self.failures, self.auto_compact, self._clear_skip = 0, True, ("", 0)
 
     @property
-    def window(self) -> int:
-        """The model's context window as the engine knows it (it learns a smaller one from errors)."""
+    def window(self) -> int:  # as the engine knows it: it learns a smaller one from errors
         return self.thresholds.window
 
     # -- the loop's calls ----------------------------------------------------
 
-    def ingest(self, use: ToolUse, result: ToolResult) -> tuple[ToolResult, CompactEvent | None]:
-        """L0: an oversized result is saved in full, then cut to head + tail."""
-        limit = self.thresholds.tool_result_cap
+    def ingest(
+        self, use: ToolUse, result: ToolResult, *, round_size: int = 1
+    ) -> tuple[ToolResult, CompactEvent | None]:
+        """L0: an oversized result is saved in full, then cut to head + tail. The `round_size`
+        results of one turn share the cap: the round stays verbatim until the model saw it."""
+        limit = max(self.thresholds.tool_result_cap // max(round_size, 1), MIN_SHARED_CAP)
         if len(result.content) * 2 <= limit:  # even at two tokens a character it fits: skip the count
             return result, None
         tokens = self.counter.count_text(result.content)
         if tokens <= limit:
             return result, None
         start = self._clock()
+        header = f"[full output of {call_text(use)} · id {use.id}]"
         try:
-            path = self.store.write_output(
-                use.id, result.content, header=f"[full output of {call_text(use)} · id {use.id}]"
-            )
+            path = self.store.write_output(use.id, result.content, header=header)
         except OSError:  # not on disk, so not cut: L1, L2 and L4 still keep the request in bounds
             return result, None
-        capped = cap_result(
-            use,
-            result,
-            max_tokens=limit,
-            tokens=tokens,
-            count_text=self.counter.count_text,
-            saved_to=str(path),
-        )
+        count, saved = self.counter.count_text, str(path)
+        capped = cap_result(use, result, max_tokens=limit, tokens=tokens, count_text=count, saved_to=saved)
         after = self.counter.count_text(capped.content)
         event = CompactEvent("cap", "ingest", 1, 1, tokens, after, None, str(path), self._clock() - start)
         return capped, event
@@ -145,7 +147,7 @@ class ContextEngine:
                 messages, frame, total, events, layer="summarize", trigger="auto", focus=None
             )
             messages, total = outcome.messages, outcome.tokens
-            failed = total >= th.trigger_at
+            failed = outcome.acted and total >= th.trigger_at  # nothing to condense is not a failure
             self._note_result(failed, events)
         if total >= th.emergency_at or (failed and total >= th.trigger_at):
             messages, total = self._emergency(messages, frame, total, events, trigger="auto")
@@ -292,7 +294,8 @@ class ContextEngine:
             counts = self._counts(messages)
             room = th.keep_tail - sum(counts[end:])
             cut = find_safe_cut(messages[:end], counts[:end], max(room, 0), floor=base + 1)
-        if cut <= base:
+        # Condensing a span no larger than a record frees nothing: no model call for it.
+        if cut <= base or (layer != "manual" and sum(self._counts(messages[base:cut])) <= th.summary_cap):
             return _Outcome(messages, total, False)
         span, tail = messages[:cut], messages[cut:]
         saved = self._save(span, "compact" if layer == "summarize" else layer, events)

@@ -21,6 +21,7 @@ from agent_cli.settings import ContextSettings
 
 __all__ = [
     "ENGINE_NOTE_PREFIX",
+    "MIN_SHARED_CAP",
     "Counter",
     "Frame",
     "Thresholds",
@@ -51,6 +52,7 @@ CLEAR_BATCH_SHARE = 0.125
 # L0 cuts a single tool result to at most this share of B: the newest round stays
 # verbatim through a summary, so it must leave room for the rest in a small window.
 TOOL_RESULT_SHARE = 0.5
+MIN_SHARED_CAP = 256  # tokens each result of a very wide round may still keep
 # Replies may take at most this share of a small window (the rest holds the prompt).
 OUTPUT_SHARE = 0.25
 MIN_OUTPUT_TOKENS = 1_024
