@@ -460,3 +460,20 @@ def test_the_results_of_one_turn_share_the_ingest_cap(tmp_path: Path) -> None:
     assert total <= cap * 1.1, (total, cap)
     alone, _ = engine.ingest(uses[0], ToolResult(uses[0].id, filler(cap * 4, "solo")))
     assert counter.count_text(alone.content) > cap * 0.8
+
+
+def test_the_files_touched_are_carried_from_record_to_record(tmp_path: Path) -> None:
+    """Whatever the model's summary says, the list of files survives any number of compactions."""
+    engine, _, _ = make_engine(tmp_path, FakeSummarizer(["## Work state\nbusy"] * 3))
+    history = [user("fix the parser"), *tool_round("read_file", {"path": "src/a.py"}, "a")]
+    history += [assistant("read a"), user("now b")]
+    history += tool_round("edit_file", {"path": "src/b.py", "old_string": "x", "new_string": "y"}, "ok")
+    first = engine.compact([*history, assistant("done with b"), user("next")], FRAME, None, "manual").messages
+    second_history = [*first, *tool_round("bash", {"command": "pytest tests/test_c.py"}, "1 passed")]
+    second_history += [assistant("tests pass"), user("thanks")]
+    second = engine.compact(second_history, FRAME, None, "manual").messages
+    record = second[0].summary
+    assert record is not None
+    listed = record.text.split("## Files touched so far")[1]
+    for path in ("src/a.py", "src/b.py", "tests/test_c.py"):
+        assert f"- {path}" in listed

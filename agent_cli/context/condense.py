@@ -36,7 +36,8 @@ def condensed_history(
     """The record replacing `span`, then `tail`. An empty `body` means the digest stands in."""
     text = cap_text(body or build_digest(span), thresholds.summary_cap, count_text)
     users = render_user_messages(collect_user_messages(span), thresholds.user_messages, count_text)
-    text = repair(text, check(span_facts(span), text + "\n" + users, tail))
+    facts = span_facts(span)
+    text = repair(text, check(facts, text + "\n" + users, tail), facts.paths)
     record = assemble_record(
         body=text,
         users=users,

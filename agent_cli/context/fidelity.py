@@ -17,9 +17,13 @@ from agent_cli.context.policy import is_engine_note
 from agent_cli.context.signals import call_paths, failure
 from agent_cli.messages import Message
 
-__all__ = ["Facts", "check", "repair", "span_facts"]
+__all__ = ["FILES_HEADER", "Facts", "carried_paths", "check", "files_section", "repair", "span_facts"]
 
 REQUEST_PROBE_CHARS = 160  # how much of the request must appear verbatim
+# Every record ends with the files touched so far, built by code and carried from record to
+# record, so "which files" survives any number of compactions whatever the model wrote.
+FILES_HEADER = "## Files touched so far (listed by code)"
+MAX_LISTED_FILES = 300
 ERROR_PROBE_CHARS = 200
 
 
@@ -46,6 +50,9 @@ def span_facts(span: Sequence[Message]) -> Facts:
     paths: dict[str, None] = {}
     calls: dict[str, str] = {}
     for message in span:
+        if message.summary is not None:
+            for path in carried_paths(message.summary.text):
+                paths.setdefault(path, None)
         if message.is_plain_user and not is_engine_note(message) and message.text.strip():
             request = message.text.strip()
         for use in message.tool_uses:
@@ -88,18 +95,48 @@ def _error_probe(error: str) -> str:
     return " ".join(words[:12])
 
 
-def repair(record: str, missing: Facts) -> str:
-    """`record` with a section listing what the check found missing."""
-    if not missing:
-        return record
-    lines = ["## Also in the replaced part (added by a mechanical check)"]
-    if missing.last_request:
-        lines.append(f"- The user's last request: {missing.last_request}")
-    if missing.paths:
-        lines.append("- Files touched: " + ", ".join(missing.paths))
-    if missing.last_error:
-        lines.append(f"- Latest error, from {missing.error_call}: {missing.last_error}")
-    return record.rstrip() + "\n\n" + "\n".join(lines)
+def repair(record: str, missing: Facts, paths: Sequence[str] | None = None) -> str:
+    """`record` with what the check found missing, and the files section.
+
+    The files section lists `paths` (every file touched so far, carried from the
+    earlier record) or, without them, the paths the record left out.
+    """
+    parts = [record.rstrip()]
+    if missing.last_request or missing.last_error:
+        lines = ["## Also in the replaced part (added by a mechanical check)"]
+        if missing.last_request:
+            lines.append(f"- The user's last request: {missing.last_request}")
+        if missing.last_error:
+            lines.append(f"- Latest error, from {missing.error_call}: {missing.last_error}")
+        parts.append("\n".join(lines))
+    files = files_section(missing.paths if paths is None else paths)
+    if files:
+        parts.append(files)
+    return "\n\n".join(parts) if len(parts) > 1 else record
+
+
+def files_section(paths: Sequence[str]) -> str:
+    """The code-built list of every file touched so far ("" when none), the newest kept when long."""
+    if not paths:
+        return ""
+    shown = list(paths[-MAX_LISTED_FILES:])
+    lines = [FILES_HEADER, *(f"- {p}" for p in shown)]
+    if len(paths) > len(shown):
+        lines.append(f"({len(paths) - len(shown)} earlier files not listed; recall finds them)")
+    return "\n".join(lines)
+
+
+def carried_paths(record: str) -> list[str]:
+    """The files an earlier record listed in its files section."""
+    start = record.find(FILES_HEADER)
+    if start == -1:
+        return []
+    paths = []
+    for line in record[start + len(FILES_HEADER) :].splitlines()[1:]:
+        if not line.startswith("- "):
+            break
+        paths.append(line[2:].strip())
+    return paths
 
 
 def _message_text(message: Message) -> str:
