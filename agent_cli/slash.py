@@ -108,13 +108,13 @@ def format_context_line(
     model: str, tokens: int | None, window: int, trigger_at: int, trigger_ratio: float,
     width: int | None = None,
 ) -> str:
-    """The bottom toolbar: `model · context 41,200 / 200,000 (21%) · auto-compact at 80% (153k)`.
+    """The bottom toolbar: `model · context 41,200 / 200,000 (21%) · auto-compact at 153k (80% of budget)`.
 
     Shorter forms when `width` columns cannot hold it: the percentage matters most.
     """
     pct = "" if tokens is None else f" ({tokens * 100 // max(window, 1)}%)"
     used = "context …" if tokens is None else f"context {tokens:,} / {window:,}{pct}"
-    line = f"{model} · {used} · auto-compact at {trigger_ratio:.0%} ({format_tokens(trigger_at)})"
+    line = f"{model} · {used} · auto-compact at {format_tokens(trigger_at)} ({trigger_ratio:.0%} of budget)"
     if width is None or len(line) <= width:
         return line
     count = "…" if tokens is None else f"{format_tokens(tokens)}/{format_tokens(window)}{pct}"

@@ -305,12 +305,16 @@ def test_help_table_shows_arguments_literally() -> None:
     assert "/compact [focus]" in text and "/resume [id]" in text and "/exit" in text
 
 
+FULL_TOOLBAR = "claude-sonnet-4-5 · context 41,200 / 200,000 (20%) · auto-compact at 153k (80% of budget)"
+
+
 @pytest.mark.parametrize(
     ("tokens", "width", "expected"),
     [
-        (41_200, None, "claude-sonnet-4-5 · context 41,200 / 200,000 (20%) · auto-compact at 80% (153k)"),
-        (None, None, "claude-sonnet-4-5 · context … · auto-compact at 80% (153k)"),
-        (41_200, 80, "claude-sonnet-4-5 · context 41,200 / 200,000 (20%) · auto-compact at 80% (153k)"),
+        (41_200, None, FULL_TOOLBAR),
+        (None, None, "claude-sonnet-4-5 · context … · auto-compact at 153k (80% of budget)"),
+        (41_200, 100, FULL_TOOLBAR),
+        (41_200, 80, "claude-sonnet-4-5 · 41k/200k (20%) · compacts at 153k"),
         (41_200, 60, "claude-sonnet-4-5 · 41k/200k (20%) · compacts at 153k"),  # a narrow terminal
         (41_200, 30, "41k/200k (20%)"),
     ],

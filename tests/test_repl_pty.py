@@ -80,7 +80,7 @@ def expect(child: pexpect.spawn, pattern: object) -> None:
 def test_a_session_through_the_terminal(tmp_path: Path, server: FakeModelServer) -> None:
     child, project = spawn(tmp_path, server)
     try:
-        expect(child, "auto-compact at 80%")  # the toolbar: the prompt is on the screen
+        expect(child, "auto-compact at ")  # the toolbar: the prompt is on the screen
         child.send("what is the answer?\r")
         expect(child, "Ask me anything else")
         assert "The answer is" in ANSI.sub("", child.before)
@@ -120,7 +120,7 @@ def test_a_session_through_the_terminal(tmp_path: Path, server: FakeModelServer)
 def test_escape_enter_adds_a_line_and_ctrl_d_leaves(tmp_path: Path, server: FakeModelServer) -> None:
     child, _ = spawn(tmp_path, server)
     try:
-        expect(child, "auto-compact at 80%")
+        expect(child, "auto-compact at ")
         child.send("line one\x1b\rline two\r")
         expect(child, "Ask me anything else")
         assert _last_user_text(server.requests[-1]) == "line one\nline two"
@@ -134,7 +134,7 @@ def test_escape_enter_adds_a_line_and_ctrl_d_leaves(tmp_path: Path, server: Fake
 def test_ctrl_c_cancels_a_running_turn_and_the_next_works(tmp_path: Path, server: FakeModelServer) -> None:
     child, _ = spawn(tmp_path, server)
     try:
-        expect(child, "auto-compact at 80%")
+        expect(child, "auto-compact at ")
         child.send("take your time\r")
         expect(child, "thinking")  # the spinner: waiting for the model
         child.send("\x03")

@@ -202,7 +202,7 @@ def test_a_message_runs_a_turn_and_the_toolbar_follows(tmp_path: Path) -> None:
     assert "Hello **there**." in text  # a StringIO console is not a terminal: plain text
     assert h.repl.context_tokens is not None and h.repl.context_tokens > 0
     assert f"context {h.repl.context_tokens:,} / 200,000" in h.repl.toolbar()
-    assert "auto-compact at 80%" in h.repl.toolbar()
+    assert "auto-compact at " in h.repl.toolbar()
 
 
 def test_unknown_command_hint_and_ctrl_c_twice_exits(tmp_path: Path) -> None:
