@@ -27,14 +27,14 @@ from agent_cli.errors import AgentError, ConfigError
 from agent_cli.events import WarningEvent
 from agent_cli.instructions import load_project_instructions
 from agent_cli.loop import AgentLoop
-from agent_cli.messages import Message
+from agent_cli.messages import Message, Usage
 from agent_cli.models import UNKNOWN_WINDOW, lookup
 from agent_cli.prompts import build_system_prompt
 from agent_cli.providers.base import Provider
 from agent_cli.providers.factory import DEFAULT_MODELS, create_provider
 from agent_cli.providers.retry import RetryPolicy
 from agent_cli.redact import Redactor
-from agent_cli.session import SessionLog, latest_session_id, load_session, resolve_session_id
+from agent_cli.session import SessionLog, latest_session_id, load_session, read_records, resolve_session_id
 from agent_cli.settings import Settings
 from agent_cli.summarizer import ProviderSummarizer
 from agent_cli.tokens.counter import TokenCounter
@@ -214,6 +214,8 @@ def build(args: CliArgs, *, env: dict[str, str], cwd: Path, interactive: bool) -
         session_id=session.id,
     )
     loop_ref.append(loop)
+    if history:
+        _restore_anchor(loop, engine, session.path)
     return Built(settings, loop, session, engine, window, model, warnings, make_provider, redactor, meta)
 
 
@@ -280,6 +282,26 @@ def _reopen(
     return session, list(loaded.messages)
 
 
+def _restore_anchor(loop: AgentLoop, engine: ContextEngine, log: Path) -> None:
+    """Count a resumed history from the provider's last report, as if the session had not stopped.
+
+    The last usage event was reported for the history up to the last assistant
+    message; with that prefix anchored, only what came after is counted locally.
+    """
+    records, _ = read_records(log)
+    usage = next(
+        (
+            Usage.from_json(r["event"]["usage"])
+            for r in reversed(records)
+            if r.get("kind") == "event" and (r.get("event") or {}).get("type") == "usage"
+        ),
+        None,
+    )
+    replies = [i for i, m in enumerate(loop.history) if m.role == "assistant"]
+    if usage is not None and replies:
+        engine.observe(loop.frame, loop.history[: replies[-1]], usage)
+
+
 def resume_into(built: Built, session_id: str) -> None:
     """Switch a running REPL to another session of this project (`/resume ID`)."""
     root = built.settings.project_root
@@ -290,8 +312,9 @@ def resume_into(built: Built, session_id: str) -> None:
     built.loop.session_id = session.id
     built.loop.history = history
     built.engine.store = TranscriptStore(session.dir, redactor=built.redactor)
-    built.engine.counter = TokenCounter(built.model, built.settings.provider.name)  # no anchor from before
+    built.engine.counter = TokenCounter(built.model, built.settings.provider.name)
     built.engine.retarget(built.window, built.engine.max_output)
+    _restore_anchor(built.loop, built.engine, session.path)
 
 
 def _deny_until_repl_asks(name: str, args: Mapping[str, Any]) -> Literal["yes", "no", "always"]:
