@@ -252,7 +252,7 @@ class ContextEngine:
         path = self._save(plan.originals, "clear", events)
         if path is None:
             return messages, total
-        after = self._count(frame, plan.messages)
+        after = self._recount(frame, messages, plan.messages)
         events.append(
             CompactEvent(
                 "clear",
@@ -350,16 +350,16 @@ class ContextEngine:
     def _rebuild(
         self, span: list[Message], tail: list[Message], frame: Frame, body: str, path: str, pending: bool
     ) -> tuple[list[Message], int]:
-        new = condensed_history(
-            span,
-            tail,
-            body,
-            path,
-            thresholds=self.thresholds,
-            count_text=self.counter.count_text,
-            pending=pending,
-        )
-        return new, self._count(frame, new)
+        th, count = self.thresholds, self.counter.count_text
+        new = condensed_history(span, tail, body, path, thresholds=th, count_text=count, pending=pending)
+        return new, self._recount(frame, [*span, *tail], new)
+
+    def _recount(self, frame: Frame, before: list[Message], after: list[Message]) -> int:
+        """`after` counted on the scale of `before` (the provider's, when anchored): figures agree."""
+        fixed = self.counter.count_frame(frame.system, frame.tools)
+        local_before = fixed + sum(self._counts(before))
+        scale = self._count(frame, before) / max(local_before, 1)
+        return max(round((fixed + sum(self._counts(after))) * scale), 1)
 
     def _emergency(
         self, messages: list[Message], frame: Frame, total: int, events: list[EngineEvent], *, trigger: str
@@ -379,7 +379,7 @@ class ContextEngine:
         if path is None:
             return messages, total
         new = apply_drop(messages, plan, marker_text(len(dropped), path))
-        after = self._count(frame, new)
+        after = self._recount(frame, messages, new)
         took, n = self._clock() - start, len(messages)
         events.append(CompactEvent("emergency", trigger, n, len(new), total, after, None, path, took))
         return new, after
