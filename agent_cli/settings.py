@@ -34,7 +34,7 @@ class ContextSettings:
     target_ratio: float = 0.45  # after compacting, the request is at most this share of the budget
     emergency_ratio: float = 0.95  # L4 fires above this share of the budget
     clear_ratio: float = 0.50  # L1 (clear old tool results) may start above this share
-    clear_protect_tokens: int = 40_000  # newest tool results kept verbatim by L1
+    clear_protect_tokens: int = 25_000  # newest tool results kept verbatim by L1
     clear_min_batch_tokens: int = 20_000  # L1 acts only when it frees at least this much
     tool_result_max_tokens: int = 20_000  # L0: larger tool results are cut to head + tail
     keep_tail_tokens: int = 12_000  # L2 keeps this much recent conversation verbatim (clamped)

@@ -48,7 +48,9 @@ def test_small_windows_still_get_l1() -> None:
     th = compute_thresholds(ContextSettings(), 32_000, 4_000)
     assert th.clear_protect < th.budget // 2 and th.clear_min_batch < th.budget // 4
     big = compute_thresholds(ContextSettings(), 1_000_000, 32_000)
-    assert (big.clear_protect, big.clear_min_batch) == (40_000, 20_000)  # the configured values
+    configured = ContextSettings()
+    assert big.clear_protect == configured.clear_protect_tokens  # the configured values
+    assert big.clear_min_batch == configured.clear_min_batch_tokens
 
 
 # -- safe cuts ----------------------------------------------------------------

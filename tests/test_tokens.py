@@ -476,16 +476,31 @@ def test_ratio_not_learned_for_exact_models() -> None:
     assert c.count_text("hello world") == 2
 
 
-def test_ratio_not_learned_from_anchored_requests_or_tiny_ones() -> None:
+def test_ratio_not_learned_from_tiny_steps_or_tiny_requests() -> None:
     c = TokenCounter("claude-opus-4", "anthropic")
     sent = _history(9)
     c.observe(SYSTEM, TOOLS, sent, Usage(input_tokens=round(c.raw_request(SYSTEM, TOOLS, sent) * 1.5)))
     learned = c.ratio
     assert learned != 1.25
-    c.observe(SYSTEM, TOOLS, [*sent, Message.user("hi")], Usage(input_tokens=1_000_000))  # anchored
+    c.observe(SYSTEM, TOOLS, [*sent, Message.user("hi")], Usage(input_tokens=1_000_000))  # a tiny step
     assert c.ratio == learned
     c.observe("", (), [Message.user("hi")], Usage(input_tokens=900))  # too small to learn from
     assert c.ratio == learned
+
+
+def test_ratio_follows_anchored_steps() -> None:
+    """Each report after the first teaches the ratio from what it grew by, so the count keeps up."""
+    c = TokenCounter("claude-opus-4", "anthropic")
+    sent = _history(9)
+    reported = round(c.raw_request(SYSTEM, TOOLS, sent) * 1.0)
+    c.observe(SYSTEM, TOOLS, sent, Usage(input_tokens=reported))
+    for step in range(12):
+        added = _history(6, seed=f"step{step}")
+        grown = round(sum(c.message_tokens(m).total for m in added) * 1.6)
+        sent = [*sent, *added]
+        reported += grown
+        c.observe(SYSTEM, TOOLS, sent, Usage(input_tokens=reported))
+    assert c.ratio == pytest.approx(1.6, rel=0.02)
 
 
 def test_calibrate_overflow_anchors_and_learns() -> None:

@@ -364,9 +364,12 @@ class TokenCounter:
     ) -> None:
         """Record what the provider reported for the request just sent.
 
-        Sets the anchor; and, if that request would have been counted locally in
-        full (no anchor applied), learns the ratio from it. A report of zero
-        tokens (a server that sends no usage) changes nothing.
+        Sets the anchor, and learns the ratio: from the whole request when it
+        would have been counted locally in full (no anchor applied), else from
+        the step (what the report grew by, against the local count of the
+        messages added since the anchor), so the ratio keeps following the
+        content of the session. A report of zero tokens (a server that sends no
+        usage) changes nothing.
         """
         reported = usage.prompt_tokens
         if reported <= 0:
@@ -375,6 +378,9 @@ class TokenCounter:
         previous = self._anchor
         if previous is None or not self._extends(previous, key, sent_messages):
             self._learn(reported, self.raw_request(system, tools, sent_messages))
+        elif reported > previous.tokens:
+            added = sent_messages[len(previous.message_ids) :]
+            self._learn(reported - previous.tokens, sum(self.message_tokens(m).total for m in added))
         self._anchor = Anchor(key, tuple(m.id for m in sent_messages), reported)
 
     def calibrate_overflow(
