@@ -364,12 +364,9 @@ class TokenCounter:
     ) -> None:
         """Record what the provider reported for the request just sent.
 
-        Sets the anchor, and learns the ratio: from the whole request when it
-        would have been counted locally in full (no anchor applied), else from
-        the step (what the report grew by, against the local count of the
-        messages added since the anchor), so the ratio keeps following the
-        content of the session. A report of zero tokens (a server that sends no
-        usage) changes nothing.
+        Sets the anchor and learns the ratio: from the whole request when no anchor
+        applied, else from the step (what the report grew by, against the local count
+        of the messages added since). A report of zero tokens changes nothing.
         """
         reported = usage.prompt_tokens
         if reported <= 0:
