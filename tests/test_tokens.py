@@ -528,15 +528,6 @@ def test_falls_back_to_estimate_without_vocab(tmp_path: Path) -> None:
     assert c.ratio == pytest.approx(1.2, rel=1e-3)
 
 
-def test_breakdown_adds_up() -> None:
-    c = TokenCounter("gpt-4o", "openai")
-    msgs = _history(9)
-    b = c.breakdown(SYSTEM, TOOLS, msgs)
-    assert b.system > 0 and b.tools > 0 and b.tool_uses > 0 and b.tool_results > 0 and b.text > 0
-    assert b.messages == 9 and not b.request.anchored
-    assert b.local_total == c.count_request(SYSTEM, TOOLS, msgs) == b.request.total
-
-
 def test_module_has_no_global_counter_state() -> None:
     mutable = {
         name

@@ -38,7 +38,6 @@ from agent_cli.tokens.estimate import estimate_tokens
 
 __all__ = [
     "Anchor",
-    "ContextBreakdown",
     "Encoder",
     "MessageTokens",
     "RequestCount",
@@ -118,33 +117,6 @@ class RequestCount:
     anchor_tokens: int
     appended_messages: int
     appended_tokens: int
-
-
-@dataclass(frozen=True, slots=True)
-class ContextBreakdown:
-    """Where a request's tokens go, counted locally (scaled by the ratio), for /context."""
-
-    system: int
-    tools: int
-    text: int
-    tool_uses: int
-    tool_results: int
-    summaries: int
-    overhead: int
-    messages: int
-    request: RequestCount
-
-    @property
-    def local_total(self) -> int:
-        return (
-            self.system
-            + self.tools
-            + self.text
-            + self.tool_uses
-            + self.tool_results
-            + self.summaries
-            + self.overhead
-        )
 
 
 def _canonical_json(value: Any) -> str:
@@ -334,24 +306,6 @@ class TokenCounter:
         if n and messages[n - 1].id != ids[-1]:  # the usual mismatch, found without a scan
             return False
         return all(messages[i].id == ids[i] for i in range(n))
-
-    def breakdown(
-        self, system: str, tools: Sequence[ToolSpec], messages: Sequence[Message]
-    ) -> ContextBreakdown:
-        """Local counts by kind of content, plus how `count_request` counts this request."""
-        system_raw, tools_raw = self._frame_tokens(frame_key(system, tools), system, tools)
-        parts = [self.message_tokens(m) for m in messages]
-        return ContextBreakdown(
-            system=self._scale(system_raw),
-            tools=self._scale(tools_raw),
-            text=self._scale(sum(p.text for p in parts)),
-            tool_uses=self._scale(sum(p.tool_uses for p in parts)),
-            tool_results=self._scale(sum(p.tool_results for p in parts)),
-            summaries=self._scale(sum(p.summaries for p in parts)),
-            overhead=self._scale(sum(p.overhead for p in parts)),
-            messages=len(messages),
-            request=self.explain_request(system, tools, messages),
-        )
 
     # -- learning from the provider ---------------------------------------
 
