@@ -27,7 +27,7 @@ from typing import Any
 from agent_cli.errors import ProviderError, TransientError
 from agent_cli.messages import Block, Message, SummaryBlock, TextBlock, ToolUse, Usage
 from agent_cli.providers.base import Completion, Request, StopReason, StreamEvent, TextDelta
-from agent_cli.providers.errors import body_message, classify_http
+from agent_cli.providers.errors import body_message, classify_http, translate_errors
 
 __all__ = ["AnthropicProvider", "StreamAssembler", "from_wire", "load_sdk", "to_wire"]
 
@@ -280,24 +280,19 @@ class AnthropicProvider:
         return self._client
 
     def stream(self, request: Request) -> Iterator[StreamEvent]:
+        return translate_errors(self._events(request), _classify)
+
+    def _events(self, request: Request) -> Iterator[StreamEvent]:
         wire = to_wire(request, self._model, caching=self.prompt_caching)
-        try:
-            if not self.streaming:
-                response = self._sdk().messages.create(**wire)
-                yield from_wire(response.model_dump(), self._model)
-                return
-            assembler = StreamAssembler(self._model)
-            with self._sdk().messages.create(**wire, stream=True) as events:
-                for event in events:
-                    text = assembler.feed(event.model_dump())
-                    if text:
-                        yield TextDelta(text)
-            completion = assembler.finish()
-        except ProviderError:
-            raise
-        except Exception as exc:
-            error = _classify(exc)
-            if error is None:
-                raise
-            raise error from exc
+        if not self.streaming:
+            response = self._sdk().messages.create(**wire)
+            yield from_wire(response.model_dump(), self._model)
+            return
+        assembler = StreamAssembler(self._model)
+        with self._sdk().messages.create(**wire, stream=True) as events:
+            for event in events:
+                text = assembler.feed(event.model_dump())
+                if text:
+                    yield TextDelta(text)
+        completion = assembler.finish()
         yield completion

@@ -25,7 +25,7 @@ from __future__ import annotations
 import email.utils
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 
 from agent_cli.errors import (
     AuthError,
@@ -36,6 +36,7 @@ from agent_cli.errors import (
     RateLimitError,
     TransientError,
 )
+from agent_cli.providers.base import StreamEvent
 
 __all__ = [
     "API_KEY_ENV",
@@ -46,6 +47,7 @@ __all__ = [
     "one_line",
     "parse_overflow_counts",
     "parse_retry_after",
+    "translate_errors",
 ]
 
 API_KEY_ENV = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
@@ -232,3 +234,21 @@ def classify_http(
             status=status,
         )
     return FatalProviderError(f"{where}request failed ({label}): {text}", status=status)
+
+
+def translate_errors(
+    events: Iterator[StreamEvent], classify: Callable[[BaseException], ProviderError | None]
+) -> Iterator[StreamEvent]:
+    """`events`, with SDK and transport exceptions raised as the error tree's members.
+
+    Exceptions `classify` does not know (bugs, not provider failures) go up unchanged.
+    """
+    try:
+        yield from events
+    except ProviderError:
+        raise
+    except Exception as exc:
+        error = classify(exc)
+        if error is None:
+            raise
+        raise error from exc

@@ -32,7 +32,7 @@ from typing import Any
 from agent_cli.errors import FatalProviderError, ProviderError, TransientError
 from agent_cli.messages import Block, Message, SummaryBlock, TextBlock, ToolResult, ToolUse, Usage, new_id
 from agent_cli.providers.base import Completion, Request, StopReason, StreamEvent, TextDelta
-from agent_cli.providers.errors import body_message, classify_http
+from agent_cli.providers.errors import body_message, classify_http, translate_errors
 
 __all__ = ["ChunkAssembler", "OpenAIProvider", "from_wire", "load_sdk", "parse_arguments", "to_wire"]
 
@@ -312,27 +312,22 @@ class OpenAIProvider:
         return self._client
 
     def stream(self, request: Request) -> Iterator[StreamEvent]:
+        return translate_errors(self._events(request), _classify)
+
+    def _events(self, request: Request) -> Iterator[StreamEvent]:
         wire = to_wire(request, self._model, max_tokens_param=self._max_tokens_param)
-        try:
-            if not self.streaming:
-                response = self._sdk().chat.completions.create(**wire)
-                yield from_wire(response.model_dump(), self._model)
-                return
-            assembler = ChunkAssembler(self._model)
-            chunks = self._sdk().chat.completions.create(
-                **wire, stream=True, stream_options={"include_usage": True}
-            )
-            with chunks:
-                for chunk in chunks:
-                    text = assembler.feed(chunk.model_dump())
-                    if text:
-                        yield TextDelta(text)
-            completion = assembler.finish()
-        except ProviderError:
-            raise
-        except Exception as exc:
-            error = _classify(exc)
-            if error is None:
-                raise
-            raise error from exc
+        if not self.streaming:
+            response = self._sdk().chat.completions.create(**wire)
+            yield from_wire(response.model_dump(), self._model)
+            return
+        assembler = ChunkAssembler(self._model)
+        chunks = self._sdk().chat.completions.create(
+            **wire, stream=True, stream_options={"include_usage": True}
+        )
+        with chunks:
+            for chunk in chunks:
+                text = assembler.feed(chunk.model_dump())
+                if text:
+                    yield TextDelta(text)
+        completion = assembler.finish()
         yield completion
