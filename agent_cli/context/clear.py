@@ -14,14 +14,12 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from agent_cli.context.policy import Thresholds
 from agent_cli.messages import Block, Message, ToolResult, ToolUse
 
 __all__ = [
     "STUB_PREFIX",
     "ClearPlan",
     "apply_clear",
-    "clear_reaches",
     "clearable",
     "is_stub",
     "plan_clear",
@@ -135,9 +133,3 @@ def plan_clear(
     if not to_clear or freed < min_batch_tokens:
         return None
     return apply_clear(messages, to_clear, freed)
-
-
-def clear_reaches(messages: Sequence[Message], counts: Sequence[int], total: int, th: Thresholds) -> bool:
-    """Whether L1 alone would bring a `total`-token request down to the target (past the trigger)."""
-    to_clear, freed = clearable(messages, counts, protect_tokens=th.clear_protect)
-    return bool(to_clear) and freed >= th.clear_min_batch and total - freed <= th.target

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from agent_cli.context.breakdown import Breakdown, compute_breakdown
 from agent_cli.context.cap import cap_result
-from agent_cli.context.clear import apply_clear, clear_reaches, clearable
+from agent_cli.context.clear import apply_clear, clearable
 from agent_cli.context.condense import condensed_history, engine_prefix
 from agent_cli.context.cut import find_safe_cut, open_round_start
 from agent_cli.context.emergency import apply_drop, marker_text, plan_drop
@@ -136,11 +136,8 @@ class ContextEngine:
         if total < th.clear_at:
             return Prepared(messages, [])
         events: list[EngineEvent] = []
-        # Hysteresis: past the trigger, L1 alone will do only if it reaches the target; otherwise
-        # L2 takes the span whole (its summary then sees the tool output, not stubs).
         past = total >= th.trigger_at and self.auto_compact
-        if not past or clear_reaches(messages, self._counts(messages), total, th):
-            messages, total = self._clear(messages, frame, total, events)
+        messages, total = self._clear(messages, frame, total, events, past=past)
         failed = False
         if total >= th.trigger_at and self.auto_compact:
             outcome = self._condense(
@@ -233,9 +230,10 @@ class ContextEngine:
         return [self.counter.count_message(m) for m in messages]
 
     def _clear(
-        self, messages: list[Message], frame: Frame, total: int, events: list[EngineEvent]
+        self, messages: list[Message], frame: Frame, total: int, events: list[EngineEvent], *, past: bool
     ) -> tuple[list[Message], int]:
-        """L1: stub old tool results when a big enough batch can go."""
+        """L1: stub old tool results when a big enough batch can go. Past the trigger it must also
+        reach the target, else L2 takes the span whole (its summary sees the output, not stubs)."""
         th = self.thresholds
         key = messages[0].id if messages else ""
         if key == self._clear_skip[0] and total < self._clear_skip[1]:
@@ -246,6 +244,8 @@ class ContextEngine:
             # history (same first message) has not grown by the shortfall, there is no
             # need to look again. Keeps prepare O(new content) above the L1 line.
             self._clear_skip = (key, total + th.clear_min_batch - freed)
+            return messages, total
+        if past and total - freed > th.target:
             return messages, total
         start = self._clock()
         plan = apply_clear(messages, to_clear, freed)
