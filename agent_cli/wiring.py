@@ -14,7 +14,6 @@ import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Literal
 
 from agent_cli import __version__
 from agent_cli.approvals import Approver, AutoApprover, HeadlessApprover
@@ -107,7 +106,7 @@ def run_cli(args: CliArgs, *, env: dict[str, str] | None = None, cwd: Path | Non
         return _fail("stdout is not a terminal; for output to a file or a pipe use agent -p PROMPT")
     try:
         built = build(
-            args, env=dict(os.environ) if env is None else env, cwd=cwd or Path.cwd(), interactive=interactive
+            args, env=dict(os.environ) if env is None else env, cwd=cwd or Path.cwd()
         )
     except ConfigError as exc:
         return _fail(str(exc))
@@ -142,7 +141,7 @@ def _headless(built: Built, args: CliArgs) -> int:
         built.session.close()
 
 
-def build(args: CliArgs, *, env: dict[str, str], cwd: Path, interactive: bool) -> Built:
+def build(args: CliArgs, *, env: dict[str, str], cwd: Path) -> Built:
     flags = Flags(provider=args.provider, model=args.model, context_window=args.context_window, yes=args.yes)
     settings = load_settings(config_path=args.config, env=env, flags=flags, cwd=cwd)
     root = settings.project_root
@@ -184,15 +183,9 @@ def build(args: CliArgs, *, env: dict[str, str], cwd: Path, interactive: bool) -
         store=TranscriptStore(session.dir, redactor=redactor),
         summarize=summarizer,
     )
-    approver: Approver
-    if settings.approvals.yes:
-        approver = AutoApprover()
-    elif interactive:
-        from agent_cli.approvals import InteractiveApprover
-
-        approver = InteractiveApprover(_deny_until_repl_asks, settings.approvals.allow)
-    else:
-        approver = HeadlessApprover(settings.approvals.allow)
+    # The REPL replaces this with an approver that asks the user (repl.Repl.install_approver).
+    allow = settings.approvals.allow
+    approver: Approver = AutoApprover() if settings.approvals.yes else HeadlessApprover(allow)
     tool_ctx = ToolContext(
         root=root,
         allow_outside_root=settings.tools.allow_outside_root,
@@ -315,11 +308,6 @@ def resume_into(built: Built, session_id: str) -> None:
     built.engine.counter = TokenCounter(built.model, built.settings.provider.name)
     built.engine.retarget(built.window, built.engine.max_output)
     _restore_anchor(built.loop, built.engine, session.path)
-
-
-def _deny_until_repl_asks(name: str, args: Mapping[str, Any]) -> Literal["yes", "no", "always"]:
-    """Placeholder asker; the REPL installs its own prompt before the first turn."""
-    return "no"
 
 
 def transcripts_command(action: str, arg: str | None, *, cwd: Path | None = None) -> int:

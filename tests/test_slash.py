@@ -170,7 +170,7 @@ class Harness:
         env = {"ANTHROPIC_API_KEY": "k", "HOME": str(tmp_path), "XDG_STATE_HOME": str(tmp_path / "state")}
         project = tmp_path / "project"
         project.mkdir()
-        self.built: Built = build(CliArgs(model="claude-sonnet-4-5"), env=env, cwd=project, interactive=True)
+        self.built: Built = build(CliArgs(model="claude-sonnet-4-5"), env=env, cwd=project)
         self.provider = ScriptedProvider(list(script))
         self.built.loop.set_provider(self.provider)
         self.out = StringIO()

@@ -23,8 +23,7 @@ def test_a_resumed_session_counts_from_the_last_report(tmp_path: Path) -> None:
     reported = Usage(input_tokens=50_000, output_tokens=9)
     log.log_event(UsageEvent("claude-sonnet-4-5", reported, 50_000, 200_000))
     log.close()
-    built = build(CliArgs(model="claude-sonnet-4-5", continue_session=True), env=env, cwd=tmp_path,
-                  interactive=False)
+    built = build(CliArgs(model="claude-sonnet-4-5", continue_session=True), env=env, cwd=tmp_path)
     history = built.loop.history
     assert [m.id for m in history] == [asked.id, answered.id]
     counted = built.engine.tokens(history, built.loop.frame)
@@ -34,7 +33,7 @@ def test_a_resumed_session_counts_from_the_last_report(tmp_path: Path) -> None:
 
 def test_switching_model_retargets_window_output_and_counter(tmp_path: Path) -> None:
     env = {**ENV, "XDG_CONFIG_HOME": str(tmp_path / "cfg"), "OPENAI_API_KEY": "sk-test-wiring-0000"}
-    built = build(CliArgs(model="claude-sonnet-4-5"), env=env, cwd=tmp_path, interactive=False)
+    built = build(CliArgs(model="claude-sonnet-4-5"), env=env, cwd=tmp_path)
     assert built.window == 200_000
     old_counter = built.engine.counter
     warning = switch_model(built, "claude-haiku-3-5-unknown-xyz")
