@@ -25,6 +25,7 @@ from agent_cli.events import (
     ToolResultEvent,
     WarningEvent,
 )
+from agent_cli.slash import describe_call
 
 __all__ = ["OutputFormat", "exit_code", "render_headless"]
 
@@ -83,8 +84,7 @@ def render_headless(
 
 def _progress_line(event: Event) -> str | None:
     if isinstance(event, ToolCallEvent):
-        arg = next(iter(event.input.values()), "") if event.input else ""
-        return f"• {event.name} {str(arg)[:80]}"
+        return f"• {event.name} {describe_call(event.name, event.input)}".rstrip()
     if isinstance(event, ToolResultEvent) and event.is_error:
         return f"  ✗ {event.content.splitlines()[0][:100] if event.content else 'error'}"
     if isinstance(event, CompactEvent):
