@@ -16,26 +16,32 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from agent_cli import __version__
-from agent_cli.approvals import Approver, AutoApprover, HeadlessApprover
-from agent_cli.config import Flags, load_settings
+from agent_cli.config.load import Flags, load_settings
+from agent_cli.config.settings import Settings
 from agent_cli.context.engine import ContextEngine
 from agent_cli.context.policy import output_for_window
-from agent_cli.context.transcripts import TranscriptStore
-from agent_cli.crash import internal_error
-from agent_cli.errors import AgentError, ConfigError
-from agent_cli.events import WarningEvent
-from agent_cli.instructions import load_project_instructions
-from agent_cli.loop import AgentLoop
-from agent_cli.messages import Message, Usage
-from agent_cli.models import UNKNOWN_WINDOW, lookup
-from agent_cli.prompts import build_system_prompt
+from agent_cli.core.approvals import Approver, AutoApprover, HeadlessApprover
+from agent_cli.core.errors import AgentError, ConfigError
+from agent_cli.core.events import WarningEvent
+from agent_cli.core.loop import AgentLoop
+from agent_cli.core.messages import Message, Usage
+from agent_cli.core.summary_call import ProviderSummarizer
+from agent_cli.prompt.instructions import load_project_instructions
+from agent_cli.prompt.system import build_system_prompt
 from agent_cli.providers.base import Provider
 from agent_cli.providers.factory import DEFAULT_MODELS, create_provider
+from agent_cli.providers.models import UNKNOWN_WINDOW, lookup
 from agent_cli.providers.retry import RetryPolicy
-from agent_cli.redact import Redactor
-from agent_cli.session import SessionLog, latest_session_id, load_session, read_records, resolve_session_id
-from agent_cli.settings import Settings
-from agent_cli.summarizer import ProviderSummarizer
+from agent_cli.store.archive import TranscriptStore
+from agent_cli.store.crash_log import internal_error
+from agent_cli.store.redact import Redactor
+from agent_cli.store.session_log import (
+    SessionLog,
+    latest_session_id,
+    load_session,
+    read_records,
+    resolve_session_id,
+)
 from agent_cli.tokens.counter import TokenCounter
 from agent_cli.tools.base import ToolContext
 from agent_cli.tools.registry import default_tools
@@ -115,14 +121,14 @@ def run_cli(args: CliArgs, *, env: dict[str, str] | None = None, cwd: Path | Non
     except OSError as exc:  # the project's .transcripts/ cannot be created or read
         return _fail(f"cannot open the session log: {exc}", 1)
     if interactive:
-        from agent_cli.repl import run_repl
+        from agent_cli.ui.repl import run_repl
 
         return run_repl(built)
     return _headless(built, args)
 
 
 def _headless(built: Built, args: CliArgs) -> int:
-    from agent_cli.headless import OutputFormat, render_headless
+    from agent_cli.ui.headless import OutputFormat, render_headless
 
     fmt: OutputFormat = args.output_format  # type: ignore[assignment]  # checked by run_cli
     assert args.prompt is not None
@@ -311,8 +317,8 @@ def resume_into(built: Built, session_id: str) -> None:
 
 
 def transcripts_command(action: str, arg: str | None, *, cwd: Path | None = None) -> int:
-    import agent_cli.transcripts_view as view
-    from agent_cli.session import list_sessions
+    import agent_cli.ui.transcript_views as view
+    from agent_cli.store.session_log import list_sessions
 
     root = cwd or Path.cwd()
     try:

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent_cli.context.engine import Frame, Prepared
-from agent_cli.errors import ContextOverflowError, ProviderError
-from agent_cli.events import CompactEvent, Event
-from agent_cli.messages import Block, Message, TextBlock, ToolResult, ToolUse, Usage
+from agent_cli.core.errors import ContextOverflowError, ProviderError
+from agent_cli.core.events import CompactEvent, Event
+from agent_cli.core.messages import Block, Message, TextBlock, ToolResult, ToolUse, Usage
 from agent_cli.providers.base import Completion, Request, StopReason, StreamEvent, TextDelta
 
 _ids = itertools.count(1)

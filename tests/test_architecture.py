@@ -10,12 +10,10 @@ from pathlib import Path
 import pytest
 
 PKG = Path(__file__).resolve().parent.parent / "agent_cli"
-UI_MODULES = {"cli", "repl", "render"}  # and any repl_*.py / render_*.py / ui_*.py module
 
 
 def _is_ui(path: Path) -> bool:
-    stem = path.stem
-    return path.parent == PKG and (stem in UI_MODULES or stem.startswith(("repl_", "render_", "ui_")))
+    return path == PKG / "cli.py" or path.parent == PKG / "ui"
 SDKS = {"anthropic": "providers/anthropic.py", "openai": "providers/openai.py"}
 
 

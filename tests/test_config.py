@@ -10,8 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agent_cli import paths
-from agent_cli.config import (
+from agent_cli.config.load import (
     PROJECT_RESTRICTED_KEYS,
     Flags,
     find_key_lines,
@@ -19,9 +18,10 @@ from agent_cli.config import (
     parse_config,
     resolve_settings,
 )
-from agent_cli.config_schema import SECTIONS, all_fields
-from agent_cli.errors import ConfigError
-from agent_cli.settings import Settings
+from agent_cli.config.schema import SECTIONS, all_fields
+from agent_cli.config.settings import Settings
+from agent_cli.core.errors import ConfigError
+from agent_cli.store import user_dirs as paths
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLE = REPO / "config.example.toml"

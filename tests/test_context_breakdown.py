@@ -9,12 +9,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 from test_context_fakes import assistant, filler, tool_round, user
 
+from agent_cli.config.settings import ContextSettings
 from agent_cli.context.breakdown import scale_parts
 from agent_cli.context.engine import ContextEngine, Frame
-from agent_cli.context.transcripts import TranscriptStore
-from agent_cli.messages import Message, SummaryBlock, Usage
+from agent_cli.core.messages import Message, SummaryBlock, Usage
 from agent_cli.providers.base import ToolSpec
-from agent_cli.settings import ContextSettings
+from agent_cli.store.archive import TranscriptStore
 from agent_cli.tokens.counter import TokenCounter
 
 FRAME = Frame("You are a careful coding agent. " * 300, (ToolSpec("read_file", "Read a file. " * 100, {}),))

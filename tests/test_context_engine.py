@@ -22,9 +22,9 @@ from test_context_fakes import (
 )
 
 from agent_cli.context.emergency import ACK
-from agent_cli.errors import ContextOverflowError, TransientError
-from agent_cli.events import CompactEvent, ErrorEvent, WarningEvent
-from agent_cli.messages import Message, SummaryBlock, ToolResult, ToolUse
+from agent_cli.core.errors import ContextOverflowError, TransientError
+from agent_cli.core.events import CompactEvent, ErrorEvent, WarningEvent
+from agent_cli.core.messages import Message, SummaryBlock, ToolResult, ToolUse
 from agent_cli.providers.base import Request
 
 

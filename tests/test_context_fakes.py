@@ -10,11 +10,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agent_cli.config.settings import ContextSettings
 from agent_cli.context.engine import ContextEngine, Frame
-from agent_cli.context.transcripts import TranscriptStore
-from agent_cli.messages import Block, Message, TextBlock, ToolResult, ToolUse, Usage
+from agent_cli.core.messages import Block, Message, TextBlock, ToolResult, ToolUse, Usage
 from agent_cli.providers.base import Request, ToolSpec
-from agent_cli.settings import ContextSettings
+from agent_cli.store.archive import TranscriptStore
 
 _ids = itertools.count(1)
 

@@ -21,8 +21,8 @@ from agent_cli.context.sections import (
     render_user_messages,
     scrub,
 )
-from agent_cli.context.summarize import span_request
-from agent_cli.messages import Message, SummaryBlock, ToolResult, ToolUse
+from agent_cli.context.summary_request import span_request
+from agent_cli.core.messages import Message, SummaryBlock, ToolResult, ToolUse
 
 count = FakeCounter().count_text
 

@@ -30,10 +30,10 @@ from test_context_fakes import (
 
 from agent_cli.context.emergency import ACK
 from agent_cli.context.engine import ContextEngine
-from agent_cli.errors import ContextOverflowError, TransientError
-from agent_cli.events import CompactEvent
-from agent_cli.history import pairing_errors as project_pairing_errors
-from agent_cli.messages import Message, SummaryBlock, ToolResult, ToolUse
+from agent_cli.core.errors import ContextOverflowError, TransientError
+from agent_cli.core.events import CompactEvent
+from agent_cli.core.messages import Message, SummaryBlock, ToolResult, ToolUse
+from agent_cli.core.pairing import pairing_errors as project_pairing_errors
 from agent_cli.providers.base import Request
 
 sizes = st.sampled_from([10, 200, 1_500, 5_000, 12_000])

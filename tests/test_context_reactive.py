@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from test_context_fakes import FRAME, assistant, filler, make_engine, pairing_errors, tool_round, user
 
-from agent_cli.context.transcripts import TranscriptStore
-from agent_cli.errors import ContextOverflowError
-from agent_cli.events import CompactEvent, WarningEvent
-from agent_cli.messages import Message, ToolResult, ToolUse
+from agent_cli.core.errors import ContextOverflowError
+from agent_cli.core.events import CompactEvent, WarningEvent
+from agent_cli.core.messages import Message, ToolResult, ToolUse
+from agent_cli.store.archive import TranscriptStore
 
 
 def chat(turns: int, size: int = 2_000) -> list[Message]:

@@ -13,10 +13,10 @@ from pathlib import Path
 
 from test_context_fakes import FRAME, assistant, filler, make_engine, user
 
-from agent_cli.context.transcripts import TranscriptStore
-from agent_cli.messages import Message, ToolResult, ToolUse
-from agent_cli.redact import Redactor
-from agent_cli.session import SessionLog
+from agent_cli.core.messages import Message, ToolResult, ToolUse
+from agent_cli.store.archive import TranscriptStore
+from agent_cli.store.redact import Redactor
+from agent_cli.store.session_log import SessionLog
 
 
 def call(use_id: str, name: str, args: dict[str, object], output: str) -> list[Message]:

@@ -12,7 +12,7 @@ from test_context_fakes import assistant, tool_round, user
 from agent_cli.context.digest import build_digest
 from agent_cli.context.fidelity import check, repair, span_facts
 from agent_cli.context.signals import Failure, call_paths, command_paths, failure
-from agent_cli.messages import Message, ToolResult, ToolUse
+from agent_cli.core.messages import Message, ToolResult, ToolUse
 
 
 @pytest.mark.parametrize(

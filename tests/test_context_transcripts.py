@@ -9,8 +9,8 @@ from pathlib import Path
 
 from test_context_fakes import assistant, tool_round, user
 
-from agent_cli.context.transcripts import TranscriptStore
-from agent_cli.messages import Message
+from agent_cli.core.messages import Message
+from agent_cli.store.archive import TranscriptStore
 
 
 def _mode(path: Path) -> int:
@@ -103,7 +103,7 @@ def test_recall_needs_a_phrase(tmp_path: Path) -> None:
 
 
 def test_secrets_are_redacted_before_reaching_disk(tmp_path: Path) -> None:
-    from agent_cli.redact import Redactor
+    from agent_cli.store.redact import Redactor
 
     key = "sk-ant-api03-STORECANARY0123456789abcdefghij"
     store = TranscriptStore(tmp_path / "s", redactor=Redactor([key]))

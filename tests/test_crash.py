@@ -5,7 +5,7 @@ from __future__ import annotations
 import stat
 from pathlib import Path
 
-from agent_cli.crash import internal_error
+from agent_cli.store.crash_log import internal_error
 from tests.e2e import agent_env, run_agent
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agent_cli.history import INTERRUPTED_RESULT, pairing_errors, repair_history
-from agent_cli.messages import Block, Message, SummaryBlock, TextBlock, ToolResult, ToolUse
+from agent_cli.core.messages import Block, Message, SummaryBlock, TextBlock, ToolResult, ToolUse
+from agent_cli.core.pairing import INTERRUPTED_RESULT, pairing_errors, repair_history
 
 
 def use(i: str) -> ToolUse:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_cli.instructions import load_project_instructions
+from agent_cli.prompt.instructions import load_project_instructions
 
 
 def write(root: Path, name: str, data: str | bytes) -> None:

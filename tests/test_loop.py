@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from agent_cli.approvals import AutoApprover, HeadlessApprover
-from agent_cli.errors import ContextOverflowError, RateLimitError, TransientError
-from agent_cli.events import (
+from agent_cli.core.approvals import AutoApprover, HeadlessApprover
+from agent_cli.core.errors import ContextOverflowError, RateLimitError, TransientError
+from agent_cli.core.events import (
     AssistantText,
     CompactEvent,
     ErrorEvent,
@@ -21,10 +21,10 @@ from agent_cli.events import (
     ToolCallEvent,
     ToolResultEvent,
 )
-from agent_cli.history import pairing_errors
-from agent_cli.hooks import Hooks
-from agent_cli.loop import AgentLoop
-from agent_cli.messages import Message, ToolResult, ToolUse
+from agent_cli.core.hooks import Hooks
+from agent_cli.core.loop import AgentLoop
+from agent_cli.core.messages import Message, ToolResult, ToolUse
+from agent_cli.core.pairing import pairing_errors
 from agent_cli.providers.base import Request
 from agent_cli.providers.retry import RetryPolicy
 from agent_cli.tools.base import ToolContext
@@ -232,7 +232,7 @@ def test_assistant_text_events_match_messages(tmp_path: Path, text: str) -> None
 
 
 def test_tool_duration_excludes_the_time_spent_asking(tmp_path: Path) -> None:
-    from agent_cli.approvals import Decision
+    from agent_cli.core.approvals import Decision
 
     class SlowUser:
         def decide(self, name: str, args: Any) -> Decision:

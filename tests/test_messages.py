@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agent_cli.events import CompactEvent, ResultEvent, ToolCallEvent
-from agent_cli.messages import (
+from agent_cli.core.events import CompactEvent, ResultEvent, ToolCallEvent
+from agent_cli.core.messages import (
     Block,
     Message,
     SummaryBlock,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from agent_cli.messages import Usage
-from agent_cli.models import MODELS, UNKNOWN_WINDOW, cost, lookup, normalize
+from agent_cli.core.messages import Usage
 from agent_cli.providers.factory import DEFAULT_MODELS
+from agent_cli.providers.models import MODELS, UNKNOWN_WINDOW, cost, lookup, normalize
 
 
 @pytest.mark.parametrize(

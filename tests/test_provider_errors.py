@@ -6,7 +6,7 @@ import email.utils
 
 import pytest
 
-from agent_cli.errors import (
+from agent_cli.core.errors import (
     AuthError,
     ContextOverflowError,
     FatalProviderError,

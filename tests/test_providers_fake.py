@@ -23,7 +23,8 @@ from fakeserver import (
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agent_cli.errors import (
+from agent_cli.config.settings import ProviderSettings
+from agent_cli.core.errors import (
     AuthError,
     ConfigError,
     ContextOverflowError,
@@ -33,8 +34,8 @@ from agent_cli.errors import (
     RateLimitError,
     TransientError,
 )
-from agent_cli.events import RetryEvent
-from agent_cli.messages import Message, SummaryBlock, TextBlock, ToolResult, ToolUse
+from agent_cli.core.events import RetryEvent
+from agent_cli.core.messages import Message, SummaryBlock, TextBlock, ToolResult, ToolUse
 from agent_cli.providers import anthropic as anthropic_adapter
 from agent_cli.providers import openai as openai_adapter
 from agent_cli.providers.anthropic import AnthropicProvider
@@ -42,7 +43,6 @@ from agent_cli.providers.base import Completion, Provider, Request, TextDelta, T
 from agent_cli.providers.factory import DEFAULT_MODELS, create_provider
 from agent_cli.providers.openai import OpenAIProvider
 from agent_cli.providers.retry import RetryPolicy, stream_with_retry
-from agent_cli.settings import ProviderSettings
 
 # The SDK warns that the default model is deprecated; the factory test uses it on purpose.
 pytestmark = pytest.mark.filterwarnings("ignore:The model .* is deprecated:DeprecationWarning")

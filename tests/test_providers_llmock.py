@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from agent_cli.errors import (
+from agent_cli.core.errors import (
     AuthError,
     ContextOverflowError,
     OverloadedError,
@@ -18,7 +18,7 @@ from agent_cli.errors import (
     RateLimitError,
     TransientError,
 )
-from agent_cli.messages import Message, ToolResult
+from agent_cli.core.messages import Message, ToolResult
 from agent_cli.providers.anthropic import AnthropicProvider
 from agent_cli.providers.base import Completion, Provider, Request, TextDelta, ToolSpec
 from agent_cli.providers.openai import OpenAIProvider

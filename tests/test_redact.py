@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agent_cli.redact import REDACTED, Redactor
+from agent_cli.store.redact import REDACTED, Redactor
 
 _rng = random.Random(7)
 

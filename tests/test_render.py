@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 
-from agent_cli.events import (
+from agent_cli.core.events import (
     AssistantText,
     AssistantTextDelta,
     CompactEvent,
@@ -22,10 +22,10 @@ from agent_cli.events import (
     ToolResultEvent,
     WarningEvent,
 )
-from agent_cli.markdown_blocks import MarkdownStream, split_blocks
-from agent_cli.messages import Usage
-from agent_cli.render import Renderer, context_table, cost_table, help_table
-from agent_cli.slash import COMMANDS, context_report, cost_rows, format_context_line
+from agent_cli.core.messages import Usage
+from agent_cli.ui.markdown_blocks import MarkdownStream, split_blocks
+from agent_cli.ui.render import Renderer, context_table, cost_table, help_table
+from agent_cli.ui.slash import COMMANDS, context_report, cost_rows, format_context_line
 
 
 def console(width: int = 80, terminal: bool = False) -> tuple[Console, StringIO]:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_cli.repl_turn import discard_typeahead, quiet_input
+from agent_cli.ui.turn import discard_typeahead, quiet_input
 from tests.e2e import agent_cmd, agent_env
 from tests.fakeserver import FakeModelServer, Reply, ToolCallSpec
 

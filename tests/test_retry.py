@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agent_cli.errors import (
+from agent_cli.core.errors import (
     AuthError,
     ContextOverflowError,
     FatalProviderError,
@@ -17,8 +17,8 @@ from agent_cli.errors import (
     RateLimitError,
     TransientError,
 )
-from agent_cli.events import RetryEvent
-from agent_cli.messages import Message, Usage
+from agent_cli.core.events import RetryEvent
+from agent_cli.core.messages import Message, Usage
 from agent_cli.providers.base import Completion, Request, StreamEvent, TextDelta
 from agent_cli.providers.retry import RetryPolicy, backoff_delay, stream_with_retry
 

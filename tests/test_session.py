@@ -12,13 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from agent_cli import transcripts_view as view
-from agent_cli.errors import ConfigError
-from agent_cli.events import AssistantTextDelta, CompactEvent, ToolCallEvent
-from agent_cli.history import INTERRUPTED_RESULT, pairing_errors
-from agent_cli.messages import Message, SummaryBlock, TextBlock, ToolResult, ToolUse
-from agent_cli.redact import REDACTED, Redactor
-from agent_cli.session import (
+from agent_cli.core.errors import ConfigError
+from agent_cli.core.events import AssistantTextDelta, CompactEvent, ToolCallEvent
+from agent_cli.core.messages import Message, SummaryBlock, TextBlock, ToolResult, ToolUse
+from agent_cli.core.pairing import INTERRUPTED_RESULT, pairing_errors
+from agent_cli.store.redact import REDACTED, Redactor
+from agent_cli.store.session_log import (
     SESSION_FILE,
     SessionLog,
     latest_session_id,
@@ -28,6 +27,7 @@ from agent_cli.session import (
     resolve_session_id,
     transcripts_dir,
 )
+from agent_cli.ui import transcript_views as view
 
 API_KEY = "sk-ant-api03-" + "Zq7xW2" * 15
 META = {"provider": "anthropic", "model": "claude-test", "cwd": "/p", "version": "0.1.0"}

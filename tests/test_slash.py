@@ -19,14 +19,14 @@ from prompt_toolkit.completion import CompleteEvent
 from prompt_toolkit.document import Document
 from rich.console import Console
 
-from agent_cli.approvals import Answer
-from agent_cli.messages import Message, Usage
+from agent_cli.core.approvals import Answer
+from agent_cli.core.messages import Message, Usage
 from agent_cli.providers.base import Completion, Request
-from agent_cli.redact import Redactor
-from agent_cli.render import Renderer
-from agent_cli.repl import PathAndCommandCompleter, Repl
-from agent_cli.session import SessionInfo, SessionLog
-from agent_cli.slash import (
+from agent_cli.store.redact import Redactor
+from agent_cli.store.session_log import SessionInfo, SessionLog
+from agent_cli.ui.render import Renderer
+from agent_cli.ui.repl import PathAndCommandCompleter, Repl
+from agent_cli.ui.slash import (
     SlashCommand,
     closest,
     context_report,

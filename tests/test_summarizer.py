@@ -8,11 +8,11 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from agent_cli.errors import FatalProviderError
-from agent_cli.messages import Message
+from agent_cli.core.errors import FatalProviderError
+from agent_cli.core.messages import Message
+from agent_cli.core.summary_call import ProviderSummarizer
 from agent_cli.providers.base import Request, StreamEvent, TextDelta
 from agent_cli.providers.retry import RetryPolicy
-from agent_cli.summarizer import ProviderSummarizer
 from tests.fakes import say
 
 REQUEST = Request("system", (Message.user("summarize this"),))

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agent_cli.events import UsageEvent
-from agent_cli.messages import Message, Usage
-from agent_cli.redact import Redactor
-from agent_cli.session import SessionLog
+from agent_cli.core.events import UsageEvent
+from agent_cli.core.messages import Message, Usage
+from agent_cli.store.redact import Redactor
+from agent_cli.store.session_log import SessionLog
 from agent_cli.wiring import CliArgs, build, switch_model
 
 ENV = {"ANTHROPIC_API_KEY": "sk-ant-test-wiring-0000", "HOME": "/nonexistent-home"}

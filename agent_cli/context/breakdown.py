@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agent_cli.context.policy import Counter, Frame, Thresholds, percent
-from agent_cli.messages import Message
+from agent_cli.core.messages import Message
 
 __all__ = ["Breakdown", "compute_breakdown", "scale_parts"]
 

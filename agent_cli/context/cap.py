@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
-from agent_cli.messages import ToolResult, ToolUse
+from agent_cli.core.messages import ToolResult, ToolUse
 
 __all__ = ["cap_result", "head_share"]
 

@@ -14,7 +14,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from agent_cli.messages import Block, Message, ToolResult, ToolUse
+from agent_cli.core.messages import Block, Message, ToolResult, ToolUse
 
 __all__ = [
     "STUB_PREFIX",

@@ -18,7 +18,7 @@ from agent_cli.context.emergency import ACK, is_ack
 from agent_cli.context.fidelity import check, repair, span_facts
 from agent_cli.context.policy import Thresholds, is_engine_note
 from agent_cli.context.sections import assemble_record, cap_text, collect_user_messages, render_user_messages
-from agent_cli.messages import Message, SummaryBlock
+from agent_cli.core.messages import Message, SummaryBlock
 
 __all__ = ["condensed_history", "engine_prefix"]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from agent_cli.messages import Message
+from agent_cli.core.messages import Message
 
 __all__ = ["find_safe_cut", "groups", "is_preferred_cut", "open_round_start", "safe_cuts"]
 

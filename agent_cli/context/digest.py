@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from agent_cli.context.plain import abbreviate
 from agent_cli.context.sections import strip_user_messages
 from agent_cli.context.signals import call_paths, command_of, failure, last_exit_code
-from agent_cli.messages import Message, ToolResult, ToolUse
+from agent_cli.core.messages import Message, ToolResult, ToolUse
 
 __all__ = ["build_digest"]
 

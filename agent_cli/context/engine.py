@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from agent_cli.config.settings import ContextSettings
 from agent_cli.context.breakdown import Breakdown, compute_breakdown
 from agent_cli.context.cap import cap_result
 from agent_cli.context.clear import apply_clear, clearable
@@ -43,12 +44,11 @@ from agent_cli.context.policy import (
     compute_thresholds,
     output_for_window,
 )
-from agent_cli.context.summarize import Summarize, run_summary
-from agent_cli.context.transcripts import TranscriptStore
-from agent_cli.errors import ContextOverflowError
-from agent_cli.events import CompactEvent, CompactLayer, ErrorEvent, WarningEvent
-from agent_cli.messages import Message, ToolResult, ToolUse, Usage
-from agent_cli.settings import ContextSettings
+from agent_cli.context.summary_request import Summarize, run_summary
+from agent_cli.core.errors import ContextOverflowError
+from agent_cli.core.events import CompactEvent, CompactLayer, ErrorEvent, WarningEvent
+from agent_cli.core.messages import Message, ToolResult, ToolUse, Usage
+from agent_cli.store.archive import TranscriptStore
 
 __all__ = ["Breakdown", "ContextEngine", "Frame", "Prepared", "Summarize", "Thresholds"]
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from agent_cli.context.policy import is_engine_note
 from agent_cli.context.signals import call_paths, failure
-from agent_cli.messages import Message
+from agent_cli.core.messages import Message
 
 __all__ = ["FILES_HEADER", "Facts", "carried_paths", "check", "files_section", "repair", "span_facts"]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from agent_cli.messages import Message, ToolUse
+from agent_cli.core.messages import Message, ToolUse
 
 __all__ = ["abbreviate", "call_text", "render_message", "render_messages", "tool_calls_by_id"]
 

@@ -15,9 +15,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from agent_cli.messages import Message, Usage
+from agent_cli.config.settings import ContextSettings
+from agent_cli.core.messages import Message, Usage
 from agent_cli.providers.base import ToolSpec
-from agent_cli.settings import ContextSettings
 
 __all__ = [
     "ENGINE_NOTE_PREFIX",

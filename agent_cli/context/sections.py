@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from agent_cli.context.policy import is_engine_note
-from agent_cli.messages import Message
+from agent_cli.core.messages import Message
 
 __all__ = [
     "UserMessages",

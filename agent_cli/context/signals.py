@@ -15,7 +15,7 @@ import re
 import shlex
 from dataclasses import dataclass
 
-from agent_cli.messages import ToolResult, ToolUse
+from agent_cli.core.messages import ToolResult, ToolUse
 
 __all__ = ["Failure", "call_paths", "command_of", "command_paths", "failure", "last_exit_code"]
 

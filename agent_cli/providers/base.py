@@ -12,7 +12,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeAlias
 
-from agent_cli.messages import Message, Usage
+from agent_cli.core.messages import Message, Usage
 
 __all__ = [
     "Completion",

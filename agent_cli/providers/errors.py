@@ -27,7 +27,7 @@ import re
 import time
 from collections.abc import Callable, Iterator, Mapping
 
-from agent_cli.errors import (
+from agent_cli.core.errors import (
     AuthError,
     ContextOverflowError,
     FatalProviderError,

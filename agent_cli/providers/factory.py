@@ -8,10 +8,10 @@ starting the agent never loads the other SDK. Settings arrive resolved:
 
 from __future__ import annotations
 
-from agent_cli.errors import ConfigError
+from agent_cli.config.settings import ProviderSettings
+from agent_cli.core.errors import ConfigError
 from agent_cli.providers.base import Provider
 from agent_cli.providers.errors import API_KEY_ENV
-from agent_cli.settings import ProviderSettings
 
 __all__ = ["DEFAULT_MODELS", "create_provider", "preload"]
 

@@ -29,8 +29,17 @@ import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from agent_cli.errors import FatalProviderError, ProviderError, TransientError
-from agent_cli.messages import Block, Message, SummaryBlock, TextBlock, ToolResult, ToolUse, Usage, new_id
+from agent_cli.core.errors import FatalProviderError, ProviderError, TransientError
+from agent_cli.core.messages import (
+    Block,
+    Message,
+    SummaryBlock,
+    TextBlock,
+    ToolResult,
+    ToolUse,
+    Usage,
+    new_id,
+)
 from agent_cli.providers.base import Completion, Request, StopReason, StreamEvent, TextDelta
 from agent_cli.providers.errors import body_message, classify_http, translate_errors
 

@@ -18,8 +18,8 @@ import time
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
 
-from agent_cli.errors import ProviderError, TransientError
-from agent_cli.events import RetryEvent
+from agent_cli.core.errors import ProviderError, TransientError
+from agent_cli.core.events import RetryEvent
 from agent_cli.providers.base import Completion, Provider, Request, StreamEvent
 
 __all__ = ["RetryPolicy", "backoff_delay", "stream_with_retry"]

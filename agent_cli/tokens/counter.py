@@ -31,7 +31,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from agent_cli.messages import Message, SummaryBlock, TextBlock, ToolResult, ToolUse, Usage
+from agent_cli.core.messages import Message, SummaryBlock, TextBlock, ToolResult, ToolUse, Usage
 from agent_cli.providers.base import ToolSpec
 from agent_cli.tokens.encodings import EncodingName, VocabularyError, get_encoding
 from agent_cli.tokens.estimate import estimate_tokens

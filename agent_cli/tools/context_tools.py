@@ -12,7 +12,7 @@ from typing import Any
 
 from agent_cli.providers.base import ToolSpec
 from agent_cli.tools.base import ToolContext, ToolOutput
-from agent_cli.tools.paths import optional_str, require_str
+from agent_cli.tools.sandbox import optional_str, require_str
 
 __all__ = ["Compact", "Recall"]
 

@@ -17,7 +17,7 @@ from typing import Any, BinaryIO
 
 from agent_cli.providers.base import ToolSpec
 from agent_cli.tools.base import ToolContext, ToolError, ToolOutput
-from agent_cli.tools.paths import (
+from agent_cli.tools.sandbox import (
     display_path,
     optional_bool,
     optional_int,

@@ -7,8 +7,8 @@ extra veto for embedders (return a reason to deny).
 
 from __future__ import annotations
 
-from agent_cli.events import CompactEvent
-from agent_cli.messages import ToolResult, ToolUse
+from agent_cli.core.events import CompactEvent
+from agent_cli.core.messages import ToolResult, ToolUse
 from agent_cli.providers.base import Request
 
 __all__ = ["Hooks"]

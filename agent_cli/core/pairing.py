@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from agent_cli.messages import Block, Message, TextBlock, ToolResult, ToolUse
+from agent_cli.core.messages import Block, Message, TextBlock, ToolResult, ToolUse
 
 __all__ = ["INTERRUPTED_RESULT", "pairing_errors", "repair_history"]
 

@@ -33,8 +33,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from agent_cli import paths
-from agent_cli.config_schema import (
+from agent_cli.config.schema import (
     SECTIONS,
     all_fields,
     closest,
@@ -44,8 +43,15 @@ from agent_cli.config_schema import (
     show_value,
     suggest_key,
 )
-from agent_cli.errors import ConfigError
-from agent_cli.settings import ApprovalSettings, ContextSettings, ProviderSettings, Settings, ToolSettings
+from agent_cli.config.settings import (
+    ApprovalSettings,
+    ContextSettings,
+    ProviderSettings,
+    Settings,
+    ToolSettings,
+)
+from agent_cli.core.errors import ConfigError
+from agent_cli.store import user_dirs as paths
 
 __all__ = [
     "PROJECT_RESTRICTED_KEYS",

@@ -20,8 +20,8 @@ import typing
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-from agent_cli.errors import ConfigError
-from agent_cli.settings import ApprovalSettings, ContextSettings, ProviderSettings, ToolSettings
+from agent_cli.config.settings import ApprovalSettings, ContextSettings, ProviderSettings, ToolSettings
+from agent_cli.core.errors import ConfigError
 
 __all__ = [
     "SECTIONS",

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from agent_cli.messages import Usage
-from agent_cli.models import MODELS, cost, lookup
+from agent_cli.core.messages import Usage
+from agent_cli.providers.models import MODELS, cost, lookup
 
 __all__ = [
     "COMMANDS",

@@ -31,11 +31,11 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from agent_cli.errors import ConfigError
-from agent_cli.events import AssistantTextDelta, Event, StatusEvent
-from agent_cli.history import repair_history
-from agent_cli.messages import Message, new_id
-from agent_cli.redact import Redactor
+from agent_cli.core.errors import ConfigError
+from agent_cli.core.events import AssistantTextDelta, Event, StatusEvent
+from agent_cli.core.messages import Message, new_id
+from agent_cli.core.pairing import repair_history
+from agent_cli.store.redact import Redactor
 
 __all__ = [
     "SESSION_FILE",

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Iterable
 from typing import Any, Literal, TextIO
 
-from agent_cli.events import (
+from agent_cli.core.events import (
     AssistantTextDelta,
     CompactEvent,
     ErrorEvent,
@@ -25,7 +25,7 @@ from agent_cli.events import (
     ToolResultEvent,
     WarningEvent,
 )
-from agent_cli.slash import describe_call
+from agent_cli.ui.slash import describe_call
 
 __all__ = ["OutputFormat", "exit_code", "render_headless"]
 

@@ -34,7 +34,7 @@ from rich.spinner import Spinner
 from rich.table import Table
 from rich.text import Text
 
-from agent_cli.events import (
+from agent_cli.core.events import (
     AssistantText,
     AssistantTextDelta,
     CompactEvent,
@@ -48,8 +48,8 @@ from agent_cli.events import (
     UsageEvent,
     WarningEvent,
 )
-from agent_cli.markdown_blocks import MarkdownStream
-from agent_cli.slash import CommandSpec, ContextReport, CostRow, describe_call, summary_preview
+from agent_cli.ui.markdown_blocks import MarkdownStream
+from agent_cli.ui.slash import CommandSpec, ContextReport, CostRow, describe_call, summary_preview
 
 __all__ = ["Renderer", "compact_panel", "context_table", "cost_table", "help_table", "tool_line"]
 

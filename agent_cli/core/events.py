@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar, Literal, TypeAlias
 
-from agent_cli.messages import Usage
+from agent_cli.core.messages import Usage
 
 __all__ = [
     "AssistantText",

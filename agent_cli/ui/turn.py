@@ -25,9 +25,9 @@ import threading
 from collections.abc import Callable, Generator, Iterator
 from typing import Any, Protocol
 
-from agent_cli.crash import internal_error
-from agent_cli.errors import AgentError
-from agent_cli.events import Event, ResultEvent
+from agent_cli.core.errors import AgentError
+from agent_cli.core.events import Event, ResultEvent
+from agent_cli.store.crash_log import internal_error
 
 __all__ = ["InterruptGate", "TurnView", "discard_typeahead", "drive_turn", "quiet_input"]
 

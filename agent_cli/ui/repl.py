@@ -28,17 +28,17 @@ from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 
 from agent_cli import __version__
-from agent_cli.approvals import Answer, InteractiveApprover, always_rule
-from agent_cli.events import Event
-from agent_cli.paths import state_dir
-from agent_cli.repl_commands import run_command
-from agent_cli.repl_turn import discard_typeahead, drive_turn, quiet_input
-from agent_cli.slash import COMMANDS, closest, format_context_line, format_tokens, known_models, parse
+from agent_cli.core.approvals import Answer, InteractiveApprover, always_rule
+from agent_cli.core.events import Event
+from agent_cli.store.user_dirs import state_dir
+from agent_cli.ui.commands import run_command
+from agent_cli.ui.slash import COMMANDS, closest, format_context_line, format_tokens, known_models, parse
+from agent_cli.ui.turn import discard_typeahead, drive_turn, quiet_input
 
 if TYPE_CHECKING:
     from prompt_toolkit import PromptSession
 
-    from agent_cli.render import Renderer
+    from agent_cli.ui.render import Renderer
     from agent_cli.wiring import Built
 
 __all__ = ["PathAndCommandCompleter", "Repl", "run_repl"]
@@ -164,7 +164,7 @@ class Repl:
     def warm_up(self) -> None:
         """Count the starting context (loads the tokenizer) off the main thread; refresh the toolbar."""
         def count() -> None:
-            import agent_cli.render  # noqa: F401  # rich, loaded while the user reads the prompt
+            import agent_cli.ui.render  # noqa: F401  # rich, loaded while the user reads the prompt
 
             try:
                 self.context_tokens = self.built.loop.context_tokens()
@@ -277,7 +277,7 @@ def _prompt_session(built: Built, repl_ref: list[Repl]) -> PromptSession[str]:
         history = InMemoryHistory()
 
     def sessions() -> list[str]:
-        from agent_cli.session import session_ids
+        from agent_cli.store.session_log import session_ids
 
         return session_ids(built.settings.project_root)
 
@@ -327,7 +327,7 @@ def run_repl(built: Built) -> int:
     def make_renderer() -> Renderer:
         from rich.console import Console
 
-        from agent_cli.render import Renderer
+        from agent_cli.ui.render import Renderer
 
         return Renderer(Console(highlight=False))
 

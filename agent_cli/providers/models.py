@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from agent_cli.messages import Usage
+from agent_cli.core.messages import Usage
 
 __all__ = ["MODELS", "UNKNOWN_WINDOW", "ModelInfo", "cost", "lookup", "normalize"]
 

@@ -19,10 +19,10 @@ from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from agent_cli.approvals import Approver
 from agent_cli.context.engine import Frame, Prepared
-from agent_cli.errors import ContextOverflowError, ProviderError
-from agent_cli.events import (
+from agent_cli.core.approvals import Approver
+from agent_cli.core.errors import ContextOverflowError, ProviderError
+from agent_cli.core.events import (
     AssistantText,
     AssistantTextDelta,
     CompactEvent,
@@ -35,9 +35,9 @@ from agent_cli.events import (
     ToolResultEvent,
     UsageEvent,
 )
-from agent_cli.history import repair_history
-from agent_cli.hooks import Hooks
-from agent_cli.messages import Message, ToolResult, ToolUse, Usage
+from agent_cli.core.hooks import Hooks
+from agent_cli.core.messages import Message, ToolResult, ToolUse, Usage
+from agent_cli.core.pairing import repair_history
 from agent_cli.providers.base import Completion, Provider, Request, TextDelta
 from agent_cli.providers.retry import RetryPolicy, stream_with_retry
 from agent_cli.tools.base import ToolContext, ToolRegistry
@@ -81,7 +81,7 @@ class ContextPolicy(Protocol):
 
 
 class SessionSink(Protocol):
-    """Where the loop records what happens (agent_cli.session.SessionLog)."""
+    """Where the loop records what happens (agent_cli.store.session_log.SessionLog)."""
 
     def log_message(self, message: Message) -> None: ...
     def log_event(self, event: Event) -> None: ...

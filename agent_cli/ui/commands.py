@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from agent_cli.errors import AgentError
-from agent_cli.models import lookup
-from agent_cli.slash import (
+from agent_cli.core.errors import AgentError
+from agent_cli.providers.models import lookup
+from agent_cli.ui.slash import (
     COMMANDS,
     SlashCommand,
     context_report,
@@ -23,7 +23,7 @@ from agent_cli.slash import (
 )
 
 if TYPE_CHECKING:
-    from agent_cli.repl import Repl
+    from agent_cli.ui.repl import Repl
 
 __all__ = ["KEY_HELP", "run_command"]
 
@@ -44,14 +44,14 @@ def run_command(repl: Repl, command: SlashCommand) -> str:
         repl.renderer.error(str(exc))
         return "continue"
     except Exception as exc:  # a bug in a command must not end the session
-        from agent_cli.crash import internal_error
+        from agent_cli.store.crash_log import internal_error
 
         repl.renderer.error(internal_error(exc))
         return "continue"
 
 
 def _help(repl: Repl, arg: str) -> None:
-    from agent_cli.render import help_table
+    from agent_cli.ui.render import help_table
 
     repl.renderer.show(help_table(COMMANDS))
     repl.renderer.info(KEY_HELP)
@@ -62,7 +62,7 @@ def _compact(repl: Repl, arg: str) -> None:
 
 
 def _context(repl: Repl, arg: str) -> None:
-    from agent_cli.render import context_table
+    from agent_cli.ui.render import context_table
 
     built = repl.built
     loop = built.loop
@@ -118,7 +118,7 @@ def _model(repl: Repl, arg: str) -> None:
 
 
 def _cost(repl: Repl, arg: str) -> None:
-    from agent_cli.render import cost_table
+    from agent_cli.ui.render import cost_table
 
     rows = cost_rows(repl.built.loop.usage_by_model)
     if not rows:
@@ -130,7 +130,7 @@ def _cost(repl: Repl, arg: str) -> None:
 
 
 def _transcripts(repl: Repl, arg: str) -> None:
-    from agent_cli.session import list_sessions
+    from agent_cli.store.session_log import list_sessions
 
     root = repl.built.settings.project_root
     sessions = list_sessions(root)
@@ -146,7 +146,7 @@ def _resume(repl: Repl, arg: str) -> None:
     if not arg:
         _transcripts(repl, arg)
         return
-    from agent_cli.session import resolve_session_id
+    from agent_cli.store.session_log import resolve_session_id
     from agent_cli.wiring import resume_into
 
     built = repl.built

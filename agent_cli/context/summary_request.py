@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from agent_cli.context.plain import abbreviate, render_messages
 from agent_cli.context.policy import Counter, Frame
 from agent_cli.context.sections import strip_user_messages
-from agent_cli.messages import Message, TextBlock
+from agent_cli.core.messages import Message, TextBlock
 from agent_cli.providers.base import Request
 
 __all__ = ["Summarize", "SummaryFailed", "instruction", "run_summary", "span_request"]

@@ -12,8 +12,8 @@ import traceback
 from collections.abc import Mapping
 from datetime import UTC, datetime
 
-from agent_cli.paths import state_dir
-from agent_cli.redact import Redactor
+from agent_cli.store.redact import Redactor
+from agent_cli.store.user_dirs import state_dir
 
 __all__ = ["internal_error"]
 

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agent_cli.messages import Message
-from agent_cli.redact import Redactor
+from agent_cli.core.messages import Message
+from agent_cli.store.redact import Redactor
 
 __all__ = ["TranscriptStore"]
 

@@ -1,0 +1,1 @@
+"""The agent's core: neutral message and event values, the error tree, the loop and its seams."""

@@ -1,0 +1,1 @@
+"""The shells a person sees: the REPL (prompt_toolkit + rich) and the headless printer."""
