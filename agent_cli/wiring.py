@@ -249,7 +249,7 @@ def model_limits(settings: Settings, model: str) -> tuple[int, int, WarningEvent
     else:
         window = UNKNOWN_WINDOW
         warning = WarningEvent(
-            f"unknown model {model!r}: assuming a {UNKNOWN_WINDOW:,}-token window; "
+            message=f"unknown model {model!r}: assuming a {UNKNOWN_WINDOW:,}-token window; "
             "set --context-window or context.context_window"
         )
     max_output = settings.provider.max_output_tokens or min(info.max_output if info else 8192, MAX_OUTPUT_CAP)

@@ -83,13 +83,28 @@ class PassThroughContext:
     def on_overflow(self, history: Sequence[Message], frame: Frame, error: ContextOverflowError) -> Prepared:
         self.overflow_calls += 1
         keep = list(history)[-1:]
-        event = CompactEvent("emergency", "overflow", len(history), len(keep), 0, 0)
+        event = CompactEvent(
+            layer="emergency",
+            trigger="overflow",
+            messages_before=len(history),
+            messages_after=len(keep),
+            tokens_before=0,
+            tokens_after=0,
+        )
         return Prepared(keep, [event])
 
     def compact(self, history: Sequence[Message], frame: Frame, focus: str | None, trigger: str) -> Prepared:
         self.compact_calls.append((focus, trigger))
         summary = Message.user(f"[condensed record, focus={focus}]")
-        event = CompactEvent("manual", trigger, len(history), 1, 0, 0, summary=summary.text)
+        event = CompactEvent(
+            layer="manual",
+            trigger=trigger,
+            messages_before=len(history),
+            messages_after=1,
+            tokens_before=0,
+            tokens_after=0,
+            summary=summary.text,
+        )
         return Prepared([summary], [event])
 
     def recall(self, query: str) -> str:

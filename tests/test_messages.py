@@ -85,11 +85,21 @@ def test_unknown_role_is_refused() -> None:
 
 
 def test_events_carry_their_type_tag() -> None:
-    compact = CompactEvent("summarize", "auto", 10, 3, 9000, 2000, "s", "t.jsonl", 1.23456)
+    compact = CompactEvent(
+        layer="summarize",
+        trigger="auto",
+        messages_before=10,
+        messages_after=3,
+        tokens_before=9000,
+        tokens_after=2000,
+        summary="s",
+        transcript="t.jsonl",
+        duration=1.23456,
+    )
     data = compact.to_json()
     assert data["type"] == "compact" and data["layer"] == "summarize" and data["duration"] == 1.235
     keys = ("trigger", "messages_before", "messages_after", "tokens_before", "tokens_after", "transcript")
     assert all(key in data for key in keys)
-    assert ToolCallEvent("1", "bash", {"command": "ls"}).to_json()["type"] == "tool_call"
-    result = ResultEvent("done", "end_turn", 2)
+    assert ToolCallEvent(id="1", name="bash", input={"command": "ls"}).to_json()["type"] == "tool_call"
+    result = ResultEvent(text="done", stop="end_turn", iterations=2)
     assert result.ok and result.to_json()["type"] == "result"

@@ -100,17 +100,17 @@ def test_any_chunking_gives_the_same_blocks_and_loses_nothing(lines: list[str], 
 def test_finished_blocks_are_committed_as_they_complete_and_the_tail_is_not() -> None:
     con, out = console()
     r = Renderer(con, fancy=True)  # Markdown path; Live stays silent on a non-terminal console
-    r.handle(StatusEvent("waiting for model"))
-    r.handle(AssistantTextDelta("# Title\n\nFirst para"))
+    r.handle(StatusEvent(text="waiting for model"))
+    r.handle(AssistantTextDelta(text="# Title\n\nFirst para"))
     assert "Title" in out.getvalue()
     assert "First" not in out.getvalue()  # still being written: only in the live tail
-    r.handle(AssistantTextDelta("graph goes on.\n\n```python\nprint('x')\n"))
+    r.handle(AssistantTextDelta(text="graph goes on.\n\n```python\nprint('x')\n"))
     assert "First paragraph goes on." in out.getvalue()
     assert "print" not in out.getvalue()  # the fence is open
-    r.handle(AssistantTextDelta("```\nlast words"))
+    r.handle(AssistantTextDelta(text="```\nlast words"))
     assert "print('x')" in out.getvalue()
     assert "last words" not in out.getvalue()
-    r.handle(AssistantText("(the whole message, already shown)"))
+    r.handle(AssistantText(text="(the whole message, already shown)"))
     text = plain(out.getvalue())
     assert "last words" in text
     assert "already shown" not in text
@@ -121,8 +121,8 @@ def test_finished_blocks_are_committed_as_they_complete_and_the_tail_is_not() ->
 def test_markdown_blocks_are_separated_by_one_blank_line() -> None:
     con, out = console()
     r = Renderer(con, fancy=True)
-    r.handle(AssistantTextDelta("para one\n\n- a\n- b\n\npara two\n"))
-    r.handle(ResultEvent("", "end_turn", 1))
+    r.handle(AssistantTextDelta(text="para one\n\n- a\n- b\n\npara two\n"))
+    r.handle(ResultEvent(text="", stop="end_turn", iterations=1))
     assert plain(out.getvalue()) == "para one\n\n • a\n • b\n\npara two"
 
 
@@ -130,11 +130,11 @@ def test_plain_mode_writes_text_as_it_comes_without_markdown() -> None:
     con, out = console()
     r = Renderer(con)  # not a terminal: plain
     assert not r.fancy
-    r.handle(StatusEvent("waiting for model"))
-    r.handle(AssistantTextDelta("**bold** and "))
+    r.handle(StatusEvent(text="waiting for model"))
+    r.handle(AssistantTextDelta(text="**bold** and "))
     assert out.getvalue() == "**bold** and "
-    r.handle(AssistantTextDelta("more"))
-    r.handle(AssistantText("**bold** and more"))
+    r.handle(AssistantTextDelta(text="more"))
+    r.handle(AssistantText(text="**bold** and more"))
     assert out.getvalue() == "**bold** and more\n"
 
 
@@ -147,16 +147,16 @@ def test_no_color_on_a_terminal_is_plain() -> None:
 def test_text_without_deltas_is_rendered_whole() -> None:
     con, out = console()
     r = Renderer(con, fancy=True)
-    r.handle(AssistantText("# Done\n\nAll **good**."))
-    assert plain(out.getvalue()) .split("\n")[-1] == "All good."
+    r.handle(AssistantText(text="# Done\n\nAll **good**."))
+    assert plain(out.getvalue()).split("\n")[-1] == "All good."
 
 
 def test_a_tool_call_ends_the_streamed_text_first() -> None:
     con, out = console()
     r = Renderer(con, fancy=True)
-    r.handle(AssistantTextDelta("Let me look"))
-    r.handle(ToolCallEvent("t1", "read_file", {"path": "src/app.py"}))
-    r.handle(ToolResultEvent("t1", "read_file", "1: x", False, 0.0213))
+    r.handle(AssistantTextDelta(text="Let me look"))
+    r.handle(ToolCallEvent(id="t1", name="read_file", input={"path": "src/app.py"}))
+    r.handle(ToolResultEvent(id="t1", name="read_file", content="1: x", is_error=False, duration=0.0213))
     assert plain(out.getvalue()) == "Let me look\n✓ read_file src/app.py · 0.02s"
 
 
@@ -166,17 +166,37 @@ def test_a_tool_call_ends_the_streamed_text_first() -> None:
 @pytest.mark.parametrize(
     ("call", "result", "expected"),
     [
-        (ToolCallEvent("a", "read_file", {"path": "src/app.py"}),
-         ToolResultEvent("a", "read_file", "ok", False, 0.02), "✓ read_file src/app.py · 0.02s"),
-        (ToolCallEvent("a", "bash", {"command": "pytest -q\n  --tb=short"}),
-         ToolResultEvent("a", "bash", "\nExit code 1: tests failed\nmore detail", True, 1.5),
-         "✗ bash pytest -q --tb=short · 1.50s\n  Exit code 1: tests failed"),
-        (ToolCallEvent("a", "grep", {"pattern": "TODO", "path": "src"}),
-         ToolResultEvent("a", "grep", "", False, 0.1), "✓ grep 'TODO' in src · 0.10s"),
-        (ToolCallEvent("a", "compact", {"focus": "the parser"}),
-         ToolResultEvent("a", "compact", "", False, 0.0), '✓ compact "the parser" · 0.00s'),
-        (ToolCallEvent("a", "mystery", {}), ToolResultEvent("a", "mystery", "", False, 3.14159),
-         "✓ mystery · 3.14s"),
+        (
+            ToolCallEvent(id="a", name="read_file", input={"path": "src/app.py"}),
+            ToolResultEvent(id="a", name="read_file", content="ok", is_error=False, duration=0.02),
+            "✓ read_file src/app.py · 0.02s",
+        ),
+        (
+            ToolCallEvent(id="a", name="bash", input={"command": "pytest -q\n  --tb=short"}),
+            ToolResultEvent(
+                id="a",
+                name="bash",
+                content="\nExit code 1: tests failed\nmore detail",
+                is_error=True,
+                duration=1.5,
+            ),
+            "✗ bash pytest -q --tb=short · 1.50s\n  Exit code 1: tests failed",
+        ),
+        (
+            ToolCallEvent(id="a", name="grep", input={"pattern": "TODO", "path": "src"}),
+            ToolResultEvent(id="a", name="grep", content="", is_error=False, duration=0.1),
+            "✓ grep 'TODO' in src · 0.10s",
+        ),
+        (
+            ToolCallEvent(id="a", name="compact", input={"focus": "the parser"}),
+            ToolResultEvent(id="a", name="compact", content="", is_error=False, duration=0.0),
+            '✓ compact "the parser" · 0.00s',
+        ),
+        (
+            ToolCallEvent(id="a", name="mystery", input={}),
+            ToolResultEvent(id="a", name="mystery", content="", is_error=False, duration=3.14159),
+            "✓ mystery · 3.14s",
+        ),
     ],
 )
 def test_tool_lines(call: ToolCallEvent, result: ToolResultEvent, expected: str) -> None:
@@ -190,8 +210,8 @@ def test_tool_lines(call: ToolCallEvent, result: ToolResultEvent, expected: str)
 def test_long_tool_arguments_are_cut_to_the_line() -> None:
     con, out = console(width=60)
     r = Renderer(con)
-    r.handle(ToolCallEvent("a", "bash", {"command": "echo " + "x" * 200}))
-    r.handle(ToolResultEvent("a", "bash", "", False, 0.5))
+    r.handle(ToolCallEvent(id="a", name="bash", input={"command": "echo " + "x" * 200}))
+    r.handle(ToolResultEvent(id="a", name="bash", content="", is_error=False, duration=0.5))
     line = plain(out.getvalue())
     assert "\n" not in line and len(line) <= 60 and "…" in line
 
@@ -203,8 +223,19 @@ def test_compaction_panel_shows_what_shrank_and_where_it_went() -> None:
         "Condensed record of the earlier conversation: intro\n\n"
         "## Goal\nFix the parser\n## Files\na.py\nb.py\nc.py"
     )
-    r.handle(CompactEvent("summarize", "auto", 48, 9, 152_310, 41_200, summary,
-                          ".transcripts/s1/span-001-auto.jsonl", 4.2))
+    r.handle(
+        CompactEvent(
+            layer="summarize",
+            trigger="auto",
+            messages_before=48,
+            messages_after=9,
+            tokens_before=152_310,
+            tokens_after=41_200,
+            summary=summary,
+            transcript=".transcripts/s1/span-001-auto.jsonl",
+            duration=4.2,
+        )
+    )
     text = plain(out.getvalue())
     assert "context compacted · layer summarize · trigger auto" in text
     assert "48 → 9" in text
@@ -217,7 +248,16 @@ def test_compaction_panel_shows_what_shrank_and_where_it_went() -> None:
 
 def test_a_cap_panel_without_summary_or_transcript() -> None:
     con, out = console()
-    Renderer(con).handle(CompactEvent("cap", "ingest", 3, 3, 50_000, 10_000))
+    Renderer(con).handle(
+        CompactEvent(
+            layer="cap",
+            trigger="ingest",
+            messages_before=3,
+            messages_after=3,
+            tokens_before=50_000,
+            tokens_after=10_000,
+        )
+    )
     text = plain(out.getvalue())
     assert "context compacted · layer cap · trigger ingest" in text and "50,000 → 10,000 (−80%)" in text
     assert "transcript" not in text and "summary" not in text
@@ -226,12 +266,14 @@ def test_a_cap_panel_without_summary_or_transcript() -> None:
 @pytest.mark.parametrize(
     ("event", "expected"),
     [
-        (RetryEvent(2, 3.0, "overloaded (529)"), "… retry 2 in 3.0s: overloaded (529)"),
-        (WarningEvent("unknown model 'x'"), "! unknown model 'x'"),
-        (ErrorEvent("the API key was rejected", kind="auth"), "✗ the API key was rejected"),
-        (ResultEvent("", "max_iterations", 100),
-         "the turn stopped at the iteration limit; send a message to go on"),
-        (ResultEvent("done", "end_turn", 1), ""),
+        (RetryEvent(attempt=2, delay=3.0, reason="overloaded (529)"), "… retry 2 in 3.0s: overloaded (529)"),
+        (WarningEvent(message="unknown model 'x'"), "! unknown model 'x'"),
+        (ErrorEvent(message="the API key was rejected", kind="auth"), "✗ the API key was rejected"),
+        (
+            ResultEvent(text="", stop="max_iterations", iterations=100),
+            "the turn stopped at the iteration limit; send a message to go on",
+        ),
+        (ResultEvent(text="done", stop="end_turn", iterations=1), ""),
     ],
 )
 def test_one_liners(event: object, expected: str) -> None:
@@ -244,12 +286,12 @@ def test_spinner_and_live_stop_at_the_end_of_a_turn_on_a_terminal() -> None:
     con, out = console(terminal=True)
     r = Renderer(con, refresh_per_second=50)
     assert r.fancy
-    r.handle(StatusEvent("waiting for model"))
+    r.handle(StatusEvent(text="waiting for model"))
     assert r._live is not None
-    r.handle(AssistantTextDelta("hello\n\nwor"))
-    r.handle(AssistantText("hello\n\nworld"))
+    r.handle(AssistantTextDelta(text="hello\n\nwor"))
+    r.handle(AssistantText(text="hello\n\nworld"))
     assert r._live is None
-    r.handle(ResultEvent("hello\n\nworld", "end_turn", 1))
+    r.handle(ResultEvent(text="hello\n\nworld", stop="end_turn", iterations=1))
     # The final screen holds each block once, outside the (erased) live area.
     final = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", out.getvalue())
     assert "hello" in final and "world" in final
@@ -269,9 +311,17 @@ def test_approval_shows_the_call_and_what_always_allows() -> None:
 def test_context_table() -> None:
     report = context_report(
         "claude-sonnet-4-5",
-        [("system prompt", 2_000), ("tool specs", 3_000), ("condensed records", 1_000),
-         ("messages", 30_000), ("tool results", 5_200)],
-        window=200_000, trigger_at=131_200, trigger_ratio=0.8, reserve=36_000,
+        [
+            ("system prompt", 2_000),
+            ("tool specs", 3_000),
+            ("condensed records", 1_000),
+            ("messages", 30_000),
+            ("tool results", 5_200),
+        ],
+        window=200_000,
+        trigger_at=131_200,
+        trigger_ratio=0.8,
+        reserve=36_000,
     )
     con, out = console(width=100)
     con.print(context_table(report))
@@ -326,11 +376,11 @@ def test_toolbar_line(tokens: int | None, width: int | None, expected: str) -> N
 def test_a_retry_after_partial_text_says_the_partial_answer_is_discarded() -> None:
     con, out = console()
     r = Renderer(con)
-    r.handle(AssistantTextDelta("half an ans"))
-    r.handle(RetryEvent(1, 0.5, "connection dropped"))
-    r.handle(AssistantTextDelta("whole answer"))
-    r.handle(AssistantText("whole answer"))
-    r.handle(RetryEvent(1, 0.5, "overloaded"))  # nothing streamed since: no note
+    r.handle(AssistantTextDelta(text="half an ans"))
+    r.handle(RetryEvent(attempt=1, delay=0.5, reason="connection dropped"))
+    r.handle(AssistantTextDelta(text="whole answer"))
+    r.handle(AssistantText(text="whole answer"))
+    r.handle(RetryEvent(attempt=1, delay=0.5, reason="overloaded"))  # nothing streamed since: no note
     assert plain(out.getvalue()) == (
         "half an ans\n… retry 1 in 0.5s: connection dropped (the partial answer above is discarded)\n"
         "whole answer\n… retry 1 in 0.5s: overloaded"
@@ -340,15 +390,27 @@ def test_a_retry_after_partial_text_says_the_partial_answer_is_discarded() -> No
 def test_the_message_is_completed_when_the_stream_fell_short() -> None:
     con, out = console()
     r = Renderer(con, fancy=True)
-    r.handle(AssistantTextDelta("hello\n\nwor"))
-    r.handle(AssistantText("hello\n\nworld"))
+    r.handle(AssistantTextDelta(text="hello\n\nwor"))
+    r.handle(AssistantText(text="hello\n\nworld"))
     assert plain(out.getvalue()) == "hello\n\nworld"
 
 
 def test_compaction_panel_shows_a_record_without_headings() -> None:
     con, out = console(width=100)
     summary = "Condensed record of the earlier conversation: x\n\nGoal: inspect calc.py.\n\n## Verbatim"
-    Renderer(con).handle(CompactEvent("manual", "manual", 8, 2, 1_592, 900, summary, "t.jsonl", 0.0))
+    Renderer(con).handle(
+        CompactEvent(
+            layer="manual",
+            trigger="manual",
+            messages_before=8,
+            messages_after=2,
+            tokens_before=1_592,
+            tokens_after=900,
+            summary=summary,
+            transcript="t.jsonl",
+            duration=0.0,
+        )
+    )
     text = plain(out.getvalue())
     assert "context compacted · layer manual · trigger manual" in text
     assert "Goal: inspect calc.py." in text
@@ -357,9 +419,9 @@ def test_compaction_panel_shows_a_record_without_headings() -> None:
 def test_a_call_that_never_ran_shows_no_duration_and_a_long_error_is_cut_with_an_ellipsis() -> None:
     con, out = console(width=60)
     r = Renderer(con)
-    r.handle(ToolCallEvent("a", "write_file", {"path": "x.txt", "content": "hi"}))
+    r.handle(ToolCallEvent(id="a", name="write_file", input={"path": "x.txt", "content": "hi"}))
     declined = "Error: the user declined this call; " + "x" * 100
-    r.handle(ToolResultEvent("a", "write_file", declined, True, 0.0))
+    r.handle(ToolResultEvent(id="a", name="write_file", content=declined, is_error=True, duration=0.0))
     head, error = plain(out.getvalue()).splitlines()
     assert head == "✗ write_file x.txt"
     assert error.endswith("…") and len(error) == 58
@@ -368,7 +430,7 @@ def test_a_call_that_never_ran_shows_no_duration_and_a_long_error_is_cut_with_an
 def test_markdown_lines_carry_no_trailing_padding_on_a_terminal() -> None:
     con, out = console(width=60, terminal=True)
     r = Renderer(con, fancy=True)
-    r.handle(AssistantText("# Title\n\nA paragraph.\n\n- one\n- two"))
+    r.handle(AssistantText(text="# Title\n\nA paragraph.\n\n- one\n- two"))
     lines = out.getvalue().splitlines()
     assert "A paragraph." in lines and " • one" in lines
     assert all(line == line.rstrip(" ") for line in lines)
@@ -377,11 +439,11 @@ def test_markdown_lines_carry_no_trailing_padding_on_a_terminal() -> None:
 def test_the_tool_spinner_comes_back_after_the_approval_prompt() -> None:
     con, _ = console(terminal=True)
     r = Renderer(con, refresh_per_second=50)
-    r.handle(ToolCallEvent("a", "bash", {"command": "sleep 5"}))
+    r.handle(ToolCallEvent(id="a", name="bash", input={"command": "sleep 5"}))
     assert r._live is not None
     r.approval("bash", {"command": "sleep 5"}, "bash commands starting with `sleep`")
     assert r._live is None  # the prompt has the terminal
     r.resume()
     assert r._live is not None and r._spinner == "bash sleep 5"
-    r.handle(ToolResultEvent("a", "bash", "", False, 5.0))
+    r.handle(ToolResultEvent(id="a", name="bash", content="", is_error=False, duration=5.0))
     assert r._live is None

@@ -75,20 +75,20 @@ def test_session_id_is_sortable_and_unique() -> None:
 def test_records_are_json_lines_with_rid_ts_kind(log: SessionLog) -> None:
     msg = Message.user("hello")
     log.log_message(msg)
-    log.log_event(ToolCallEvent("t1", "bash", {"command": "ls"}))
+    log.log_event(ToolCallEvent(id="t1", name="bash", input={"command": "ls"}))
     log.log_history([msg], "clear")
     records = lines(log.path)
     assert [r["kind"] for r in records] == ["meta", "message", "event", "history"]
     assert all({"rid", "ts", "kind"} <= set(r) for r in records)
     assert records[0]["meta"] == META
     assert records[1]["rid"] == msg.id and records[1]["message"] == msg.to_json()
-    assert records[2]["event"] == ToolCallEvent("t1", "bash", {"command": "ls"}).to_json()
+    assert records[2]["event"] == ToolCallEvent(id="t1", name="bash", input={"command": "ls"}).to_json()
     assert records[3]["reason"] == "clear" and records[3]["messages"] == [msg.to_json()]
     assert datetime.fromisoformat(str(records[0]["ts"])).tzinfo is not None
 
 
 def test_stream_deltas_are_not_logged(log: SessionLog) -> None:
-    log.log_event(AssistantTextDelta("tok"))
+    log.log_event(AssistantTextDelta(text="tok"))
     assert [r["kind"] for r in lines(log.path)] == ["meta"]
 
 
@@ -131,7 +131,7 @@ def test_api_key_never_reaches_any_file(tmp_path: Path, log: SessionLog) -> None
     log.log_message(Message.user(f"my key is {API_KEY}"))
     log.log_message(Message.of("assistant", [ToolUse("t1", "bash", {"command": key_cmd})]))
     log.log_message(Message.of("user", [ToolResult("t1", f"echo {API_KEY}")]))
-    log.log_event(ToolCallEvent("t1", "bash", {"command": key_cmd}))
+    log.log_event(ToolCallEvent(id="t1", name="bash", input={"command": key_cmd}))
     log.log_history([Message.user(API_KEY)], "compaction")
     log.close()
     files = [p for p in tmp_path.rglob("*") if p.is_file()]
@@ -280,7 +280,17 @@ def test_resolution_in_a_project_without_sessions(tmp_path: Path) -> None:
 
 
 def test_compact_event_round_trips_through_the_log(tmp_path: Path, log: SessionLog) -> None:
-    event = CompactEvent("summarize", "auto", 40, 6, 90_000, 12_000, "did things", "t/x.jsonl", 1.23456)
+    event = CompactEvent(
+        layer="summarize",
+        trigger="auto",
+        messages_before=40,
+        messages_after=6,
+        tokens_before=90_000,
+        tokens_after=12_000,
+        summary="did things",
+        transcript="t/x.jsonl",
+        duration=1.23456,
+    )
     log.log_event(event)
     record = lines(log.path)[-1]
     assert record["event"] == event.to_json()
@@ -306,7 +316,18 @@ def test_format_show_reads_like_a_conversation(tmp_path: Path, log: SessionLog) 
     log.log_message(Message.of("assistant", [TextBlock("Looking."), call]))
     output = "\n".join(f"line {i}" for i in range(50))
     log.log_message(Message.of("user", [ToolResult("t1", output, is_error=True)]))
-    log.log_event(CompactEvent("summarize", "auto", 40, 6, 90_000, 12_000, "fixed tests", "span-001-x.jsonl"))
+    log.log_event(
+        CompactEvent(
+            layer="summarize",
+            trigger="auto",
+            messages_before=40,
+            messages_after=6,
+            tokens_before=90_000,
+            tokens_after=12_000,
+            summary="fixed tests",
+            transcript="span-001-x.jsonl",
+        )
+    )
     summary = Message.of("user", [SummaryBlock("We fixed the tests.", "span-001-x.jsonl")])
     log.log_history([summary], "compaction")
     log.log_message(Message.assistant("Done."))
@@ -317,7 +338,7 @@ def test_format_show_reads_like_a_conversation(tmp_path: Path, log: SessionLog) 
     assert text.startswith(f"session {log.id}\nstarted ")
     assert "model claude-test" in text
     assert "[user]\nplease fix the bug" in text
-    assert "[assistant]\nLooking.\n  -> bash {\"command\": \"pytest -q\"}" in text
+    assert '[assistant]\nLooking.\n  -> bash {"command": "pytest -q"}' in text
     assert "  <- error bash: line 0 line 1" in text and "(50 lines," in text
     assert "line 49" not in text  # results are abbreviated
     assert "=== compacted (summarize, auto): 40 -> 6 messages, 90,000 -> 12,000 tokens" in text
@@ -333,9 +354,20 @@ def test_search_finds_hits_across_files_and_sessions(tmp_path: Path, clock: Cloc
     new = SessionLog.create(tmp_path, redactor=Redactor(), meta=META, clock=clock)
     msg = Message.assistant("frobnicatewidget lives in widgets.py")
     new.log_message(msg)
-    new.log_event(CompactEvent("summarize", "auto", 9, 2, 900, 100, "talked about FROBNICATEWIDGET", None))
+    new.log_event(
+        CompactEvent(
+            layer="summarize",
+            trigger="auto",
+            messages_before=9,
+            messages_after=2,
+            tokens_before=900,
+            tokens_after=100,
+            summary="talked about FROBNICATEWIDGET",
+            transcript=None,
+        )
+    )
     new.close()
-    span = Message.user("span text: the Frobnicatewidget \"quoted\" café")
+    span = Message.user('span text: the Frobnicatewidget "quoted" café')
     (new.dir / "span-001-early.jsonl").write_text(json.dumps(span.to_json()) + "\n")  # ASCII-escaped JSON
     (new.dir / "output-002-t9.txt").write_text("[full output]\nnothing\n... frobnicateWidget() at line 3\n")
     (new.dir / "notes.md").write_text("frobnicatewidget in a file type search ignores")

@@ -21,7 +21,9 @@ def test_a_resumed_session_counts_from_the_last_report(tmp_path: Path) -> None:
     log.log_message(asked)
     log.log_message(answered)
     reported = Usage(input_tokens=50_000, output_tokens=9)
-    log.log_event(UsageEvent("claude-sonnet-4-5", reported, 50_000, 200_000))
+    log.log_event(
+        UsageEvent(model="claude-sonnet-4-5", usage=reported, context_tokens=50_000, context_window=200_000)
+    )
     log.close()
     built = build(CliArgs(model="claude-sonnet-4-5", continue_session=True), env=env, cwd=tmp_path)
     history = built.loop.history

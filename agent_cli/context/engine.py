@@ -125,7 +125,17 @@ class ContextEngine:
         count, saved = self.counter.count_text, str(path)
         capped = cap_result(use, result, max_tokens=limit, tokens=tokens, count_text=count, saved_to=saved)
         after = self.counter.count_text(capped.content)
-        event = CompactEvent("cap", "ingest", 1, 1, tokens, after, None, str(path), self._clock() - start)
+        event = CompactEvent(
+            layer="cap",
+            trigger="ingest",
+            messages_before=1,
+            messages_after=1,
+            tokens_before=tokens,
+            tokens_after=after,
+            summary=None,
+            transcript=str(path),
+            duration=self._clock() - start,
+        )
         return capped, event
 
     def prepare(self, history: Sequence[Message], frame: Frame) -> Prepared:
@@ -162,7 +172,7 @@ class ContextEngine:
             # Replies shrink with the window: a prompt plus max_tokens over the window is refused too.
             self.max_output = output_for_window(self.max_output, error.limit)
             self.thresholds = compute_thresholds(self.settings, error.limit, self.max_output)
-            events.append(WarningEvent(smaller_window(error.limit)))
+            events.append(WarningEvent(message=smaller_window(error.limit)))
         if error.tokens:
             self.counter.calibrate_overflow(frame.system, frame.tools, messages, error.tokens)
         th = self.thresholds
@@ -202,7 +212,9 @@ class ContextEngine:
         outcome = self._condense(messages, frame, total, events, layer="manual", trigger=trigger, focus=focus)
         if not outcome.acted and not events:
             events.append(
-                WarningEvent("Nothing to compact yet: the conversation has no earlier part to condense.")
+                WarningEvent(
+                    message="Nothing to compact yet: the conversation has no earlier part to condense."
+                )
             )
         messages, total = outcome.messages, outcome.tokens
         if total >= self.thresholds.emergency_at:
@@ -255,15 +267,15 @@ class ContextEngine:
         after = self._recount(frame, messages, plan.messages)
         events.append(
             CompactEvent(
-                "clear",
-                "auto",
-                len(messages),
-                len(plan.messages),
-                total,
-                after,
-                None,
-                str(path),
-                self._clock() - start,
+                layer="clear",
+                trigger="auto",
+                messages_before=len(messages),
+                messages_after=len(plan.messages),
+                tokens_before=total,
+                tokens_after=after,
+                summary=None,
+                transcript=str(path),
+                duration=self._clock() - start,
             )
         )
         return plan.messages, after
@@ -326,23 +338,25 @@ class ContextEngine:
             new, after = self._rebuild(span, tail, frame, body, path, pending)
         degraded = bool(reason) or not body
         if must_shrink and after >= total:  # not even the digest shrinks it: leave the history as it was
-            events.append(WarningEvent(f"Compaction could not shrink the conversation ({total:,} tokens)."))
+            events.append(
+                WarningEvent(message=f"Compaction could not shrink the conversation ({total:,} tokens).")
+            )
             return _Outcome(messages, total, False)
         if degraded:
-            events.append(WarningEvent(summary_failed(reason, path)))
+            events.append(WarningEvent(message=summary_failed(reason, path)))
         record = new[0].summary
         events.append(
             CompactEvent(
-                layer,
-                trigger,
-                len(messages),
-                len(new),
-                total,
-                after,
-                record.text if record else None,
-                path,
-                self._clock() - start,
-                degraded,
+                layer=layer,
+                trigger=trigger,
+                messages_before=len(messages),
+                messages_after=len(new),
+                tokens_before=total,
+                tokens_after=after,
+                summary=record.text if record else None,
+                transcript=path,
+                duration=self._clock() - start,
+                degraded=degraded,
             )
         )
         return _Outcome(new, after, True)
@@ -381,7 +395,19 @@ class ContextEngine:
         new = apply_drop(messages, plan, marker_text(len(dropped), path))
         after = self._recount(frame, messages, new)
         took, n = self._clock() - start, len(messages)
-        events.append(CompactEvent("emergency", trigger, n, len(new), total, after, None, path, took))
+        events.append(
+            CompactEvent(
+                layer="emergency",
+                trigger=trigger,
+                messages_before=n,
+                messages_after=len(new),
+                tokens_before=total,
+                tokens_after=after,
+                summary=None,
+                transcript=path,
+                duration=took,
+            )
+        )
         return new, after
 
     def _note_result(self, failed: bool, events: list[EngineEvent]) -> None:
@@ -389,12 +415,12 @@ class ContextEngine:
         self.failures = self.failures + 1 if failed else 0
         if failed and self.failures >= self.settings.max_failures:
             self.auto_compact = False
-            events.append(ErrorEvent(loop_guard_stopped(self.failures), kind="compaction"))
+            events.append(ErrorEvent(message=loop_guard_stopped(self.failures), kind="compaction"))
 
     def _save(self, messages: list[Message], label: str, events: list[EngineEvent]) -> str | None:
         """Write what a layer removes; None (and a warning) if the disk refuses: the layer does nothing."""
         try:
             return str(self.store.write_span(messages, label))
         except OSError as exc:
-            events.append(WarningEvent(not_saved(label, exc)))
+            events.append(WarningEvent(message=not_saved(label, exc)))
             return None

@@ -30,7 +30,7 @@ __all__ = [
 CompactLayer: TypeAlias = Literal["cap", "clear", "summarize", "manual", "emergency"]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class AssistantTextDelta:
     """Streaming text, for live display. Not part of stream-json (see AssistantText)."""
 
@@ -41,7 +41,7 @@ class AssistantTextDelta:
         return {"type": self.type, "text": self.text}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class AssistantText:
     """The complete text of one assistant message."""
 
@@ -52,7 +52,7 @@ class AssistantText:
         return {"type": self.type, "text": self.text}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ToolCallEvent:
     type: ClassVar[str] = "tool_call"
     id: str
@@ -63,7 +63,7 @@ class ToolCallEvent:
         return {"type": self.type, "id": self.id, "name": self.name, "input": self.input}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ToolResultEvent:
     type: ClassVar[str] = "tool_result"
     id: str
@@ -83,7 +83,7 @@ class ToolResultEvent:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class CompactEvent:
     """One compaction by one layer of the context engine."""
 
@@ -105,7 +105,7 @@ class CompactEvent:
         return {"type": self.type, **data}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class UsageEvent:
     """Usage reported for one request, and the context now in use."""
 
@@ -125,7 +125,7 @@ class UsageEvent:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RetryEvent:
     """A request failed transiently and will be retried after `delay` seconds."""
 
@@ -143,7 +143,7 @@ class RetryEvent:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class StatusEvent:
     """What the agent is doing now ("waiting for model", "summarizing"), for spinners."""
 
@@ -154,7 +154,7 @@ class StatusEvent:
         return {"type": self.type, "text": self.text}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class WarningEvent:
     type: ClassVar[str] = "warning"
     message: str
@@ -163,7 +163,7 @@ class WarningEvent:
         return {"type": self.type, "message": self.message}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ErrorEvent:
     type: ClassVar[str] = "error"
     message: str
@@ -173,7 +173,7 @@ class ErrorEvent:
         return {"type": self.type, "kind": self.kind, "message": self.message}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ResultEvent:
     """The end of one task: the final answer and how it ended."""
 

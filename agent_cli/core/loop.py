@@ -157,21 +157,33 @@ class AgentLoop:
         except KeyboardInterrupt:
             self._close_open_tool_round(INTERRUPTED)
             for use in self._cut_short:
-                yield self._emit(ToolResultEvent(use.id, use.name, INTERRUPTED, True, 0.0))
+                yield self._emit(
+                    ToolResultEvent(
+                        id=use.id, name=use.name, content=INTERRUPTED, is_error=True, duration=0.0
+                    )
+                )
             if self.history and self.history[-1].is_plain_user:
                 # Say so in the history, so the next prompt does not read as a continuation of this one.
                 self._append(Message.user(INTERRUPTED_TURN))
-            yield self._emit(ErrorEvent("interrupted by the user", kind="interrupted"))
-            yield self._emit(ResultEvent("", "interrupted", 0, self._total_usage(), self.session_id))
+            yield self._emit(ErrorEvent(message="interrupted by the user", kind="interrupted"))
+            yield self._emit(
+                ResultEvent(
+                    text="",
+                    stop="interrupted",
+                    iterations=0,
+                    usage=self._total_usage(),
+                    session_id=self.session_id,
+                )
+            )
         finally:
             self._close_open_tool_round(INTERRUPTED)
 
     def compact(self, focus: str | None = None) -> Iterator[Event]:
         """`/compact [focus]`: summarize the whole conversation so far."""
         if not self.history:
-            yield self._emit(ErrorEvent("nothing to compact yet", kind="compact"))
+            yield self._emit(ErrorEvent(message="nothing to compact yet", kind="compact"))
             return
-        yield StatusEvent("summarizing")
+        yield StatusEvent(text="summarizing")
         yield from self._apply(self.context.compact(self.history, self.frame, focus, "manual"), "manual")
 
     def clear(self) -> None:
@@ -188,25 +200,33 @@ class AgentLoop:
         continuations = 0
         final_text: list[str] = []
         for iteration in range(1, self.max_iterations + 1):
-            yield StatusEvent("checking the context")  # usually instant; a summary can take a while
+            yield StatusEvent(text="checking the context")  # usually instant; a summary can take a while
             yield from self._apply(self.context.prepare(self.history, self.frame), "prepare")
             outcome = yield from self._request_with_reactive_retry()
             if isinstance(outcome, _Failed):
-                yield self._emit(ErrorEvent(str(outcome.error), kind=type(outcome.error).__name__))
-                yield self._emit(ResultEvent("", "error", iteration, self._total_usage(), self.session_id))
+                yield self._emit(ErrorEvent(message=str(outcome.error), kind=type(outcome.error).__name__))
+                yield self._emit(
+                    ResultEvent(
+                        text="",
+                        stop="error",
+                        iterations=iteration,
+                        usage=self._total_usage(),
+                        session_id=self.session_id,
+                    )
+                )
                 return
             message = outcome.message
             self._append(message)
             if message.text:
                 final_text.append(message.text)
-                yield self._emit(AssistantText(message.text))
+                yield self._emit(AssistantText(text=message.text))
             if message.tool_uses:
                 final_text.clear()
                 yield from self._run_tools(message.tool_uses)
                 if self._pending_compact:
                     focus = self._pending_compact.pop()
                     self._pending_compact.clear()
-                    yield StatusEvent("summarizing")
+                    yield StatusEvent(text="summarizing")
                     yield from self._apply(
                         self.context.compact(self.history, self.frame, focus, "tool"), "tool"
                     )
@@ -218,15 +238,29 @@ class AgentLoop:
                 self._append(Message.user(CONTINUE_AFTER_CUTOFF))
                 continue
             text = "".join(final_text) if continuations else message.text
-            yield self._emit(ResultEvent(text, "end_turn", iteration, self._total_usage(), self.session_id))
+            yield self._emit(
+                ResultEvent(
+                    text=text,
+                    stop="end_turn",
+                    iterations=iteration,
+                    usage=self._total_usage(),
+                    session_id=self.session_id,
+                )
+            )
             return
         note = (
             f"Stopped after {self.max_iterations} model requests in one turn (tools.max_iterations). "
             "Send another message to let it go on."
         )
-        yield self._emit(ErrorEvent(note, kind="max_iterations"))  # said once, as the error
+        yield self._emit(ErrorEvent(message=note, kind="max_iterations"))  # said once, as the error
         yield self._emit(
-            ResultEvent("", "max_iterations", self.max_iterations, self._total_usage(), self.session_id)
+            ResultEvent(
+                text="",
+                stop="max_iterations",
+                iterations=self.max_iterations,
+                usage=self._total_usage(),
+                session_id=self.session_id,
+            )
         )
 
     def _request_with_reactive_retry(self) -> Generator[Event, None, Completion | _Failed]:
@@ -235,7 +269,7 @@ class AgentLoop:
         while True:
             request = Request(self.system, tuple(self.history), self.tools.specs(), self.context.max_output)
             self.hooks.on_pre_request(request)
-            yield StatusEvent("waiting for model")
+            yield StatusEvent(text="waiting for model")
             try:
                 completion = yield from self._stream(request)
             except ContextOverflowError as exc:
@@ -261,7 +295,12 @@ class AgentLoop:
             model = completion.model or self.provider.model
             self.usage_by_model[model] = self.usage_by_model.get(model, Usage()) + completion.usage
             yield self._emit(
-                UsageEvent(model, completion.usage, completion.usage.prompt_tokens, self.context.window)
+                UsageEvent(
+                    model=model,
+                    usage=completion.usage,
+                    context_tokens=completion.usage.prompt_tokens,
+                    context_window=self.context.window,
+                )
             )
             return completion
 
@@ -270,7 +309,7 @@ class AgentLoop:
             if isinstance(item, RetryEvent):
                 yield self._emit(item)
             elif isinstance(item, TextDelta):
-                yield AssistantTextDelta(item.text)
+                yield AssistantTextDelta(text=item.text)
             else:
                 return item
         raise ProviderError("the provider stream ended without a reply")
@@ -281,10 +320,16 @@ class AgentLoop:
         results: list[ToolResult] = []
         try:
             for use in uses:
-                yield self._emit(ToolCallEvent(use.id, use.name, dict(use.input)))
+                yield self._emit(ToolCallEvent(id=use.id, name=use.name, input=dict(use.input)))
                 result, duration = self._run_one(use)
                 result = self.hooks.on_post_tool(use, result)
-                event = ToolResultEvent(use.id, use.name, result.content, result.is_error, duration)
+                event = ToolResultEvent(
+                    id=use.id,
+                    name=use.name,
+                    content=result.content,
+                    is_error=result.is_error,
+                    duration=duration,
+                )
                 result, cap = self.context.ingest(use, result, round_size=len(uses))
                 results.append(result)
                 yield self._emit(event)
