@@ -1,16 +1,43 @@
-"""The `agent` command: parse flags, load settings, wire the parts, run headless or the REPL.
+"""The `agent` command: flags, dispatch, the headless run and `agent transcripts`.
 
-This module parses; `wiring.py` builds the session from the settings. This is
-the only module importing typer. `agent --version` (and the bare `agent` that
+    agent                 the REPL (ui/repl.py) on a new session
+    agent -p PROMPT       one task headless (ui/headless.py prints its events)
+    echo PROMPT | agent   the same, from stdin
+    agent transcripts ... browse this project's sessions
+
+The only module importing typer. Settings are loaded here and the session is
+built by `app.open_session`. `agent --version` (and the bare `agent` that
 starts the REPL) answer before typer loads, so they cost little more than
-starting Python.
+starting Python; everything else is imported when it is needed. Errors a user
+can fix (config, missing key, unknown session) are one line on stderr with
+exit code 2, never a traceback.
 """
 
+# No `from __future__ import annotations`: typer reads the annotations of the commands below at run time.
 import sys
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-__all__ = ["main"]
+if TYPE_CHECKING:
+    from agent_cli.session import AgentSession
+
+__all__ = ["CliArgs", "main", "run_cli", "transcripts_command"]
+
+OUTPUT_FORMATS = ("text", "json", "stream-json")
+
+
+@dataclass(frozen=True, slots=True)
+class CliArgs:
+    prompt: str | None = None
+    provider: str | None = None
+    model: str | None = None
+    context_window: int | None = None
+    config: Path | None = None
+    yes: bool = False
+    output_format: str = "text"
+    continue_session: bool = False
+    resume: str | None = None
 
 
 def main() -> None:
@@ -21,8 +48,6 @@ def main() -> None:
         print(f"agent-cli {__version__}")
         return
     if not argv:  # the REPL: skip typer (about 100 ms) so the prompt appears sooner
-        from agent_cli.wiring import CliArgs, run_cli
-
         sys.exit(run_cli(CliArgs()))
     app = _build_app()
     app(prog_name="agent")
@@ -97,8 +122,6 @@ def _build_app() -> Any:  # a typer.Typer; typer is imported lazily to keep --ve
     ) -> None:
         if ctx.invoked_subcommand is not None:
             return
-        from agent_cli.wiring import CliArgs, run_cli
-
         code = run_cli(
             CliArgs(
                 prompt=prompt,
@@ -117,8 +140,6 @@ def _build_app() -> Any:  # a typer.Typer; typer is imported lazily to keep --ve
     @transcripts.command("list")
     def transcripts_list() -> None:
         """List this project's sessions, newest first."""
-        from agent_cli.wiring import transcripts_command
-
         raise typer.Exit(transcripts_command("list", None))
 
     @transcripts.command("show")
@@ -126,8 +147,6 @@ def _build_app() -> Any:  # a typer.Typer; typer is imported lazily to keep --ve
         session_id: Annotated[str, typer.Argument(help="Session id or unique prefix.")],
     ) -> None:
         """Show one session's conversation."""
-        from agent_cli.wiring import transcripts_command
-
         raise typer.Exit(transcripts_command("show", session_id))
 
     @transcripts.command("search")
@@ -135,11 +154,108 @@ def _build_app() -> Any:  # a typer.Typer; typer is imported lazily to keep --ve
         text: Annotated[str, typer.Argument(help="Text to find (literal, any case).")],
     ) -> None:
         """Search every session's transcripts in this project."""
-        from agent_cli.wiring import transcripts_command
-
         raise typer.Exit(transcripts_command("search", text))
 
     return app
+
+
+def _fail(message: str, code: int = 2) -> int:
+    print(f"agent: {message}", file=sys.stderr)
+    return code
+
+
+def run_cli(args: CliArgs, *, env: dict[str, str] | None = None, cwd: Path | None = None) -> int:
+    """Run `agent` with these flags; the process exit code."""
+    import os
+
+    from agent_cli.app import LATEST, open_session
+    from agent_cli.config.load import Flags, load_settings
+    from agent_cli.core.errors import AgentError, ConfigError
+
+    if args.output_format not in OUTPUT_FORMATS:
+        return _fail(
+            f"--output-format must be one of {', '.join(OUTPUT_FORMATS)} (got {args.output_format!r})"
+        )
+    if args.continue_session and args.resume:
+        return _fail("use either --continue or --resume, not both")
+    if args.prompt is not None and not args.prompt.strip():
+        return _fail("-p needs a prompt: agent -p 'what to do'")
+    interactive = args.prompt is None
+    if interactive and not sys.stdin.isatty():  # `echo "fix the tests" | agent`: one headless task
+        piped = sys.stdin.read().strip()
+        if not piped:
+            return _fail("stdin is empty: pipe a prompt in (echo 'task' | agent) or run agent in a terminal")
+        args, interactive = replace(args, prompt=piped), False
+    elif interactive and not sys.stdout.isatty():  # `agent > file`: nobody would see the prompt
+        return _fail("stdout is not a terminal; for output to a file or a pipe use agent -p PROMPT")
+    env = dict(os.environ) if env is None else env
+    flags = Flags(provider=args.provider, model=args.model, context_window=args.context_window, yes=args.yes)
+    resume = args.resume if args.resume else (LATEST if args.continue_session else None)
+    try:
+        settings = load_settings(config_path=args.config, env=env, flags=flags, cwd=cwd or Path.cwd())
+        if interactive:
+            from agent_cli.ui.repl import run_repl
+
+            return run_repl(lambda ask: open_session(settings, env=env, resume=resume, ask=ask))
+        session = open_session(settings, env=env, resume=resume)
+    except ConfigError as exc:
+        return _fail(str(exc))
+    except AgentError as exc:
+        return _fail(str(exc), 1)
+    except OSError as exc:  # the project's .transcripts/ cannot be created or read
+        return _fail(f"cannot open the session log: {exc}", 1)
+    assert args.prompt is not None
+    return _headless(session, args.prompt, args.output_format)
+
+
+def _headless(session: "AgentSession", prompt: str, output_format: str) -> int:
+    import itertools
+
+    from agent_cli.core.errors import AgentError
+    from agent_cli.store.crash_log import internal_error
+    from agent_cli.ui.headless import OutputFormat, render_headless
+
+    fmt: OutputFormat = output_format  # type: ignore[assignment]  # checked by run_cli
+    try:
+        return render_headless(itertools.chain(session.warnings, session.run(prompt)), fmt)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:  # `agent -p ... | head`: the reader left; nothing more to say
+        sys.stderr.close()
+        return 1
+    except AgentError as exc:
+        return _fail(str(exc), 1)
+    except Exception as exc:  # a bug: one line here, the traceback in the crash log
+        return _fail(internal_error(exc), 1)
+    finally:
+        session.close()
+
+
+def transcripts_command(action: str, arg: str | None, *, cwd: Path | None = None) -> int:
+    """`agent transcripts list | show ID | search TEXT`."""
+    from agent_cli.core.errors import ConfigError
+    from agent_cli.store.sessions import list_sessions, resolve_session_id
+    from agent_cli.ui import transcript_views as view
+
+    root = cwd or Path.cwd()
+    try:
+        if action == "list":
+            sessions = list_sessions(root)
+            if not sessions:
+                return _fail(f"no sessions in {root / '.transcripts'}", 1)
+            print(view.format_list(sessions))
+        elif action == "show":
+            assert arg is not None
+            print(view.format_show(root, resolve_session_id(root, arg)))
+        else:
+            assert arg is not None
+            hits = view.search(root, arg)
+            if not hits:
+                return _fail(f"no match for {arg!r}", 1)
+            print(view.format_search(hits))
+    except ConfigError as exc:
+        return _fail(str(exc))
+    return 0
 
 
 if __name__ == "__main__":

@@ -32,7 +32,7 @@ from agent_cli.config.settings import ContextSettings  # noqa: E402
 from agent_cli.context.engine import ContextEngine, Frame  # noqa: E402
 from agent_cli.core.messages import Message, ToolResult, ToolUse, Usage  # noqa: E402
 from agent_cli.providers.base import Request, ToolSpec  # noqa: E402
-from agent_cli.store.archive import TranscriptStore  # noqa: E402
+from agent_cli.store.archive import Archive  # noqa: E402
 from agent_cli.tokens.counter import TokenCounter  # noqa: E402
 from agent_cli.tokens.encodings import get_encoding  # noqa: E402
 
@@ -102,7 +102,7 @@ def time_engine(base: list[Message], window: int, turns: int) -> tuple[float, fl
             window=window,
             max_output=32_000,
             counter=counter,
-            store=TranscriptStore(Path(tmp)),
+            archive=Archive(Path(tmp)),
             summarize=never,
         )
         history = engine.prepare(base, frame).messages  # a first call may clear a batch; not timed

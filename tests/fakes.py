@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent_cli.context.engine import Frame, Prepared
+from agent_cli.context.protocol import Frame, Prepared
 from agent_cli.core.errors import ContextOverflowError, ProviderError
 from agent_cli.core.events import CompactEvent, Event
 from agent_cli.core.messages import Block, Message, TextBlock, ToolResult, ToolUse, Usage
@@ -107,15 +107,13 @@ class PassThroughContext:
         )
         return Prepared([summary], [event])
 
-    def recall(self, query: str) -> str:
-        return f"no match for {query!r}"
-
     def tokens(self, history: Sequence[Message], frame: Frame) -> int:
         return sum(len(str(m.to_json())) for m in history) // 4
 
 
 @dataclass
 class MemorySession:
+    id: str = "test-session"
     messages: list[Message] = field(default_factory=list)
     events: list[Event] = field(default_factory=list)
     checkpoints: list[tuple[list[Message], str]] = field(default_factory=list)

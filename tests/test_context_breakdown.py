@@ -14,7 +14,7 @@ from agent_cli.context.breakdown import scale_parts
 from agent_cli.context.engine import ContextEngine, Frame
 from agent_cli.core.messages import Message, SummaryBlock, Usage
 from agent_cli.providers.base import ToolSpec
-from agent_cli.store.archive import TranscriptStore
+from agent_cli.store.archive import Archive
 from agent_cli.tokens.counter import TokenCounter
 
 FRAME = Frame("You are a careful coding agent. " * 300, (ToolSpec("read_file", "Read a file. " * 100, {}),))
@@ -26,7 +26,7 @@ def engine_for(tmp_path: Path) -> ContextEngine:
         window=200_000,
         max_output=32_000,
         counter=TokenCounter("claude-sonnet-4-5", "anthropic"),
-        store=TranscriptStore(tmp_path / "s"),
+        archive=Archive(tmp_path / "s"),
         summarize=lambda request: "unused",
     )
 

@@ -99,7 +99,7 @@ def test_l1_clears_old_results_in_a_batch_and_recall_brings_them_back(tmp_path: 
     first_id = prepared.messages[2].tool_results[0].tool_use_id
     assert f'recall("{first_id}")' in stubs[0] and "src/m0.py" in stubs[0]
     assert "# module 0" in engine.recall(first_id) and "# module 0" in engine.recall("src/m0.py")
-    assert removed_are_stored(history, prepared.messages, engine.store) == []
+    assert removed_are_stored(history, prepared.messages, engine.archive) == []
     # The next turn adds a little: no new batch, so the history (and the provider's cache) stays as is.
     more = [*prepared.messages, user("and now?"), assistant("nothing new")]
     assert engine.prepare(more, FRAME).messages == more
@@ -129,7 +129,7 @@ def test_l2_replaces_the_old_part_with_a_record_and_keeps_the_tail(tmp_path: Pat
     assert "request 0: explain part 0" in record  # the user's own words, verbatim
     assert prepared.messages[-1] is history[-1] and history[-3] in prepared.messages  # the tail, untouched
     assert pairing_errors(prepared.messages) == []
-    assert removed_are_stored(history, prepared.messages, engine.store) == []
+    assert removed_are_stored(history, prepared.messages, engine.archive) == []
     # The span in the request is the history's own prefix: the provider's cache is reused.
     assert [m.id for m in request.messages[:-1]] == [m.id for m in history[: len(request.messages) - 1]]
 
@@ -293,7 +293,7 @@ def test_emergency_drops_oldest_groups_with_a_marker(tmp_path: Path) -> None:
     assert marker.role == "user" and event.transcript in marker.text and "recall(" in marker.text
     assert any(m.text == "the latest request" for m in prepared.messages)
     assert pairing_errors(prepared.messages) == []
-    assert removed_are_stored(history, prepared.messages, engine.store) == []
+    assert removed_are_stored(history, prepared.messages, engine.archive) == []
 
 
 # -- reactive ------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from agent_cli.config.settings import ContextSettings
 from agent_cli.context.engine import ContextEngine, Frame
 from agent_cli.core.messages import Block, Message, TextBlock, ToolResult, ToolUse, Usage
 from agent_cli.providers.base import Request, ToolSpec
-from agent_cli.store.archive import TranscriptStore
+from agent_cli.store.archive import Archive
 
 _ids = itertools.count(1)
 
@@ -130,6 +130,7 @@ def make_engine(
     max_output: int = 2_000,
     counter: FakeCounter | None = None,
     clock: Callable[[], float] | None = None,
+    archive: Archive | None = None,
     **overrides: object,
 ) -> tuple[ContextEngine, FakeCounter, FakeSummarizer]:
     """An engine over a small window, with settings scaled down to it unless overridden."""
@@ -152,7 +153,7 @@ def make_engine(
         window=window,
         max_output=max_output,
         counter=counter,
-        store=TranscriptStore(tmp / ".transcripts" / "s1"),
+        archive=archive or Archive(tmp / ".transcripts" / "s1"),
         summarize=summarizer,
         clock=clock or (lambda: float(next(ticks))),
     )
@@ -166,7 +167,7 @@ def filler(n_chars: int, word: str = "lorem") -> str:
 
 
 def removed_are_stored(
-    before: Sequence[Message], after: Sequence[Message], store: TranscriptStore
+    before: Sequence[Message], after: Sequence[Message], store: Archive
 ) -> list[str]:
     """Ids of messages gone from the history that no transcript file holds."""
     kept = {m.id for m in after}

@@ -98,7 +98,7 @@ def check_invariants(
             m.summary is not None and latest[:200] in m.summary.text.replace("\u00ad", "") for m in after
         )
         assert as_message or in_record, "the latest user message was lost"
-    assert removed_are_stored(before, after, engine.store) == []
+    assert removed_are_stored(before, after, engine.archive) == []
     assert cleared_are_stored(before, after, engine) == []
     if fits:
         latest_tokens = max((engine.counter.count_message(m) for m in after if m.text == latest), default=0)
@@ -109,7 +109,7 @@ def check_invariants(
 def cleared_are_stored(before: list[Message], after: list[Message], engine: ContextEngine) -> list[str]:
     """Ids of tool results whose content changed (an L1 stub) but whose original no transcript holds."""
     now = {r.tool_use_id: r.content for m in after for r in m.tool_results}
-    text = "".join(p.read_text() for p in engine.store.files())
+    text = "".join(p.read_text() for p in engine.archive.files())
     return [
         r.tool_use_id
         for m in before

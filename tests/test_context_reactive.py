@@ -13,7 +13,7 @@ from test_context_fakes import FRAME, assistant, filler, make_engine, pairing_er
 from agent_cli.core.errors import ContextOverflowError
 from agent_cli.core.events import CompactEvent, WarningEvent
 from agent_cli.core.messages import Message, ToolResult, ToolUse
-from agent_cli.store.archive import TranscriptStore
+from agent_cli.store.archive import Archive
 
 
 def chat(turns: int, size: int = 2_000) -> list[Message]:
@@ -54,7 +54,7 @@ def test_overflow_without_numbers_and_nothing_to_remove_says_the_limit_is_smalle
     assert "does not fit" in str(counted.value)
 
 
-class RefusingStore(TranscriptStore):
+class RefusingStore(Archive):
     """A store on a full disk: every write fails."""
 
     def write_span(self, messages: Sequence[Message], label: str) -> Path:
@@ -65,8 +65,7 @@ class RefusingStore(TranscriptStore):
 
 
 def test_a_refusing_disk_removes_nothing_and_raises_nothing_unexpected(tmp_path: Path) -> None:
-    engine, _, summarizer = make_engine(tmp_path)
-    engine.store = RefusingStore(tmp_path / "full")
+    engine, _, summarizer = make_engine(tmp_path, archive=RefusingStore(tmp_path / "full"))
     history = [user("read")]
     for i in range(9):
         history += tool_round("read_file", {"path": f"src/m{i}.py"}, filler(4_400, f"m{i}"))

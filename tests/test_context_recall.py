@@ -1,6 +1,6 @@
 """Recall end to end: the phrase a stub or a record suggests finds the original output.
 
-Through `ContextEngine` with a real `TranscriptStore` over a session directory that the real
+Through `ContextEngine` with a real `Archive` over a session directory that the real
 `SessionLog` writes (records `{"rid", "ts", "kind": "message", "message": {...}}`), as in a
 session: messages are logged as they happen, then L0 and L1 act on the history.
 """
@@ -14,7 +14,7 @@ from pathlib import Path
 from test_context_fakes import FRAME, assistant, filler, make_engine, user
 
 from agent_cli.core.messages import Message, ToolResult, ToolUse
-from agent_cli.store.archive import TranscriptStore
+from agent_cli.store.archive import Archive
 from agent_cli.store.redact import Redactor
 from agent_cli.store.session_log import SessionLog
 
@@ -26,8 +26,7 @@ def call(use_id: str, name: str, args: dict[str, object], output: str) -> list[M
 
 def test_every_stub_phrase_recalls_exactly_the_output_it_replaced(tmp_path: Path) -> None:
     log = SessionLog.create(tmp_path, redactor=Redactor([]), meta={"model": "test"})
-    engine, _, _ = make_engine(tmp_path, recall_max_chars=8_000)  # room for one output
-    engine.store = TranscriptStore(log.dir)
+    engine, _, _ = make_engine(tmp_path, archive=Archive(log.dir), recall_max_chars=8_000)  # room for one output
     history = [user("read the modules")]
     originals: dict[str, str] = {}
     # Ids where one is a prefix of another, and one file read twice with different content.
@@ -72,8 +71,7 @@ def test_every_stub_phrase_recalls_exactly_the_output_it_replaced(tmp_path: Path
 
 def test_recall_of_a_capped_output_by_id_returns_the_full_text(tmp_path: Path) -> None:
     log = SessionLog.create(tmp_path, redactor=Redactor([]), meta={"model": "test"})
-    engine, _, _ = make_engine(tmp_path, recall_max_chars=50_000)
-    engine.store = TranscriptStore(log.dir)
+    engine, _, _ = make_engine(tmp_path, archive=Archive(log.dir), recall_max_chars=50_000)
     use = ToolUse("call_7", "bash", {"command": "make"})
     output = "".join(f"step {i} ok\n" for i in range(2_000)) + "[exit code 0]"
     capped, event = engine.ingest(use, ToolResult(use.id, output))
@@ -85,7 +83,7 @@ def test_recall_of_a_capped_output_by_id_returns_the_full_text(tmp_path: Path) -
 
 
 def test_recall_does_not_find_its_own_calls(tmp_path: Path) -> None:
-    store = TranscriptStore(tmp_path)
+    store = Archive(tmp_path)
     use = ToolUse("toolu_r1", "recall", {"query": "NOPE-NOTHING"})
     result = ToolResult("toolu_r1", "earlier passages mentioning NOPE-NOTHING")
     store.write_span([Message("assistant", (use,)), Message("user", (result,))], "x")

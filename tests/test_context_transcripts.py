@@ -10,7 +10,7 @@ from pathlib import Path
 from test_context_fakes import assistant, tool_round, user
 
 from agent_cli.core.messages import Message
-from agent_cli.store.archive import TranscriptStore
+from agent_cli.store.archive import Archive
 
 
 def _mode(path: Path) -> int:
@@ -18,7 +18,7 @@ def _mode(path: Path) -> int:
 
 
 def test_write_span_is_private_jsonl_of_messages(tmp_path: Path) -> None:
-    store = TranscriptStore(tmp_path / ".transcripts" / "abc")
+    store = Archive(tmp_path / ".transcripts" / "abc")
     span = [user("hello"), *tool_round("read_file", {"path": "a.py"}, "print(1)")]
     path = store.write_span(span, "Summarize!")
     assert path.parent == store.session_dir and path.name == "span-001-summarize.jsonl"
@@ -35,13 +35,13 @@ def test_write_span_is_private_jsonl_of_messages(tmp_path: Path) -> None:
 
 
 def test_nothing_is_written_until_asked(tmp_path: Path) -> None:
-    store = TranscriptStore(tmp_path / "s")
+    store = Archive(tmp_path / "s")
     assert not (tmp_path / "s").exists()
     assert store.files() == []
     assert "No match" in store.search("anything", 1_000)
 
 
-def _session_log(store: TranscriptStore, messages: list[Message]) -> None:
+def _session_log(store: Archive, messages: list[Message]) -> None:
     """The session log's format: one record per line, messages under "message"."""
     store.session_dir.mkdir(parents=True, exist_ok=True)
     lines = [
@@ -53,7 +53,7 @@ def _session_log(store: TranscriptStore, messages: list[Message]) -> None:
 
 
 def test_recall_returns_verbatim_passages_with_their_record_ids(tmp_path: Path) -> None:
-    store = TranscriptStore(tmp_path / "s")
+    store = Archive(tmp_path / "s")
     body = (
         "\n".join(f"line {i}" for i in range(100))
         + "\nNEEDLE in a haystack\n"
@@ -69,7 +69,7 @@ def test_recall_returns_verbatim_passages_with_their_record_ids(tmp_path: Path) 
 
 
 def test_recall_on_a_call_returns_its_whole_result(tmp_path: Path) -> None:
-    store = TranscriptStore(tmp_path / "s")
+    store = Archive(tmp_path / "s")
     content = "\n".join(f"def f{i}(): pass" for i in range(40))
     store.write_span([user("read"), *tool_round("read_file", {"path": "src/a.py"}, content)], "clear")
     out = store.search("src/a.py", 10_000)
@@ -77,7 +77,7 @@ def test_recall_on_a_call_returns_its_whole_result(tmp_path: Path) -> None:
 
 
 def test_recall_newest_first_dedupes_and_caps(tmp_path: Path) -> None:
-    store = TranscriptStore(tmp_path / "s")
+    store = Archive(tmp_path / "s")
     old = [user(f"token-{i} old mention") for i in range(3)]
     store.write_span(old, "summarize")
     new = [user("token-x newest mention")]
@@ -92,21 +92,21 @@ def test_recall_newest_first_dedupes_and_caps(tmp_path: Path) -> None:
 
 
 def test_recall_finds_the_cut_part_of_a_capped_output(tmp_path: Path) -> None:
-    store = TranscriptStore(tmp_path / "s")
+    store = Archive(tmp_path / "s")
     store.write_output("toolu_9", "head\n" + "x\n" * 500 + "the MIDDLE secret\n" + "y\n" * 500)
     out = store.search("middle secret", 2_000)
     assert "the MIDDLE secret" in out and "toolu_9" in out
 
 
 def test_recall_needs_a_phrase(tmp_path: Path) -> None:
-    assert "needs a phrase" in TranscriptStore(tmp_path).search("   ", 100)
+    assert "needs a phrase" in Archive(tmp_path).search("   ", 100)
 
 
 def test_secrets_are_redacted_before_reaching_disk(tmp_path: Path) -> None:
     from agent_cli.store.redact import Redactor
 
     key = "sk-ant-api03-STORECANARY0123456789abcdefghij"
-    store = TranscriptStore(tmp_path / "s", redactor=Redactor([key]))
+    store = Archive(tmp_path / "s", redactor=Redactor([key]))
     out = store.write_output("toolu_1", f"ANTHROPIC_API_KEY={key}\nother line\n")
     span = store.write_span([Message.user(f"my key is {key}")], "auto")
     for path in (out, span):
@@ -116,7 +116,7 @@ def test_secrets_are_redacted_before_reaching_disk(tmp_path: Path) -> None:
 
 
 def test_a_key_block_without_its_end_line_does_not_swallow_the_span(tmp_path: Path) -> None:
-    store = TranscriptStore(tmp_path / "s")
+    store = Archive(tmp_path / "s")
     pem = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA1234567890abcdef"
     path = store.write_span([Message.user(pem), Message.user("the second message survives")], "auto")
     lines = path.read_text().splitlines()

@@ -42,7 +42,7 @@ def make_loop(
         tools=default_tools(),
         context=kw.pop("context", PassThroughContext()),
         system="You are a test agent.",
-        session=session,
+        log=session,
         approver=kw.pop("approver", AutoApprover()),
         tool_context=ToolContext(root=tmp_path, bash_timeout=kw.pop("bash_timeout", 30.0)),
         retry=RetryPolicy(max_retries=kw.pop("max_retries", 3), base_delay=0.0, max_delay=0.0),

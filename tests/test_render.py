@@ -25,7 +25,8 @@ from agent_cli.core.events import (
 from agent_cli.core.messages import Usage
 from agent_cli.ui.markdown_blocks import MarkdownStream, split_blocks
 from agent_cli.ui.render import Renderer, context_table, cost_table, help_table
-from agent_cli.ui.slash import COMMANDS, context_report, cost_rows, format_context_line
+from agent_cli.ui.reports import context_report, cost_rows, format_context_line
+from agent_cli.ui.slash import COMMANDS
 
 
 def console(width: int = 80, terminal: bool = False) -> tuple[Console, StringIO]:

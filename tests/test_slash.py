@@ -1,15 +1,14 @@
 """Slash commands: parsing and hints (pure), completion, and each command run by the Repl on a real session.
 
-The Repl runs on a real `wiring.build` (engine, session log, tools in a temp
-project) with a scripted provider in place of the network, and renders into
-a StringIO console.
+The Repl runs on a real session from `app.open_session` (engine, session log,
+tools in a temp project) with a scripted provider in place of the network, and
+renders into a StringIO console.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import replace
 from datetime import UTC, datetime
 from io import StringIO
 from pathlib import Path
@@ -23,20 +22,18 @@ from agent_cli.core.approvals import Answer
 from agent_cli.core.messages import Message, Usage
 from agent_cli.providers.base import Completion, Request
 from agent_cli.store.redact import Redactor
-from agent_cli.store.session_log import SessionInfo, SessionLog
+from agent_cli.store.session_log import SessionLog
+from agent_cli.store.sessions import SessionInfo
 from agent_cli.ui.render import Renderer
-from agent_cli.ui.repl import PathAndCommandCompleter, Repl
-from agent_cli.ui.slash import (
-    SlashCommand,
-    closest,
-    context_report,
-    cost_rows,
-    describe_call,
-    format_tokens,
-    parse,
-    session_rows,
-)
-from agent_cli.wiring import Built, CliArgs, build
+from agent_cli.app import open_session
+from agent_cli.config.load import Flags, load_settings
+from agent_cli.config.settings import ProviderSettings
+from agent_cli.session import AgentSession
+from agent_cli.ui.approval import ApprovalPrompt
+from agent_cli.ui.completion import PathAndCommandCompleter
+from agent_cli.ui.reports import context_report, cost_rows, describe_call, format_tokens, session_rows
+from agent_cli.ui.repl import Repl
+from agent_cli.ui.slash import SlashCommand, closest, parse
 from tests.fakes import ScriptedProvider, call, say
 
 # ---- parsing and hints ---------------------------------------------------------------
@@ -166,18 +163,28 @@ class Harness:
     """A Repl on a real build with a scripted provider, fed lines (or Ctrl-C / Ctrl-D) from a list."""
 
     def __init__(self, tmp_path: Path, script: list[Completion | Callable[[Request], Completion]],
-                 answers: list[Answer] | None = None) -> None:
+                 answers: list[Answer] | None = None, context_window: int | None = None) -> None:
         env = {"ANTHROPIC_API_KEY": "k", "HOME": str(tmp_path), "XDG_STATE_HOME": str(tmp_path / "state")}
         project = tmp_path / "project"
-        project.mkdir()
-        self.built: Built = build(CliArgs(model="claude-sonnet-4-5"), env=env, cwd=project)
+        project.mkdir(parents=True)
+        flags = Flags(model="claude-sonnet-4-5", context_window=context_window)
+        settings = load_settings(config_path=None, env=env, flags=flags, cwd=project)
         self.provider = ScriptedProvider(list(script))
-        self.built.loop.set_provider(self.provider)
+        # Providers made later (/model NAME) answer once, naming their model.
+        self.made: list[ScriptedProvider] = []
         self.out = StringIO()
         self.renderer = Renderer(Console(file=self.out, width=120, color_system=None))
         self.lines: list[str | type[BaseException]] = []
         self.answers = list(answers or [])
-        self.repl = Repl(self.built, self.renderer, self._read, lambda: self.answers.pop(0))
+        ask = ApprovalPrompt(lambda: self.renderer, lambda: self.answers.pop(0)).ask
+        self.session: AgentSession = open_session(settings, env=env, ask=ask, make_provider=self._provider)
+        self.repl = Repl(self.session, lambda: self.renderer, self._read)
+
+    def _provider(self, settings: ProviderSettings) -> ScriptedProvider:
+        assert settings.model is not None
+        made = self.provider if not self.made else ScriptedProvider([say(f"{settings.model} here")], model=settings.model)
+        self.made.append(made)
+        return made
 
     def _read(self) -> str:
         if not self.lines:
@@ -198,7 +205,7 @@ class Harness:
 def test_a_message_runs_a_turn_and_the_toolbar_follows(tmp_path: Path) -> None:
     h = Harness(tmp_path, [say("Hello **there**.")])
     text = h.run("hi")
-    assert "agent-cli" in text and h.built.session.id in text and "/help" in text
+    assert "agent-cli" in text and h.session.id in text and "/help" in text
     assert "Hello **there**." in text  # a StringIO console is not a terminal: plain text
     assert h.repl.context_tokens is not None and h.repl.context_tokens > 0
     assert f"context {h.repl.context_tokens:,} / 200,000" in h.repl.toolbar()
@@ -222,7 +229,7 @@ def test_ctrl_c_then_typing_disarms_the_exit(tmp_path: Path) -> None:
 
 def test_ctrl_c_in_the_renderer_cancels_the_turn_and_the_repl_goes_on(tmp_path: Path) -> None:
     h = Harness(tmp_path, [call("read_file", path="a.txt"), say("second answer")])
-    (h.built.settings.project_root / "a.txt").write_text("data\n")
+    (h.session.project_root / "a.txt").write_text("data\n")
     handle = h.renderer.handle
     fired: list[str] = []
 
@@ -237,7 +244,7 @@ def test_ctrl_c_in_the_renderer_cancels_the_turn_and_the_repl_goes_on(tmp_path: 
     assert "✗ interrupted by the user" in text
     assert "second answer" in text
     # The interrupted tool round was closed, so the history stays valid for the next request.
-    history = h.built.loop.history
+    history = h.session.history
     uses = [u.id for m in history for u in m.tool_uses]
     results = [r.tool_use_id for m in history for r in m.tool_results]
     assert uses and uses == results
@@ -257,13 +264,12 @@ def test_denied_call_goes_back_to_the_model(tmp_path: Path) -> None:
                 answers=["no"])
     text = h.run("write x")
     assert "✗ write_file x.txt" in text and "declined" in text
-    assert not (h.built.settings.project_root / "x.txt").exists()
+    assert not (h.session.project_root / "x.txt").exists()
 
 
 def test_context_cost_clear_and_model(tmp_path: Path) -> None:
     h = Harness(tmp_path, [say("first")])
-    h.built.make_provider = lambda name: ScriptedProvider([], model=name)
-    text = h.run("hello", "/context", "/cost", "/model", "/model gpt-4.1", "/clear", "/context")
+    text = h.run("hello", "/context", "/cost", "/model", "/model gpt-4.1", "and now?", "/clear", "/context")
     assert re.search(r"system prompt\s+[\d,]+\s+\d+\.\d%", text)
     assert re.search(r"free\s+[\d,]+\s+\d+\.\d%", text)
     assert "auto-compaction fires at" in text
@@ -271,8 +277,8 @@ def test_context_cost_clear_and_model(tmp_path: Path) -> None:
     assert re.search(r"known anthropic models: .*claude-sonnet-4-5", text) and "gpt-4.1," not in text
     assert "model: gpt-4.1" in text and "1.0M window" in text
     assert "gpt-4.1 is an openai model, and this session talks to the anthropic API" in text
-    assert h.built.model == "gpt-4.1" and h.built.loop.provider.model == "gpt-4.1"
-    assert "context cleared" in text and h.built.loop.history == []
+    assert h.session.model == "gpt-4.1" and "gpt-4.1 here" in text  # the next turn went to the new model
+    assert "context cleared" in text and h.session.history == ()
 
 
 def test_compact_shows_the_panel_and_writes_the_span(tmp_path: Path) -> None:
@@ -285,14 +291,14 @@ def test_compact_shows_the_panel_and_writes_the_span(tmp_path: Path) -> None:
     text = h.run("hello", "more", "/compact the greeting")
     assert "context compacted · layer manual · trigger manual" in text
     assert "## Goal and requests" in text
-    spans = list(h.built.session.dir.glob("span-*"))
+    spans = list(h.session.log_dir.glob("span-*"))
     assert spans and spans[0].name in text
 
 
 def test_transcripts_and_resume(tmp_path: Path) -> None:
     h = Harness(tmp_path, [say("hi"), say("welcome back")])
-    first = h.built.session.id
-    root = h.built.settings.project_root
+    first = h.session.id
+    root = h.session.project_root
     with SessionLog.create(root, redactor=Redactor([]), meta={"model": "gpt-4.1"}) as other:
         other.log_message(Message.user("the older question"))
         other.log_message(Message.assistant("the older answer"))
@@ -301,7 +307,7 @@ def test_transcripts_and_resume(tmp_path: Path) -> None:
     assert text.count(f"* {first}") == 2 and text.count(f"  {other.id}") == 2
     assert "no session matches 'nosuchsession'" in text
     assert f"resumed session {other.id}: 2 messages in context" in text
-    assert h.built.session.id == other.id and "welcome back" in text
+    assert h.session.id == other.id and "welcome back" in text
     sent = [m.text for m in h.provider.requests[-1].messages]
     assert sent[:2] == ["the older question", "the older answer"] and sent[-1] == "go on"
 
@@ -316,16 +322,14 @@ def test_exit_and_ctrl_d(tmp_path: Path) -> None:
 
 def test_model_switch_follows_the_new_window_unless_one_was_set(tmp_path: Path) -> None:
     h = Harness(tmp_path, [])
-    h.built.make_provider = lambda name: ScriptedProvider([], model=name)
     text = h.run("/model claude-sonnet-5-5", "/model claude-opus-4-1")
     assert "model: claude-sonnet-5-5 (1.0M window)" in text and "the context now compacts for 1.0M" in text
     assert "model: claude-opus-4-1 (200k window)" in text and "the context now compacts for 200k" in text
-    assert h.built.window == h.built.engine.window == 200_000
-    assert h.built.engine.max_output == 32_000
+    assert h.session.window == h.session.thresholds.window == 200_000
+    assert h.session.max_output == 32_000
     assert "/ 200,000" in h.repl.toolbar()
 
-    pinned = replace(h.built.settings.context, context_window=50_000)  # as --context-window 50000
-    h.built.settings = replace(h.built.settings, context=pinned)
-    text = h.run("/model claude-haiku-4-5")
-    assert "keeps compacting for 50k" in text and h.built.engine.window == 50_000
-    assert h.built.engine.max_output == 12_500  # a quarter of the window at most
+    pinned = Harness(tmp_path / "pinned", [], context_window=50_000)  # as --context-window 50000
+    text = pinned.run("/model claude-haiku-4-5")
+    assert "keeps compacting for 50k" in text and pinned.session.thresholds.window == 50_000
+    assert pinned.session.max_output == 12_500  # a quarter of the window at most

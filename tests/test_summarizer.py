@@ -47,19 +47,19 @@ class Quick:
 
 
 def test_a_summary_call_returns_the_text() -> None:
-    summarize = ProviderSummarizer(lambda: Quick(), policy=RetryPolicy(0), timeout=5)
+    summarize = ProviderSummarizer(Quick(), policy=RetryPolicy(0), timeout=5)
     assert summarize(REQUEST) == "## Goal\nthe record"
 
 
 def test_errors_reach_the_engine() -> None:
-    summarize = ProviderSummarizer(lambda: Quick(fail=True), policy=RetryPolicy(0), timeout=5)
+    summarize = ProviderSummarizer(Quick(fail=True), policy=RetryPolicy(0), timeout=5)
     with pytest.raises(FatalProviderError):
         summarize(REQUEST)
 
 
 def test_a_timed_out_call_stops_streaming() -> None:
     provider = Endless()
-    summarize = ProviderSummarizer(lambda: provider, policy=RetryPolicy(0), timeout=0.2)
+    summarize = ProviderSummarizer(provider, policy=RetryPolicy(0), timeout=0.2)
     started = time.monotonic()
     with pytest.raises(TimeoutError):
         summarize(REQUEST)

@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from agent_cli.tools.base import ToolContext, ToolOutput
+from agent_cli.tools.base import CompactRequest, ToolContext, ToolOutput
+from agent_cli.tools.context_tools import SCHEDULED
 from agent_cli.tools.registry import default_tools
 from agent_cli.tools.search import GLOB_MAX_RESULTS, GREP_MAX_MATCHES, glob_to_regex
 
@@ -186,30 +187,28 @@ def test_grep_stops_when_cancelled(ctx: ToolContext) -> None:
 # --- compact / recall ----------------------------------------------------------------------------
 
 
-def test_context_tools_without_an_engine(ctx: ToolContext) -> None:
-    for name, args in (("compact", {}), ("recall", {"query": "x"})):
-        out = run(ctx, name, **args)
-        assert out.is_error
-        assert "context engine is not available" in out.content
+def test_recall_without_an_engine_says_so(ctx: ToolContext) -> None:
+    out = run(ctx, "recall", query="x")
+    assert out.is_error and "context engine is not available" in out.content
 
 
-def test_context_tools_call_the_engine(ctx: ToolContext) -> None:
-    calls: list[tuple[str, str | None]] = []
+def test_compact_returns_the_wish_as_a_value(ctx: ToolContext) -> None:
+    assert run(ctx, "compact", focus="the parser") == ToolOutput(SCHEDULED, compact=CompactRequest("the parser"))
+    assert run(ctx, "compact") == ToolOutput(SCHEDULED, compact=CompactRequest(None))
+    assert run(ctx, "compact", focus=3).is_error  # a bad focus is the model's to fix
 
-    def compact(focus: str | None) -> str:
-        calls.append(("compact", focus))
-        return "compacted 10 messages"
+
+def test_recall_searches_through_the_context_it_was_given(tmp_path: Path) -> None:
+    asked: list[str] = []
 
     def recall(query: str) -> str:
-        calls.append(("recall", query))
+        asked.append(query)
         return "passage"
 
-    ctx.request_compact, ctx.recall = compact, recall
-    assert run(ctx, "compact", focus="the parser") == ToolOutput("compacted 10 messages")
-    assert run(ctx, "compact") == ToolOutput("compacted 10 messages")
-    assert run(ctx, "recall", query="parse_args") == ToolOutput("passage")
-    assert run(ctx, "recall").is_error
-    assert calls == [("compact", "the parser"), ("compact", None), ("recall", "parse_args")]
+    wired = ToolContext(root=tmp_path, recall=recall)
+    assert run(wired, "recall", query="parse_args") == ToolOutput("passage")
+    assert run(wired, "recall").is_error
+    assert asked == ["parse_args"]
 
 
 def test_registry_order_and_specs() -> None:

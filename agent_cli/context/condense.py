@@ -14,13 +14,13 @@ from collections.abc import Callable, Sequence
 
 from agent_cli.context.clear import recall_phrase
 from agent_cli.context.digest import build_digest
-from agent_cli.context.emergency import ACK, is_ack
+from agent_cli.context.emergency import ACK
 from agent_cli.context.fidelity import check, repair, span_facts
-from agent_cli.context.policy import Thresholds, is_engine_note
+from agent_cli.context.policy import Thresholds
 from agent_cli.context.sections import assemble_record, cap_text, collect_user_messages, render_user_messages
 from agent_cli.core.messages import Message, SummaryBlock
 
-__all__ = ["condensed_history", "engine_prefix"]
+__all__ = ["condensed_history"]
 
 
 def condensed_history(
@@ -51,14 +51,6 @@ def condensed_history(
         new.append(Message.assistant(ACK))
     new.extend(tail)
     return new
-
-
-def engine_prefix(messages: Sequence[Message]) -> int:
-    """How many leading messages are the engine's own (a record or note, and its acknowledgement)."""
-    i = 0
-    if messages and (messages[0].summary is not None or is_engine_note(messages[0])):
-        i = 2 if len(messages) > 1 and is_ack(messages[1]) else 1
-    return i
 
 
 def _recall_hint(span: Sequence[Message]) -> str:

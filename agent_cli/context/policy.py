@@ -23,7 +23,6 @@ __all__ = [
     "ENGINE_NOTE_PREFIX",
     "MIN_SHARED_CAP",
     "Counter",
-    "Frame",
     "Thresholds",
     "compute_thresholds",
     "is_engine_note",
@@ -56,14 +55,6 @@ MIN_SHARED_CAP = 256  # tokens each result of a very wide round may still keep
 # Replies may take at most this share of a small window (the rest holds the prompt).
 OUTPUT_SHARE = 0.25
 MIN_OUTPUT_TOKENS = 1_024
-
-
-@dataclass(frozen=True, slots=True)
-class Frame:
-    """The fixed prefix of every request: the system prompt and the tool specs."""
-
-    system: str
-    tools: tuple[ToolSpec, ...] = ()
 
 
 class Counter(Protocol):

@@ -15,7 +15,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from agent_cli.context.plain import abbreviate, render_messages
-from agent_cli.context.policy import Counter, Frame
+from agent_cli.context.policy import Counter
+from agent_cli.context.protocol import Frame
 from agent_cli.context.sections import strip_user_messages
 from agent_cli.core.messages import Message, TextBlock
 from agent_cli.providers.base import Request

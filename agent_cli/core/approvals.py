@@ -44,6 +44,7 @@ __all__ = [
     "AlwaysRule",
     "Answer",
     "Approver",
+    "Asker",
     "AutoApprover",
     "Decision",
     "HeadlessApprover",
@@ -57,6 +58,7 @@ __all__ = [
 READ_ONLY_TOOLS = frozenset({"read_file", "glob", "grep", "recall", "compact"})
 
 Answer: TypeAlias = Literal["yes", "no", "always"]
+Asker: TypeAlias = Callable[[str, Mapping[str, Any]], Answer]  # shows a call, returns the user's answer
 
 # Any of these lets one command line run more than one program, or write where
 # the prefix did not say: such a line never matches a prefix. `${` is here too
@@ -202,7 +204,7 @@ class InteractiveApprover:
     """Asks the user through `ask(name, args)`; remembers "always" answers for this session."""
 
     def __init__(
-        self, ask: Callable[[str, Mapping[str, Any]], Answer], allow_prefixes: Iterable[str] = ()
+        self, ask: Asker, allow_prefixes: Iterable[str] = ()
     ) -> None:
         self.ask = ask
         self.allow_prefixes = tuple(p for p in allow_prefixes if p.strip())

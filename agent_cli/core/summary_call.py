@@ -1,4 +1,4 @@
-"""The context engine's summarization call: one ordinary request to the session's provider.
+"""The context engine's summary call: one ordinary request to the session's provider.
 
 It runs with the same retry policy as every request, under a timeout, in a
 worker thread so a stalled stream cannot hang the session: past the timeout
@@ -21,7 +21,7 @@ __all__ = ["ProviderSummarizer"]
 class ProviderSummarizer:
     def __init__(
         self,
-        provider: Callable[[], Provider],
+        provider: Provider,
         *,
         policy: RetryPolicy,
         timeout: float,
@@ -38,7 +38,7 @@ class ProviderSummarizer:
         if self._on_request is not None:
             self._on_request(request)
         box: list[Completion | BaseException] = []
-        provider = self._provider()
+        provider = self._provider
         stop = threading.Event()  # set on timeout or Ctrl-C: the worker must not go on spending tokens
 
         def nap(seconds: float) -> None:

@@ -1,10 +1,10 @@
-"""The session's transcript directory: what the engine writes before removing it, and recall.
+"""The archive: what the context engine writes to disk before removing it, and the search behind recall.
 
-`TranscriptStore(session_dir)` owns `.transcripts/<session>/`: spans of
+`Archive(session_dir)` owns the engine's files in `.transcripts/<session>/`: spans of
 messages written before a layer replaces them (`span-NNN-<label>.jsonl`, one
 `Message.to_json` per line), full tool outputs written before L0 cuts them
 (`output-NNN-<id>.txt`), and `search`, which reads those files plus the
-session log (`session.jsonl`, written by the session module) and returns the
+session log (`session.jsonl`, written by session_log.py) and returns the
 passages that match a phrase, verbatim and newest first. A query that is
 exactly a tool call's id returns that call's output and nothing else.
 
@@ -22,11 +22,11 @@ from pathlib import Path
 from typing import Any
 
 from agent_cli.core.messages import Message
+from agent_cli.store.layout import SESSION_FILE
 from agent_cli.store.redact import Redactor
 
-__all__ = ["TranscriptStore"]
+__all__ = ["Archive"]
 
-SESSION_LOG = "session.jsonl"
 RECALL = "recall"  # the tool whose calls and results search leaves out
 # Lines of context shown either side of a hit.
 WINDOW_LINES = 5
@@ -46,7 +46,7 @@ class _Doc:
     order: tuple[int, int, int]  # (file mtime, line, block): larger is newer
 
 
-class TranscriptStore:
+class Archive:
     """Writes spans and outputs under `session_dir` and searches them."""
 
     def __init__(self, session_dir: Path, *, redactor: Redactor | None = None) -> None:
@@ -110,7 +110,7 @@ class TranscriptStore:
         found: list[tuple[int, str]] = []
         for entry in os.scandir(self.session_dir):
             match = _SEQ_RE.match(entry.name)
-            if entry.is_file() and (match or entry.name == SESSION_LOG):
+            if entry.is_file() and (match or entry.name == SESSION_FILE):
                 found.append((int(match.group(1)) if match else 0, entry.name))
         return [self.session_dir / name for _, name in sorted(found)]
 

@@ -2,7 +2,9 @@
 
 Tools never raise at the model: bad input and failures come back as
 `ToolOutput(is_error=True)` with a message the model can act on. Long-running
-tools check `ToolContext.cancel` (set on Ctrl-C) and stop promptly.
+tools check `ToolContext.cancel` (set on Ctrl-C) and stop promptly. A tool
+that changes the loop's course (compact) says so in its output value, and the
+loop acts on it after the round.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Any, Protocol
 
 from agent_cli.providers.base import ToolSpec
 
-__all__ = ["Tool", "ToolContext", "ToolError", "ToolOutput", "ToolRegistry"]
+__all__ = ["CompactRequest", "Tool", "ToolContext", "ToolError", "ToolOutput", "ToolRegistry"]
 
 
 class ToolError(Exception):
@@ -23,9 +25,17 @@ class ToolError(Exception):
 
 
 @dataclass(frozen=True, slots=True)
+class CompactRequest:
+    """The model asked to condense the conversation once the current tool round is done."""
+
+    focus: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class ToolOutput:
     content: str
     is_error: bool = False
+    compact: CompactRequest | None = None  # the compact tool's wish, for the loop
 
 
 @dataclass(slots=True)
@@ -36,8 +46,7 @@ class ToolContext:
     allow_outside_root: bool = False
     cancel: threading.Event = field(default_factory=threading.Event)
     bash_timeout: float = 120.0
-    # Set by the wiring: the context tools reach the engine through these.
-    request_compact: Callable[[str | None], str] | None = None
+    # The recall tool's way into the context engine's archive, given when the session is built.
     recall: Callable[[str], str] | None = None
 
 

@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from agent_cli.providers.base import ToolSpec
+from agent_cli.tools.args import optional_number, require_str
 from agent_cli.tools.base import ToolContext, ToolError, ToolOutput
-from agent_cli.tools.sandbox import optional_number, require_str
 
 __all__ = ["Bash", "CommandResult", "HeadTail", "run_command"]
 

@@ -1,8 +1,9 @@
 """The context tools: compact(focus?) and recall(query).
 
-They are thin doors into the context engine, which the wiring hands over as
-`ToolContext.request_compact` and `ToolContext.recall`. Without an engine (a
-bare registry in a test or a script) they say so instead of failing.
+compact returns the model's wish as part of its output (`ToolOutput.compact`);
+the loop condenses the conversation once the round is done. recall searches
+the engine's archive through `ToolContext.recall`, given when the session is
+built; without it (a bare registry in a test or a script) it says so.
 """
 
 from __future__ import annotations
@@ -11,11 +12,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from agent_cli.providers.base import ToolSpec
-from agent_cli.tools.base import ToolContext, ToolOutput
-from agent_cli.tools.sandbox import optional_str, require_str
+from agent_cli.tools.args import optional_str, require_str
+from agent_cli.tools.base import CompactRequest, ToolContext, ToolOutput
 
-__all__ = ["Compact", "Recall"]
+__all__ = ["SCHEDULED", "Compact", "Recall"]
 
+SCHEDULED = "Compaction scheduled: the conversation will be condensed right after this tool round."
 _NOT_WIRED = "Error: the context engine is not available in this session, so {name} cannot run."
 
 
@@ -37,9 +39,7 @@ class Compact:
 
     def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
         focus = optional_str(args, "focus")
-        if ctx.request_compact is None:
-            return ToolOutput(_NOT_WIRED.format(name="compact"), is_error=True)
-        return ToolOutput(ctx.request_compact(focus))
+        return ToolOutput(SCHEDULED, compact=CompactRequest(focus))
 
 
 class Recall:

@@ -16,14 +16,9 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from agent_cli.providers.base import ToolSpec
+from agent_cli.tools.args import optional_bool, optional_int, require_str
 from agent_cli.tools.base import ToolContext, ToolError, ToolOutput
-from agent_cli.tools.sandbox import (
-    display_path,
-    optional_bool,
-    optional_int,
-    require_str,
-    resolve_path,
-)
+from agent_cli.tools.sandbox import display_path, resolve_path
 
 __all__ = [
     "BINARY_SNIFF_BYTES",

@@ -18,9 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from agent_cli.providers.base import ToolSpec
+from agent_cli.tools.args import optional_str, require_str
 from agent_cli.tools.base import ToolContext, ToolError, ToolOutput
 from agent_cli.tools.files import BINARY_SNIFF_BYTES, looks_binary
-from agent_cli.tools.sandbox import display_path, optional_str, require_str, resolve_path
+from agent_cli.tools.sandbox import display_path, resolve_path
 
 __all__ = ["SKIP_DIRS", "Glob", "Grep", "glob_to_regex", "walk_files"]
 

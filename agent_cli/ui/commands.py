@@ -1,31 +1,46 @@
-"""The slash commands, run against the live REPL session.
+"""The slash commands, run against the live session.
 
-`slash.py` parses and computes (pure); this module acts on the running
-session (`Repl.built`: loop, engine, session log) and shows the result
-through the REPL's `Renderer`. One function per command, dispatched by name.
+`slash.py` holds the command table and parses a line; this module acts on
+the running `AgentSession` through its methods and shows the result through
+the renderer. One function per command, dispatched by name. A command needs
+only a `CommandHost` (the REPL is one): the session, the renderer, a way to
+drive a turn's events and to recount the context.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Protocol
 
 from agent_cli.core.errors import AgentError
+from agent_cli.core.events import Event
 from agent_cli.providers.models import lookup
-from agent_cli.ui.slash import (
-    COMMANDS,
-    SlashCommand,
-    context_report,
-    cost_rows,
-    format_tokens,
-    known_models,
-    session_rows,
-)
+from agent_cli.session import AgentSession
+from agent_cli.ui.reports import context_report, cost_rows, format_tokens, known_models, session_rows
+from agent_cli.ui.slash import COMMANDS, SlashCommand
 
 if TYPE_CHECKING:
-    from agent_cli.ui.repl import Repl
+    from agent_cli.ui.render import Renderer
 
-__all__ = ["KEY_HELP", "run_command"]
+__all__ = ["KEY_HELP", "CommandHost", "run_command"]
+
+
+class CommandHost(Protocol):
+    """What a slash command may use."""
+
+    @property
+    def session(self) -> AgentSession: ...
+
+    @property
+    def renderer(self) -> Renderer: ...
+
+    def drive(self, events: Iterator[Event]) -> None:
+        """Render a stream of events as a turn (Ctrl-C cancels it)."""
+        ...
+
+    def refresh_context(self) -> None:
+        """Recount the context for the toolbar."""
+        ...
 
 KEY_HELP = (
     "Enter sends · Alt+Enter or Esc Enter adds a line · Tab completes /commands and paths (@src/…) · "
@@ -35,7 +50,7 @@ KEY_HELP = (
 _ALWAYS_SHOWN = ("system prompt", "tool specs", "messages")
 
 
-def run_command(repl: Repl, command: SlashCommand) -> str:
+def run_command(repl: CommandHost, command: SlashCommand) -> str:
     """Run one known command; "exit" when the REPL should end, else "continue"."""
     handler = _HANDLERS[command.name]
     try:
@@ -50,30 +65,29 @@ def run_command(repl: Repl, command: SlashCommand) -> str:
         return "continue"
 
 
-def _help(repl: Repl, arg: str) -> None:
+def _help(repl: CommandHost, arg: str) -> None:
     from agent_cli.ui.render import help_table
 
     repl.renderer.show(help_table(COMMANDS))
     repl.renderer.info(KEY_HELP)
 
 
-def _compact(repl: Repl, arg: str) -> None:
-    repl.drive(repl.built.loop.compact(arg or None))
+def _compact(repl: CommandHost, arg: str) -> None:
+    repl.drive(repl.session.compact(arg or None))
 
 
-def _context(repl: Repl, arg: str) -> None:
+def _context(repl: CommandHost, arg: str) -> None:
     from agent_cli.ui.render import context_table
 
-    built = repl.built
-    loop = built.loop
-    bd = built.engine.breakdown(loop.history, loop.frame)
+    session = repl.session
+    bd = session.breakdown()
     parts = [(label, tokens) for label, tokens, _ in bd.rows() if label != "free"]
     report = context_report(
-        built.model,
+        session.model,
         [(label, tokens) for label, tokens in parts if tokens or label in _ALWAYS_SHOWN],
         window=bd.window,
         trigger_at=bd.trigger_at,
-        trigger_ratio=built.settings.context.trigger_ratio,
+        trigger_ratio=session.settings.context.trigger_ratio,
         reserve=bd.window - bd.budget,
         used=bd.total,
         auto_compact=bd.auto_compact,
@@ -82,45 +96,43 @@ def _context(repl: Repl, arg: str) -> None:
     repl.renderer.info(report.note)
 
 
-def _clear(repl: Repl, arg: str) -> None:
-    repl.built.loop.clear()
+def _clear(repl: CommandHost, arg: str) -> None:
+    repl.session.clear()
     repl.refresh_context()
-    repl.renderer.info(f"context cleared; everything said so far stays in {repl.built.session.dir}")
+    repl.renderer.info(f"context cleared; everything said so far stays in {repl.session.log_dir}")
 
 
-def _model(repl: Repl, arg: str) -> None:
-    built = repl.built
+def _model(repl: CommandHost, arg: str) -> None:
+    session = repl.session
+    provider = session.provider_name
     if not arg:
-        repl.renderer.line(f"model: {built.model} ({format_tokens(built.window)} window)", "bold")
-        names = known_models(built.settings.provider.name)
-        repl.renderer.info(f"known {built.settings.provider.name} models: " + ", ".join(names))
+        repl.renderer.line(f"model: {session.model} ({format_tokens(session.window)} window)", "bold")
+        repl.renderer.info(f"known {provider} models: " + ", ".join(known_models(provider)))
         repl.renderer.info("/model NAME switches; any name the provider serves works")
         return
-    from agent_cli.wiring import switch_model
-
-    before = built.window
-    warning = switch_model(built, arg)
-    repl.renderer.line(f"model: {arg} ({format_tokens(built.window)} window)", "bold")
+    before = session.window
+    warning = session.switch_model(arg)
+    window = format_tokens(session.window)
+    repl.renderer.line(f"model: {arg} ({window} window)", "bold")
     if warning is not None:
         repl.renderer.warn(f"{warning.message}; its prices are unknown to /cost")
-    if built.settings.context.context_window:
-        repl.renderer.info(f"the context keeps compacting for {format_tokens(built.window)}, "
-                           "as --context-window / context.context_window say")
-    elif built.window != before:
-        th = built.engine.thresholds
-        repl.renderer.info(f"the context now compacts for {format_tokens(built.window)}: "
-                           f"auto-compaction at {format_tokens(th.trigger_at)} tokens")
+    if session.settings.context.context_window:
+        repl.renderer.info(f"the context keeps compacting for {window}, as --context-window / "
+                           "context.context_window say")
+    elif session.window != before:
+        trigger = format_tokens(session.thresholds.trigger_at)
+        repl.renderer.info(f"the context now compacts for {window}: auto-compaction at {trigger} tokens")
     info = lookup(arg)
-    if info is not None and info.provider != built.settings.provider.name:
+    if info is not None and info.provider != provider:
         repl.renderer.warn(f"{arg} is an {info.provider} model, and this session talks to the "
-                           f"{built.settings.provider.name} API (start with --provider {info.provider})")
+                           f"{provider} API (start with --provider {info.provider})")
     repl.refresh_context()
 
 
-def _cost(repl: Repl, arg: str) -> None:
+def _cost(repl: CommandHost, arg: str) -> None:
     from agent_cli.ui.render import cost_table
 
-    rows = cost_rows(repl.built.loop.usage_by_model)
+    rows = cost_rows(repl.session.usage_by_model)
     if not rows:
         repl.renderer.info("no requests yet in this session")
         return
@@ -129,41 +141,38 @@ def _cost(repl: Repl, arg: str) -> None:
         repl.renderer.info("? = the model's prices are not in the model table")
 
 
-def _transcripts(repl: Repl, arg: str) -> None:
-    from agent_cli.store.session_log import list_sessions
+def _transcripts(repl: CommandHost, arg: str) -> None:
+    from agent_cli.store.sessions import list_sessions
 
-    root = repl.built.settings.project_root
+    root = repl.session.project_root
     sessions = list_sessions(root)
     if not sessions:
         repl.renderer.info(f"no sessions yet in {root / '.transcripts'}")
         return
-    for row in session_rows(sessions, repl.built.session.id, width=repl.renderer.console.width):
+    for row in session_rows(sessions, repl.session.id, width=repl.renderer.console.width):
         repl.renderer.line(row)
     repl.renderer.info("/resume ID switches to one · `agent transcripts show ID` prints one")
 
 
-def _resume(repl: Repl, arg: str) -> None:
+def _resume(repl: CommandHost, arg: str) -> None:
     if not arg:
         _transcripts(repl, arg)
         return
-    from agent_cli.store.session_log import resolve_session_id
-    from agent_cli.wiring import resume_into
-
-    built = repl.built
-    session_id = resolve_session_id(built.settings.project_root, arg)
-    if session_id == built.session.id:
+    session = repl.session
+    before = session.id
+    session_id = session.resume(arg)
+    if session_id == before:
         repl.renderer.info(f"already in session {session_id}")
         return
-    resume_into(built, session_id)
     repl.refresh_context()
-    repl.renderer.line(f"resumed session {session_id}: {len(built.loop.history)} messages in context", "bold")
+    repl.renderer.line(f"resumed session {session_id}: {len(session.history)} messages in context", "bold")
 
 
-def _exit(repl: Repl, arg: str) -> str:
+def _exit(repl: CommandHost, arg: str) -> str:
     return "exit"
 
 
-_HANDLERS: dict[str, Callable[[Repl, str], str | None]] = {
+_HANDLERS: dict[str, Callable[[CommandHost, str], str | None]] = {
     "help": _help,
     "compact": _compact,
     "context": _context,

@@ -25,7 +25,7 @@ from agent_cli.core.events import (
     ToolResultEvent,
     WarningEvent,
 )
-from agent_cli.ui.slash import describe_call
+from agent_cli.ui.reports import describe_call
 
 __all__ = ["OutputFormat", "exit_code", "render_headless"]
 

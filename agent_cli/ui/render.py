@@ -49,7 +49,8 @@ from agent_cli.core.events import (
     WarningEvent,
 )
 from agent_cli.ui.markdown_blocks import MarkdownStream
-from agent_cli.ui.slash import CommandSpec, ContextReport, CostRow, describe_call, summary_preview
+from agent_cli.ui.reports import ContextReport, CostRow, describe_call, summary_preview
+from agent_cli.ui.slash import CommandSpec
 
 __all__ = ["Renderer", "compact_panel", "context_table", "cost_table", "help_table", "tool_line"]
 

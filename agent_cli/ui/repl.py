@@ -1,12 +1,12 @@
 """The interactive REPL: a prompt_toolkit prompt, the turn driver, and the slash commands.
 
-    run_repl(built) -> welcome -> read a line -> /command | a turn -> render events -> ...
+    run_repl(open_session) -> welcome -> read a line -> /command | a turn -> render events -> ...
 
 - The prompt: history in the XDG state dir, Enter sends, Alt+Enter / Esc Enter
   adds a line, bracketed paste never sends, completion for slash commands and
-  paths (after `@` or in a path-looking word), a bottom toolbar with the
-  model, the context in use and where auto-compaction fires.
-- A turn: the loop's events go to `render.Renderer` through `repl_turn`,
+  paths (completion.py), a bottom toolbar with the model, the context in use
+  and where auto-compaction fires.
+- A turn: the session's events go to `render.Renderer` through `turn.py`,
   which makes Ctrl-C cancel the turn; the REPL goes on. At an empty prompt a
   first Ctrl-C shows a hint, a second exits.
 - Start-up stays light: no SDK is imported here; the provider's SDK and the
@@ -16,145 +16,107 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import sys
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-from prompt_toolkit.completion import CompleteEvent, Completer, Completion
-from prompt_toolkit.document import Document
+from typing import TYPE_CHECKING
 
 from agent_cli import __version__
-from agent_cli.core.approvals import Answer, InteractiveApprover, always_rule
+from agent_cli.core.approvals import Asker
 from agent_cli.core.events import Event
+from agent_cli.session import AgentSession
 from agent_cli.store.user_dirs import state_dir
+from agent_cli.ui.approval import ApprovalPrompt, answer_prompt
 from agent_cli.ui.commands import run_command
-from agent_cli.ui.slash import COMMANDS, closest, format_context_line, format_tokens, known_models, parse
-from agent_cli.ui.turn import discard_typeahead, drive_turn, quiet_input
+from agent_cli.ui.reports import format_context_line, format_tokens
+from agent_cli.ui.slash import closest, parse
+from agent_cli.ui.turn import drive_turn, quiet_input
 
 if TYPE_CHECKING:
     from prompt_toolkit import PromptSession
 
     from agent_cli.ui.render import Renderer
-    from agent_cli.wiring import Built
 
-__all__ = ["PathAndCommandCompleter", "Repl", "run_repl"]
+__all__ = ["Repl", "Toolbar", "run_repl"]
 
 PROMPT = "› "
 CTRL_C_HINT = "(Ctrl-C again or /exit to leave; Ctrl-C during a turn cancels it)"
-MAX_PATH_COMPLETIONS = 200
 WARMUP_DELAY = 0.15  # seconds: let the prompt draw before background imports compete for the GIL
 
 
-class PathAndCommandCompleter(Completer):
-    """Slash commands (and /model, /resume arguments) at the start; paths after `@` or with a `/`.
+class Toolbar:
+    """The bottom toolbar: the model, the context in use (counted after each turn) and the compaction line."""
 
-    Cheap by design: one directory listing per keystroke, capped, hidden files
-    only when asked for.
-    """
+    def __init__(self, session: AgentSession) -> None:
+        self.session = session
+        self.tokens: int | None = None  # None until counted
 
-    def __init__(self, root: Path, sessions: Callable[[], Iterable[str]] = lambda: ()) -> None:
-        self.root = root
-        self.sessions = sessions
-
-    def get_completions(self, document: Document, complete_event: CompleteEvent) -> Iterator[Completion]:
-        text = document.text_before_cursor
-        if text.startswith("/") and "\n" not in text:
-            head, space, arg = text[1:].partition(" ")
-            if not space:
-                for spec in COMMANDS:
-                    if spec.name.startswith(head.lower()):
-                        yield Completion(f"/{spec.name}", -len(text), display_meta=spec.help)
-                return
-            if head in ("model", "resume") and " " not in arg:
-                pool = known_models() if head == "model" else list(self.sessions())
-                for name in pool:
-                    if name.startswith(arg):
-                        yield Completion(name, -len(arg))
-                return
-        word = text.split()[-1] if text and not text[-1].isspace() else ""
-        if word.startswith("@"):
-            yield from self._paths(word[1:])
-        elif "/" in word or word.startswith(("./", "../", "~")):
-            yield from self._paths(word)
-
-    def _paths(self, word: str) -> Iterator[Completion]:
-        folder, _, prefix = word.rpartition("/")
-        base = Path(os.path.expanduser(folder)) if folder.startswith("~") else self.root / folder
-        if word.startswith("/"):
-            base = Path(folder or "/")
+    def count(self) -> None:
         try:
-            entries = sorted(os.scandir(base), key=lambda e: e.name)
-        except OSError:
-            return
-        shown = 0
-        for entry in entries:
-            hidden = entry.name.startswith(".") and not prefix.startswith(".")
-            if hidden or not entry.name.startswith(prefix):
-                continue
-            name = entry.name + ("/" if entry.is_dir() else "")
-            yield Completion(name, -len(prefix))
-            shown += 1
-            if shown >= MAX_PATH_COMPLETIONS:
-                return
+            self.tokens = self.session.context_tokens()
+        except Exception:  # the toolbar is informative only
+            self.tokens = None
+
+    def text(self, width: int | None = None) -> str:
+        """The toolbar's text, fitted to `width` columns when given."""
+        s = self.session
+        th = s.thresholds
+        ratio = s.settings.context.trigger_ratio
+        return format_context_line(s.model, self.tokens, th.window, th.trigger_at, ratio, width)
 
 
 class Repl:
-    """One interactive session. `read_line` and `ask_approval` are injected so tests need no terminal."""
+    """One interactive session. `read_line` is injected so tests need no terminal."""
 
     def __init__(
         self,
-        built: Built,
-        renderer: Renderer | Callable[[], Renderer],
+        session: AgentSession,
+        renderer: Callable[[], Renderer],
         read_line: Callable[[], str],
-        ask_approval: Callable[[], Answer] | None = None,
+        *,
+        toolbar: Toolbar | None = None,
         invalidate: Callable[[], None] = lambda: None,
         quiet: Callable[[], AbstractContextManager[None]] = contextlib.nullcontext,
     ) -> None:
-        self.built = built
-        self.quiet = quiet  # the terminal's echo off while a turn runs (see repl_turn.quiet_input)
-        self._renderer = renderer
+        self.session = session
+        self._renderer = renderer  # a function: the renderer is made on first use (rich loads late)
         self.read_line = read_line
-        self.ask_approval = ask_approval
+        self.status = toolbar or Toolbar(session)
         self.invalidate = invalidate
-        self.context_tokens: int | None = None
+        self.quiet = quiet  # the terminal's echo off while a turn runs (see turn.quiet_input)
         self._count_thread: threading.Thread | None = None
         self._ctrl_c_armed = False
-        self.install_approver()
 
     @property
     def renderer(self) -> Renderer:
-        """The renderer; made on first use when a factory was given (rich loads after the prompt shows)."""
-        if callable(self._renderer):
-            self._renderer = self._renderer()
-        return self._renderer
+        return self._renderer()
+
+    @property
+    def context_tokens(self) -> int | None:
+        return self.status.tokens
+
+    def toolbar(self, width: int | None = None) -> str:
+        return self.status.text(width)
 
     # ---- set-up ---------------------------------------------------------
 
-    def install_approver(self) -> None:
-        """Ask the user before tools that need approval (unless --yes put an AutoApprover there)."""
-        if not self.built.settings.approvals.yes:
-            self.built.loop.approver = InteractiveApprover(self.ask, self.built.settings.approvals.allow)
-
-    def ask(self, name: str, args: Mapping[str, Any]) -> Answer:
-        self.renderer.approval(name, args, always_rule(name, args).describe())
-        if self.ask_approval is None:
-            return "no"
-        answer = self.ask_approval()
-        self.renderer.resume()
-        return answer
-
     def welcome_lines(self) -> list[tuple[str, str]]:
         """(text, style) lines greeting the user: version, model, window, session, warnings."""
-        b = self.built
-        lines = [(f"agent-cli {__version__} · {b.model} ({format_tokens(b.window)} window) · "
-                  f"session {b.session.id} · /help", "bold")]
-        if b.loop.history:
-            lines.append((f"resumed: {len(b.loop.history)} messages in the working context", "dim"))
-        lines += [(f"! {w.message}", "yellow") for w in b.warnings]
+        s = self.session
+        lines = [
+            (
+                f"agent-cli {__version__} · {s.model} ({format_tokens(s.window)} window) · "
+                f"session {s.id} · /help",
+                "bold",
+            )
+        ]
+        if s.history:
+            lines.append((f"resumed: {len(s.history)} messages in the working context", "dim"))
+        lines += [(f"! {w.message}", "yellow") for w in s.warnings]
         return lines
 
     def welcome(self) -> None:
@@ -163,25 +125,17 @@ class Repl:
 
     def warm_up(self) -> None:
         """Count the starting context (loads the tokenizer) off the main thread; refresh the toolbar."""
+
         def count() -> None:
             import agent_cli.ui.render  # noqa: F401  # rich, loaded while the user reads the prompt
 
-            try:
-                self.context_tokens = self.built.loop.context_tokens()
-            except Exception:  # the toolbar just keeps "…"; the next turn counts again
-                return
-            self.invalidate()
+            self.status.count()
+            if self.status.tokens is not None:
+                self.invalidate()
 
         self._count_thread = threading.Timer(WARMUP_DELAY, count)
         self._count_thread.daemon = True
         self._count_thread.start()
-
-    def toolbar(self, width: int | None = None) -> str:
-        """The bottom toolbar's text, fitted to `width` columns when given."""
-        b = self.built
-        th = b.engine.thresholds
-        return format_context_line(b.model, self.context_tokens, th.window, th.trigger_at,
-                                   b.settings.context.trigger_ratio, width)
 
     # ---- the read-eval loop ----------------------------------------------
 
@@ -212,7 +166,7 @@ class Repl:
         """Run one typed line; "exit" when the REPL should end."""
         command = parse(line)
         if command is None:
-            self.drive(self.built.loop.run(line))
+            self.drive(self.session.run(line))
             return "continue"
         if not command.known:
             hint = closest(command.name)
@@ -222,40 +176,40 @@ class Repl:
         return run_command(self, command)
 
     def drive(self, events: Iterator[Event]) -> None:
-        """Render one turn's events (see `repl_turn`), then recount the context for the toolbar."""
+        """Render one turn's events (see `turn.py`), then recount the context for the toolbar."""
         if self._count_thread is not None:
             self._count_thread.join()  # the counter is not shared across threads while a turn runs
             self._count_thread = None
         with self.quiet():
-            drive_turn(events, self.renderer, self.built.loop.cancel)
+            drive_turn(events, self.renderer, self.session.cancel)
         self.renderer.line("")  # a blank line sets the answer apart from the next prompt
         self.refresh_context()
 
     def refresh_context(self) -> None:
-        try:
-            self.context_tokens = self.built.loop.context_tokens()
-        except Exception:  # the toolbar is informative only
-            self.context_tokens = None
+        self.status.count()
 
 
-# ---- the terminal wiring ------------------------------------------------------
+# ---- the terminal ---------------------------------------------------------------
 
 
-def _history_path() -> Path:
+def _input_history_path() -> Path:
     folder = state_dir(os.environ)
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     path = folder / "history"
-    # What people type can hold secrets: the history file is theirs alone, however it was made.
+    # What people type can hold secrets: the file is theirs alone, however it was made.
     os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
     os.chmod(path, 0o600)
     return path
 
 
-def _prompt_session(built: Built, repl_ref: list[Repl]) -> PromptSession[str]:
+def _prompt_session(session: AgentSession, toolbar: Toolbar) -> PromptSession[str]:
     from prompt_toolkit import PromptSession
     from prompt_toolkit.application import get_app
     from prompt_toolkit.history import FileHistory, InMemoryHistory
     from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+
+    from agent_cli.store.sessions import session_ids
+    from agent_cli.ui.completion import PathAndCommandCompleter
 
     bindings = KeyBindings()
 
@@ -272,86 +226,61 @@ def _prompt_session(built: Built, repl_ref: list[Repl]) -> PromptSession[str]:
             event.app.exit(exception=KeyboardInterrupt())
 
     try:
-        history: FileHistory | InMemoryHistory = FileHistory(str(_history_path()))
+        history: FileHistory | InMemoryHistory = FileHistory(str(_input_history_path()))
     except OSError:
         history = InMemoryHistory()
-
-    def sessions() -> list[str]:
-        from agent_cli.store.session_log import session_ids
-
-        return session_ids(built.settings.project_root)
-
+    root = session.project_root
     return PromptSession(
         history=history,
         key_bindings=bindings,
-        completer=PathAndCommandCompleter(built.settings.project_root, sessions),
+        completer=PathAndCommandCompleter(root, lambda: session_ids(root)),
         complete_while_typing=True,
-        bottom_toolbar=lambda: repl_ref[0].toolbar(get_app().output.get_size().columns) if repl_ref else "",
+        bottom_toolbar=lambda: toolbar.text(get_app().output.get_size().columns),
         enable_suspend=True,
     )
 
 
-def _answer_prompt() -> Answer:
-    """Read y / n / a with one key press (Enter on typed text works too; Ctrl-D means no)."""
-    from prompt_toolkit import prompt
-    from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+def _make_renderer() -> Renderer:
+    from rich.console import Console
 
-    discard_typeahead(sys.stdin.fileno())
-    bindings = KeyBindings()
-    for key, answer in (("y", "yes"), ("n", "no"), ("a", "always")):
-        def pick(event: KeyPressEvent, answer: str = answer) -> None:
-            event.current_buffer.text = answer  # stays on the screen as the answer given
-            event.app.exit(result=answer)
+    from agent_cli.ui.render import Renderer
 
-        bindings.add(key)(pick)
-    while True:
-        try:
-            text = prompt("  allow? [y]es / [n]o / [a]lways › ", key_bindings=bindings).strip().lower()
-        except EOFError:
-            return "no"
-        for answer in ("yes", "no", "always"):
-            if text and answer.startswith(text):
-                return answer  # type: ignore[return-value]  # one of the Answer literals
-        # anything else: ask again
+    return Renderer(Console(highlight=False))
 
 
-def run_repl(built: Built) -> int:
+def run_repl(open_session: Callable[[Asker], AgentSession]) -> int:
     """Run the REPL on this terminal until /exit, Ctrl-D or a double Ctrl-C. Returns the exit code.
 
-    Piped stdin and output to a file never reach here: `wiring.run_cli` turns
-    the first into a headless task and refuses the second.
+    `open_session(ask)` builds the session with the REPL's approval question.
+    Piped stdin and output to a file never reach here: `cli.run_cli` turns the
+    first into a headless task and refuses the second.
     """
     from prompt_toolkit import print_formatted_text
     from prompt_toolkit.formatted_text import FormattedText
 
-    def make_renderer() -> Renderer:
-        from rich.console import Console
-
-        from agent_cli.ui.render import Renderer
-
-        return Renderer(Console(highlight=False))
-
-    repl_ref: list[Repl] = []
-    session = _prompt_session(built, repl_ref)
-
-    def read_line() -> str:
-        return session.prompt(PROMPT)
-
-    repl = Repl(built, make_renderer, read_line, _answer_prompt, invalidate=lambda: session.app.invalidate(),
-                quiet=lambda: quiet_input(sys.stdin.fileno()))
-    repl_ref.append(repl)
+    renderer = functools.cache(_make_renderer)
+    session = open_session(ApprovalPrompt(renderer, answer_prompt).ask)
+    toolbar = Toolbar(session)
+    prompt = _prompt_session(session, toolbar)
+    repl = Repl(
+        session,
+        renderer,
+        lambda: prompt.prompt(PROMPT),
+        toolbar=toolbar,
+        invalidate=prompt.app.invalidate,
+        quiet=lambda: quiet_input(sys.stdin.fileno()),
+    )
     # The greeting goes out through prompt_toolkit, so rich can load after the prompt is drawn.
     for text, style in repl.welcome_lines():
         print_formatted_text(FormattedText([(style, text)]))
     repl.warm_up()
-    _preload_sdk(built.settings.provider.name)
+    _preload_sdk(session.provider_name)
     try:
         return repl.run()
     finally:
         repl.renderer.end_turn()
-        session_id = built.session.id
-        repl.renderer.info(f"session {session_id} saved · resume with: agent --resume {session_id}")
-        built.session.close()
+        repl.renderer.info(f"session {session.id} saved · resume with: agent --resume {session.id}")
+        session.close()
 
 
 def _preload_sdk(provider: str) -> None:
@@ -361,4 +290,3 @@ def _preload_sdk(provider: str) -> None:
     timer = threading.Timer(WARMUP_DELAY, factory.preload, args=(provider,))
     timer.daemon = True
     timer.start()
-

@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from agent_cli.core.messages import Message, SummaryBlock, TextBlock, ToolResult, ToolUse
-from agent_cli.store.session_log import SESSION_FILE, SessionInfo, read_records, session_dir, transcripts_dir
+from agent_cli.store.layout import SESSION_FILE, session_dir, transcripts_dir
+from agent_cli.store.sessions import SessionInfo, read_records
 
 __all__ = ["SearchHit", "format_list", "format_search", "format_show", "render_records", "search"]
 

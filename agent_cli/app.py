@@ -1,0 +1,210 @@
+"""The composition root: builds an AgentSession from settings.
+
+    open_session(settings, env=..., resume=..., ask=...) -> AgentSession
+
+It makes every part (provider, token counter, summary call, context engine,
+archive, tools, session log, loop) and hands them over; afterwards the
+session changes them only through their own methods. `Assembly` is how the
+session gets new parts later (another model, another session). Nothing here
+prints or reads the process environment: the caller passes `env`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+
+from agent_cli import __version__
+from agent_cli.config.settings import ProviderSettings, Settings
+from agent_cli.context.engine import ContextEngine
+from agent_cli.context.policy import Counter, output_for_window
+from agent_cli.core.approvals import Approver, Asker, AutoApprover, HeadlessApprover, InteractiveApprover
+from agent_cli.core.errors import ConfigError
+from agent_cli.core.events import WarningEvent
+from agent_cli.core.hooks import Hooks
+from agent_cli.core.loop import AgentLoop
+from agent_cli.core.messages import Message
+from agent_cli.core.summary_call import ProviderSummarizer
+from agent_cli.prompt.instructions import load_project_instructions
+from agent_cli.prompt.system import build_system_prompt
+from agent_cli.providers.base import Provider
+from agent_cli.providers.factory import DEFAULT_MODELS, create_provider
+from agent_cli.providers.models import UNKNOWN_WINDOW, lookup
+from agent_cli.providers.retry import RetryPolicy
+from agent_cli.session import AgentSession, ModelParts
+from agent_cli.store.archive import Archive
+from agent_cli.store.redact import Redactor
+from agent_cli.store.session_log import SessionLog
+from agent_cli.store.sessions import latest_session_id, load_session, resolve_session_id
+from agent_cli.tokens.counter import TokenCounter
+from agent_cli.tools.base import ToolContext
+from agent_cli.tools.registry import default_tools
+
+__all__ = ["Assembly", "ProviderFactory", "model_limits", "open_session", "secret_env_values"]
+
+MAX_OUTPUT_CAP = 32_000
+LATEST = ""  # `resume=LATEST`: the session written last (--continue)
+
+ProviderFactory = Callable[[ProviderSettings], Provider]
+
+
+def open_session(
+    settings: Settings,
+    *,
+    env: Mapping[str, str],
+    resume: str | None = None,
+    ask: Asker | None = None,
+    make_provider: ProviderFactory = create_provider,
+) -> AgentSession:
+    """A new session, or an earlier one (`resume`: an id or prefix, or LATEST) reopened.
+
+    `ask` is the user's answer to an approval question (the REPL's); without it
+    the session runs headless: allow-listed commands run, the rest is refused.
+    Raises ConfigError for what the user can fix, OSError when `.transcripts/`
+    cannot be written.
+    """
+    pset = settings.provider
+    keys = (pset.api_key, env.get("ANTHROPIC_API_KEY"), env.get("OPENAI_API_KEY"), *secret_env_values(env))
+    redactor = Redactor([k for k in keys if k])
+    hooks = Hooks()
+    assembly = Assembly(settings, hooks, redactor, make_provider)
+    model = assembly.for_model(pset.model or DEFAULT_MODELS[pset.name])
+    history: list[Message] = []
+    if resume is not None:
+        root = settings.project_root
+        session_id = resolve_session_id(root, resume) if resume else latest_session_id(root)
+        if session_id is None:
+            raise ConfigError(f"no earlier session in {root} to continue (sessions live in .transcripts/)")
+        log, history = assembly.reopen(session_id, model.model)
+    else:
+        log = SessionLog.create(settings.project_root, redactor=redactor, meta=assembly.meta(model.model))
+    engine = ContextEngine(
+        settings=settings.context,
+        window=model.window,
+        max_output=model.max_output,
+        counter=model.counter,
+        archive=assembly.archive(log),
+        summarize=model.summarize,
+    )
+    root = settings.project_root
+    tool_context = ToolContext(
+        root=root,
+        allow_outside_root=settings.tools.allow_outside_root,
+        bash_timeout=settings.tools.bash_timeout,
+        recall=engine.recall,
+    )
+    loop = AgentLoop(
+        provider=model.provider,
+        tools=default_tools(),
+        context=engine,
+        system=build_system_prompt(root, instructions=load_project_instructions(root)),
+        log=log,
+        approver=_approver(settings, ask),
+        tool_context=tool_context,
+        hooks=hooks,
+        max_iterations=settings.tools.max_iterations,
+        retry=assembly.retry,
+        redact=redactor.redact,
+        history=history,
+    )
+    warnings = [model.warning] if model.warning else []
+    return AgentSession(
+        settings=settings, loop=loop, engine=engine, log=log, parts=assembly, model=model, warnings=warnings
+    )
+
+
+def _approver(settings: Settings, ask: Asker | None) -> Approver:
+    allow = settings.approvals.allow
+    if settings.approvals.yes:
+        return AutoApprover()
+    return InteractiveApprover(ask, allow) if ask is not None else HeadlessApprover(allow)
+
+
+class Assembly:
+    """The parts a session needs, made the same way at start-up and on /model or /resume."""
+
+    def __init__(
+        self, settings: Settings, hooks: Hooks, redactor: Redactor, make_provider: ProviderFactory
+    ) -> None:
+        self.settings = settings
+        self.retry = RetryPolicy(max_retries=settings.provider.max_retries)
+        self._hooks = hooks
+        self._redactor = redactor
+        self._make_provider = make_provider
+
+    def meta(self, model: str) -> dict[str, str]:
+        """The session log's meta record: who ran it, with what."""
+        pset = self.settings.provider
+        root = str(self.settings.project_root)
+        return {"provider": pset.name, "model": model, "cwd": root, "version": __version__}
+
+    def for_model(self, model: str) -> ModelParts:
+        provider = self._make_provider(replace(self.settings.provider, model=model))
+        summarize = ProviderSummarizer(
+            provider,
+            policy=self.retry,
+            timeout=self.settings.context.summarize_timeout,
+            on_request=self._hooks.on_pre_request,
+        )
+        window, max_output, warning = model_limits(self.settings, model)
+        return ModelParts(model, provider, self.counter(model), summarize, window, max_output, warning)
+
+    def counter(self, model: str) -> Counter:
+        return TokenCounter(model, self.settings.provider.name)
+
+    def reopen(self, session_id: str, model: str) -> tuple[SessionLog, list[Message]]:
+        """Open an earlier session for appending; the log records who resumed it and the repaired history."""
+        root = self.settings.project_root
+        loaded = load_session(root, session_id)
+        log = SessionLog.open(root, session_id, redactor=self._redactor)
+        try:
+            log.log_meta(self.meta(model))
+            log.log_history(loaded.messages, "resume")
+        except BaseException:
+            log.close()
+            raise
+        return log, list(loaded.messages)
+
+    def archive(self, log: SessionLog) -> Archive:
+        return Archive(log.dir, redactor=self._redactor)
+
+
+_SECRET_NAME = re.compile(r"KEY|SECRET|TOKEN|PASSW|CREDENTIAL|AUTH|PRIVATE", re.IGNORECASE)
+_NOT_SECRET_NAME = re.compile(r"_(SOCK|PATH|FILE|DIR|HOME|URL|HOST|PORT)$", re.IGNORECASE)
+
+
+def secret_env_values(env: Mapping[str, str]) -> list[str]:
+    """Values of environment variables whose names say they are secrets (AWS_SECRET_ACCESS_KEY,
+    GITHUB_TOKEN, DB_PASSWORD ...): a tool printing the environment must not put them on disk."""
+    return [
+        value
+        for name, value in env.items()
+        if _SECRET_NAME.search(name)
+        and not _NOT_SECRET_NAME.search(name)
+        and len(value) >= 8
+        and not value.startswith(("/", "~"))
+    ]
+
+
+def model_limits(settings: Settings, model: str) -> tuple[int, int, WarningEvent | None]:
+    """(context window, max output tokens, a warning) for `model` under these settings.
+
+    The window comes from the config or flag, else the model table, else a
+    conservative default with a warning. Replies may take the model's max
+    output (capped at 32k) but never more than a quarter of a small window.
+    """
+    info = lookup(model)
+    warning = None
+    if settings.context.context_window:
+        window = settings.context.context_window
+    elif info is not None:
+        window = info.context_window
+    else:
+        window = UNKNOWN_WINDOW
+        warning = WarningEvent(
+            message=f"unknown model {model!r}: assuming a {UNKNOWN_WINDOW:,}-token window; "
+            "set --context-window or context.context_window"
+        )
+    max_output = settings.provider.max_output_tokens or min(info.max_output if info else 8192, MAX_OUTPUT_CAP)
+    return window, output_for_window(max_output, window), warning

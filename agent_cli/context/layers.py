@@ -1,0 +1,273 @@
+"""Running one layer on a history: save what goes, change the history, recount, one event.
+
+`LayerRunner` is the engine's hands. The engine (engine.py) decides *when*
+a layer fires; the runner does it the same way every time:
+
+1. what the layer removes is written to the archive first; if the disk
+   refuses, the layer does nothing and says so (nothing leaves the context
+   without being on disk);
+2. the pure layer function (cap.py, clear.py, condense.py, emergency.py)
+   builds the new history;
+3. the new history is counted on the scale of the count before it (the
+   provider's, when anchored), so the figures in one event agree;
+4. exactly one `CompactEvent` says what happened.
+
+It holds what a layer needs besides the thresholds: the counter, the archive,
+the summary call and a clock. A new model or session gets a new runner.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from agent_cli.context.cap import cap_result
+from agent_cli.context.clear import apply_clear
+from agent_cli.context.condense import condensed_history
+from agent_cli.context.emergency import apply_drop, marker_text, plan_drop
+from agent_cli.context.notices import not_saved, summary_failed
+from agent_cli.context.plain import call_text
+from agent_cli.context.plan import CondensePlan
+from agent_cli.context.policy import Counter, Thresholds
+from agent_cli.context.protocol import EngineEvent, Frame
+from agent_cli.context.summary_request import Summarize, run_summary
+from agent_cli.core.events import CompactEvent, CompactLayer, WarningEvent
+from agent_cli.core.messages import Message, ToolResult, ToolUse
+from agent_cli.store.archive import Archive
+
+__all__ = ["Condensed", "LayerRunner"]
+
+
+@dataclass(frozen=True, slots=True)
+class Condensed:
+    """What L2/L3 came to: the history, its count, and whether a record replaced a span."""
+
+    messages: list[Message]
+    tokens: int
+    acted: bool
+
+
+@dataclass(frozen=True, slots=True)
+class _Record:
+    messages: list[Message]
+    tokens: int
+    failure: str | None  # why the model's record was not used (the digest stands in); None when it was
+
+
+class LayerRunner:
+    def __init__(
+        self, counter: Counter, archive: Archive, summarize: Summarize, clock: Callable[[], float]
+    ) -> None:
+        self.counter = counter
+        self.archive = archive
+        self.summarize = summarize
+        self._clock = clock
+
+    # -- counting --------------------------------------------------------------
+
+    def count(self, frame: Frame, messages: list[Message]) -> int:
+        return self.counter.count_request(frame.system, frame.tools, messages)
+
+    def counts(self, messages: Sequence[Message]) -> list[int]:
+        return [self.counter.count_message(m) for m in messages]
+
+    def recount(self, frame: Frame, before: list[Message], after: list[Message]) -> int:
+        """`after` counted on the scale of `before` (the provider's, when anchored): figures agree."""
+        fixed = self.counter.count_frame(frame.system, frame.tools)
+        local_before = fixed + sum(self.counts(before))
+        scale = self.count(frame, before) / max(local_before, 1)
+        return max(round((fixed + sum(self.counts(after))) * scale), 1)
+
+    # -- the layers --------------------------------------------------------------
+
+    def cap(self, use: ToolUse, result: ToolResult, limit: int) -> tuple[ToolResult, CompactEvent | None]:
+        """L0: a result over `limit` tokens is saved in full, then cut to head + tail."""
+        tokens = self.counter.count_text(result.content)
+        if tokens <= limit:
+            return result, None
+        start = self._clock()
+        header = f"[full output of {call_text(use)} · id {use.id}]"
+        try:
+            path = str(self.archive.write_output(use.id, result.content, header=header))
+        except OSError:  # not on disk, so not cut: L1, L2 and L4 still keep the request in bounds
+            return result, None
+        count = self.counter.count_text
+        capped = cap_result(use, result, max_tokens=limit, tokens=tokens, count_text=count, saved_to=path)
+        event = CompactEvent(
+            layer="cap",
+            trigger="ingest",
+            messages_before=1,
+            messages_after=1,
+            tokens_before=tokens,
+            tokens_after=count(capped.content),
+            transcript=path,
+            duration=self._clock() - start,
+        )
+        return capped, event
+
+    def clear(
+        self,
+        messages: list[Message],
+        frame: Frame,
+        total: int,
+        to_clear: dict[int, set[str]],
+        freed: int,
+        events: list[EngineEvent],
+    ) -> tuple[list[Message], int]:
+        """L1: the results `to_clear` names (message index -> result ids) become recall stubs."""
+        start = self._clock()
+        plan = apply_clear(messages, to_clear, freed)
+        path = self._save(plan.originals, "clear", events)
+        if path is None:
+            return messages, total
+        after = self.recount(frame, messages, plan.messages)
+        events.append(
+            CompactEvent(
+                layer="clear",
+                trigger="auto",
+                messages_before=len(messages),
+                messages_after=len(plan.messages),
+                tokens_before=total,
+                tokens_after=after,
+                transcript=path,
+                duration=self._clock() - start,
+            )
+        )
+        return plan.messages, after
+
+    def condense(
+        self,
+        messages: list[Message],
+        plan: CondensePlan,
+        frame: Frame,
+        total: int,
+        events: list[EngineEvent],
+        *,
+        thresholds: Thresholds,
+        layer: CompactLayer,
+        trigger: str,
+        focus: str | None,
+    ) -> Condensed:
+        """L2 / L3: the span of `plan` becomes a record (the model's, or the digest).
+
+        A manual compaction of a short conversation may grow it a little; that is
+        what the user asked for. An automatic one must shrink the request.
+        """
+        start = self._clock()
+        path = self._save(plan.span(messages), "compact" if layer == "summarize" else layer, events)
+        if path is None:
+            return Condensed(messages, total, False)
+        must_shrink = layer != "manual"
+        record = self._record(messages, plan, frame, total, path, thresholds, focus, must_shrink)
+        if must_shrink and record.tokens >= total:  # not even the digest shrinks it: leave it as it was
+            message = f"Compaction could not shrink the conversation ({total:,} tokens)."
+            events.append(WarningEvent(message=message))
+            return Condensed(messages, total, False)
+        if record.failure is not None:
+            events.append(WarningEvent(message=summary_failed(record.failure, path)))
+        summary = record.messages[0].summary
+        events.append(
+            CompactEvent(
+                layer=layer,
+                trigger=trigger,
+                messages_before=len(messages),
+                messages_after=len(record.messages),
+                tokens_before=total,
+                tokens_after=record.tokens,
+                summary=summary.text if summary else None,
+                transcript=path,
+                duration=self._clock() - start,
+                degraded=record.failure is not None,
+            )
+        )
+        return Condensed(record.messages, record.tokens, True)
+
+    def drop(
+        self,
+        messages: list[Message],
+        frame: Frame,
+        total: int,
+        target: int,
+        events: list[EngineEvent],
+        *,
+        trigger: str,
+    ) -> tuple[list[Message], int]:
+        """L4: drop the oldest groups down to `target`, leaving a marker."""
+        start = self._clock()
+        counts = self.counts(messages)
+        # Local counts may sit below the anchored total; scale the need accordingly.
+        local = sum(counts) or 1
+        conversation = max(total - self.counter.count_frame(frame.system, frame.tools), 1)
+        need = (total - target) * local // conversation + 100
+        plan = plan_drop(messages, counts, need)
+        if plan is None:
+            return messages, total
+        dropped = plan.dropped(messages)
+        path = self._save(dropped, "emergency", events)
+        if path is None:
+            return messages, total
+        new = apply_drop(messages, plan, marker_text(len(dropped), path))
+        after = self.recount(frame, messages, new)
+        events.append(
+            CompactEvent(
+                layer="emergency",
+                trigger=trigger,
+                messages_before=len(messages),
+                messages_after=len(new),
+                tokens_before=total,
+                tokens_after=after,
+                transcript=path,
+                duration=self._clock() - start,
+            )
+        )
+        return new, after
+
+    # -- parts -----------------------------------------------------------------
+
+    def _record(
+        self,
+        messages: list[Message],
+        plan: CondensePlan,
+        frame: Frame,
+        total: int,
+        path: str,
+        th: Thresholds,
+        focus: str | None,
+        must_shrink: bool,
+    ) -> _Record:
+        """The history with the span condensed. The digest stands in for a summary that failed,
+        or that would not shrink a request that must shrink."""
+        span, tail = plan.span(messages), plan.tail(messages)
+        pending = messages[-1].role == "user"
+        failure: str | None = None
+        try:
+            body = run_summary(
+                span,
+                frame,
+                cap=th.summary_cap,
+                focus=focus,
+                budget=th.budget,
+                counter=self.counter,
+                summarize=self.summarize,
+            )
+        except Exception as exc:  # the summarizer's failure must not lose the session; the digest stands in
+            body, failure = "", f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        new = condensed_history(
+            span, tail, body, path, thresholds=th, count_text=self.counter.count_text, pending=pending
+        )
+        after = self.recount(frame, messages, new)
+        if body and must_shrink and after >= total:
+            failure = f"the model's record would not shrink the request ({total:,} -> {after:,} tokens)"
+            new = condensed_history(
+                span, tail, "", path, thresholds=th, count_text=self.counter.count_text, pending=pending
+            )
+            after = self.recount(frame, messages, new)
+        return _Record(new, after, failure)
+
+    def _save(self, messages: list[Message], label: str, events: list[EngineEvent]) -> str | None:
+        """Write what a layer removes; None (and a warning) if the disk refuses: the layer does nothing."""
+        try:
+            return str(self.archive.write_span(messages, label))
+        except OSError as exc:
+            events.append(WarningEvent(message=not_saved(label, exc)))
+            return None

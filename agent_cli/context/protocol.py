@@ -1,0 +1,78 @@
+"""The context engine as the loop sees it, and the values the two exchange.
+
+- `Frame`: the fixed prefix of every request (system prompt and tool specs).
+  The loop owns it; the engine counts it.
+- `Prepared`: the history to send (and keep from now on), plus what the
+  engine did to it, as events the loop emits.
+- `ContextPolicy`: the calls the loop makes. `context.engine.ContextEngine`
+  is the implementation; tests use a pass-through fake.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol, TypeAlias
+
+from agent_cli.core.errors import ContextOverflowError
+from agent_cli.core.events import CompactEvent, ErrorEvent, WarningEvent
+from agent_cli.core.messages import Message, ToolResult, ToolUse, Usage
+from agent_cli.providers.base import ToolSpec
+
+__all__ = ["ContextPolicy", "EngineEvent", "Frame", "Prepared"]
+
+EngineEvent: TypeAlias = CompactEvent | WarningEvent | ErrorEvent
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    """The fixed prefix of every request: the system prompt and the tool specs."""
+
+    system: str
+    tools: tuple[ToolSpec, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """The history to send (and keep) and what happened to it."""
+
+    messages: list[Message]
+    events: list[EngineEvent]
+
+
+class ContextPolicy(Protocol):
+    """What the loop needs from the context engine."""
+
+    def ingest(
+        self, use: ToolUse, result: ToolResult, *, round_size: int = 1
+    ) -> tuple[ToolResult, CompactEvent | None]:
+        """L0, as each tool result arrives: the result to keep, and the cut if one was made."""
+        ...
+
+    def prepare(self, history: Sequence[Message], frame: Frame) -> Prepared:
+        """Before every request: whatever layers the count calls for."""
+        ...
+
+    def observe(self, frame: Frame, sent: Sequence[Message], usage: Usage) -> None:
+        """After every response: the provider's count of what was sent."""
+        ...
+
+    def on_overflow(self, history: Sequence[Message], frame: Frame, error: ContextOverflowError) -> Prepared:
+        """The provider refused the prompt as too long: shrink it, or raise ContextOverflowError."""
+        ...
+
+    def compact(self, history: Sequence[Message], frame: Frame, focus: str | None, trigger: str) -> Prepared:
+        """L3: condense the conversation now (`/compact`, or the model's compact tool)."""
+        ...
+
+    def tokens(self, history: Sequence[Message], frame: Frame) -> int: ...
+
+    @property
+    def window(self) -> int:
+        """The window as the engine knows it (it learns a smaller one from errors)."""
+        ...
+
+    @property
+    def max_output(self) -> int:
+        """Tokens a reply may take (the engine lowers it when it learns a smaller window)."""
+        ...

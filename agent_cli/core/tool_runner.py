@@ -1,0 +1,71 @@
+"""Running one tool call: approval, the embedder's veto, the tool in a worker, redaction.
+
+    ToolRunner.run(use, ctx) -> (ToolOutput, seconds)
+
+The tool runs in a worker thread so Ctrl-C reaches the caller at once: the
+runner then sets the tool's cancel signal, waits for it to stop, and lets the
+KeyboardInterrupt go on. Secrets in a tool's output (a command printing the
+environment) are redacted here, before the output reaches history, disk or
+the model. The duration counts the tool, not the time spent asking.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+import time
+from collections.abc import Callable
+
+from agent_cli.core.approvals import Approver
+from agent_cli.core.hooks import Hooks
+from agent_cli.core.messages import ToolUse
+from agent_cli.tools.base import ToolContext, ToolOutput, ToolRegistry
+
+__all__ = ["ToolRunner"]
+
+CANCEL_GRACE = 10.0  # seconds a cancelled tool gets to stop before the caller moves on
+
+
+class ToolRunner:
+    def __init__(
+        self,
+        tools: ToolRegistry,
+        approver: Approver,
+        hooks: Hooks,
+        redact: Callable[[str], str] | None = None,
+    ) -> None:
+        self.tools = tools
+        self._approver = approver
+        self._hooks = hooks
+        self._redact = redact or (lambda text: text)
+
+    def run(self, use: ToolUse, ctx: ToolContext) -> tuple[ToolOutput, float]:
+        """Approve, then run one call. A refused call is an error output the model reads."""
+        decision = self._approver.decide(use.name, use.input)
+        if not decision.allowed:
+            return ToolOutput(f"Error: {decision.reason or 'the user did not approve this call'}", True), 0.0
+        veto = self._hooks.on_before_tool(use)
+        if veto:
+            return ToolOutput(f"Error: {veto}", True), 0.0
+        self._hooks.on_pre_tool(use)
+        started = time.monotonic()
+        output = self._in_worker(use, ctx)
+        output = dataclasses.replace(output, content=self._redact(output.content))
+        return output, time.monotonic() - started
+
+    def _in_worker(self, use: ToolUse, ctx: ToolContext) -> ToolOutput:
+        box: list[ToolOutput] = []
+        worker = threading.Thread(
+            target=lambda: box.append(self.tools.run(use.name, use.input, ctx)),
+            name=f"tool-{use.name}",
+            daemon=True,
+        )
+        worker.start()
+        try:
+            while worker.is_alive():
+                worker.join(0.05)
+        except KeyboardInterrupt:
+            ctx.cancel.set()
+            worker.join(CANCEL_GRACE)
+            raise
+        return box[0] if box else ToolOutput(f"Error: {use.name} produced no result", True)

@@ -1,0 +1,210 @@
+"""AgentSession: one running conversation, and everything a shell may do with it.
+
+The session owns the loop (the working history, the provider, the tools), the
+context engine and the session log. The REPL's commands and the headless
+runner act only through its methods:
+
+    run(prompt)         one user turn, as events
+    compact(focus)      /compact
+    clear()             /clear
+    switch_model(name)  /model NAME: provider, window, counter and summary call change together
+    resume(id)          /resume ID: another session of this project, its log and history
+    breakdown()         /context
+    usage_by_model      /cost
+
+Nothing reaches into the parts: a change of model or session goes through
+their own `reset` methods. What each model needs (provider, counter, summary
+call, window) and how a session is reopened come from `Parts`, which the
+composition root (app.py) implements.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from agent_cli.config.settings import Settings
+from agent_cli.context.breakdown import Breakdown
+from agent_cli.context.engine import ContextEngine
+from agent_cli.context.policy import Counter, Thresholds
+from agent_cli.context.summary_request import Summarize
+from agent_cli.core.events import Event, WarningEvent
+from agent_cli.core.loop import AgentLoop
+from agent_cli.core.messages import Message, Usage
+from agent_cli.providers.base import Provider
+from agent_cli.store.archive import Archive
+from agent_cli.store.session_log import SessionLog
+from agent_cli.store.sessions import read_records, resolve_session_id
+
+__all__ = ["AgentSession", "ModelParts", "Parts"]
+
+
+@dataclass(frozen=True, slots=True)
+class ModelParts:
+    """What talking to one model takes: its provider, counter and summary call, and its limits."""
+
+    model: str
+    provider: Provider
+    counter: Counter
+    summarize: Summarize
+    window: int
+    max_output: int
+    warning: WarningEvent | None = None
+
+
+class Parts(Protocol):
+    """How the session gets new parts when the user switches model or session (see app.py)."""
+
+    def for_model(self, model: str) -> ModelParts: ...
+
+    def counter(self, model: str) -> Counter:
+        """A fresh counter for `model`: its own vocabulary, nothing learned or anchored yet."""
+        ...
+
+    def reopen(self, session_id: str, model: str) -> tuple[SessionLog, list[Message]]:
+        """The log of an earlier session, opened for appending, and its repaired working history."""
+        ...
+
+    def archive(self, log: SessionLog) -> Archive: ...
+
+
+class AgentSession:
+    def __init__(
+        self,
+        *,
+        settings: Settings,
+        loop: AgentLoop,
+        engine: ContextEngine,
+        log: SessionLog,
+        parts: Parts,
+        model: ModelParts,
+        warnings: Sequence[WarningEvent] = (),
+    ) -> None:
+        self.settings = settings
+        self._loop = loop
+        self._engine = engine
+        self._log = log
+        self._parts = parts
+        self._model = model
+        self.warnings: tuple[WarningEvent, ...] = tuple(warnings)
+        if loop.history:
+            self._restore_anchor()
+
+    # ---- what the shells show ----------------------------------------------------
+
+    @property
+    def id(self) -> str:
+        return self._log.id
+
+    @property
+    def log_dir(self) -> Path:
+        return self._log.dir
+
+    @property
+    def project_root(self) -> Path:
+        return self.settings.project_root
+
+    @property
+    def provider_name(self) -> str:
+        return self.settings.provider.name
+
+    @property
+    def model(self) -> str:
+        return self._model.model
+
+    @property
+    def window(self) -> int:
+        return self._model.window
+
+    @property
+    def max_output(self) -> int:
+        """Tokens a reply may take (less than the model's maximum in a small window)."""
+        return self._engine.max_output
+
+    @property
+    def thresholds(self) -> Thresholds:
+        return self._engine.thresholds
+
+    @property
+    def history(self) -> tuple[Message, ...]:
+        return tuple(self._loop.history)
+
+    @property
+    def usage_by_model(self) -> Mapping[str, Usage]:
+        return dict(self._loop.usage_by_model)
+
+    def context_tokens(self) -> int:
+        return self._loop.context_tokens()
+
+    def breakdown(self) -> Breakdown:
+        return self._engine.breakdown(self._loop.history, self._loop.frame)
+
+    # ---- what the user does --------------------------------------------------------
+
+    def run(self, prompt: str) -> Iterator[Event]:
+        return self._loop.run(prompt)
+
+    def compact(self, focus: str | None = None) -> Iterator[Event]:
+        return self._loop.compact(focus)
+
+    def cancel(self) -> None:
+        self._loop.cancel()
+
+    def clear(self) -> None:
+        """Start over with an empty working context; the log keeps everything said so far."""
+        self._loop.clear()
+
+    def switch_model(self, model: str) -> WarningEvent | None:
+        """Talk to `model` from the next request on, with its window, output limit and counter."""
+        parts = self._parts.for_model(model)
+        self._loop.reset(provider=parts.provider)
+        self._engine.reset(
+            window=parts.window, max_output=parts.max_output, counter=parts.counter, summarize=parts.summarize
+        )
+        self._model = parts
+        return parts.warning
+
+    def resume(self, prefix: str) -> str:
+        """Switch to another session of this project (an id or a unique prefix); its resolved id."""
+        session_id = resolve_session_id(self.project_root, prefix)
+        if session_id == self.id:
+            return session_id
+        log, history = self._parts.reopen(session_id, self.model)
+        self._log.close()
+        self._log = log
+        self._loop.reset(history=history, log=log)
+        self._engine.reset(
+            window=self.window,
+            max_output=self._engine.max_output,
+            counter=self._parts.counter(self.model),  # without the old session's anchor
+            archive=self._parts.archive(log),
+        )
+        self._restore_anchor()
+        return session_id
+
+    def close(self) -> None:
+        self._log.close()
+
+    # ---- internals ---------------------------------------------------------------
+
+    def _restore_anchor(self) -> None:
+        """Count a resumed history from the provider's last report, as if the session had not stopped.
+
+        The last usage event was reported for the history up to the last assistant
+        message; with that prefix anchored, only what came after is counted locally.
+        """
+        records, _ = read_records(self._log.path)
+        usage = next(
+            (
+                Usage.from_json(r["event"]["usage"])
+                for r in reversed(records)
+                if r.get("kind") == "event" and (r.get("event") or {}).get("type") == "usage"
+            ),
+            None,
+        )
+        history = self._loop.history
+        replies = [i for i, m in enumerate(history) if m.role == "assistant"]
+        if usage is not None and replies:
+            self._engine.observe(self._loop.frame, history[: replies[-1]], usage)

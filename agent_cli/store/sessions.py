@@ -1,0 +1,185 @@
+"""Reading sessions back: a log's records, the working history they rebuild, the project's sessions.
+
+`load_session` rebuilds the working history from the last checkpoint plus the
+messages after it, skipping torn or undecodable lines, and repairs tool
+pairing so a session stopped mid-tool resumes with "interrupted" results.
+`list_sessions`, `session_ids`, `latest_session_id` and `resolve_session_id`
+find sessions in a project; an unknown or ambiguous id is a ConfigError.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from agent_cli.core.errors import ConfigError
+from agent_cli.core.messages import Message
+from agent_cli.core.pairing import repair_history
+from agent_cli.store.layout import ID_RE, SESSION_FILE, session_dir, transcripts_dir
+
+__all__ = [
+    "LoadedSession",
+    "SessionInfo",
+    "latest_session_id",
+    "list_sessions",
+    "load_session",
+    "read_records",
+    "replay",
+    "resolve_session_id",
+    "session_ids",
+]
+
+JSONDict = dict[str, Any]
+
+
+def read_records(path: Path) -> tuple[list[JSONDict], int]:
+    """The records of a JSONL file and the number of lines skipped (torn or undecodable)."""
+    records: list[JSONDict] = []
+    skipped = 0
+    for raw in path.read_bytes().split(b"\n"):
+        if not raw.strip():
+            continue
+        try:
+            value = json.loads(raw)
+        except ValueError:  # includes UnicodeDecodeError
+            skipped += 1
+            continue
+        if isinstance(value, dict):
+            records.append(value)
+        else:
+            skipped += 1
+    return records, skipped
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedSession:
+    id: str
+    meta: JSONDict
+    messages: list[Message]
+    skipped_lines: int = 0
+
+
+def replay(records: Iterable[Mapping[str, Any]]) -> tuple[JSONDict, list[Message], int]:
+    """Meta, working history and bad-record count from session records (pure).
+
+    The history starts from the last checkpoint and adds the messages logged
+    after it; a message id seen already is not added twice.
+    """
+    meta: JSONDict = {}
+    messages: list[Message] = []
+    seen: set[str] = set()
+    bad = 0
+    for rec in records:
+        kind = rec.get("kind")
+        try:
+            if kind == "meta":
+                meta.update(dict(rec["meta"]))
+            elif kind == "message":
+                msg = Message.from_json(rec["message"])
+                if msg.id not in seen:
+                    messages.append(msg)
+                    seen.add(msg.id)
+            elif kind == "history":
+                messages = [Message.from_json(m) for m in rec["messages"]]
+                seen = {m.id for m in messages}
+        except (KeyError, TypeError, ValueError, AttributeError):
+            bad += 1
+    return meta, messages, bad
+
+
+def load_session(root: Path | str, session_id: str) -> LoadedSession:
+    """Rebuild a session's working history from its log (see `replay`), pairing repaired."""
+    path = session_dir(root, session_id) / SESSION_FILE
+    if not path.is_file():
+        raise ConfigError(f"no session {session_id!r} in {transcripts_dir(root)}")
+    records, skipped = read_records(path)
+    meta, messages, bad = replay(records)
+    return LoadedSession(session_id, meta, repair_history(messages), skipped + bad)
+
+
+def session_ids(root: Path | str) -> list[str]:
+    """Ids of the sessions in this project that have a log, oldest first."""
+    base = transcripts_dir(root)
+    if not base.is_dir():
+        return []
+    return sorted(p.name for p in base.iterdir() if ID_RE.fullmatch(p.name) and (p / SESSION_FILE).is_file())
+
+
+def latest_session_id(root: Path | str) -> str | None:
+    """The session whose log was written last (ties: the later id), or None."""
+    base = transcripts_dir(root)
+    ids = session_ids(root)
+    if not ids:
+        return None
+    return max(ids, key=lambda i: ((base / i / SESSION_FILE).stat().st_mtime_ns, i))
+
+
+@dataclass(frozen=True, slots=True)
+class SessionInfo:
+    id: str
+    started: datetime | None
+    updated: datetime
+    message_count: int
+    model: str = ""
+    first_prompt: str = ""
+    extra: JSONDict = field(default_factory=dict)  # the whole merged meta record
+
+
+def _parse_ts(value: Any) -> datetime | None:
+    try:
+        return datetime.fromisoformat(str(value))
+    except ValueError:
+        return None
+
+
+def _session_info(root: Path | str, session_id: str) -> SessionInfo:
+    path = transcripts_dir(root) / session_id / SESSION_FILE
+    records, _ = read_records(path)
+    meta: JSONDict = {}
+    count = 0
+    first_prompt = ""
+    for rec in records:
+        if rec.get("kind") == "meta" and isinstance(rec.get("meta"), dict):
+            meta.update(rec["meta"])
+        elif rec.get("kind") == "message":
+            count += 1
+            if not first_prompt:
+                try:
+                    msg = Message.from_json(rec["message"])
+                except (KeyError, TypeError, ValueError, AttributeError):
+                    continue
+                if msg.is_plain_user and msg.text.strip():
+                    first_prompt = " ".join(msg.text.split())[:200]
+    started = _parse_ts(records[0].get("ts")) if records else None
+    updated = datetime.fromtimestamp(path.stat().st_mtime, UTC)
+    return SessionInfo(session_id, started, updated, count, str(meta.get("model") or ""), first_prompt, meta)
+
+
+def list_sessions(root: Path | str) -> list[SessionInfo]:
+    """Every session of this project, most recently updated first."""
+    infos = [_session_info(root, i) for i in session_ids(root)]
+    infos.sort(key=lambda s: (s.updated, s.id), reverse=True)
+    return infos
+
+
+def resolve_session_id(root: Path | str, prefix: str) -> str:
+    """The one session whose id is `prefix` or starts with it; ConfigError otherwise."""
+    wanted = prefix.strip()
+    ids = session_ids(root)
+    where = transcripts_dir(root)
+    if not ids:
+        raise ConfigError(f"no sessions in this project yet ({where} has none)")
+    if wanted in ids:
+        return wanted
+    matches = [i for i in ids if wanted and i.startswith(wanted)]
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        raise ConfigError(f"no session matches {prefix!r} in {where}; `agent transcripts list` shows them")
+    shown = ", ".join(matches[:5]) + (", ..." if len(matches) > 5 else "")
+    raise ConfigError(f"session id {prefix!r} is ambiguous: it matches {len(matches)} sessions ({shown}); "
+                      "give more characters")

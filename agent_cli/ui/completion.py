@@ -1,0 +1,70 @@
+"""Completion at the REPL prompt: slash commands and their arguments, and paths.
+
+Cheap by design: one directory listing per keystroke, capped, hidden files
+only when asked for.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+
+from prompt_toolkit.completion import CompleteEvent, Completer, Completion
+from prompt_toolkit.document import Document
+
+from agent_cli.ui.reports import known_models
+from agent_cli.ui.slash import COMMANDS
+
+__all__ = ["MAX_PATH_COMPLETIONS", "PathAndCommandCompleter"]
+
+MAX_PATH_COMPLETIONS = 200
+
+
+class PathAndCommandCompleter(Completer):
+    """Slash commands (and /model, /resume arguments) at the start; paths after `@` or with a `/`."""
+
+    def __init__(self, root: Path, sessions: Callable[[], Iterable[str]] = lambda: ()) -> None:
+        self.root = root
+        self.sessions = sessions
+
+    def get_completions(self, document: Document, complete_event: CompleteEvent) -> Iterator[Completion]:
+        text = document.text_before_cursor
+        if text.startswith("/") and "\n" not in text:
+            head, space, arg = text[1:].partition(" ")
+            if not space:
+                for spec in COMMANDS:
+                    if spec.name.startswith(head.lower()):
+                        yield Completion(f"/{spec.name}", -len(text), display_meta=spec.help)
+                return
+            if head in ("model", "resume") and " " not in arg:
+                pool = known_models() if head == "model" else list(self.sessions())
+                for name in pool:
+                    if name.startswith(arg):
+                        yield Completion(name, -len(arg))
+                return
+        word = text.split()[-1] if text and not text[-1].isspace() else ""
+        if word.startswith("@"):
+            yield from self._paths(word[1:])
+        elif "/" in word or word.startswith(("./", "../", "~")):
+            yield from self._paths(word)
+
+    def _paths(self, word: str) -> Iterator[Completion]:
+        folder, _, prefix = word.rpartition("/")
+        base = Path(os.path.expanduser(folder)) if folder.startswith("~") else self.root / folder
+        if word.startswith("/"):
+            base = Path(folder or "/")
+        try:
+            entries = sorted(os.scandir(base), key=lambda e: e.name)
+        except OSError:
+            return
+        shown = 0
+        for entry in entries:
+            hidden = entry.name.startswith(".") and not prefix.startswith(".")
+            if hidden or not entry.name.startswith(prefix):
+                continue
+            name = entry.name + ("/" if entry.is_dir() else "")
+            yield Completion(name, -len(prefix))
+            shown += 1
+            if shown >= MAX_PATH_COMPLETIONS:
+                return

@@ -1,0 +1,200 @@
+"""What the REPL and the headless printer show, computed from plain values (pure, no terminal).
+
+The toolbar line, token figures, one-line descriptions of tool calls, a
+record's preview, and the rows behind `/context`, `/cost`, `/model` and
+`/transcripts`. `render.py` draws them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from agent_cli.core.messages import Usage
+from agent_cli.providers.models import MODELS, cost, lookup
+
+__all__ = [
+    "ContextReport",
+    "ContextRow",
+    "CostRow",
+    "context_report",
+    "cost_rows",
+    "describe_call",
+    "format_context_line",
+    "format_tokens",
+    "known_models",
+    "session_rows",
+    "summary_preview",
+]
+
+
+def format_tokens(n: int) -> str:
+    """153600 -> '153k', 1047576 -> '1.0M', 900 -> '900'."""
+    if n >= 1_000_000:
+        return f"{n / 1_000_000:.1f}M"
+    if n >= 10_000:
+        return f"{n // 1000}k"
+    if n >= 1_000:
+        return f"{n / 1000:.1f}k"
+    return str(n)
+
+
+def format_context_line(
+    model: str, tokens: int | None, window: int, trigger_at: int, trigger_ratio: float,
+    width: int | None = None,
+) -> str:
+    """The bottom toolbar: `model · context 41,200 / 200,000 (21%) · auto-compact at 153k (80% of budget)`.
+
+    Shorter forms when `width` columns cannot hold it: the percentage matters most.
+    """
+    pct = "" if tokens is None else f" ({tokens * 100 // max(window, 1)}%)"
+    used = "context …" if tokens is None else f"context {tokens:,} / {window:,}{pct}"
+    line = f"{model} · {used} · auto-compact at {format_tokens(trigger_at)} ({trigger_ratio:.0%} of budget)"
+    if width is None or len(line) <= width:
+        return line
+    count = "…" if tokens is None else f"{format_tokens(tokens)}/{format_tokens(window)}{pct}"
+    short = f"{model} · {count} · compacts at {format_tokens(trigger_at)}"
+    return short if len(short) <= width else count
+
+
+def summary_preview(summary: str, lines: int) -> str:
+    """The first `lines` lines of a condensed record worth reading, "…" when there is more.
+
+    The record's standard intro (what was replaced, where it is saved) is
+    skipped when headings follow: the compaction panel's rows say it already.
+    """
+    paragraphs = summary.strip().split("\n\n")
+    if len(paragraphs) > 1 and paragraphs[0].startswith("Condensed record"):
+        paragraphs = paragraphs[1:]
+    kept = [ln for ln in "\n".join(paragraphs).splitlines() if ln.strip()]
+    return "\n".join(kept[:lines]) + ("\n…" if len(kept) > lines else "")
+
+
+# The argument that says most about a call, per tool; others show their first string argument.
+_MAIN_ARG = {
+    "read_file": "path", "write_file": "path", "edit_file": "path", "bash": "command",
+    "glob": "pattern", "grep": "pattern", "recall": "query", "compact": "focus",
+}
+
+
+def describe_call(name: str, args: Mapping[str, Any], width: int = 80) -> str:
+    """A one-line summary of a tool call's input: `src/app.py`, `pytest -q`, `"TODO" in src`."""
+    key = _MAIN_ARG.get(name)
+    value = args.get(key) if key else next((v for v in args.values() if isinstance(v, str)), None)
+    if value is None:
+        return ""
+    text = " ".join(str(value).split())
+    if name == "grep" and isinstance(args.get("path"), str):
+        text = f"{text!r} in {args['path']}"
+    elif name == "read_file" and args.get("offset"):
+        text = f"{text}:{args['offset']}" + (f"+{args['limit']}" if args.get("limit") else "")
+    elif name in ("recall", "compact"):
+        text = f'"{text}"'
+    return text if len(text) <= width else text[: max(1, width - 1)] + "…"
+
+
+@dataclass(frozen=True, slots=True)
+class ContextRow:
+    name: str
+    tokens: int
+    percent: float
+
+
+@dataclass(frozen=True, slots=True)
+class ContextReport:
+    model: str
+    rows: tuple[ContextRow, ...]
+    used: int
+    window: int
+    note: str
+
+    @property
+    def used_percent(self) -> float:
+        return _pct(self.used, self.window)
+
+
+def _pct(tokens: int, window: int) -> float:
+    return round(100.0 * tokens / window, 1) if window > 0 else 0.0
+
+
+def context_report(
+    model: str,
+    parts: Sequence[tuple[str, int]],
+    *,
+    window: int,
+    trigger_at: int,
+    trigger_ratio: float,
+    reserve: int = 0,
+    used: int | None = None,
+    auto_compact: bool = True,
+) -> ContextReport:
+    """Rows for `/context`: each part of the request, the output reserve, and what is free.
+
+    `used` is the request's count when the engine knows it better than the
+    sum of its parts (it is anchored on the provider's own usage report).
+    `auto_compact` is False once the engine stopped compacting by itself
+    after repeated failures.
+    """
+    total = sum(t for _, t in parts) if used is None else used
+    rows = [ContextRow(name, tokens, _pct(tokens, window)) for name, tokens in parts]
+    if reserve:
+        rows.append(ContextRow("output reserve", reserve, _pct(reserve, window)))
+    free = max(window - total - reserve, 0)
+    rows.append(ContextRow("free", free, _pct(free, window)))
+    if not auto_compact:
+        note = "auto-compaction is off after repeated failures"
+    elif total >= trigger_at:
+        note = f"auto-compaction is due: the next request compacts (trigger {trigger_at:,} tokens)"
+    else:
+        note = (
+            f"auto-compaction fires at {trigger_at:,} tokens ({trigger_ratio:.0%} of the budget), "
+            f"{trigger_at - total:,} from here"
+        )
+    return ContextReport(model, tuple(rows), total, window, note + "; /compact [focus] runs it now")
+
+
+@dataclass(frozen=True, slots=True)
+class CostRow:
+    model: str
+    usage: Usage
+    dollars: float | None  # None: the model's prices are unknown
+
+
+def cost_rows(usage_by_model: Mapping[str, Usage]) -> list[CostRow]:
+    """One row per model, then a total when there is more than one."""
+    rows: list[CostRow] = []
+    for model, usage in sorted(usage_by_model.items()):
+        info = lookup(model)
+        rows.append(CostRow(model, usage, None if info is None else cost(info, usage)))
+    if len(rows) > 1:
+        total = Usage()
+        for row in rows:
+            total = total + row.usage
+        known = [r.dollars for r in rows if r.dollars is not None]
+        rows.append(CostRow("total", total, sum(known) if len(known) == len(rows) else None))
+    return rows
+
+
+def known_models(provider: str | None = None) -> list[str]:
+    """Model names from the model table, for /model and its completion."""
+    return [m.name for m in MODELS.values() if provider is None or m.provider == provider]
+
+
+def session_rows(sessions: Iterable[Any], current: str, limit: int = 20, width: int = 100) -> list[str]:
+    """One line per session (a `SessionInfo`) that holds messages, newest first, the current one marked.
+
+    The first prompt is cut (on one line) to what `width` columns leave.
+    """
+    lines: list[str] = []
+    shown = [s for s in sessions if s.message_count or s.id == current]
+    for info in shown[:limit]:
+        updated: datetime = info.updated
+        mark = "*" if info.id == current else " "
+        head = (f"{mark} {info.id}  {updated.astimezone().strftime('%Y-%m-%d %H:%M')}  "
+                f"{info.message_count:>4} msgs  {info.model or '?':<18} ")
+        prompt = " ".join(info.first_prompt.split())
+        room = max(12, width - len(head) - 1)
+        lines.append(head + (prompt if len(prompt) <= room else prompt[: room - 1] + "…"))
+    return lines

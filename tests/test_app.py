@@ -1,0 +1,57 @@
+"""Building a session from settings: resume keeps the provider's count, /model retargets the engine."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agent_cli.app import LATEST, open_session
+from agent_cli.config.load import Flags, load_settings
+from agent_cli.core.events import UsageEvent
+from agent_cli.core.messages import Message, Usage
+from agent_cli.store.redact import Redactor
+from agent_cli.store.session_log import SessionLog
+from agent_cli.tokens.counter import TokenCounter
+
+ENV = {"ANTHROPIC_API_KEY": "sk-ant-test-wiring-0000", "HOME": "/nonexistent-home"}
+
+
+def test_a_resumed_session_counts_from_the_last_report(tmp_path: Path) -> None:
+    env = {**ENV, "XDG_CONFIG_HOME": str(tmp_path / "cfg")}
+    log = SessionLog.create(tmp_path, redactor=Redactor(), meta={"model": "claude-sonnet-4-5"})
+    asked = Message.user("what is in a.py? " + "context " * 2_000)
+    answered = Message.assistant("a.py defines add().")
+    log.log_message(asked)
+    log.log_message(answered)
+    reported = Usage(input_tokens=50_000, output_tokens=9)
+    log.log_event(
+        UsageEvent(model="claude-sonnet-4-5", usage=reported, context_tokens=50_000, context_window=200_000)
+    )
+    log.close()
+    settings = load_settings(config_path=None, env=env, flags=Flags(model="claude-sonnet-4-5"), cwd=tmp_path)
+    session = open_session(settings, env=env, resume=LATEST)
+    assert [m.id for m in session.history] == [asked.id, answered.id]
+    # A local count of the whole history would be about 2.5k tokens; anchored on the report for the
+    # prefix, only the short reply after it is counted locally.
+    tail = TokenCounter("claude-sonnet-4-5", "anthropic").count_message(answered)
+    assert 50_000 < session.context_tokens() <= 50_000 + 2 * tail
+    session.close()
+
+
+def test_switching_model_retargets_window_output_and_counter(tmp_path: Path) -> None:
+    env = {**ENV, "XDG_CONFIG_HOME": str(tmp_path / "cfg"), "OPENAI_API_KEY": "sk-test-wiring-0000"}
+    settings = load_settings(config_path=None, env=env, flags=Flags(model="claude-sonnet-4-5"), cwd=tmp_path)
+    made: list[str | None] = []
+
+    def provider(pset):  # type: ignore[no-untyped-def]
+        from tests.fakes import ScriptedProvider
+
+        made.append(pset.model)
+        return ScriptedProvider([], model=pset.model or "")
+
+    session = open_session(settings, env=env, make_provider=provider)
+    assert session.window == 200_000
+    warning = session.switch_model("claude-haiku-3-5-unknown-xyz")
+    assert warning is not None and session.window == 32_000 and session.thresholds.window == 32_000
+    assert session.max_output <= 32_000 // 4
+    assert made == ["claude-sonnet-4-5", "claude-haiku-3-5-unknown-xyz"]
+    session.close()
