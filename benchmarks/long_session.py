@@ -139,7 +139,7 @@ def block_tokens(request: RecordedRequest) -> tuple[list[int], list[str]]:
 
 
 def ideal_cache_cost(requests: list[RecordedRequest]) -> float:
-    """Token-equivalents when any previously sent prefix is read from cache (0.1x) and the rest written (1.25x)."""
+    """Token-equivalents when a previously sent prefix is read from cache (0.1x) and the rest written (1.25x)."""
     seen: list[list[str]] = []
     total = 0.0
     for req in requests:
@@ -247,7 +247,8 @@ def main() -> None:
         if r["exit"]:
             print("    stderr:", r["stderr"])
     print(
-        f"  vs Claude Code (2.32M input, 0.66M cached): input {ours['input_tokens'] / CLAUDE_CODE_INPUT:.2f}x "
+        "  vs Claude Code (2.32M input, 0.66M cached): "
+        f"input {ours['input_tokens'] / CLAUDE_CODE_INPUT:.2f}x "
         f"(goal <= 0.50x), cached {ours['cached_cost'] / CLAUDE_CODE_CACHED:.2f}x (goal <= 1.00x)"
     )
     print(

@@ -55,9 +55,7 @@ def main() -> None:
     for label, cmd, goal in rows:
         ms = median_ms(cmd, args.runs)
         baseline = baseline or ms
-        verdict = (
-            "" if goal is None else ("  goal <= %.0f ms: %s" % (goal, "met" if ms <= goal else "MISSED"))
-        )
+        verdict = "" if goal is None else f"  goal <= {goal:.0f} ms: {'met' if ms <= goal else 'MISSED'}"
         print(f"  {label:<28} {ms:7.1f} ms  ({ms / baseline:4.2f}x baseline){verdict}")
     with tempfile.TemporaryDirectory() as tmp, FakeModelServer(default=Reply("hi")) as server:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}

@@ -26,7 +26,8 @@ def call(use_id: str, name: str, args: dict[str, object], output: str) -> list[M
 
 def test_every_stub_phrase_recalls_exactly_the_output_it_replaced(tmp_path: Path) -> None:
     log = SessionLog.create(tmp_path, redactor=Redactor([]), meta={"model": "test"})
-    engine, _, _ = make_engine(tmp_path, archive=Archive(log.dir), recall_max_chars=8_000)  # room for one output
+    # Room for one output in a recall answer.
+    engine, _, _ = make_engine(tmp_path, archive=Archive(log.dir), recall_max_chars=8_000)
     history = [user("read the modules")]
     originals: dict[str, str] = {}
     # Ids where one is a prefix of another, and one file read twice with different content.

@@ -16,8 +16,8 @@ from agent_cli.core.errors import ConfigError
 from agent_cli.core.events import AssistantTextDelta, CompactEvent, ToolCallEvent
 from agent_cli.core.messages import Message, SummaryBlock, TextBlock, ToolResult, ToolUse
 from agent_cli.core.pairing import INTERRUPTED_RESULT, pairing_errors
-from agent_cli.store.redact import REDACTED, Redactor
 from agent_cli.store.layout import SESSION_FILE, new_session_id, transcripts_dir
+from agent_cli.store.redact import REDACTED, Redactor
 from agent_cli.store.session_log import SessionLog
 from agent_cli.store.sessions import latest_session_id, list_sessions, load_session, resolve_session_id
 from agent_cli.ui import transcript_views as view

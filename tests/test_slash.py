@@ -18,21 +18,21 @@ from prompt_toolkit.completion import CompleteEvent
 from prompt_toolkit.document import Document
 from rich.console import Console
 
-from agent_cli.core.approvals import Answer
-from agent_cli.core.messages import Message, Usage
-from agent_cli.providers.base import Completion, Request
-from agent_cli.store.redact import Redactor
-from agent_cli.store.session_log import SessionLog
-from agent_cli.store.sessions import SessionInfo
-from agent_cli.ui.render import Renderer
 from agent_cli.app import open_session
 from agent_cli.config.load import Flags, load_settings
 from agent_cli.config.settings import ProviderSettings
+from agent_cli.core.approvals import Answer
+from agent_cli.core.messages import Message, Usage
+from agent_cli.providers.base import Completion, Request
 from agent_cli.session import AgentSession
+from agent_cli.store.redact import Redactor
+from agent_cli.store.session_log import SessionLog
+from agent_cli.store.sessions import SessionInfo
 from agent_cli.ui.approval import ApprovalPrompt
 from agent_cli.ui.completion import PathAndCommandCompleter
-from agent_cli.ui.reports import context_report, cost_rows, describe_call, format_tokens, session_rows
+from agent_cli.ui.render import Renderer
 from agent_cli.ui.repl import Repl
+from agent_cli.ui.reports import context_report, cost_rows, describe_call, format_tokens, session_rows
 from agent_cli.ui.slash import SlashCommand, closest, parse
 from tests.fakes import ScriptedProvider, call, say
 
@@ -182,7 +182,8 @@ class Harness:
 
     def _provider(self, settings: ProviderSettings) -> ScriptedProvider:
         assert settings.model is not None
-        made = self.provider if not self.made else ScriptedProvider([say(f"{settings.model} here")], model=settings.model)
+        later = ScriptedProvider([say(f"{settings.model} here")], model=settings.model)
+        made = later if self.made else self.provider
         self.made.append(made)
         return made
 

@@ -193,7 +193,8 @@ def test_recall_without_an_engine_says_so(ctx: ToolContext) -> None:
 
 
 def test_compact_returns_the_wish_as_a_value(ctx: ToolContext) -> None:
-    assert run(ctx, "compact", focus="the parser") == ToolOutput(SCHEDULED, compact=CompactRequest("the parser"))
+    wish = CompactRequest("the parser")
+    assert run(ctx, "compact", focus="the parser") == ToolOutput(SCHEDULED, compact=wish)
     assert run(ctx, "compact") == ToolOutput(SCHEDULED, compact=CompactRequest(None))
     assert run(ctx, "compact", focus=3).is_error  # a bad focus is the model's to fix
 
