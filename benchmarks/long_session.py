@@ -139,7 +139,7 @@ def block_tokens(request: RecordedRequest) -> tuple[list[int], list[str]]:
 
 
 def ideal_cache_cost(requests: list[RecordedRequest]) -> float:
-    """Token-equivalents when a previously sent prefix is read from cache (0.1x) and the rest written (1.25x)."""
+    """Token-equivalents when a sent prefix is read from cache (0.1x) and the rest written (1.25x)."""
     seen: list[list[str]] = []
     total = 0.0
     for req in requests:
