@@ -1,4 +1,9 @@
-"""The import lines that keep the core pure and start-up fast."""
+"""The package's shape, held by its own import graph: no cycles, and the layers' path rules.
+
+Every import counts, wherever it sits: at the top, inside a function (lazy)
+or under `if TYPE_CHECKING:` (type-only). A lazy import that closes a cycle
+still ties the lower layer to the higher one.
+"""
 
 from __future__ import annotations
 
@@ -10,47 +15,182 @@ from pathlib import Path
 import pytest
 
 PKG = Path(__file__).resolve().parent.parent / "agent_cli"
-
-
-def _is_ui(path: Path) -> bool:
-    return path == PKG / "cli.py" or path.parent == PKG / "ui"
 SDKS = {"anthropic": "providers/anthropic.py", "openai": "providers/openai.py"}
+UI_PACKAGES = {"rich", "prompt_toolkit"}
+# Third-party objects whose documented API is to set an attribute.
+FOREIGN_ATTRIBUTE_WRITES = {("ui/approval.py", "event.current_buffer.text")}
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(PKG.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {_module_name(p): p for p in sorted(PKG.rglob("*.py"))}
+
+
+def _rel(module: str) -> str:
+    return str(MODULES[module].relative_to(PKG))
 
 
 def _imports(path: Path) -> list[tuple[str, bool]]:
-    """(module, at_top_level) for every import in a file."""
+    """(imported module, at module level) for every import in a file, resolved to modules where
+    `from package import name` names a submodule."""
     tree = ast.parse(path.read_text())
     top = {id(node) for node in tree.body}
     found: list[tuple[str, bool]] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            found += [(a.name.split(".")[0], id(node) in top) for a in node.names]
+            found += [(a.name, id(node) in top) for a in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            found.append((node.module.split(".")[0], id(node) in top))
+            for alias in node.names:
+                sub = f"{node.module}.{alias.name}"
+                found.append((sub if sub in MODULES else node.module, id(node) in top))
     return found
 
 
-def _modules() -> list[Path]:
-    return sorted(PKG.rglob("*.py"))
+def _graph() -> dict[str, set[str]]:
+    """Module -> the package modules it imports (a package's `__init__` counts as a module)."""
+    return {
+        name: {m for m, _ in _imports(path) if m in MODULES and m != name} for name, path in MODULES.items()
+    }
 
 
-@pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(PKG)))
-def test_ui_packages_only_in_ui_modules(path: Path) -> None:
-    ui = {m for m, _ in _imports(path)} & {"rich", "prompt_toolkit", "typer"}
-    if _is_ui(path):
-        if "typer" in ui:
-            assert path.stem == "cli", "only cli.py imports typer"
-        return
-    assert not ui, f"{path.name} is core and must not import {sorted(ui)}"
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in sorted(graph[node]):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                top = stack.pop()
+                on_stack.discard(top)
+                component.append(top)
+                if top == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
 
 
-@pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(PKG)))
-def test_sdks_only_in_their_adapter_and_lazily(path: Path) -> None:
-    rel = str(path.relative_to(PKG))
-    for module, top_level in _imports(path):
-        if module in SDKS:
-            assert rel == SDKS[module], f"{rel} imports {module}; only {SDKS[module]} may"
-            assert not top_level, f"{rel} imports {module} at module level; import it lazily"
+def test_the_graph_is_read_whole() -> None:
+    graph = _graph()
+    # Lazy and type-only imports are edges too (these two are both, today).
+    assert "agent_cli.app" in graph["agent_cli.cli"]
+    assert "agent_cli.ui.render" in graph["agent_cli.ui.repl"]
+
+
+def test_cycle_finder_finds_a_cycle() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert _cycles(graph) == [["a", "b", "c"]]
+
+
+def test_the_import_graph_has_no_cycle() -> None:
+    assert _cycles(_graph()) == []
+
+
+# Who may import whom. A rule (importer prefix, forbidden prefixes) holds for every edge.
+_APP = ("agent_cli.ui.", "agent_cli.cli", "agent_cli.app", "agent_cli.session")
+RULES = [
+    ("agent_cli.core.", _APP),
+    ("agent_cli.context.", _APP),
+    ("agent_cli.tokens.", (*_APP, "agent_cli.context.", "agent_cli.core.loop")),
+    ("agent_cli.providers.", (*_APP, "agent_cli.context.", "agent_cli.tools.")),
+    ("agent_cli.tools.", (*_APP, "agent_cli.context.")),
+    ("agent_cli.store.", (*_APP, "agent_cli.context.", "agent_cli.providers.", "agent_cli.tools.")),
+    ("agent_cli.config.", (*_APP, "agent_cli.context.", "agent_cli.providers.", "agent_cli.tools.")),
+    ("agent_cli.prompt.", _APP),
+    ("agent_cli.session", ("agent_cli.ui.", "agent_cli.cli", "agent_cli.app")),
+    ("agent_cli.app", ("agent_cli.ui.", "agent_cli.cli")),
+    ("agent_cli.ui.", ("agent_cli.cli", "agent_cli.app")),  # the UI gets its session handed in
+]
+
+
+@pytest.mark.parametrize(("importer", "forbidden"), RULES, ids=[r[0] for r in RULES])
+def test_layer_rules(importer: str, forbidden: tuple[str, ...]) -> None:
+    broken = [
+        f"{src} imports {dst}"
+        for src, targets in _graph().items()
+        if src.startswith(importer) or src == importer.rstrip(".")
+        for dst in targets
+        if any(dst.startswith(f) or dst == f.rstrip(".") for f in forbidden)
+    ]
+    assert broken == []
+
+
+@pytest.mark.parametrize("module", sorted(MODULES), ids=lambda m: _rel(m))
+def test_terminal_packages_only_in_the_ui(module: str) -> None:
+    used = {m.split(".")[0] for m, _ in _imports(MODULES[module])}
+    if "typer" in used:
+        assert module == "agent_cli.cli", "only cli.py imports typer"
+    terminal = sorted(used & UI_PACKAGES)
+    if terminal:
+        assert module.startswith("agent_cli.ui."), f"{_rel(module)} must not import {terminal}"
+
+
+@pytest.mark.parametrize("module", sorted(MODULES), ids=lambda m: _rel(m))
+def test_sdks_only_in_their_adapter_and_lazily(module: str) -> None:
+    rel = _rel(module)
+    for imported, top_level in _imports(MODULES[module]):
+        root = imported.split(".")[0]
+        if root in SDKS:
+            assert rel == SDKS[root], f"{rel} imports {root}; only {SDKS[root]} may"
+            assert not top_level, f"{rel} imports {root} at module level; import it lazily"
+
+
+def _attribute_writes(path: Path) -> list[str]:
+    """Assignments to an attribute of anything but `self` / `cls`: another object's state."""
+    tree = ast.parse(path.read_text())
+    found: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, ast.AugAssign | ast.AnnAssign):
+            targets = [node.target]
+        else:
+            continue
+        flat = [e for t in targets for e in (t.elts if isinstance(t, ast.Tuple | ast.List) else [t])]
+        for target in flat:
+            if isinstance(target, ast.Attribute):
+                owner = target.value
+                if not (isinstance(owner, ast.Name) and owner.id in ("self", "cls")):
+                    found.append(ast.unparse(target))
+    return found
+
+
+def test_attribute_write_finder() -> None:
+    assert _attribute_writes(Path(__file__)) == []
+    sample = PKG.parent / "tests" / "_attribute_sample.py"
+    try:
+        sample.write_text("self.a = 1\nother.b = 2\nx, y.c = 3, 4\nd[e.f] = 5\n")
+        assert _attribute_writes(sample) == ["other.b", "y.c"]
+    finally:
+        sample.unlink()
+
+
+@pytest.mark.parametrize("module", sorted(MODULES), ids=lambda m: _rel(m))
+def test_no_module_assigns_another_objects_attributes(module: str) -> None:
+    rel = _rel(module)
+    writes = [w for w in _attribute_writes(MODULES[module]) if (rel, w) not in FOREIGN_ATTRIBUTE_WRITES]
+    assert writes == [], f"{rel} sets another object's attributes; give that object a method"
 
 
 @pytest.mark.parametrize("argv", [["--version"], ["--help"], ["transcripts", "--help"]])

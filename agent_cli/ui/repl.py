@@ -20,6 +20,7 @@ import functools
 import os
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -133,9 +134,7 @@ class Repl:
             if self.status.tokens is not None:
                 self.invalidate()
 
-        self._count_thread = threading.Timer(WARMUP_DELAY, count)
-        self._count_thread.daemon = True
-        self._count_thread.start()
+        self._count_thread = _later(count)
 
     # ---- the read-eval loop ----------------------------------------------
 
@@ -287,6 +286,16 @@ def _preload_sdk(provider: str) -> None:
     """Import the provider's SDK in the background so the first answer does not wait for it."""
     from agent_cli.providers import factory
 
-    timer = threading.Timer(WARMUP_DELAY, factory.preload, args=(provider,))
-    timer.daemon = True
-    timer.start()
+    _later(lambda: factory.preload(provider))
+
+
+def _later(work: Callable[[], None]) -> threading.Thread:
+    """Run `work` in a daemon thread once the prompt has had WARMUP_DELAY to draw."""
+
+    def run() -> None:
+        time.sleep(WARMUP_DELAY)
+        work()
+
+    thread = threading.Thread(target=run, name="warm-up", daemon=True)
+    thread.start()
+    return thread

@@ -47,8 +47,7 @@ def drive_turn(events: Iterator[Event], view: TurnView, cancel: Callable[[], Non
     with InterruptGate(cancel) as gate:
         while True:
             try:
-                if gate.pending and isinstance(events, Generator):
-                    gate.pending = False
+                if isinstance(events, Generator) and gate.take_pending():
                     event = events.throw(KeyboardInterrupt())
                 else:
                     event = next(events)
@@ -69,7 +68,7 @@ def drive_turn(events: Iterator[Event], view: TurnView, cancel: Callable[[], Non
                 with gate.deferred():
                     view.handle(event)
             except KeyboardInterrupt:
-                gate.pending = True  # raised by the renderer itself (or no gate installed)
+                gate.defer()  # raised by the renderer itself (or no gate installed)
             if isinstance(event, ResultEvent):
                 break
         with gate.deferred():
@@ -99,6 +98,15 @@ class InterruptGate:
     def __exit__(self, *exc: object) -> None:
         if self._installed:
             signal.signal(signal.SIGINT, self._previous)
+
+    def defer(self) -> None:
+        """An interrupt to throw into the loop before its next event."""
+        self.pending = True
+
+    def take_pending(self) -> bool:
+        """Whether an interrupt waits to be thrown into the loop (and it no longer does)."""
+        pending, self.pending = self.pending, False
+        return pending
 
     def _on_sigint(self, signum: int, frame: object) -> None:
         if self._rendering:
