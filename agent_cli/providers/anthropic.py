@@ -21,13 +21,14 @@ Wire rules:
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from agent_cli.core.errors import ProviderError, TransientError
 from agent_cli.core.messages import Block, Message, SummaryBlock, TextBlock, ToolUse, Usage
-from agent_cli.providers.base import Completion, Request, StopReason, StreamEvent, TextDelta
-from agent_cli.providers.errors import body_message, classify_http, translate_errors
+from agent_cli.providers.base import Completion, Request, StopReason
+from agent_cli.providers.errors import body_message, classify_http
+from agent_cli.providers.sdk_client import SDKProvider
 
 __all__ = ["AnthropicProvider", "StreamAssembler", "from_wire", "load_sdk", "to_wire"]
 
@@ -241,8 +242,10 @@ def _classify(exc: BaseException) -> ProviderError | None:
 # -- provider -----------------------------------------------------------------
 
 
-class AnthropicProvider:
+class AnthropicProvider(SDKProvider):
     """`Provider` for the Anthropic Messages API (or anything serving it at `base_url`)."""
+
+    name = "anthropic"
 
     def __init__(
         self,
@@ -254,45 +257,38 @@ class AnthropicProvider:
         prompt_caching: bool = True,
         streaming: bool = True,
     ) -> None:
-        self._model = model
-        self._api_key = api_key
-        self._base_url = base_url or DEFAULT_BASE_URL
-        self._timeout = timeout
+        super().__init__(
+            model,
+            api_key=api_key,
+            base_url=base_url or DEFAULT_BASE_URL,
+            timeout=timeout,
+            streaming=streaming,
+        )
         self.prompt_caching = prompt_caching
-        self.streaming = streaming
-        self._client: Any = None
 
-    @property
-    def name(self) -> str:
-        return "anthropic"
+    def _new_client(self) -> Any:
+        import anthropic
 
-    @property
-    def model(self) -> str:
-        return self._model
+        return anthropic.Anthropic(
+            api_key=self._api_key, base_url=self._base_url, timeout=self._timeout, max_retries=0
+        )
 
-    def _sdk(self) -> Any:
-        if self._client is None:
-            import anthropic
+    def _to_wire(self, request: Request) -> dict[str, Any]:
+        return to_wire(request, self._model, caching=self.prompt_caching)
 
-            self._client = anthropic.Anthropic(
-                api_key=self._api_key, base_url=self._base_url, timeout=self._timeout, max_retries=0
-            )
-        return self._client
+    def _create(self, wire: dict[str, Any], *, stream: bool) -> Any:
+        return (
+            self._sdk().messages.create(**wire, stream=True)
+            if stream
+            else self._sdk().messages.create(**wire)
+        )
 
-    def stream(self, request: Request) -> Iterator[StreamEvent]:
-        return translate_errors(self._events(request), _classify)
+    def _from_wire(self, body: Mapping[str, Any]) -> Completion:
+        return from_wire(body, self._model)
 
-    def _events(self, request: Request) -> Iterator[StreamEvent]:
-        wire = to_wire(request, self._model, caching=self.prompt_caching)
-        if not self.streaming:
-            response = self._sdk().messages.create(**wire)
-            yield from_wire(response.model_dump(), self._model)
-            return
-        assembler = StreamAssembler(self._model)
-        with self._sdk().messages.create(**wire, stream=True) as events:
-            for event in events:
-                text = assembler.feed(event.model_dump())
-                if text:
-                    yield TextDelta(text)
-        completion = assembler.finish()
-        yield completion
+    def _assembler(self) -> StreamAssembler:
+        return StreamAssembler(self._model)
+
+    @staticmethod
+    def _classify(exc: BaseException) -> ProviderError | None:
+        return _classify(exc)

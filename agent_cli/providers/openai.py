@@ -26,7 +26,7 @@ stays valid) and the tool layer answers with a readable error.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from agent_cli.core.errors import FatalProviderError, ProviderError, TransientError
@@ -40,8 +40,9 @@ from agent_cli.core.messages import (
     Usage,
     new_id,
 )
-from agent_cli.providers.base import Completion, Request, StopReason, StreamEvent, TextDelta
-from agent_cli.providers.errors import body_message, classify_http, translate_errors
+from agent_cli.providers.base import Completion, Request, StopReason
+from agent_cli.providers.errors import body_message, classify_http
+from agent_cli.providers.sdk_client import SDKProvider
 
 __all__ = ["ChunkAssembler", "OpenAIProvider", "from_wire", "load_sdk", "parse_arguments", "to_wire"]
 
@@ -283,8 +284,10 @@ def _classify(exc: BaseException) -> ProviderError | None:
 # -- provider -----------------------------------------------------------------
 
 
-class OpenAIProvider:
+class OpenAIProvider(SDKProvider):
     """`Provider` for OpenAI Chat Completions and compatible servers."""
+
+    name = "openai"
 
     def __init__(
         self,
@@ -295,48 +298,37 @@ class OpenAIProvider:
         timeout: float = 600.0,
         streaming: bool = True,
     ) -> None:
-        self._model = model
-        self._api_key = api_key
-        self._base_url = base_url or DEFAULT_BASE_URL
-        self._max_tokens_param = "max_completion_tokens" if base_url is None else "max_tokens"
-        self._timeout = timeout
-        self.streaming = streaming
-        self._client: Any = None
-
-    @property
-    def name(self) -> str:
-        return "openai"
-
-    @property
-    def model(self) -> str:
-        return self._model
-
-    def _sdk(self) -> Any:
-        if self._client is None:
-            import openai
-
-            self._client = openai.OpenAI(
-                api_key=self._api_key, base_url=self._base_url, timeout=self._timeout, max_retries=0
-            )
-        return self._client
-
-    def stream(self, request: Request) -> Iterator[StreamEvent]:
-        return translate_errors(self._events(request), _classify)
-
-    def _events(self, request: Request) -> Iterator[StreamEvent]:
-        wire = to_wire(request, self._model, max_tokens_param=self._max_tokens_param)
-        if not self.streaming:
-            response = self._sdk().chat.completions.create(**wire)
-            yield from_wire(response.model_dump(), self._model)
-            return
-        assembler = ChunkAssembler(self._model)
-        chunks = self._sdk().chat.completions.create(
-            **wire, stream=True, stream_options={"include_usage": True}
+        super().__init__(
+            model,
+            api_key=api_key,
+            base_url=base_url or DEFAULT_BASE_URL,
+            timeout=timeout,
+            streaming=streaming,
         )
-        with chunks:
-            for chunk in chunks:
-                text = assembler.feed(chunk.model_dump())
-                if text:
-                    yield TextDelta(text)
-        completion = assembler.finish()
-        yield completion
+        self._max_tokens_param = "max_completion_tokens" if base_url is None else "max_tokens"
+
+    def _new_client(self) -> Any:
+        import openai
+
+        return openai.OpenAI(
+            api_key=self._api_key, base_url=self._base_url, timeout=self._timeout, max_retries=0
+        )
+
+    def _to_wire(self, request: Request) -> dict[str, Any]:
+        return to_wire(request, self._model, max_tokens_param=self._max_tokens_param)
+
+    def _create(self, wire: dict[str, Any], *, stream: bool) -> Any:
+        completions = self._sdk().chat.completions
+        if not stream:
+            return completions.create(**wire)
+        return completions.create(**wire, stream=True, stream_options={"include_usage": True})
+
+    def _from_wire(self, body: Mapping[str, Any]) -> Completion:
+        return from_wire(body, self._model)
+
+    def _assembler(self) -> ChunkAssembler:
+        return ChunkAssembler(self._model)
+
+    @staticmethod
+    def _classify(exc: BaseException) -> ProviderError | None:
+        return _classify(exc)

@@ -1,0 +1,99 @@
+"""The shape every SDK-backed adapter shares: a lazy client, one request, its stream assembled.
+
+    SDKProvider.stream(request)
+        -> wire = to_wire(request)
+        -> one SDK call (streamed: each event fed to an assembler; else one response body)
+        -> TextDelta ... then exactly one Completion
+        SDK and transport exceptions are raised as the error tree's members (errors.py).
+
+An adapter (anthropic.py, openai.py) subclasses it with its wire translation,
+its assembler, the SDK call and its error classification; the SDK is imported
+only when the first request is made. The SDK's own retries are off:
+`providers.retry` retries, including a stream that dies half way.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterator, Mapping
+from typing import Any, ClassVar, Protocol
+
+from agent_cli.core.errors import ProviderError
+from agent_cli.providers.base import Completion, Request, StreamEvent, TextDelta
+from agent_cli.providers.errors import translate_errors
+
+__all__ = ["Assembler", "SDKProvider"]
+
+
+class Assembler(Protocol):
+    """Builds one Completion from stream events (as dicts). `feed` returns text to show, if any;
+    `finish` raises TransientError when the stream never said why it stopped."""
+
+    def feed(self, event: Mapping[str, Any]) -> str | None: ...
+
+    def finish(self) -> Completion: ...
+
+
+class SDKProvider(ABC):
+    name: ClassVar[str]  # "anthropic" or "openai"
+
+    def __init__(
+        self, model: str, *, api_key: str, base_url: str, timeout: float = 600.0, streaming: bool = True
+    ) -> None:
+        self._model = model
+        self._api_key = api_key
+        self._base_url = base_url
+        self._timeout = timeout
+        self.streaming = streaming
+        self._client: Any = None
+
+    @property
+    def model(self) -> str:
+        return self._model
+
+    def stream(self, request: Request) -> Iterator[StreamEvent]:
+        return translate_errors(self._events(request), self._classify)
+
+    def _sdk(self) -> Any:
+        if self._client is None:
+            self._client = self._new_client()
+        return self._client
+
+    def _events(self, request: Request) -> Iterator[StreamEvent]:
+        wire = self._to_wire(request)
+        if not self.streaming:
+            yield self._from_wire(self._create(wire, stream=False).model_dump())
+            return
+        assembler = self._assembler()
+        with self._create(wire, stream=True) as events:
+            for event in events:
+                text = assembler.feed(event.model_dump())
+                if text:
+                    yield TextDelta(text)
+        yield assembler.finish()
+
+    # -- what each adapter supplies ----------------------------------------------
+
+    @abstractmethod
+    def _new_client(self) -> Any:
+        """The SDK client, with its retries off (imports the SDK)."""
+
+    @abstractmethod
+    def _to_wire(self, request: Request) -> dict[str, Any]:
+        """The SDK call's keyword arguments (without `stream`)."""
+
+    @abstractmethod
+    def _create(self, wire: dict[str, Any], *, stream: bool) -> Any:
+        """Make the call: a response (`model_dump()`-able) or a stream of events (a context manager)."""
+
+    @abstractmethod
+    def _from_wire(self, body: Mapping[str, Any]) -> Completion:
+        """A Completion from a non-streamed response body."""
+
+    @abstractmethod
+    def _assembler(self) -> Assembler: ...
+
+    @staticmethod
+    @abstractmethod
+    def _classify(exc: BaseException) -> ProviderError | None:
+        """The error-tree member for an exception from the SDK or its transport, or None (a bug)."""
