@@ -16,7 +16,7 @@
   retries one line each.
 
 Also the tables for `/context`, `/cost` and `/help` (their data is computed in
-`slash.py`, which stays free of rich). Only one Live exists at a time (rich
+`reports.py`, which stays free of rich). Only one Live exists at a time (rich
 allows no more), so the spinner and the streaming tail share it.
 """
 
