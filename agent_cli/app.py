@@ -19,6 +19,7 @@ from agent_cli import __version__
 from agent_cli.config.settings import ProviderSettings, Settings
 from agent_cli.context.engine import ContextEngine
 from agent_cli.context.policy import Counter, output_for_window
+from agent_cli.context.protocol import Frame
 from agent_cli.core.approvals import Approver, Asker, AutoApprover, HeadlessApprover, InteractiveApprover
 from agent_cli.core.errors import ConfigError
 from agent_cli.core.events import WarningEvent
@@ -26,11 +27,12 @@ from agent_cli.core.hooks import Hooks
 from agent_cli.core.loop import AgentLoop
 from agent_cli.core.messages import Message
 from agent_cli.core.summary_call import ProviderSummarizer
+from agent_cli.core.thinking import strip_thinking
 from agent_cli.prompt.instructions import load_project_instructions
 from agent_cli.prompt.system import build_system_prompt
 from agent_cli.providers.base import Provider
-from agent_cli.providers.factory import DEFAULT_MODELS, create_provider
-from agent_cli.providers.models import UNKNOWN_WINDOW, lookup
+from agent_cli.providers.factory import DEFAULT_MODELS, create_provider, query_limits
+from agent_cli.providers.models import UNKNOWN_WINDOW, ModelInfo, family_limits, lookup
 from agent_cli.providers.retry import RetryPolicy
 from agent_cli.session import AgentSession, ModelParts
 from agent_cli.store.archive import Archive
@@ -68,11 +70,13 @@ def open_session(
     keys = (pset.api_key, env.get("ANTHROPIC_API_KEY"), env.get("OPENAI_API_KEY"), *secret_env_values(env))
     redactor = Redactor([k for k in keys if k])
     hooks = Hooks()
-    assembly = Assembly(settings, hooks, redactor, make_provider)
+    root = settings.project_root
+    tools = default_tools()
+    frame = Frame(build_system_prompt(root, instructions=load_project_instructions(root)), tools.specs())
+    assembly = Assembly(settings, hooks, redactor, make_provider, frame)
     model = assembly.for_model(pset.model or DEFAULT_MODELS[pset.name])
     history: list[Message] = []
     if resume is not None:
-        root = settings.project_root
         session_id = resolve_session_id(root, resume) if resume else latest_session_id(root)
         if session_id is None:
             raise ConfigError(f"no earlier session in {root} to continue (sessions live in .transcripts/)")
@@ -87,7 +91,6 @@ def open_session(
         archive=assembly.archive(log),
         summarize=model.summarize,
     )
-    root = settings.project_root
     tool_context = ToolContext(
         root=root,
         allow_outside_root=settings.tools.allow_outside_root,
@@ -96,9 +99,9 @@ def open_session(
     )
     loop = AgentLoop(
         provider=model.provider,
-        tools=default_tools(),
+        tools=tools,
         context=engine,
-        system=build_system_prompt(root, instructions=load_project_instructions(root)),
+        system=frame.system,
         log=log,
         approver=_approver(settings, ask),
         tool_context=tool_context,
@@ -125,9 +128,15 @@ class Assembly:
     """The parts a session needs, made the same way at start-up and on /model or /resume."""
 
     def __init__(
-        self, settings: Settings, hooks: Hooks, redactor: Redactor, make_provider: ProviderFactory
+        self,
+        settings: Settings,
+        hooks: Hooks,
+        redactor: Redactor,
+        make_provider: ProviderFactory,
+        frame: Frame,
     ) -> None:
         self.settings = settings
+        self.frame = frame
         self.retry = RetryPolicy(max_retries=settings.provider.max_retries)
         self._hooks = hooks
         self._redactor = redactor
@@ -137,7 +146,8 @@ class Assembly:
         """The session log's meta record: who ran it, with what."""
         pset = self.settings.provider
         root = str(self.settings.project_root)
-        return {"provider": pset.name, "model": model, "cwd": root, "version": __version__}
+        frame = self.frame.digest()
+        return {"provider": pset.name, "model": model, "cwd": root, "version": __version__, "frame": frame}
 
     def for_model(self, model: str) -> ModelParts:
         provider = self._make_provider(replace(self.settings.provider, model=model))
@@ -147,7 +157,10 @@ class Assembly:
             timeout=self.settings.context.summarize_timeout,
             on_request=self._hooks.on_pre_request,
         )
-        window, max_output, warning = model_limits(self.settings, model)
+        asked = None
+        if lookup(model) is None and not self.settings.context.context_window:
+            asked = query_limits(replace(self.settings.provider, model=model), model)
+        window, max_output, warning = model_limits(self.settings, model, asked=asked)
         return ModelParts(model, provider, self.counter(model), summarize, window, max_output, warning)
 
     def counter(self, model: str) -> Counter:
@@ -157,14 +170,18 @@ class Assembly:
         """Open an earlier session for appending; the log records who resumed it and the repaired history."""
         root = self.settings.project_root
         loaded = load_session(root, session_id)
+        history = list(loaded.messages)
+        if loaded.meta.get("frame") != self.frame.digest():
+            # Another system prompt (a new day in it) or other tools: no thinking block matches now.
+            history = strip_thinking(history, 0)
         log = SessionLog.open(root, session_id, redactor=self._redactor)
         try:
             log.log_meta(self.meta(model))
-            log.log_history(loaded.messages, "resume")
+            log.log_history(history, "resume")
         except BaseException:
             log.close()
             raise
-        return log, list(loaded.messages)
+        return log, history
 
     def archive(self, log: SessionLog) -> Archive:
         return Archive(log.dir, redactor=self._redactor)
@@ -187,24 +204,42 @@ def secret_env_values(env: Mapping[str, str]) -> list[str]:
     ]
 
 
-def model_limits(settings: Settings, model: str) -> tuple[int, int, WarningEvent | None]:
+def model_limits(
+    settings: Settings, model: str, *, asked: tuple[int, int] | None = None
+) -> tuple[int, int, WarningEvent | None]:
     """(context window, max output tokens, a warning) for `model` under these settings.
 
-    The window comes from the config or flag, else the model table, else a
+    The window comes from the config or flag, else the model table, else what
+    the provider's Models API said (`asked`), else the model's family, else a
     conservative default with a warning. Replies may take the model's max
     output (capped at 32k) but never more than a quarter of a small window.
+    A retired or deprecated model, or an effort it does not take, gets a warning.
     """
     info = lookup(model)
-    warning = None
+    known = (info.input_limit, info.max_output) if info else asked or family_limits(model)
+    notes = [_lifecycle_note(info)] if info else []
     if settings.context.context_window:
         window = settings.context.context_window
-    elif info is not None:
-        window = info.context_window
+    elif known is not None:
+        window = known[0]
     else:
         window = UNKNOWN_WINDOW
-        warning = WarningEvent(
-            message=f"unknown model {model!r}: assuming a {UNKNOWN_WINDOW:,}-token window; "
+        notes.append(
+            f"unknown model {model!r}: assuming a {UNKNOWN_WINDOW:,}-token window; "
             "set --context-window or context.context_window"
         )
-    max_output = settings.provider.max_output_tokens or min(info.max_output if info else 8192, MAX_OUTPUT_CAP)
-    return window, output_for_window(max_output, window), warning
+    effort = settings.provider.effort
+    if info is not None and effort and effort not in info.accepts.efforts:
+        takes = ", ".join(info.accepts.efforts) or "none"
+        notes.append(f"{model} does not take effort {effort!r} (it takes: {takes}); its default is used")
+    max_output = settings.provider.max_output_tokens or min(known[1] if known else 8192, MAX_OUTPUT_CAP)
+    text = "; ".join(n for n in notes if n)
+    return window, output_for_window(max_output, window), WarningEvent(message=text) if text else None
+
+
+def _lifecycle_note(info: ModelInfo) -> str:
+    if info.lifecycle == "retired":
+        return f"{info.name} was retired on {info.shutdown}; its requests fail (try {info.replacement})"
+    if info.lifecycle == "deprecated":
+        return f"{info.name} shuts down on {info.shutdown} (its replacement: {info.replacement})"
+    return ""

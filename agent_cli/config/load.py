@@ -74,7 +74,7 @@ PROJECT_RESTRICTED_KEYS: frozenset[str] = frozenset(
 )
 
 # Fields the files wrote for one provider; meaningless after `--provider` switches to another.
-_PROVIDER_BOUND = ("provider.model", "provider.api_key", "provider.base_url")
+_PROVIDER_BOUND = ("provider.model", "provider.api_key", "provider.base_url", "provider.wire")
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +86,8 @@ class Flags:
     base_url: str | None = None  # --base-url
     context_window: int | None = None  # --context-window
     max_output_tokens: int | None = None  # --max-output-tokens
+    wire: str | None = None  # --wire
+    effort: str | None = None  # --effort
     yes: bool = False  # --yes: approve every tool call
 
 
@@ -226,6 +228,8 @@ _FLAG_KEYS: tuple[tuple[str, str, str], ...] = (  # Flags attribute, settings ke
     ("base_url", "provider.base_url", "--base-url"),
     ("context_window", "context.context_window", "--context-window"),
     ("max_output_tokens", "provider.max_output_tokens", "--max-output-tokens"),
+    ("wire", "provider.wire", "--wire"),
+    ("effort", "provider.effort", "--effort"),
 )
 
 # (lower, higher): the first must stay strictly below the second.

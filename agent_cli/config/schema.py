@@ -79,7 +79,7 @@ def all_fields() -> dict[str, Field]:
 
 def _field_for(key: str, hint: object) -> Field:
     name = key.rsplit(".", 1)[1]
-    if isinstance(hint, types.UnionType):  # `X | None`: None means "omit the key"
+    if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:  # `X | None`: omit it
         hint = next(a for a in typing.get_args(hint) if a is not type(None))
     if typing.get_origin(hint) is typing.Literal:
         return Field(key, "choice", tuple(str(a) for a in typing.get_args(hint)))

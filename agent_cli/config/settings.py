@@ -13,6 +13,9 @@ from typing import Literal
 __all__ = ["ApprovalSettings", "ContextSettings", "ProviderSettings", "Settings", "ToolSettings"]
 
 ProviderName = Literal["anthropic", "openai"]
+Effort = Literal["none", "minimal", "low", "medium", "high", "xhigh", "max"]
+Display = Literal["summarized", "omitted"]
+Wire = Literal["responses", "chat"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,6 +28,9 @@ class ProviderSettings:
     timeout: float = 600.0
     max_output_tokens: int | None = None  # None: the model table's max output, capped at 32k
     prompt_caching: bool = True
+    effort: Effort | None = None  # how hard the model thinks; None: the model's own default
+    display: Display = "summarized"  # what of its thinking the model returns (for progress between tools)
+    wire: Wire | None = None  # OpenAI; None: the Responses API on OpenAI's endpoint, else Chat Completions
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,6 +13,8 @@ window, and the loop guard's failure count) and decides, cheapest first:
 
 How a layer runs (archive first, one CompactEvent each) is `layers.LayerRunner`;
 where L2 cuts is `plan.plan_condense`. `prepare` costs one count when nothing fires.
+Whatever a layer changes, the thinking blocks after the change go with it
+(`core.thinking.settle_thinking`), so the request passes the prefix check.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from agent_cli.context.summary_request import Summarize
 from agent_cli.core.errors import ContextOverflowError
 from agent_cli.core.events import CompactEvent, CompactLayer, ErrorEvent, WarningEvent
 from agent_cli.core.messages import Message, ToolResult, ToolUse, Usage
+from agent_cli.core.thinking import settle_thinking
 from agent_cli.store.archive import Archive
 
 __all__ = ["ContextEngine"]
@@ -120,6 +123,8 @@ class ContextEngine:
         events: list[EngineEvent] = []
         past = total >= th.trigger_at and self.auto_compact
         messages, total = self._clear(messages, frame, total, events, past=past)
+        # Thinking after a cleared result is bound to what was there: it goes before L2 sends the span.
+        messages = settle_thinking(history, messages)
         failed = False
         if total >= th.trigger_at and self.auto_compact:
             outcome = self._condense(messages, frame, total, events, "summarize", "auto", None)
@@ -128,7 +133,7 @@ class ContextEngine:
             self._note_result(failed, events)
         if total >= th.emergency_at or (failed and total >= th.trigger_at):
             messages, total = self._run.drop(messages, frame, total, th.target, events, trigger="auto")
-        return Prepared(messages, events)
+        return Prepared(settle_thinking(history, messages), events)
 
     def observe(self, frame: Frame, sent: Sequence[Message], usage: Usage) -> None:
         """After each response: the provider's count anchors the next one."""
@@ -162,7 +167,7 @@ class ContextEngine:
             largest = max((self.counter.count_message(m) for m in messages if m.role == "user"), default=0)
             text = overflow_unresolved(th, total, largest, counted=bool(error.tokens))
             raise ContextOverflowError(text, tokens=total, limit=th.window)
-        return Prepared(messages, events)
+        return Prepared(settle_thinking(history, messages), events)
 
     def compact(
         self,
@@ -184,7 +189,7 @@ class ContextEngine:
         th = self.thresholds
         if total >= th.emergency_at:
             messages, total = self._run.drop(messages, frame, total, th.target, events, trigger=trigger)
-        return Prepared(messages, events)
+        return Prepared(settle_thinking(history, messages), events)
 
     def recall(self, query: str) -> str:
         """The recall tool: matching passages from this session's archive, verbatim."""

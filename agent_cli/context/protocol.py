@@ -10,6 +10,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol, TypeAlias
@@ -30,6 +32,13 @@ class Frame:
 
     system: str
     tools: tuple[ToolSpec, ...] = ()
+
+    def digest(self) -> str:
+        """A short fingerprint of the frame. Thinking blocks are bound to it: a session resumed
+        under another frame (a new day in the system prompt, changed tools) cannot send them back."""
+        specs = [[t.name, t.description, dict(t.input_schema)] for t in self.tools]
+        body = json.dumps([self.system, specs], sort_keys=True, ensure_ascii=False)
+        return hashlib.sha256(body.encode("utf-8")).hexdigest()[:16]
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,6 +9,7 @@
         ├── TransientError         5xx, connection dropped, stream cut short
         ├── AuthError              401 / 403: the key is missing or wrong
         └── FatalProviderError     anything else (400s that are not overflow, ...)
+            └── ThinkingRejectedError  a thinking block no longer matches the conversation
 
 Providers classify SDK exceptions into this tree exactly once, in their own
 module. Tool failures never raise: they become error results the model reads.
@@ -25,6 +26,7 @@ __all__ = [
     "OverloadedError",
     "ProviderError",
     "RateLimitError",
+    "ThinkingRejectedError",
     "TransientError",
 ]
 
@@ -82,3 +84,8 @@ class AuthError(ProviderError):
 
 class FatalProviderError(ProviderError):
     pass
+
+
+class ThinkingRejectedError(FatalProviderError):
+    """The provider refused a thinking block sent back (bound to a different conversation, or its
+    signature invalid). The loop's answer: send the history once more without any thinking."""

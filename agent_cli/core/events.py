@@ -21,6 +21,8 @@ __all__ = [
     "ResultEvent",
     "RetryEvent",
     "StatusEvent",
+    "ThinkingText",
+    "ThinkingTextDelta",
     "ToolCallEvent",
     "ToolResultEvent",
     "UsageEvent",
@@ -46,6 +48,28 @@ class AssistantText:
     """The complete text of one assistant message."""
 
     type: ClassVar[str] = "assistant_text"
+    text: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": self.type, "text": self.text}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ThinkingTextDelta:
+    """The model's thinking as it streams, for live display (when the display setting returns text)."""
+
+    type: ClassVar[str] = "thinking_delta"
+    text: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": self.type, "text": self.text}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ThinkingText:
+    """The visible text of one thinking block or reasoning summary of a finished reply."""
+
+    type: ClassVar[str] = "thinking"
     text: str
 
     def to_json(self) -> dict[str, Any]:
@@ -202,6 +226,8 @@ class ResultEvent:
 Event: TypeAlias = (
     AssistantTextDelta
     | AssistantText
+    | ThinkingTextDelta
+    | ThinkingText
     | ToolCallEvent
     | ToolResultEvent
     | CompactEvent

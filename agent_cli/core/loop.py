@@ -22,7 +22,7 @@ from typing import Protocol
 
 from agent_cli.context.protocol import ContextPolicy, Frame, Prepared
 from agent_cli.core.approvals import Approver
-from agent_cli.core.errors import ContextOverflowError, ProviderError
+from agent_cli.core.errors import ContextOverflowError, ProviderError, ThinkingRejectedError
 from agent_cli.core.events import (
     AssistantText,
     AssistantTextDelta,
@@ -32,15 +32,19 @@ from agent_cli.core.events import (
     ResultEvent,
     RetryEvent,
     StatusEvent,
+    ThinkingText,
+    ThinkingTextDelta,
     ToolCallEvent,
     ToolResultEvent,
     UsageEvent,
+    WarningEvent,
 )
 from agent_cli.core.hooks import Hooks
 from agent_cli.core.messages import Message, ToolResult, ToolUse, Usage
 from agent_cli.core.pairing import repair_history
+from agent_cli.core.thinking import strip_thinking
 from agent_cli.core.tool_runner import ToolRunner
-from agent_cli.providers.base import Completion, Provider, Request, TextDelta
+from agent_cli.providers.base import Completion, Provider, Request, TextDelta, ThinkingDelta
 from agent_cli.providers.retry import RetryPolicy, stream_with_retry
 from agent_cli.tools.base import CompactRequest, ToolContext, ToolRegistry
 
@@ -178,6 +182,8 @@ class AgentLoop:
                 return
             message = outcome.message
             self._append(message)
+            for thought in _visible_thoughts(message):
+                yield self._emit(ThinkingText(text=thought))
             if message.text:
                 final_text.append(message.text)
                 yield self._emit(AssistantText(text=message.text))
@@ -220,8 +226,9 @@ class AgentLoop:
         yield self._result("", "interrupted", 0)
 
     def _request_with_reactive_retry(self) -> Generator[Event, None, Completion | _Failed]:
-        """Send the request; on a context overflow compact and retry once, never more."""
-        forced = False
+        """Send the request; on a context overflow compact and retry once, never more; on a refused
+        thinking block, send the history once more without thinking (the provider's own remedy)."""
+        forced = unthought = False
         while True:
             request = Request(self.system, tuple(self.history), self.tools.specs(), self.context.max_output)
             self.hooks.on_pre_request(request)
@@ -238,6 +245,15 @@ class AgentLoop:
                 except ContextOverflowError as final:
                     return _Failed(final)
                 yield from self._apply(prepared, "overflow")
+                continue
+            except ThinkingRejectedError as exc:
+                if unthought or not any(m.thoughts for m in self.history):
+                    return _Failed(exc)
+                unthought = True
+                self.history = strip_thinking(self.history, 0)
+                self.log.log_history(self.history, "thinking")
+                again = f"{exc}; sending the conversation again without thinking"
+                yield self._emit(WarningEvent(message=again))
                 continue
             except ProviderError as exc:
                 return _Failed(exc)
@@ -259,6 +275,8 @@ class AgentLoop:
                 yield self._emit(item)
             elif isinstance(item, TextDelta):
                 yield AssistantTextDelta(text=item.text)
+            elif isinstance(item, ThinkingDelta):
+                yield ThinkingTextDelta(text=item.text)
             else:
                 return item
         raise ProviderError("the provider stream ended without a reply")
@@ -335,6 +353,11 @@ class AgentLoop:
             more = f"… [{len(event.content):,} characters in the message]"
             preview = event.content[:LOGGED_RESULT_CHARS] + more
             self.log.log_event(dataclasses.replace(event, content=preview))
-        elif not isinstance(event, AssistantTextDelta | StatusEvent):
-            self.log.log_event(event)
+        elif not isinstance(event, AssistantTextDelta | ThinkingTextDelta | ThinkingText | StatusEvent):
+            self.log.log_event(event)  # (thinking is in its message already)
         return event
+
+
+def _visible_thoughts(message: Message) -> list[str]:
+    """The text of each thinking block or reasoning summary that has any."""
+    return [b.text for b in message.thoughts if b.text.strip()]

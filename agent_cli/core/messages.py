@@ -19,9 +19,13 @@ from typing import Any, Literal, TypeAlias
 __all__ = [
     "Block",
     "Message",
+    "ReasoningBlock",
+    "RedactedThinkingBlock",
     "Role",
     "SummaryBlock",
     "TextBlock",
+    "ThinkingBlock",
+    "ThoughtBlock",
     "ToolResult",
     "ToolUse",
     "Usage",
@@ -91,7 +95,65 @@ class SummaryBlock:
         return {"type": "summary", "text": self.text, "transcript": self.transcript}
 
 
-Block: TypeAlias = TextBlock | ToolUse | ToolResult | SummaryBlock
+@dataclass(frozen=True, slots=True)
+class ThinkingBlock:
+    """The model's reasoning before its answer (Anthropic `thinking`), carried back unchanged.
+
+    `thinking` is what the display setting lets us see (empty under "omitted");
+    `signature` carries the reasoning itself and binds the block to the
+    conversation before it, so nothing here may be edited.
+    """
+
+    thinking: str
+    signature: str
+
+    @property
+    def text(self) -> str:
+        return self.thinking
+
+    def to_json(self) -> JSON:
+        return {"type": "thinking", "thinking": self.thinking, "signature": self.signature}
+
+
+@dataclass(frozen=True, slots=True)
+class RedactedThinkingBlock:
+    """Reasoning the provider returned encrypted (Anthropic `redacted_thinking`), carried back unchanged."""
+
+    data: str
+
+    @property
+    def text(self) -> str:
+        return ""  # nothing readable: it is encrypted
+
+    def to_json(self) -> JSON:
+        return {"type": "redacted_thinking", "data": self.data}
+
+
+@dataclass(frozen=True, slots=True)
+class ReasoningBlock:
+    """A reasoning item of the OpenAI Responses API: its summary (what we may show) and the encrypted
+    reasoning, passed back with `store=false` so the model keeps it between tool calls."""
+
+    id: str
+    encrypted_content: str
+    summary: tuple[str, ...] = ()
+
+    @property
+    def text(self) -> str:
+        return "\n\n".join(self.summary)
+
+    def to_json(self) -> JSON:
+        return {
+            "type": "reasoning",
+            "id": self.id,
+            "encrypted_content": self.encrypted_content,
+            "summary": list(self.summary),
+        }
+
+
+ThoughtBlock: TypeAlias = ThinkingBlock | RedactedThinkingBlock | ReasoningBlock
+Block: TypeAlias = TextBlock | ToolUse | ToolResult | SummaryBlock | ThoughtBlock
+THOUGHT_TYPES = (ThinkingBlock, RedactedThinkingBlock, ReasoningBlock)
 
 
 def block_from_json(data: Mapping[str, Any]) -> Block:
@@ -105,6 +167,13 @@ def block_from_json(data: Mapping[str, Any]) -> Block:
     if kind == "summary":
         transcript = data.get("transcript")
         return SummaryBlock(str(data["text"]), None if transcript is None else str(transcript))
+    if kind == "thinking":
+        return ThinkingBlock(str(data["thinking"]), str(data["signature"]))
+    if kind == "redacted_thinking":
+        return RedactedThinkingBlock(str(data["data"]))
+    if kind == "reasoning":
+        summary = data.get("summary") or []
+        return ReasoningBlock(str(data["id"]), str(data["encrypted_content"]), tuple(str(x) for x in summary))
     raise ValueError(f"unknown block type: {kind!r}")
 
 
@@ -141,6 +210,11 @@ class Message:
         return tuple(b for b in self.content if isinstance(b, ToolResult))
 
     @property
+    def thoughts(self) -> tuple[ThoughtBlock, ...]:
+        """The reasoning blocks (thinking, redacted thinking, reasoning items), in order."""
+        return tuple(b for b in self.content if isinstance(b, THOUGHT_TYPES))
+
+    @property
     def summary(self) -> SummaryBlock | None:
         for b in self.content:
             if isinstance(b, SummaryBlock):
@@ -174,12 +248,17 @@ class Message:
 
 @dataclass(frozen=True, slots=True)
 class Usage:
-    """Tokens a provider reported for one request (cache fields: Anthropic only)."""
+    """Tokens a provider reported for one request.
+
+    `input_tokens` excludes what was read from or written to the prompt cache;
+    `reasoning_tokens` is the part of `output_tokens` spent thinking.
+    """
 
     input_tokens: int = 0
     output_tokens: int = 0
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
+    reasoning_tokens: int = 0
 
     @property
     def prompt_tokens(self) -> int:
@@ -192,6 +271,7 @@ class Usage:
             self.output_tokens + other.output_tokens,
             self.cache_read_tokens + other.cache_read_tokens,
             self.cache_write_tokens + other.cache_write_tokens,
+            self.reasoning_tokens + other.reasoning_tokens,
         )
 
     def to_json(self) -> JSON:
@@ -200,6 +280,7 @@ class Usage:
             "output_tokens": self.output_tokens,
             "cache_read_tokens": self.cache_read_tokens,
             "cache_write_tokens": self.cache_write_tokens,
+            "reasoning_tokens": self.reasoning_tokens,
         }
 
     @classmethod
@@ -209,4 +290,5 @@ class Usage:
             int(data.get("output_tokens", 0)),
             int(data.get("cache_read_tokens", 0)),
             int(data.get("cache_write_tokens", 0)),
+            int(data.get("reasoning_tokens", 0)),
         )

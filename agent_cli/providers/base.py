@@ -21,6 +21,7 @@ __all__ = [
     "StopReason",
     "StreamEvent",
     "TextDelta",
+    "ThinkingDelta",
     "ToolSpec",
 ]
 
@@ -42,13 +43,21 @@ class Request:
     messages: tuple[Message, ...]
     tools: tuple[ToolSpec, ...] = ()
     max_tokens: int = 8192
-    # Provider-specific hints that do not change meaning (e.g. cache breakpoints on/off).
+    # Hints that do not change the meaning: `tool_choice` "none" (a summary request keeps the tools,
+    # so the cached prefix is reused, but asks for no calls).
     options: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
 class TextDelta:
     """A piece of assistant text as it streams in (for display only)."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkingDelta:
+    """A piece of the model's visible thinking as it streams in (for display only)."""
 
     text: str
 
@@ -63,7 +72,7 @@ class Completion:
     model: str = ""
 
 
-StreamEvent: TypeAlias = TextDelta | Completion
+StreamEvent: TypeAlias = TextDelta | ThinkingDelta | Completion
 
 
 class Provider(Protocol):

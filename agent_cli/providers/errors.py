@@ -13,6 +13,7 @@ does I/O, so the whole table is tested directly.
     429     rate_limit_error / rate_limit_exceeded         RateLimitError (+ retry_after)
     529     overloaded_error                               OverloadedError
     5xx 408 409  api_error / server_error                  TransientError
+    400     a thinking block bound elsewhere / bad signature ThinkingRejectedError
     401 403 authentication_error / permission_error        AuthError (names the env var)
     else                                                   FatalProviderError
 
@@ -34,6 +35,7 @@ from agent_cli.core.errors import (
     OverloadedError,
     ProviderError,
     RateLimitError,
+    ThinkingRejectedError,
     TransientError,
 )
 from agent_cli.providers.base import StreamEvent
@@ -76,6 +78,13 @@ _RATE_CODES = frozenset({"rate_limit_error", "rate_limit_exceeded", "requests", 
 _OVERLOADED_CODES = frozenset({"overloaded_error"})
 _TRANSIENT_CODES = frozenset({"api_error", "server_error", "timeout_error", "internal_server_error"})
 _AUTH_CODES = frozenset({"authentication_error", "permission_error", "invalid_api_key"})
+
+# Claude's answers to a thinking block that no longer matches its conversation (preserved thinking).
+_THINKING_PHRASES = (
+    "bound to a different conversation",
+    "Invalid `signature` in `thinking` block",
+    "blocks in the latest assistant message cannot be modified",
+)
 
 _MAX_MESSAGE = 300
 _NUM = r"(\d[\d,]*)"
@@ -227,6 +236,8 @@ def classify_http(
         return TransientError(
             f"{where}server error ({label}): {text}", status=status, retry_after=retry_after
         )
+    if status == 400 and any(phrase in message for phrase in _THINKING_PHRASES):
+        return ThinkingRejectedError(f"{where}thinking block refused ({label}): {text}", status=status)
     if status in (401, 403) or (status is None and kind in _AUTH_CODES):
         env = API_KEY_ENV.get(provider or "", "the API key variable")
         return AuthError(

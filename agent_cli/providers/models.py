@@ -1,12 +1,15 @@
-"""What we know about each model: window, output limit and prices.
+"""What we know about each model: window, output limit, prices, what it accepts, and its lifecycle.
 
-Figures are from the providers' model and pricing pages (USD per million
-tokens; Anthropic cache writes at the 5-minute rate; OpenAI has no separate
-cache-write charge, so writes cost the input price). `lookup` is tolerant of
-the spellings people use: date-stamped snapshots, `-latest` / `-0` aliases,
-dotted versions and `provider/` prefixes. Unknown models get `None`; callers
-then use `UNKNOWN_WINDOW`, which is deliberately small so an unknown local
-model is compacted early rather than overflowed.
+Each entry names the page its figures came from and the date they were read
+there (`source`, `checked`); `note` says what that source leaves uncertain.
+The entry's shape is `model_info.py`. Around the table:
+
+- `lookup` is tolerant of the spellings people use: date-stamped snapshots,
+  `-latest` / `-0` aliases, dotted versions, `provider/` and Bedrock prefixes.
+- `family_limits` gives an unknown model of a known family (a new `claude-*`
+  or `gpt-6*`) the window its family has, instead of the small default.
+- `cost` prices one usage report, with the long-context tier where a model
+  has one (Haiku 5.5 above 100k input tokens, GPT-6.x above 272k).
 """
 
 from __future__ import annotations
@@ -15,64 +18,208 @@ import re
 from dataclasses import dataclass
 
 from agent_cli.core.messages import Usage
+from agent_cli.providers.model_info import Accepts, Lifecycle, ModelInfo, Prices
 
-__all__ = ["MODELS", "UNKNOWN_WINDOW", "ModelInfo", "cost", "lookup", "normalize"]
+__all__ = ["MODELS", "UNKNOWN_WINDOW", "ModelInfo", "cost", "family_limits", "lookup", "normalize"]
 
 UNKNOWN_WINDOW = 32_000
 
+_ANTHROPIC = "https://platform.claude.com/docs/en"
+_OPENAI = "https://developers.openai.com/api/docs"
+_CHECKED = "2026-11-30"
+_EFFORTS = ("low", "medium", "high", "xhigh", "max")
+_GPT_EFFORTS = ("none", "low", "medium", "high", "xhigh", "max")
+
+
+def _claude_5_5(default_effort: str, *, thinking_off: bool = False, forced_tools: bool = False) -> Accepts:
+    """The 5.5 family and Fable: adaptive thinking on by default, bound to the conversation."""
+    return Accepts(
+        thinking="adaptive",
+        thinks_by_default=True,
+        thinking_off=thinking_off,
+        display=True,
+        efforts=_EFFORTS,
+        default_effort=default_effort,
+        sampling=False,
+        prefill=False,
+        forced_tools=forced_tools,
+        binds_thinking=True,
+    )
+
+
+_ADAPTIVE = Accepts(thinking="adaptive", display=True, efforts=_EFFORTS, default_effort="high", prefill=False)
+_EXTENDED = Accepts(thinking="extended")
+_PLAIN = Accepts()
+
 
 @dataclass(frozen=True, slots=True)
-class ModelInfo:
-    name: str
-    provider: str
-    context_window: int
-    max_output: int
-    input_price: float
-    output_price: float
-    cache_read_price: float
-    cache_write_price: float
+class _Life:
+    lifecycle: Lifecycle
+    shutdown: str
+    replacement: str
 
 
-def _claude(
-    name: str, window: int, output: int, price_in: float, price_out: float, read: float = 0.1
+_NOW = _Life("active", "", "")
+
+
+def _deprecated(shutdown: str, replacement: str) -> _Life:
+    return _Life("deprecated", shutdown, replacement)
+
+
+def _retired(shutdown: str, replacement: str) -> _Life:
+    return _Life("retired", shutdown, replacement)
+
+
+def _entry(
+    name: str,
+    provider: str,
+    limits: tuple[int, int, int | None],
+    prices: tuple[float, float, float, float],
+    accepts: Accepts,
+    life: _Life,
+    source: str,
+    note: str = "",
+    long: tuple[int, Prices] | None = None,
 ) -> ModelInfo:
-    # Anthropic's cache multipliers: reads 0.1x input (0.05x on the 5.5 models), 5-minute writes 1.25x.
-    return ModelInfo(name, "anthropic", window, output, price_in, price_out, price_in * read, price_in * 1.25)
-
-
-def _gpt(name: str, window: int, output: int, price_in: float, price_out: float, cached: float) -> ModelInfo:
-    return ModelInfo(name, "openai", window, output, price_in, price_out, cached, price_in)
-
-
-MODELS: dict[str, ModelInfo] = {
-    m.name: m
-    for m in (
-        _claude("claude-opus-5-5", 1_000_000, 128_000, 4.0, 20.0, read=0.05),
-        _claude("claude-opus-5", 1_000_000, 128_000, 5.0, 25.0),
-        _claude("claude-sonnet-5-5", 1_000_000, 128_000, 2.0, 10.0, read=0.05),
-        _claude("claude-sonnet-5", 1_000_000, 128_000, 2.0, 10.0),
-        _claude("claude-haiku-5-5", 1_000_000, 128_000, 0.1, 0.5),
-        _claude("claude-opus-4-6", 1_000_000, 128_000, 5.0, 25.0),
-        _claude("claude-sonnet-4-6", 1_000_000, 128_000, 3.0, 15.0),
-        _claude("claude-opus-4-5", 200_000, 64_000, 5.0, 25.0),
-        _claude("claude-opus-4-1", 200_000, 32_000, 15.0, 75.0),
-        _claude("claude-opus-4", 200_000, 32_000, 15.0, 75.0),
-        _claude("claude-sonnet-4-5", 200_000, 64_000, 3.0, 15.0),
-        _claude("claude-sonnet-4", 200_000, 64_000, 3.0, 15.0),
-        _claude("claude-3-7-sonnet", 200_000, 64_000, 3.0, 15.0),
-        _claude("claude-haiku-4-5", 200_000, 64_000, 1.0, 5.0),
-        _claude("claude-3-5-haiku", 200_000, 8_192, 0.8, 4.0),
-        _gpt("gpt-5", 400_000, 128_000, 1.25, 10.0, 0.125),
-        _gpt("gpt-5-mini", 400_000, 128_000, 0.25, 2.0, 0.025),
-        _gpt("gpt-4.1", 1_047_576, 32_768, 2.0, 8.0, 0.5),
-        _gpt("gpt-4.1-mini", 1_047_576, 32_768, 0.4, 1.6, 0.1),
-        _gpt("gpt-4.1-nano", 1_047_576, 32_768, 0.1, 0.4, 0.025),
-        _gpt("gpt-4o", 128_000, 16_384, 2.5, 10.0, 1.25),
-        _gpt("gpt-4o-mini", 128_000, 16_384, 0.15, 0.6, 0.075),
-        _gpt("o3", 200_000, 100_000, 2.0, 8.0, 0.5),
-        _gpt("o4-mini", 200_000, 100_000, 1.1, 4.4, 0.275),
+    window, output, max_input = limits
+    return ModelInfo(
+        name,
+        provider,
+        window,
+        output,
+        Prices(*prices),
+        accepts,
+        max_input=max_input,
+        long_context_from=long[0] if long else None,
+        long_prices=long[1] if long else None,
+        lifecycle=life.lifecycle,
+        shutdown=life.shutdown or None,
+        replacement=life.replacement or None,
+        source=source,
+        checked=_CHECKED,
+        note=note,
     )
-}
+
+
+def _gpt_accepts(efforts: tuple[str, ...]) -> Accepts:
+    return Accepts(efforts=efforts, default_effort="medium" if efforts else None)
+
+
+def _gpt_long(prices: tuple[float, float, float, float]) -> tuple[int, Prices]:
+    """GPT-6.x: "For requests with more than 272K input tokens, input and cache rates double and output
+    costs 1.5 times the short-context rate for the full request" (the gpt-6.2-sol and gpt-6.1-terra pages)."""
+    i, o, r, w = prices
+    return 272_000, Prices(i * 2, o * 1.5, r * 2, w * 2)
+
+
+_M = 1_000_000
+_1M: tuple[int, int, int | None] = (_M, 128_000, None)
+_200K: tuple[int, int, int | None] = (200_000, 64_000, None)
+_GPT5_EFFORTS = ("minimal", "low", "medium", "high")
+_O_EFFORTS = ("low", "medium", "high")
+_GPT6 = (1_050_000, 128_000, 922_000)
+_HAIKU_LONG = (100_000, Prices(0.50, 2.50, 0.05, 0.625))
+_PRICING = f"{_ANTHROPIC}/about-claude/pricing"
+_A_DEPR = f"{_ANTHROPIC}/about-claude/model-deprecations"
+_O_DEPR = f"{_OPENAI}/deprecations"
+_SOL = (2.0, 10.0, 0.10, 2.5)
+_SOL_62 = _SOL
+_TERRA_61 = (1.0, 5.0, 0.05, 1.25)
+_ASTRA_62 = (8.0, 40.0, 0.40, 10.0)
+_3P = "from third-party copies of the page (the official page was not reachable)"
+
+# fmt: off
+_ENTRIES: tuple[ModelInfo, ...] = (
+    # Anthropic: current
+    _entry("claude-opus-5-5", "anthropic", _1M, (4.0, 20.0, 0.20, 5.0),
+           _claude_5_5("medium"), _NOW, f"{_ANTHROPIC}/models/opus-5-5/overview"),
+    _entry("claude-sonnet-5-5", "anthropic", _1M, (2.0, 10.0, 0.20, 2.5),
+           _claude_5_5("high"), _NOW, f"{_ANTHROPIC}/models/sonnet-5-5/overview"),
+    # Haiku 5.5 takes thinking off (at effort high or below) and forced tool use (then it does not think).
+    _entry("claude-haiku-5-5", "anthropic", _1M, (0.10, 0.50, 0.01, 0.125),
+           _claude_5_5("medium", thinking_off=True, forced_tools=True), _NOW,
+           f"{_ANTHROPIC}/models/haiku-5-5/overview", long=_HAIKU_LONG,
+           note="whether cached tokens count toward the 100k price line is not stated"),
+    _entry("claude-fable-5-2", "anthropic", _1M, (8.0, 40.0, 0.20, 10.0),
+           _claude_5_5("high"), _NOW, f"{_ANTHROPIC}/models/fable-5-2/whats-new-fable-5-2",
+           note="cache prices from third-party release notes; request rules taken as Fable 5.1's"),
+    _entry("claude-fable-5-1", "anthropic", _1M, (10.0, 50.0, 0.25, 12.5),
+           _claude_5_5("high"), _NOW, f"{_ANTHROPIC}/models/fable-5-1/whats-new-fable-5-1"),
+    # Anthropic: legacy, still served
+    _entry("claude-opus-5", "anthropic", _1M, (5.0, 25.0, 0.50, 6.25), _ADAPTIVE, _NOW, _PRICING),
+    _entry("claude-sonnet-5", "anthropic", _1M, (2.0, 10.0, 0.20, 2.5), _ADAPTIVE, _NOW, _PRICING),
+    _entry("claude-fable-5", "anthropic", _1M, (10.0, 50.0, 1.0, 12.5), _ADAPTIVE, _NOW, _PRICING),
+    _entry("claude-opus-4-8", "anthropic", _1M, (5.0, 25.0, 0.50, 6.25), _ADAPTIVE, _NOW, _PRICING),
+    _entry("claude-opus-4-7", "anthropic", _1M, (5.0, 25.0, 0.50, 6.25), _ADAPTIVE, _NOW, _PRICING),
+    _entry("claude-opus-4-6", "anthropic", _1M, (5.0, 25.0, 0.50, 6.25), _ADAPTIVE, _NOW, _PRICING),
+    _entry("claude-sonnet-4-6", "anthropic", _1M, (3.0, 15.0, 0.30, 3.75), _ADAPTIVE, _NOW,
+           _PRICING),
+    _entry("claude-haiku-4-5", "anthropic", _200K, (1.0, 5.0, 0.10, 1.25), _EXTENDED, _NOW,
+           _PRICING),
+    _entry("claude-opus-4-5", "anthropic", _200K, (5.0, 25.0, 0.50, 6.25), _EXTENDED,
+           _deprecated("2027-01-22", "claude-opus-5-5"), _A_DEPR, note="date as listed by the anthropic SDK"),
+    # Anthropic: retired (requests fail; kept so the name gets a clear warning)
+    _entry("claude-sonnet-4-5", "anthropic", _200K, (3.0, 15.0, 0.30, 3.75), _EXTENDED,
+           _retired("2026-11-30", "claude-sonnet-5-5"), _A_DEPR, note="date as listed by the anthropic SDK"),
+    _entry("claude-opus-4-1", "anthropic", (200_000, 32_000, None), (15.0, 75.0, 1.5, 18.75), _EXTENDED,
+           _retired("2026-08-05", "claude-opus-5-5"), _A_DEPR),
+    _entry("claude-opus-4", "anthropic", (200_000, 32_000, None), (15.0, 75.0, 1.5, 18.75), _EXTENDED,
+           _retired("2026-06-15", "claude-opus-5-5"), _A_DEPR),
+    _entry("claude-sonnet-4", "anthropic", _200K, (3.0, 15.0, 0.30, 3.75), _EXTENDED,
+           _retired("2026-06-15", "claude-sonnet-5-5"), _A_DEPR),
+    _entry("claude-3-7-sonnet", "anthropic", _200K, (3.0, 15.0, 0.30, 3.75), _EXTENDED,
+           _retired("2026-02-19", "claude-sonnet-5-5"), _A_DEPR),
+    _entry("claude-3-5-haiku", "anthropic", (200_000, 8_192, None), (0.8, 4.0, 0.08, 1.0), _PLAIN,
+           _retired("2026-02-19", "claude-haiku-5-5"), _A_DEPR),
+    # OpenAI: current
+    _entry("gpt-6.2-sol", "openai", _GPT6, _SOL_62, _gpt_accepts(_GPT_EFFORTS[1:]), _NOW,
+           f"{_OPENAI}/models/gpt-6.2-sol", long=_gpt_long(_SOL_62),
+           note="the API rejects effort none (third parties say minimal too)"),
+    _entry("gpt-6.2-astra", "openai", _GPT6, _ASTRA_62, _gpt_accepts(_GPT_EFFORTS[1:]), _NOW,
+           f"{_OPENAI}/models/gpt-6.2-astra", long=_gpt_long(_ASTRA_62),
+           note=_3P + "; cached input inferred"),
+    _entry("gpt-6.1-sol", "openai", _GPT6, _SOL, _gpt_accepts(_GPT_EFFORTS[1:]), _NOW,
+           f"{_OPENAI}/models/gpt-6.1-sol", long=_gpt_long(_SOL), note=_3P),
+    _entry("gpt-6.1-terra", "openai", _GPT6, _TERRA_61, _gpt_accepts(_GPT_EFFORTS), _NOW,
+           f"{_OPENAI}/models/gpt-6.1-terra", long=_gpt_long(_TERRA_61)),
+    _entry("gpt-6-sol", "openai", _GPT6, (2.0, 10.0, 0.20, 2.5), _gpt_accepts(_GPT_EFFORTS), _NOW,
+           f"{_OPENAI}/models/gpt-6-sol"),
+    _entry("gpt-6-astra", "openai", _GPT6, (10.0, 50.0, 1.0, 12.5), _gpt_accepts(_GPT_EFFORTS[1:]), _NOW,
+           f"{_OPENAI}/models/gpt-6-astra", note=_3P),
+    _entry("gpt-6-luna", "openai", _GPT6, (0.10, 0.50, 0.01, 0.125), _gpt_accepts(_GPT_EFFORTS), _NOW,
+           f"{_OPENAI}/models/gpt-6-luna", note=_3P),
+    _entry("gpt-5.6-sol", "openai", (1_050_000, 128_000, None), (4.0, 20.0, 0.40, 4.0),
+           _gpt_accepts(_GPT_EFFORTS), _NOW, f"{_OPENAI}/models/gpt-5.6-sol",
+           note=_3P + "; their prices conflict ($4/$20 and $5/$30)"),
+    _entry("gpt-5.6-terra", "openai", (1_050_000, 128_000, None), (2.0, 12.0, 0.20, 2.0),
+           _gpt_accepts(_GPT_EFFORTS), _NOW, f"{_OPENAI}/models/gpt-5.6-terra", note=_3P),
+    _entry("gpt-5.6-luna", "openai", (1_050_000, 128_000, None), (0.20, 1.20, 0.02, 0.20),
+           _gpt_accepts(_GPT_EFFORTS), _NOW, f"{_OPENAI}/models/gpt-5.6-luna", note=_3P),
+    # OpenAI: deprecated (they answer until their shutdown date)
+    _entry("gpt-5", "openai", (400_000, 128_000, None), (1.25, 10.0, 0.125, 1.25),
+           _gpt_accepts(_GPT5_EFFORTS), _deprecated("2026-12-11", "gpt-6.1-sol"), _O_DEPR),
+    _entry("gpt-5-mini", "openai", (400_000, 128_000, None), (0.25, 2.0, 0.025, 0.25),
+           _gpt_accepts(_GPT5_EFFORTS), _deprecated("2026-12-11", "gpt-6.1-terra"),
+           _O_DEPR),
+    _entry("o3", "openai", (200_000, 100_000, None), (2.0, 8.0, 0.5, 2.0), _gpt_accepts(_O_EFFORTS),
+           _deprecated("2026-12-11", "gpt-6.1-sol"), _O_DEPR),
+    _entry("gpt-4.1", "openai", (1_047_576, 32_768, None), (2.0, 8.0, 0.5, 2.0), _PLAIN,
+           _deprecated("2027-01-14", "gpt-6-luna"), _O_DEPR),
+    _entry("gpt-4.1-mini", "openai", (1_047_576, 32_768, None), (0.4, 1.6, 0.1, 0.4), _PLAIN,
+           _deprecated("2027-01-14", "gpt-6-luna"), _O_DEPR),
+    _entry("gpt-4o", "openai", (128_000, 16_384, None), (2.5, 10.0, 1.25, 2.5), _PLAIN,
+           _deprecated("2027-01-14", "gpt-6-luna"), _O_DEPR),
+    _entry("gpt-4o-mini", "openai", (128_000, 16_384, None), (0.15, 0.6, 0.075, 0.15), _PLAIN,
+           _deprecated("2027-01-14", "gpt-6-luna"), _O_DEPR),
+    # OpenAI: retired
+    _entry("gpt-4.1-nano", "openai", (1_047_576, 32_768, None), (0.1, 0.4, 0.025, 0.1), _PLAIN,
+           _retired("2026-10-23", "gpt-6-luna"), _O_DEPR),
+    _entry("o4-mini", "openai", (200_000, 100_000, None), (1.1, 4.4, 0.275, 1.1),
+           _gpt_accepts(_O_EFFORTS), _retired("2026-10-23", "gpt-6.1-terra"), _O_DEPR),
+)
+# fmt: on
+
+MODELS: dict[str, ModelInfo] = {m.name: m for m in _ENTRIES}
 
 # Older names for the same models.
 _ALIASES = {
@@ -110,11 +257,35 @@ def lookup(name: str) -> ModelInfo | None:
     return MODELS.get(normalize(name))
 
 
+_CLAUDE_VERSION = re.compile(r"^claude-(?:opus|sonnet|haiku|fable|mythos)-(\d+)(?:-(\d+))?$")
+_CLAUDE_OLD = re.compile(r"^claude-(\d+)(?:-(\d+))?-(?:opus|sonnet|haiku)$")
+
+
+def family_limits(name: str) -> tuple[int, int] | None:
+    """(window, max output) for an unknown model of a known family, or None.
+
+    Claude 4.6 and later (and every 5.x) have 1M-token windows and 128k output;
+    Claude 4.5 and earlier 200k and 64k. GPT-6.x and GPT-5.6 have 1.05M and 128k.
+    """
+    key = normalize(name)
+    match = _CLAUDE_VERSION.match(key) or _CLAUDE_OLD.match(key)
+    if match:
+        major, minor = int(match.group(1)), int(match.group(2) or 0)
+        return (1_000_000, 128_000) if (major, minor) >= (4, 6) else (200_000, 64_000)
+    if re.match(r"^gpt-(?:6|5\.6)(?:[.-]|$)", key):
+        return 1_050_000, 128_000
+    return None
+
+
 def cost(model_info: ModelInfo, usage: Usage) -> float:
-    """USD for one usage report at the model's prices."""
+    """USD for one usage report at the model's prices (its long-context tier when the request was long)."""
+    prices = model_info.prices
+    long_from = model_info.long_context_from
+    if model_info.long_prices and long_from is not None and usage.prompt_tokens > long_from:
+        prices = model_info.long_prices
     return (
-        usage.input_tokens * model_info.input_price
-        + usage.output_tokens * model_info.output_price
-        + usage.cache_read_tokens * model_info.cache_read_price
-        + usage.cache_write_tokens * model_info.cache_write_price
+        usage.input_tokens * prices.input
+        + usage.output_tokens * prices.output
+        + usage.cache_read_tokens * prices.cache_read
+        + usage.cache_write_tokens * prices.cache_write
     ) / 1_000_000

@@ -40,7 +40,7 @@ from agent_cli.core.messages import (
     Usage,
     new_id,
 )
-from agent_cli.providers.base import Completion, Request, StopReason
+from agent_cli.providers.base import Completion, Request, StopReason, TextDelta, ThinkingDelta
 from agent_cli.providers.errors import body_message, classify_http
 from agent_cli.providers.sdk_client import SDKProvider
 
@@ -82,7 +82,11 @@ def _result_text(result: ToolResult) -> str:
 
 
 def to_wire(
-    request: Request, model: str, *, max_tokens_param: str = "max_completion_tokens"
+    request: Request,
+    model: str,
+    *,
+    max_tokens_param: str = "max_completion_tokens",
+    effort: str | None = None,
 ) -> dict[str, Any]:
     """Keyword arguments for `chat.completions.create` (without `stream`)."""
     messages: list[dict[str, Any]] = []
@@ -115,6 +119,8 @@ def to_wire(
             assistant["tool_calls"] = calls
         messages.append(assistant)
     wire: dict[str, Any] = {"model": model, "messages": messages, max_tokens_param: request.max_tokens}
+    if effort:
+        wire["reasoning_effort"] = effort
     if request.tools:
         wire["tools"] = [
             {
@@ -198,12 +204,18 @@ class ChunkAssembler:
         self._finish: str | None = None
         self._usage: Mapping[str, Any] | None = None
 
-    def feed(self, chunk: Mapping[str, Any]) -> str | None:
-        """Take one chunk; return its text for display, if any."""
+    def feed(self, chunk: Mapping[str, Any]) -> TextDelta | ThinkingDelta | None:
+        """Take one chunk; return what to show of it, if anything.
+
+        Compatible servers that think (vLLM, llama.cpp, Ollama with a reasoning
+        model) stream the thinking as `reasoning_content` or `reasoning`: shown
+        while it streams, not kept (they take no thinking back).
+        """
         self.model = str(chunk.get("model") or self.model)
         if chunk.get("usage"):
             self._usage = chunk["usage"]
         shown: list[str] = []
+        thought: list[str] = []
         for choice in chunk.get("choices") or []:
             if int(choice.get("index") or 0) != 0:
                 continue
@@ -212,6 +224,9 @@ class ChunkAssembler:
             if piece:
                 self._text.append(str(piece))
                 shown.append(str(piece))
+            reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+            if isinstance(reasoning, str) and reasoning:
+                thought.append(reasoning)
             for call in delta.get("tool_calls") or []:
                 slot = self._calls.setdefault(
                     int(call.get("index") or 0), {"id": "", "name": "", "arguments": ""}
@@ -225,7 +240,9 @@ class ChunkAssembler:
                     slot["arguments"] += str(function["arguments"])
             if choice.get("finish_reason"):
                 self._finish = str(choice["finish_reason"])
-        return "".join(shown) or None
+        if shown:
+            return TextDelta("".join(shown))
+        return ThinkingDelta("".join(thought)) if thought else None
 
     def finish(self) -> Completion:
         if not self._finish:
@@ -254,7 +271,7 @@ def _error_code(exc: Any) -> str | None:
     return str(code)
 
 
-def _classify(exc: BaseException) -> ProviderError | None:
+def classify(exc: BaseException) -> ProviderError | None:
     """The error-tree member for an exception from the SDK or its transport, or None."""
     import httpx2
     import openai
@@ -297,6 +314,7 @@ class OpenAIProvider(SDKProvider):
         base_url: str | None = None,
         timeout: float = 600.0,
         streaming: bool = True,
+        effort: str | None = None,
     ) -> None:
         super().__init__(
             model,
@@ -306,6 +324,7 @@ class OpenAIProvider(SDKProvider):
             streaming=streaming,
         )
         self._max_tokens_param = "max_completion_tokens" if base_url is None else "max_tokens"
+        self.effort = effort
 
     def _new_client(self) -> Any:
         import openai
@@ -315,7 +334,7 @@ class OpenAIProvider(SDKProvider):
         )
 
     def _to_wire(self, request: Request) -> dict[str, Any]:
-        return to_wire(request, self._model, max_tokens_param=self._max_tokens_param)
+        return to_wire(request, self._model, max_tokens_param=self._max_tokens_param, effort=self.effort)
 
     def _create(self, wire: dict[str, Any], *, stream: bool) -> Any:
         completions = self._sdk().chat.completions
@@ -331,4 +350,4 @@ class OpenAIProvider(SDKProvider):
 
     @staticmethod
     def _classify(exc: BaseException) -> ProviderError | None:
-        return _classify(exc)
+        return classify(exc)

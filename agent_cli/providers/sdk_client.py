@@ -3,7 +3,7 @@
     SDKProvider.stream(request)
         -> wire = to_wire(request)
         -> one SDK call (streamed: each event fed to an assembler; else one response body)
-        -> TextDelta ... then exactly one Completion
+        -> TextDelta / ThinkingDelta ... then exactly one Completion
         SDK and transport exceptions are raised as the error tree's members (errors.py).
 
 An adapter (anthropic.py, openai.py) subclasses it with its wire translation,
@@ -19,17 +19,17 @@ from collections.abc import Iterator, Mapping
 from typing import Any, ClassVar, Protocol
 
 from agent_cli.core.errors import ProviderError
-from agent_cli.providers.base import Completion, Request, StreamEvent, TextDelta
+from agent_cli.providers.base import Completion, Request, StreamEvent, TextDelta, ThinkingDelta
 from agent_cli.providers.errors import translate_errors
 
 __all__ = ["Assembler", "SDKProvider"]
 
 
 class Assembler(Protocol):
-    """Builds one Completion from stream events (as dicts). `feed` returns text to show, if any;
+    """Builds one Completion from stream events (as dicts). `feed` returns a delta to show, if any;
     `finish` raises TransientError when the stream never said why it stopped."""
 
-    def feed(self, event: Mapping[str, Any]) -> str | None: ...
+    def feed(self, event: Mapping[str, Any]) -> TextDelta | ThinkingDelta | None: ...
 
     def finish(self) -> Completion: ...
 
@@ -62,15 +62,19 @@ class SDKProvider(ABC):
     def _events(self, request: Request) -> Iterator[StreamEvent]:
         wire = self._to_wire(request)
         if not self.streaming:
-            yield self._from_wire(self._create(wire, stream=False).model_dump())
+            yield self._from_wire(self._dump(self._create(wire, stream=False)))
             return
         assembler = self._assembler()
         with self._create(wire, stream=True) as events:
             for event in events:
-                text = assembler.feed(event.model_dump())
-                if text:
-                    yield TextDelta(text)
+                delta = assembler.feed(self._dump(event))
+                if delta is not None:
+                    yield delta
         yield assembler.finish()
+
+    def _dump(self, event: Any) -> Mapping[str, Any]:
+        """A response or stream event (an SDK object) as a plain dict with the wire's field names."""
+        return dict(event.model_dump())
 
     # -- what each adapter supplies ----------------------------------------------
 

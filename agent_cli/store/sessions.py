@@ -19,7 +19,9 @@ from typing import Any
 from agent_cli.core.errors import ConfigError
 from agent_cli.core.messages import Message
 from agent_cli.core.pairing import repair_history
+from agent_cli.core.thinking import settle_thinking, strip_thinking
 from agent_cli.store.layout import ID_RE, SESSION_FILE, session_dir, transcripts_dir
+from agent_cli.store.redact import REDACTED
 
 __all__ = [
     "LoadedSession",
@@ -98,7 +100,19 @@ def load_session(root: Path | str, session_id: str) -> LoadedSession:
         raise ConfigError(f"no session {session_id!r} in {transcripts_dir(root)}")
     records, skipped = read_records(path)
     meta, messages, bad = replay(records)
-    return LoadedSession(session_id, meta, repair_history(messages), skipped + bad)
+    return LoadedSession(session_id, meta, _sendable(messages), skipped + bad)
+
+
+def _sendable(logged: list[Message]) -> list[Message]:
+    """The logged history, pairing repaired, without the thinking that no longer matches it.
+
+    Thinking is bound to the exact conversation before it: after a repaired
+    message, or a message the log holds redacted (the provider saw the secret),
+    the conversation differs from what the model saw, so its later thinking goes.
+    """
+    repaired = settle_thinking(logged, repair_history(logged))
+    redacted = next((i for i, m in enumerate(repaired) if REDACTED in json.dumps(m.to_json())), None)
+    return repaired if redacted is None else strip_thinking(repaired, redacted)
 
 
 def session_ids(root: Path | str) -> list[str]:

@@ -31,7 +31,17 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from agent_cli.core.messages import Message, SummaryBlock, TextBlock, ToolResult, ToolUse, Usage
+from agent_cli.core.messages import (
+    Message,
+    ReasoningBlock,
+    RedactedThinkingBlock,
+    SummaryBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolResult,
+    ToolUse,
+    Usage,
+)
 from agent_cli.providers.base import ToolSpec
 from agent_cli.tokens.encodings import EncodingName, VocabularyError, get_encoding
 from agent_cli.tokens.estimate import estimate_tokens
@@ -54,6 +64,10 @@ TOOL_RESULT_OVERHEAD = 8
 SUMMARY_OVERHEAD = 16  # the adapters wrap a summary in a short preface and an acknowledgement
 TOOL_SPEC_OVERHEAD = 8
 REQUEST_OVERHEAD = 3
+# A signature or encrypted reasoning is base64 of the reasoning it carries, which the provider counts as
+# input when it is sent back: about 5 characters per token of reasoning (4/3 base64 growth over ~4 bytes
+# a token). The anchor on the next usage report corrects what this misses.
+OPAQUE_CHARS_PER_TOKEN = 5
 
 RATIO_MIN = 0.8
 RATIO_MAX = 2.0
@@ -93,10 +107,11 @@ class MessageTokens:
     tool_results: int = 0
     summaries: int = 0
     overhead: int = 0
+    thoughts: int = 0  # thinking / reasoning blocks sent back (their opaque part estimated)
 
     @property
     def total(self) -> int:
-        return self.text + self.tool_uses + self.tool_results + self.summaries + self.overhead
+        return self.text + self.tool_uses + self.tool_results + self.summaries + self.overhead + self.thoughts
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,7 +236,7 @@ class TokenCounter:
         if cached is not None:
             self._messages.move_to_end(msg.id)
             return cached
-        text = uses = results = summaries = 0
+        text = uses = results = summaries = thoughts = 0
         overhead = MESSAGE_OVERHEAD
         for block in msg.content:
             if isinstance(block, TextBlock):
@@ -235,7 +250,13 @@ class TokenCounter:
             elif isinstance(block, SummaryBlock):
                 summaries += self.raw_text(block.text)
                 overhead += SUMMARY_OVERHEAD
-        counted = MessageTokens(text, uses, results, summaries, overhead)
+            elif isinstance(block, ThinkingBlock):
+                thoughts += self.raw_text(block.thinking) + len(block.signature) // OPAQUE_CHARS_PER_TOKEN
+            elif isinstance(block, RedactedThinkingBlock):
+                thoughts += len(block.data) // OPAQUE_CHARS_PER_TOKEN
+            elif isinstance(block, ReasoningBlock):
+                thoughts += self.raw_text(block.text) + len(block.encrypted_content) // OPAQUE_CHARS_PER_TOKEN
+        counted = MessageTokens(text, uses, results, summaries, overhead, thoughts)
         self._messages[msg.id] = counted
         if len(self._messages) > self._cache_size:
             self._messages.popitem(last=False)  # least recently counted

@@ -1,0 +1,64 @@
+"""Preserved thinking and an edited history: what to keep so every request passes the prefix check.
+
+A thinking block (and an encrypted reasoning item) is bound to the exact
+conversation before it. When anything before it changes (a layer clears an
+old tool result, a record replaces the older part, pair repair answers a call
+on resume, a resumed log carries redacted text) the block no longer matches:
+Claude 5.5 rejects the request with a 400 ("bound to a different
+conversation"), OpenAI silently withholds the item.
+
+The rule here: after the first position where a history changed, every
+assistant message loses its thinking blocks, whole (the API accepts removing
+all of a turn's thinking; it rejects a partial or moved one). Thinking before
+that position stays, byte for byte. Why strip rather than send the API's
+`drop_block` setting: both lose exactly the same reasoning (drop_block drops
+the first failing block and every thinking block after it) and restart the
+prompt cache at the same place, but stripping sends fewer bytes, needs no beta
+header, works for the Responses API too, and leaves a history that is
+append-only from then on (docs/context-engine.md has the measurement).
+
+Pure functions over message lists.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from agent_cli.core.messages import THOUGHT_TYPES, Message
+
+__all__ = ["first_change", "settle_thinking", "strip_thinking"]
+
+
+def first_change(before: Sequence[Message], after: Sequence[Message]) -> int | None:
+    """The first index where `after` differs from `before` (messages compare by id), None if none does.
+
+    A history that only grew at the end has not changed: appending is what the
+    conversation does.
+    """
+    for i, (old, new) in enumerate(zip(before, after, strict=False)):
+        if old.id != new.id:
+            return i
+    if len(after) < len(before):
+        return len(after)
+    return None
+
+
+def strip_thinking(messages: Sequence[Message], start: int) -> list[Message]:
+    """`messages` with every thinking block removed from index `start` on (a message left empty goes)."""
+    out = list(messages[:start])
+    for message in messages[start:]:
+        if not message.thoughts:
+            out.append(message)
+            continue
+        kept = [b for b in message.content if not isinstance(b, THOUGHT_TYPES)]
+        if kept:
+            out.append(message.replace(kept))
+    return out
+
+
+def settle_thinking(before: Sequence[Message], after: Sequence[Message]) -> list[Message]:
+    """`after`, with the thinking that its changes to `before` made invalid removed."""
+    start = first_change(before, after)
+    if start is None or not any(m.thoughts for m in after[start:]):
+        return list(after)
+    return strip_thinking(after, start)

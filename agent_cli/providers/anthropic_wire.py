@@ -1,0 +1,289 @@
+"""The Anthropic Messages API on the wire: requests out, replies in (pure, over plain dicts).
+
+`to_wire` builds the keyword arguments of `messages.create`; `from_wire` reads
+a non-streamed reply; `StreamAssembler` builds the same reply from stream
+events. An SDK object is turned into a dict with `model_dump()` first, so
+all of this is tested without a network.
+
+Wire rules:
+- consecutive same-role messages become one wire message (the context engine
+  may produce them; the API wants turns); in a user turn tool results go first,
+  as the API requires them to lead the message that answers the tool calls;
+- `SummaryBlock` is a plain text block; empty text blocks are dropped (the API
+  rejects them), but a thinking block goes back exactly as it came, empty text
+  and all: it is bound to the conversation before it;
+- OpenAI reasoning items (another model's) are not sent;
+- prompt caching puts `cache_control` on the system block, the last tool and
+  the last block of the last message (3 of the 4 breakpoints allowed);
+- `options["tool_choice"] == "none"` sends `tool_choice: none` but keeps the
+  tools, so the cached prefix stays byte-identical (used for summaries);
+- thinking and effort are sent only as the model table says the model takes
+  them (`ThinkingConfig.for_model`); sampling parameters, a prefilled reply and
+  forced tool use are never sent.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from agent_cli.core.errors import ContextOverflowError, TransientError
+from agent_cli.core.messages import (
+    Block,
+    Message,
+    RedactedThinkingBlock,
+    SummaryBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolResult,
+    ToolUse,
+    Usage,
+)
+from agent_cli.providers.base import Completion, Request, StopReason, TextDelta, ThinkingDelta
+from agent_cli.providers.model_info import Accepts
+
+__all__ = ["BINDING_BETA", "StreamAssembler", "ThinkingConfig", "from_wire", "to_wire"]
+
+BINDING_BETA = "thinking-binding-controls-2026-08-01"
+_EPHEMERAL = {"type": "ephemeral"}
+_STOP_REASONS: dict[str, StopReason] = {
+    "end_turn": "end_turn",
+    "tool_use": "tool_use",
+    "max_tokens": "max_tokens",
+    "stop_sequence": "stop_sequence",
+    "refusal": "refusal",
+    "pause_turn": "end_turn",
+}
+_CUT_SHORT = "stream ended before the message was complete"
+# The reply ran into the window: the docs ask to treat it like "prompt is too long".
+_WINDOW_FULL = "model_context_window_exceeded"
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkingConfig:
+    """What a request says about thinking: its type and display, the effort, the binding behaviour."""
+
+    thinking: Mapping[str, Any] | None = None
+    effort: str | None = None
+    drop_invalid: bool = False  # thinking.block_binding.prefix_mismatch_behavior = "drop_block"
+
+    @classmethod
+    def for_model(
+        cls, accepts: Accepts, *, effort: str | None, display: str | None, drop_invalid: bool = False
+    ) -> ThinkingConfig:
+        """Only what `accepts` allows: an unknown model (no table entry) gets `Accepts()`, so nothing."""
+        if accepts.thinking != "adaptive":
+            return cls(effort=effort if effort in accepts.efforts else None)
+        thinking: dict[str, Any] = {"type": "adaptive"}
+        if display and accepts.display:
+            thinking["display"] = display
+        if drop_invalid and accepts.binds_thinking:
+            thinking["block_binding"] = {"prefix_mismatch_behavior": "drop_block"}
+        bound = drop_invalid and accepts.binds_thinking
+        return cls(thinking, effort if effort in accepts.efforts else None, bound)
+
+
+# -- request ------------------------------------------------------------------
+
+
+def _block_to_wire(block: Block) -> dict[str, Any] | None:
+    if isinstance(block, TextBlock | SummaryBlock):
+        return {"type": "text", "text": block.text} if block.text.strip() else None
+    if isinstance(block, ToolUse):
+        return {"type": "tool_use", "id": block.id, "name": block.name, "input": dict(block.input)}
+    if isinstance(block, ToolResult):
+        return {
+            "type": "tool_result",
+            "tool_use_id": block.tool_use_id,
+            "content": block.content,
+            "is_error": block.is_error,
+        }
+    if isinstance(block, ThinkingBlock):
+        return {"type": "thinking", "thinking": block.thinking, "signature": block.signature}
+    if isinstance(block, RedactedThinkingBlock):
+        return {"type": "redacted_thinking", "data": block.data}
+    return None  # an OpenAI reasoning item: another provider's, not ours to send
+
+
+def _wire_messages(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
+    turns: list[dict[str, Any]] = []
+    for message in messages:
+        blocks = [b for b in (_block_to_wire(x) for x in message.content) if b is not None]
+        if not blocks:
+            continue
+        if turns and turns[-1]["role"] == message.role:
+            turns[-1]["content"].extend(blocks)
+        else:
+            turns.append({"role": message.role, "content": blocks})
+    for turn in turns:
+        if turn["role"] == "user":
+            # Stable partition: the results answering the previous turn lead.
+            content = turn["content"]
+            turn["content"] = [b for b in content if b["type"] == "tool_result"] + [
+                b for b in content if b["type"] != "tool_result"
+            ]
+    return turns
+
+
+def to_wire(
+    request: Request, model: str, *, caching: bool, thinking: ThinkingConfig | None = None
+) -> dict[str, Any]:
+    """Keyword arguments for `messages.create` (without `stream`)."""
+    wire: dict[str, Any] = {
+        "model": model,
+        "max_tokens": request.max_tokens,
+        "messages": _wire_messages(request.messages),
+    }
+    if request.system:
+        system: dict[str, Any] = {"type": "text", "text": request.system}
+        if caching:
+            system["cache_control"] = dict(_EPHEMERAL)
+        wire["system"] = [system]
+    if request.tools:
+        tools = [
+            {"name": t.name, "description": t.description, "input_schema": dict(t.input_schema)}
+            for t in request.tools
+        ]
+        if caching:
+            tools[-1]["cache_control"] = dict(_EPHEMERAL)
+        wire["tools"] = tools
+        if request.options.get("tool_choice") == "none":
+            wire["tool_choice"] = {"type": "none"}
+    if caching and wire["messages"]:
+        last = wire["messages"][-1]["content"]
+        # A thinking block takes no cache_control: mark the last block that may carry one.
+        marked = next((b for b in reversed(last) if b["type"] not in ("thinking", "redacted_thinking")), None)
+        if marked is not None:
+            marked["cache_control"] = dict(_EPHEMERAL)
+    if thinking is not None:
+        if thinking.thinking is not None:
+            wire["thinking"] = dict(thinking.thinking)
+        if thinking.effort:
+            wire["output_config"] = {"effort": thinking.effort}
+        if thinking.drop_invalid:
+            wire["extra_headers"] = {"anthropic-beta": BINDING_BETA}
+    return wire
+
+
+# -- response -----------------------------------------------------------------
+
+
+def _usage(data: Mapping[str, Any] | None) -> Usage:
+    data = data or {}
+    details = data.get("output_tokens_details") or {}
+    return Usage(
+        input_tokens=int(data.get("input_tokens") or 0),
+        output_tokens=int(data.get("output_tokens") or 0),
+        cache_read_tokens=int(data.get("cache_read_input_tokens") or 0),
+        cache_write_tokens=int(data.get("cache_creation_input_tokens") or 0),
+        reasoning_tokens=int(details.get("thinking_tokens") or 0),
+    )
+
+
+def _stop(reason: str) -> StopReason:
+    if reason == _WINDOW_FULL:
+        raise ContextOverflowError(
+            "the conversation filled the model's context window before the reply was complete "
+            f"(stop_reason {_WINDOW_FULL})"
+        )
+    return _STOP_REASONS.get(reason, "end_turn")
+
+
+def _tool_input(raw: str, fallback: Mapping[str, Any]) -> dict[str, Any]:
+    try:
+        parsed = json.loads(raw) if raw.strip() else dict(fallback)
+    except json.JSONDecodeError:
+        return {"_raw": raw}
+    return parsed if isinstance(parsed, dict) else {"_raw": raw}
+
+
+def _block_from_wire(item: Mapping[str, Any], partial_json: str | None = None) -> Block | None:
+    kind = item.get("type")
+    if kind == "text":
+        return TextBlock(str(item["text"])) if item.get("text") else None
+    if kind == "tool_use":
+        raw = partial_json if partial_json is not None else ""
+        return ToolUse(str(item.get("id")), str(item.get("name")), _tool_input(raw, item.get("input") or {}))
+    if kind == "thinking":  # kept even when its text is empty: the signature is the reasoning
+        return ThinkingBlock(str(item.get("thinking") or ""), str(item.get("signature") or ""))
+    if kind == "redacted_thinking":
+        return RedactedThinkingBlock(str(item.get("data") or ""))
+    return None
+
+
+def from_wire(data: Mapping[str, Any], model: str = "") -> Completion:
+    """A Completion from a non-streamed Messages API response body."""
+    reason = data.get("stop_reason")
+    if not reason:
+        raise TransientError(_CUT_SHORT)
+    blocks = [b for b in (_block_from_wire(item) for item in data.get("content") or []) if b is not None]
+    return Completion(
+        message=Message.of("assistant", blocks),
+        stop_reason=_stop(str(reason)),
+        usage=_usage(data.get("usage")),
+        model=str(data.get("model") or model),
+    )
+
+
+class StreamAssembler:
+    """Builds one Completion from raw stream events (as dicts), in arrival order.
+
+    `feed` returns what to show of a text or thinking delta, else None. `finish`
+    raises TransientError if the stream never said why it stopped: a stream
+    cut short must never look like a complete (shorter) answer.
+    """
+
+    def __init__(self, model: str = "") -> None:
+        self.model = model
+        self._blocks: dict[int, dict[str, Any]] = {}
+        self._usage: dict[str, Any] = {}
+        self._stop: str | None = None
+
+    def feed(self, event: Mapping[str, Any]) -> TextDelta | ThinkingDelta | None:
+        kind = event.get("type")
+        if kind == "message_start":
+            message = event.get("message") or {}
+            self.model = str(message.get("model") or self.model)
+            self._usage.update({k: v for k, v in (message.get("usage") or {}).items() if v is not None})
+        elif kind == "content_block_start":
+            block = dict(event.get("content_block") or {})
+            block["_json"] = ""
+            self._blocks[int(event.get("index", len(self._blocks)))] = block
+        elif kind == "content_block_delta":
+            return self._delta(event)
+        elif kind == "message_delta":
+            self._stop = (event.get("delta") or {}).get("stop_reason") or self._stop
+            # message_delta usage is cumulative: it overrides message_start's.
+            self._usage.update({k: v for k, v in (event.get("usage") or {}).items() if v is not None})
+        return None
+
+    def _delta(self, event: Mapping[str, Any]) -> TextDelta | ThinkingDelta | None:
+        block = self._blocks.setdefault(int(event.get("index", 0)), {"type": "text", "text": "", "_json": ""})
+        delta = event.get("delta") or {}
+        kind = delta.get("type")
+        if kind == "text_delta":
+            text = str(delta.get("text") or "")
+            block["text"] = str(block.get("text") or "") + text
+            return TextDelta(text) if text else None
+        if kind == "thinking_delta":
+            text = str(delta.get("thinking") or "")
+            block["thinking"] = str(block.get("thinking") or "") + text
+            return ThinkingDelta(text) if text else None
+        if kind == "signature_delta":
+            block["signature"] = str(block.get("signature") or "") + str(delta.get("signature") or "")
+        elif kind == "input_json_delta":
+            block["_json"] += str(delta.get("partial_json") or "")
+        return None
+
+    def finish(self) -> Completion:
+        if not self._stop:
+            raise TransientError(_CUT_SHORT)
+        stop = _stop(self._stop)
+        blocks: list[Block] = []
+        for _, item in sorted(self._blocks.items()):
+            block = _block_from_wire(item, item.get("_json", ""))
+            if block is not None:
+                blocks.append(block)
+        return Completion(Message.of("assistant", blocks), stop, _usage(self._usage), self.model)

@@ -1,0 +1,84 @@
+"""The shape of a model table entry: limits, prices, what the model accepts, its lifecycle, its source.
+
+`Accepts` says what a model takes in a request, so no request sends what a
+model rejects: the thinking modes, effort levels, whether sampling
+parameters, a prefilled assistant turn or forced tool use are allowed, and
+whether its thinking blocks are bound to the conversation (the prefix check).
+The entries themselves are in `models.py`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal, TypeAlias
+
+__all__ = ["Accepts", "Lifecycle", "ModelInfo", "Prices", "Thinking"]
+
+Thinking: TypeAlias = Literal["none", "extended", "adaptive"]
+Lifecycle: TypeAlias = Literal["active", "deprecated", "retired"]
+
+
+@dataclass(frozen=True, slots=True)
+class Prices:
+    """USD per million tokens. `cache_write` is the 5-minute (Anthropic) or 30-minute (OpenAI) rate."""
+
+    input: float
+    output: float
+    cache_read: float
+    cache_write: float
+
+
+@dataclass(frozen=True, slots=True)
+class Accepts:
+    """What a model takes in a request (the rest is rejected with a 400)."""
+
+    thinking: Thinking = "none"  # "adaptive": thinking.type adaptive; "extended": budget_tokens only
+    thinks_by_default: bool = False  # replies begin with thinking blocks unless turned off
+    thinking_off: bool = True  # thinking.type "disabled" is accepted
+    display: bool = False  # thinking.display (summarized / omitted) is accepted
+    efforts: tuple[str, ...] = ()  # accepted effort levels; () = no effort setting
+    default_effort: str | None = None
+    sampling: bool = True  # non-default temperature / top_p / top_k
+    prefill: bool = True  # a final assistant turn
+    forced_tools: bool = True  # tool_choice any / a named tool
+    binds_thinking: bool = False  # thinking blocks are bound to the prefix before them
+
+
+@dataclass(frozen=True, slots=True)
+class ModelInfo:
+    name: str
+    provider: str  # "anthropic" or "openai"
+    context_window: int
+    max_output: int
+    prices: Prices
+    accepts: Accepts = field(default_factory=Accepts)
+    max_input: int | None = None  # where the provider caps input below the window (OpenAI)
+    long_context_from: int | None = None  # input tokens above which `long_prices` apply to the request
+    long_prices: Prices | None = None
+    lifecycle: Lifecycle = "active"
+    shutdown: str | None = None  # ISO date the model stops (or stopped) answering
+    replacement: str | None = None
+    source: str = ""  # the page the figures came from
+    checked: str = ""  # the date they were read there
+    note: str = ""  # what the source leaves uncertain
+
+    @property
+    def input_limit(self) -> int:
+        return self.max_input or self.context_window
+
+    # Flat price accessors: the figures /cost and the benchmarks read most.
+    @property
+    def input_price(self) -> float:
+        return self.prices.input
+
+    @property
+    def output_price(self) -> float:
+        return self.prices.output
+
+    @property
+    def cache_read_price(self) -> float:
+        return self.prices.cache_read
+
+    @property
+    def cache_write_price(self) -> float:
+        return self.prices.cache_write

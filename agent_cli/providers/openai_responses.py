@@ -1,0 +1,69 @@
+"""The OpenAI Responses API adapter (`/v1/responses`): the SDK call for today's reasoning models.
+
+The wire translation is `responses_wire.py` (pure); the shape of the call is
+`sdk_client.SDKProvider`; errors are classified as for Chat Completions
+(`openai.classify`), and a failed response inside a stream by the wire
+module. Stream events are read with `to_dict()`, which keeps the API's own
+field names (`model_dump()` renames a function call's `async` field).
+Chat Completions (`openai.py`) stays for compatible servers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from agent_cli.core.errors import ProviderError
+from agent_cli.providers.base import Completion, Request
+from agent_cli.providers.openai import DEFAULT_BASE_URL, classify
+from agent_cli.providers.responses_wire import ReasoningConfig, StreamAssembler, from_wire, to_wire
+from agent_cli.providers.sdk_client import SDKProvider
+
+__all__ = ["OpenAIResponsesProvider"]
+
+
+class OpenAIResponsesProvider(SDKProvider):
+    """`Provider` for the OpenAI Responses API (or a server that speaks it at `base_url`)."""
+
+    name = "openai"
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str,
+        base_url: str | None = None,
+        timeout: float = 600.0,
+        streaming: bool = True,
+        reasoning: ReasoningConfig | None = None,
+    ) -> None:
+        base = base_url or DEFAULT_BASE_URL
+        super().__init__(model, api_key=api_key, base_url=base, timeout=timeout, streaming=streaming)
+        self.reasoning = reasoning
+
+    def _new_client(self) -> Any:
+        import openai
+
+        key, url = self._api_key, self._base_url
+        return openai.OpenAI(api_key=key, base_url=url, timeout=self._timeout, max_retries=0)
+
+    def _to_wire(self, request: Request) -> dict[str, Any]:
+        return to_wire(request, self._model, reasoning=self.reasoning)
+
+    def _create(self, wire: dict[str, Any], *, stream: bool) -> Any:
+        responses = self._sdk().responses
+        return responses.create(**wire, stream=True) if stream else responses.create(**wire)
+
+    def _dump(self, event: Any) -> Mapping[str, Any]:
+        return dict(event.to_dict())
+
+    def _from_wire(self, body: Mapping[str, Any]) -> Completion:
+        return from_wire(body, self._model)
+
+    def _assembler(self) -> StreamAssembler:
+        return StreamAssembler(self._model)
+
+    @staticmethod
+    def _classify(exc: BaseException) -> ProviderError | None:
+        return classify(exc)
+

@@ -1,0 +1,265 @@
+"""The OpenAI Responses API on the wire: input items out, output items in (pure, over plain dicts).
+
+Requests are stateless, as Codex sends them: `store=false`, the whole
+conversation as input items on every request, and reasoning items passed
+back with their `encrypted_content` (`include=["reasoning.encrypted_content"]`)
+so the model keeps its reasoning between tool calls. Items go back without
+their ids: with `store=false` there is nothing on the server to refer to, and
+an id would make the API insist on the item that came with it.
+
+    assistant message blocks  ->  reasoning / message / function_call items, in order
+    user tool results         ->  function_call_output items (first)
+    user text, records        ->  a user message of input_text parts
+    system prompt             ->  instructions
+
+Replies: `StreamAssembler` reads the stream events (`response.output_item.*`,
+`response.output_text.delta`, `response.function_call_arguments.delta`,
+`response.reasoning_summary_text.delta`, and the terminal `response.completed`,
+`response.incomplete`, `response.failed` or `error`); `from_wire` reads a
+non-streamed response. A failed response is raised as the error tree's member
+(`context_length_exceeded` is a ContextOverflowError, as over HTTP).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from agent_cli.core.errors import FatalProviderError, ProviderError, TransientError
+from agent_cli.core.messages import (
+    Block,
+    Message,
+    ReasoningBlock,
+    SummaryBlock,
+    TextBlock,
+    ToolResult,
+    ToolUse,
+    Usage,
+    new_id,
+)
+from agent_cli.providers.base import Completion, Request, StopReason, TextDelta, ThinkingDelta
+from agent_cli.providers.errors import classify_http
+
+__all__ = ["ReasoningConfig", "StreamAssembler", "from_wire", "to_wire"]
+
+_CUT_SHORT = "stream ended before response.completed"
+_TERMINAL = ("response.completed", "response.incomplete", "response.failed")
+
+
+@dataclass(frozen=True, slots=True)
+class ReasoningConfig:
+    """The request's `reasoning` object: sent only to models the table knows to reason."""
+
+    effort: str | None = None
+    summary: bool = True  # ask for reasoning summaries (what the REPL shows between tool calls)
+
+
+# -- request ------------------------------------------------------------------
+
+
+def _text_parts(blocks: list[Block]) -> list[dict[str, Any]]:
+    return [
+        {"type": "input_text", "text": b.text}
+        for b in blocks
+        if isinstance(b, TextBlock | SummaryBlock) and b.text.strip()
+    ]
+
+
+def _result_text(result: ToolResult) -> str:
+    if result.is_error and not result.content.lstrip().lower().startswith("error"):
+        return f"Error: {result.content}"
+    return result.content
+
+
+def _assistant_items(blocks: tuple[Block, ...]) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = []
+    for block in blocks:
+        if isinstance(block, ReasoningBlock):
+            summary = [{"type": "summary_text", "text": t} for t in block.summary]
+            encrypted = block.encrypted_content
+            items.append({"type": "reasoning", "summary": summary, "encrypted_content": encrypted})
+        elif isinstance(block, TextBlock | SummaryBlock) and block.text.strip():
+            items.append({"role": "assistant", "content": [{"type": "output_text", "text": block.text}]})
+        elif isinstance(block, ToolUse):
+            arguments = block.input.get("_raw") if set(block.input) == {"_raw"} else None
+            items.append(
+                {
+                    "type": "function_call",
+                    "call_id": block.id,
+                    "name": block.name,
+                    "arguments": arguments if isinstance(arguments, str) else json.dumps(dict(block.input)),
+                }
+            )
+    # A reasoning item goes back only with the item that followed it (the API refuses one alone).
+    while items and items[-1].get("type") == "reasoning":
+        items.pop()
+    return items
+
+
+def input_items(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = []
+    for message in messages:
+        if message.role == "assistant":
+            items.extend(_assistant_items(message.content))
+            continue
+        for block in message.content:
+            if isinstance(block, ToolResult):
+                output = _result_text(block)
+                items.append({"type": "function_call_output", "call_id": block.tool_use_id, "output": output})
+        parts = _text_parts(list(message.content))
+        if parts:
+            items.append({"role": "user", "content": parts})
+    return items
+
+
+def to_wire(request: Request, model: str, *, reasoning: ReasoningConfig | None = None) -> dict[str, Any]:
+    """Keyword arguments for `responses.create` (without `stream`)."""
+    wire: dict[str, Any] = {
+        "model": model,
+        "input": input_items(request.messages),
+        "max_output_tokens": request.max_tokens,
+        "store": False,
+    }
+    if request.system:
+        wire["instructions"] = request.system
+    if request.tools:
+        wire["tools"] = [
+            {
+                "type": "function",
+                "name": t.name,
+                "description": t.description,
+                "parameters": dict(t.input_schema),
+                "strict": False,
+            }
+            for t in request.tools
+        ]
+        wire["tool_choice"] = "none" if request.options.get("tool_choice") == "none" else "auto"
+    if reasoning is not None:
+        body: dict[str, Any] = {}
+        if reasoning.effort:
+            body["effort"] = reasoning.effort
+        if reasoning.summary:
+            body["summary"] = "auto"
+        wire["reasoning"] = body
+        wire["include"] = ["reasoning.encrypted_content"]
+    return wire
+
+
+# -- response -----------------------------------------------------------------
+
+
+def _usage(data: Mapping[str, Any] | None) -> Usage:
+    data = data or {}
+    details = data.get("input_tokens_details") or {}
+    cached = int(details.get("cached_tokens") or 0)
+    written = int(details.get("cache_write_tokens") or 0)
+    return Usage(
+        input_tokens=max(0, int(data.get("input_tokens") or 0) - cached - written),
+        output_tokens=int(data.get("output_tokens") or 0),
+        cache_read_tokens=cached,
+        cache_write_tokens=written,
+        reasoning_tokens=int((data.get("output_tokens_details") or {}).get("reasoning_tokens") or 0),
+    )
+
+
+def failure(error: Mapping[str, Any] | None) -> ProviderError:
+    """A failed response or an `error` event as the error tree's member."""
+    error = error or {}
+    code = error.get("code") or error.get("type")
+    message = str(error.get("message") or code or "the response failed")
+    classified = classify_http(None, message, {}, code=str(code) if code else None, provider="openai")
+    # Codex's reading: a failed response is worth retrying unless it says overflow, auth or quota.
+    if type(classified) is FatalProviderError and code != "insufficient_quota":
+        return TransientError(str(classified))
+    return classified
+
+
+def _block(item: Mapping[str, Any]) -> Block | None:
+    kind = item.get("type")
+    if kind == "reasoning":
+        summary = tuple(str(p.get("text") or "") for p in item.get("summary") or [] if isinstance(p, Mapping))
+        encrypted = str(item.get("encrypted_content") or "")
+        return ReasoningBlock(str(item.get("id") or new_id("rs")), encrypted, summary)
+    if kind == "message":
+        parts = [p for p in item.get("content") or [] if isinstance(p, Mapping)]
+        text = "".join(str(p.get("text") or p.get("refusal") or "") for p in parts)
+        return TextBlock(text) if text else None
+    if kind == "function_call":
+        raw = str(item.get("arguments") or "")
+        try:
+            parsed = json.loads(raw) if raw.strip() else {}
+        except json.JSONDecodeError:
+            parsed = {"_raw": raw}
+        if not isinstance(parsed, dict):
+            parsed = {"_raw": raw}
+        return ToolUse(str(item.get("call_id") or new_id("call")), str(item.get("name")), parsed)
+    return None
+
+
+def _completion(response: Mapping[str, Any], items: Sequence[Mapping[str, Any]], model: str) -> Completion:
+    blocks = [b for b in (_block(i) for i in items) if b is not None]
+    stop: StopReason = "tool_use" if any(isinstance(b, ToolUse) for b in blocks) else "end_turn"
+    if response.get("status") == "incomplete":
+        reason = (response.get("incomplete_details") or {}).get("reason")
+        stop = "refusal" if reason == "content_filter" else "max_tokens"
+    if not any(not isinstance(b, ReasoningBlock) for b in blocks) and stop == "end_turn":
+        blocks = [b for b in blocks if not isinstance(b, ReasoningBlock)]  # reasoning alone: nothing said
+    usage = _usage(response.get("usage"))
+    return Completion(Message.of("assistant", blocks), stop, usage, str(response.get("model") or model))
+
+
+def from_wire(data: Mapping[str, Any], model: str = "") -> Completion:
+    """A Completion from a non-streamed response."""
+    status = data.get("status")
+    if status == "failed":
+        raise failure(data.get("error"))
+    if status not in ("completed", "incomplete"):
+        raise TransientError(f"the response ended with status {status!r}")
+    items = [i for i in data.get("output") or [] if isinstance(i, Mapping)]
+    return _completion(data, items, model)
+
+
+class StreamAssembler:
+    """Builds one Completion from stream events (as dicts); the final items come from
+    `response.output_item.done` (the one to pass back: `added` may hold partial reasoning)."""
+
+    def __init__(self, model: str = "") -> None:
+        self.model = model
+        self._items: dict[int, dict[str, Any]] = {}
+        self._response: Mapping[str, Any] | None = None
+
+    def feed(self, event: Mapping[str, Any]) -> TextDelta | ThinkingDelta | None:
+        kind = event.get("type")
+        if kind == "response.created":
+            self.model = str((event.get("response") or {}).get("model") or self.model)
+        elif kind in ("response.output_item.added", "response.output_item.done"):
+            index = int(event.get("output_index") or 0)
+            item = dict(event.get("item") or {})
+            streamed = self._items.get(index, {}).get("arguments")
+            if item.get("type") == "function_call" and not item.get("arguments") and streamed:
+                item["arguments"] = streamed
+            self._items[index] = item
+        elif kind == "response.output_text.delta":
+            text = str(event.get("delta") or "")
+            return TextDelta(text) if text else None
+        elif kind == "response.reasoning_summary_text.delta":
+            text = str(event.get("delta") or "")
+            return ThinkingDelta(text) if text else None
+        elif kind == "response.function_call_arguments.delta":
+            item = self._items.setdefault(int(event.get("output_index") or 0), {"type": "function_call"})
+            item["arguments"] = str(item.get("arguments") or "") + str(event.get("delta") or "")
+        elif kind in _TERMINAL:
+            self._response = event.get("response") or {}
+            if kind == "response.failed":
+                raise failure(self._response.get("error"))
+        elif kind == "error":
+            raise failure(event)
+        return None
+
+    def finish(self) -> Completion:
+        if self._response is None:
+            raise TransientError(_CUT_SHORT)
+        items = [self._items[i] for i in sorted(self._items)]
+        return _completion(self._response, items, self.model)
