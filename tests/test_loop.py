@@ -18,14 +18,15 @@ from agent_cli.core.events import (
     Event,
     ResultEvent,
     RetryEvent,
+    ThinkingText,
     ToolCallEvent,
     ToolResultEvent,
 )
 from agent_cli.core.hooks import Hooks
 from agent_cli.core.loop import AgentLoop
-from agent_cli.core.messages import Message, ToolResult, ToolUse
+from agent_cli.core.messages import Message, RedactedThinkingBlock, ThinkingBlock, ToolResult, ToolUse, Usage
 from agent_cli.core.pairing import pairing_errors
-from agent_cli.providers.base import Request
+from agent_cli.providers.base import Completion, Request
 from agent_cli.providers.retry import RetryPolicy
 from agent_cli.tools.base import ToolContext
 from agent_cli.tools.registry import default_tools
@@ -284,3 +285,21 @@ def test_a_retry_is_shown_before_the_wait_not_after(tmp_path: Path) -> None:
     for event in loop.run("go"):
         seen.append(event)
     assert waits == [1]
+
+
+def test_thinking_is_shown_once_and_goes_back_unchanged_with_the_tool_result(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("alpha\n")
+    thinking = ThinkingBlock("I will read a.txt first.", "sig-" + "x" * 40)
+    redacted = RedactedThinkingBlock("opaque-data")
+    use = ToolUse("toolu_think", "read_file", {"path": "a.txt"})
+    reply = Completion(Message("assistant", (thinking, redacted, use)), "tool_use", Usage(100, 10))
+    loop, provider, session = make_loop(tmp_path, [reply, say("done")])
+    events = list(loop.run("read it"))
+    shown = [e.text for e in events if isinstance(e, ThinkingText)]
+    assert shown == ["I will read a.txt first."]  # the redacted block has nothing to show
+    answered = provider.requests[1].messages
+    assert answered[-2].content[:2] == (thinking, redacted)  # same blocks, same order
+    assert answered[-1].tool_results[0].tool_use_id == "toolu_think"
+    logged = session.messages[1]
+    assert logged.thoughts == (thinking, redacted)
+    assert not [e for e in session.events if isinstance(e, ThinkingText)]  # the message holds it already

@@ -18,15 +18,18 @@ from agent_cli.core.events import (
     ResultEvent,
     RetryEvent,
     StatusEvent,
+    ThinkingText,
+    ThinkingTextDelta,
     ToolCallEvent,
     ToolResultEvent,
     WarningEvent,
 )
 from agent_cli.core.messages import Usage
 from agent_cli.ui.markdown_blocks import MarkdownStream, split_blocks
-from agent_cli.ui.render import Renderer, context_table, cost_table, help_table
+from agent_cli.ui.render import Renderer
 from agent_cli.ui.reports import context_report, cost_rows, format_context_line
 from agent_cli.ui.slash import COMMANDS
+from agent_cli.ui.widgets import context_table, cost_table, help_table
 
 
 def console(width: int = 80, terminal: bool = False) -> tuple[Console, StringIO]:
@@ -448,3 +451,18 @@ def test_the_tool_spinner_comes_back_after_the_approval_prompt() -> None:
     assert r._live is not None and r._spinner == "bash sleep 5"
     r.handle(ToolResultEvent(id="a", name="bash", content="", is_error=False, duration=5.0))
     assert r._live is None
+
+
+def test_thinking_leaves_one_line_per_block_and_never_floods() -> None:
+    con, out = console(width=60)
+    renderer = Renderer(con)
+    long_thought = "I should read the parser first, then the tests.\n" + "more reasoning " * 200
+    for piece in (long_thought[i : i + 40] for i in range(0, len(long_thought), 40)):
+        renderer.handle(ThinkingTextDelta(text=piece))
+    renderer.handle(ThinkingText(text=long_thought))
+    renderer.handle(ThinkingText(text=""))  # an omitted block shows nothing
+    renderer.end_turn()
+    shown = out.getvalue()
+    assert shown.count("∴") == 1 and "∴ I should read the parser first, then the tests." in shown
+    assert "more reasoning more reasoning more reasoning" not in shown  # the body stays off the screen
+    assert all(len(line) <= 60 for line in shown.splitlines())

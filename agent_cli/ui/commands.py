@@ -66,7 +66,7 @@ def run_command(repl: CommandHost, command: SlashCommand) -> str:
 
 
 def _help(repl: CommandHost, arg: str) -> None:
-    from agent_cli.ui.render import help_table
+    from agent_cli.ui.widgets import help_table
 
     repl.renderer.show(help_table(COMMANDS))
     repl.renderer.info(KEY_HELP)
@@ -77,7 +77,7 @@ def _compact(repl: CommandHost, arg: str) -> None:
 
 
 def _context(repl: CommandHost, arg: str) -> None:
-    from agent_cli.ui.render import context_table
+    from agent_cli.ui.widgets import context_table
 
     session = repl.session
     bd = session.breakdown()
@@ -130,7 +130,7 @@ def _model(repl: CommandHost, arg: str) -> None:
 
 
 def _cost(repl: CommandHost, arg: str) -> None:
-    from agent_cli.ui.render import cost_table
+    from agent_cli.ui.widgets import cost_table
 
     rows = cost_rows(repl.session.usage_by_model)
     if not rows:

@@ -21,6 +21,8 @@ from agent_cli.core.events import (
     ResultEvent,
     RetryEvent,
     StatusEvent,
+    ThinkingText,
+    ThinkingTextDelta,
     ToolCallEvent,
     ToolResultEvent,
     WarningEvent,
@@ -64,7 +66,7 @@ def render_headless(
         if isinstance(event, CompactEvent):
             compactions.append(event.to_json())
         if fmt == "stream-json":
-            if not isinstance(event, AssistantTextDelta | StatusEvent):
+            if not isinstance(event, AssistantTextDelta | ThinkingTextDelta | StatusEvent):
                 out.write(json.dumps(event.to_json(), ensure_ascii=False) + "\n")
                 out.flush()
         elif progress:
@@ -83,6 +85,9 @@ def render_headless(
 
 
 def _progress_line(event: Event) -> str | None:
+    if isinstance(event, ThinkingText):
+        first = " ".join(event.text.strip().splitlines()[0].split())
+        return f"∴ {first[:100]}" + ("…" if len(first) > 100 else "")
     if isinstance(event, ToolCallEvent):
         return f"• {event.name} {describe_call(event.name, event.input)}".rstrip()
     if isinstance(event, ToolResultEvent) and event.is_error:
