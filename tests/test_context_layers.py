@@ -21,7 +21,7 @@ from agent_cli.context.sections import (
     render_user_messages,
     scrub,
 )
-from agent_cli.context.summary_request import span_request
+from agent_cli.context.summary_request import THINKING_ROOM, span_request
 from agent_cli.core.messages import Message, SummaryBlock, ToolResult, ToolUse
 
 count = FakeCounter().count_text
@@ -303,7 +303,7 @@ def test_span_request_reuses_the_prefix_and_ends_with_the_instruction() -> None:
     span = [*_work_span()[:-1], assistant("paused")]
     req = span_request(span, FRAME, 600, focus="the parser bug")
     assert req.system == FRAME.system and req.tools == FRAME.tools
-    assert req.options["tool_choice"] == "none" and req.max_tokens == 600
+    assert req.options["tool_choice"] == "none" and req.max_tokens == 600 * THINKING_ROOM
     assert list(req.messages[:-1]) == span  # the same messages, same ids: the cached prefix
     last = req.messages[-1]
     assert last.role == "user" and "Summarize" in last.text and "the parser bug" in last.text

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from agent_cli.context.protocol import Frame, Prepared
 from agent_cli.core.approvals import AutoApprover, HeadlessApprover
 from agent_cli.core.errors import ContextOverflowError, RateLimitError, TransientError
 from agent_cli.core.events import (
@@ -303,3 +306,22 @@ def test_thinking_is_shown_once_and_goes_back_unchanged_with_the_tool_result(tmp
     logged = session.messages[1]
     assert logged.thoughts == (thinking, redacted)
     assert not [e for e in session.events if isinstance(e, ThinkingText)]  # the message holds it already
+
+
+def test_a_summary_call_counts_in_the_session_totals(tmp_path: Path) -> None:
+    cost = Usage(input_tokens=5_000, output_tokens=300, cache_read_tokens=40_000, reasoning_tokens=120)
+
+    class Costly(PassThroughContext):
+        def compact(
+            self, history: Sequence[Message], frame: Frame, focus: str | None, trigger: str
+        ) -> Prepared:
+            prepared = super().compact(history, frame, focus, trigger)
+            return Prepared(prepared.messages, [dataclasses.replace(e, usage=cost) for e in prepared.events])
+
+    loop, _, _ = make_loop(tmp_path, [say("first"), say("second")], context=Costly())
+    list(loop.run("hello"))
+    events = list(loop.compact("keep it"))
+    (event,) = [e for e in events if isinstance(e, CompactEvent)]
+    assert event.usage == cost and event.to_json()["usage"]["reasoning_tokens"] == 120
+    result = result_of(list(loop.run("and now")))
+    assert result.usage == Usage(100, 10) + Usage(100, 10) + cost  # two replies and the summary

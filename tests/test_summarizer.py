@@ -46,9 +46,10 @@ class Quick:
         yield say("## Goal\nthe record")
 
 
-def test_a_summary_call_returns_the_text() -> None:
+def test_a_summary_call_returns_the_text_and_its_cost() -> None:
     summarize = ProviderSummarizer(Quick(), policy=RetryPolicy(0), timeout=5)
-    assert summarize(REQUEST) == "## Goal\nthe record"
+    reply = summarize(REQUEST)
+    assert reply.text == "## Goal\nthe record" and reply.usage.input_tokens > 0
 
 
 def test_errors_reach_the_engine() -> None:

@@ -32,7 +32,7 @@ from agent_cli.context.policy import Counter, Thresholds
 from agent_cli.context.protocol import EngineEvent, Frame
 from agent_cli.context.summary_request import Summarize, run_summary
 from agent_cli.core.events import CompactEvent, CompactLayer, WarningEvent
-from agent_cli.core.messages import Message, ToolResult, ToolUse
+from agent_cli.core.messages import Message, ToolResult, ToolUse, Usage
 from agent_cli.store.archive import Archive
 
 __all__ = ["Condensed", "LayerRunner"]
@@ -52,6 +52,7 @@ class _Record:
     messages: list[Message]
     tokens: int
     failure: str | None  # why the model's record was not used (the digest stands in); None when it was
+    usage: Usage | None  # what the summary call cost, when it answered
 
 
 class LayerRunner:
@@ -178,6 +179,7 @@ class LayerRunner:
                 transcript=path,
                 duration=self._clock() - start,
                 degraded=record.failure is not None,
+                usage=record.usage,
             )
         )
         return Condensed(record.messages, record.tokens, True)
@@ -240,8 +242,9 @@ class LayerRunner:
         span, tail = plan.span(messages), plan.tail(messages)
         pending = messages[-1].role == "user"
         failure: str | None = None
+        usage: Usage | None = None
         try:
-            body = run_summary(
+            reply = run_summary(
                 span,
                 frame,
                 cap=th.summary_cap,
@@ -250,6 +253,7 @@ class LayerRunner:
                 counter=self.counter,
                 summarize=self.summarize,
             )
+            body, usage = reply.text, reply.usage
         except Exception as exc:  # the summarizer's failure must not lose the session; the digest stands in
             body, failure = "", f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         new = condensed_history(
@@ -262,7 +266,7 @@ class LayerRunner:
                 span, tail, "", path, thresholds=th, count_text=self.counter.count_text, pending=pending
             )
             after = self.recount(frame, messages, new)
-        return _Record(new, after, failure)
+        return _Record(new, after, failure, usage)
 
     def _save(self, messages: list[Message], label: str, events: list[EngineEvent]) -> str | None:
         """Write what a layer removes; None (and a warning) if the disk refuses: the layer does nothing."""

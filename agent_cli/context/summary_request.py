@@ -13,22 +13,44 @@ request carrying the record so far, so every request fits.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 
 from agent_cli.context.plain import abbreviate, render_messages
 from agent_cli.context.policy import Counter
 from agent_cli.context.protocol import Frame
 from agent_cli.context.sections import strip_user_messages
-from agent_cli.core.messages import Message, TextBlock
+from agent_cli.core.messages import Message, TextBlock, Usage
 from agent_cli.providers.base import Request
 
-__all__ = ["Summarize", "SummaryFailed", "instruction", "run_summary", "span_request"]
+__all__ = [
+    "THINKING_ROOM",
+    "Summarize",
+    "SummaryFailed",
+    "SummaryReply",
+    "instruction",
+    "run_summary",
+    "span_request",
+]
 
-Summarize = Callable[[Request], str]
+
+@dataclass(frozen=True, slots=True)
+class SummaryReply:
+    """The model's record and what the call cost."""
+
+    text: str
+    usage: Usage = field(default_factory=Usage)
+
+
+# One ordinary model call; a plain string is a reply whose cost is not known (a script, a test).
+Summarize = Callable[[Request], "SummaryReply | str"]
 OPTIONS = {"tool_choice": "none"}
 # Per-message overhead allowance when packing chunks (role markers, separators).
 PIECE_OVERHEAD = 8
 # Part of the budget left unused in chunk requests, for counting error.
 CHUNK_SLACK = 0.05
+# A model that thinks by default spends part of max_tokens thinking before it writes: the request asks
+# for twice the record's cap, and the record itself is cut to the cap afterwards (condense.py).
+THINKING_ROOM = 2
 
 
 class SummaryFailed(Exception):
@@ -83,7 +105,8 @@ def span_request(span: Sequence[Message], frame: Frame, cap: int, focus: str | N
         messages[-1] = Message(last.role, (*last.content, TextBlock(text)), last.id + "+i")
     else:
         messages.append(Message.user(text))
-    return Request(frame.system, tuple(messages), frame.tools, max_tokens=cap, options=dict(OPTIONS))
+    room = cap * THINKING_ROOM
+    return Request(frame.system, tuple(messages), frame.tools, max_tokens=room, options=dict(OPTIONS))
 
 
 def _chunks(pieces: Sequence[str], room: int, counter: Counter) -> list[str]:
@@ -106,6 +129,11 @@ def _chunks(pieces: Sequence[str], room: int, counter: Counter) -> list[str]:
     return chunks
 
 
+def _ask(summarize: Summarize, request: Request) -> SummaryReply:
+    reply = summarize(request)
+    return reply if isinstance(reply, SummaryReply) else SummaryReply(reply)
+
+
 def run_summary(
     span: Sequence[Message],
     frame: Frame,
@@ -115,17 +143,18 @@ def run_summary(
     budget: int,
     counter: Counter,
     summarize: Summarize,
-) -> str:
-    """The model's record of `span`, from one request or a rolling series over text chunks.
+) -> SummaryReply:
+    """The model's record of `span`, from one request or a rolling series over text chunks, with what
+    the calls cost.
 
     Raises SummaryFailed, or whatever `summarize` raises (ProviderError, TimeoutError).
     """
     request = span_request(span, frame, cap, focus)
     if counter.count_request(frame.system, frame.tools, list(request.messages)) <= budget:
-        text = summarize(request).strip()
-        if not text:
+        reply = _ask(summarize, request)
+        if not reply.text.strip():
             raise SummaryFailed("the model returned an empty record")
-        return text
+        return SummaryReply(reply.text.strip(), reply.usage)
     # Too long for one request: rolling record over text chunks.
     record = ""
     rest: Sequence[Message] = span
@@ -143,6 +172,7 @@ def run_summary(
             f"no room for a summary request (the fixed prefix takes {fixed:,} of {budget:,} tokens)"
         )
     chunks = _chunks(render_messages(rest), room, counter)
+    usage = Usage()
     for n, chunk in enumerate(chunks, start=1):
         head = f"EARLIER CONDENSED RECORD:\n{record}\n\n" if record else ""
         body = f"{head}CONVERSATION TRANSCRIPT, PART {n} OF {len(chunks)}:\n{chunk}"
@@ -151,10 +181,12 @@ def run_summary(
             frame.system,
             (Message.user(f"{body}\n\n{text}"),),
             frame.tools,
-            max_tokens=cap,
+            max_tokens=cap * THINKING_ROOM,
             options=dict(OPTIONS),
         )
-        record = summarize(req).strip()
+        reply = _ask(summarize, req)
+        usage = usage + reply.usage
+        record = reply.text.strip()
         if not record:
             raise SummaryFailed(f"the model returned an empty record for part {n} of {len(chunks)}")
-    return record
+    return SummaryReply(record, usage)

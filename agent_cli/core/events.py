@@ -122,10 +122,12 @@ class CompactEvent:
     transcript: str | None = None
     duration: float = 0.0
     degraded: bool = False
+    usage: Usage | None = None  # what the summary call cost (L2/L3), thinking and cache included
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data["duration"] = round(self.duration, 3)
+        data["usage"] = self.usage.to_json() if self.usage is not None else None
         return {"type": self.type, **data}
 
 

@@ -325,6 +325,9 @@ class AgentLoop:
         for event in prepared.events:
             yield self._emit(event)
             if isinstance(event, CompactEvent):
+                if event.usage is not None:  # a summary is a model call: it counts in /cost and the totals
+                    model = self.provider.model
+                    self.usage_by_model[model] = self.usage_by_model.get(model, Usage()) + event.usage
                 self.hooks.on_compact(event)
 
     def _append(self, message: Message) -> None:

@@ -12,6 +12,7 @@ import threading
 import time
 from collections.abc import Callable
 
+from agent_cli.context.summary_request import SummaryReply
 from agent_cli.providers.base import Completion, Provider, Request
 from agent_cli.providers.retry import RetryPolicy, stream_with_retry
 
@@ -34,7 +35,7 @@ class ProviderSummarizer:
         self._on_request = on_request
         self._sleep = sleep
 
-    def __call__(self, request: Request) -> str:
+    def __call__(self, request: Request) -> SummaryReply:
         if self._on_request is not None:
             self._on_request(request)
         box: list[Completion | BaseException] = []
@@ -73,4 +74,4 @@ class ProviderSummarizer:
         result = box[0]
         if isinstance(result, BaseException):
             raise result
-        return result.message.text
+        return SummaryReply(result.message.text, result.usage)
