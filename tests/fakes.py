@@ -1,7 +1,7 @@
 """Fakes for core tests: a scripted provider, a pass-through context policy, an in-memory session.
 
 Real tools in a temp dir and these fakes test the loop without HTTP; the
-provider edge is tested through the real SDKs against tests/fakeserver.py.
+provider edge is tested through the real SDKs against tests/fakeserver/.
 """
 
 from __future__ import annotations

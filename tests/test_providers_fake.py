@@ -1,4 +1,4 @@
-"""Both adapters through the real SDKs over HTTP against tests/fakeserver.py, plus pure wire translation."""
+"""Both adapters through the real SDKs over HTTP against tests/fakeserver/, plus pure wire translation."""
 
 from __future__ import annotations
 
@@ -8,18 +8,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from fakeserver import (
-    Drop,
-    FakeModelServer,
-    Fault,
-    RecordedRequest,
-    Reply,
-    ScriptItem,
-    StreamError,
-    ToolCallSpec,
-    Truncate,
-    load_script,
-)
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -43,6 +31,18 @@ from agent_cli.providers.base import Completion, Provider, Request, TextDelta, T
 from agent_cli.providers.factory import DEFAULT_MODELS, create_provider
 from agent_cli.providers.openai import OpenAIProvider
 from agent_cli.providers.retry import RetryPolicy, stream_with_retry
+from tests.fakeserver import (
+    Drop,
+    FakeModelServer,
+    Fault,
+    RecordedRequest,
+    Reply,
+    ScriptItem,
+    StreamError,
+    ToolCallSpec,
+    Truncate,
+    load_script,
+)
 
 # The SDK warns that the default model is deprecated; the factory test uses it on purpose.
 pytestmark = pytest.mark.filterwarnings("ignore:The model .* is deprecated:DeprecationWarning")
@@ -444,12 +444,8 @@ def test_assemblers_refuse_a_stream_without_a_stop_reason() -> None:
     events = anthropic_adapter.StreamAssembler()
     events.feed({"type": "message_start", "message": {"usage": {"input_tokens": 5}}})
     events.feed({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}})
-    assert (
-        events.feed(
-            {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "ha"}}
-        )
-        == "ha"
-    )
+    delta = {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "ha"}}
+    assert events.feed(delta) == TextDelta("ha")
     with pytest.raises(TransientError):
         events.finish()
     with pytest.raises(TransientError):

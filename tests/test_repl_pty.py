@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e import agent_env
-from tests.fakeserver import FakeModelServer, RecordedRequest, Reply, ToolCallSpec, _last_user_text
+from tests.fakeserver import FakeModelServer, RecordedRequest, Reply, ToolCallSpec, last_user_text
 
 pexpect = pytest.importorskip("pexpect")
 
@@ -33,7 +33,7 @@ RELEASE = threading.Event()  # a slow answer waits for this (or gives up after a
 
 
 def respond(request: RecordedRequest) -> Reply:
-    last = _last_user_text(request)
+    last = last_user_text(request)
     if "Stop here and write no tool calls" in last:
         return Reply(SUMMARY)
     # An interrupted prompt stays in the conversation: the next one is sent after it.
@@ -90,7 +90,7 @@ def test_a_session_through_the_terminal(tmp_path: Path, server: FakeModelServer)
         child.send("\x1b[200~first pasted line\nsecond pasted line\x1b[201~")
         child.send("\r")
         expect(child, "Ask me anything else")
-        assert _last_user_text(server.requests[-1]) == "first pasted line\nsecond pasted line"
+        assert last_user_text(server.requests[-1]) == "first pasted line\nsecond pasted line"
 
         child.send("/compact the number\r")
         expect(child, "context compacted")
@@ -123,7 +123,7 @@ def test_escape_enter_adds_a_line_and_ctrl_d_leaves(tmp_path: Path, server: Fake
         expect(child, "auto-compact at ")
         child.send("line one\x1b\rline two\r")
         expect(child, "Ask me anything else")
-        assert _last_user_text(server.requests[-1]) == "line one\nline two"
+        assert last_user_text(server.requests[-1]) == "line one\nline two"
         child.send("\x04")
         child.expect(pexpect.EOF)
     finally:

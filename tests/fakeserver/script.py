@@ -1,0 +1,117 @@
+"""What a test scripts the fake to do next: the script items, and reading them from a JSON file.
+
+Each request the fake answers takes one item: a `Reply` (text and tool calls), or one of the
+ways a real API fails: a `Fault` (an HTTP error), a `Drop` (the connection dies mid-answer), a
+`Truncate` (the stream ends cleanly but never says why it stopped) or a `StreamError` (an error
+event inside a 200 stream). Items are API-neutral; each API module renders them in its own wire
+format.
+
+A script file is a JSON list of items in this form:
+    {"text": ..., "tool_calls": [{"name": ..., "input": {...}}], "stop": ..., "usage": {...}}
+    {"fault": {"status": 529, "message": ..., "headers": {...}, "kind": ...}}
+    {"drop": {"after_events": 3}}   {"truncate": {}}   {"stream_error": {"kind": "api_error"}}
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeAlias
+
+__all__ = [
+    "Drop",
+    "Fault",
+    "Reply",
+    "ScriptItem",
+    "StreamError",
+    "ToolCallSpec",
+    "Truncate",
+    "load_script",
+    "script_item",
+]
+
+
+@dataclass(frozen=True)
+class ToolCallSpec:
+    """A tool call the fake model makes. `raw_arguments` sends that text verbatim (e.g. broken JSON)."""
+
+    name: str
+    input: Mapping[str, Any] = field(default_factory=dict)
+    id: str | None = None
+    raw_arguments: str | None = None
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One answer. `stop` is neutral ("end_turn", "tool_use", "max_tokens", "refusal") or the API's own word;
+    `usage` overrides any of input_tokens, output_tokens, cache_read_tokens, cache_write_tokens."""
+
+    text: str = ""
+    tool_calls: Sequence[ToolCallSpec] = ()
+    stop: str | None = None
+    usage: Mapping[str, int] | None = None
+
+
+@dataclass(frozen=True)
+class Fault:
+    """An HTTP error in the API's own envelope.
+
+    `kind` overrides the error type (Anthropic) or code (OpenAI); `headers` are sent as given (retry-after).
+    """
+
+    status: int
+    message: str = ""
+    headers: Mapping[str, str] = field(default_factory=dict)
+    kind: str | None = None
+
+
+@dataclass(frozen=True)
+class Drop:
+    """Close the connection abruptly after `after_events` stream events (half the body when not streaming)."""
+
+    after_events: int = 3
+    reply: Reply = Reply("This answer will be cut off half way through, so nobody may keep it.")
+
+
+@dataclass(frozen=True)
+class Truncate:
+    """End the stream cleanly but without the stop/finish reason (and without usage)."""
+
+    reply: Reply = Reply("This answer ends early without saying why it stopped.")
+
+
+@dataclass(frozen=True)
+class StreamError:
+    """An error event inside a 200 stream after `after_events` events (Anthropic `event: error`,
+    OpenAI `data: {"error": ...}`), then a clean end. Not streaming: the same as a 529/500 Fault."""
+
+    kind: str = "overloaded_error"
+    message: str = "Overloaded"
+    after_events: int = 3
+    reply: Reply = Reply("This answer is interrupted by an error event.")
+
+
+ScriptItem: TypeAlias = Reply | Fault | Drop | Truncate | StreamError
+
+
+def script_item(data: Mapping[str, Any]) -> ScriptItem:
+    """One script item from its JSON form (see the module docstring)."""
+    if "fault" in data:
+        f = data["fault"]
+        return Fault(int(f["status"]), str(f.get("message", "")), dict(f.get("headers") or {}), f.get("kind"))
+    if "drop" in data:
+        return Drop(int((data["drop"] or {}).get("after_events", 3)))
+    if "truncate" in data:
+        return Truncate()
+    if "stream_error" in data:
+        e = data["stream_error"] or {}
+        return StreamError(str(e.get("kind", "overloaded_error")), str(e.get("message", "Overloaded")))
+    calls = [ToolCallSpec(str(c["name"]), dict(c.get("input") or {})) for c in data.get("tool_calls") or []]
+    return Reply(str(data.get("text", "")), calls, data.get("stop"), data.get("usage"))
+
+
+def load_script(path: str) -> list[ScriptItem]:
+    """The items of a script file, in order."""
+    with open(path, encoding="utf-8") as handle:
+        return [script_item(item) for item in json.load(handle)]
