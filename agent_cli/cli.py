@@ -38,6 +38,8 @@ class CliArgs:
     output_format: str = "text"
     continue_session: bool = False
     resume: str | None = None
+    wire: str | None = None
+    effort: str | None = None
 
 
 def main() -> None:
@@ -99,6 +101,18 @@ def _build_app() -> Any:  # a typer.Typer; typer is imported lazily to keep --ve
         yes: Annotated[
             bool, typer.Option("--yes", "-y", help="Approve every tool call without asking.")
         ] = False,
+        wire: Annotated[
+            str | None,
+            typer.Option(
+                "--wire",
+                help="OpenAI API to speak: responses or chat (default: responses on OpenAI's endpoint, "
+                "chat with a base URL).",
+            ),
+        ] = None,
+        effort: Annotated[
+            str | None,
+            typer.Option("--effort", help="How hard the model thinks: low, medium, high, xhigh or max."),
+        ] = None,
         output_format: Annotated[
             str, typer.Option("--output-format", help="Headless output: text, json or stream-json.")
         ] = "text",
@@ -133,6 +147,8 @@ def _build_app() -> Any:  # a typer.Typer; typer is imported lazily to keep --ve
                 output_format=output_format,
                 continue_session=continue_,
                 resume=resume,
+                wire=wire,
+                effort=effort,
             )
         )
         raise typer.Exit(code)
@@ -189,7 +205,14 @@ def run_cli(args: CliArgs, *, env: dict[str, str] | None = None, cwd: Path | Non
     elif interactive and not sys.stdout.isatty():  # `agent > file`: nobody would see the prompt
         return _fail("stdout is not a terminal; for output to a file or a pipe use agent -p PROMPT")
     env = dict(os.environ) if env is None else env
-    flags = Flags(provider=args.provider, model=args.model, context_window=args.context_window, yes=args.yes)
+    flags = Flags(
+        provider=args.provider,
+        model=args.model,
+        context_window=args.context_window,
+        wire=args.wire,
+        effort=args.effort,
+        yes=args.yes,
+    )
     resume = args.resume if args.resume else (LATEST if args.continue_session else None)
     try:
         settings = load_settings(config_path=args.config, env=env, flags=flags, cwd=cwd or Path.cwd())
