@@ -10,7 +10,7 @@ runner act only through its methods:
     switch_model(name)  /model NAME: provider, window, counter and summary call change together
     resume(id)          /resume ID: another session of this project, its log and history
     breakdown()         /context
-    usage_by_model      /cost
+    usage_log           /cost
 
 Nothing reaches into the parts: a change of model or session goes through
 their own `reset` methods. What each model needs (provider, counter, summary
@@ -20,7 +20,7 @@ composition root (app.py) implements.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -132,8 +132,9 @@ class AgentSession:
         return tuple(self._loop.history)
 
     @property
-    def usage_by_model(self) -> Mapping[str, Usage]:
-        return dict(self._loop.usage_by_model)
+    def usage_log(self) -> tuple[tuple[str, Usage], ...]:
+        """(model, usage) of every model call so far, summary calls included."""
+        return tuple(self._loop.usage_log)
 
     def context_tokens(self) -> int:
         return self._loop.context_tokens()

@@ -339,17 +339,17 @@ def test_context_table() -> None:
 
 
 def test_cost_table() -> None:
-    usage = {
-        "claude-sonnet-4-5": Usage(10_000, 2_000, 50_000, 5_000),
-        "my-local-model": Usage(1_000, 100),
-    }
+    usage = [
+        ("claude-sonnet-4-5", Usage(10_000, 2_000, 50_000, 5_000, reasoning_tokens=700)),
+        ("my-local-model", Usage(1_000, 100)),
+    ]
     con, out = console(width=110)
     con.print(cost_table(cost_rows(usage)))
     text = plain(out.getvalue())
     # 10k*3 + 2k*15 + 50k*0.3 + 5k*3.75 = 93,750 per million = $0.09375
-    assert re.search(r"claude-sonnet-4-5\s+10,000\s+2,000\s+50,000\s+5,000\s+\$0\.0938", text)
-    assert re.search(r"my-local-model\s+1,000\s+100\s+0\s+0\s+\?", text)
-    assert re.search(r"total\s+11,000\s+2,100\s+50,000\s+5,000\s+\?", text)
+    assert re.search(r"claude-sonnet-4-5\s+10,000\s+2,000\s+700\s+50,000\s+5,000\s+\$0\.0938", text)
+    assert re.search(r"my-local-model\s+1,000\s+100\s+0\s+0\s+0\s+\?", text)
+    assert re.search(r"total\s+11,000\s+2,100\s+700\s+50,000\s+5,000\s+\?", text)
 
 
 def test_help_table_shows_arguments_literally() -> None:

@@ -90,8 +90,17 @@ def test_format_tokens(n: int, text: str) -> None:
 
 
 def test_cost_rows_one_model_has_no_total() -> None:
-    rows = cost_rows({"gpt-4.1": Usage(1_000_000, 0)})
+    rows = cost_rows([("gpt-4.1", Usage(1_000_000, 0))])
     assert [(r.model, r.dollars) for r in rows] == [("gpt-4.1", 2.0)]
+
+
+def test_cost_rows_price_each_call_at_its_own_tier() -> None:
+    # Haiku 5.5: $0.10 / MTok up to 100k input tokens, $0.50 above, for the whole request.
+    short = Usage(input_tokens=60_000)
+    long = Usage(input_tokens=150_000)
+    rows = cost_rows([("claude-haiku-5-5", short), ("claude-haiku-5-5", short), ("claude-haiku-5-5", long)])
+    assert rows[0].usage.input_tokens == 270_000
+    assert rows[0].dollars == pytest.approx((60_000 * 0.10 * 2 + 150_000 * 0.50) / 1e6)
 
 
 @pytest.mark.parametrize(
@@ -274,7 +283,8 @@ def test_context_cost_clear_and_model(tmp_path: Path) -> None:
     assert re.search(r"system prompt\s+[\d,]+\s+\d+\.\d%", text)
     assert re.search(r"free\s+[\d,]+\s+\d+\.\d%", text)
     assert "auto-compaction fires at" in text
-    assert re.search(r"claude-sonnet-4-5\s+100\s+10\s+0\s+0\s+\$0\.0004", text)  # 100*3 + 10*15 per million
+    # 100*3 + 10*15 per million
+    assert re.search(r"claude-sonnet-4-5\s+100\s+10\s+0\s+0\s+0\s+\$0\.0004", text)
     assert re.search(r"known anthropic models: .*claude-sonnet-4-5", text) and "gpt-4.1," not in text
     assert "model: gpt-4.1" in text and "1.0M window" in text
     assert "gpt-4.1 is an openai model, and this session talks to the anthropic API" in text

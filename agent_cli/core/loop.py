@@ -112,7 +112,9 @@ class AgentLoop:
         self.retry = retry or RetryPolicy()
         self.sleep = sleep
         self.history: list[Message] = repair_history(history)
-        self.usage_by_model: dict[str, Usage] = {}
+        # What each model call reported, in order (summary calls too): /cost prices each one, since a
+        # long request can cost more per token than a short one (Haiku 5.5, GPT-6.x).
+        self.usage_log: list[tuple[str, Usage]] = []
         self.tool_context = tool_context
         self._runner = ToolRunner(tools, approver, self.hooks, redact)
 
@@ -259,7 +261,7 @@ class AgentLoop:
                 return _Failed(exc)
             self.context.observe(self.frame, request.messages, completion.usage)
             model = completion.model or self.provider.model
-            self.usage_by_model[model] = self.usage_by_model.get(model, Usage()) + completion.usage
+            self.usage_log.append((model, completion.usage))
             usage = completion.usage
             window = self.context.window
             yield self._emit(
@@ -326,8 +328,7 @@ class AgentLoop:
             yield self._emit(event)
             if isinstance(event, CompactEvent):
                 if event.usage is not None:  # a summary is a model call: it counts in /cost and the totals
-                    model = self.provider.model
-                    self.usage_by_model[model] = self.usage_by_model.get(model, Usage()) + event.usage
+                    self.usage_log.append((self.provider.model, event.usage))
                 self.hooks.on_compact(event)
 
     def _append(self, message: Message) -> None:
@@ -344,7 +345,7 @@ class AgentLoop:
 
     def _result(self, text: str, stop: str, iterations: int) -> Event:
         usage = Usage()
-        for each in self.usage_by_model.values():
+        for _, each in self.usage_log:
             usage = usage + each
         return self._emit(
             ResultEvent(text=text, stop=stop, iterations=iterations, usage=usage, session_id=self.log.id)

@@ -132,7 +132,7 @@ def _model(repl: CommandHost, arg: str) -> None:
 def _cost(repl: CommandHost, arg: str) -> None:
     from agent_cli.ui.widgets import cost_table
 
-    rows = cost_rows(repl.session.usage_by_model)
+    rows = cost_rows(repl.session.usage_log)
     if not rows:
         repl.renderer.info("no requests yet in this session")
         return

@@ -162,12 +162,20 @@ class CostRow:
     dollars: float | None  # None: the model's prices are unknown
 
 
-def cost_rows(usage_by_model: Mapping[str, Usage]) -> list[CostRow]:
-    """One row per model, then a total when there is more than one."""
-    rows: list[CostRow] = []
-    for model, usage in sorted(usage_by_model.items()):
+def cost_rows(usage_log: Iterable[tuple[str, Usage]]) -> list[CostRow]:
+    """One row per model, then a total when there is more than one.
+
+    Each call is priced on its own: a long request can cost more per token (Haiku 5.5 above 100k
+    input tokens, GPT-6.x above 272k), so a sum of calls must not be priced as one.
+    """
+    usage: dict[str, Usage] = {}
+    dollars: dict[str, float | None] = {}
+    for model, one in usage_log:
+        usage[model] = usage.get(model, Usage()) + one
         info = lookup(model)
-        rows.append(CostRow(model, usage, None if info is None else cost(info, usage)))
+        so_far = dollars.get(model, 0.0)
+        dollars[model] = None if info is None or so_far is None else so_far + cost(info, one)
+    rows = [CostRow(model, usage[model], dollars[model]) for model in sorted(usage)]
     if len(rows) > 1:
         total = Usage()
         for row in rows:
