@@ -1,4 +1,6 @@
-"""Both adapters through the real SDKs against llmock, an independent third-party fake of both APIs.
+"""The three wires through the real SDKs against llmock, an independent third-party fake of the APIs.
+
+Anthropic Messages, OpenAI Chat Completions and the OpenAI Responses API (`/v1/responses`).
 
 llmock is scripted per test through its pytest fixture; tool mode is off so an
 unscripted request can never invent a tool call.
@@ -22,13 +24,16 @@ from agent_cli.core.messages import Message, ToolResult
 from agent_cli.providers.anthropic import AnthropicProvider
 from agent_cli.providers.base import Completion, Provider, Request, TextDelta, ToolSpec
 from agent_cli.providers.openai import OpenAIProvider
+from agent_cli.providers.openai_responses import OpenAIResponsesProvider
+from agent_cli.providers.responses_wire import ReasoningConfig
 from agent_cli.providers.retry import RetryPolicy, stream_with_retry
+from agent_cli.providers.sdk_client import SDKProvider
 
 TOOLS = (
     ToolSpec("read_file", "Read a file", {"type": "object", "properties": {"path": {"type": "string"}}}),
 )
 REQUEST = Request("You are terse.", (Message.user("What is in a.py?"),), TOOLS, max_tokens=256)
-CASES = [("anthropic", True), ("anthropic", False), ("openai", True), ("openai", False)]
+CASES = [(api, streaming) for api in ("anthropic", "openai", "responses") for streaming in (True, False)]
 IDS = [f"{api}-{'stream' if s else 'whole'}" for api, s in CASES]
 
 
@@ -37,21 +42,26 @@ def mock(llmock: Any) -> Any:
     return llmock.tool_mode("off")
 
 
-def make(mock: Any, api: str, streaming: bool) -> AnthropicProvider | OpenAIProvider:
+def make(mock: Any, api: str, streaming: bool) -> SDKProvider:
     if api == "anthropic":
         return AnthropicProvider(
             "claude-sonnet-4-6", api_key="test", base_url=mock.base_url("anthropic"), streaming=streaming
+        )
+    if api == "responses":
+        return OpenAIResponsesProvider(
+            "gpt-6.2-sol", api_key="test", base_url=mock.base_url("openai"), streaming=streaming,
+            reasoning=ReasoningConfig("high"),
         )
     return OpenAIProvider("gpt-4.1", api_key="test", base_url=mock.base_url("openai"), streaming=streaming)
 
 
 @pytest.fixture(params=CASES, ids=IDS)
-def provider(request: pytest.FixtureRequest, mock: Any) -> AnthropicProvider | OpenAIProvider:
+def provider(request: pytest.FixtureRequest, mock: Any) -> SDKProvider:
     return make(mock, *request.param)
 
 
-@pytest.fixture(params=["anthropic", "openai"])
-def streamer(request: pytest.FixtureRequest, mock: Any) -> AnthropicProvider | OpenAIProvider:
+@pytest.fixture(params=["anthropic", "openai", "responses"])
+def streamer(request: pytest.FixtureRequest, mock: Any) -> SDKProvider:
     return make(mock, request.param, True)
 
 
@@ -62,7 +72,7 @@ def complete(provider: Provider, request: Request = REQUEST) -> tuple[str, Compl
     return "".join(e.text for e in events if isinstance(e, TextDelta)), completions[0]
 
 
-def test_text_reply_and_usage(provider: AnthropicProvider | OpenAIProvider, mock: Any) -> None:
+def test_text_reply_and_usage(provider: SDKProvider, mock: Any) -> None:
     mock.reply("The file defines one function.")
     shown, done = complete(provider)
     assert done.message.text == "The file defines one function."
@@ -72,7 +82,7 @@ def test_text_reply_and_usage(provider: AnthropicProvider | OpenAIProvider, mock
     assert mock.last_request.stream == provider.streaming
 
 
-def test_tool_call_round_trip(provider: AnthropicProvider | OpenAIProvider, mock: Any) -> None:
+def test_tool_call_round_trip(provider: SDKProvider, mock: Any) -> None:
     mock.call_tool("read_file", {"path": "a.py"}).reply("It defines main().")
     _, first = complete(provider)
     assert first.stop_reason == "tool_use"
@@ -86,7 +96,7 @@ def test_tool_call_round_trip(provider: AnthropicProvider | OpenAIProvider, mock
     _, second = complete(provider, follow)
     assert second.message.text == "It defines main()."
     body = mock.last_request.body
-    assert call.id in str(body["messages"])
+    assert call.id in str(body.get("messages") or body["input"])
 
 
 @pytest.mark.parametrize(
@@ -139,6 +149,31 @@ def test_openai_overflow_code(mock: Any) -> None:
     mock.context_overflow()
     with pytest.raises(ContextOverflowError):
         list(make(mock, "openai", True).stream(REQUEST))
+
+
+@pytest.mark.parametrize("streaming", [True, False])
+def test_responses_overflow_text(mock: Any, streaming: bool) -> None:
+    text = "Your input exceeds the context window of this model. Please adjust your input and try again."
+    mock.fail(400, code="context_length_exceeded", message=text)
+    with pytest.raises(ContextOverflowError) as raised:
+        list(make(mock, "responses", streaming).stream(REQUEST))
+    assert "exceeds the context window" in str(raised.value)
+
+
+def test_responses_request_is_stateless_with_encrypted_reasoning(mock: Any) -> None:
+    mock.reply("ok")
+    complete(make(mock, "responses", True))
+    body = mock.last_request.body
+    assert body["store"] is False and body["include"] == ["reasoning.encrypted_content"]
+    assert body["reasoning"] == {"effort": "high", "summary": "auto"}
+    assert body["instructions"] == "You are terse."
+    assert body["tools"][0] == {
+        "type": "function",
+        "name": "read_file",
+        "description": "Read a file",
+        "parameters": dict(TOOLS[0].input_schema),
+        "strict": False,
+    }
 
 
 @pytest.mark.parametrize("fault", ["disconnect", "truncate", "corrupt"])
