@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from agent_cli.app import model_limits
+from agent_cli.config.load import Flags, load_settings
 from agent_cli.core.messages import Usage
 from agent_cli.providers.factory import DEFAULT_MODELS
-from agent_cli.providers.models import MODELS, UNKNOWN_WINDOW, cost, lookup, normalize
+from agent_cli.providers.models import MODELS, UNKNOWN_WINDOW, cost, family_limits, lookup, normalize
 
 
 @pytest.mark.parametrize(
@@ -72,3 +76,65 @@ def test_cost() -> None:
     assert gpt is not None
     assert cost(gpt, Usage(input_tokens=500_000, cache_read_tokens=500_000)) == pytest.approx(1.0 + 0.25)
     assert cost(gpt, Usage()) == 0.0
+
+
+def test_every_entry_names_its_source_and_date() -> None:
+    for info in MODELS.values():
+        assert info.source.startswith("https://"), info.name
+        assert info.checked == "2026-11-30", info.name
+        assert info.lifecycle in ("active", "deprecated", "retired")
+        if info.lifecycle != "active":
+            assert info.shutdown and info.replacement and lookup(info.replacement) is not None
+
+
+def test_defaults_are_current_and_the_5_5_family_binds_its_thinking() -> None:
+    for model in DEFAULT_MODELS.values():
+        info = lookup(model)
+        assert info is not None and info.lifecycle == "active"
+    sonnet = lookup("claude-sonnet-5-5")
+    assert sonnet is not None and sonnet.accepts.binds_thinking and not sonnet.accepts.sampling
+    assert not sonnet.accepts.prefill and not sonnet.accepts.forced_tools and not sonnet.accepts.thinking_off
+    assert lookup("claude-haiku-5-5").accepts.forced_tools  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("name", "limits"),
+    [
+        ("claude-opus-6", (1_000_000, 128_000)),
+        ("claude-sonnet-5-7-20270101", (1_000_000, 128_000)),
+        ("claude-haiku-4-9", (1_000_000, 128_000)),
+        ("claude-sonnet-4-2", (200_000, 64_000)),
+        ("gpt-6.3-nova", (1_050_000, 128_000)),
+        ("llama3.1:8b", None),
+    ],
+)
+def test_unknown_models_of_a_known_family_get_its_window(name: str, limits: tuple[int, int] | None) -> None:
+    assert lookup(name) is None
+    assert family_limits(name) == limits
+
+
+def test_long_requests_cost_the_long_rate() -> None:
+    sol = lookup("gpt-6.2-sol")
+    assert sol is not None
+    short = cost(sol, Usage(input_tokens=200_000, output_tokens=1_000))
+    long = cost(sol, Usage(input_tokens=300_000, output_tokens=1_000))
+    assert short == pytest.approx((200_000 * 2 + 1_000 * 10) / 1e6)
+    assert long == pytest.approx((300_000 * 4 + 1_000 * 15) / 1e6)
+
+
+def test_lifecycle_and_effort_warnings(tmp_path: Path) -> None:
+    settings = load_settings(
+        config_path=None, env={"HOME": str(tmp_path)}, flags=Flags(effort="none"), cwd=tmp_path
+    )
+    _, _, retired = model_limits(settings, "claude-opus-4-1")
+    assert (
+        retired is not None
+        and "retired on 2026-08-05" in retired.message
+        and "claude-opus-5-5" in retired.message
+    )
+    _, _, effort = model_limits(settings, "gpt-6.2-sol")
+    assert effort is not None and "does not take effort 'none'" in effort.message
+    window, _, unknown = model_limits(settings, "claude-opus-6")
+    assert window == 1_000_000 and unknown is None
+    window, _, asked = model_limits(settings, "mystery", asked=(64_000, 4_000))
+    assert window == 64_000 and asked is None
