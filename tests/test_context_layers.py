@@ -19,7 +19,6 @@ from agent_cli.context.sections import (
     collect_user_messages,
     parse_user_messages,
     render_user_messages,
-    scrub,
 )
 from agent_cli.context.summary_request import THINKING_ROOM, span_request
 from agent_cli.core.messages import Message, SummaryBlock, ToolResult, ToolUse
@@ -264,18 +263,7 @@ def test_a_single_huge_user_message_is_cut_not_lost() -> None:
     assert "characters cut; recall finds the rest" in section and count(section) < 400
 
 
-def test_scrub_removes_the_reserved_word_in_every_form() -> None:
-    text = "Summarize this. summarized, SUMMARIZING, summariser, summarization."
-    assert "summariz" not in scrub(text).lower() and "summaris" not in scrub(text).lower()
-    # Paths and identifiers stay exact: a file may well be called that.
-    assert scrub("see src/summarize.py and summarize_all(); re-summarize.") == (
-        "see src/summarize.py and summarize_all(); re-condense."
-    )
-    verbatim = scrub("please summarize the diff", verbatim=True)
-    assert "summarize" not in verbatim and verbatim.replace("\u00ad", "") == "please summarize the diff"
-
-
-def test_record_names_its_transcript_and_recall_and_avoids_the_word() -> None:
+def test_record_names_its_transcript_and_recall_and_keeps_every_word() -> None:
     users = render_user_messages(UserMessages(("summarize the logs",)), 100, count)
     record = assemble_record(
         body="We summarized it.",
@@ -286,7 +274,7 @@ def test_record_names_its_transcript_and_recall_and_avoids_the_word() -> None:
     )
     assert record.startswith("Condensed record of the earlier conversation: 7 messages")
     assert "/t/span-001.jsonl" in record and 'recall("src/a.py")' in record
-    assert "summarize" not in record.lower()
+    assert "We summarized it." in record and "summarize the logs" in record
 
 
 def test_cap_text_enforces_the_length() -> None:

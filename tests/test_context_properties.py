@@ -96,7 +96,7 @@ def check_invariants(
     if latest is not None:
         as_message = any(m.text == latest for m in after)
         in_record = any(
-            m.summary is not None and latest[:200] in m.summary.text.replace("\u00ad", "") for m in after
+            m.summary is not None and latest[:200] in m.summary.text for m in after
         )
         assert as_message or in_record, "the latest user message was lost"
     assert removed_are_stored(before, after, engine.archive) == []

@@ -3,8 +3,9 @@
 Pure functions: the user's own messages kept verbatim (newest first within a
 budget, oldest elided with a note; carried over from the previous record so
 a second compaction does not lose the first one's), the record's intro and
-closing lines, the length cap, and scrubbing the word the acceptance checks
-reserve for summary *requests* out of what goes into the history.
+closing lines, and the length cap. The user's words and the model's record
+are carried byte for byte: nothing here rewords, escapes or inserts a
+character into them.
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ __all__ = [
     "collect_user_messages",
     "parse_user_messages",
     "render_user_messages",
-    "scrub",
     "strip_user_messages",
 ]
 
@@ -31,9 +31,6 @@ USER_HEADER = "## The user's messages, verbatim (oldest first)"
 USER_END = "[end of the user's messages]"
 _ENTRY_RE = re.compile(r"^\[user message \d+\]$")
 _ELIDED_RE = re.compile(r"^\((\d+) earlier user messages? not shown")
-# The stem catches every form (summarize, summarized, summarizer, summarisation ...),
-# except inside a path or identifier (src/summarize.py), which must stay exact.
-_WORD_RE = re.compile(r"(?<![\w/.\\])summari[sz](?=[a-z]*(?:[^\w/.\\-]|\.(?:\s|$)|$))", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,22 +131,6 @@ def cap_text(text: str, cap_tokens: int, count: Callable[[str], int]) -> str:
     return text[:keep] + "\n[... cut to the record's length cap]"
 
 
-def scrub(text: str, *, verbatim: bool = False) -> str:
-    """`text` without the word the summary request uses.
-
-    Model prose says "condense" instead; the user's verbatim words get an
-    invisible soft hyphen, so they read the same and mean the same.
-    """
-
-    def swap(match: re.Match[str]) -> str:
-        word = match.group(0)
-        if verbatim:
-            return word[:6] + "\u00ad" + word[6:]
-        return "Condens" if word[0].isupper() else "condens"
-
-    return _WORD_RE.sub(swap, text)
-
-
 def assemble_record(
     *,
     body: str,
@@ -170,5 +151,5 @@ def assemble_record(
         "Continue from the work state above without redoing finished steps. Files may have changed "
         "since they were read: re-read one before editing it."
     )
-    parts = [intro, scrub(body.strip()), scrub(users, verbatim=True), closing]
+    parts = [intro, body.strip(), users, closing]
     return "\n\n".join(p for p in parts if p)

@@ -179,7 +179,8 @@ def run_summary(
         text = instruction(cap, focus, earlier=bool(record), transcript=True)
         req = Request(
             frame.system,
-            (Message.user(f"{body}\n\n{text}"),),
+            # The transcript and the instruction are two text blocks: the instruction is the last one.
+            (Message("user", (TextBlock(body), TextBlock(text))),),
             frame.tools,
             max_tokens=cap * THINKING_ROOM,
             options=dict(OPTIONS),
