@@ -46,6 +46,7 @@ from agent_cli.tools.registry import default_tools
 __all__ = ["Assembly", "ProviderFactory", "model_limits", "open_session", "secret_env_values"]
 
 MAX_OUTPUT_CAP = 32_000
+SUMMARY_RETRIES = 2
 LATEST = ""  # `resume=LATEST`: the session written last (--continue)
 
 ProviderFactory = Callable[[ProviderSettings], Provider]
@@ -153,7 +154,8 @@ class Assembly:
         provider = self._make_provider(replace(self.settings.provider, model=model))
         summarize = ProviderSummarizer(
             provider,
-            policy=self.retry,
+            # A summary retries a transient error at most twice: the digest is its fallback.
+            policy=replace(self.retry, max_retries=min(self.retry.max_retries, SUMMARY_RETRIES)),
             timeout=self.settings.context.summarize_timeout,
             on_request=self._hooks.on_pre_request,
         )

@@ -154,8 +154,10 @@ class AgentSession:
         self._loop.cancel()
 
     def clear(self) -> None:
-        """Start over with an empty working context; the log keeps everything said so far."""
+        """Start over with an empty working context; the log keeps everything said so far. Automatic
+        compaction and the summarizer start afresh too (the loop guard or latch may have stopped them)."""
         self._loop.clear()
+        self._engine.restart()
 
     def switch_model(self, model: str) -> WarningEvent | None:
         """Talk to `model` from the next request on, with its window, output limit and counter."""
@@ -177,8 +179,8 @@ class AgentSession:
         self._log = log
         self._loop.reset(history=history, log=log)
         self._engine.reset(
-            window=self.window,
-            max_output=self._engine.max_output,
+            window=self.window,  # the model's own limits: what was learned from errors goes with the session
+            max_output=self._model.max_output,
             counter=self._parts.counter(self.model),  # without the old session's anchor
             archive=self._parts.archive(log),
         )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 from agent_cli.app import LATEST, open_session
@@ -54,4 +55,46 @@ def test_switching_model_retargets_window_output_and_counter(tmp_path: Path) -> 
     assert warning is not None and session.window == 32_000 and session.thresholds.window == 32_000
     assert session.max_output <= 32_000 // 4
     assert made == ["claude-sonnet-4-5", "claude-haiku-3-5-unknown-xyz"]
+    session.close()
+
+
+def _session(tmp_path: Path):  # type: ignore[no-untyped-def]
+    from tests.fakes import ScriptedProvider
+
+    env = {**ENV, "XDG_CONFIG_HOME": str(tmp_path / "cfg")}
+    settings = load_settings(config_path=None, env=env, flags=Flags(model="claude-sonnet-4-6"), cwd=tmp_path)
+    return open_session(settings, env=env, make_provider=lambda p: ScriptedProvider([], model=p.model or ""))
+
+
+def test_clear_turns_automatic_compaction_and_the_summarizer_back_on(tmp_path: Path) -> None:
+    session = _session(tmp_path)
+    engine = session._engine  # white box: trip the loop guard and the latch as failures would
+    engine._note_result(True, [])
+    engine._note_result(True, [])
+    engine.latch.note("failed")
+    engine.latch.note("failed")
+    assert not session.breakdown().auto_compact and not engine.latch.open()
+    session.clear()
+    assert session.breakdown().auto_compact and engine.latch.open()
+    session.close()
+
+
+def test_resume_takes_the_models_own_output_limit_not_one_learned_in_the_old_session(tmp_path: Path) -> None:
+    from agent_cli.context.protocol import Frame
+    from agent_cli.core.errors import ContextOverflowError
+
+    other = SessionLog.create(tmp_path, redactor=Redactor(), meta={"model": "claude-sonnet-4-6"})
+    other.log_message(Message.user("earlier"))
+    other.close()
+    session = _session(tmp_path)
+    full = session.max_output
+    with contextlib.suppress(ContextOverflowError):
+        session._engine.on_overflow(
+            [Message.user("x " * 30_000)],
+            Frame("s"),
+            ContextOverflowError("too long", tokens=40_000, limit=20_000),
+        )
+    assert session.max_output < full  # learned from the error: this session's provider is smaller
+    session.resume(other.id)
+    assert session.max_output == full and session.thresholds.window == session.window
     session.close()

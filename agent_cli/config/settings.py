@@ -48,6 +48,8 @@ class ContextSettings:
     summary_max_tokens: int = 4_000  # cap on the summary's length
     summarize_timeout: float = 180.0  # seconds before the summary call counts as failed
     max_failures: int = 2  # consecutive failed compactions before stopping to tell the user
+    summary_failures_to_latch: int = 2  # failed summaries in a row before records are built by code
+    latch_compactions: int = 5  # compactions by code before the model is asked to summarize again
     recall_max_chars: int = 12_000  # cap on what one recall returns
 
 

@@ -102,15 +102,16 @@ def find_safe_cut(
     (gemini-cli cuts only at user messages; aider ends the replaced head on a
     finished assistant turn). If no safe cut leaves a fitting tail (a huge open
     round at the end), the nearest safe cut before it is returned. The result
-    is never below `floor`.
+    is never below `floor` (taken as `len(messages)` when it is larger).
     """
     n = len(messages)
+    floor = min(max(floor, 0), n)  # a floor past the end means "the end"
     ok = safe_cuts(messages)
     suffix = [0] * (n + 1)
     for i in range(n - 1, -1, -1):
         suffix[i] = suffix[i + 1] + counts[i]
     first_fit = n
-    for i in range(max(floor, 0), n + 1):
+    for i in range(floor, n + 1):
         if suffix[i] <= keep_tokens:
             first_fit = i
             break
@@ -122,7 +123,7 @@ def find_safe_cut(
             if is_preferred_cut(messages, i):
                 return i
         return fitting[0]
-    for i in range(first_fit, max(floor, 0) - 1, -1):
+    for i in range(first_fit, floor - 1, -1):
         if ok[i]:
             return i
-    return max(floor, 0)
+    return floor

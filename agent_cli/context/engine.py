@@ -25,6 +25,7 @@ from collections.abc import Callable, Sequence
 from agent_cli.config.settings import ContextSettings
 from agent_cli.context.breakdown import Breakdown, compute_breakdown
 from agent_cli.context.clear import clearable
+from agent_cli.context.latch import SummaryLatch
 from agent_cli.context.layers import Condensed, LayerRunner
 from agent_cli.context.notices import loop_guard_stopped, overflow_unresolved, smaller_window
 from agent_cli.context.plan import plan_condense
@@ -68,6 +69,7 @@ class ContextEngine:
         self.failures = 0  # consecutive automatic compactions that left the request above the trigger
         self.auto_compact = True  # the loop guard turns this off; a manual compaction turns it on
         self._clear_skip = ("", 0)  # (first message id, count): L1 found no batch below that count
+        self.latch = SummaryLatch(settings.summary_failures_to_latch, settings.latch_compactions)
 
     def reset(
         self,
@@ -87,7 +89,12 @@ class ContextEngine:
         )
         self.max_output = max_output
         self.thresholds = compute_thresholds(self.settings, window, max_output)
+        self.restart()
+
+    def restart(self) -> None:
+        """A fresh start (`/clear`, another model or session): past failures no longer count."""
         self.failures, self.auto_compact, self._clear_skip = 0, True, ("", 0)
+        self.latch.reset()
 
     @property
     def window(self) -> int:  # as the engine knows it: it learns a smaller one from errors
@@ -109,7 +116,10 @@ class ContextEngine:
         """L0: an oversized result is saved in full, then cut to head + tail. The `round_size`
         results of one turn share the cap: the round stays verbatim until the model saw it."""
         limit = max(self.thresholds.tool_result_cap // max(round_size, 1), MIN_SHARED_CAP)
-        if len(result.content) * 2 <= limit:  # even at two tokens a character it fits: skip the count
+        # ASCII text takes at most one token a character, two at the highest learned ratio: such a
+        # result that fits even so needs no count. Other text (emoji run to 3+ tokens a character)
+        # is counted.
+        if result.content.isascii() and len(result.content) * 2 <= limit:
             return result, None
         return self._run.cap(use, result, limit)
 
@@ -129,8 +139,11 @@ class ContextEngine:
         if total >= th.trigger_at and self.auto_compact:
             outcome = self._condense(messages, frame, total, events, "summarize", "auto", None)
             messages, total = outcome.messages, outcome.tokens
-            failed = outcome.acted and total >= th.trigger_at  # nothing to condense is not a failure
-            self._note_result(failed, events)
+            # A record built and still above the trigger (or thrown away for not shrinking) is a failure;
+            # nothing to condense costs nothing and is not.
+            failed = outcome.attempted and total >= th.trigger_at
+            if outcome.attempted:
+                self._note_result(failed, events)
         if total >= th.emergency_at or (failed and total >= th.trigger_at):
             messages, total = self._run.drop(messages, frame, total, th.target, events, trigger="auto")
         return Prepared(settle_thinking(history, messages), events)
@@ -176,7 +189,8 @@ class ContextEngine:
         focus: str | None = None,
         trigger: str = "manual",
     ) -> Prepared:
-        """L3: condense the whole conversation so far (an open trailing tool round stays)."""
+        """L3: condense the whole conversation so far (an open trailing tool round stays). It always
+        asks the model, whatever the summarizer latch says."""
         self.failures = 0
         self.auto_compact = True
         messages = list(history)
@@ -236,10 +250,12 @@ class ContextEngine:
         focus: str | None,
     ) -> Condensed:
         """L2 / L3 where the plan finds a span worth a record."""
-        plan = plan_condense(messages, self._run.counts(messages), self.thresholds, manual=layer == "manual")
+        manual = layer == "manual"
+        plan = plan_condense(messages, self._run.counts(messages), self.thresholds, manual=manual)
         if plan is None:
             return Condensed(messages, total, False)
-        return self._run.condense(
+        use_model = manual or self.latch.open()
+        outcome = self._run.condense(
             messages,
             plan,
             frame,
@@ -249,7 +265,12 @@ class ContextEngine:
             layer=layer,
             trigger=trigger,
             focus=focus,
+            use_model=use_model,
         )
+        notice = self.latch.note(outcome.summary, manual=manual)
+        if notice:
+            events.append(WarningEvent(message=notice))
+        return outcome
 
     def _note_result(self, failed: bool, events: list[EngineEvent]) -> None:
         """The loop guard: stop automatic compaction after repeated failures, and say so."""

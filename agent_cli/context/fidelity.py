@@ -17,7 +17,16 @@ from agent_cli.context.policy import is_engine_note
 from agent_cli.context.signals import call_paths, failure
 from agent_cli.core.messages import Message
 
-__all__ = ["FILES_HEADER", "Facts", "carried_paths", "check", "files_section", "repair", "span_facts"]
+__all__ = [
+    "FILES_HEADER",
+    "Facts",
+    "carried_paths",
+    "check",
+    "files_section",
+    "misses_key_facts",
+    "repair",
+    "span_facts",
+]
 
 REQUEST_PROBE_CHARS = 160  # how much of the request must appear verbatim
 # Every record ends with the files touched so far, built by code and carried from record to
@@ -85,6 +94,18 @@ def check(facts: Facts, record: str, tail: Sequence[Message]) -> Facts:
     if error is not None and _error_probe(error) in haystack:
         error = None
     return Facts(request, paths, error, facts.error_call)
+
+
+def misses_key_facts(span: Sequence[Message], tail: Sequence[Message], body: str) -> bool:
+    """Whether a model's record (before repair) fails the check: it drops the latest error, or every
+    file the span touched. The repair still fixes the record; the summarizer latch counts it."""
+    if not body:
+        return False
+    facts = span_facts(span)
+    missing = check(facts, body, tail)
+    lost_error = bool(facts.last_error and missing.last_error)
+    lost_files = bool(facts.paths) and len(missing.paths) == len(facts.paths)
+    return lost_error or lost_files
 
 
 def _error_probe(error: str) -> str:

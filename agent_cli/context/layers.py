@@ -20,11 +20,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from agent_cli.context.cap import cap_result
 from agent_cli.context.clear import apply_clear
 from agent_cli.context.condense import condensed_history
 from agent_cli.context.emergency import apply_drop, marker_text, plan_drop
+from agent_cli.context.fidelity import misses_key_facts
 from agent_cli.context.notices import not_saved, summary_failed
 from agent_cli.context.plain import call_text
 from agent_cli.context.plan import CondensePlan
@@ -35,16 +37,23 @@ from agent_cli.core.events import CompactEvent, CompactLayer, WarningEvent
 from agent_cli.core.messages import Message, ToolResult, ToolUse, Usage
 from agent_cli.store.archive import Archive
 
-__all__ = ["Condensed", "LayerRunner"]
+__all__ = ["Condensed", "LayerRunner", "SummaryOutcome"]
 
 
 @dataclass(frozen=True, slots=True)
 class Condensed:
-    """What L2/L3 came to: the history, its count, and whether a record replaced a span."""
+    """What L2/L3 came to: the history, its count, whether a record replaced a span, and how the
+    model's summary fared ("ok", "failed", "skipped": no call was made, or nothing was attempted)."""
 
     messages: list[Message]
     tokens: int
     acted: bool
+    summary: SummaryOutcome = "skipped"
+    attempted: bool = False  # a record was built for the span (whether or not it was used)
+
+
+SummaryOutcome = Literal["ok", "failed", "skipped"]
+OVERLONG = 1.5  # a record this far over its length cap counts as a failed summary
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +62,7 @@ class _Record:
     tokens: int
     failure: str | None  # why the model's record was not used (the digest stands in); None when it was
     usage: Usage | None  # what the summary call cost, when it answered
+    summary: SummaryOutcome  # "failed" also when the record was used but missed the key facts
 
 
 class LayerRunner:
@@ -148,8 +158,10 @@ class LayerRunner:
         layer: CompactLayer,
         trigger: str,
         focus: str | None,
+        use_model: bool = True,
     ) -> Condensed:
-        """L2 / L3: the span of `plan` becomes a record (the model's, or the digest).
+        """L2 / L3: the span of `plan` becomes a record (the model's, or the digest; only the digest
+        when `use_model` is False, as while the summarizer latch holds).
 
         A manual compaction of a short conversation may grow it a little; that is
         what the user asked for. An automatic one must shrink the request.
@@ -159,12 +171,12 @@ class LayerRunner:
         if path is None:
             return Condensed(messages, total, False)
         must_shrink = layer != "manual"
-        record = self._record(messages, plan, frame, total, path, thresholds, focus, must_shrink)
+        record = self._record(messages, plan, frame, total, path, thresholds, focus, must_shrink, use_model)
         if must_shrink and record.tokens >= total:  # not even the digest shrinks it: leave it as it was
             message = f"Compaction could not shrink the conversation ({total:,} tokens)."
             events.append(WarningEvent(message=message))
-            return Condensed(messages, total, False)
-        if record.failure is not None:
+            return Condensed(messages, total, False, record.summary, attempted=True)
+        if record.failure is not None and use_model:
             events.append(WarningEvent(message=summary_failed(record.failure, path)))
         summary = record.messages[0].summary
         events.append(
@@ -182,7 +194,7 @@ class LayerRunner:
                 usage=record.usage,
             )
         )
-        return Condensed(record.messages, record.tokens, True)
+        return Condensed(record.messages, record.tokens, True, record.summary, attempted=True)
 
     def drop(
         self,
@@ -236,6 +248,7 @@ class LayerRunner:
         th: Thresholds,
         focus: str | None,
         must_shrink: bool,
+        use_model: bool,
     ) -> _Record:
         """The history with the span condensed. The digest stands in for a summary that failed,
         or that would not shrink a request that must shrink."""
@@ -243,6 +256,11 @@ class LayerRunner:
         pending = messages[-1].role == "user"
         failure: str | None = None
         usage: Usage | None = None
+        if not use_model:
+            new = condensed_history(
+                span, tail, "", path, thresholds=th, count_text=self.counter.count_text, pending=pending
+            )
+            return _Record(new, self.recount(frame, messages, new), "latched", None, "skipped")
         try:
             reply = run_summary(
                 span,
@@ -256,6 +274,12 @@ class LayerRunner:
             body, usage = reply.text, reply.usage
         except Exception as exc:  # the summarizer's failure must not lose the session; the digest stands in
             body, failure = "", f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        written = self.counter.count_text(body) if body else 0
+        if written and written >= sum(self.counts(span)):
+            failure = f"the model's record ({written:,} tokens) is larger than what it replaces"
+            body = ""
+        # A record over its cap is cut (its end is lost); it stands, but the model did not follow the brief.
+        overlong = written > th.summary_cap * OVERLONG
         new = condensed_history(
             span, tail, body, path, thresholds=th, count_text=self.counter.count_text, pending=pending
         )
@@ -266,7 +290,9 @@ class LayerRunner:
                 span, tail, "", path, thresholds=th, count_text=self.counter.count_text, pending=pending
             )
             after = self.recount(frame, messages, new)
-        return _Record(new, after, failure, usage)
+        missed = failure is not None or overlong or misses_key_facts(span, tail, body)
+        fared: SummaryOutcome = "failed" if missed else "ok"
+        return _Record(new, after, failure, usage, fared)
 
     def _save(self, messages: list[Message], label: str, events: list[EngineEvent]) -> str | None:
         """Write what a layer removes; None (and a warning) if the disk refuses: the layer does nothing."""

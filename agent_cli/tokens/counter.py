@@ -154,6 +154,22 @@ def _clamp(ratio: float) -> float:
     return min(RATIO_MAX, max(RATIO_MIN, ratio))
 
 
+# Where the learned ratio starts, before the first usage report: conservative, so the first
+# compaction is early rather than late. Claude 4.7 and later (and every 5.x, Fable, Mythos) use a
+# newer tokenizer that counts about 30% more tokens for the same text ("roughly 1x to 1.35x",
+# Anthropic's Opus 5.5 migration guide and pricing page).
+START_RATIO = 1.25
+NEW_TOKENIZER_FACTOR = 1.3
+_NEW_CLAUDE = re.compile(r"claude-(?:(?:opus|sonnet|haiku)-(?:[5-9]|4-(?:[7-9]|\d\d))|fable|mythos)")
+
+
+def start_ratio(model: str) -> float:
+    """The ratio a counter for `model` starts from (see START_RATIO)."""
+    if _NEW_CLAUDE.search(model.lower()):
+        return round(START_RATIO * NEW_TOKENIZER_FACTOR, 3)
+    return START_RATIO
+
+
 class TokenCounter:
     """Counts requests for one model; see the module docstring for the method."""
 
@@ -162,7 +178,7 @@ class TokenCounter:
         model: str,
         provider: str,
         *,
-        claude_ratio: float = 1.25,
+        claude_ratio: float | None = None,
         cache_size: int = 16_384,
         load_encoding: Callable[[EncodingName], Encoder] = get_encoding,
     ) -> None:
@@ -170,7 +186,8 @@ class TokenCounter:
         self.provider = provider
         self.encoding_name, self._exact_model = encoding_for_model(model, provider)
         # OpenAI models that fall back to the estimate start unscaled; others start conservative.
-        self._ratio = 1.0 if self._exact_model else _clamp(claude_ratio)
+        start = start_ratio(model) if claude_ratio is None else claude_ratio
+        self._ratio = 1.0 if self._exact_model else _clamp(start)
         self._cache_size = max(1, cache_size)
         self._load_encoding = load_encoding
         self._encoder: Encoder | None = None

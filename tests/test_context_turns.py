@@ -1,0 +1,190 @@
+"""The engine across many turns: the summarizer latch, the loop guard and hysteresis over sequences.
+
+One engine, a history that grows turn by turn as a session's does (the loop
+appends, the engine prepares), and a summarizer that behaves well or badly.
+Table tests for the latch's state machine; property tests (hypothesis) over
+random sequences of turns.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agent_cli.context.cut import find_safe_cut
+from agent_cli.context.engine import ContextEngine
+from agent_cli.context.latch import SummaryLatch
+from agent_cli.core.errors import TransientError
+from agent_cli.core.events import CompactEvent, ErrorEvent, WarningEvent
+from agent_cli.core.messages import Message, ToolResult, ToolUse
+from agent_cli.providers.base import Request
+from tests.test_context_fakes import FRAME, FakeSummarizer, filler, make_engine, tool_round, user
+
+# -- the latch on its own --------------------------------------------------------------------
+
+
+def test_latch_opens_after_two_failures_and_retries_after_five_compactions() -> None:
+    latch = SummaryLatch(2, 5)
+    assert latch.open() and latch.note("failed") is None and latch.open()
+    notice = latch.note("failed")
+    assert notice is not None and "2 times in a row" in notice and not latch.open()
+    for _ in range(4):
+        assert latch.note("skipped") is None and not latch.open()
+    latch.note("skipped")
+    assert latch.open()  # the fifth compaction by code: the model is asked again
+    assert latch.note("failed") is None and not latch.open()  # failed again: latched at once, said once
+    latch.note("ok")
+    assert latch.open() and latch.failures == 0
+
+
+def test_a_success_between_failures_keeps_the_latch_closed() -> None:
+    latch = SummaryLatch(2, 5)
+    for outcome in ("failed", "ok", "failed", "ok", "failed"):
+        assert latch.note(outcome) is None  # type: ignore[arg-type]
+    assert latch.open()
+
+
+# -- a session's worth of turns ------------------------------------------------------------------
+
+
+def run_turns(engine: ContextEngine, turns: int, *, read: int = 200, answer: int = 1_500) -> list[object]:
+    """`turns` turns of "read a file, answer about it", each prepared as the loop would."""
+    history: list[Message] = [user("survey the modules")]
+    events: list[object] = []
+    for t in range(turns):
+        history += tool_round("read_file", {"path": f"src/m{t}.py"}, filler(read * 4, f"m{t}"))
+        prepared = engine.prepare(history, FRAME)
+        events += prepared.events
+        history = [*prepared.messages, Message.assistant(f"m{t} does this: " + filler(answer * 4, "a"))]
+        history.append(user(f"next {t}"))
+    return events
+
+
+def distinct(requests: list[Request]) -> int:
+    return len({tuple((m.id, m.text) for m in r.messages) for r in requests})
+
+
+@pytest.mark.parametrize("behaviour", ["error", "huge"])
+def test_a_failing_summarizer_is_asked_twice_then_rarely(tmp_path: Path, behaviour: str) -> None:
+    reply: object = TransientError("down") if behaviour == "error" else "## Work state\n" + "x " * 40_000
+    summarizer = FakeSummarizer([reply])  # type: ignore[list-item]
+    engine, _, _ = make_engine(tmp_path, summarizer)
+    events = run_turns(engine, 90)
+    compactions = [e for e in events if isinstance(e, CompactEvent) and e.layer == "summarize"]
+    assert len(compactions) >= 10
+    # Two failures latch it; every fifth compaction by code it is asked once more, and fails again.
+    assert len(summarizer.requests) <= 2 + len(compactions) // 5 + 1
+    assert distinct(summarizer.requests) == len(summarizer.requests)
+    notices = [e for e in events if isinstance(e, WarningEvent) and "built by code" in e.message]
+    assert len(notices) == 1
+    assert all(e.degraded for e in compactions)  # the digest stood in every time
+    assert not [e for e in events if isinstance(e, ErrorEvent)]  # the digest shrinks: no loop guard
+
+
+def test_manual_compact_asks_the_model_while_latched(tmp_path: Path) -> None:
+    summarizer = FakeSummarizer([TransientError("down"), TransientError("down"), "## Work state\nfine"])
+    engine, _, _ = make_engine(tmp_path, summarizer)
+    run_turns(engine, 30)
+    assert not engine.latch.open()
+    asked = len(summarizer.requests)
+    history = [user("a"), Message.assistant(filler(8_000, "b")), user("c"), Message.assistant("d"), user("e")]
+    prepared = engine.compact(history, FRAME, "keep it", "manual")
+    assert len(summarizer.requests) == asked + 1
+    (event,) = [e for e in prepared.events if isinstance(e, CompactEvent)]
+    assert not event.degraded and engine.latch.open()
+
+
+def test_the_loop_guard_counts_a_request_that_cannot_be_shrunk(tmp_path: Path) -> None:
+    # The round the model has not seen yet stays verbatim; here it alone is above the trigger.
+    engine, _, summarizer = make_engine(tmp_path, tool_result_max_tokens=50_000)
+    history: list[Message] = [user("go"), Message.assistant(filler(8_000, "early"))]
+    guard: list[ErrorEvent] = []
+    for t in range(4):
+        use = ToolUse(f"t{t}", "bash", {"command": "make"})
+        history += [
+            user(f"turn {t}"),
+            Message("assistant", (use,)),
+            Message("user", (ToolResult(use.id, filler(70_000, "o")),)),
+        ]
+        prepared = engine.prepare(history, FRAME)
+        guard += [e for e in prepared.events if isinstance(e, ErrorEvent)]
+        history = [*prepared.messages, Message.assistant("noted")]
+    assert guard and "stopped after 2 attempts" in guard[0].message
+    assert not engine.auto_compact
+    assert len(summarizer.requests) <= 2
+
+
+# -- properties over random sequences ----------------------------------------------------------------
+
+turn = st.tuples(st.sampled_from(["read", "chat", "error"]), st.integers(200, 9_000))
+behaviours = st.sampled_from(["ok", "fail", "huge", "empty"])
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(turn, min_size=5, max_size=40), behaviours, st.sampled_from([12_000, 20_000, 40_000]))
+def test_guard_latch_and_hysteresis_hold_across_a_session(
+    turns: list[tuple[str, int]], behaviour: str, window: int
+) -> None:
+    script: dict[str, object] = {
+        "ok": "## Work state\nDone: the earlier turns. Next: go on.",
+        "fail": TransientError("down"),
+        "huge": "## Work state\n" + "detail " * 30_000,
+        "empty": "",
+    }
+    summarizer = FakeSummarizer([script[behaviour]])  # type: ignore[list-item]
+    with tempfile.TemporaryDirectory() as tmp:
+        engine, _, _ = make_engine(Path(tmp), summarizer, window=window)
+        history: list[Message] = [user("start")]
+        compactions = 0
+        latched_asks = 0
+        for n, (kind, size) in enumerate(turns):
+            if kind == "read":
+                history += tool_round("read_file", {"path": f"f{n}.py"}, filler(size, f"r{n}"))
+            elif kind == "error":
+                history += tool_round("bash", {"command": "pytest"}, filler(size, "E") + "\n[exit code 1]")
+            else:
+                history += [Message.assistant(filler(size, f"a{n}")), user(f"q{n}")]
+            before = len(summarizer.requests)
+            was_open = engine.latch.open()
+            prepared = engine.prepare(history, FRAME)
+            summaries = [e for e in prepared.events if isinstance(e, CompactEvent) and e.layer == "summarize"]
+            compactions += len(summaries)
+            if not was_open:
+                latched_asks += len(summarizer.requests) - before
+            assert latched_asks == 0  # while the latch holds, no summary call
+            if not engine.auto_compact:
+                assert not summaries  # the guard tripped: nothing automatic until /compact
+            history = prepared.messages
+            if summaries and summaries[-1].tokens_after < engine.thresholds.target:
+                # Hysteresis: right after compacting down to the target, a small turn compacts nothing.
+                again = engine.prepare([*history, user("ok")], FRAME)
+                assert not [e for e in again.events if isinstance(e, CompactEvent) and e.layer == "summarize"]
+        failing = behaviour in ("fail", "huge", "empty")
+        if failing:
+            assert len(summarizer.requests) <= 2 + compactions // 5 + 1
+
+
+# -- bugs found in review ----------------------------------------------------------------------
+
+
+def test_l0_counts_text_that_takes_several_tokens_a_character(tmp_path: Path) -> None:
+    engine, counter, _ = make_engine(tmp_path)
+    limit = engine.thresholds.tool_result_cap
+    emoji = "🙂" * (limit // 2 - 10)  # fewer characters than half the cap, far more tokens than the cap
+    use = ToolUse("t1", "bash", {"command": "cat faces.txt"})
+    capped, event = engine.ingest(use, ToolResult("t1", emoji))
+    assert len(emoji) * 2 <= limit
+    if counter.count_text(emoji) > limit:
+        assert event is not None and len(capped.content) < len(emoji)
+
+
+def test_find_safe_cut_never_returns_below_its_floor() -> None:
+    messages = [user("a"), Message.assistant("b"), user("c")]
+    counts = [10, 10, 10]
+    for floor in range(0, 6):
+        cut = find_safe_cut(messages, counts, 5, floor=floor)
+        assert min(floor, len(messages)) <= cut <= len(messages)
