@@ -29,6 +29,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from tests.e2e import is_summary_request  # noqa: E402
 from tests.fakeserver import (  # noqa: E402
     FakeModelServer,
     RecordedRequest,
@@ -107,10 +108,7 @@ def responder_for(files: list[str]) -> Any:
     state = {"turn": 0}
 
     def respond(request: RecordedRequest) -> Reply:
-        last = request.body["messages"][-1]
-        content = last["content"]
-        text = content if isinstance(content, str) else " ".join(b.get("text", "") for b in content)
-        if "summarize" in text.lower():
+        if is_summary_request(request.body):
             seen = ", ".join(files[: state["turn"]])
             return Reply(SUMMARY.format(files=seen))
         turn = state["turn"]
@@ -205,7 +203,7 @@ def run(files: int, kib: int, window: int, compaction: bool) -> dict[str, Any]:
             elapsed = time.perf_counter() - started
             requests = server.requests
         events = [json.loads(x) for x in proc.stdout.splitlines() if x.startswith("{")]
-        summaries = [r for r in requests if "summarize" in json.dumps(r.body["messages"][-1]).lower()]
+        summaries = [r for r in requests if is_summary_request(r.body)]
         return {
             "exit": proc.returncode,
             "stderr": proc.stderr[-400:],

@@ -41,7 +41,9 @@ def compacts(events: list[object]) -> list[CompactEvent]:
 
 
 def is_summary_request(request: Request) -> bool:
-    return "summarize" in request.messages[-1].text.lower()
+    """By structure, as the acceptance checks do: tool calls off, the instruction the last text block."""
+    last = request.messages[-1]
+    return request.options.get("tool_choice") == "none" and last.role == "user" and bool(last.content)
 
 
 # -- the fast path -----------------------------------------------------------------
