@@ -155,7 +155,7 @@ def ideal_cache_cost(requests: list[RecordedRequest]) -> float:
     return total
 
 
-def run(files: int, kib: int, window: int, compaction: bool) -> dict[str, Any]:
+def run(files: int, kib: int, window: int, compaction: bool, working: int | None = None) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         project = Path(tmp) / "proj"
         project.mkdir()
@@ -166,8 +166,11 @@ def run(files: int, kib: int, window: int, compaction: bool) -> dict[str, Any]:
             (project / ".agent").mkdir()
             (project / ".agent" / "config.toml").write_text(
                 "[context]\nclear_ratio = 0.99\ntrigger_ratio = 0.995\nemergency_ratio = 0.999\n"
-                "tool_result_max_tokens = 1000000\n"
+                "tool_result_max_tokens = 1000000\nworking_budget = 0\n"
             )
+        elif working is not None:
+            (project / ".agent").mkdir()
+            (project / ".agent" / "config.toml").write_text(f"[context]\nworking_budget = {working}\n")
         with FakeModelServer(context_window=window) as server:
             server.responder = responder_for(names)
             env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
@@ -225,8 +228,9 @@ def main() -> None:
     parser.add_argument("--files", type=int, default=20)
     parser.add_argument("--kib", type=int, default=40)
     parser.add_argument("--window", type=int, default=200_000)
+    parser.add_argument("--working-budget", type=int, default=None, help="context.working_budget (default: ours)")
     args = parser.parse_args()
-    ours = run(args.files, args.kib, args.window, compaction=True)
+    ours = run(args.files, args.kib, args.window, compaction=True, working=args.working_budget)
     base = run(args.files, args.kib, args.window * 4, compaction=False)
     print(
         f"long session: {args.files} reads of {args.kib} KiB files, long analysis each turn, "

@@ -27,7 +27,7 @@ from agent_cli.core.messages import Message, ToolResult, ToolUse
 def test_thresholds_table(
     window: int, max_output: int, budget: int, trigger: int, target: int, emergency: int
 ) -> None:
-    th = compute_thresholds(ContextSettings(), window, max_output)
+    th = compute_thresholds(ContextSettings(working_budget=0), window, max_output)  # the whole window
     assert (th.budget, th.trigger_at, th.target, th.emergency_at) == (budget, trigger, target, emergency)
     assert th.window - th.reserve == th.budget
     assert th.clear_at <= th.trigger_at <= th.emergency_at <= th.budget
@@ -35,6 +35,17 @@ def test_thresholds_table(
     # What L2 keeps fits under the target, so compaction does not fire again next turn.
     assert th.keep_tail + th.summary_cap + th.user_messages <= th.target
     assert th.summary_cap <= max_output
+
+
+@pytest.mark.parametrize("window", [200_000, 400_000, 1_000_000, 1_050_000])
+def test_the_working_budget_does_not_grow_with_the_window(window: int) -> None:
+    th = compute_thresholds(ContextSettings(working_budget=100_000), window, 32_000)
+    assert th.working == 100_000 and th.budget == window - th.reserve
+    assert (th.clear_at, th.trigger_at, th.target) == (50_000, 80_000, 45_000)  # the same on every window
+    assert th.emergency_at >= int(th.budget * 0.95)  # the hard limit still guards the window itself
+    assert th.keep_tail + th.summary_cap + th.user_messages <= th.target
+    small = compute_thresholds(ContextSettings(working_budget=100_000), 32_000, 4_000)
+    assert small.working == small.budget  # a window smaller than the working budget uses all of it
 
 
 def test_thresholds_clamp_inconsistent_ratios() -> None:
@@ -47,8 +58,8 @@ def test_thresholds_clamp_inconsistent_ratios() -> None:
 def test_small_windows_still_get_l1() -> None:
     th = compute_thresholds(ContextSettings(), 32_000, 4_000)
     assert th.clear_protect < th.budget // 2 and th.clear_min_batch < th.budget // 4
-    big = compute_thresholds(ContextSettings(), 1_000_000, 32_000)
-    configured = ContextSettings()
+    configured = ContextSettings(working_budget=0)
+    big = compute_thresholds(configured, 1_000_000, 32_000)
     assert big.clear_protect == configured.clear_protect_tokens  # the configured values
     assert big.clear_min_batch == configured.clear_min_batch_tokens
 

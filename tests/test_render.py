@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from io import StringIO
 
@@ -250,21 +251,58 @@ def test_compaction_panel_shows_what_shrank_and_where_it_went() -> None:
     assert "c.py" not in text  # only the first lines
 
 
-def test_a_cap_panel_without_summary_or_transcript() -> None:
-    con, out = console()
-    Renderer(con).handle(
-        CompactEvent(
-            layer="cap",
-            trigger="ingest",
-            messages_before=3,
-            messages_after=3,
-            tokens_before=50_000,
-            tokens_after=10_000,
-        )
+@pytest.mark.parametrize(
+    ("layer", "detail", "expected"),
+    [
+        (
+            "cap",
+            'bash {"command": "make"} · id toolu_1',
+            '⟳ cut bash {"command": "make"} · id toolu_1 · 40,000 tokens freed',
+        ),
+        (
+            "clear",
+            "3 old tool results: read_file a.py, …",
+            "⟳ cleared 3 old tool results: read_file a.py, … · 40,000 tokens freed",
+        ),
+    ],
+)
+def test_the_free_layers_are_one_dim_line_each(layer: str, detail: str, expected: str) -> None:
+    con, out = console(width=160)
+    event = CompactEvent(
+        layer=layer,  # type: ignore[arg-type]
+        trigger="auto",
+        messages_before=3,
+        messages_after=3,
+        tokens_before=50_000,
+        tokens_after=10_000,
+        transcript="/p/.transcripts/s/span-001-clear.jsonl",
+        detail=detail,
     )
+    Renderer(con).handle(event)
     text = plain(out.getvalue())
-    assert "context compacted · layer cap · trigger ingest" in text and "50,000 → 10,000 (−80%)" in text
-    assert "transcript" not in text and "summary" not in text
+    assert text.count("\n") == 0 and text.startswith(expected) and "recall brings the full text back" in text
+    assert "context compacted" not in text  # no panel
+
+
+def test_compact_shows_the_whole_record() -> None:
+    record = "\n".join(f"## section {i}\nline {i}" for i in range(12))
+    con, out = console(width=120)
+    event = CompactEvent(
+        layer="manual",
+        trigger="manual",
+        messages_before=30,
+        messages_after=2,
+        tokens_before=50_000,
+        tokens_after=3_000,
+        summary=record,
+    )
+    Renderer(con).handle(event)
+    text = plain(out.getvalue())
+    assert "line 0" in text and "line 11" in text  # every line, not a preview
+    auto = dataclasses.replace(event, layer="summarize", trigger="auto")
+    con2, out2 = console(width=120)
+    Renderer(con2).handle(auto)
+    assert "line 11" not in plain(out2.getvalue())  # automatic ones show the first lines
 
 
 @pytest.mark.parametrize(

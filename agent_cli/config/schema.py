@@ -88,7 +88,8 @@ def _field_for(key: str, hint: object) -> Field:
     if hint is bool:
         return Field(key, "bool")
     if hint is int:
-        return Field(key, "count" if name == "max_retries" else "int")  # 0 retries is a real choice
+        # 0 retries is a real choice; a working budget of 0 means the whole window.
+        return Field(key, "count" if name in ("max_retries", "working_budget") else "int")
     if hint is float:
         return Field(key, "ratio" if name.endswith("_ratio") else "float")
     if typing.get_origin(hint) is tuple:

@@ -222,8 +222,9 @@ class ContextEngine:
     def _clear(
         self, messages: list[Message], frame: Frame, total: int, events: list[EngineEvent], *, past: bool
     ) -> tuple[list[Message], int]:
-        """L1: stub old tool results when a big enough batch can go. Past the trigger it must also
-        reach the target, else L2 takes the span whole (its summary sees the output, not stubs)."""
+        """L1: stub old tool results when a big enough batch can go. Past the trigger it must also get
+        the request below the trigger, else L2 takes the span whole (its summary sees the output, not
+        stubs). Clearing is free and a summary is a model call: L1 carries what it can."""
         th = self.thresholds
         key = messages[0].id if messages else ""
         if key == self._clear_skip[0] and total < self._clear_skip[1]:
@@ -235,8 +236,8 @@ class ContextEngine:
             # need to look again. Keeps prepare O(new content) above the L1 line.
             self._clear_skip = (key, total + th.clear_min_batch - freed)
             return messages, total
-        if past and total - freed > th.target:
-            return messages, total
+        if past and total - freed >= th.trigger_at:
+            return messages, total  # L1 alone cannot get below the trigger: L2 takes the span whole
         return self._run.clear(messages, frame, total, to_clear, freed, events)
 
     def _condense(

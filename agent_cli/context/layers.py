@@ -28,7 +28,7 @@ from agent_cli.context.condense import condensed_history
 from agent_cli.context.emergency import apply_drop, marker_text, plan_drop
 from agent_cli.context.fidelity import misses_key_facts
 from agent_cli.context.notices import not_saved, summary_failed
-from agent_cli.context.plain import call_text
+from agent_cli.context.plain import abbreviate, call_text, tool_calls_by_id
 from agent_cli.context.plan import CondensePlan
 from agent_cli.context.policy import Counter, Thresholds
 from agent_cli.context.protocol import EngineEvent, Frame
@@ -113,6 +113,7 @@ class LayerRunner:
             tokens_after=count(capped.content),
             transcript=path,
             duration=self._clock() - start,
+            detail=f"{abbreviate(call_text(use), 80)} · id {use.id}",
         )
         return capped, event
 
@@ -132,8 +133,17 @@ class LayerRunner:
         if path is None:
             return messages, total
         after = self.recount(frame, messages, plan.messages)
+        calls = tool_calls_by_id(messages)
+        names = [
+            abbreviate(call_text(calls[i]), 50)
+            for ids in to_clear.values()
+            for i in sorted(ids)
+            if i in calls
+        ]
+        shown = ", ".join(names[:3]) + (", …" if len(names) > 3 else "")
         events.append(
             CompactEvent(
+                detail=f"{plan.cleared} old tool result{'s' if plan.cleared != 1 else ''}: {shown}",
                 layer="clear",
                 trigger="auto",
                 messages_before=len(messages),

@@ -84,6 +84,7 @@ class Thresholds:
     window: int  # the model's context window
     reserve: int  # output tokens plus a counting margin, never used for input
     budget: int  # B = window - reserve: the most a request may hold
+    working: int  # the budget the layers work to: min(B, context.working_budget)
     clear_at: int  # L1 may clear old tool results above this
     trigger_at: int  # L2 fires at or above this
     target: int  # compactions aim at or below this (hysteresis)
@@ -97,7 +98,8 @@ class Thresholds:
 
     def describe(self) -> str:
         return (
-            f"window {self.window:,}, budget {self.budget:,} (reserve {self.reserve:,}); "
+            f"window {self.window:,}, budget {self.budget:,} (reserve {self.reserve:,}), "
+            f"working budget {self.working:,}; "
             f"clear at {self.clear_at:,}, compact at {self.trigger_at:,} down to {self.target:,}, "
             f"emergency at {self.emergency_at:,}"
         )
@@ -124,35 +126,39 @@ def compute_thresholds(settings: ContextSettings, window: int, max_output: int) 
     if reserve > window // 2:  # a misconfigured output size must not eat the whole window
         reserve = window // 2
     budget = max(window - reserve, 1)
+    # The layers work to a budget that does not grow with the window (the working budget); only the
+    # emergency line guards the window itself. 0 means the whole window.
+    work = min(budget, settings.working_budget) if settings.working_budget > 0 else budget
 
     emergency = _ratio(settings.emergency_ratio, 0.05, 1.0)
     trigger = _ratio(settings.trigger_ratio, 0.05, emergency)
     clear = _ratio(settings.clear_ratio, 0.0, trigger)
     target = _ratio(settings.target_ratio, 0.01, trigger * 0.9)
 
-    target_at = int(budget * target)
-    summary_cap = min(settings.summary_max_tokens, int(budget * SUMMARY_SHARE))
+    target_at = int(work * target)
+    summary_cap = min(settings.summary_max_tokens, int(work * SUMMARY_SHARE))
     if max_output > 0:
         summary_cap = min(summary_cap, max_output)
-    summary_cap = max(summary_cap, min(MIN_SUMMARY_TOKENS, max(budget // 4, 1)))
-    user_messages = max(min(settings.user_messages_tokens, int(budget * USER_MESSAGES_SHARE)), 0)
+    summary_cap = max(summary_cap, min(MIN_SUMMARY_TOKENS, max(work // 4, 1)))
+    user_messages = max(min(settings.user_messages_tokens, int(work * USER_MESSAGES_SHARE)), 0)
     # The tail must leave room under the target for the summary and the user's messages.
     tail_room = max(target_at - summary_cap - user_messages, 0)
-    keep_tail = max(min(settings.keep_tail_tokens, int(budget * TAIL_SHARE), tail_room), 0)
+    keep_tail = max(min(settings.keep_tail_tokens, int(work * TAIL_SHARE), tail_room), 0)
     return Thresholds(
         window=window,
         reserve=reserve,
         budget=budget,
-        clear_at=int(budget * clear),
-        trigger_at=int(budget * trigger),
+        working=work,
+        clear_at=int(work * clear),
+        trigger_at=int(work * trigger),
         target=target_at,
-        emergency_at=int(budget * emergency),
+        emergency_at=max(int(budget * emergency), int(work * trigger)),
         keep_tail=keep_tail,
         summary_cap=summary_cap,
         user_messages=user_messages,
-        clear_protect=max(min(settings.clear_protect_tokens, int(budget * CLEAR_PROTECT_SHARE)), 0),
-        clear_min_batch=max(min(settings.clear_min_batch_tokens, int(budget * CLEAR_BATCH_SHARE)), 0),
-        tool_result_cap=max(min(settings.tool_result_max_tokens, int(budget * TOOL_RESULT_SHARE)), 1),
+        clear_protect=max(min(settings.clear_protect_tokens, int(work * CLEAR_PROTECT_SHARE)), 0),
+        clear_min_batch=max(min(settings.clear_min_batch_tokens, int(work * CLEAR_BATCH_SHARE)), 0),
+        tool_result_cap=max(min(settings.tool_result_max_tokens, int(work * TOOL_RESULT_SHARE)), 1),
     )
 
 

@@ -123,6 +123,7 @@ class CompactEvent:
     duration: float = 0.0
     degraded: bool = False
     usage: Usage | None = None  # what the summary call cost (L2/L3), thinking and cache included
+    detail: str | None = None  # L0 / L1: what was cut or cleared (calls), for a one-line notice
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)

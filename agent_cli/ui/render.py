@@ -52,7 +52,7 @@ from agent_cli.core.events import (
 )
 from agent_cli.ui.markdown_blocks import MarkdownStream
 from agent_cli.ui.reports import describe_call
-from agent_cli.ui.widgets import compact_panel, thought_line, tool_line
+from agent_cli.ui.widgets import clear_line, compact_panel, thought_line, tool_line
 
 __all__ = ["Renderer"]
 
@@ -143,9 +143,13 @@ class Renderer:
         elif isinstance(event, ToolResultEvent):
             self._clear_spinner()
             self.console.print(tool_line(self._calls.pop(event.id, None), event, self.console.width))
+        elif isinstance(event, CompactEvent) and event.layer in ("cap", "clear"):
+            # The free layers are one dim line each; panels are for the layers that rewrite history.
+            self.line(clear_line(event), "dim")
         elif isinstance(event, CompactEvent):
             self._clear_spinner()
-            self.console.print(Constrain(compact_panel(event), PANEL_MAX_WIDTH))
+            full = event.layer == "manual"  # /compact shows the whole record
+            self.console.print(Constrain(compact_panel(event, full=full), PANEL_MAX_WIDTH))
         elif isinstance(event, RetryEvent):
             # A retried request starts its answer over; what streamed before was thrown away.
             note = " (the partial answer above is discarded)" if self._had_partial else ""

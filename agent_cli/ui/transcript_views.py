@@ -101,8 +101,10 @@ def _event_lines(event: Mapping[str, Any]) -> list[str]:
         )
         saved = f"; saved to {event['transcript']}" if event.get("transcript") else ""
         out = [f"=== compacted ({layer}, {trigger}): {figures}{saved} ==="]
-        if event.get("summary"):
-            out.append(f"    summary: {_one_line(str(event['summary']), 160)}")
+        if event.get("detail"):
+            out.append(f"    {event['detail']}")
+        if event.get("summary"):  # the whole record, as the model saw it from then on
+            out.extend(f"    {line}" for line in str(event["summary"]).strip().splitlines())
         return out
     if kind in ("error", "warning"):
         return [f"!! {kind}: {event.get('message', '')}"]

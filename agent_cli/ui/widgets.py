@@ -18,7 +18,15 @@ from agent_cli.core.events import CompactEvent, ToolCallEvent, ToolResultEvent
 from agent_cli.ui.reports import ContextReport, CostRow, describe_call, summary_preview
 from agent_cli.ui.slash import CommandSpec
 
-__all__ = ["compact_panel", "context_table", "cost_table", "help_table", "thought_line", "tool_line"]
+__all__ = [
+    "clear_line",
+    "compact_panel",
+    "context_table",
+    "cost_table",
+    "help_table",
+    "thought_line",
+    "tool_line",
+]
 
 SUMMARY_PREVIEW_LINES = 4
 
@@ -50,8 +58,17 @@ def thought_line(text: str, width: int = 100) -> Text:
     return Text(f"∴ {shown}", style="dim italic")
 
 
-def compact_panel(event: CompactEvent) -> Panel:
-    """One compaction as a Panel: what shrank, by how much, and where the originals went."""
+def clear_line(event: CompactEvent) -> str:
+    """L0 / L1 in one line: what was cut or cleared, what it freed, how to get it back."""
+    freed = max(event.tokens_before - event.tokens_after, 0)
+    what = "cut" if event.layer == "cap" else "cleared"
+    detail = f" {event.detail}" if event.detail else ""
+    return f"⟳ {what}{detail} · {freed:,} tokens freed · recall brings the full text back"
+
+
+def compact_panel(event: CompactEvent, *, full: bool = False) -> Panel:
+    """One compaction as a Panel: what shrank, by how much, and where the originals went; the
+    record's first lines, or all of it (`full`, for /compact)."""
     rows = Table.grid(padding=(0, 2))
     rows.add_column(style="dim", no_wrap=True)
     rows.add_column()
@@ -66,8 +83,9 @@ def compact_panel(event: CompactEvent) -> Panel:
     if event.degraded:
         rows.add_row("note", Text("degraded: the summary fell back to a digest", style="yellow"))
     if event.summary:
-        preview = summary_preview(event.summary, SUMMARY_PREVIEW_LINES)
-        rows.add_row("summary", Text(preview, style="dim", overflow="fold"))
+        shown = event.summary.strip() if full else summary_preview(event.summary, SUMMARY_PREVIEW_LINES)
+        text = Text(shown, style="" if full else "dim", overflow="fold")
+        rows.add_row("record" if full else "summary", text)
     title = f"context compacted · layer {event.layer} · trigger {event.trigger}"
     return Panel(rows, title=title, title_align="left", border_style="magenta", expand=False)
 
