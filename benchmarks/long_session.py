@@ -32,6 +32,7 @@ sys.path.insert(0, str(ROOT))
 from tests.e2e import is_summary_request  # noqa: E402
 from tests.fakeserver import (  # noqa: E402
     FakeModelServer,
+    Fault,
     RecordedRequest,
     Reply,
     ToolCallSpec,
@@ -103,12 +104,19 @@ SUMMARY = (
 )
 
 
-def responder_for(files: list[str]) -> Any:
+def responder_for(files: list[str], summaries: str = "ok") -> Any:
+    """The fake model: reads `files` one per turn, then answers. Summary requests (recognised by their
+    structure) get a sectioned record ("ok"), a server error ("error"), or a record far larger than
+    any span ("huge")."""
     rng = random.Random(11)
     state = {"turn": 0}
 
-    def respond(request: RecordedRequest) -> Reply:
+    def respond(request: RecordedRequest) -> Reply | Fault:
         if is_summary_request(request.body):
+            if summaries == "error":
+                return Fault(500, "the summary model is down")
+            if summaries == "huge":
+                return Reply("## Work state\n" + "an extremely long record line. " * 20_000)
             seen = ", ".join(files[: state["turn"]])
             return Reply(SUMMARY.format(files=seen))
         turn = state["turn"]
@@ -155,7 +163,20 @@ def ideal_cache_cost(requests: list[RecordedRequest]) -> float:
     return total
 
 
-def run(files: int, kib: int, window: int, compaction: bool, working: int | None = None) -> dict[str, Any]:
+PROMPT = "Analyze every module under src/, one file at a time."
+
+
+def run(
+    files: int,
+    kib: int,
+    window: int,
+    compaction: bool,
+    working: int | None = None,
+    *,
+    summaries: str = "ok",
+    prompt: str = PROMPT,
+    model: str = "claude-sonnet-4-5",
+) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         project = Path(tmp) / "proj"
         project.mkdir()
@@ -172,7 +193,7 @@ def run(files: int, kib: int, window: int, compaction: bool, working: int | None
             (project / ".agent").mkdir()
             (project / ".agent" / "config.toml").write_text(f"[context]\nworking_budget = {working}\n")
         with FakeModelServer(context_window=window) as server:
-            server.responder = responder_for(names)
+            server.responder = responder_for(names, summaries)
             env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
             env.update(
                 HOME=str(home),
@@ -188,12 +209,12 @@ def run(files: int, kib: int, window: int, compaction: bool, working: int | None
                     "-m",
                     "agent_cli",
                     "-p",
-                    "Analyze every module under src/, one file at a time.",
+                    prompt,
                     "--yes",
                     "--output-format",
                     "stream-json",
                     "--model",
-                    "claude-sonnet-4-5",
+                    model,
                     "--context-window",
                     str(window),
                 ],
@@ -220,6 +241,8 @@ def run(files: int, kib: int, window: int, compaction: bool, working: int | None
             and events[-1].get("type") == "result"
             and events[-1].get("stop") == "end_turn",
             "seconds": elapsed,
+            "all_requests": requests,
+            "events": events,
         }
 
 
@@ -228,7 +251,7 @@ def main() -> None:
     parser.add_argument("--files", type=int, default=20)
     parser.add_argument("--kib", type=int, default=40)
     parser.add_argument("--window", type=int, default=200_000)
-    parser.add_argument("--working-budget", type=int, default=None, help="context.working_budget (default: ours)")
+    parser.add_argument("--working-budget", type=int, default=None, help="context.working_budget")
     args = parser.parse_args()
     ours = run(args.files, args.kib, args.window, compaction=True, working=args.working_budget)
     base = run(args.files, args.kib, args.window * 4, compaction=False)
