@@ -172,14 +172,25 @@ def test_guard_latch_and_hysteresis_hold_across_a_session(
 
 
 def test_l0_counts_text_that_takes_several_tokens_a_character(tmp_path: Path) -> None:
-    engine, counter, _ = make_engine(tmp_path)
+    from agent_cli.config.settings import ContextSettings
+    from agent_cli.store.archive import Archive
+    from agent_cli.tokens.counter import TokenCounter
+
+    counter = TokenCounter("claude-sonnet-5-5", "anthropic")  # the real counter: emoji are several tokens
+    engine = ContextEngine(
+        settings=ContextSettings(tool_result_max_tokens=2_000),
+        window=200_000,
+        max_output=8_000,
+        counter=counter,
+        archive=Archive(tmp_path / "s"),
+        summarize=FakeSummarizer(),
+    )
     limit = engine.thresholds.tool_result_cap
-    emoji = "🙂" * (limit // 2 - 10)  # fewer characters than half the cap, far more tokens than the cap
+    emoji = "🦩" * (limit // 2)  # half the cap in characters, three tokens each: well over it
+    assert len(emoji) * 2 <= limit and counter.count_text(emoji) > limit
     use = ToolUse("t1", "bash", {"command": "cat faces.txt"})
     capped, event = engine.ingest(use, ToolResult("t1", emoji))
-    assert len(emoji) * 2 <= limit
-    if counter.count_text(emoji) > limit:
-        assert event is not None and len(capped.content) < len(emoji)
+    assert event is not None and event.layer == "cap" and counter.count_text(capped.content) <= limit * 1.1
 
 
 def test_find_safe_cut_never_returns_below_its_floor() -> None:

@@ -535,3 +535,21 @@ def test_module_has_no_global_counter_state() -> None:
         if isinstance(value, dict | list | set) and not name.startswith("__")
     }
     assert mutable == set()
+
+
+@pytest.mark.parametrize(
+    ("model", "start"),
+    [
+        ("claude-sonnet-5-5", 1.625),
+        ("claude-opus-4-7", 1.625),
+        ("claude-fable-5-2", 1.625),
+        ("claude-opus-4-6", 1.25),
+        ("claude-haiku-4-5", 1.25),
+        ("my-local-model", 1.25),
+    ],
+)
+def test_the_ratio_starts_higher_for_the_newer_claude_tokenizer(model: str, start: float) -> None:
+    from agent_cli.tokens.counter import start_ratio
+
+    assert start_ratio(model) == start
+    assert TokenCounter(model, "anthropic").ratio == start
