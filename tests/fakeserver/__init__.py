@@ -1,4 +1,5 @@
-"""A scriptable fake of the Anthropic Messages API and OpenAI Chat Completions, over real HTTP.
+"""A scriptable fake of the Anthropic Messages API, OpenAI Chat Completions and the OpenAI
+Responses API, over real HTTP.
 
 For tests and benchmarks across the project: the real SDKs talk to it on
 127.0.0.1, so streaming, retries, dropped connections and error parsing go
@@ -27,13 +28,31 @@ cache_control breakpoints. Usage reports input tokens = the estimate
 (`counter`, chars/4 by default). Anthropic prompt caching is simulated: a
 request's prefix up to each `cache_control` breakpoint is written to the cache,
 and a later request reads the longest cached prefix it starts with, at block
-boundaries, as the real cache does.
+boundaries, as the real cache does. The Responses API caches automatically.
+
+Today's reasoning rules, as the providers document them. The Claude 5.5 family
+and Fable think by default: each reply begins with a thinking block whose
+`signature` binds it to the model and the conversation before it; replayed
+unchanged it is read, after an edit before it (or with a block left out between
+kept ones) it is the real 400, or dropped under `drop_block`; what these models
+refuse is in `model_rules`. Reasoning OpenAI models open with a reasoning item
+whose `encrypted_content` binds the same way (withheld silently when it no
+longer holds), and the Responses API checks how items pair up. A script sets
+what the reasoning says and costs: `Reply(thinking=..., progress=[...],
+redacted=True, reasoning_tokens=N)`. `RecordedRequest.reasoning_accepted` and
+`.reasoning_withheld` count the replayed reasoning each request carried.
+`FakeModelServer(models={"claude-opus-6": (1_000_000, 128_000)})` answers the
+Models API; `overflow_in_stream=True` sends the Responses overflow as
+`response.failed` inside a 200 stream.
 
 The modules: `script` (the items a test queues, and script files), `server`
-(the HTTP server, the queue, recording, the checks every API shares), `wire`
-(what an API module provides), `prompt_cache` (token estimate and cache), and
-one module per API: `anthropic_api`, `openai_chat`. A new API is one more
-module implementing `wire.WireApi`, listed in `server.APIS`.
+(the queue, recording, the checks every API shares), `handler` (HTTP in and
+out), `wire` (what an API module provides), `prompt_cache` (token estimate and
+caches), `binding` (seals), `thinking` (Anthropic thinking blocks),
+`model_rules` (what each model accepts), `responses_items` (Responses input
+items), and one module per API: `anthropic_api`, `openai_chat`,
+`responses_api`. A new API is one more module implementing `wire.WireApi`,
+listed in `server.APIS`.
 
 Standalone, for terminal tests (from the repository root):
     python -m tests.fakeserver --port 8765 [--script FILE.json] [--echo] [--reply TEXT] [--context-window N]
@@ -42,10 +61,21 @@ A script file is a JSON list of items: {"text": ..., "tool_calls": [{"name": ...
 """
 
 from .prompt_cache import strip_cache_control
-from .script import Drop, Fault, Reply, ScriptItem, StreamError, ToolCallSpec, Truncate, load_script
+from .script import (
+    DEFAULT_THINKING,
+    Drop,
+    Fault,
+    Reply,
+    ScriptItem,
+    StreamError,
+    ToolCallSpec,
+    Truncate,
+    load_script,
+)
 from .server import FakeModelServer, RecordedRequest, last_user_text
 
 __all__ = [
+    "DEFAULT_THINKING",
     "Drop",
     "FakeModelServer",
     "Fault",

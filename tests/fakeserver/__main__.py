@@ -25,10 +25,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--echo", action="store_true", help="answer 'echo: <last user text>' when unscripted")
     parser.add_argument("--reply", help="fixed answer when unscripted")
     parser.add_argument("--context-window", type=int, default=None)
+    parser.add_argument(
+        "--overflow-in-stream",
+        action="store_true",
+        help="Responses API: overflow as response.failed in a stream",
+    )
     args = parser.parse_args(argv)
     server = FakeModelServer(
         port=args.port,
         context_window=args.context_window,
+        overflow_in_stream=args.overflow_in_stream,
         echo=args.echo,
         default=Reply(args.reply) if args.reply is not None else None,
     )

@@ -1,11 +1,18 @@
 """The Anthropic Messages API (POST /v1/messages) as the fake speaks it; implements `WireApi`.
 
 The prompt's prefix order is tools, system, messages, and prompt caching is simulated at
-`cache_control` breakpoints. Requests are rejected as the real API does: no messages, no
-max_tokens, an empty text block, a tool_result without the tool_use before it, a tool_use whose
-result is not in the next message, more than four cache_control breakpoints. Errors come as
-`{"type": "error", "error": {"type", "message"}}`; a stream is `event:`/`data:` frames from
-message_start to message_stop.
+`cache_control` breakpoints (thinking blocks are ordinary units of the prefix). Requests are
+rejected as the real API does: no messages, no max_tokens, an empty text block, a tool_result
+without the tool_use before it, a tool_use whose result is not in the next message, more than four
+cache_control breakpoints; then what a thinking model refuses (`model_rules`) and replayed thinking
+that no longer holds (`thinking`). Errors come as `{"type": "error", "error": {"type", "message"}}`;
+a stream is `event:`/`data:` frames from message_start to message_stop.
+
+A thinking model's reply begins with a thinking block (a `redacted_thinking` block after it when
+scripted), has a progress thinking block before each tool call the script gives a text for, and
+reports its reasoning in `usage.output_tokens_details.thinking_tokens`. A thinking block streams as
+`content_block_start` (empty), `thinking_delta`s only when the display returns text, one
+`signature_delta`, `content_block_stop`; a redacted block arrives whole in its start event.
 """
 
 from __future__ import annotations
@@ -14,28 +21,31 @@ import json
 import uuid
 from collections.abc import Mapping
 
-from .script import Fault, Reply
-from .wire import JSON, arguments, blocks, default_message, neutral_stop, pieces
+from .model_rules import BINDING_BETA, anthropic_display, anthropic_problem, drops_blocks, has_beta, thinks
+from .script import Fault, Reply, ToolCallSpec
+from .thinking import is_thinking, review, seals
+from .wire import JSON, Admission, Caching, arguments, blocks, default_message, neutral_stop, pieces
 
 __all__ = [
-    "CACHES_PROMPTS",
+    "CACHING",
     "NAME",
     "PATH",
+    "admit",
     "auth_fault",
     "error_body",
     "error_event",
     "events",
     "frame",
     "message",
+    "overflow_events",
     "overflow_fault",
     "units",
-    "validate",
     "without_stop",
 ]
 
 NAME = "anthropic"
 PATH = "/v1/messages"
-CACHES_PROMPTS = True
+CACHING: Caching = "breakpoints"
 
 _ERROR_TYPES = {
     400: "invalid_request_error",
@@ -58,7 +68,39 @@ def units(body: JSON) -> list[JSON]:
     return found
 
 
-def validate(body: JSON) -> str | None:
+def admit(body: JSON, headers: Mapping[str, str], key: bytes) -> Admission | Fault:
+    problem = _problem(body) or anthropic_problem(body, headers)
+    if problem:
+        return Fault(400, problem)
+    model = str(body.get("model", ""))
+    if not thinks(model):
+        return Admission(body, headers, key)
+    verdict = review(body, model, key, drop=drops_blocks(body, headers))
+    beta = has_beta(headers, BINDING_BETA)
+    if verdict.failure:
+        return Fault(400, _unbound(verdict.failure, beta))
+    return Admission(
+        verdict.body,
+        headers,
+        key,
+        thinking=anthropic_display(body),
+        accepted=verdict.kept,
+        withheld=len(verdict.dropped),
+        transformations=verdict.dropped if beta else None,
+    )
+
+
+def _unbound(path: str, beta: bool) -> str:
+    text = (
+        f"{path}: Invalid `signature` in `thinking` block. The block is bound to a different conversation. "
+        'Remove the block, or set `thinking.block_binding.prefix_mismatch_behavior` to "drop_block".'
+    )
+    if not beta:
+        text += f" That setting requires the `{BINDING_BETA}` value in the `anthropic-beta` header."
+    return text
+
+
+def _problem(body: JSON) -> str | None:
     messages = body.get("messages")
     if not messages:
         return "messages: at least one message is required"
@@ -105,6 +147,10 @@ def overflow_fault(estimate: int, window: int) -> Fault:
     return Fault(400, f"prompt is too long: {estimate} tokens > {window} maximum")
 
 
+def overflow_events(fault: Fault, admission: Admission) -> list[JSON] | None:
+    return None
+
+
 def error_body(fault: Fault) -> JSON:
     kind = fault.kind or _ERROR_TYPES.get(
         fault.status, "api_error" if fault.status >= 500 else "invalid_request_error"
@@ -113,64 +159,106 @@ def error_body(fault: Fault) -> JSON:
     return {"type": "error", "error": {"type": kind, "message": message}}
 
 
-def events(reply: Reply, usage: Mapping[str, int], model: str, size: int) -> list[JSON]:
-    stream: list[JSON] = [
-        {
-            "type": "message_start",
-            "message": {
-                "id": f"msg_{uuid.uuid4().hex[:24]}",
-                "type": "message",
-                "role": "assistant",
-                "model": model,
-                "content": [],
-                "stop_reason": None,
-                "stop_sequence": None,
-                "usage": {
-                    "input_tokens": usage["input_tokens"],
-                    "cache_creation_input_tokens": usage["cache_write_tokens"],
-                    "cache_read_input_tokens": usage["cache_read_tokens"],
-                    "output_tokens": 1,
-                },
-            },
-        }
-    ]
-    index = 0
+def _reply_blocks(reply: Reply, display: str) -> list[JSON]:
+    """The reply's content blocks, thinking blocks still unsigned, tool inputs whole."""
+    found: list[JSON] = []
+    if display and display != "between_tools":
+        found.append({"type": "thinking", "thinking": reply.thinking if display == "summarized" else ""})
+        if reply.redacted:
+            found.append({"type": "redacted_thinking", "data": ""})
     # A reply with only tool calls has no text block; an empty reply still has one, as the API sends.
     if reply.text or not reply.tool_calls:
-        stream.append(
-            {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}
-        )
-        stream.append({"type": "ping"})
-        stream += [
-            {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": piece}}
-            for piece in pieces(reply.text, size)
-        ]
-        stream.append({"type": "content_block_stop", "index": 0})
-        index = 1
-    for offset, call in enumerate(reply.tool_calls):
-        at = index + offset
-        block = {
-            "type": "tool_use",
-            "id": call.id or f"toolu_{uuid.uuid4().hex[:24]}",
-            "name": call.name,
-            "input": {},
-        }
-        stream.append({"type": "content_block_start", "index": at, "content_block": block})
-        stream += [
-            {
-                "type": "content_block_delta",
-                "index": at,
-                "delta": {"type": "input_json_delta", "partial_json": piece},
-            }
-            for piece in ["", *pieces(arguments(call), size)]
-        ]
+        found.append({"type": "text", "text": reply.text})
+    for n, call in enumerate(reply.tool_calls):
+        if display and n < len(reply.progress):
+            shown = reply.progress[n] if display != "omitted" else ""
+            found.append({"type": "thinking", "thinking": shown})
+        tool_id = call.id or f"toolu_{uuid.uuid4().hex[:24]}"
+        found.append({"type": "tool_use", "id": tool_id, "name": call.name, "input": _input(call)})
+    return found
+
+
+def _input(call: ToolCallSpec) -> JSON:
+    try:
+        parsed = json.loads(arguments(call))
+    except json.JSONDecodeError:
+        return {}
+    return parsed if isinstance(parsed, dict) else {}
+
+
+def _sign(found: list[JSON], reply: Reply, admission: Admission) -> None:
+    """Seal the thinking blocks, sharing the reply's reasoning tokens out over them."""
+    count = sum(1 for b in found if is_thinking(b))
+    if not count:
+        return
+    share = [reply.reasoning_tokens // count] * count
+    share[0] += reply.reasoning_tokens - sum(share)
+    model = str(admission.body.get("model", ""))
+    made = iter(seals(admission.body, model, admission.key, found, share))
+    for block in found:
+        if is_thinking(block):
+            block["signature" if block["type"] == "thinking" else "data"] = next(made)
+
+
+def _block_events(at: int, block: JSON, size: int, raw: str) -> list[JSON]:
+    """A block's start and delta events; `raw` is a tool call's arguments as the model streams them."""
+    kind = block["type"]
+    if kind == "redacted_thinking":
+        return [{"type": "content_block_start", "index": at, "content_block": dict(block)}]
+    if kind == "thinking":
+        start: JSON = {"type": "thinking", "thinking": "", "signature": ""}
+        deltas = [{"type": "thinking_delta", "thinking": piece} for piece in pieces(block["thinking"], size)]
+        deltas.append({"type": "signature_delta", "signature": block["signature"]})
+    elif kind == "text":
+        start = {"type": "text", "text": ""}
+        deltas = [{"type": "text_delta", "text": piece} for piece in pieces(block["text"], size)]
+    else:
+        start = {**block, "input": {}}
+        deltas = [{"type": "input_json_delta", "partial_json": piece} for piece in ["", *pieces(raw, size)]]
+    return [
+        {"type": "content_block_start", "index": at, "content_block": start},
+        *({"type": "content_block_delta", "index": at, "delta": delta} for delta in deltas),
+    ]
+
+
+def events(reply: Reply, admission: Admission, usage: Mapping[str, int], size: int) -> list[JSON]:
+    display = admission.thinking
+    found = _reply_blocks(reply, display)
+    _sign(found, reply, admission)
+    start: JSON = {
+        "id": f"msg_{uuid.uuid4().hex[:24]}",
+        "type": "message",
+        "role": "assistant",
+        "model": str(admission.body.get("model", "")),
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": {
+            "input_tokens": usage["input_tokens"],
+            "cache_creation_input_tokens": usage["cache_write_tokens"],
+            "cache_read_input_tokens": usage["cache_read_tokens"],
+            "output_tokens": 1,
+        },
+    }
+    if admission.transformations is not None:
+        start["input_transformations"] = list(admission.transformations)
+    stream: list[JSON] = [{"type": "message_start", "message": start}]
+    raw = iter([arguments(call) for call in reply.tool_calls])
+    for at, block in enumerate(found):
+        block_events = _block_events(at, block, size, next(raw) if block["type"] == "tool_use" else "")
+        if at == 0 and block["type"] != "tool_use":
+            block_events.insert(1, {"type": "ping"})
+        stream += block_events
         stream.append({"type": "content_block_stop", "index": at})
+    delta_usage: JSON = {"output_tokens": usage["output_tokens"]}
+    if display:
+        delta_usage["output_tokens_details"] = {"thinking_tokens": usage["reasoning_tokens"]}
     stream.append(
         {
             "type": "message_delta",
             # The neutral stop words are Anthropic's own; any other word is sent as given.
             "delta": {"stop_reason": neutral_stop(reply), "stop_sequence": None},
-            "usage": {"output_tokens": usage["output_tokens"]},
+            "usage": delta_usage,
         }
     )
     stream.append({"type": "message_stop"})
@@ -187,6 +275,10 @@ def message(events: list[JSON], *, truncated: bool) -> JSON:
             delta, block = event["delta"], content_blocks[event["index"]]
             if delta["type"] == "text_delta":
                 block["text"] += delta["text"]
+            elif delta["type"] == "thinking_delta":
+                block["thinking"] += delta["thinking"]
+            elif delta["type"] == "signature_delta":
+                block["signature"] = delta["signature"]
             else:
                 block["_json"] += delta["partial_json"]
         elif event["type"] == "message_delta":
@@ -211,7 +303,7 @@ def without_stop(events: list[JSON]) -> list[JSON]:
     return [e for e in events if e.get("type") not in {"message_delta", "message_stop"}]
 
 
-def error_event(kind: str, message: str) -> JSON:
+def error_event(kind: str, message: str, replaced: JSON) -> JSON:
     return {"type": "error", "error": {"type": kind, "message": message}}
 
 

@@ -15,27 +15,28 @@ import uuid
 from collections.abc import Mapping
 
 from .script import Fault, Reply
-from .wire import JSON, arguments, default_message, neutral_stop, pieces
+from .wire import JSON, Admission, Caching, arguments, default_message, neutral_stop, pieces
 
 __all__ = [
-    "CACHES_PROMPTS",
+    "CACHING",
     "NAME",
     "PATH",
+    "admit",
     "auth_fault",
     "error_body",
     "error_event",
     "events",
     "frame",
     "message",
+    "overflow_events",
     "overflow_fault",
     "units",
-    "validate",
     "without_stop",
 ]
 
 NAME = "openai"
 PATH = "/chat/completions"
-CACHES_PROMPTS = False
+CACHING: Caching = "none"
 
 _FINISH_REASONS = {  # neutral stop -> finish_reason; other words are sent as given
     "end_turn": "stop",
@@ -58,7 +59,12 @@ def units(body: JSON) -> list[JSON]:
     return found
 
 
-def validate(body: JSON) -> str | None:
+def admit(body: JSON, headers: Mapping[str, str], key: bytes) -> Admission | Fault:
+    problem = _problem(body)
+    return Fault(400, problem) if problem else Admission(body, headers, key)
+
+
+def _problem(body: JSON) -> str | None:
     messages = body.get("messages") or []
     if not messages:
         return "[] is too short - 'messages'"
@@ -106,6 +112,10 @@ def overflow_fault(estimate: int, window: int) -> Fault:
     )
 
 
+def overflow_events(fault: Fault, admission: Admission) -> list[JSON] | None:
+    return None
+
+
 def error_body(fault: Fault) -> JSON:
     if fault.message:
         text = fault.message
@@ -120,7 +130,8 @@ def error_body(fault: Fault) -> JSON:
     return {"error": {"message": text, "type": kind, "param": param, "code": code}}
 
 
-def events(reply: Reply, usage: Mapping[str, int], model: str, size: int) -> list[JSON]:
+def events(reply: Reply, admission: Admission, usage: Mapping[str, int], size: int) -> list[JSON]:
+    model = str(admission.body.get("model", ""))
     base = {
         "id": f"chatcmpl-{uuid.uuid4().hex[:24]}",
         "object": "chat.completion.chunk",
@@ -212,7 +223,7 @@ def without_stop(events: list[JSON]) -> list[JSON]:
     return [e for e in events if e != _DONE and not e.get("usage") and not finishes(e)]
 
 
-def error_event(kind: str, message: str) -> JSON:
+def error_event(kind: str, message: str, replaced: JSON) -> JSON:
     return {"error": {"type": kind, "message": message}}
 
 

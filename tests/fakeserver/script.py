@@ -7,7 +7,8 @@ event inside a 200 stream). Items are API-neutral; each API module renders them 
 format.
 
 A script file is a JSON list of items in this form:
-    {"text": ..., "tool_calls": [{"name": ..., "input": {...}}], "stop": ..., "usage": {...}}
+    {"text": ..., "tool_calls": [{"name": ..., "input": {...}}], "stop": ..., "usage": {...},
+     "thinking": ..., "progress": [...], "redacted": true, "reasoning_tokens": 200}
     {"fault": {"status": 529, "message": ..., "headers": {...}, "kind": ...}}
     {"drop": {"after_events": 3}}   {"truncate": {}}   {"stream_error": {"kind": "api_error"}}
 """
@@ -20,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
 __all__ = [
+    "DEFAULT_THINKING",
     "Drop",
     "Fault",
     "Reply",
@@ -42,28 +44,46 @@ class ToolCallSpec:
     raw_arguments: str | None = None
 
 
+DEFAULT_THINKING = "Looking at the request."
+
+
 @dataclass(frozen=True)
 class Reply:
-    """One answer. `stop` is neutral ("end_turn", "tool_use", "max_tokens", "refusal") or the API's own word;
-    `usage` overrides any of input_tokens, output_tokens, cache_read_tokens, cache_write_tokens."""
+    """One answer. `stop` is neutral ("end_turn", "tool_use", "max_tokens", "refusal") or the API's own word
+    (e.g. "model_context_window_exceeded"); `usage` overrides any of input_tokens, output_tokens,
+    cache_read_tokens, cache_write_tokens, reasoning_tokens.
+
+    What a model that reasons shows of it (other models ignore these): `thinking` is the text of
+    the leading thinking block (Anthropic, under display "summarized") or of the reasoning summary
+    (OpenAI, when `reasoning.summary` is set); `progress` the texts of thinking blocks placed one
+    before each tool call, in order (Anthropic, as Opus 5.5 narrates between tools); `redacted`
+    adds a `redacted_thinking` block after the leading one (Anthropic); `reasoning_tokens` is what
+    the reasoning cost, counted in the output tokens and shared out over the reply's thinking blocks.
+    """
 
     text: str = ""
     tool_calls: Sequence[ToolCallSpec] = ()
     stop: str | None = None
     usage: Mapping[str, int] | None = None
+    thinking: str = DEFAULT_THINKING
+    progress: Sequence[str] = ()
+    redacted: bool = False
+    reasoning_tokens: int = 200
 
 
 @dataclass(frozen=True)
 class Fault:
     """An HTTP error in the API's own envelope.
 
-    `kind` overrides the error type (Anthropic) or code (OpenAI); `headers` are sent as given (retry-after).
+    `kind` overrides the error type (Anthropic) or code (OpenAI); `headers` are sent as given (retry-after);
+    `param` is the OpenAI Responses error's `param`.
     """
 
     status: int
     message: str = ""
     headers: Mapping[str, str] = field(default_factory=dict)
     kind: str | None = None
+    param: str | None = None
 
 
 @dataclass(frozen=True)
@@ -108,7 +128,16 @@ def script_item(data: Mapping[str, Any]) -> ScriptItem:
         e = data["stream_error"] or {}
         return StreamError(str(e.get("kind", "overloaded_error")), str(e.get("message", "Overloaded")))
     calls = [ToolCallSpec(str(c["name"]), dict(c.get("input") or {})) for c in data.get("tool_calls") or []]
-    return Reply(str(data.get("text", "")), calls, data.get("stop"), data.get("usage"))
+    return Reply(
+        str(data.get("text", "")),
+        calls,
+        data.get("stop"),
+        data.get("usage"),
+        thinking=str(data.get("thinking", DEFAULT_THINKING)),
+        progress=tuple(str(p) for p in data.get("progress") or ()),
+        redacted=bool(data.get("redacted", False)),
+        reasoning_tokens=int(data.get("reasoning_tokens", 200)),
+    )
 
 
 def load_script(path: str) -> list[ScriptItem]:

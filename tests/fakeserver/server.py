@@ -1,45 +1,47 @@
 """The fake model server: HTTP on 127.0.0.1 in a background thread, answering from a script.
 
-Each POST is routed by its path to an API module (`APIS`), then, in order: the body is parsed
-and the request recorded (with its estimated input tokens); a wrong key gets the API's 401; a
-request the real API would reject gets its 400; a prompt estimated above the context window gets
-the API's overflow error; only then is the next script item taken. The answer is an outcome
-value, a refusal (an HTTP error) or events to send, and the handler writes it: as one JSON body or
-as a chunked SSE stream, breaking it as a Drop, Truncate or StreamError item asks.
+Each POST is routed by its path to an API module (`APIS`), then, in order: the body is parsed;
+the API admits it (what its model reads, or the 4xx the real API gives); the request is recorded,
+with its estimated input tokens and how much replayed reasoning the model read or the API dropped;
+a wrong key gets the API's 401; a request the API refused gets that refusal; a prompt estimated
+above the context window gets the API's overflow error (inside a 200 stream, where the API has
+that form and `overflow_in_stream` asks for it); only then is the next script item taken. The
+answer is an outcome value that `handler` writes. A GET of /v1/models/{id} answers from the
+`models` table, as Anthropic's Models API does, and is recorded apart (`model_lookups`).
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
-import socket
-import sys
 import threading
-import uuid
 from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from email.message import Message
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from urllib.parse import unquote
 
-from . import anthropic_api, openai_chat
+from . import anthropic_api, openai_chat, responses_api
+from .handler import Answer, Found, Handler, Http, Refusal
 from .prompt_cache import PromptCache, prompt_text
-from .script import Drop, Fault, Reply, ScriptItem, StreamError, Truncate
-from .wire import JSON, WireApi, arguments, blocks
+from .script import Fault, Reply, ScriptItem, StreamError
+from .wire import JSON, Admission, WireApi, arguments, blocks
 
-__all__ = ["APIS", "FakeModelServer", "RecordedRequest", "chars_over_four", "last_user_text"]
+__all__ = ["APIS", "DEFAULT_KEY", "FakeModelServer", "RecordedRequest", "chars_over_four", "last_user_text"]
 
-APIS: tuple[WireApi, ...] = (anthropic_api, openai_chat)
+APIS: tuple[WireApi, ...] = (anthropic_api, openai_chat, responses_api)
+# Fixed, so seals from one server stay good on the next (a resumed session), as real ones do.
+DEFAULT_KEY = b"fakeserver signing key"
 
 
 @dataclass(frozen=True)
 class RecordedRequest:
-    api: str  # the API module's NAME: "anthropic", "openai"
+    api: str  # the API module's NAME: "anthropic", "openai", "openai-responses"; "models" for a lookup
     path: str
     body: JSON
     headers: dict[str, str]  # lower-case names; authorization and x-api-key removed
     input_tokens: int = 0
+    reasoning_accepted: int = 0  # replayed thinking blocks / reasoning items the model read
+    reasoning_withheld: int = 0  # replayed ones the API dropped without an error
 
 
 def chars_over_four(text: str) -> int:
@@ -47,25 +49,35 @@ def chars_over_four(text: str) -> int:
 
 
 def last_user_text(recorded: RecordedRequest) -> str:
-    """The text blocks of the request's last user message, joined by spaces."""
-    for message in reversed(recorded.body.get("messages") or []):
+    """The text of the request's last user message (text blocks or input_text parts), joined by spaces."""
+    body = recorded.body
+    if isinstance(body.get("input"), str):
+        return str(body["input"])
+    turns = body.get("messages") or body.get("input") or []
+    for message in reversed(turns):
         if message.get("role") == "user":
             return " ".join(
-                str(b.get("text", "")) for b in blocks(message.get("content")) if b.get("type") == "text"
+                str(b.get("text", ""))
+                for b in blocks(message.get("content"))
+                if b.get("type") in ("text", "input_text")
             )
     return ""
 
 
-@dataclass(frozen=True)
-class _Refusal:
-    fault: Fault
+def _kept(headers: Message) -> dict[str, str]:
+    """The headers worth recording: lower-case names, without the key."""
+    return {k.lower(): v for k, v in headers.items() if k.lower() not in ("authorization", "x-api-key")}
 
 
-@dataclass(frozen=True)
-class _Answer:
-    events: list[JSON]
-    item: Reply | Drop | Truncate | StreamError
-    stream: bool
+def display_name(model: str) -> str:
+    """ "claude-opus-5-5" -> "Claude Opus 5.5"."""
+    words: list[str] = []
+    for part in model.split("-"):
+        if part.isdigit() and words and words[-1][-1:].isdigit():
+            words[-1] += f".{part}"
+        else:
+            words.append(part.capitalize())
+    return " ".join(words)
 
 
 class FakeModelServer:
@@ -82,6 +94,9 @@ class FakeModelServer:
         echo: bool = False,
         api_key: str | None = None,
         chunk_chars: int = 12,
+        models: Mapping[str, tuple[int, int]] | None = None,
+        overflow_in_stream: bool = False,
+        signing_key: bytes = DEFAULT_KEY,
     ) -> None:
         self.context_window = context_window
         self.counter = counter
@@ -90,18 +105,23 @@ class FakeModelServer:
         self.echo = echo
         self.api_key = api_key  # when set, other keys get each API's real 401
         self.chunk_chars = chunk_chars
+        self.models = dict(models or {})  # the Models API: id -> (max_input_tokens, max_tokens)
+        self.overflow_in_stream = overflow_in_stream  # Responses: overflow as response.failed in a stream
+        self.signing_key = signing_key
+        self.apis = APIS
         self._port = port
         self._lock = threading.Lock()
         self._queue: deque[ScriptItem] = deque()
         self._requests: list[RecordedRequest] = []
+        self._lookups: list[RecordedRequest] = []
         self._cache = PromptCache()
-        self._http: _Http | None = None
+        self._http: Http | None = None
         self._thread: threading.Thread | None = None
 
     # -- lifecycle and addresses ----------------------------------------------
 
     def start(self) -> FakeModelServer:
-        self._http = _Http(("127.0.0.1", self._port), _Handler)
+        self._http = Http(("127.0.0.1", self._port), Handler)
         self._http.fake = self
         self._port = self._http.server_address[1]
         self._thread = threading.Thread(
@@ -156,55 +176,91 @@ class FakeModelServer:
     def last_request(self) -> RecordedRequest:
         return self.requests[-1]
 
+    @property
+    def model_lookups(self) -> list[RecordedRequest]:
+        """The Models API requests (GET /v1/models/{id}), in order."""
+        with self._lock:
+            return list(self._lookups)
+
     def reset(self) -> None:
         """Forget queued items, recorded requests and the prompt cache."""
         with self._lock:
             self._queue.clear()
             self._requests.clear()
+            self._lookups.clear()
         self._cache.clear()
 
     # -- answering (called from handler threads) ---------------------------------------
 
-    def _answer(self, api: WireApi, path: str, raw: bytes, headers: Message) -> _Refusal | _Answer:
+    def answer(self, api: WireApi, path: str, raw: bytes, headers: Message) -> Refusal | Answer:
         try:
             body = json.loads(raw or b"{}")
         except json.JSONDecodeError:
-            return _Refusal(Fault(400, "The request body is not valid JSON."))
-        units = api.units(body)
+            return Refusal(Fault(400, "The request body is not valid JSON."))
+        kept = _kept(headers)
+        admitted = api.admit(body, kept, self.signing_key)
+        seen = admitted if isinstance(admitted, Admission) else Admission(body, kept, self.signing_key)
+        units = api.units(seen.body)
         estimate = self.counter(prompt_text(units))
-        kept = {k.lower(): v for k, v in headers.items() if k.lower() not in ("authorization", "x-api-key")}
-        recorded = RecordedRequest(api.NAME, path, body, kept, estimate)
+        recorded = RecordedRequest(api.NAME, path, body, kept, estimate, seen.accepted, seen.withheld)
         with self._lock:
             self._requests.append(recorded)
         key = headers.get("x-api-key") or (headers.get("authorization") or "").removeprefix("Bearer ")
         if self.api_key is not None and key != self.api_key:
-            return _Refusal(api.auth_fault(key))
-        problem = api.validate(body)
-        if problem:
-            return _Refusal(Fault(400, problem))
+            return Refusal(api.auth_fault(key))
+        if isinstance(admitted, Fault):
+            return Refusal(admitted)
         if self.context_window is not None and estimate > self.context_window:
-            return _Refusal(api.overflow_fault(estimate, self.context_window))
+            fault = api.overflow_fault(estimate, self.context_window)
+            in_stream = None
+            if self.overflow_in_stream and body.get("stream"):
+                in_stream = api.overflow_events(fault, seen)
+            # No script item is taken: the Reply only says "stream it as it is".
+            return Answer(in_stream, Reply(), True) if in_stream else Refusal(fault)
         item = self._next(recorded)
         if isinstance(item, Fault):
-            return _Refusal(item)
+            return Refusal(item)
         reply = item if isinstance(item, Reply) else item.reply
         # The prompt was read before a StreamError strikes, so the cache is written either way.
         fresh, read, write = (estimate, 0, 0)
-        if api.CACHES_PROMPTS:
+        if api.CACHING == "breakpoints":
             fresh, read, write = self._cache.usage(units, self.counter)
+        elif api.CACHING == "automatic":
+            fresh, read, write = self._cache.automatic(units, self.counter, str(body.get("model", "")))
         out = self.counter(reply.text + "".join(arguments(c) for c in reply.tool_calls)) or 1
+        reasoning = reply.reasoning_tokens if seen.thinking else 0
         usage = {
             "input_tokens": fresh,
-            "output_tokens": out,
+            "output_tokens": out + reasoning,
             "cache_read_tokens": read,
             "cache_write_tokens": write,
+            "reasoning_tokens": reasoning,
         }
         usage.update(reply.usage or {})
-        events = api.events(reply, usage, str(body.get("model", "")), self.chunk_chars)
+        events = api.events(reply, seen, usage, self.chunk_chars)
         if isinstance(item, StreamError) and not body.get("stream"):
             status = 529 if item.kind == "overloaded_error" else 500
-            return _Refusal(Fault(status, item.message, kind=item.kind))
-        return _Answer(events, item, bool(body.get("stream")))
+            return Refusal(Fault(status, item.message, kind=item.kind))
+        return Answer(events, item, bool(body.get("stream")))
+
+    def look_up(self, path: str, headers: Message) -> Refusal | Found:
+        """The Models API: GET /v1/models/{id} from the `models` table, else Anthropic's 404."""
+        model = unquote(path.removeprefix("/v1/models/"))
+        with self._lock:
+            self._lookups.append(RecordedRequest("models", path, {}, _kept(headers)))
+        if model not in self.models:
+            return Refusal(Fault(404, f"model: {model}", kind="not_found_error"))
+        window, output = self.models[model]
+        return Found(
+            {
+                "type": "model",
+                "id": model,
+                "display_name": display_name(model),
+                "created_at": "2026-01-01T00:00:00Z",
+                "max_input_tokens": window,
+                "max_tokens": output,
+            }
+        )
 
     def _next(self, recorded: RecordedRequest) -> ScriptItem:
         with self._lock:
@@ -217,93 +273,3 @@ class FakeModelServer:
         if self.echo:
             return Reply(f"echo: {last_user_text(recorded)}")
         return Fault(400, "FakeModelServer: no reply scripted for this request", kind="fake_unscripted")
-
-
-class _Http(ThreadingHTTPServer):
-    daemon_threads = True
-    fake: FakeModelServer
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        # Clients hanging up (SDK pools closing, our own Drop faults) are normal here.
-        if not isinstance(sys.exc_info()[1], ConnectionError):
-            super().handle_error(request, client_address)
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server: _Http
-
-    def log_message(self, format: str, *args: Any) -> None:  # quiet: tests read `.requests` instead
-        pass
-
-    def do_POST(self) -> None:
-        path = self.path.split("?")[0]
-        api = next((a for a in APIS if path.endswith(a.PATH)), None)
-        if api is None:
-            # Before reading the body, as before the split; OpenAI's envelope has a code for it.
-            self._error(openai_chat, Fault(404, f"Unknown request URL: POST {path}", kind="unknown_url"))
-            return
-        raw = self.rfile.read(int(self.headers.get("content-length") or 0))
-        outcome = self.server.fake._answer(api, path, raw, self.headers)
-        if isinstance(outcome, _Refusal):
-            self._error(api, outcome.fault)
-        elif outcome.stream:
-            self._stream(api, outcome)
-        else:
-            self._whole(api, outcome)
-
-    def _send_json(self, status: int, payload: JSON, headers: Mapping[str, str] = {}) -> None:
-        data = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(data)))
-        self.send_header("request-id", f"req_{uuid.uuid4().hex[:24]}")
-        for name, value in headers.items():
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(data)
-
-    def _error(self, api: WireApi, fault: Fault) -> None:
-        self._send_json(fault.status, api.error_body(fault), fault.headers)
-
-    def _whole(self, api: WireApi, answer: _Answer) -> None:
-        payload = api.message(answer.events, truncated=isinstance(answer.item, Truncate))
-        if not isinstance(answer.item, Drop):
-            self._send_json(200, payload)
-            return
-        data = json.dumps(payload).encode()
-        self.send_response(200)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data[: len(data) // 2])
-        self._hang_up()
-
-    def _stream(self, api: WireApi, answer: _Answer) -> None:
-        item = answer.item
-        events = api.without_stop(answer.events) if isinstance(item, Truncate) else answer.events
-        self.send_response(200)
-        self.send_header("content-type", "text/event-stream; charset=utf-8")
-        self.send_header("cache-control", "no-cache")
-        self.send_header("transfer-encoding", "chunked")
-        self.end_headers()
-        for n, event in enumerate(events):
-            if isinstance(item, Drop) and n == item.after_events:
-                self._hang_up()
-                return
-            if isinstance(item, StreamError) and n == item.after_events:
-                event = api.error_event(item.kind, item.message)
-            data = api.frame(event).encode()
-            self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
-            self.wfile.flush()
-            if event.get("type") == "error" or "error" in event:
-                break
-        self.wfile.write(b"0\r\n\r\n")
-        self.wfile.flush()
-
-    def _hang_up(self) -> None:
-        """Close the socket without finishing the body: the client sees a broken transfer."""
-        self.wfile.flush()
-        self.close_connection = True
-        with contextlib.suppress(OSError):
-            self.connection.shutdown(socket.SHUT_RDWR)

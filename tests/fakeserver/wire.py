@@ -7,22 +7,38 @@ script item becomes stream events, a non-streamed body and SSE frames. Each API 
 the implementation (mypy checks a module against a Protocol), so adding an API is one module
 plus one entry in the server's table.
 
-*Events* are the API's stream payloads as dicts, in order; the non-streamed body is assembled
-from the same events, so a streamed and a non-streamed answer to the same reply always agree.
-*Usage* is neutral: input_tokens (uncached), output_tokens, cache_read_tokens, cache_write_tokens.
+An *admission* is a request the API takes, as its model will read it: replayed reasoning the
+API drops without an error (another model's thinking, a seal that no longer matches under
+`drop_block`, OpenAI's withheld reasoning items) is left out of its body, so it is neither
+counted nor cached. *Events* are the API's stream payloads as dicts, in order; the non-streamed
+body is assembled from the same events, so a streamed and a non-streamed answer to the same reply
+always agree. *Usage* is neutral: input_tokens (uncached), output_tokens (reasoning included),
+cache_read_tokens, cache_write_tokens, reasoning_tokens.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any, Protocol, TypeAlias
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol, TypeAlias
 
 from .script import Fault, Reply, ToolCallSpec
 
-__all__ = ["JSON", "WireApi", "arguments", "blocks", "default_message", "neutral_stop", "pieces"]
+__all__ = [
+    "JSON",
+    "Admission",
+    "Caching",
+    "WireApi",
+    "arguments",
+    "blocks",
+    "default_message",
+    "neutral_stop",
+    "pieces",
+]
 
 JSON: TypeAlias = dict[str, Any]
+Caching: TypeAlias = Literal["breakpoints", "automatic", "none"]
 
 _DEFAULT_MESSAGES = {
     401: "invalid x-api-key",
@@ -36,19 +52,36 @@ _DEFAULT_MESSAGES = {
 }
 
 
+@dataclass(frozen=True)
+class Admission:
+    """A request the API takes: what its model reads, and what the answer needs to know."""
+
+    body: JSON  # the request without the replayed reasoning the API dropped silently
+    headers: Mapping[str, str]  # lower-case names
+    key: bytes  # the server's signing key, for seals (see `binding`)
+    # How the reply reasons: "" (not at all), "omitted" (reasoning without text), "summarized"
+    # (with text), "updates" (only progress blocks carry text), "between_tools" (no leading block).
+    thinking: str = ""
+    accepted: int = 0  # replayed reasoning the model reads (thinking blocks, reasoning items)
+    withheld: int = 0  # replayed reasoning dropped without an error
+    transformations: tuple[JSON, ...] | None = None  # reported on the answer; None: no such field
+
+
 class WireApi(Protocol):
     """One API as the server sees it; implemented by a module (see the module docstring)."""
 
     NAME: str  # recorded as RecordedRequest.api
     PATH: str  # requests whose path ends with this are this API's
-    CACHES_PROMPTS: bool  # simulate prompt caching at cache_control breakpoints
+    # Prompt caching: at cache_control "breakpoints" (Anthropic), "automatic" prefixes (OpenAI
+    # Responses), or "none".
+    CACHING: Caching
 
     def units(self, body: JSON) -> list[JSON]:
         """The prompt as cacheable units, in the API's prefix order."""
         ...
 
-    def validate(self, body: JSON) -> str | None:
-        """The real API's 400 message for a request it would reject, else None."""
+    def admit(self, body: JSON, headers: Mapping[str, str], key: bytes) -> Admission | Fault:
+        """The request as the model reads it, or the real API's 4xx for a request it would reject."""
         ...
 
     def auth_fault(self, key: str) -> Fault:
@@ -59,11 +92,15 @@ class WireApi(Protocol):
         """The real API's 400 for a prompt longer than the context window."""
         ...
 
+    def overflow_events(self, fault: Fault, admission: Admission) -> list[JSON] | None:
+        """The same overflow inside a 200 stream, where the API has that form, else None."""
+        ...
+
     def error_body(self, fault: Fault) -> JSON:
         """The fault in the API's error envelope."""
         ...
 
-    def events(self, reply: Reply, usage: Mapping[str, int], model: str, size: int) -> list[JSON]:
+    def events(self, reply: Reply, admission: Admission, usage: Mapping[str, int], size: int) -> list[JSON]:
         """The stream of one reply; text and arguments in pieces of `size` characters."""
         ...
 
@@ -75,8 +112,8 @@ class WireApi(Protocol):
         """The stream without its stop reason (and usage), ending cleanly."""
         ...
 
-    def error_event(self, kind: str, message: str) -> JSON:
-        """An error event inside a 200 stream."""
+    def error_event(self, kind: str, message: str, replaced: JSON) -> JSON:
+        """An error event inside a 200 stream, sent in place of the event `replaced`."""
         ...
 
     def frame(self, event: JSON) -> str:

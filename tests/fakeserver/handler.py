@@ -1,0 +1,154 @@
+"""The fake's HTTP side: routing a request to its API, and writing the outcome back.
+
+An *outcome* is what the server decided for one request: a `Refusal` (an HTTP error in the API's
+envelope), an `Answer` (events to send) or a `Found` (a plain JSON body, for the Models API). The
+handler writes an answer as one JSON body or as a chunked SSE stream, breaking it as a Drop,
+Truncate or StreamError item asks. It knows nothing of scripts or caches: it asks the `Decider`
+(the FakeModelServer) what to send.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import socket
+import sys
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from email.message import Message
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Protocol
+
+from . import anthropic_api, openai_chat
+from .script import Drop, Fault, Reply, StreamError, Truncate
+from .wire import JSON, WireApi
+
+__all__ = ["Answer", "Decider", "Found", "Http", "Refusal"]
+
+
+@dataclass(frozen=True)
+class Refusal:
+    fault: Fault
+
+
+@dataclass(frozen=True)
+class Answer:
+    events: list[JSON]
+    item: Reply | Drop | Truncate | StreamError
+    stream: bool
+
+
+@dataclass(frozen=True)
+class Found:
+    body: JSON
+
+
+class Decider(Protocol):
+    @property
+    def apis(self) -> Sequence[WireApi]: ...
+
+    def answer(self, api: WireApi, path: str, raw: bytes, headers: Message) -> Refusal | Answer: ...
+
+    def look_up(self, path: str, headers: Message) -> Refusal | Found: ...
+
+
+class Http(ThreadingHTTPServer):
+    daemon_threads = True
+    fake: Decider
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # Clients hanging up (SDK pools closing, our own Drop faults) are normal here.
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: Http
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet: tests read `.requests` instead
+        pass
+
+    def do_GET(self) -> None:
+        path = self.path.split("?")[0]
+        if not path.startswith("/v1/models/"):
+            self._error(openai_chat, Fault(404, f"Unknown request URL: GET {path}", kind="unknown_url"))
+            return
+        outcome = self.server.fake.look_up(path, self.headers)
+        if isinstance(outcome, Refusal):  # the Models API is Anthropic's
+            self._error(anthropic_api, outcome.fault)
+        else:
+            self._send_json(200, outcome.body)
+
+    def do_POST(self) -> None:
+        path = self.path.split("?")[0]
+        api = next((a for a in self.server.fake.apis if path.endswith(a.PATH)), None)
+        if api is None:
+            # Before reading the body, as before the split; OpenAI's envelope has a code for it.
+            self._error(openai_chat, Fault(404, f"Unknown request URL: POST {path}", kind="unknown_url"))
+            return
+        raw = self.rfile.read(int(self.headers.get("content-length") or 0))
+        outcome = self.server.fake.answer(api, path, raw, self.headers)
+        if isinstance(outcome, Refusal):
+            self._error(api, outcome.fault)
+        elif outcome.stream:
+            self._stream(api, outcome)
+        else:
+            self._whole(api, outcome)
+
+    def _send_json(self, status: int, payload: JSON, headers: Mapping[str, str] = {}) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        self.send_header("request-id", f"req_{uuid.uuid4().hex[:24]}")
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _error(self, api: WireApi, fault: Fault) -> None:
+        self._send_json(fault.status, api.error_body(fault), fault.headers)
+
+    def _whole(self, api: WireApi, answer: Answer) -> None:
+        payload = api.message(answer.events, truncated=isinstance(answer.item, Truncate))
+        if not isinstance(answer.item, Drop):
+            self._send_json(200, payload)
+            return
+        data = json.dumps(payload).encode()
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data[: len(data) // 2])
+        self._hang_up()
+
+    def _stream(self, api: WireApi, answer: Answer) -> None:
+        item = answer.item
+        events = api.without_stop(answer.events) if isinstance(item, Truncate) else answer.events
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream; charset=utf-8")
+        self.send_header("cache-control", "no-cache")
+        self.send_header("transfer-encoding", "chunked")
+        self.end_headers()
+        for n, event in enumerate(events):
+            if isinstance(item, Drop) and n == item.after_events:
+                self._hang_up()
+                return
+            if isinstance(item, StreamError) and n == item.after_events:
+                event = api.error_event(item.kind, item.message, event)
+            data = api.frame(event).encode()
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+            self.wfile.flush()
+            if event.get("type") == "error" or "error" in event:
+                break
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+
+    def _hang_up(self) -> None:
+        """Close the socket without finishing the body: the client sees a broken transfer."""
+        self.wfile.flush()
+        self.close_connection = True
+        with contextlib.suppress(OSError):
+            self.connection.shutdown(socket.SHUT_RDWR)
