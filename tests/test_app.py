@@ -98,3 +98,18 @@ def test_resume_takes_the_models_own_output_limit_not_one_learned_in_the_old_ses
     session.resume(other.id)
     assert session.max_output == full and session.thresholds.window == session.window
     session.close()
+
+
+def test_an_unknown_claude_model_asks_the_models_api_then_falls_back_to_its_family(tmp_path: Path) -> None:
+    from tests.fakeserver import FakeModelServer
+
+    with FakeModelServer(models={"claude-opus-6": (400_000, 64_000)}) as server:
+        env = {**ENV, "XDG_CONFIG_HOME": str(tmp_path / "cfg")}
+        env["ANTHROPIC_BASE_URL"] = server.anthropic_base_url
+        for model, window in (("claude-opus-6", 400_000), ("claude-sonnet-6", 1_000_000)):
+            settings = load_settings(config_path=None, env=env, flags=Flags(model=model), cwd=tmp_path)
+            session = open_session(settings, env=env)
+            assert session.window == window and not session.warnings  # the family's, not 32k
+            session.close()
+        asked = [r.path for r in server.model_lookups]
+        assert asked == ["/v1/models/claude-opus-6", "/v1/models/claude-sonnet-6"]

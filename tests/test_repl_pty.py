@@ -42,7 +42,25 @@ def respond(request: RecordedRequest) -> Reply:
         return Reply("too late")
     if last.endswith("run the sleeper"):
         return Reply("Sleeping.", tool_calls=[ToolCallSpec("bash", {"command": "sleep 30"})])
+    if last.endswith("think it through"):
+        call = ToolCallSpec("read_file", {"path": "app.py"})
+        return Reply("", tool_calls=[call], thinking="I will look at app.py before answering.")
+    if _answers_read_of_app(request):
+        return Reply("It prints a greeting.", thinking="app.py only prints hi, nothing else to check.")
     return Reply("The answer is **42**.\n\nAsk me anything else.")
+
+
+def _answers_read_of_app(request: RecordedRequest) -> bool:
+    """The request answers the read_file call on app.py (the last message is its result)."""
+    messages = request.body.get("messages") or []
+    if len(messages) < 2 or not isinstance(messages[-1].get("content"), list):
+        return False
+    answered = any(b.get("type") == "tool_result" for b in messages[-1]["content"])
+    called = messages[-2].get("content")
+    reads_app = isinstance(called, list) and any(
+        b.get("type") == "tool_use" and b.get("input") == {"path": "app.py"} for b in called
+    )
+    return answered and reads_app
 
 
 @pytest.fixture
@@ -162,3 +180,23 @@ def test_ctrl_c_cancels_a_running_turn_and_the_next_works(tmp_path: Path, server
     uses = [b["id"] for b in blocks if b["type"] == "tool_use"]
     results = [b["tool_use_id"] for b in blocks if b["type"] == "tool_result"]
     assert uses and uses == results
+
+
+def test_the_model_s_thinking_shows_between_tool_calls(tmp_path: Path, server: FakeModelServer) -> None:
+    child, _ = spawn(tmp_path, server)
+    try:
+        expect(child, "auto-compact at ")
+        child.send("what does app.py do? think it through\r")
+        expect(child, "It prints a greeting")
+        shown = ANSI.sub("", child.before)
+        # The default model thinks; its thinking is one dim line before the tool call, and again after.
+        assert "∴ I will look at app.py before answering." in shown
+        assert "read_file app.py" in shown
+        assert shown.index("∴ I will look at app.py") < shown.index("read_file app.py")
+        assert "∴ app.py only prints hi, nothing else to check." in shown
+        assert server.requests[0].body["model"] == "claude-sonnet-5-5"
+        assert server.requests[1].reasoning_accepted == 1  # its thinking went back with the tool result
+        child.send("/exit\r")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
