@@ -1,0 +1,264 @@
+"""Replayable coding sessions: seeded, deterministic, with facts planted early to probe for later.
+
+    make_session("long", seed=1) -> Session
+
+A session is a list of steps, each what the agent's loop appends to its history: a user message,
+or one model reply (its text, its tool calls) followed by the tool results. The shapes:
+
+- `long`: 320 model steps of an engineering task: reading files, editing, running tests that fail
+  and then pass, searching; a user follow-up every 12-20 steps; long and short answers.
+- `survey`: 60 steps of reading files of varied size with a long analysis each (file-heavy).
+- `chat`: 120 steps of conversation with small tool calls (conversation-heavy).
+
+Sizes are drawn from stated distributions (tokens, before the cap any policy applies):
+    tool output   lognormal, median 900, sigma 1.1, clipped to [20, 48,000]
+    file read     lognormal, median 2,400, sigma 0.9, clipped to [200, 30,000]
+    answer        80% short (40-250), 20% long (700-2,200)
+
+Planted in the first 25 steps (and named in `facts`): an error string from a failing test, the
+port the dev server listens on, a constraint the user sets, a decision and its reason, and a
+line an edit changed. Every assistant step that ends a phase states its next step ("Next: ...").
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Literal
+
+from agent_cli.core.messages import Message, TextBlock, ToolResult, ToolUse
+
+__all__ = ["SHAPES", "Fact", "Session", "Step", "make_session"]
+
+FactKind = Literal["recall", "decision"]
+WORDS = [
+    "parser",
+    "token",
+    "buffer",
+    "stream",
+    "module",
+    "handler",
+    "config",
+    "value",
+    "index",
+    "request",
+    "response",
+    "cache",
+    "layer",
+    "session",
+    "record",
+    "window",
+    "budget",
+    "summary",
+    "transcript",
+    "message",
+    "history",
+    "engine",
+    "boundary",
+    "route",
+    "auth",
+    "schema",
+    "migration",
+    "fixture",
+    "queue",
+    "worker",
+    "retry",
+    "timeout",
+    "header",
+    "payload",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Fact:
+    """Something said early that must survive: `text` verbatim, found by `probe`."""
+
+    kind: FactKind  # "decision": the user's constraints and decisions, verbatim in the request
+    text: str
+    probe: str
+
+
+@dataclass(slots=True)
+class Step:
+    messages: list[Message]
+    facts: tuple[Fact, ...] = ()
+    next_step: str | None = None  # the "Next: ..." this step states, if any
+    is_user: bool = False
+
+
+@dataclass(slots=True)
+class Session:
+    name: str
+    steps: list[Step] = field(default_factory=list)
+
+    @property
+    def facts(self) -> list[Fact]:
+        return [f for s in self.steps for f in s.facts]
+
+    @property
+    def model_steps(self) -> int:
+        return sum(1 for s in self.steps if not s.is_user)
+
+
+class _Writer:
+    """Draws sizes and text from one seeded generator."""
+
+    def __init__(self, seed: int) -> None:
+        self.rng = random.Random(seed)
+        self.calls = 0
+
+    def tokens(self, median: float, sigma: float, low: int, high: int) -> int:
+        return int(min(max(self.rng.lognormvariate(0, sigma) * median, low), high))
+
+    def prose(self, tokens: int, topic: str) -> str:
+        words = [self.rng.choice(WORDS) for _ in range(int(tokens * 0.75))]
+        lines = [" ".join(words[i : i + 14]) for i in range(0, len(words), 14)]
+        return f"On {topic}: " + ". ".join(lines) + "."
+
+    def code(self, tokens: int, path: str) -> str:
+        lines = []
+        for n in range(max(tokens // 12, 1)):
+            name = f"{self.rng.choice(WORDS)}_{n}"
+            lines.append(
+                f"def {name}(value):  # {path} line {n + 1}\n    return value * {self.rng.randint(2, 97)}"
+            )
+        return "\n".join(lines)
+
+    def answer(self, topic: str) -> str:
+        size = self.rng.randint(700, 2_200) if self.rng.random() < 0.2 else self.rng.randint(40, 250)
+        return self.prose(size, topic)
+
+    def call(self, name: str, args: dict[str, object]) -> ToolUse:
+        self.calls += 1
+        return ToolUse(f"toolu_{self.calls:05d}", name, args)
+
+
+def _reply(w: _Writer, text: str, *calls: tuple[ToolUse, str, bool], next_step: str | None = None) -> Step:
+    body = text + (f"\n\nNext: {next_step}" if next_step else "")
+    blocks = [TextBlock(body), *(c for c, _, _ in calls)]
+    messages = [Message("assistant", tuple(blocks))]
+    if calls:
+        messages.append(Message("user", tuple(ToolResult(c.id, out, err) for c, out, err in calls)))
+    return Step(messages, next_step=next_step)
+
+
+def _user(text: str, *facts: Fact) -> Step:
+    return Step([Message.user(text)], facts, is_user=True)
+
+
+PORT = 48213
+ERROR = "E   KeyError: 'tenant_id' in handlers/auth.py:142 (resolve_tenant)"
+CONSTRAINT = "Constraint: never add the requests library; use httpx for every HTTP call."
+DECISION = "Decision: we keep SQLite for the job queue because the CI runners have no database service."
+CHANGED = "RETRY_TIMEOUT = 37  # was 30; raised after the flaky upload test"
+
+
+def _plant(w: _Writer, session: Session) -> None:
+    """The first steps: the facts the probes look for later."""
+    s = session.steps
+    s.append(
+        _user(
+            "Fix the failing auth tests in this service, then make the upload retries reliable.\n"
+            + CONSTRAINT,
+            Fact("decision", CONSTRAINT, "httpx"),
+        )
+    )
+    test = w.call("bash", {"command": "pytest -q tests/test_auth.py"})
+    output = f"F.F\n{ERROR}\n" + w.prose(300, "the traceback") + "\n[exit code 1]"
+    step = _reply(w, "I will run the auth tests first.", (test, output, True))
+    step.facts = (Fact("recall", ERROR, "tenant_id"),)
+    s.append(step)
+    serve = w.call("bash", {"command": "make dev-server"})
+    step = _reply(
+        w, "Starting the dev server to reproduce.", (serve, f"Serving on http://127.0.0.1:{PORT}\n", False)
+    )
+    step.facts = (Fact("recall", f"127.0.0.1:{PORT}", str(PORT)),)
+    s.append(step)
+    s.append(_user(DECISION, Fact("decision", DECISION, "SQLite")))
+    edit = w.call(
+        "edit_file",
+        {"path": "src/upload/config.py", "old_string": "RETRY_TIMEOUT = 30", "new_string": CHANGED},
+    )
+    step = _reply(
+        w,
+        "Raising the retry timeout as discussed.",
+        (edit, "Edited src/upload/config.py (1 change)", False),
+        next_step="re-run the upload tests in tests/test_upload.py",
+    )
+    step.facts = (Fact("recall", CHANGED, "RETRY_TIMEOUT"),)
+    s.append(step)
+
+
+def _work_step(w: _Writer, n: int, files: list[str]) -> Step:
+    roll = w.rng.random()
+    if roll < 0.40:
+        path = w.rng.choice(files)
+        call = w.call("read_file", {"path": path})
+        return _reply(w, w.answer(path), (call, w.code(w.tokens(2_400, 0.9, 200, 30_000), path), False))
+    if roll < 0.60:
+        test = w.rng.choice(["tests/test_auth.py", "tests/test_upload.py", "tests/test_queue.py"])
+        call = w.call("bash", {"command": f"pytest -q {test}"})
+        failed = w.rng.random() < 0.4
+        out = w.prose(w.tokens(900, 1.1, 20, 48_000), "the test run")
+        out += "\nE   AssertionError: expected 3 retries, saw 2\n[exit code 1]" if failed else "\n5 passed"
+        return _reply(
+            w, w.answer(test), (call, out, failed), next_step=f"fix what {test} reports" if failed else None
+        )
+    if roll < 0.75:
+        term = w.rng.choice(WORDS)
+        call = w.call("grep", {"pattern": term, "path": "src"})
+        hits = "\n".join(
+            f"src/{w.rng.choice(WORDS)}.py:{w.rng.randint(1, 400)}: {term}"
+            for _ in range(w.rng.randint(2, 40))
+        )
+        return _reply(w, w.answer(f"where {term} is used"), (call, hits, False))
+    if roll < 0.90:
+        path = w.rng.choice(files)
+        call = w.call("edit_file", {"path": path, "old_string": f"step {n}", "new_string": f"step {n} fixed"})
+        return _reply(w, w.answer(path), (call, f"Edited {path} (1 change)", False))
+    return _reply(w, w.answer("the plan"), next_step=f"continue with step {n + 1}")
+
+
+def _follow_up(w: _Writer, n: int) -> Step:
+    asks = [
+        "Also make sure the queue worker logs its retries.",
+        "Keep the public API unchanged.",
+        "What is left? Keep going.",
+        "Please add a test for the timeout path.",
+        "Check the migration again before you continue.",
+    ]
+    return _user(f"{w.rng.choice(asks)} (follow-up {n})")
+
+
+SHAPES = {"long": 320, "survey": 60, "chat": 120}
+
+
+def make_session(shape: str, seed: int = 1) -> Session:
+    """A session of `shape` ("long", "survey", "chat"); the same seed gives the same session."""
+    w = _Writer(seed)
+    session = Session(shape)
+    files = [f"src/{a}/{b}.py" for a in ("auth", "upload", "queue", "api") for b in WORDS[:12]]
+    _plant(w, session)
+    next_user = w.rng.randint(12, 20)
+    for n in range(SHAPES[shape]):
+        if n == next_user:
+            session.steps.append(_follow_up(w, n))
+            next_user += w.rng.randint(12, 20)
+        if shape == "survey":
+            path = files[n % len(files)]
+            call = w.call("read_file", {"path": path})
+            text = w.prose(w.rng.randint(1_200, 2_200), path)
+            session.steps.append(
+                _reply(w, text, (call, w.code(w.tokens(2_400, 0.9, 200, 30_000), path), False))
+            )
+        elif shape == "chat":
+            if w.rng.random() < 0.3:
+                call = w.call("glob", {"pattern": "src/**/*.py"})
+                session.steps.append(_reply(w, w.answer("the layout"), (call, "\n".join(files[:20]), False)))
+            else:
+                session.steps.append(_user(w.prose(w.rng.randint(30, 200), "a question")))
+                session.steps.append(_reply(w, w.answer("the answer")))
+        else:
+            session.steps.append(_work_step(w, n, files))
+    session.steps.append(_reply(w, "All done: the auth tests and the upload retries are fixed."))
+    return session
