@@ -51,7 +51,9 @@ def _message_key(message: Message) -> str:
 def _message_tokens(message: Message, cache: dict[str, int]) -> int:
     key = message.id
     if key not in cache:
-        cache[key] = 4 + sum(reference_count(json.dumps(b.to_json(), ensure_ascii=False)) for b in message.content)
+        cache[key] = 4 + sum(
+            reference_count(json.dumps(b.to_json(), ensure_ascii=False)) for b in message.content
+        )
     return cache[key]
 
 
@@ -151,8 +153,9 @@ def replay(session: Session, policy: Policy, prices: ModelInfo, frame_tokens: in
         run.cache_read += read
         run.cache_write += write
         run.output_tokens += out
-        run.dollars += (read * prices.cache_read_price + write * prices.cache_write_price
-                        + out * prices.output_price) / 1e6
+        run.dollars += (
+            read * prices.cache_read_price + write * prices.cache_write_price + out * prices.output_price
+        ) / 1e6
         policy.observe(history, Usage(input_tokens=size))
         if policy.actions and history:
             _probe(run, policy, _request_text(history), facts, paths, last_user, next_step)
@@ -163,8 +166,10 @@ def replay(session: Session, policy: Policy, prices: ModelInfo, frame_tokens: in
         history.append(reply)
         for message in results:
             uses = {u.id: u for u in reply.tool_uses}
-            kept = [policy.ingest(uses[r.tool_use_id], r, len(uses)) if isinstance(r, ToolResult) else r
-                    for r in message.content]
+            kept = [
+                policy.ingest(uses[r.tool_use_id], r, len(uses)) if isinstance(r, ToolResult) else r
+                for r in message.content
+            ]
             history.append(message.replace(kept))
         facts += step.facts
         next_step = step.next_step or next_step
@@ -177,8 +182,9 @@ def replay(session: Session, policy: Policy, prices: ModelInfo, frame_tokens: in
     return run
 
 
-def _probe(run: Run, policy: Policy, text: str, facts: list[Fact], paths: list[str], last_user: str,
-           next_step: str) -> None:
+def _probe(
+    run: Run, policy: Policy, text: str, facts: list[Fact], paths: list[str], last_user: str, next_step: str
+) -> None:
     for fact in facts:
         if fact.kind == "recall":
             found = fact.text in text or fact.text in (policy.recall(fact.probe) or "")

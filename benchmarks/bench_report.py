@@ -52,8 +52,10 @@ def frame() -> Frame:
 def run_one(shape: str, name: str, window: int, settings: ContextSettings | None = None) -> Run:
     f = frame()
     tokens = reference_count(f.system) + sum(reference_count(str(t)) for t in f.tools)
-    policy: Policy = Ours(window, f, reference_count, settings) if name == "ours" else POLICIES[name](
-        window, f, reference_count
+    policy: Policy = (
+        Ours(window, f, reference_count, settings)
+        if name == "ours"
+        else POLICIES[name](window, f, reference_count)
     )
     info = lookup(PRICED[0])
     assert info is not None
@@ -66,9 +68,13 @@ def dollars(run: Run, model: str) -> float:
     assert sonnet is not None and other is not None
     if model == PRICED[0]:
         return run.dollars
-    return (run.cache_read * other.cache_read_price + run.cache_write * other.cache_write_price
-            + run.output_tokens * other.output_price + run.summary_input * other.cache_write_price
-            + run.summary_output * other.output_price) / 1e6
+    return (
+        run.cache_read * other.cache_read_price
+        + run.cache_write * other.cache_write_price
+        + run.output_tokens * other.output_price
+        + run.summary_input * other.cache_write_price
+        + run.summary_output * other.output_price
+    ) / 1e6
 
 
 def pct(value: float | None) -> str:
@@ -77,14 +83,15 @@ def pct(value: float | None) -> str:
 
 def policy_table(runs: list[Run]) -> list[str]:
     lines = [
-        "| policy | Sonnet 5.5 $ | GPT-6.2 Sol $ | input | cache read | cache write | output | summary calls | "
-        "peak | mean | over window | recall | artifact | continuation | decision |",
+        "| policy | Sonnet 5.5 $ | GPT-6.2 Sol $ | input | cache read | cache write | output "
+        "| summary calls | peak | mean | over window | recall | artifact | continuation | decision |",
         "|" + "---|" * 15,
     ]
     for r in runs:
         lines.append(
-            f"| {r.policy} | {r.dollars:.2f} | {dollars(r, PRICED[1]):.2f} | {r.input_tokens:,} | {r.cache_read:,} | "
-            f"{r.cache_write:,} | {r.output_tokens:,} | {r.summary_calls} | {r.peak:,} | {r.mean:,.0f} | "
+            f"| {r.policy} | {r.dollars:.2f} | {dollars(r, PRICED[1]):.2f} | {r.input_tokens:,} "
+            f"| {r.cache_read:,} | {r.cache_write:,} | {r.output_tokens:,} | {r.summary_calls} "
+            f"| {r.peak:,} | {r.mean:,.0f} | "
             f"{r.over_window} | " + " | ".join(pct(r.share(p)) for p in PROBES) + " |"
         )
     return lines
@@ -129,8 +136,11 @@ def pictures(all_runs: dict[tuple[str, int], list[Run]], out: Path) -> list[str]
                 continue
             ax.scatter(r.dollars, fidelity(r) * 100, s=25)
             ax.annotate(f"{r.policy} {shape} {window // 1000}k", (r.dollars, fidelity(r) * 100), fontsize=6)
-    ax.set(xlabel="dollars (Sonnet 5.5 prices, with caching)", ylabel="fidelity: mean probe pass rate (%)",
-           title="cost against fidelity")
+    ax.set(
+        xlabel="dollars (Sonnet 5.5 prices, with caching)",
+        ylabel="fidelity: mean probe pass rate (%)",
+        title="cost against fidelity",
+    )
     fig.tight_layout()
     fig.savefig(out / "cost-fidelity.png", dpi=110)
     plt.close(fig)
