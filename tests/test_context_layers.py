@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from test_context_fakes import FRAME, FakeCounter, assistant, filler, pairing_errors, tool_round, user
@@ -11,7 +12,7 @@ from agent_cli.context.cap import cap_result
 from agent_cli.context.clear import is_stub, plan_clear, stub_for
 from agent_cli.context.digest import build_digest
 from agent_cli.context.emergency import ACK, apply_drop, marker_text, plan_drop
-from agent_cli.context.fidelity import check, repair, span_facts
+from agent_cli.context.fidelity import Facts, check, repair, span_facts
 from agent_cli.context.sections import (
     UserMessages,
     assemble_record,
@@ -243,8 +244,31 @@ def test_user_messages_newest_first_within_budget_oldest_elided() -> None:
     section = render_user_messages(UserMessages(texts), budget=100, count=count)
     assert texts[-1] in section and texts[0] not in section
     parsed = parse_user_messages(section)
-    assert parsed.texts == texts[-len(parsed.texts) :] and parsed.elided == 10 - len(parsed.texts)
-    assert f"({parsed.elided} earlier user messages not shown" in section
+    assert parsed.texts == texts[-len(parsed.texts) :] and parsed.total == 10
+    assert f"({10 - len(parsed.texts)} earlier user messages not shown" in section
+
+
+def test_user_messages_keep_the_task_and_the_newest_and_elide_the_middle() -> None:
+    task = "Fix the auth tests. Constraint: never add the requests library."
+    decision = "Decision: we keep SQLite for the queue."
+    chatter = tuple(f"question {i}: " + "word " * 40 for i in range(30))
+    texts = (task, decision, *chatter)
+    section = render_user_messages(UserMessages(texts), budget=400, count=count)
+    assert task in section and decision in section and chatter[-1] in section
+    assert chatter[len(chatter) // 2] not in section
+    assert "[user message 1]" in section and f"[user message {len(texts)}]" in section
+    gap = re.search(r"\((\d+) user messages not shown here; recall finds them", section)
+    assert gap is not None
+    parsed = parse_user_messages(section)
+    assert parsed.texts[:2] == (task, decision) and parsed.texts[-1] == chatter[-1]
+    assert not any("not shown here" in t for t in parsed.texts)
+    assert len(parsed.texts) + int(gap.group(1)) == len(texts)
+    # A second compaction folds the record in: the task keeps its place, new messages number on.
+    record = Message("user", (SummaryBlock(f"## Work state\n\n{section}", "t"),))
+    again = collect_user_messages([record, assistant(ACK), user("one more thing")])
+    assert again.numbered()[0] == (1, task) and again.numbered()[-1] == (len(texts) + 1, "one more thing")
+    second = render_user_messages(again, budget=400, count=count)
+    assert task in second and "one more thing" in second and f"[user message {len(texts) + 1}]" in second
 
 
 def test_user_messages_roll_over_records_and_stay_verbatim() -> None:
@@ -328,3 +352,16 @@ def test_cap_fits_cjk_text_by_its_own_count() -> None:
     )
     assert estimate_tokens(capped.content) <= 2_000
     assert capped.content.startswith("第0行") and "第2999行" in capped.content
+
+
+def test_files_carried_from_the_section_code_appended_not_an_older_one_folded_into_the_body() -> None:
+    older = repair("## Work state\nread two files", Facts(), ["src/a.py", "src/b.py"])
+    folded = f"Digest of earlier work:\n{older[: older.index('src/a.py') + 8]}\n[... 900 characters left out ...]\n"
+    record = repair(folded, Facts(), ["src/a.py", "src/b.py", "src/c.py", "src/d.py"])
+    earlier = Message("user", (SummaryBlock(record, "t"),))
+    assert span_facts([earlier, assistant(ACK), user("go on")]).paths == (
+        "src/a.py",
+        "src/b.py",
+        "src/c.py",
+        "src/d.py",
+    )

@@ -148,8 +148,9 @@ def files_section(paths: Sequence[str]) -> str:
 
 
 def carried_paths(record: str) -> list[str]:
-    """The files an earlier record listed in its files section."""
-    start = record.find(FILES_HEADER)
+    """The files an earlier record listed in its files section: the last one, which code appended
+    (an earlier record folded into the body, or a model quoting one, may hold an older list)."""
+    start = record.rfind(FILES_HEADER)
     if start == -1:
         return []
     paths = []

@@ -1,8 +1,9 @@
 """The parts of a condensed record that code writes, not the model.
 
-Pure functions: the user's own messages kept verbatim (newest first within a
-budget, oldest elided with a note; carried over from the previous record so
-a second compaction does not lose the first one's), the record's intro and
+Pure functions: the user's own messages kept verbatim (within a budget: the
+newest, then the oldest, which carry the task and its instructions, then the
+newest again; the middle elided with a note; carried over from the previous
+record so a second compaction does not lose the first one's), the record's intro and
 closing lines, and the length cap. The user's words and the model's record
 are carried byte for byte: nothing here rewords, escapes or inserts a
 character into them.
@@ -29,16 +30,31 @@ __all__ = [
 
 USER_HEADER = "## The user's messages, verbatim (oldest first)"
 USER_END = "[end of the user's messages]"
-_ENTRY_RE = re.compile(r"^\[user message \d+\]$")
-_ELIDED_RE = re.compile(r"^\((\d+) earlier user messages? not shown")
+_ENTRY_RE = re.compile(r"^\[user message (\d+)\]$")
+_GAP_RE = re.compile(r"^\((\d+) (?:earlier )?user messages? not shown here; recall finds them")
+# Of the budget, the oldest messages (the task and the instructions given with it) may take this
+# share; the rest goes to the newest. The middle of a long conversation is elided first.
+HEAD_SHARE = 1 / 3
 
 
 @dataclass(frozen=True, slots=True)
 class UserMessages:
-    """The user's messages so far, oldest first, and how many older ones were already elided."""
+    """The user's messages so far, oldest first. `numbers` are their places in the whole session
+    (from 1; a gap is a message an earlier record elided); without them, the texts follow
+    `elided` messages elided before the first."""
 
     texts: tuple[str, ...]
     elided: int = 0
+    numbers: tuple[int, ...] = ()
+
+    def numbered(self) -> list[tuple[int, str]]:
+        numbers = self.numbers or tuple(range(self.elided + 1, self.elided + 1 + len(self.texts)))
+        return list(zip(numbers, self.texts, strict=True))
+
+    @property
+    def total(self) -> int:
+        """How many messages the user has sent, elided ones included."""
+        return max(self.numbers, default=0) if self.numbers else self.elided + len(self.texts)
 
 
 def strip_user_messages(record: str) -> str:
@@ -57,64 +73,79 @@ def parse_user_messages(record: str) -> UserMessages:
         return UserMessages(())
     end = record.find(USER_END, start)
     body = record[start + len(USER_HEADER) : end if end != -1 else len(record)]
-    texts: list[str] = []
-    elided = 0
-    current: list[str] | None = None
+    entries: list[tuple[int, list[str]]] = []
     for line in body.split("\n"):
-        if _ENTRY_RE.match(line):
-            if current is not None:
-                texts.append("\n".join(current).strip("\n"))
-            current = []
-            continue
-        match = _ELIDED_RE.match(line)
-        if match and current is None:
-            elided = int(match.group(1))
-            continue
-        if current is not None:
-            current.append(line)
-    if current is not None:
-        texts.append("\n".join(current).strip("\n"))
-    return UserMessages(tuple(texts), elided)
+        match = _ENTRY_RE.match(line)
+        if match and (not entries or int(match.group(1)) > entries[-1][0]):
+            if entries and entries[-1][1] and _GAP_RE.match(entries[-1][1][-1]):
+                entries[-1][1].pop()  # a gap note is written on the line before an entry
+            entries.append((int(match.group(1)), []))
+        elif entries:
+            entries[-1][1].append(line)
+    numbers = tuple(n for n, _ in entries)
+    return UserMessages(tuple("\n".join(lines).strip("\n") for _, lines in entries), numbers=numbers)
 
 
 def collect_user_messages(span: Sequence[Message]) -> UserMessages:
     """Everything the user typed in `span`, with the previous record's list in front."""
-    elided = 0
+    numbers: list[int] = []
     texts: list[str] = []
+    total = 0
     for message in span:
         summary = message.summary
         if summary is not None:
             earlier = parse_user_messages(summary.text)
-            elided += earlier.elided
-            texts.extend(earlier.texts)
+            for number, text in earlier.numbered():
+                numbers.append(total + number)
+                texts.append(text)
+            total += earlier.total
         elif message.is_plain_user and not is_engine_note(message) and message.text.strip():
+            total += 1
+            numbers.append(total)
             texts.append(message.text)
-    return UserMessages(tuple(texts), elided)
+    return UserMessages(tuple(texts), numbers=tuple(numbers))
 
 
 def render_user_messages(users: UserMessages, budget: int, count: Callable[[str], int]) -> str:
-    """The section: newest messages first into `budget` tokens, shown oldest first."""
-    kept: list[str] = []
+    """The section within `budget` tokens, shown oldest first: the newest message always (cut to the
+    budget if it must), then the oldest into `HEAD_SHARE` of it, then the newest into the rest."""
+    entries = users.numbered()
+    cost = [count(text) + 6 for _, text in entries]
+    kept: dict[int, str] = {}
     used = 0
-    for text in reversed(users.texts):
-        cost = count(text) + 6
-        if used + cost > budget:
-            if not kept:  # the newest message always appears, cut to the budget if it must
-                room = max(int(len(text) * max(budget - 6, 1) / max(cost, 1)), 200)
-                kept.append(
-                    text[:room] + f"\n[... {len(text) - room:,} characters cut; recall finds the rest]"
-                )
+    if entries:
+        number, text = entries[-1]
+        if cost[-1] > budget:
+            room = max(int(len(text) * max(budget - 6, 1) / max(cost[-1], 1)), 200)
+            text = text[:room] + f"\n[... {len(text) - room:,} characters cut; recall finds the rest]"
+        kept[number] = text
+        used = min(cost[-1], budget)
+    head = head_used = 0
+    while (
+        head < len(entries) - 1
+        and used + cost[head] <= budget
+        and head_used + cost[head] <= budget * HEAD_SHARE
+    ):
+        kept[entries[head][0]] = entries[head][1]
+        used += cost[head]
+        head_used += cost[head]
+        head += 1
+    for i in range(len(entries) - 2, head - 1, -1):
+        if used + cost[i] > budget:
             break
-        kept.append(text)
-        used += cost
-    kept.reverse()
-    elided = users.elided + len(users.texts) - len(kept)
+        kept[entries[i][0]] = entries[i][1]
+        used += cost[i]
     lines = [USER_HEADER]
-    if elided:
-        lines.append(f"({elided} earlier user messages not shown here; recall finds them in the transcripts)")
-    for n, text in enumerate(kept, start=elided + 1):
-        lines.append(f"[user message {n}]")
-        lines.append(text)
+    shown = 0
+    for number in sorted(kept):
+        if number > shown + 1:
+            missing = number - shown - 1
+            what = "earlier user messages" if not shown else "user messages"
+            lines.append(f"({missing} {what if missing > 1 else what[:-1]} not shown here; "
+                         "recall finds them in the transcripts)")  # fmt: skip
+        lines.append(f"[user message {number}]")
+        lines.append(kept[number])
+        shown = number
     lines.append(USER_END)
     return "\n".join(lines)
 
