@@ -14,7 +14,7 @@ their output at the output price).
 After every request where the policy changed history, four probes (after Factory, Dec 2025):
     recall        each fact planted so far is in the request, or one recall returns it
     artifact      every file a tool call touched so far is named in the request
-    continuation  the latest user request and the latest stated next step are in the request
+    continuation  the latest user request, and the next step stated since it, are in the request
     decision      the user's constraints and decisions are in the request, verbatim
 """
 
@@ -136,6 +136,7 @@ def replay(session: Session, policy: Policy, prices: ModelInfo, frame_tokens: in
         if step.is_user:
             history.append(step.messages[0])
             last_user = step.messages[0].text
+            next_step = ""  # a new request supersedes the plan stated before it
             facts += step.facts
             now += USER_STEP_SECONDS
             continue

@@ -3,6 +3,9 @@
     python benchmarks/bench_report.py            # writes docs/benchmarks.md (and PNGs if matplotlib is there)
     python benchmarks/bench_report.py --quick    # the long session only, 200k only (a smoke run)
 
+About 20 minutes on 2 cores: the replay (5 min), the end-to-end runs through `agent -p` (10 min),
+the timing scripts (3 min). `--no-e2e` and `--no-timings` leave those sections out.
+
 Deterministic: sessions are seeded, the summarizer is a stand-in, counts use one reference
 tokenizer, so a rerun reproduces every table. Pictures need the `bench` extra
 (`pip install -e '.[bench]'`, matplotlib); without it the report says so and the tables stand.
@@ -19,9 +22,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from bench_e2e import E2ERun, run_e2e  # noqa: E402
 from bench_policies import POLICIES, Ours, Policy  # noqa: E402
 from bench_replay import PROBES, Run, reference_count, replay  # noqa: E402
 from bench_sessions import SHAPES, make_session  # noqa: E402
+from bench_text import goals, honest, method, timings  # noqa: E402
 
 from agent_cli.config.settings import ContextSettings  # noqa: E402
 from agent_cli.context.protocol import Frame  # noqa: E402
@@ -33,13 +38,14 @@ WINDOWS = (32_000, 200_000, 1_000_000)
 PRICED = ("claude-sonnet-5-5", "gpt-6.2-sol")
 NEIGHBOURS = {  # the defaults against their neighbours, on every workload
     "working budget 64k": ContextSettings(working_budget=64_000),
-    "working budget 100k (default)": ContextSettings(),
+    "defaults (budget 100k, L1 protects 25k, trigger 80%)": ContextSettings(),
     "working budget 160k": ContextSettings(working_budget=160_000),
-    "L1 protects 15k": ContextSettings(clear_protect_tokens=15_000),
-    "L1 protects 40k": ContextSettings(clear_protect_tokens=40_000),
+    "L1 protects 12k": ContextSettings(clear_protect_tokens=12_000),
+    "L1 protects 18k": ContextSettings(clear_protect_tokens=18_000),
     "trigger 70%": ContextSettings(trigger_ratio=0.70),
     "trigger 90%": ContextSettings(trigger_ratio=0.90),
 }
+E2E_SHAPES = ("long", "survey")
 
 
 def frame() -> Frame:
@@ -147,24 +153,61 @@ def pictures(all_runs: dict[tuple[str, int], list[Run]], out: Path) -> list[str]
     return [*lines, "![cost against fidelity](img/cost-fidelity.png)", ""]
 
 
+def e2e_table(runs: list[E2ERun]) -> list[str]:
+    lines = [
+        "## End to end: `agent -p` against the in-repo fake over HTTP",
+        "",
+        "The same sessions, driven through the product (`bench_e2e.py`): one `agent -p` per user",
+        "message (`--continue` after the first), the fake answering each request with the session's next",
+        "step, its tool calls run for real in a temporary project, summary requests answered with the",
+        "same stand-in record. Billed tokens are what the agent itself reports (the fake simulates",
+        "Anthropic's prompt cache at the breakpoints the agent sets), priced at Claude Sonnet 5.5's",
+        "prices; sizes are the fake's counts (characters / 4), so they differ from the replay's.",
+        "",
+        "| session | window | processes | requests | summary calls | cache read | cache write | uncached "
+        "| output | Sonnet 5.5 $ | largest | over window | recall | artifact | continuation | decision "
+        "| layers acted |",
+        "|" + "---|" * 17,
+    ]
+    for r in runs:
+        layers = ", ".join(f"{k} {v}" for k, v in sorted(r.compactions.items()))
+        lines.append(
+            f"| {r.shape} | {r.window // 1000}k | {r.processes} | {r.requests} | {r.summary_calls} "
+            f"| {r.cache_read:,} | {r.cache_write:,} | {r.input_tokens:,} | {r.output_tokens:,} "
+            f"| {r.dollars:.2f} | {r.largest:,} | {r.over_window} | "
+            + " | ".join(pct(r.share(p)) for p in PROBES)
+            + f" | {layers} |"
+        )
+    failed = [f"- {r.shape} {r.window // 1000}k: {f}" for r in runs for f in r.failed]
+    if failed:
+        lines += ["", "Runs that did not end cleanly:", "", *failed]
+    return [*lines, ""]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--no-e2e", action="store_true", help="leave out the runs through `agent -p`")
+    parser.add_argument("--no-timings", action="store_true", help="leave out start-up and per-turn timings")
     parser.add_argument("--out", default=str(ROOT / "docs" / "benchmarks.md"))
     args = parser.parse_args()
     started = time.perf_counter()
+
+    def note(what: str) -> None:
+        print(f"{what} ({time.perf_counter() - started:.0f}s)", flush=True)
+
     shapes = ["long"] if args.quick else list(SHAPES)
     windows = [200_000] if args.quick else list(WINDOWS)
-    report = ["# Benchmarks: policies, windows, cost with caching, fidelity", ""]
+    tables: list[str] = []
     all_runs: dict[tuple[str, int], list[Run]] = {}
     for shape in shapes:
         for window in windows:
             runs = [run_one(shape, name, window) for name in POLICIES]
             all_runs[(shape, window)] = runs
-            report += [f"## {shape} session, {window // 1000}k window", "", *policy_table(runs), ""]
-            print(f"{shape} {window}: done ({time.perf_counter() - started:.0f}s)", flush=True)
-    report += ["## Pictures", "", *pictures(all_runs, Path(args.out).parent / "img")]
-    report += ["## The defaults against their neighbours", ""]
+            tables += [f"### {shape} session, {window // 1000}k window", "", *policy_table(runs), ""]
+            note(f"replay {shape} {window}")
+    near: list[str] = []
+    long_neighbours: dict[int, list[Run]] = {}
     for shape in shapes:
         for window in windows:
             runs = []
@@ -172,7 +215,34 @@ def main() -> None:
                 r = run_one(shape, "ours", window, settings)
                 r.policy = label
                 runs.append(r)
-            report += [f"### {shape}, {window // 1000}k", "", *policy_table(runs), ""]
+            if shape == "long":
+                long_neighbours[window] = runs
+            near += [f"### {shape}, {window // 1000}k", "", *policy_table(runs), ""]
+        note(f"neighbours {shape}")
+    stamp = time.strftime("%Y-%m-%d")
+    report = method(stamp)
+    long_runs = {w: runs for (shape, w), runs in all_runs.items() if shape == "long"}
+    report += goals(long_runs, long_neighbours, dollars, PRICED[1])
+    report += ["## Policies side by side", "", *tables]
+    report += ["## Pictures", "", *pictures(all_runs, Path(args.out).parent / "img")]
+    report += [
+        "## The defaults against their neighbours",
+        "",
+        "Ours with one setting moved at a time, on every session and window. A default is chosen on",
+        "all of these together, never on one.",
+        "",
+        *near,
+    ]
+    if not args.no_e2e:
+        e2e = [
+            run_e2e(shape, window) for shape in (["long"] if args.quick else E2E_SHAPES) for window in windows
+        ]
+        report += e2e_table(e2e)
+        note("end to end")
+    report += honest()
+    if not args.no_timings:
+        report += timings()
+        note("timings")
     Path(args.out).write_text("\n".join(report) + "\n")
     print(f"wrote {args.out} in {time.perf_counter() - started:.0f}s")
 
