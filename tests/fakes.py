@@ -80,6 +80,9 @@ class PassThroughContext:
     def observe(self, frame: Frame, sent: Sequence[Message], usage: Usage) -> None:
         pass
 
+    def cache_anchor(self, history: Sequence[Message]) -> int | None:
+        return None
+
     def on_overflow(self, history: Sequence[Message], frame: Frame, error: ContextOverflowError) -> Prepared:
         self.overflow_calls += 1
         keep = list(history)[-1:]

@@ -21,6 +21,7 @@ from test_context_fakes import (
     user,
 )
 
+from agent_cli.context.clear import is_stub
 from agent_cli.context.emergency import ACK
 from agent_cli.core.errors import ContextOverflowError, TransientError
 from agent_cli.core.events import CompactEvent, ErrorEvent, WarningEvent
@@ -105,6 +106,27 @@ def test_l1_clears_old_results_in_a_batch_and_recall_brings_them_back(tmp_path: 
     # The next turn adds a little: no new batch, so the history (and the provider's cache) stays as is.
     more = [*prepared.messages, user("and now?"), assistant("nothing new")]
     assert engine.prepare(more, FRAME).messages == more
+
+
+def test_the_cache_anchor_is_the_last_message_the_next_clear_keeps(tmp_path: Path) -> None:
+    engine, _, _ = make_engine(tmp_path)
+    history = [user("read the modules")]
+    for i in range(9):
+        history += tool_round("read_file", {"path": f"src/m{i}.py"}, filler(4_400, f"m{i}"))
+    history.append(assistant("read them"))
+    assert engine.cache_anchor(history) == 1  # the first call: its result is the first a clear changes
+    prepared = engine.prepare(history, FRAME)
+    assert compacts(prepared.events)[0].layer == "clear"
+    # Work goes on: the next clear would start at the oldest result still whole.
+    grown = list(prepared.messages)
+    for i in range(9, 12):
+        grown += tool_round("read_file", {"path": f"src/m{i}.py"}, filler(4_400, f"m{i}"))
+    anchor = engine.cache_anchor(grown)
+    assert anchor is not None and anchor > 1
+    whole = [i for i, m in enumerate(grown) if m.tool_results and not is_stub(m.tool_results[0])]
+    assert anchor == whole[0] - 1 and grown[: anchor + 1] == prepared.messages[: anchor + 1]
+    assert any(is_stub(r) for m in grown[:anchor] for r in m.tool_results)
+    assert engine.cache_anchor([user("hi"), assistant("hello")]) is None
 
 
 # -- L2 -------------------------------------------------------------------------------
@@ -437,8 +459,9 @@ def test_learning_a_smaller_window_shrinks_the_reply_size_too(tmp_path: Path) ->
     history = [user("hello")]
     for i in range(10):
         history += [assistant(filler(3_000, f"a{i}")), user(f"go on {i}")]
-    error = ContextOverflowError("request (9000 tokens) exceeds the available context size (8000 tokens)",
-                                 tokens=9_000, limit=8_000)
+    error = ContextOverflowError(
+        "request (9000 tokens) exceeds the available context size (8000 tokens)", tokens=9_000, limit=8_000
+    )
     prepared = engine.on_overflow(history, FRAME, error)
     assert engine.tokens(prepared.messages, FRAME) <= engine.thresholds.budget
     assert engine.window == 8_000
@@ -459,8 +482,10 @@ def test_the_results_of_one_turn_share_the_ingest_cap(tmp_path: Path) -> None:
     engine, counter, _ = make_engine(tmp_path, tool_result_max_tokens=6_000)
     cap = engine.thresholds.tool_result_cap
     uses = [ToolUse(f"toolu_w{i}", "read_file", {"path": f"big{i}.txt"}) for i in range(3)]
-    results = [engine.ingest(u, ToolResult(u.id, filler(cap * 4, f"w{i}")), round_size=3)[0]
-               for i, u in enumerate(uses)]
+    results = [
+        engine.ingest(u, ToolResult(u.id, filler(cap * 4, f"w{i}")), round_size=3)[0]
+        for i, u in enumerate(uses)
+    ]
     total = sum(counter.count_text(r.content) for r in results)
     assert total <= cap * 1.1, (total, cap)
     alone, _ = engine.ingest(uses[0], ToolResult(uses[0].id, filler(cap * 4, "solo")))

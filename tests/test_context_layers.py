@@ -9,7 +9,7 @@ import pytest
 from test_context_fakes import FRAME, FakeCounter, assistant, filler, pairing_errors, tool_round, user
 
 from agent_cli.context.cap import cap_result
-from agent_cli.context.clear import is_stub, plan_clear, stub_for
+from agent_cli.context.clear import is_stub, next_change, plan_clear, stub_for
 from agent_cli.context.digest import build_digest
 from agent_cli.context.emergency import ACK, apply_drop, marker_text, plan_drop
 from agent_cli.context.fidelity import Facts, check, repair, span_facts
@@ -356,7 +356,8 @@ def test_cap_fits_cjk_text_by_its_own_count() -> None:
 
 def test_files_carried_from_the_section_code_appended_not_an_older_one_folded_into_the_body() -> None:
     older = repair("## Work state\nread two files", Facts(), ["src/a.py", "src/b.py"])
-    folded = f"Digest of earlier work:\n{older[: older.index('src/a.py') + 8]}\n[... 900 characters left out ...]\n"
+    cut = older[: older.index("src/a.py") + 8]
+    folded = f"Digest of earlier work:\n{cut}\n[... 900 characters left out ...]\n"
     record = repair(folded, Facts(), ["src/a.py", "src/b.py", "src/c.py", "src/d.py"])
     earlier = Message("user", (SummaryBlock(record, "t"),))
     assert span_facts([earlier, assistant(ACK), user("go on")]).paths == (
@@ -365,3 +366,21 @@ def test_files_carried_from_the_section_code_appended_not_an_older_one_folded_in
         "src/c.py",
         "src/d.py",
     )
+
+
+def test_next_change_skips_stubs_small_results_and_the_newest_round() -> None:
+    big = filler(2_000)
+    rounds = [
+        *tool_round("bash", {"command": "ls"}, "a.py"),  # too small to clear: never changes
+        *tool_round("read_file", {"path": "a.py"}, big),
+        *tool_round("read_file", {"path": "b.py"}, big),
+    ]
+    history = [user("go"), *rounds]
+    counts = [count(str(m.to_json())) for m in history]
+    assert next_change(history, counts) == 4  # the result of a.py; the newest round (b.py) aside
+    stubbed = list(history)
+    stubbed[4] = history[4].replace(
+        [ToolResult(history[4].tool_results[0].tool_use_id, stub_for(None, history[4].tool_results[0]))]
+    )
+    assert next_change(stubbed, counts) is None  # b.py is the newest round
+    assert next_change([user("go"), *rounds[:2]], counts[:3]) is None

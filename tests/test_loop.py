@@ -86,6 +86,23 @@ def test_tool_round_trip_reads_a_real_file(tmp_path: Path) -> None:
     assert result_of(events).text == "it says alpha"
 
 
+class _AnchoringContext(PassThroughContext):
+    """Names the first message as the last one its next clear keeps, once there is a tool result."""
+
+    def cache_anchor(self, history: Sequence[Message]) -> int | None:
+        return 0 if any(m.tool_results for m in history) else None
+
+
+def test_the_engine_cache_anchor_rides_on_the_request(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("alpha\n")
+    loop, provider, _ = make_loop(
+        tmp_path, [call("read_file", path="a.txt"), say("done")], context=_AnchoringContext()
+    )
+    list(loop.run("read a.txt"))
+    assert "cache_anchor" not in provider.requests[0].options
+    assert provider.requests[1].options == {"cache_anchor": 0}
+
+
 def test_headless_denial_is_a_readable_error_result(tmp_path: Path) -> None:
     loop, _, _ = make_loop(
         tmp_path, [call("bash", command="touch x"), say("ok, not allowed")], approver=HeadlessApprover()

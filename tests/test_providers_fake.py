@@ -284,6 +284,37 @@ def test_anthropic_usage_reports_cache_reads_and_writes(server: FakeModelServer,
     assert done2.usage.prompt_tokens == server.last_request.input_tokens
 
 
+def _cleared_twice(provider: AnthropicProvider, system: str, *, anchored: bool) -> tuple[int, int]:
+    """Two requests around an L1-style clear of the oldest result: the second's (cache read, write)."""
+    body = "def handler(value):\n    return value * 2  # a line of the file\n" * 60
+    history = [Message.user("Read the three files. The task, in detail: " + "explain each handler. " * 100)]
+    for n in (1, 2, 3):
+        use = ToolUse(f"c{n}", "read_file", {"path": f"m{n}.py"})
+        history += [
+            Message.of("assistant", [ToolUse(use.id, use.name, use.input)]),
+            Message.of("user", [ToolResult(use.id, body)]),
+        ]
+    history.append(Message.user("now explain them"))
+    first = Request(system, tuple(history), TOOLS, options={"cache_anchor": 1} if anchored else {})
+    completion_of(provider, first)
+    stub = Message.of("user", [ToolResult("c1", "[cleared to save context: read_file m1.py]")])
+    cleared = (*history[:2], stub, *history[3:])
+    second = Request(system, cleared, TOOLS, options={"cache_anchor": 3} if anchored else {})
+    _, done = completion_of(provider, second)
+    return done.usage.cache_read_tokens, done.usage.cache_write_tokens
+
+
+def test_anthropic_a_clear_reads_back_the_prefix_the_engine_anchored(server: FakeModelServer) -> None:
+    provider = AnthropicProvider("claude-sonnet-4-6", api_key="k", base_url=server.anthropic_base_url)
+    server.queue(Reply("one"), Reply("two"), Reply("three"), Reply("four"))
+    read, write = _cleared_twice(provider, "Agent A. " * 80, anchored=True)
+    plain_read, plain_write = _cleared_twice(provider, "Agent B. " * 80, anchored=False)
+    # Without the mark only the system and tools are read back: every message is written again.
+    task = server.counter("Read the three files. The task, in detail: " + "explain each handler. " * 100)
+    assert read - plain_read >= task and plain_write - write >= task
+    assert json.dumps(server.last_request.body).count("cache_control") == 3  # unanchored: no 4th mark
+
+
 def test_anthropic_without_caching_sends_no_breakpoints(server: FakeModelServer) -> None:
     provider = AnthropicProvider("m", api_key="k", base_url=server.anthropic_base_url, prompt_caching=False)
     server.queue(Reply("a"))
@@ -358,6 +389,26 @@ def test_anthropic_to_wire() -> None:
     assert json.dumps(wire).count("cache_control") == 3
     plain = anthropic_adapter.to_wire(Request("", CONVERSATION), "claude", caching=False)
     assert "system" not in plain and "tools" not in plain and "cache_control" not in json.dumps(plain)
+
+
+def test_anthropic_marks_the_engine_anchor_only_where_a_turn_ends_with_it() -> None:
+    def marks(anchor: int) -> list[tuple[int, int]]:
+        request = Request("sys", CONVERSATION, TOOLS, options={"cache_anchor": anchor})
+        wire = anthropic_adapter.to_wire(request, "claude", caching=True)
+        return [
+            (t, b)
+            for t, turn in enumerate(wire["messages"])
+            for b, block in enumerate(turn["content"])
+            if "cache_control" in block
+        ]
+
+    assert marks(1) == [(1, 0), (4, 1)]  # the acknowledgement's turn, and the last block
+    assert marks(4) == [(3, 1), (4, 1)]  # the call's turn: its last block, the tool use
+    assert marks(2) == [(2, 0), (4, 1)]  # the empty message after it adds nothing to its turn
+    assert marks(5) == [(4, 1)]  # the result shares its turn with "Then stop.": not a stable end
+    assert marks(6) == [(4, 1)]  # the last message is marked anyway
+    request = Request("sys", CONVERSATION, TOOLS, options={"cache_anchor": 4})
+    assert json.dumps(anthropic_adapter.to_wire(request, "claude", caching=True)).count("cache_control") == 4
 
 
 def test_anthropic_puts_tool_results_first_in_a_merged_user_turn() -> None:

@@ -102,6 +102,24 @@ def clearable(
     return to_clear, freed
 
 
+def next_change(messages: Sequence[Message], counts: Sequence[int]) -> int | None:
+    """The oldest message a later clear could change: the first holding a result that is not a stub
+    and is big enough to clear (the newest round aside), None when there is none. Everything before
+    it stays byte for byte until a summary, so a provider that caches at marked points can mark
+    the message before it and read that prefix back after the next clear."""
+    newest = max((i for i, m in enumerate(messages) if m.tool_results), default=-1)
+    for i in range(newest):
+        results = messages[i].tool_results
+        if not results:
+            continue
+        total_chars = sum(len(b.content) for b in results) or 1
+        for result in results:
+            size = counts[i] * len(result.content) // total_chars
+            if not is_stub(result) and size >= MIN_CLEARABLE_TOKENS:
+                return i
+    return None
+
+
 def apply_clear(messages: Sequence[Message], to_clear: dict[int, set[str]], freed: int) -> ClearPlan:
     """The history with the chosen results replaced by stubs."""
     uses = {use.id: use for m in messages for use in m.tool_uses}

@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 
 from agent_cli.config.settings import ContextSettings
 from agent_cli.context.breakdown import Breakdown, compute_breakdown
-from agent_cli.context.clear import clearable
+from agent_cli.context.clear import clearable, next_change
 from agent_cli.context.latch import SummaryLatch
 from agent_cli.context.layers import Condensed, LayerRunner
 from agent_cli.context.notices import loop_guard_stopped, overflow_unresolved, smaller_window
@@ -204,6 +204,11 @@ class ContextEngine:
         if total >= th.emergency_at:
             messages, total = self._run.drop(messages, frame, total, th.target, events, trigger=trigger)
         return Prepared(settle_thinking(history, messages), events)
+
+    def cache_anchor(self, history: Sequence[Message]) -> int | None:
+        """The last message the next clear will keep as it is (see `clear.next_change`), if any."""
+        change = next_change(history, self._run.counts(history))
+        return change - 1 if change else None
 
     def recall(self, query: str) -> str:
         """The recall tool: matching passages from this session's archive, verbatim."""

@@ -74,6 +74,11 @@ class ContextPolicy(Protocol):
         """L3: condense the conversation now (`/compact`, or the model's compact tool)."""
         ...
 
+    def cache_anchor(self, history: Sequence[Message]) -> int | None:
+        """The index of the last message the engine's next clear will keep byte for byte (a provider
+        that caches only at marked points marks it), or None."""
+        ...
+
     def tokens(self, history: Sequence[Message], frame: Frame) -> int: ...
 
     @property

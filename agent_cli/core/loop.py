@@ -232,7 +232,11 @@ class AgentLoop:
         thinking block, send the history once more without thinking (the provider's own remedy)."""
         forced = unthought = False
         while True:
-            request = Request(self.system, tuple(self.history), self.tools.specs(), self.context.max_output)
+            anchor = self.context.cache_anchor(self.history)
+            options = {} if anchor is None else {"cache_anchor": anchor}
+            request = Request(
+                self.system, tuple(self.history), self.tools.specs(), self.context.max_output, options
+            )
             self.hooks.on_pre_request(request)
             yield StatusEvent(text="waiting for model")
             try:

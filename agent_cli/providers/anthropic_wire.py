@@ -13,8 +13,12 @@ Wire rules:
   rejects them), but a thinking block goes back exactly as it came, empty text
   and all: it is bound to the conversation before it;
 - OpenAI reasoning items (another model's) are not sent;
-- prompt caching puts `cache_control` on the system block, the last tool and
-  the last block of the last message (3 of the 4 breakpoints allowed);
+- prompt caching puts `cache_control` on the system block, the last tool, the
+  last block of the last message and, when the context engine names one
+  (`options["cache_anchor"]`), the last block of the turn that ends with the
+  last message its next clear keeps: the API reads a cached prefix only where a
+  request marked one, so without it every clear would write the whole history
+  again (4 breakpoints, the API's limit);
 - `options["tool_choice"] == "none"` sends `tool_choice: none` but keeps the
   tools, so the cached prefix stays byte-identical (used for summaries);
 - thinking and effort are sent only as the model table says the model takes
@@ -57,6 +61,7 @@ _STOP_REASONS: dict[str, StopReason] = {
     "pause_turn": "end_turn",
 }
 _CUT_SHORT = "stream ended before the message was complete"
+_THOUGHTS = ("thinking", "redacted_thinking")
 # The reply ran into the window: the docs ask to treat it like "prompt is too long".
 _WINDOW_FULL = "model_context_window_exceeded"
 
@@ -107,16 +112,25 @@ def _block_to_wire(block: Block) -> dict[str, Any] | None:
     return None  # an OpenAI reasoning item: another provider's, not ours to send
 
 
-def _wire_messages(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
+def _wire_messages(
+    messages: tuple[Message, ...], anchor: int | None = None
+) -> tuple[list[dict[str, Any]], int | None]:
+    """The wire turns, and the turn that ends with message `anchor` (None when it shares its turn
+    with a later message, or there is none)."""
     turns: list[dict[str, Any]] = []
-    for message in messages:
+    anchor_turn: int | None = None
+    for i, message in enumerate(messages):
         blocks = [b for b in (_block_to_wire(x) for x in message.content) if b is not None]
         if not blocks:
             continue
         if turns and turns[-1]["role"] == message.role:
             turns[-1]["content"].extend(blocks)
+            if anchor_turn == len(turns) - 1:
+                anchor_turn = None  # a later message joined the anchor's turn: its end is not stable
         else:
             turns.append({"role": message.role, "content": blocks})
+        if i == anchor:
+            anchor_turn = len(turns) - 1
     for turn in turns:
         if turn["role"] == "user":
             # Stable partition: the results answering the previous turn lead.
@@ -124,7 +138,7 @@ def _wire_messages(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
             turn["content"] = [b for b in content if b["type"] == "tool_result"] + [
                 b for b in content if b["type"] != "tool_result"
             ]
-    return turns
+    return turns, anchor_turn
 
 
 def to_wire(
@@ -134,8 +148,11 @@ def to_wire(
     wire: dict[str, Any] = {
         "model": model,
         "max_tokens": request.max_tokens,
-        "messages": _wire_messages(request.messages),
     }
+    anchor = request.options.get("cache_anchor")
+    wire["messages"], anchor_turn = _wire_messages(
+        request.messages, anchor if isinstance(anchor, int) else None
+    )
     if request.system:
         system: dict[str, Any] = {"type": "text", "text": request.system}
         if caching:
@@ -152,11 +169,15 @@ def to_wire(
         if request.options.get("tool_choice") == "none":
             wire["tool_choice"] = {"type": "none"}
     if caching and wire["messages"]:
-        last = wire["messages"][-1]["content"]
-        # A thinking block takes no cache_control: mark the last block that may carry one.
-        marked = next((b for b in reversed(last) if b["type"] not in ("thinking", "redacted_thinking")), None)
-        if marked is not None:
-            marked["cache_control"] = dict(_EPHEMERAL)
+        marks = {len(wire["messages"]) - 1}
+        if anchor_turn is not None:
+            marks.add(anchor_turn)
+        for turn in sorted(marks):
+            # A thinking block takes no cache_control: mark the last block that may carry one.
+            content = wire["messages"][turn]["content"]
+            marked = next((b for b in reversed(content) if b["type"] not in _THOUGHTS), None)
+            if marked is not None:
+                marked["cache_control"] = dict(_EPHEMERAL)
     if thinking is not None:
         if thinking.thinking is not None:
             wire["thinking"] = dict(thinking.thinking)

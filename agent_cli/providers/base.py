@@ -44,7 +44,8 @@ class Request:
     tools: tuple[ToolSpec, ...] = ()
     max_tokens: int = 8192
     # Hints that do not change the meaning: `tool_choice` "none" (a summary request keeps the tools,
-    # so the cached prefix is reused, but asks for no calls).
+    # so the cached prefix is reused, but asks for no calls); `cache_anchor`, the index of the last
+    # message the context engine's next clear will keep (a cache that works at marked points marks it).
     options: Mapping[str, Any] = field(default_factory=dict)
 
 
