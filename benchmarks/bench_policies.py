@@ -91,6 +91,10 @@ class Policy:
     def recall(self, query: str) -> str | None:
         return None  # no way to fetch back what left the context
 
+    def anchor(self, history: list[Message]) -> int | None:
+        """The message a cache breakpoint marks besides the last (None: the last only)."""
+        return None
+
     def summarize(self, messages: Sequence[Message], instruction: str = "Summarize.") -> str:
         request_tokens = sum(self.count(_text(m)) for m in messages) + self.count(instruction)
         record = stand_in_record(messages, self.count)
@@ -136,6 +140,9 @@ class Ours(Policy):
 
     def recall(self, query: str) -> str | None:
         return self.engine.recall(query)
+
+    def anchor(self, history: list[Message]) -> int | None:
+        return self.engine.cache_anchor(history)
 
 
 def _placeholder(history: list[Message], older_than: int, calls: dict[str, str], text: str) -> list[Message]:

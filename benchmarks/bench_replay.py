@@ -5,11 +5,13 @@
 For each step: a user message is appended; a model step first prepares and sends the request (the
 policy's history), then appends the reply and its tool results (through the policy's `ingest`).
 Every request is counted with one reference tokenizer (o200k_base, exact), the same for every
-policy whatever its own estimate, and priced with prompt caching: the longest prefix (in whole
-messages) sent before and still alive is read at the cache-read price, the rest written at the
-cache-write price; an entry lives 5 minutes after its last use, and the clock advances 20 s per
-model step and 90 s per user step. Summary calls are priced as requests too (their input written,
-their output at the output price).
+policy whatever its own estimate, and priced with prompt caching, two ways: Anthropic's cache
+reads back the longest prefix some request marked (each request marks the frame, its last
+message, and the policy's anchor if it names one), OpenAI's any prefix sent before; what is read
+costs the cache-read price, the rest the cache-write price; an entry lives 5 minutes after its
+last use, and the clock advances 20 s per model step and 90 s per user step. Summary calls are
+priced as requests too (their input written, their output at the output price), though ours
+reuses the cached prefix for its summary request: conservative for ours.
 
 After every request where the policy changed history, four probes (after Factory, Dec 2025):
     recall        each fact planted so far is in the request, or one recall returns it
@@ -67,6 +69,8 @@ class Run:
     output_tokens: int = 0
     cache_read: int = 0
     cache_write: int = 0
+    auto_read: int = 0  # the same requests through an automatic cache (OpenAI's)
+    auto_write: int = 0
     summary_calls: int = 0
     summary_input: int = 0
     summary_output: int = 0
@@ -87,22 +91,31 @@ class Run:
 
 
 class _Cache:
-    """Prefixes (as chains of message keys) with the time they were last used."""
+    """Prefixes (as chains of message keys) with the time they were last used.
 
-    def __init__(self) -> None:
+    Two kinds. *Marked* (Anthropic's): a request writes only the prefixes it marks (the frame, the
+    last message, and the policy's anchor if it names one) and reads the longest one it starts with.
+    *Automatic* (OpenAI's): every prefix a request sent can be read back."""
+
+    def __init__(self, marked: bool) -> None:
+        self.marked = marked
         self.alive: dict[tuple[str, ...], float] = {}
 
-    def read(self, keys: list[str], now: float) -> int:
-        """How many leading messages are cached; refreshes what was read, stores the new prefix."""
+    def read(self, keys: list[str], now: float, anchor: int | None = None) -> int:
+        """How many leading keys are cached; refreshes what was read, stores what the request writes."""
         self.alive = {k: t for k, t in self.alive.items() if now - t <= TTL}
         best = 0
         for n in range(len(keys), 0, -1):
             if tuple(keys[:n]) in self.alive:
                 best = n
                 break
-        for n in range(1, len(keys) + 1):
-            if n <= best or n == len(keys):
-                self.alive[tuple(keys[:n])] = now
+        if self.marked:
+            marks = {1, len(keys), best} | ({anchor} if anchor else set())
+            stored = [n for n in marks if 0 < n <= len(keys)]
+        else:
+            stored = list(range(1, len(keys) + 1))
+        for n in stored:
+            self.alive[tuple(keys[:n])] = now
         return best
 
 
@@ -121,11 +134,16 @@ def _request_text(history: list[Message]) -> str:
     return "\n".join(s for m in history for b in m.content for s in _strings(b.to_json()))
 
 
+def _prefix_tokens(hit: int, history: list[Message], frame_tokens: int, cache: dict[str, int]) -> int:
+    """Tokens of the first `hit` keys (the frame, then whole messages)."""
+    return frame_tokens + sum(_message_tokens(m, cache) for m in history[: hit - 1]) if hit else 0
+
+
 def replay(session: Session, policy: Policy, prices: ModelInfo, frame_tokens: int) -> Run:
     run = Run(policy.name, policy.window)
     history: list[Message] = []
     tokens: dict[str, int] = {}
-    cache = _Cache()
+    marked, automatic = _Cache(marked=True), _Cache(marked=False)
     now = 0.0
     facts: list[Fact] = []
     paths: list[str] = []
@@ -145,17 +163,24 @@ def replay(session: Session, policy: Policy, prices: ModelInfo, frame_tokens: in
         size = frame_tokens + sum(_message_tokens(m, tokens) for m in history)
         run.requests.append(size)
         run.over_window += size > policy.window
-        hit = cache.read(["frame", *(_message_key(m) for m in history)], now)
-        read = frame_tokens + sum(_message_tokens(m, tokens) for m in history[: hit - 1]) if hit else 0
-        write = size - read
+        keys = ["frame", *(_message_key(m) for m in history)]
+        anchor = policy.anchor(history)
+        read = _prefix_tokens(
+            marked.read(keys, now, None if anchor is None else anchor + 2), history, frame_tokens, tokens
+        )
+        auto_read = _prefix_tokens(automatic.read(keys, now), history, frame_tokens, tokens)
         reply, *results = step.messages
         out = _message_tokens(reply, tokens)
         run.input_tokens += size
         run.cache_read += read
-        run.cache_write += write
+        run.cache_write += size - read
+        run.auto_read += auto_read
+        run.auto_write += size - auto_read
         run.output_tokens += out
         run.dollars += (
-            read * prices.cache_read_price + write * prices.cache_write_price + out * prices.output_price
+            read * prices.cache_read_price
+            + (size - read) * prices.cache_write_price
+            + out * prices.output_price
         ) / 1e6
         policy.observe(history, Usage(input_tokens=size))
         if policy.actions and history:

@@ -69,14 +69,14 @@ def run_one(shape: str, name: str, window: int, settings: ContextSettings | None
 
 
 def dollars(run: Run, model: str) -> float:
-    """The run's cost at `model`'s prices (the replay priced it at Sonnet 5.5's)."""
-    sonnet, other = lookup(PRICED[0]), lookup(model)
-    assert sonnet is not None and other is not None
+    """The run's cost at `model`'s prices: Claude's with the marked cache, OpenAI's with the automatic one."""
     if model == PRICED[0]:
         return run.dollars
+    other = lookup(model)
+    assert other is not None
     return (
-        run.cache_read * other.cache_read_price
-        + run.cache_write * other.cache_write_price
+        run.auto_read * other.cache_read_price
+        + run.auto_write * other.cache_write_price
         + run.output_tokens * other.output_price
         + run.summary_input * other.cache_write_price
         + run.summary_output * other.output_price
