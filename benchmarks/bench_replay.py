@@ -8,8 +8,9 @@ Every request is counted with one reference tokenizer (o200k_base, exact), the s
 policy whatever its own estimate, and priced with prompt caching, two ways: Anthropic's cache
 reads back the longest prefix some request marked (each request marks the frame, its last
 message, and the policy's anchor if it names one), OpenAI's any prefix sent before; what is read
-costs the cache-read price, the rest the cache-write price; an entry lives 5 minutes after its
-last use, and the clock advances 20 s per model step and 90 s per user step. Summary calls are
+costs the cache-read price, the rest the cache-write price; an entry lives 5 minutes (Anthropic)
+or 30 minutes (OpenAI) after its last use, and the clock advances 20 s per model step and 90 s
+per user step. Summary calls are
 priced as requests too (their input written, their output at the output price), though ours
 reuses the cached prefix for its summary request: conservative for ours.
 
@@ -36,7 +37,8 @@ from agent_cli.tokens.encodings import get_encoding
 __all__ = ["PROBES", "Run", "reference_count", "replay"]
 
 PROBES = ("recall", "artifact", "continuation", "decision")
-TTL = 300.0
+TTL = 300.0  # Anthropic's default cache entry lives 5 minutes after its last use
+AUTOMATIC_TTL = 1_800.0  # OpenAI's writes on GPT-6.x are priced for 30 minutes
 MODEL_STEP_SECONDS = 20.0
 USER_STEP_SECONDS = 90.0
 _ENCODING = get_encoding("o200k_base")
@@ -99,11 +101,12 @@ class _Cache:
 
     def __init__(self, marked: bool) -> None:
         self.marked = marked
+        self.ttl = TTL if marked else AUTOMATIC_TTL
         self.alive: dict[tuple[str, ...], float] = {}
 
     def read(self, keys: list[str], now: float, anchor: int | None = None) -> int:
         """How many leading keys are cached; refreshes what was read, stores what the request writes."""
-        self.alive = {k: t for k, t in self.alive.items() if now - t <= TTL}
+        self.alive = {k: t for k, t in self.alive.items() if now - t <= self.ttl}
         best = 0
         for n in range(len(keys), 0, -1):
             if tuple(keys[:n]) in self.alive:
