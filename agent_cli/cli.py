@@ -14,6 +14,7 @@ exit code 2, never a traceback.
 """
 
 # No `from __future__ import annotations`: typer reads the annotations of the commands below at run time.
+import contextlib
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -236,13 +237,16 @@ def _headless(session: "AgentSession", prompt: str, output_format: str) -> int:
 
     from agent_cli.core.errors import AgentError
     from agent_cli.store.crash_log import internal_error
+    from agent_cli.ui import ending
     from agent_cli.ui.headless import OutputFormat, render_headless
 
     fmt: OutputFormat = output_format  # type: ignore[assignment]  # checked by run_cli
+    ending.install()
     try:
-        return render_headless(itertools.chain(session.warnings, session.run(prompt)), fmt)
+        code = render_headless(itertools.chain(session.warnings, session.run(prompt)), fmt)
+        return _ended_by_signal() or code
     except KeyboardInterrupt:
-        return 130
+        return _ended_by_signal() or 130
     except BrokenPipeError:  # `agent -p ... | head`: the reader left; nothing more to say
         sys.stderr.close()
         return 1
@@ -252,6 +256,18 @@ def _headless(session: "AgentSession", prompt: str, output_format: str) -> int:
         return _fail(internal_error(exc), 1)
     finally:
         session.close()
+
+
+def _ended_by_signal() -> int | None:
+    """128 + the signal's number after a SIGTERM or SIGHUP (said once on stderr), else None."""
+    from agent_cli.ui import ending
+
+    sig = ending.received()
+    if sig is None:
+        return None
+    with contextlib.suppress(OSError, ValueError):  # a closed terminal cannot be told
+        print(f"agent: stopped by {ending.stopped_by()}; its running command was killed", file=sys.stderr)
+    return 128 + sig
 
 
 def transcripts_command(action: str, arg: str | None, *, cwd: Path | None = None) -> int:

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from agent_cli.core.approvals import Approver
 from agent_cli.core.hooks import Hooks
 from agent_cli.core.messages import ToolUse
+from agent_cli.tools import children
 from agent_cli.tools.base import ToolContext, ToolOutput, ToolRegistry
 
 __all__ = ["ToolRunner"]
@@ -55,17 +56,24 @@ class ToolRunner:
 
     def _in_worker(self, use: ToolUse, ctx: ToolContext) -> ToolOutput:
         box: list[ToolOutput] = []
-        worker = threading.Thread(
-            target=lambda: box.append(self.tools.run(use.name, use.input, ctx)),
-            name=f"tool-{use.name}",
-            daemon=True,
-        )
+        done = threading.Event()
+
+        def work() -> None:
+            try:
+                box.append(self.tools.run(use.name, use.input, ctx))
+            finally:
+                done.set()
+
+        worker = threading.Thread(target=work, name=f"tool-{use.name}", daemon=True)
         worker.start()
         try:
-            while worker.is_alive():
-                worker.join(0.05)
+            while not done.wait(0.05):
+                pass
         except KeyboardInterrupt:
+            # Not Thread.join: a join that a KeyboardInterrupt cut short can report the thread
+            # finished when it is not, and the command would outlive the agent.
             ctx.cancel.set()
-            worker.join(CANCEL_GRACE)
+            if not done.wait(CANCEL_GRACE):
+                children.kill_all()
             raise
         return box[0] if box else ToolOutput(f"Error: {use.name} produced no result", True)

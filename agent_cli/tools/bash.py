@@ -5,7 +5,9 @@ with stdin on /dev/null and stderr merged into stdout, in the order printed.
 Output is read in chunks into a `HeadTail` buffer that keeps the first and
 last 16 KiB and only counts the middle, so a command printing gigabytes costs
 32 KiB. A timeout or a cancel (Ctrl-C sets `ctx.cancel`) kills the whole group:
-TERM, a short grace, then KILL.
+TERM, a short grace, then KILL. While it runs the group is registered in
+`children`, so the agent ending any other way (SIGTERM, SIGHUP, exit) kills
+it too, and on Linux the kernel kills the shell if the agent dies.
 
 A non-zero exit, a timeout and a cancel are error results that still carry all
 the output (capped), so the model sees why and the UI shows the failure.
@@ -16,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import os
 import selectors
-import signal
 import subprocess
 import threading
 import time
@@ -25,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agent_cli.providers.base import ToolSpec
+from agent_cli.tools import children
 from agent_cli.tools.args import optional_number, require_str
 from agent_cli.tools.base import ToolContext, ToolError, ToolOutput
 
@@ -112,7 +114,23 @@ def run_command(
         stderr=subprocess.STDOUT,
         start_new_session=True,
         env=env,
+        preexec_fn=children.pdeathsig(),
     )
+    children.register(proc.pid)
+    try:
+        return _collect(proc, sink, started, timeout, cancel)
+    finally:
+        children.unregister(proc.pid)
+
+
+def _collect(
+    proc: subprocess.Popen[bytes],
+    sink: HeadTail,
+    started: float,
+    timeout: float,
+    cancel: threading.Event | None,
+) -> CommandResult:
+    """Read the command's output until it ends, times out or is cancelled."""
     assert proc.stdout is not None
     fd = proc.stdout.fileno()
     deadline = started + timeout
@@ -166,47 +184,10 @@ def run_command(
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
     """TERM the process group, give it a moment, then KILL whatever is left. Reaps the leader."""
-    pgid = proc.pid  # start_new_session made the child a group leader with pgid == pid
-    _signal_group(pgid, signal.SIGTERM)
-    end = time.monotonic() + KILL_GRACE_SECONDS
-    while time.monotonic() < end:
-        proc.poll()  # reap the leader so its zombie does not count as alive
-        if not _group_alive(pgid):
-            break
-        time.sleep(0.02)
-    else:
-        _signal_group(pgid, signal.SIGKILL)
-    _signal_group(pgid, signal.SIGKILL)  # a member may have ignored TERM and kept going
+    # start_new_session made the child a group leader with pgid == pid
+    children.kill_group(proc.pid, proc.poll, KILL_GRACE_SECONDS)
     with contextlib.suppress(subprocess.TimeoutExpired):
         proc.wait(timeout=5)
-
-
-def _signal_group(pgid: int, sig: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, sig)
-
-
-def _group_alive(pgid: int) -> bool:
-    """Whether any member of the group still runs. Zombies do not count: where init does not
-    reap orphans promptly (containers), they would otherwise hold us for the whole grace."""
-    try:
-        os.killpg(pgid, 0)
-    except (ProcessLookupError, PermissionError):
-        return False
-    try:
-        entries = [e.name for e in os.scandir("/proc") if e.name.isdigit()]
-    except OSError:
-        return True  # no /proc: trust killpg
-    for pid in entries:
-        try:
-            with open(f"/proc/{pid}/stat", "rb") as f:
-                fields = f.read().rsplit(b")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        # fields: state, ppid, pgrp, ...
-        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
-            return True
-    return False
 
 
 class Bash:

@@ -27,6 +27,7 @@ from agent_cli.core.events import (
     ToolResultEvent,
     WarningEvent,
 )
+from agent_cli.ui import ending
 from agent_cli.ui.reports import describe_call
 
 __all__ = ["OutputFormat", "exit_code", "render_headless"]
@@ -59,7 +60,8 @@ def render_headless(
             result = event
         if isinstance(event, ErrorEvent):
             errors.append(event.to_json())
-            if fmt != "stream-json":
+            # A SIGTERM or SIGHUP also interrupts the turn; the CLI says which signal, not "the user".
+            if fmt != "stream-json" and not (event.kind == "interrupted" and ending.received()):
                 print(f"agent: {event.message}", file=err, flush=True)
         if isinstance(event, WarningEvent) and fmt != "stream-json" and not progress:
             print(f"agent: warning: {event.message}", file=err, flush=True)

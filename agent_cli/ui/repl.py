@@ -31,6 +31,7 @@ from agent_cli.core.approvals import Asker
 from agent_cli.core.events import Event
 from agent_cli.session import AgentSession
 from agent_cli.store.user_dirs import state_dir
+from agent_cli.ui import ending
 from agent_cli.ui.approval import ApprovalPrompt, answer_prompt
 from agent_cli.ui.commands import run_command
 from agent_cli.ui.reports import format_context_line, format_tokens
@@ -144,7 +145,7 @@ class Repl:
             try:
                 line = self.read_line()
             except KeyboardInterrupt:
-                if self._ctrl_c_armed:
+                if self._ctrl_c_armed or ending.received() is not None:
                     return 0
                 self._ctrl_c_armed = True
                 self.renderer.info(CTRL_C_HINT)
@@ -160,6 +161,8 @@ class Repl:
             except KeyboardInterrupt:  # a slash command (or the end of a turn) was interrupted
                 self.renderer.end_turn()
                 self.renderer.error("interrupted")
+            if ending.received() is not None:  # SIGTERM or SIGHUP: the turn stopped; now the REPL
+                return 0
 
     def submit(self, line: str) -> str:
         """Run one typed line; "exit" when the REPL should end."""
@@ -274,8 +277,11 @@ def run_repl(open_session: Callable[[Asker], AgentSession]) -> int:
         print_formatted_text(FormattedText([(style, text)]))
     repl.warm_up()
     _preload_sdk(session.provider_name)
+    ending.install()
     try:
-        return repl.run()
+        code = repl.run()
+        sig = ending.received()
+        return 128 + sig if sig is not None else code
     finally:
         repl.renderer.end_turn()
         repl.renderer.info(f"session {session.id} saved · resume with: agent --resume {session.id}")

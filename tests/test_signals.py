@@ -1,0 +1,174 @@
+"""The commands the agent starts end with it: Ctrl-C, SIGTERM and SIGHUP, headless and in the REPL,
+exit, and (Linux) the agent killed outright. Each run starts `sleep <tag>` through the bash tool,
+signals the agent while it runs, and looks for that sleep in /proc afterwards."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from agent_cli.tools import children
+from agent_cli.tools.bash import run_command
+from tests.e2e import agent_cmd, agent_env
+from tests.fakeserver import FakeModelServer, Reply, ToolCallSpec
+
+pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+
+_tags = iter(range(700 + os.getpid() % 100 * 20, 10_000))
+
+
+def processes(*argv: str) -> list[int]:
+    """Live processes whose command line is exactly `argv`."""
+    want = [a.encode() for a in argv]
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmd = f.read().split(b"\0")[:-1]
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                state = f.read().rsplit(b")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if cmd == want and state not in (b"Z", b"X"):
+            found.append(int(pid))
+    return found
+
+
+def wait_for(check: object, timeout: float = 15.0) -> bool:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if check():  # type: ignore[operator]
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.fixture
+def tag() -> Iterator[str]:
+    value = str(next(_tags))
+    yield value
+    for pid in processes("sleep", value):  # never leave one behind, whatever the test found
+        os.kill(pid, signal.SIGKILL)
+
+
+def start_headless(tmp_path: Path, server: FakeModelServer, tag: str) -> subprocess.Popen[str]:
+    server.queue(
+        Reply("", tool_calls=[ToolCallSpec("bash", {"command": f"sleep {tag}; echo done"})]), Reply("ok")
+    )
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    return subprocess.Popen(
+        agent_cmd("-p", "run it", "--yes"),
+        cwd=tmp_path,
+        env=agent_env(home, server),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+@pytest.mark.parametrize(
+    ("sig", "code", "said"),
+    [
+        (signal.SIGINT, 130, "interrupted by the user"),
+        (signal.SIGTERM, 143, "stopped by SIGTERM; its running command was killed"),
+        (signal.SIGHUP, 129, "stopped by SIGHUP; its running command was killed"),
+    ],
+    ids=["ctrl-c", "sigterm", "sighup"],
+)
+def test_headless_signal_kills_the_running_command(
+    tmp_path: Path, tag: str, sig: signal.Signals, code: int, said: str
+) -> None:
+    with FakeModelServer() as server:
+        proc = start_headless(tmp_path, server, tag)
+        assert wait_for(lambda: processes("sleep", tag)), "the command never started"
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=30)
+    assert proc.returncode == code
+    assert err.strip().splitlines() == [f"agent: {said}"]
+    assert wait_for(lambda: not processes("sleep", tag), 3.0), "the command outlived the agent"
+
+
+def test_repl_hangup_kills_the_running_command_and_exits(tmp_path: Path, tag: str) -> None:
+    pexpect = pytest.importorskip("pexpect")
+    from tests.test_repl_pty import expect
+
+    with FakeModelServer() as server:
+        server.queue(Reply("Sleeping.", tool_calls=[ToolCallSpec("bash", {"command": f"sleep {tag}"})]))
+        env = agent_env(tmp_path / "home", server)
+        child = pexpect.spawn(
+            sys.executable,
+            ["-c", "from agent_cli.cli import main; main()"],
+            cwd=str(tmp_path),
+            env=env,
+            dimensions=(40, 120),
+            encoding="utf-8",
+            timeout=20,
+        )
+        try:
+            expect(child, "auto-compact at ")
+            child.send("run the sleeper\r")
+            expect(child, r"allow\? \[y\]es")
+            child.send("y")
+            assert wait_for(lambda: processes("sleep", tag)), "the command never started"
+            child.kill(signal.SIGHUP)
+            child.expect(pexpect.EOF, timeout=20)
+        finally:
+            child.close(force=True)
+    assert child.exitstatus == 129 or child.signalstatus == signal.SIGHUP
+    assert child.exitstatus == 129, "the REPL should exit 128 + SIGHUP after a clean stop"
+    assert wait_for(lambda: not processes("sleep", tag), 3.0)
+
+
+def test_exit_kills_what_a_tool_thread_still_runs(tmp_path: Path, tag: str) -> None:
+    """An interpreter that exits while a command runs in a tool's thread leaves nothing behind."""
+    script = (
+        "import threading, time\n"
+        "from agent_cli.tools.bash import run_command\n"
+        "from agent_cli.ui import ending\n"
+        "ending.install()\n"
+        f"threading.Thread(target=run_command, args=('sleep {tag}; echo', '.', 60), daemon=True).start()\n"
+        "time.sleep(1.0)\n"
+        "raise SystemExit(3)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", script], cwd=tmp_path, timeout=30, capture_output=True, text=True
+    )
+    assert proc.returncode == 3, proc.stderr
+    assert wait_for(lambda: not processes("sleep", tag), 3.0)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_the_kernel_kills_the_shell_when_the_agent_is_killed_outright(tmp_path: Path, tag: str) -> None:
+    command = f"sleep {tag}; echo done"
+    with FakeModelServer() as server:
+        proc = start_headless(tmp_path, server, tag)
+        assert wait_for(lambda: processes("bash", "-c", command)), "the command never started"
+        proc.kill()  # SIGKILL: no handler runs
+        proc.communicate(timeout=30)
+    # The shell is gone (the kernel killed it), so "done" is never printed; only its grandchild can
+    # outlive a SIGKILL, and the fixture reaps it.
+    assert wait_for(lambda: not processes("bash", "-c", command), 3.0)
+
+
+def test_kill_all_stops_every_registered_group(tmp_path: Path, tag: str) -> None:
+    cancel = threading.Event()
+    worker = threading.Thread(target=run_command, args=(f"sleep {tag}", tmp_path, 60, cancel), daemon=True)
+    worker.start()
+    assert wait_for(lambda: processes("sleep", tag))
+    assert len(children.live_groups()) >= 1
+    assert children.kill_all(grace=0.5) >= 1
+    assert wait_for(lambda: not processes("sleep", tag), 3.0)
+    worker.join(5)
+    assert not worker.is_alive() and children.live_groups() == []
