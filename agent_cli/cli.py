@@ -188,6 +188,7 @@ def run_cli(args: CliArgs, *, env: dict[str, str] | None = None, cwd: Path | Non
     from agent_cli.app import LATEST, open_session
     from agent_cli.config.load import Flags, load_settings
     from agent_cli.core.errors import AgentError, ConfigError
+    from agent_cli.core.text import clean, decode
 
     if args.output_format not in OUTPUT_FORMATS:
         return _fail(
@@ -195,11 +196,15 @@ def run_cli(args: CliArgs, *, env: dict[str, str] | None = None, cwd: Path | Non
         )
     if args.continue_session and args.resume:
         return _fail("use either --continue or --resume, not both")
+    if args.resume is not None and not args.resume.strip():
+        return _fail("--resume needs a session id (or a unique prefix); `agent transcripts list` shows them")
+    if args.prompt is not None:  # stray bytes on the command line arrive as lone surrogates
+        args = replace(args, prompt=clean(args.prompt))
     if args.prompt is not None and not args.prompt.strip():
         return _fail("-p needs a prompt: agent -p 'what to do'")
     interactive = args.prompt is None
     if interactive and not sys.stdin.isatty():  # `echo "fix the tests" | agent`: one headless task
-        piped = sys.stdin.read().strip()
+        piped = decode(sys.stdin.buffer.read()).strip()  # not sys.stdin.read(): odd bytes must not fail
         if not piped:
             return _fail("stdin is empty: pipe a prompt in (echo 'task' | agent) or run agent in a terminal")
         args, interactive = replace(args, prompt=piped), False
@@ -288,12 +293,18 @@ def transcripts_command(action: str, arg: str | None, *, cwd: Path | None = None
             print(view.format_show(root, resolve_session_id(root, arg)))
         else:
             assert arg is not None
-            hits = view.search(root, arg)
+            unreadable: list[str] = []
+            hits = view.search(root, arg, unreadable=unreadable)
+            if unreadable:
+                more = f" and {len(unreadable) - 1} more" if len(unreadable) > 1 else ""
+                print(f"agent: warning: skipped what cannot be read: {unreadable[0]}{more}", file=sys.stderr)
             if not hits:
                 return _fail(f"no match for {arg!r}", 1)
             print(view.format_search(hits))
     except ConfigError as exc:
         return _fail(str(exc))
+    except OSError as exc:  # .transcripts/ or a log owned by another user, or mode 000
+        return _fail(f"cannot read {exc.filename or 'the transcripts'}: {exc.strerror or exc}", 1)
     return 0
 
 

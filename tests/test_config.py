@@ -456,7 +456,8 @@ FLAG_ERRORS = [
     (
         Flags(context_window=0),
         {},
-        "config error: --context-window: context.context_window must be a positive integer (got 0)",
+        "config error: --context-window: context.context_window must be a whole number of tokens, at least "
+        "4,096 (the system prompt, the tools and a reply need that much) (got 0)",
     ),
     (
         Flags(base_url="ftp://x"),

@@ -48,10 +48,11 @@ class Field:
     """One configurable key and the kind of value it takes."""
 
     key: str  # "section.name"
-    kind: str  # str | secret | url | choice | bool | int | count | float | ratio | strings
+    kind: str  # str | secret | url | choice | bool | int | count | window | float | ratio | strings
     choices: tuple[str, ...] = ()
 
 
+MIN_CONTEXT_WINDOW = 4_096
 _RULES: dict[str, str] = {
     "str": "must be a string",
     "secret": "must be a non-empty string",
@@ -59,6 +60,8 @@ _RULES: dict[str, str] = {
     "bool": "must be true or false",
     "int": "must be a positive integer",
     "count": "must be a whole number, 0 or more",
+    "window": f"must be a whole number of tokens, at least {MIN_CONTEXT_WINDOW:,} (the system prompt, "
+    "the tools and a reply need that much)",
     "float": "must be a positive number",
     "ratio": "must be a number between 0 and 1",
     "strings": "must be a list of non-empty strings",
@@ -89,6 +92,8 @@ def _field_for(key: str, hint: object) -> Field:
         return Field(key, "bool")
     if hint is int:
         # 0 retries is a real choice; a working budget of 0 means the whole window.
+        if name == "context_window":
+            return Field(key, "window")
         return Field(key, "count" if name in ("max_retries", "working_budget") else "int")
     if hint is float:
         return Field(key, "ratio" if name.endswith("_ratio") else "float")
@@ -156,10 +161,10 @@ def _check(field: Field, value: object) -> object:
         return value
     if kind == "bool":
         return value if isinstance(value, bool) else _BAD
-    if kind in ("int", "count"):
+    if kind in ("int", "count", "window"):
         if isinstance(value, bool) or not isinstance(value, int):
             return _BAD
-        return value if value >= (0 if kind == "count" else 1) else _BAD
+        return value if value >= {"count": 0, "int": 1, "window": MIN_CONTEXT_WINDOW}[kind] else _BAD
     if kind in ("float", "ratio"):
         if isinstance(value, bool) or not isinstance(value, int | float):
             return _BAD

@@ -38,7 +38,7 @@ class Frame:
         under another frame (a new day in the system prompt, changed tools) cannot send them back."""
         specs = [[t.name, t.description, dict(t.input_schema)] for t in self.tools]
         body = json.dumps([self.system, specs], sort_keys=True, ensure_ascii=False)
-        return hashlib.sha256(body.encode("utf-8")).hexdigest()[:16]
+        return hashlib.sha256(body.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from agent_cli.core.approvals import Approver
 from agent_cli.core.hooks import Hooks
 from agent_cli.core.messages import ToolUse
+from agent_cli.core.text import clean
 from agent_cli.tools import children
 from agent_cli.tools.base import ToolContext, ToolOutput, ToolRegistry
 
@@ -51,7 +52,8 @@ class ToolRunner:
         self._hooks.on_pre_tool(use)
         started = time.monotonic()
         output = self._in_worker(use, ctx)
-        output = dataclasses.replace(output, content=self._redact(output.content))
+        # Undecodable bytes (a file name that is not UTF-8) become U+FFFD before anything stores it.
+        output = dataclasses.replace(output, content=self._redact(clean(output.content)))
         return output, time.monotonic() - started
 
     def _in_worker(self, use: ToolUse, ctx: ToolContext) -> ToolOutput:

@@ -10,6 +10,8 @@ import platform
 from datetime import date
 from pathlib import Path
 
+from agent_cli.core.text import clean
+
 __all__ = ["build_system_prompt"]
 
 BASE = """\
@@ -32,7 +34,7 @@ redoing work you no longer see. Call compact(focus) yourself when switching to a
 def build_system_prompt(root: Path, *, instructions: str | None, today: date | None = None) -> str:
     day = (today or date.today()).isoformat()
     env = (
-        f"Environment: project root {root}; {platform.system()} {platform.release()}; "
+        f"Environment: project root {clean(str(root))}; {platform.system()} {platform.release()}; "
         f"Python {platform.python_version()}; today is {day}."
     )
     parts = [BASE, env]

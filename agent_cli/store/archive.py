@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_cli.core.messages import Message
+from agent_cli.core.text import clean as clean_text
 from agent_cli.store.layout import SESSION_FILE
 from agent_cli.store.redact import Redactor
 
@@ -71,7 +72,7 @@ class Archive:
 
     def _write(self, kind: str, label: str, ext: str, body: str) -> Path:
         self._ensure_dir()
-        data = body.encode("utf-8")
+        data = clean_text(body).encode("utf-8")
         while True:
             path = self.session_dir / f"{kind}-{self._next_seq():03d}-{label}.{ext}"
             try:

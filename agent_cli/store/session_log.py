@@ -26,6 +26,7 @@ from typing import Any
 from agent_cli.core.errors import ConfigError
 from agent_cli.core.events import AssistantTextDelta, Event, StatusEvent
 from agent_cli.core.messages import Message, new_id
+from agent_cli.core.text import clean as clean_text
 from agent_cli.store.layout import (
     DIR_MODE,
     FILE_MODE,
@@ -179,7 +180,7 @@ class SessionLog:
         # swallow JSON syntax and corrupt the line.
         clean = self._redactor.redact_json(record)
         line = json.dumps(clean, ensure_ascii=False, separators=(",", ":"), default=self._redacted_str) + "\n"
-        self._write_bytes(line.encode("utf-8"))
+        self._write_bytes(clean_text(line).encode("utf-8"))  # a stray surrogate must not lose the record
 
     def _redacted_str(self, value: object) -> str:
         """JSON fallback for non-JSON values (paths, ...): their text, redacted too."""

@@ -141,6 +141,7 @@ class SessionInfo:
     model: str = ""
     first_prompt: str = ""
     extra: JSONDict = field(default_factory=dict)  # the whole merged meta record
+    problem: str = ""  # why the log could not be read ("" when it could)
 
 
 def _parse_ts(value: Any) -> datetime | None:
@@ -173,9 +174,23 @@ def _session_info(root: Path | str, session_id: str) -> SessionInfo:
     return SessionInfo(session_id, started, updated, count, str(meta.get("model") or ""), first_prompt, meta)
 
 
+def _unreadable(root: Path | str, session_id: str, exc: OSError) -> SessionInfo:
+    """A session whose log cannot be read (another owner after `sudo agent`, mode 000): listed, with why."""
+    try:
+        updated = datetime.fromtimestamp((transcripts_dir(root) / session_id).stat().st_mtime, UTC)
+    except OSError:
+        updated = datetime.fromtimestamp(0, UTC)
+    return SessionInfo(session_id, None, updated, 0, problem=f"cannot read its log: {exc.strerror or exc}")
+
+
 def list_sessions(root: Path | str) -> list[SessionInfo]:
-    """Every session of this project, most recently updated first."""
-    infos = [_session_info(root, i) for i in session_ids(root)]
+    """Every session of this project, most recently updated first; unreadable ones say why."""
+    infos = []
+    for session_id in session_ids(root):
+        try:
+            infos.append(_session_info(root, session_id))
+        except OSError as exc:
+            infos.append(_unreadable(root, session_id, exc))
     infos.sort(key=lambda s: (s.updated, s.id), reverse=True)
     return infos
 

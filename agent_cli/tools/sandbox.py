@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from agent_cli.core.text import clean
 from agent_cli.tools.base import ToolContext, ToolError
 
 __all__ = ["display_path", "resolve_path"]
@@ -41,9 +42,10 @@ def resolve_path(ctx: ToolContext, raw: str, *, name: str = "path") -> Path:
 
 
 def display_path(ctx: ToolContext, path: Path) -> str:
-    """`path` relative to the root when it is inside it (what the model should type back), else absolute."""
+    """`path` relative to the root when it is inside it (what the model should type back), else absolute.
+    A name that is not UTF-8 shows its undecodable bytes as U+FFFD."""
     root = ctx.root.resolve()
     if path.is_relative_to(root):
         rel = path.relative_to(root).as_posix()
-        return rel or "."
-    return str(path)
+        return clean(rel) or "."
+    return clean(str(path))

@@ -17,6 +17,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from agent_cli.core.text import clean
 from agent_cli.providers.base import ToolSpec
 from agent_cli.tools.args import optional_str, require_str
 from agent_cli.tools.base import ToolContext, ToolError, ToolOutput
@@ -140,7 +141,7 @@ class Glob:
         if not matched:
             hint = " (patterns without '/' match only the top level; try '**/" + pattern + "')"
             return ToolOutput(f"No paths match {pattern!r}" + (hint if "/" not in pattern else "") + ".")
-        lines = [rel for _, rel in sorted(newest, key=lambda e: (-e[0], e[1]))]
+        lines = [clean(rel) for _, rel in sorted(newest, key=lambda e: (-e[0], e[1]))]  # odd bytes: U+FFFD
         if matched > len(lines):
             lines.append(
                 f"[{len(lines)} of {matched} matches shown, newest first; narrow the pattern to see others]"

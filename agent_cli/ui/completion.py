@@ -13,6 +13,7 @@ from pathlib import Path
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 
+from agent_cli.core.text import clean
 from agent_cli.ui.reports import known_models
 from agent_cli.ui.slash import COMMANDS
 
@@ -61,7 +62,8 @@ class PathAndCommandCompleter(Completer):
         shown = 0
         for entry in entries:
             hidden = entry.name.startswith(".") and not prefix.startswith(".")
-            if hidden or not entry.name.startswith(prefix):
+            # A name that is not UTF-8 cannot be typed back as text: not offered.
+            if hidden or not entry.name.startswith(prefix) or clean(entry.name) != entry.name:
                 continue
             name = entry.name + ("/" if entry.is_dir() else "")
             yield Completion(name, -len(prefix))

@@ -45,8 +45,9 @@ def format_list(sessions: Sequence[SessionInfo], *, tz: tzinfo | None = None) ->
         return "No sessions in this project yet."
     rows = [("ID", "UPDATED", "MSGS", "MODEL", "FIRST PROMPT")]
     for s in sessions:
-        prompt = _one_line(s.first_prompt, 60)
-        rows.append((s.id, _when(s.updated, tz), str(s.message_count), s.model or "-", prompt))
+        prompt = f"({s.problem})" if s.problem else _one_line(s.first_prompt, 60)
+        count = "?" if s.problem else str(s.message_count)
+        rows.append((s.id, _when(s.updated, tz), count, s.model or "-", prompt))
     widths = [max(len(r[i]) for r in rows) for i in range(4)]
     # The last column is not padded: no trailing spaces.
     return "\n".join("  ".join([*(c.ljust(w) for c, w in zip(r, widths, strict=False)), r[4]]) for r in rows)
@@ -220,8 +221,11 @@ def _record_hit(line: str, lineno: int, path: Path, pattern: re.Pattern[str]) ->
     return rid, kind, _snippet(text, match)
 
 
-def search(root: Path | str, text: str, *, limit: int = 50) -> list[SearchHit]:
-    """Records and lines containing `text` (literal, any case), newest session first."""
+def search(
+    root: Path | str, text: str, *, limit: int = 50, unreadable: list[str] | None = None
+) -> list[SearchHit]:
+    """Records and lines containing `text` (literal, any case), newest session first. Files that
+    cannot be read are skipped and named in `unreadable` ("path: reason")."""
     needle = text.strip()
     if not needle or limit <= 0:
         return []
@@ -231,10 +235,18 @@ def search(root: Path | str, text: str, *, limit: int = 50) -> list[SearchHit]:
     lowered = needle.lower()
     hits: list[SearchHit] = []
     for directory in _session_dirs(root):
-        for path in _files(directory):
+        try:
+            files = _files(directory)
+        except OSError as exc:
+            if unreadable is not None:
+                unreadable.append(f"{directory}: {exc.strerror or exc}")
+            continue
+        for path in files:
             try:
                 lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-            except OSError:
+            except OSError as exc:
+                if unreadable is not None:
+                    unreadable.append(f"{path}: {exc.strerror or exc}")
                 continue
             for lineno, line in enumerate(lines, 1):
                 if raw_ok and lowered not in line.lower():
