@@ -97,6 +97,7 @@ def open_session(
         allow_outside_root=settings.tools.allow_outside_root,
         bash_timeout=settings.tools.bash_timeout,
         recall=engine.recall,
+        secret_spans=redactor.spans,
     )
     loop = AgentLoop(
         provider=model.provider,

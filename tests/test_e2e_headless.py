@@ -308,3 +308,30 @@ def test_empty_prompt_is_a_usage_error(project: Path, home: Path) -> None:
     r = run_agent(["-p", "  "], project, agent_env(home))
     assert r.returncode == 2 and "-p needs a prompt" in r.stderr
     assert not (project / ".transcripts").exists()
+
+
+@pytest.mark.parametrize("where", ["head", "tail"])
+def test_a_key_at_the_output_s_cut_reaches_neither_disk_nor_model(
+    project: Path, home: Path, where: str
+) -> None:
+    """A command prints the configured key right where bash's 16 KiB + 16 KiB cut falls: no piece
+    of it (16 characters or more) may reach the model, the session files or the user's state."""
+    key = ANTHROPIC_KEY
+    script = project / "leak.py"
+    if where == "head":
+        body = f"import sys\nsys.stdout.write('x' * (16 * 1024 - 20) + ' {key}\\n' + '.' * 100000)\n"
+    else:
+        body = f"import sys\nsys.stdout.write('.' * 100000 + '\\n{key}\\n' + 'y' * (16 * 1024 - 20))\n"
+    script.write_text(body)
+    with FakeModelServer() as server:
+        server.queue(Reply(tool_calls=[ToolCallSpec("bash", {"command": "python3 leak.py"})]), Reply("done"))
+        r = run_agent(["-p", "run leak.py", "--yes"], project, agent_env(home, server))
+        sent = json.dumps([q.body for q in server.requests])
+    assert r.returncode == 0, r.stderr
+    on_disk = transcript_blob(project) + "".join(
+        p.read_text(errors="replace") for p in home.rglob("*") if p.is_file()
+    )
+    pieces = [key[i : i + 16] for i in range(len(key) - 15)]
+    assert [p for p in pieces if p in sent] == []
+    assert [p for p in pieces if p in on_disk] == []
+    assert "[REDACTED]" in sent

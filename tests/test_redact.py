@@ -159,3 +159,54 @@ def test_one_megabyte_without_secrets_is_cheap() -> None:
     assert out is text
     # Measured at a few ms; the bound only catches a pathological regex.
     assert elapsed < 0.5
+
+
+# -- pieces of a key, as a cut output leaves them ------------------------------------------------
+
+KEY = "sk-ant-api03-" + "Q7x" * 30 + "-tailEND0123456789"
+
+
+def _pieces(text: str, key: str = KEY, size: int = 16) -> list[str]:
+    """Every run of `size` characters of `key` that `text` still holds."""
+    return [key[i : i + size] for i in range(len(key) - size + 1) if key[i : i + size] in text]
+
+
+def test_the_last_or_first_characters_of_a_configured_key_are_redacted() -> None:
+    redactor = Redactor([KEY])
+    for piece in (KEY[-20:], KEY[-16:], KEY[:18], KEY[40:]):
+        out = redactor.redact(f"before {piece} after")
+        assert out == "before [REDACTED] after", piece
+    assert redactor.redact(f"x {KEY[-15:]} y") == f"x {KEY[-15:]} y"  # too short to be a key
+    assert redactor.redact("Authorization: Bearer " + KEY[30:]) == "Authorization: Bearer [REDACTED]"
+    assert redactor.spans(f"ab {KEY[-20:]}") == [(3, 23)]
+
+
+@pytest.mark.parametrize("where", ["head", "tail"])
+@pytest.mark.parametrize("configured", [True, False], ids=["configured", "shape-only"])
+def test_an_output_cut_never_halves_a_key(where: str, configured: bool) -> None:
+    from agent_cli.tools.bash import HEAD_BYTES, TAIL_BYTES, HeadTail
+
+    redactor = Redactor([KEY] if configured else [])
+    sink = HeadTail()
+    filler = b"." * 200_000
+    if where == "head":  # the key starts 20 bytes before the head's cut
+        sink.write(b"x" * (HEAD_BYTES - 21) + b" " + KEY.encode() + b"\n" + filler)
+    else:  # the key ends 20 bytes after the tail's cut
+        sink.write(filler + b"\n" + KEY.encode() + b"\n" + b"y" * (TAIL_BYTES - 21))
+    shown = redactor.redact(sink.text(redactor.spans))
+    assert _pieces(shown) == []
+    assert "[REDACTED]" in shown and "bytes of output omitted" in shown
+    plain = redactor.redact(sink.text())  # without spans the cut halves it
+    assert _pieces(plain) != [] or configured
+
+
+def test_a_private_key_whose_begin_line_was_cut_away_goes_whole() -> None:
+    from agent_cli.tools.bash import TAIL_BYTES, HeadTail
+
+    body = "\n".join("MIIEvQIBADANBgkqhkiG9w0BAQEFAASC" + str(i % 10) * 32 for i in range(40))
+    pem = f"-----BEGIN PRIVATE KEY-----\n{body}\n-----END PRIVATE KEY-----\n"
+    sink = HeadTail()
+    sink.write(b"." * 100_000 + pem.encode() + b"z" * (TAIL_BYTES - 600))
+    shown = Redactor().redact(sink.text(Redactor().spans))
+    assert "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC" not in shown and "END PRIVATE KEY" not in shown
+    assert shown.endswith("z" * 100)

@@ -3,7 +3,10 @@
 `Redactor` owns one compiled regular expression made of the configured API
 keys (as literals) and the shapes of common credentials (Anthropic, OpenAI,
 AWS, GitHub, Slack and Google keys, `Bearer` / `x-api-key` header values and
-PEM private key blocks). Every match becomes `[REDACTED]`.
+PEM private key blocks). Every match becomes `[REDACTED]`, and so does a piece
+of a configured key (its first or last 16 characters or more, as an output cut
+in the middle of the key leaves it). `spans` says where the secrets are, so a
+cut can be placed around them rather than through them.
 
 Speed matters because every log record passes through here: every alternative
 starts with a literal character or a small character class, so the regex
@@ -25,6 +28,9 @@ REDACTED = "[REDACTED]"
 # Shorter configured "secrets" are ignored: redacting e.g. "test" or "abc123"
 # would mangle ordinary text and protect nothing.
 _MIN_SECRET_LEN = 8
+# A configured key's first or last this many characters, found alone, are taken for a piece of
+# it (an output cut in the middle of the key); keys shorter than twice this are matched whole only.
+_FRAGMENT = 16
 
 # Credential shapes. Each must start with a literal (see the module docstring).
 # The `(?=...\d)` look-aheads demand a digit so that ordinary hyphenated words
@@ -61,6 +67,21 @@ def _glued(text: str, start: int) -> bool:
     return start > 0 and (text[start - 1].isalnum() or text[start - 1] == "_")
 
 
+def _merge(
+    first: list[tuple[int, int, str]], second: list[tuple[int, int, str]]
+) -> list[tuple[int, int, str]]:
+    """Both lists of spans in order, an overlapping pair joined into one span."""
+    out: list[tuple[int, int, str]] = []
+    for start, end, replacement in sorted(first + second):
+        if out and start < out[-1][1]:
+            prev = out[-1]
+            # Joined: a kept header name (in the earlier replacement) stays.
+            out[-1] = (prev[0], max(prev[1], end), prev[2] if end <= prev[1] else REDACTED)
+            continue
+        out.append((start, end, replacement))
+    return out
+
+
 class Redactor:
     """Replaces known secrets and credential-shaped strings with `[REDACTED]`.
 
@@ -78,10 +99,28 @@ class Redactor:
 
     def redact(self, text: str) -> str:
         """`text` with every secret replaced; the same object when nothing matched."""
-        if not text:
+        found = self._matches(text)
+        if not found:
             return text
         pieces: list[str] = []
-        last = pos = 0
+        last = 0
+        for start, end, replacement in found:
+            pieces.append(text[last:start])
+            pieces.append(replacement)
+            last = end
+        pieces.append(text[last:])
+        return "".join(pieces)
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        """Where the secrets in `text` are (start, end), in order: what `redact` would replace."""
+        return [(start, end) for start, end, _ in self._matches(text)]
+
+    def _matches(self, text: str) -> list[tuple[int, int, str]]:
+        """(start, end, replacement) of every secret, in order, not overlapping."""
+        if not text:
+            return []
+        found: list[tuple[int, int, str]] = []
+        pos = 0
         while (match := self._regex.search(text, pos)) is not None:
             replacement = self._replacement(match, text)
             if replacement is None:
@@ -89,13 +128,35 @@ class Redactor:
                 # so a configured key inside the rejected span is still found.
                 pos = match.start() + 1
                 continue
-            pieces.append(text[last : match.start()])
-            pieces.append(replacement)
-            last = pos = match.end()
-        if not pieces:
-            return text
-        pieces.append(text[last:])
-        return "".join(pieces)
+            found.append((match.start(), match.end(), replacement))
+            pos = match.end()
+        if self._literals:
+            found = _merge(found, self._fragments(text))
+        return found
+
+    def _fragments(self, text: str) -> list[tuple[int, int, str]]:
+        """Pieces of a configured key: its first or last `_FRAGMENT` characters or more, as a cut
+        output leaves them (the rest of the key fell in the part that was left out)."""
+        spans: list[tuple[int, int, str]] = []
+        for key in self._literals:
+            if len(key) < 2 * _FRAGMENT:
+                continue
+            head, tail = key[:_FRAGMENT], key[-_FRAGMENT:]
+            for probe, from_end in ((head, False), (tail, True)):
+                at = text.find(probe)
+                while at != -1:
+                    if from_end:  # grow leftwards while the text agrees with the key
+                        start, n = at, len(key) - _FRAGMENT
+                        while start > 0 and n > 0 and text[start - 1] == key[n - 1]:
+                            start, n = start - 1, n - 1
+                        spans.append((start, at + _FRAGMENT, REDACTED))
+                    else:  # grow rightwards
+                        end, n = at + _FRAGMENT, _FRAGMENT
+                        while end < len(text) and n < len(key) and text[end] == key[n]:
+                            end, n = end + 1, n + 1
+                        spans.append((at, end, REDACTED))
+                    at = text.find(probe, at + 1)
+        return sorted(spans)
 
     def redact_json(self, obj: Any) -> Any:
         """A deep copy of a JSON-like value with every string (keys included) redacted."""

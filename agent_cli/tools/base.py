@@ -48,6 +48,8 @@ class ToolContext:
     bash_timeout: float = 120.0
     # The recall tool's way into the context engine's archive, given when the session is built.
     recall: Callable[[str], str] | None = None
+    # Where the secrets in a text are (the session's redactor), so an output is never cut inside one.
+    secret_spans: Callable[[str], list[tuple[int, int]]] | None = None
 
 
 class Tool(Protocol):
