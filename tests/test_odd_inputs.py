@@ -198,3 +198,17 @@ def test_flags_that_cannot_work_are_usage_errors(tmp_path: Path, args: list[str]
         assert server.requests == []  # nothing was sent
     assert proc.returncode == 2
     assert said in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_a_frame_larger_than_the_window_is_named_as_the_cause(tmp_path: Path) -> None:
+    (tmp_path / "AGENTS.md").write_text("Always follow the house rules carefully. " * 700)
+    with FakeModelServer(context_window=5_000) as server:
+        server.queue(Reply("hi"))
+        proc = subprocess.run(
+            agent_cmd("-p", "hi", "--context-window", "5000"), cwd=tmp_path,
+            env=agent_env(tmp_path / "home", server), capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+    assert proc.returncode == 1
+    (line,) = proc.stderr.strip().splitlines()
+    assert "The system prompt and the tool definitions alone take about" in line
+    assert "largest message" not in line

@@ -178,7 +178,8 @@ class ContextEngine:
             messages, total = self._run.drop(messages, frame, total, th.target, events, trigger="overflow")
         if total >= before or total > th.budget:
             largest = max((self.counter.count_message(m) for m in messages if m.role == "user"), default=0)
-            text = overflow_unresolved(th, total, largest, counted=bool(error.tokens))
+            frame_tokens = self._run.count(frame, [])
+            text = overflow_unresolved(th, total, largest, frame=frame_tokens, counted=bool(error.tokens))
             raise ContextOverflowError(text, tokens=total, limit=th.window)
         return Prepared(settle_thinking(history, messages), events)
 

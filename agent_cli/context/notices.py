@@ -40,8 +40,16 @@ def loop_guard_stopped(failures: int) -> str:
     )
 
 
-def overflow_unresolved(th: Thresholds, total: int, largest: int, *, counted: bool) -> str:
-    """Nothing more can go. `counted`: the provider's error said how many tokens the request had."""
+def overflow_unresolved(th: Thresholds, total: int, largest: int, *, frame: int, counted: bool) -> str:
+    """Nothing more can go. `counted`: the provider's error said how many tokens the request had;
+    `frame`: what the system prompt and the tool definitions take on their own."""
+    if frame >= largest and frame * 2 >= min(total, th.budget):
+        return (
+            f"The system prompt and the tool definitions alone take about {frame:,} tokens (project "
+            f"instructions included), and a request may have {th.budget:,} (window {th.window:,}): "
+            "nothing the conversation could give up would make it fit. Use a model with a larger "
+            "window, raise context_window if it is set too low, or shorten the project instructions."
+        )
     if not counted and total <= th.budget:
         # No numbers in the error, and our count fits: the limit is not the window we know.
         return (
