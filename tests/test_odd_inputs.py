@@ -212,3 +212,25 @@ def test_a_frame_larger_than_the_window_is_named_as_the_cause(tmp_path: Path) ->
     (line,) = proc.stderr.strip().splitlines()
     assert "The system prompt and the tool definitions alone take about" in line
     assert "largest message" not in line
+
+
+def test_a_huge_write_file_call_is_cut_after_it_ran_not_sent_again(tmp_path: Path) -> None:
+    import json
+
+    content = "line of generated data 0123456789 abcdefghij\n" * 45_000  # 2 MB
+    with FakeModelServer(context_window=200_000) as server:
+        call = ToolCallSpec("write_file", {"path": "big.txt", "content": content})
+        server.queue(Reply("", tool_calls=[call]), Reply("done"))
+        proc = subprocess.run(
+            agent_cmd("-p", "write it", "--yes", "--output-format", "stream-json"), cwd=tmp_path,
+            env=agent_env(tmp_path / "home", server), capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        sizes = [q.input_tokens for q in server.requests]
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "big.txt").read_text() == content  # the call ran in full
+    assert len(sizes) == 2 and sizes[1] < 200_000 * 0.5  # the next request did not carry the 2 MB
+    events = [json.loads(line) for line in proc.stdout.splitlines()]
+    (cap,) = [e for e in events if e["type"] == "compact"]
+    assert (cap["layer"], cap["trigger"]) == ("cap", "input") and cap["tokens_before"] > 200_000
+    saved = Path(cap["transcript"]).read_text()
+    assert json.dumps(content)[1:-1] in saved and "write_file" in saved  # the whole call is on disk

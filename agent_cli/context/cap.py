@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from agent_cli.core.messages import ToolResult, ToolUse
 
-__all__ = ["cap_result", "head_share"]
+__all__ = ["cap_input", "cap_result", "head_share"]
 
 # Tools whose output is a file's text, paged by line number.
 FILE_READERS = frozenset({"read_file", "read", "view", "cat"})
@@ -83,3 +83,26 @@ def _cut(use: ToolUse, text: str, budget_chars: int, saved_to: str) -> str:
     omitted_lines = omitted.count("\n") + (0 if omitted.endswith("\n") else 1)
     marker = _marker(use, omitted_lines, len(omitted), first_cut_line, saved_to)
     return text[:head_end] + marker + text[tail_start:]
+
+
+def cap_input(use: ToolUse, *, max_chars: int, saved_to: str) -> ToolUse:
+    """`use` with each string argument longer than `max_chars` cut to head + marker + tail (a file's
+    content written by the call, say); unchanged when none is. The call has run: what it did is on
+    disk, and the full call in `saved_to`."""
+    args: dict[str, object] = {}
+    changed = False
+    for name, value in use.input.items():
+        if isinstance(value, str) and len(value) > max_chars:
+            keep = max(max_chars - 300, MIN_KEEP_CHARS)
+            head, tail = value[: keep * 2 // 3], value[len(value) - keep // 3 :]
+            cut = len(value) - len(head) - len(tail)
+            marker = (
+                f"\n[... {cut:,} characters of this argument cut after the call ran, to save context. "
+                f"The full call is saved in {saved_to}; "
+                f'recall("{use.id}") returns it]\n'
+            )
+            args[name] = head + marker + tail
+            changed = True
+        else:
+            args[name] = value
+    return ToolUse(use.id, use.name, args) if changed else use

@@ -131,6 +131,7 @@ class ContextEngine:
         if total < th.clear_at:
             return Prepared(messages, [])
         events: list[EngineEvent] = []
+        messages, total = self._run.cap_inputs(messages, frame, total, th.tool_result_cap, events)
         past = total >= th.trigger_at and self.auto_compact
         messages, total = self._clear(messages, frame, total, events, past=past)
         # Thinking after a cleared result is bound to what was there: it goes before L2 sends the span.
@@ -177,7 +178,7 @@ class ContextEngine:
         if total > th.target and (not outcome.acted or total >= th.trigger_at or not error.tokens):
             messages, total = self._run.drop(messages, frame, total, th.target, events, trigger="overflow")
         if total >= before or total > th.budget:
-            largest = max((self.counter.count_message(m) for m in messages if m.role == "user"), default=0)
+            largest = max((self.counter.count_message(m) for m in messages), default=0)
             frame_tokens = self._run.count(frame, [])
             text = overflow_unresolved(th, total, largest, frame=frame_tokens, counted=bool(error.tokens))
             raise ContextOverflowError(text, tokens=total, limit=th.window)

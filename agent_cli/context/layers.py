@@ -18,11 +18,12 @@ the summary call and a clock. A new model or session gets a new runner.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from agent_cli.context.cap import cap_result
+from agent_cli.context.cap import cap_input, cap_result
 from agent_cli.context.clear import apply_clear
 from agent_cli.context.condense import condensed_history
 from agent_cli.context.emergency import apply_drop, marker_text, plan_drop
@@ -63,6 +64,12 @@ class _Record:
     failure: str | None  # why the model's record was not used (the digest stands in); None when it was
     usage: Usage | None  # what the summary call cost, when it answered
     summary: SummaryOutcome  # "failed" also when the record was used but missed the key facts
+
+
+def _arg_size(use: ToolUse, count_text: Callable[[str], int]) -> tuple[int, int]:
+    """(characters, tokens) of a call's arguments as sent."""
+    text = json.dumps(dict(use.input), ensure_ascii=False)
+    return len(text), max(count_text(text), 1)
 
 
 class LayerRunner:
@@ -116,6 +123,50 @@ class LayerRunner:
             detail=f"{abbreviate(call_text(use), 80)} · id {use.id}",
         )
         return capped, event
+
+    def cap_inputs(
+        self, messages: list[Message], frame: Frame, total: int, limit: int, events: list[EngineEvent]
+    ) -> tuple[list[Message], int]:
+        """L0 for the model's own calls: an argument over `limit` tokens in a call that has run (a
+        2 MB `write_file`) is saved in full, then cut to head + tail, like an oversized result."""
+        answered = {r.tool_use_id for m in messages for r in m.tool_results}
+        out = list(messages)
+        for i, message in enumerate(messages):
+            if message.role != "assistant" or self.counter.count_message(message) <= limit:
+                continue
+            count = self.counter.count_text
+            sizes = {u.id: _arg_size(u, count) for u in message.tool_uses if u.id in answered}
+            over = {k: v for k, v in sizes.items() if v[1] > limit}
+            if not over:
+                continue
+            start = self._clock()
+            path = self._save([message], "input", events)
+            if path is None:
+                continue
+            blocks = [
+                cap_input(b, max_chars=limit * over[b.id][0] // over[b.id][1], saved_to=path)
+                if isinstance(b, ToolUse) and b.id in over
+                else b
+                for b in message.content
+            ]
+            out[i] = message.replace(blocks)
+            uses = [u for u in message.tool_uses if u.id in over]
+            after = self.recount(frame, messages, out)
+            events.append(
+                CompactEvent(
+                    layer="cap",
+                    trigger="input",
+                    messages_before=len(messages),
+                    messages_after=len(out),
+                    tokens_before=total,
+                    tokens_after=after,
+                    transcript=path,
+                    duration=self._clock() - start,
+                    detail=", ".join(f"{abbreviate(call_text(u), 60)} · id {u.id}" for u in uses),
+                )
+            )
+            total = after
+        return out, total
 
     def clear(
         self,
