@@ -15,7 +15,9 @@ from agent_cli.core.errors import (
     OverloadedError,
     ProviderError,
     RateLimitError,
+    StalledError,
     TransientError,
+    UnreachableError,
 )
 from agent_cli.core.events import RetryEvent
 from agent_cli.core.messages import Message, Usage
@@ -172,3 +174,20 @@ def test_zero_retries_means_one_attempt() -> None:
     with pytest.raises(OverloadedError):
         run(provider, RetryPolicy(max_retries=0))
     assert provider.calls == 1
+
+
+@pytest.mark.parametrize(("error", "tries"), [(UnreachableError("refused"), 2), (StalledError("quiet"), 3)])
+def test_unreachable_and_stalled_get_fewer_tries(error: ProviderError, tries: int) -> None:
+    provider = ScriptedProvider([((), error)] * 7)
+    with pytest.raises(type(error)):
+        run(provider, RetryPolicy(max_retries=6))
+    assert provider.calls == tries
+    provider = ScriptedProvider([((), error), ((DONE,), None)])
+    assert run(provider)[0] == [DONE]  # one that comes back after a retry still finishes
+
+
+def test_a_limit_never_raises_the_policy() -> None:
+    provider = ScriptedProvider([((), StalledError("quiet"))] * 3)
+    with pytest.raises(StalledError):
+        run(provider, RetryPolicy(max_retries=1))
+    assert provider.calls == 2

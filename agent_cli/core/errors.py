@@ -26,8 +26,10 @@ __all__ = [
     "OverloadedError",
     "ProviderError",
     "RateLimitError",
+    "StalledError",
     "ThinkingRejectedError",
     "TransientError",
+    "UnreachableError",
 ]
 
 
@@ -43,6 +45,7 @@ class ProviderError(AgentError):
     """A request to the model provider failed."""
 
     retryable: bool = False
+    retry_limit: int | None = None  # at most this many retries, whatever the policy allows
 
     def __init__(self, message: str, *, status: int | None = None, retry_after: float | None = None) -> None:
         super().__init__(message)
@@ -76,6 +79,19 @@ class OverloadedError(ProviderError):
 
 class TransientError(ProviderError):
     retryable = True
+
+
+class UnreachableError(TransientError):
+    """Nothing answers at the address (connection refused, no such host): one quick retry covers a
+    server that is restarting; six with backoff would keep the user waiting most of a minute."""
+
+    retry_limit = 1
+
+
+class StalledError(TransientError):
+    """The stream went quiet for longer than the read timeout."""
+
+    retry_limit = 2
 
 
 class AuthError(ProviderError):

@@ -12,11 +12,11 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from agent_cli.core.errors import ProviderError, TransientError
+from agent_cli.core.errors import ProviderError, StalledError, TransientError
 from agent_cli.providers.anthropic_wire import StreamAssembler, ThinkingConfig, from_wire, to_wire
 from agent_cli.providers.base import Completion, Request
 from agent_cli.providers.errors import body_message, classify_http
-from agent_cli.providers.sdk_client import SDKProvider
+from agent_cli.providers.sdk_client import STALL_SECONDS, SDKProvider
 
 __all__ = ["AnthropicProvider", "load_sdk", "query_limits"]
 
@@ -43,11 +43,11 @@ def _classify(exc: BaseException) -> ProviderError | None:
         message = body_message(exc.body, exc.api_message or "") or exc.api_message or ""
         return classify_http(status, message, exc.response.headers, code=exc.type, provider="anthropic")
     if isinstance(exc, anthropic.APITimeoutError):
-        return TransientError("anthropic: the request timed out")
+        return StalledError("anthropic: the request timed out (no answer in time)")
     if isinstance(exc, anthropic.APIConnectionError):
         return TransientError(f"anthropic: connection failed: {exc.message}")
     if isinstance(exc, httpx2.TimeoutException):
-        return TransientError("anthropic: the stream stalled (read timed out)")
+        return StalledError("anthropic: the stream stalled (nothing received for a while)")
     if isinstance(exc, httpx2.RequestError):
         return TransientError(f"anthropic: connection lost mid-stream ({type(exc).__name__})")
     if isinstance(exc, json.JSONDecodeError):
@@ -70,6 +70,7 @@ class AnthropicProvider(SDKProvider):
         api_key: str,
         base_url: str | None = None,
         timeout: float = 600.0,
+        stall: float = STALL_SECONDS,
         prompt_caching: bool = True,
         streaming: bool = True,
         thinking: ThinkingConfig | None = None,
@@ -80,6 +81,7 @@ class AnthropicProvider(SDKProvider):
             base_url=base_url or DEFAULT_BASE_URL,
             timeout=timeout,
             streaming=streaming,
+            stall=stall,
         )
         self.prompt_caching = prompt_caching
         self.thinking = thinking
@@ -88,7 +90,7 @@ class AnthropicProvider(SDKProvider):
         import anthropic
 
         return anthropic.Anthropic(
-            api_key=self._api_key, base_url=self._base_url, timeout=self._timeout, max_retries=0
+            api_key=self._api_key, base_url=self._base_url, timeout=self._timeouts(), max_retries=0
         )
 
     def _to_wire(self, request: Request) -> dict[str, Any]:

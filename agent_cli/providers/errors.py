@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import email.utils
 import re
+import socket
 import time
 from collections.abc import Callable, Iterator, Mapping
 
@@ -37,6 +38,7 @@ from agent_cli.core.errors import (
     RateLimitError,
     ThinkingRejectedError,
     TransientError,
+    UnreachableError,
 )
 from agent_cli.providers.base import StreamEvent
 
@@ -50,6 +52,7 @@ __all__ = [
     "parse_overflow_counts",
     "parse_retry_after",
     "translate_errors",
+    "unreachable",
 ]
 
 API_KEY_ENV = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
@@ -263,3 +266,30 @@ def translate_errors(
         if error is None:
             raise
         raise error from exc
+
+
+def unreachable(provider: str, base_url: str, exc: BaseException) -> UnreachableError | None:
+    """An UnreachableError when what `exc` was caused by says nothing answers at `base_url`
+    (connection refused, no such host, the connect timed out), else None."""
+    cause: BaseException | None = exc
+    for _ in range(10):
+        if cause is None:
+            return None
+        reason = _why_unreachable(cause)
+        if reason:
+            return UnreachableError(
+                f"{provider}: cannot connect to {base_url} ({reason}); check the base URL and that the "
+                "server is running"
+            )
+        cause = cause.__cause__ or cause.__context__
+    return None
+
+
+def _why_unreachable(exc: BaseException) -> str:
+    if isinstance(exc, ConnectionRefusedError):
+        return "connection refused"
+    if isinstance(exc, socket.gaierror):
+        return "no such host"
+    if type(exc).__name__ == "ConnectTimeout":
+        return "the connection timed out"
+    return ""

@@ -45,7 +45,7 @@ def create_provider(settings: ProviderSettings, *, streaming: bool = True) -> Pr
     info = lookup(model)
     accepts = info.accepts if info is not None else Accepts()
     effort = settings.effort if (info is None or settings.effort in accepts.efforts) else None
-    key, url, timeout = settings.api_key, settings.base_url, settings.timeout
+    key, url, timeout, stall = settings.api_key, settings.base_url, settings.timeout, settings.stall_timeout
     wire = wire_for(settings)
     if wire == "messages":
         from agent_cli.providers.anthropic import AnthropicProvider
@@ -58,6 +58,7 @@ def create_provider(settings: ProviderSettings, *, streaming: bool = True) -> Pr
             api_key=key,
             base_url=url,
             timeout=timeout,
+            stall=stall,
             prompt_caching=caching,
             streaming=streaming,
             thinking=thinking,
@@ -69,12 +70,18 @@ def create_provider(settings: ProviderSettings, *, streaming: bool = True) -> Pr
         reasons = bool(accepts.efforts) or effort is not None
         reasoning = ReasoningConfig(effort, settings.display != "omitted") if reasons else None
         return OpenAIResponsesProvider(
-            model, api_key=key, base_url=url, timeout=timeout, streaming=streaming, reasoning=reasoning
+            model,
+            api_key=key,
+            base_url=url,
+            timeout=timeout,
+            stall=stall,
+            streaming=streaming,
+            reasoning=reasoning,
         )
     from agent_cli.providers.openai import OpenAIProvider
 
     return OpenAIProvider(
-        model, api_key=key, base_url=url, timeout=timeout, streaming=streaming, effort=effort
+        model, api_key=key, base_url=url, timeout=timeout, stall=stall, streaming=streaming, effort=effort
     )
 
 

@@ -29,7 +29,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from agent_cli.core.errors import FatalProviderError, ProviderError, TransientError
+from agent_cli.core.errors import FatalProviderError, ProviderError, StalledError, TransientError
 from agent_cli.core.messages import (
     Block,
     Message,
@@ -42,7 +42,7 @@ from agent_cli.core.messages import (
 )
 from agent_cli.providers.base import Completion, Request, StopReason, TextDelta, ThinkingDelta
 from agent_cli.providers.errors import body_message, classify_http
-from agent_cli.providers.sdk_client import SDKProvider
+from agent_cli.providers.sdk_client import STALL_SECONDS, SDKProvider
 
 __all__ = ["ChunkAssembler", "OpenAIProvider", "from_wire", "load_sdk", "parse_arguments", "to_wire"]
 
@@ -282,7 +282,7 @@ def classify(exc: BaseException) -> ProviderError | None:
             exc.status_code, message, exc.response.headers, code=_error_code(exc), provider="openai"
         )
     if isinstance(exc, openai.APITimeoutError):
-        return TransientError("openai: the request timed out")
+        return StalledError("openai: the request timed out (no answer in time)")
     if isinstance(exc, openai.APIConnectionError):
         return TransientError(f"openai: connection failed: {exc.message}")
     if isinstance(exc, openai.APIError):
@@ -290,7 +290,7 @@ def classify(exc: BaseException) -> ProviderError | None:
         error = classify_http(None, exc.message, {}, code=_error_code(exc), provider="openai")
         return TransientError(str(error)) if isinstance(error, FatalProviderError) else error
     if isinstance(exc, httpx2.TimeoutException):
-        return TransientError("openai: the stream stalled (read timed out)")
+        return StalledError("openai: the stream stalled (nothing received for a while)")
     if isinstance(exc, httpx2.RequestError):
         return TransientError(f"openai: connection lost mid-stream ({type(exc).__name__})")
     if isinstance(exc, json.JSONDecodeError):
@@ -313,6 +313,7 @@ class OpenAIProvider(SDKProvider):
         api_key: str,
         base_url: str | None = None,
         timeout: float = 600.0,
+        stall: float = STALL_SECONDS,
         streaming: bool = True,
         effort: str | None = None,
     ) -> None:
@@ -321,6 +322,7 @@ class OpenAIProvider(SDKProvider):
             api_key=api_key,
             base_url=base_url or DEFAULT_BASE_URL,
             timeout=timeout,
+            stall=stall,
             streaming=streaming,
         )
         self._max_tokens_param = "max_completion_tokens" if base_url is None else "max_tokens"
@@ -330,7 +332,7 @@ class OpenAIProvider(SDKProvider):
         import openai
 
         return openai.OpenAI(
-            api_key=self._api_key, base_url=self._base_url, timeout=self._timeout, max_retries=0
+            api_key=self._api_key, base_url=self._base_url, timeout=self._timeouts(), max_retries=0
         )
 
     def _to_wire(self, request: Request) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from agent_cli.core.errors import ProviderError
 from agent_cli.providers.base import Completion, Request
 from agent_cli.providers.openai import DEFAULT_BASE_URL, classify
 from agent_cli.providers.responses_wire import ReasoningConfig, StreamAssembler, from_wire, to_wire
-from agent_cli.providers.sdk_client import SDKProvider
+from agent_cli.providers.sdk_client import STALL_SECONDS, SDKProvider
 
 __all__ = ["OpenAIResponsesProvider"]
 
@@ -34,18 +34,21 @@ class OpenAIResponsesProvider(SDKProvider):
         api_key: str,
         base_url: str | None = None,
         timeout: float = 600.0,
+        stall: float = STALL_SECONDS,
         streaming: bool = True,
         reasoning: ReasoningConfig | None = None,
     ) -> None:
         base = base_url or DEFAULT_BASE_URL
-        super().__init__(model, api_key=api_key, base_url=base, timeout=timeout, streaming=streaming)
+        super().__init__(
+            model, api_key=api_key, base_url=base, timeout=timeout, streaming=streaming, stall=stall
+        )
         self.reasoning = reasoning
 
     def _new_client(self) -> Any:
         import openai
 
         key, url = self._api_key, self._base_url
-        return openai.OpenAI(api_key=key, base_url=url, timeout=self._timeout, max_retries=0)
+        return openai.OpenAI(api_key=key, base_url=url, timeout=self._timeouts(), max_retries=0)
 
     def _to_wire(self, request: Request) -> dict[str, Any]:
         return to_wire(request, self._model, reasoning=self.reasoning)
@@ -66,4 +69,3 @@ class OpenAIResponsesProvider(SDKProvider):
     @staticmethod
     def _classify(exc: BaseException) -> ProviderError | None:
         return classify(exc)
-

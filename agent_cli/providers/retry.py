@@ -76,7 +76,10 @@ def stream_with_retry(
             # just stops was cut short, exactly as the adapters report it.
             raise TransientError("stream ended before the message was complete")
         except ProviderError as error:
-            if not error.retryable or attempt >= policy.max_retries:
+            limit = policy.max_retries
+            if error.retry_limit is not None:  # nothing listening, a stalled stream: fewer tries
+                limit = min(limit, error.retry_limit)
+            if not error.retryable or attempt >= limit:
                 raise
             attempt += 1
             delay = backoff_delay(attempt, error.retry_after, policy, rand())

@@ -18,9 +18,14 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping
 from typing import Any, ClassVar, Protocol
 
-from agent_cli.core.errors import ProviderError
+from agent_cli.core.errors import ProviderError, StalledError, TransientError
 from agent_cli.providers.base import Completion, Request, StreamEvent, TextDelta, ThinkingDelta
-from agent_cli.providers.errors import translate_errors
+from agent_cli.providers.errors import translate_errors, unreachable
+
+CONNECT_SECONDS = 10.0
+# Anthropic sends a ping every few seconds and both APIs stream thinking as it happens: this long
+# with no byte at all means the connection is dead, not that the model is thinking.
+STALL_SECONDS = 90.0
 
 __all__ = ["Assembler", "SDKProvider"]
 
@@ -38,12 +43,20 @@ class SDKProvider(ABC):
     name: ClassVar[str]  # "anthropic" or "openai"
 
     def __init__(
-        self, model: str, *, api_key: str, base_url: str, timeout: float = 600.0, streaming: bool = True
+        self,
+        model: str,
+        *,
+        api_key: str,
+        base_url: str,
+        timeout: float = 600.0,
+        streaming: bool = True,
+        stall: float = STALL_SECONDS,
     ) -> None:
         self._model = model
         self._api_key = api_key
         self._base_url = base_url
         self._timeout = timeout
+        self._stall = stall
         self.streaming = streaming
         self._client: Any = None
 
@@ -52,7 +65,27 @@ class SDKProvider(ABC):
         return self._model
 
     def stream(self, request: Request) -> Iterator[StreamEvent]:
-        return translate_errors(self._events(request), self._classify)
+        return translate_errors(self._events(request), self._translate)
+
+    def _translate(self, exc: BaseException) -> ProviderError | None:
+        """The SDK's error as ours; nothing listening at the base URL is said as such."""
+        error = self._classify(exc)
+        if isinstance(error, StalledError) and self.streaming:
+            return StalledError(
+                f"{self.name}: the stream stalled: nothing received for {self._stall:g} s "
+                "(provider.stall_timeout)"
+            )
+        if error is None or isinstance(error, TransientError):
+            return unreachable(self.name, self._base_url, exc) or error
+        return error
+
+    def _timeouts(self) -> Any:
+        """Connecting gets 10 s; a stream that sends nothing for `stall` seconds has stalled (the
+        whole-request `timeout` bounds a reply that is not streamed)."""
+        import httpx2
+
+        read = min(self._stall, self._timeout) if self.streaming else self._timeout
+        return httpx2.Timeout(self._timeout, connect=CONNECT_SECONDS, read=read)
 
     def _sdk(self) -> Any:
         if self._client is None:

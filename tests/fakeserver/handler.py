@@ -13,6 +13,7 @@ import contextlib
 import json
 import socket
 import sys
+import time
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -21,7 +22,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Protocol
 
 from . import anthropic_api, openai_chat
-from .script import Drop, Fault, Reply, StreamError, Truncate
+from .script import Drop, Fault, Reply, Stall, StreamError, Truncate
 from .wire import JSON, WireApi
 
 __all__ = ["Answer", "Decider", "Found", "Http", "Refusal"]
@@ -35,7 +36,7 @@ class Refusal:
 @dataclass(frozen=True)
 class Answer:
     events: list[JSON]
-    item: Reply | Drop | Truncate | StreamError
+    item: Reply | Drop | Truncate | StreamError | Stall
     stream: bool
 
 
@@ -113,7 +114,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def _whole(self, api: WireApi, answer: Answer) -> None:
         payload = api.message(answer.events, truncated=isinstance(answer.item, Truncate))
-        if not isinstance(answer.item, Drop):
+        if not isinstance(answer.item, Drop | Stall):
             self._send_json(200, payload)
             return
         data = json.dumps(payload).encode()
@@ -122,6 +123,8 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("content-length", str(len(data)))
         self.end_headers()
         self.wfile.write(data[: len(data) // 2])
+        if isinstance(answer.item, Stall):
+            self._go_quiet(answer.item.seconds)
         self._hang_up()
 
     def _stream(self, api: WireApi, answer: Answer) -> None:
@@ -133,7 +136,9 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("transfer-encoding", "chunked")
         self.end_headers()
         for n, event in enumerate(events):
-            if isinstance(item, Drop) and n == item.after_events:
+            if isinstance(item, Drop | Stall) and n == item.after_events:
+                if isinstance(item, Stall):
+                    self._go_quiet(item.seconds)
                 self._hang_up()
                 return
             if isinstance(item, StreamError) and n == item.after_events:
@@ -145,6 +150,12 @@ class Handler(BaseHTTPRequestHandler):
                 break
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
+
+    def _go_quiet(self, seconds: float) -> None:
+        """Send nothing for `seconds` with the connection open (what a read timeout exists for)."""
+        with contextlib.suppress(OSError):
+            self.wfile.flush()
+        time.sleep(seconds)
 
     def _hang_up(self) -> None:
         """Close the socket without finishing the body: the client sees a broken transfer."""

@@ -11,6 +11,7 @@ A script file is a JSON list of items in this form:
      "thinking": ..., "progress": [...], "redacted": true, "reasoning_tokens": 200}
     {"fault": {"status": 529, "message": ..., "headers": {...}, "kind": ...}}
     {"drop": {"after_events": 3}}   {"truncate": {}}   {"stream_error": {"kind": "api_error"}}
+    {"stall": {"after_events": 2, "seconds": 30}}
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ __all__ = [
     "Fault",
     "Reply",
     "ScriptItem",
+    "Stall",
     "StreamError",
     "ToolCallSpec",
     "Truncate",
@@ -112,7 +114,17 @@ class StreamError:
     reply: Reply = Reply("This answer is interrupted by an error event.")
 
 
-ScriptItem: TypeAlias = Reply | Fault | Drop | Truncate | StreamError
+@dataclass(frozen=True)
+class Stall:
+    """Go quiet after `after_events` stream events (half the body when not streaming) for `seconds`,
+    keeping the connection open, then hang up: a server that stopped sending."""
+
+    after_events: int = 2
+    seconds: float = 30.0
+    reply: Reply = Reply("This answer stops arriving half way through and never resumes.")
+
+
+ScriptItem: TypeAlias = Reply | Fault | Drop | Truncate | StreamError | Stall
 
 
 def script_item(data: Mapping[str, Any]) -> ScriptItem:
@@ -122,6 +134,9 @@ def script_item(data: Mapping[str, Any]) -> ScriptItem:
         return Fault(int(f["status"]), str(f.get("message", "")), dict(f.get("headers") or {}), f.get("kind"))
     if "drop" in data:
         return Drop(int((data["drop"] or {}).get("after_events", 3)))
+    if "stall" in data:
+        s = data["stall"] or {}
+        return Stall(int(s.get("after_events", 2)), float(s.get("seconds", 30.0)))
     if "truncate" in data:
         return Truncate()
     if "stream_error" in data:
