@@ -170,17 +170,26 @@ class Assembly:
         return TokenCounter(model, self.settings.provider.name)
 
     def reopen(self, session_id: str, model: str) -> tuple[SessionLog, list[Message]]:
-        """Open an earlier session for appending; the log records who resumed it and the repaired history."""
+        """Open an earlier session for appending, as its one writer; the repaired history.
+
+        The log gains a meta record only when who resumes it changed (another model,
+        version or frame), and a checkpoint only when the history sent next differs from
+        what the log already replays to: twenty `--continue`s of an unchanged session add
+        nothing but their own messages.
+        """
         root = self.settings.project_root
-        loaded = load_session(root, session_id)
-        history = list(loaded.messages)
-        if loaded.meta.get("frame") != self.frame.digest():
-            # Another system prompt (a new day in it) or other tools: no thinking block matches now.
-            history = strip_thinking(history, 0)
-        log = SessionLog.open(root, session_id, redactor=self._redactor)
+        log = SessionLog.open(root, session_id, redactor=self._redactor)  # the lock first, then read
         try:
-            log.log_meta(self.meta(model))
-            log.log_history(history, "resume")
+            loaded = load_session(root, session_id)
+            history = list(loaded.messages)
+            if loaded.meta.get("frame") != self.frame.digest():
+                # Another system prompt (a new day in it) or other tools: no thinking block matches now.
+                history = strip_thinking(history, 0)
+            meta = self.meta(model)
+            if any(loaded.meta.get(k) != v for k, v in meta.items()):
+                log.log_meta(meta)
+            if history != loaded.logged:
+                log.log_history(history, "resume")
         except BaseException:
             log.close()
             raise

@@ -26,6 +26,7 @@ __all__ = [
     "OverloadedError",
     "ProviderError",
     "RateLimitError",
+    "SessionBusyError",
     "StalledError",
     "ThinkingRejectedError",
     "TransientError",
@@ -39,6 +40,10 @@ class AgentError(Exception):
 
 class ConfigError(AgentError):
     """Configuration or usage is wrong. The message names the file, line and key."""
+
+
+class SessionBusyError(AgentError):
+    """Another agent is writing this session's log (one writer at a time)."""
 
 
 class ProviderError(AgentError):

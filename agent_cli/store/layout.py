@@ -3,6 +3,7 @@
     <project>/.transcripts/                 0700
     <project>/.transcripts/<session id>/    0700, one per session
         session.jsonl                       0600, the session log (session_log.py)
+        session.lock                        0600, held by the one agent writing the log; its pid
         span-NNN-<label>.jsonl, output-...  0600, the archive (archive.py)
 
 A session id is one plain path component: `20261130-142501-3fa2c1`.
@@ -22,6 +23,7 @@ __all__ = [
     "DIR_MODE",
     "FILE_MODE",
     "ID_RE",
+    "LOCK_FILE",
     "SESSION_FILE",
     "TRANSCRIPTS_DIR",
     "ensure_private_dir",
@@ -32,6 +34,7 @@ __all__ = [
 
 TRANSCRIPTS_DIR = ".transcripts"
 SESSION_FILE = "session.jsonl"
+LOCK_FILE = "session.lock"
 DIR_MODE = 0o700
 FILE_MODE = 0o600
 # A session id is one plain path component (no separators, no leading dot).

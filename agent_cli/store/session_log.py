@@ -37,6 +37,7 @@ from agent_cli.store.layout import (
     transcripts_dir,
 )
 from agent_cli.store.redact import Redactor
+from agent_cli.store.session_lock import hold_session
 
 __all__ = ["SessionLog"]
 
@@ -63,11 +64,14 @@ def _open_append(path: Path) -> int:
 class SessionLog:
     """The append-only, fsynced, redacted JSONL log of one session. Thread-safe."""
 
-    def __init__(self, session_id: str, directory: Path, fd: int, redactor: Redactor, clock: Clock) -> None:
+    def __init__(
+        self, session_id: str, directory: Path, fd: int, redactor: Redactor, clock: Clock, held: int
+    ) -> None:
         # Use `create` or `open`; this only wires the parts together.
         self._id = session_id
         self._dir = directory
         self._fd: int | None = fd
+        self._held: int | None = held  # the session's lock (session_lock.py)
         self._redactor = redactor
         self._clock = clock
         self._lock = threading.Lock()
@@ -93,7 +97,13 @@ class SessionLog:
                 continue  # same second, same random suffix: draw again
             break
         os.chmod(directory, DIR_MODE)
-        log = cls(session_id, directory, _open_append(directory / SESSION_FILE), redactor, clock)
+        held = hold_session(directory, session_id)
+        try:
+            fd = _open_append(directory / SESSION_FILE)
+        except BaseException:
+            os.close(held)
+            raise
+        log = cls(session_id, directory, fd, redactor, clock, held)
         log.log_meta(meta)
         return log
 
@@ -106,15 +116,21 @@ class SessionLog:
         redactor: Redactor,
         clock: Clock = _utc_now,
     ) -> SessionLog:
-        """Append to an existing session (for --resume / --continue)."""
+        """Append to an existing session (for --resume / --continue); SessionBusyError while
+        another agent has it open."""
         directory = session_dir(root, session_id)
         path = directory / SESSION_FILE
         if not path.is_file():
             raise ConfigError(f"no session {session_id!r} in {transcripts_dir(root)}")
         ensure_private_dir(transcripts_dir(root))
         ensure_private_dir(directory)
-        fd = _open_append(path)
-        log = cls(session_id, directory, fd, redactor, clock)
+        held = hold_session(directory, session_id)
+        try:
+            fd = _open_append(path)
+        except BaseException:
+            os.close(held)
+            raise
+        log = cls(session_id, directory, fd, redactor, clock, held)
         # A crash may have left a torn last line; start on a fresh line so the
         # next record is not glued to it (and lost with it).
         if path.stat().st_size > 0:
@@ -164,6 +180,9 @@ class SessionLog:
             if self._fd is not None:
                 os.close(self._fd)
                 self._fd = None
+            if self._held is not None:  # after the log: the next writer finds it complete
+                os.close(self._held)
+                self._held = None
 
     def __enter__(self) -> SessionLog:
         return self

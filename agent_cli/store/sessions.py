@@ -61,8 +61,9 @@ def read_records(path: Path) -> tuple[list[JSONDict], int]:
 class LoadedSession:
     id: str
     meta: JSONDict
-    messages: list[Message]
+    messages: list[Message]  # what to send: `logged` with its pairing repaired and stale thinking gone
     skipped_lines: int = 0
+    logged: list[Message] = field(default_factory=list)  # what the log replays to, as written
 
 
 def replay(records: Iterable[Mapping[str, Any]]) -> tuple[JSONDict, list[Message], int]:
@@ -100,7 +101,7 @@ def load_session(root: Path | str, session_id: str) -> LoadedSession:
         raise ConfigError(f"no session {session_id!r} in {transcripts_dir(root)}")
     records, skipped = read_records(path)
     meta, messages, bad = replay(records)
-    return LoadedSession(session_id, meta, _sendable(messages), skipped + bad)
+    return LoadedSession(session_id, meta, _sendable(messages), skipped + bad, messages)
 
 
 def _sendable(logged: list[Message]) -> list[Message]:
