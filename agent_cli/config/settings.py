@@ -26,6 +26,7 @@ class ProviderSettings:
     base_url: str | None = None  # from ANTHROPIC_BASE_URL / OPENAI_BASE_URL unless set here
     max_retries: int = 6
     timeout: float = 600.0
+    streaming: bool = True  # false: whole replies (for a proxy or server that breaks streams)
     stall_timeout: float = 90.0  # a stream that sends nothing this long has stalled (retried twice)
     max_output_tokens: int | None = None  # None: the model table's max output, capped at 32k
     prompt_caching: bool = True

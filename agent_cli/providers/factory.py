@@ -33,8 +33,10 @@ def wire_for(settings: ProviderSettings) -> str:
     return settings.wire or ("chat" if settings.base_url else "responses")
 
 
-def create_provider(settings: ProviderSettings, *, streaming: bool = True) -> Provider:
-    """The adapter for `settings.name`; ConfigError when the key is missing or the name unknown."""
+def create_provider(settings: ProviderSettings, *, streaming: bool | None = None) -> Provider:
+    """The adapter for `settings.name`; ConfigError when the key is missing or the name unknown.
+    `streaming` (default: `settings.streaming`) asks for replies as they are written."""
+    streaming = settings.streaming if streaming is None else streaming
     if settings.name not in DEFAULT_MODELS:
         known = ", ".join(sorted(DEFAULT_MODELS))
         raise ConfigError(f"unknown provider {settings.name!r}: use one of {known}")
