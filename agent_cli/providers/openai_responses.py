@@ -57,7 +57,7 @@ class OpenAIResponsesProvider(SDKProvider):
         responses = self._sdk().responses
         return responses.create(**wire, stream=True) if stream else responses.create(**wire)
 
-    def _dump(self, event: Any) -> Mapping[str, Any]:
+    def _as_dict(self, event: Any) -> Mapping[str, Any]:
         return dict(event.to_dict())
 
     def _from_wire(self, body: Mapping[str, Any]) -> Completion:

@@ -106,7 +106,17 @@ class SDKProvider(ABC):
         yield assembler.finish()
 
     def _dump(self, event: Any) -> Mapping[str, Any]:
-        """A response or stream event (an SDK object) as a plain dict with the wire's field names."""
+        """A response or stream event (an SDK object) as a plain dict with the wire's field names.
+
+        A body that is not JSON (a proxy's HTML page sent with 200) reaches here as text: it is
+        a transient fault, retried like a stream that ends early."""
+        if isinstance(event, str | bytes):
+            text = event.decode("utf-8", "replace") if isinstance(event, bytes) else event
+            start = " ".join(text.split())[:60]
+            raise TransientError(f"{self.name}: the reply is not JSON (it starts {start!r})")
+        return self._as_dict(event)
+
+    def _as_dict(self, event: Any) -> Mapping[str, Any]:
         return dict(event.model_dump())
 
     # -- what each adapter supplies ----------------------------------------------

@@ -110,7 +110,15 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
     def _error(self, api: WireApi, fault: Fault) -> None:
-        self._send_json(fault.status, api.error_body(fault), fault.headers)
+        if fault.raw is None:
+            self._send_json(fault.status, api.error_body(fault), fault.headers)
+            return
+        data = fault.raw.encode()
+        self.send_response(fault.status)
+        self.send_header("content-type", "text/html")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
 
     def _whole(self, api: WireApi, answer: Answer) -> None:
         payload = api.message(answer.events, truncated=isinstance(answer.item, Truncate))

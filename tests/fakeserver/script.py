@@ -78,7 +78,8 @@ class Fault:
     """An HTTP error in the API's own envelope.
 
     `kind` overrides the error type (Anthropic) or code (OpenAI); `headers` are sent as given (retry-after);
-    `param` is the OpenAI Responses error's `param`.
+    `param` is the OpenAI Responses error's `param`; `raw` is sent verbatim as text/html instead of
+    the envelope (a proxy's HTML 502, or a 200 whose body is not JSON).
     """
 
     status: int
@@ -86,6 +87,7 @@ class Fault:
     headers: Mapping[str, str] = field(default_factory=dict)
     kind: str | None = None
     param: str | None = None
+    raw: str | None = None
 
 
 @dataclass(frozen=True)
