@@ -53,7 +53,28 @@ def main() -> None:
     if not argv:  # the REPL: skip typer (about 100 ms) so the prompt appears sooner
         sys.exit(run_cli(CliArgs()))
     app = _build_app()
-    app(prog_name="agent")
+    try:
+        code = app(prog_name="agent", standalone_mode=False)
+    except Exception as exc:
+        if any(cls.__name__ == "Abort" for cls in type(exc).__mro__):  # Ctrl-C while typer was parsing
+            sys.exit(130)
+        said = _usage_error(exc)
+        if said is None:
+            raise
+        sys.exit(_fail(said))
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+def _usage_error(exc: Exception) -> str | None:
+    """A flag that does not exist or a value of the wrong kind, as one line; None for anything else.
+
+    Typer raises click's UsageError, from click or from the copy newer typers carry, so it is
+    known by its class name rather than imported."""
+    names = {cls.__name__ for cls in type(exc).__mro__}
+    if "UsageError" not in names or not hasattr(exc, "format_message"):
+        return None
+    what = " ".join(str(exc.format_message()).split()).rstrip(".") or "bad usage"
+    return f"{what[0].lower()}{what[1:]} (agent -h lists the flags)"
 
 
 def _build_app() -> Any:  # a typer.Typer; typer is imported lazily to keep --version fast

@@ -9,7 +9,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,43 +18,13 @@ from agent_cli.tools import children
 from agent_cli.tools.bash import run_command
 from tests.e2e import agent_cmd, agent_env
 from tests.fakeserver import FakeModelServer, Reply, ToolCallSpec
+from tests.reliability.procs import new_tag, processes, wait_for
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
 
-_tags = iter(range(700 + os.getpid() % 100 * 20, 10_000))
-
-
-def processes(*argv: str) -> list[int]:
-    """Live processes whose command line is exactly `argv`."""
-    want = [a.encode() for a in argv]
-    found = []
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                cmd = f.read().split(b"\0")[:-1]
-            with open(f"/proc/{pid}/stat", "rb") as f:
-                state = f.read().rsplit(b")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            continue
-        if cmd == want and state not in (b"Z", b"X"):
-            found.append(int(pid))
-    return found
-
-
-def wait_for(check: object, timeout: float = 15.0) -> bool:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if check():  # type: ignore[operator]
-            return True
-        time.sleep(0.05)
-    return False
-
-
 @pytest.fixture
 def tag() -> Iterator[str]:
-    value = str(next(_tags))
+    value = new_tag()
     yield value
     for pid in processes("sleep", value):  # never leave one behind, whatever the test found
         os.kill(pid, signal.SIGKILL)

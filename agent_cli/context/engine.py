@@ -44,6 +44,10 @@ from agent_cli.core.messages import Message, ToolResult, ToolUse, Usage
 from agent_cli.core.thinking import settle_thinking
 from agent_cli.store.archive import Archive
 
+# Counts here are estimates until the provider reports: a request this far over the whole window
+# is refused whatever the estimate's error, so it is not sent.
+UNSENDABLE_OVER_WINDOW = 1.25
+
 __all__ = ["ContextEngine"]
 
 NOTHING_TO_COMPACT = "Nothing to compact yet: the conversation has no earlier part to condense."
@@ -147,7 +151,14 @@ class ContextEngine:
                 self._note_result(failed, events)
         if total >= th.emergency_at or (failed and total >= th.trigger_at):
             messages, total = self._run.drop(messages, frame, total, th.target, events, trigger="auto")
-        return Prepared(settle_thinking(history, messages), events)
+        unsendable = None
+        if total > th.window * UNSENDABLE_OVER_WINDOW:
+            # What is left cannot go (a pasted 2 MB prompt: the user's words are never cut): say so
+            # now rather than send a request the provider must refuse.
+            largest = max((self.counter.count_message(m) for m in messages), default=0)
+            text = overflow_unresolved(th, total, largest, frame=self._run.count(frame, []), counted=True)
+            unsendable = ContextOverflowError(text, tokens=total, limit=th.window)
+        return Prepared(settle_thinking(history, messages), events, unsendable)
 
     def observe(self, frame: Frame, sent: Sequence[Message], usage: Usage) -> None:
         """After each response: the provider's count anchors the next one."""

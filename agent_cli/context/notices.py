@@ -43,7 +43,7 @@ def loop_guard_stopped(failures: int) -> str:
 def overflow_unresolved(th: Thresholds, total: int, largest: int, *, frame: int, counted: bool) -> str:
     """Nothing more can go. `counted`: the provider's error said how many tokens the request had;
     `frame`: what the system prompt and the tool definitions take on their own."""
-    if frame >= largest and frame * 2 >= min(total, th.budget):
+    if frame >= largest and frame * 2 >= th.budget:
         return (
             f"The system prompt and the tool definitions alone take about {frame:,} tokens (project "
             f"instructions included), and a request may have {th.budget:,} (window {th.window:,}): "

@@ -47,6 +47,8 @@ class Prepared:
 
     messages: list[Message]
     events: list[EngineEvent]
+    # Set when even after every layer the request is far over the window: why it is not sent.
+    unsendable: ContextOverflowError | None = None
 
 
 class ContextPolicy(Protocol):

@@ -176,8 +176,13 @@ class AgentLoop:
         final_text: list[str] = []
         for iteration in range(1, self.max_iterations + 1):
             yield StatusEvent(text="checking the context")  # usually instant; a summary can take a while
-            yield from self._apply(self.context.prepare(self.history, self.frame), "prepare")
-            outcome = yield from self._request_with_reactive_retry()
+            prepared = self.context.prepare(self.history, self.frame)
+            yield from self._apply(prepared, "prepare")
+            outcome: Completion | _Failed
+            if prepared.unsendable is not None:  # far over the window even after every layer
+                outcome = _Failed(prepared.unsendable)
+            else:
+                outcome = yield from self._request_with_reactive_retry()
             if isinstance(outcome, _Failed):
                 yield self._emit(ErrorEvent(message=str(outcome.error), kind=type(outcome.error).__name__))
                 yield self._result("", "error", iteration)

@@ -17,7 +17,15 @@ from typing import Any, Protocol
 
 from agent_cli.providers.base import ToolSpec
 
-__all__ = ["CompactRequest", "Tool", "ToolContext", "ToolError", "ToolOutput", "ToolRegistry"]
+__all__ = [
+    "RAW_ARGUMENTS",
+    "CompactRequest",
+    "Tool",
+    "ToolContext",
+    "ToolError",
+    "ToolOutput",
+    "ToolRegistry",
+]
 
 
 class ToolError(Exception):
@@ -59,6 +67,10 @@ class Tool(Protocol):
     def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput: ...
 
 
+# A call whose arguments are not a JSON object arrives with its text under this one key.
+RAW_ARGUMENTS = "_raw"
+
+
 class ToolRegistry:
     """Tools by name, in the order offered to the model."""
 
@@ -87,6 +99,14 @@ class ToolRegistry:
             return ToolOutput(f"Error: unknown tool {name!r}. Available tools: {known}.", True)
         if not isinstance(args, Mapping):
             return ToolOutput(f"Error: {name} expects a JSON object of arguments.", True)
+        if set(args) == {RAW_ARGUMENTS}:  # the adapters keep arguments that did not parse as sent
+            sent = " ".join(str(args[RAW_ARGUMENTS]).split())
+            shown = sent if len(sent) <= 200 else sent[:200] + "..."
+            return ToolOutput(
+                f"Error: the arguments of this {name} call are not a JSON object: {shown!r}. "
+                "Send them as one JSON object with the parameters the tool lists.",
+                True,
+            )
         try:
             return tool.run(args, ctx)
         except ToolError as exc:

@@ -107,8 +107,11 @@ def agent(
     *,
     stdin: bytes = b"",
     timeout: float = 120,
+    prefix: Sequence[str] = (),
 ) -> subprocess.CompletedProcess[bytes]:
-    cmd = [os.fsencode(a) for a in agent_cmd()] + [os.fsencode(a) if isinstance(a, str) else a for a in args]
+    cmd = [os.fsencode(a) for a in (*prefix, *agent_cmd())] + [
+        os.fsencode(a) if isinstance(a, str) else a for a in args
+    ]
     return subprocess.run(cmd, cwd=project, env=env, input=stdin, capture_output=True, timeout=timeout)
 
 

@@ -1,0 +1,151 @@
+"""Ctrl-C, SIGTERM and SIGHUP while a command runs, headless and in the REPL, then a look for
+orphans: the command (`sleep <tag> & sleep <tag>; wait`, a background child included) must be gone
+within 3 s of the agent's exit. `kill -9` runs no handler; the kernel still ends the shell
+(PR_SET_PDEATHSIG), which is what that case checks.
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+from functools import partial
+from pathlib import Path
+
+from tests.e2e import agent_cmd
+from tests.fakeserver import FakeModelServer, Reply, ToolCallSpec
+from tests.reliability.harness import Case, Outcome, env_for, project_in
+from tests.reliability.procs import new_tag, processes, wait_for
+
+HEADLESS = {
+    "Ctrl-C": (signal.SIGINT, 130, "agent: interrupted by the user"),
+    "SIGTERM": (signal.SIGTERM, 143, "agent: stopped by SIGTERM; its running command was killed"),
+    "SIGHUP": (signal.SIGHUP, 129, "agent: stopped by SIGHUP; its running command was killed"),
+}
+WIRES = {"anthropic": ("anthropic", []), "responses": ("openai", ["--wire", "responses"])}
+
+
+def _command(tag: str) -> str:
+    return f"sleep {tag} & sleep {tag}; wait"
+
+
+def _orphans(tag: str) -> int:
+    wait_for(lambda: not processes("sleep", tag), 3.0)
+    left = processes("sleep", tag)
+    for pid in left:  # never leave one behind for the next case
+        subprocess.run(["kill", "-9", str(pid)], check=False)
+    return len(left)
+
+
+def _headless(where: Path, how: str, wire: str) -> Outcome:
+    sig, code, said = HEADLESS[how]
+    provider, flags = WIRES[wire]
+    tag = new_tag()
+    project = project_in(where)
+    with FakeModelServer() as server:
+        server.queue(
+            Reply("Running.", tool_calls=[ToolCallSpec("bash", {"command": _command(tag)})]), Reply("ok")
+        )
+        proc = subprocess.Popen(
+            agent_cmd("-p", "run it", "--yes", "--provider", provider, *flags),
+            cwd=project,
+            env=env_for(where, server, provider),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        started = wait_for(lambda: len(processes("sleep", tag)) == 2)
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=30)
+    orphans = _orphans(tag)
+    lines = err.strip().splitlines()
+    ok = started and proc.returncode == code and lines == [said] and orphans == 0
+    detail = f"exit {proc.returncode}: {lines[-1] if lines else '(nothing said)'}; {orphans} orphans"
+    return Outcome(ok, detail if started else "the command never started", orphans=orphans)
+
+
+def _repl(where: Path, how: str) -> Outcome:
+    import pexpect
+
+    from tests.test_repl_pty import expect
+
+    tag = new_tag()
+    project = project_in(where)
+    with FakeModelServer() as server:
+        server.queue(Reply("Running.", tool_calls=[ToolCallSpec("bash", {"command": _command(tag)})]))
+        server.default = Reply("Done.")
+        child = pexpect.spawn(
+            sys.executable,
+            ["-c", "from agent_cli.cli import main; main()"],
+            cwd=str(project),
+            env=env_for(where, server),
+            dimensions=(40, 120),
+            encoding="utf-8",
+            timeout=30,
+        )
+        try:
+            expect(child, "auto-compact at ")
+            child.send("run it\r")
+            expect(child, r"allow\? \[y\]es")
+            child.send("y")
+            started = wait_for(lambda: len(processes("sleep", tag)) == 2)
+            if how == "Ctrl-C":  # the turn stops, the REPL stays; then the user leaves
+                child.send("\x03")
+                expect(child, "interrupted by the user")
+                gone_before_exit = wait_for(lambda: not processes("sleep", tag), 3.0)
+                child.send("/exit\r")
+            else:
+                gone_before_exit = True
+                child.kill(HEADLESS[how][0])
+            child.expect(pexpect.EOF, timeout=30)
+        finally:
+            child.close(force=True)
+    orphans = _orphans(tag)
+    code = 0 if how == "Ctrl-C" else HEADLESS[how][1]
+    ok = started and gone_before_exit and child.exitstatus == code and orphans == 0
+    detail = f"exit {child.exitstatus}; {orphans} orphans" + (
+        "" if gone_before_exit else "; outlived the turn"
+    )
+    return Outcome(ok, detail if started else "the command never started", orphans=orphans)
+
+
+def _killed(where: Path) -> Outcome:
+    tag = new_tag()
+    project = project_in(where)
+    command = _command(tag)
+    with FakeModelServer() as server:
+        server.queue(Reply("Running.", tool_calls=[ToolCallSpec("bash", {"command": command})]), Reply("ok"))
+        proc = subprocess.Popen(
+            agent_cmd("-p", "run it", "--yes"),
+            cwd=project,
+            env=env_for(where, server),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        started = wait_for(lambda: processes("bash", "-c", command))
+        proc.kill()
+        proc.wait(timeout=30)
+    shell_gone = wait_for(lambda: not processes("bash", "-c", command), 3.0)
+    _orphans(tag)  # a grandchild may outlive SIGKILL (documented); reaped, not counted
+    ok = started and shell_gone
+    return Outcome(ok, "the shell died with the agent" if ok else "the shell outlived a kill -9")
+
+
+def cases() -> list[Case]:
+    found = [
+        Case(
+            "signals",
+            f"headless {how} · {wire}",
+            partial(_headless, how=how, wire=wire),
+            sample=wire == "anthropic",
+        )
+        for how in HEADLESS
+        for wire in WIRES
+    ]
+    found += [
+        Case("signals", f"REPL {how}", partial(_repl, how=how), sample=how == "SIGHUP") for how in HEADLESS
+    ]
+    found.append(Case("signals", "kill -9 (Linux): the shell dies with the agent", _killed, sample=True))
+    return found
