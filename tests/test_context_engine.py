@@ -347,6 +347,15 @@ def test_overflow_with_nothing_left_to_remove_raises_a_clear_error(tmp_path: Pat
     assert "Shorten that message" in str(info.value)
 
 
+def test_a_message_far_over_the_window_is_not_sent(tmp_path: Path) -> None:
+    """The user's words are never cut; a message 4x the window cannot go, so it is said before sending."""
+    engine, _, _ = make_engine(tmp_path)
+    prepared = engine.prepare([user("x" * 4 * 4 * 20_000)], FRAME)
+    assert prepared.unsendable is not None and "Shorten that message" in str(prepared.unsendable)
+    near = engine.prepare([user("x" * 4 * 20_000)], FRAME)  # within the estimate's error: the provider judges
+    assert near.unsendable is None
+
+
 def test_overflow_learns_a_smaller_window(tmp_path: Path) -> None:
     engine, _, _ = make_engine(tmp_path)
     history = chat(10)

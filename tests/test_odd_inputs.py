@@ -182,6 +182,9 @@ def test_transcripts_that_cannot_be_read_get_one_line(
     ("args", "said"),
     [
         (["-p", "hi", "--resume", ""], "--resume needs a session id"),
+        (["-p", "hi", "--frobnicate"], "agent: no such option: --frobnicate (agent -h lists the flags)"),
+        (["-p", "hi", "--context-window", "lots"], "agent: invalid value for '--context-window'"),
+        (["-p"], "agent: option '-p' requires an argument"),
         (["-p", "hi", "--resume", "  "], "--resume needs a session id"),
         (
             ["-p", "hi", "--context-window", "100"],
@@ -234,3 +237,16 @@ def test_a_huge_write_file_call_is_cut_after_it_ran_not_sent_again(tmp_path: Pat
     assert (cap["layer"], cap["trigger"]) == ("cap", "input") and cap["tokens_before"] > 200_000
     saved = Path(cap["transcript"]).read_text()
     assert json.dumps(content)[1:-1] in saved and "write_file" in saved  # the whole call is on disk
+
+
+def test_a_prompt_four_times_the_window_is_one_line_and_not_sent(tmp_path: Path) -> None:
+    with FakeModelServer() as server:
+        server.default = Reply("never")
+        proc = subprocess.run(
+            agent_cmd("--context-window", "100000"), cwd=tmp_path, env=agent_env(tmp_path / "home", server),
+            input=b"word " * 400_000, capture_output=True, timeout=60,
+        )  # fmt: skip
+        assert server.requests == []
+    assert proc.returncode == 1
+    said = proc.stderr.decode().strip().splitlines()
+    assert len(said) == 1 and "its largest message alone is about" in said[0]

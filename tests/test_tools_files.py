@@ -339,3 +339,10 @@ def test_write_then_read_round_trip_keeps_mode(ctx: ToolContext) -> None:
     ok(ctx, "edit_file", path="run.sh", old_string="echo 1", new_string="echo 2")
     assert os.access(script, os.X_OK)
     assert ok(ctx, "read_file", path="run.sh").endswith("     2\techo 2")
+
+
+@pytest.mark.parametrize("sent", ['{"path": "a.txt', "[1, 2]", "path=a.txt"])
+def test_arguments_that_are_not_a_json_object_are_named_as_such(ctx: ToolContext, sent: str) -> None:
+    said = REGISTRY.run("read_file", {"_raw": sent}, ctx)
+    assert said.is_error and "not a JSON object" in said.content and repr(sent) in said.content
+    assert "missing required argument" not in said.content
