@@ -111,6 +111,8 @@ def test_glob_does_not_follow_directory_symlinks_out(ctx: ToolContext, tmp_path:
     (outside / "secret.py").write_text("x")
     (ctx.root / "escape").symlink_to(outside)
     assert "secret" not in run(ctx, "glob", pattern="**/*.py").content
+    named = run(ctx, "glob", pattern="escape/*")  # the symlink named as the folder to start from
+    assert named.is_error and "secret" not in named.content and "outside" in named.content
 
 
 def test_grep_tree_output_and_skips(ctx: ToolContext) -> None:

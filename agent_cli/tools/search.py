@@ -119,6 +119,8 @@ class Glob:
             raise ToolError(f"glob patterns are relative to the project root; got {pattern!r}")
         root = ctx.root.resolve()
         start = _literal_prefix(root, pattern)
+        if start != root:  # a literal folder may be a symlink out of the project: the walk follows it
+            resolve_path(ctx, start.relative_to(root).as_posix(), name="pattern")
         regex = glob_to_regex(pattern)
         matched = 0
         newest: list[tuple[float, str]] = []
