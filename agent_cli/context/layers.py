@@ -152,18 +152,9 @@ class LayerRunner:
             out[i] = message.replace(blocks)
             uses = [u for u in message.tool_uses if u.id in over]
             after = self.recount(frame, messages, out)
+            detail = ", ".join(f"{abbreviate(call_text(u), 60)} · id {u.id}" for u in uses)
             events.append(
-                CompactEvent(
-                    layer="cap",
-                    trigger="input",
-                    messages_before=len(messages),
-                    messages_after=len(out),
-                    tokens_before=total,
-                    tokens_after=after,
-                    transcript=path,
-                    duration=self._clock() - start,
-                    detail=", ".join(f"{abbreviate(call_text(u), 60)} · id {u.id}" for u in uses),
-                )
+                self._event("cap", "input", messages, out, total, after, path, start, detail=detail)
             )
             total = after
         return out, total
@@ -192,18 +183,9 @@ class LayerRunner:
             if i in calls
         ]
         shown = ", ".join(names[:3]) + (", …" if len(names) > 3 else "")
+        detail = f"{plan.cleared} old tool result{'s' if plan.cleared != 1 else ''}: {shown}"
         events.append(
-            CompactEvent(
-                detail=f"{plan.cleared} old tool result{'s' if plan.cleared != 1 else ''}: {shown}",
-                layer="clear",
-                trigger="auto",
-                messages_before=len(messages),
-                messages_after=len(plan.messages),
-                tokens_before=total,
-                tokens_after=after,
-                transcript=path,
-                duration=self._clock() - start,
-            )
+            self._event("clear", "auto", messages, plan.messages, total, after, path, start, detail=detail)
         )
         return plan.messages, after
 
@@ -241,20 +223,13 @@ class LayerRunner:
             events.append(WarningEvent(message=summary_failed(record.failure, path)))
         summary = record.messages[0].summary
         events.append(
-            CompactEvent(
-                layer=layer,
-                trigger=trigger,
-                messages_before=len(messages),
-                messages_after=len(record.messages),
-                tokens_before=total,
-                tokens_after=record.tokens,
+            self._event(
+                layer, trigger, messages, record.messages, total, record.tokens, path, start,
                 summary=summary.text if summary else None,
-                transcript=path,
-                duration=self._clock() - start,
                 degraded=record.failure is not None,
                 usage=record.usage,
             )
-        )
+        )  # fmt: skip
         return Condensed(record.messages, record.tokens, True, record.summary, attempted=True)
 
     def drop(
@@ -283,21 +258,43 @@ class LayerRunner:
             return messages, total
         new = apply_drop(messages, plan, marker_text(len(dropped), path))
         after = self.recount(frame, messages, new)
-        events.append(
-            CompactEvent(
-                layer="emergency",
-                trigger=trigger,
-                messages_before=len(messages),
-                messages_after=len(new),
-                tokens_before=total,
-                tokens_after=after,
-                transcript=path,
-                duration=self._clock() - start,
-            )
-        )
+        events.append(self._event("emergency", trigger, messages, new, total, after, path, start))
         return new, after
 
     # -- parts -----------------------------------------------------------------
+
+    def _event(
+        self,
+        layer: CompactLayer,
+        trigger: str,
+        before: Sequence[Message],
+        after: Sequence[Message],
+        tokens_before: int,
+        tokens_after: int,
+        path: str,
+        start: float,
+        *,
+        detail: str | None = None,
+        summary: str | None = None,
+        degraded: bool = False,
+        usage: Usage | None = None,
+    ) -> CompactEvent:
+        """What a layer that changed the history reports: sizes before and after, where the
+        originals went, how long it took."""
+        return CompactEvent(
+            layer=layer,
+            trigger=trigger,
+            messages_before=len(before),
+            messages_after=len(after),
+            tokens_before=tokens_before,
+            tokens_after=tokens_after,
+            transcript=path,
+            duration=self._clock() - start,
+            detail=detail,
+            summary=summary,
+            degraded=degraded,
+            usage=usage,
+        )
 
     def _record(
         self,
