@@ -16,9 +16,10 @@ import pytest
 
 from agent_cli.tools import children
 from agent_cli.tools.bash import run_command
-from tests.e2e import agent_cmd, agent_env
+from tests.e2e import agent_env
 from tests.fakeserver import FakeModelServer, Reply, ToolCallSpec
-from tests.reliability.procs import new_tag, processes, wait_for
+from tests.reliability import procs
+from tests.reliability.procs import new_tag, processes, spawn_repl, wait_for
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
 
@@ -36,15 +37,7 @@ def start_headless(tmp_path: Path, server: FakeModelServer, tag: str) -> subproc
     )
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
-    return subprocess.Popen(
-        agent_cmd("-p", "run it", "--yes"),
-        cwd=tmp_path,
-        env=agent_env(home, server),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    return procs.start_headless(tmp_path, agent_env(home, server), "-p", "run it", "--yes")
 
 
 @pytest.mark.parametrize(
@@ -76,15 +69,7 @@ def test_repl_hangup_kills_the_running_command_and_exits(tmp_path: Path, tag: st
     with FakeModelServer() as server:
         server.queue(Reply("Sleeping.", tool_calls=[ToolCallSpec("bash", {"command": f"sleep {tag}"})]))
         env = agent_env(tmp_path / "home", server)
-        child = pexpect.spawn(
-            sys.executable,
-            ["-c", "from agent_cli.cli import main; main()"],
-            cwd=str(tmp_path),
-            env=env,
-            dimensions=(40, 120),
-            encoding="utf-8",
-            timeout=20,
-        )
+        child = spawn_repl(tmp_path, env, timeout=20)
         try:
             expect(child, "auto-compact at ")
             child.send("run the sleeper\r")

@@ -1,12 +1,19 @@
-"""Finding the commands an agent started: live processes by exact command line, read from /proc."""
+"""Starting the agent in the background (headless, or the REPL on a pseudo-terminal) and finding
+the commands it started: live processes by exact command line, read from /proc."""
 
 from __future__ import annotations
 
 import itertools
 import os
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from tests.e2e import agent_cmd
 
 _tags = itertools.count(700 + os.getpid() % 100 * 40)
 _tags_lock = threading.Lock()
@@ -44,3 +51,31 @@ def wait_for(check: Callable[[], object], timeout: float = 15.0) -> bool:
             return True
         time.sleep(0.05)
     return False
+
+
+def start_headless(project: Path, env: dict[str, str], *args: str) -> subprocess.Popen[str]:
+    """`agent ARGS` in the background, its output piped (read it with `communicate`)."""
+    return subprocess.Popen(
+        agent_cmd(*args),
+        cwd=project,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def spawn_repl(project: Path, env: dict[str, str], timeout: float = 30) -> Any:
+    """The REPL on a pseudo-terminal (a `pexpect.spawn`)."""
+    import pexpect
+
+    return pexpect.spawn(
+        sys.executable,
+        ["-c", "from agent_cli.cli import main; main()"],
+        cwd=str(project),
+        env=env,
+        dimensions=(40, 120),
+        encoding="utf-8",
+        timeout=timeout,
+    )

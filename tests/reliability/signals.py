@@ -8,14 +8,12 @@ from __future__ import annotations
 
 import signal
 import subprocess
-import sys
 from functools import partial
 from pathlib import Path
 
-from tests.e2e import agent_cmd
 from tests.fakeserver import FakeModelServer, Reply, ToolCallSpec
 from tests.reliability.harness import Case, Outcome, env_for, project_in
-from tests.reliability.procs import new_tag, processes, wait_for
+from tests.reliability.procs import new_tag, processes, spawn_repl, start_headless, wait_for
 
 HEADLESS = {
     "Ctrl-C": (signal.SIGINT, 130, "agent: interrupted by the user"),
@@ -46,14 +44,8 @@ def _headless(where: Path, how: str, wire: str) -> Outcome:
         server.queue(
             Reply("Running.", tool_calls=[ToolCallSpec("bash", {"command": _command(tag)})]), Reply("ok")
         )
-        proc = subprocess.Popen(
-            agent_cmd("-p", "run it", "--yes", "--provider", provider, *flags),
-            cwd=project,
-            env=env_for(where, server, provider),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
+        proc = start_headless(
+            project, env_for(where, server, provider), "-p", "run it", "--yes", "--provider", provider, *flags
         )
         started = wait_for(lambda: len(processes("sleep", tag)) == 2)
         proc.send_signal(sig)
@@ -75,15 +67,7 @@ def _repl(where: Path, how: str) -> Outcome:
     with FakeModelServer() as server:
         server.queue(Reply("Running.", tool_calls=[ToolCallSpec("bash", {"command": _command(tag)})]))
         server.default = Reply("Done.")
-        child = pexpect.spawn(
-            sys.executable,
-            ["-c", "from agent_cli.cli import main; main()"],
-            cwd=str(project),
-            env=env_for(where, server),
-            dimensions=(40, 120),
-            encoding="utf-8",
-            timeout=30,
-        )
+        child = spawn_repl(project, env_for(where, server))
         try:
             expect(child, "auto-compact at ")
             child.send("run it\r")
@@ -116,17 +100,10 @@ def _killed(where: Path) -> Outcome:
     command = _command(tag)
     with FakeModelServer() as server:
         server.queue(Reply("Running.", tool_calls=[ToolCallSpec("bash", {"command": command})]), Reply("ok"))
-        proc = subprocess.Popen(
-            agent_cmd("-p", "run it", "--yes"),
-            cwd=project,
-            env=env_for(where, server),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
+        proc = start_headless(project, env_for(where, server), "-p", "run it", "--yes")
         started = wait_for(lambda: processes("bash", "-c", command))
         proc.kill()
-        proc.wait(timeout=30)
+        proc.communicate(timeout=30)
     shell_gone = wait_for(lambda: not processes("bash", "-c", command), 3.0)
     _orphans(tag)  # a grandchild may outlive SIGKILL (documented); reaped, not counted
     ok = started and shell_gone
