@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from tests.fakeserver import FakeModelServer
+from tests.fakeserver import FakeModelServer, RecordedRequest
 
 ANTHROPIC_KEY = "sk-ant-api03-E2ECANARYkey0123456789abcdefghij"
 OPENAI_KEY = "sk-proj-E2ECANARYkey0123456789abcdefghijklmn"
@@ -81,3 +83,26 @@ def is_summary_request(body: dict[str, Any]) -> bool:
 def transcript_blob(project: Path) -> str:
     root = project / ".transcripts"
     return "".join(p.read_text(errors="replace") for p in root.rglob("*") if p.is_file())
+
+
+def tool_results(requests: Sequence[RecordedRequest]) -> dict[str, tuple[str, bool]]:
+    """Every tool result the model was sent (Anthropic wire), by call id: its text and is_error."""
+    found: dict[str, tuple[str, bool]] = {}
+    for q in requests:
+        for m in q.body.get("messages", []):
+            for b in m["content"] if isinstance(m.get("content"), list) else []:
+                if b.get("type") == "tool_result":
+                    found[b["tool_use_id"]] = (str(b.get("content")), bool(b.get("is_error")))
+    return found
+
+
+def without_read_rights() -> list[str] | None:
+    """A prefix that runs a command without the right to read others' files: nothing for a normal
+    user; for root, `setpriv` dropping the capabilities that bypass file modes; None if neither."""
+    if os.geteuid() != 0:
+        return []
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        return None
+    cmd = [setpriv, "--bounding-set=-dac_override,-dac_read_search"]
+    return cmd if subprocess.run([*cmd, "true"], capture_output=True).returncode == 0 else None

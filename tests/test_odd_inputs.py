@@ -5,7 +5,6 @@ finished task or one clear line, never a traceback or an "internal error"."""
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -14,7 +13,7 @@ import pytest
 from agent_cli.core.text import clean, decode
 from agent_cli.tools.base import ToolContext
 from agent_cli.tools.registry import default_tools
-from tests.e2e import agent_cmd, agent_env
+from tests.e2e import agent_cmd, agent_env, tool_results, without_read_rights
 from tests.fakeserver import FakeModelServer, Reply, ToolCallSpec
 
 ODD_DIR = b"caf\xe9"  # Latin-1 bytes: not UTF-8
@@ -51,17 +50,6 @@ def _run(
     return proc, server
 
 
-def _results(server: FakeModelServer) -> list[str]:
-    return [
-        b["content"]
-        for q in server.requests
-        for m in q.body.get("messages", [])
-        if isinstance(m["content"], list)
-        for b in m["content"]
-        if b.get("type") == "tool_result"
-    ]
-
-
 @pytest.mark.parametrize(
     ("name", "args", "call", "stdin"),
     [
@@ -83,7 +71,7 @@ def test_bytes_that_are_not_utf8_end_in_a_finished_task(
     system = server.requests[0].body["system"][0]["text"]
     assert "caf\ufffd" in system  # the root as the model reads it
     if call is not None:
-        (result,) = _results(server)
+        (result,) = [text for text, _ in tool_results(server.requests).values()]
         assert "n\ufffdme.txt" in result and "ok.txt" in result  # the odd name shown, the rest still found
     if name in ("argv", "stdin"):
         sent = server.requests[0].body["messages"][0]["content"]
@@ -107,20 +95,6 @@ def test_grep_and_glob_tools_show_an_odd_name_and_go_on(tmp_path: Path) -> None:
 # -- transcripts the user cannot read ---------------------------------------------------------
 
 
-def _without_read_rights() -> list[str] | None:
-    """A prefix that runs a command without the right to read others' files: nothing for a normal
-    user; for root, `setpriv` dropping the capabilities that bypass file modes; None if neither."""
-    if os.geteuid() != 0:
-        return []
-    setpriv = shutil.which("setpriv")
-    if setpriv is None:
-        return None
-    probe = subprocess.run(
-        [setpriv, "--bounding-set=-dac_override,-dac_read_search", "true"], capture_output=True
-    )
-    return [setpriv, "--bounding-set=-dac_override,-dac_read_search"] if probe.returncode == 0 else None
-
-
 @pytest.fixture
 def session_project(tmp_path: Path) -> Path:
     project = tmp_path / "project"
@@ -139,7 +113,7 @@ def session_project(tmp_path: Path) -> Path:
 def test_transcripts_that_cannot_be_read_get_one_line(
     session_project: Path, tmp_path: Path, what: str
 ) -> None:
-    prefix = _without_read_rights()
+    prefix = without_read_rights()
     if prefix is None:
         pytest.skip("running as root without setpriv: file modes cannot deny anything")
     base = session_project / ".transcripts"

@@ -9,13 +9,12 @@ for a tool call, what its result must say: the model gets a readable error, the 
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
+from tests.e2e import tool_results, without_read_rights
 from tests.fakeserver import FakeModelServer, Reply, ScriptItem, ToolCallSpec
 from tests.reliability.harness import (
     FINISHED,
@@ -396,33 +395,12 @@ ALL = (
 )
 
 
-def _unprivileged() -> list[str] | None:
-    """Run without root's right to ignore file modes (`setpriv`), or as is for a normal user."""
-    if os.geteuid() != 0:
-        return []
-    setpriv = shutil.which("setpriv")
-    if setpriv is None:
-        return None
-    cmd = [setpriv, "--bounding-set=-dac_override,-dac_read_search"]
-    return cmd if subprocess.run([*cmd, "true"], capture_output=True).returncode == 0 else None
-
-
-def _results(server: FakeModelServer) -> list[str]:
-    """The tool results the model was sent, any wire."""
-    found = []
-    for q in server.requests:
-        for m in q.body.get("messages", []):
-            if isinstance(m.get("content"), list):
-                found += [str(b.get("content")) for b in m["content"] if b.get("type") == "tool_result"]
-    return found
-
-
 def _run(where: Path, bad: Bad) -> Outcome:
     config = QUICK_CONFIG if bad.config is None else bad.config
     project = project_in(where, config, bad.files)
     prefix: list[str] = []
     if bad.unprivileged:
-        found = _unprivileged()
+        found = without_read_rights()
         if found is None:
             return Outcome(True, "skipped: no way to drop root's file-mode bypass here")
         prefix = found
@@ -445,7 +423,7 @@ def _run(where: Path, bad: Bad) -> Outcome:
                 for path in [project, *project.rglob("*")]:
                     if not path.is_symlink():
                         os.chmod(path, 0o700)
-        results = _results(server)
+        results = [text for text, _ in tool_results(server.requests).values()]
     check = ""
     if bad.result_has and proc.returncode == 0:
         if not results:

@@ -14,7 +14,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from tests.e2e import ANTHROPIC_KEY, OPENAI_KEY, agent_cmd
+from tests.e2e import ANTHROPIC_KEY, OPENAI_KEY, agent_cmd, tool_results
 from tests.fakeserver import FakeModelServer, Reply, ToolCallSpec
 from tests.reliability.harness import Case, Outcome, agent, env_for, judge, project_in
 from tests.reliability.keys import pieces
@@ -48,12 +48,7 @@ def _session(
             cmd = ["sh", "-c", f'umask {umask:03o}; exec "$@"', "sh", *agent_cmd(*args)]
             proc = subprocess.run(cmd, cwd=project, env=env, capture_output=True, timeout=120)
         sent = json.dumps([q.body for q in server.requests])
-        results: dict[str, tuple[str, bool]] = {}
-        for q in server.requests:
-            for m in q.body.get("messages", []):
-                for b in m["content"] if isinstance(m.get("content"), list) else []:
-                    if b.get("type") == "tool_result":
-                        results[b["tool_use_id"]] = (str(b.get("content")), bool(b.get("is_error")))
+        results = tool_results(server.requests)
     return proc, results, sent, project
 
 
