@@ -23,7 +23,7 @@ from agent_cli.core.errors import (
     TransientError,
 )
 from agent_cli.core.events import RetryEvent
-from agent_cli.core.messages import Message, SummaryBlock, TextBlock, ToolResult, ToolUse
+from agent_cli.core.messages import Message, SummaryBlock, TextBlock, ToolResult, ToolUse, tool_arguments
 from agent_cli.providers import anthropic as anthropic_adapter
 from agent_cli.providers import openai as openai_adapter
 from agent_cli.providers.anthropic import AnthropicProvider
@@ -469,7 +469,7 @@ def test_openai_error_results_say_so_once(content: str, expected: str) -> None:
     [("", {}), ('{"a": 1}', {"a": 1}), ("[1, 2]", {"_raw": "[1, 2]"}), ("{oops", {"_raw": "{oops"})],
 )
 def test_openai_parse_arguments(raw: str, expected: dict[str, Any]) -> None:
-    assert openai_adapter.parse_arguments(raw) == expected
+    assert tool_arguments(raw) == expected
 
 
 @pytest.mark.parametrize(

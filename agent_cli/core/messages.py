@@ -11,12 +11,14 @@ means a new message with a new id.
 
 from __future__ import annotations
 
+import json
 import secrets
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
 __all__ = [
+    "RAW_ARGUMENTS",
     "Block",
     "Message",
     "ReasoningBlock",
@@ -31,6 +33,7 @@ __all__ = [
     "Usage",
     "block_from_json",
     "new_id",
+    "tool_arguments",
 ]
 
 Role: TypeAlias = Literal["user", "assistant"]
@@ -48,6 +51,23 @@ class TextBlock:
 
     def to_json(self) -> JSON:
         return {"type": "text", "text": self.text}
+
+
+# Tool-call arguments that are not a JSON object keep their text under this one key: the call keeps
+# its id (so its pair stays valid) and the tool layer answers with a readable error.
+RAW_ARGUMENTS = "_raw"
+
+
+def tool_arguments(raw: str) -> dict[str, Any]:
+    """Tool-call arguments sent as JSON text, as a dict: {} for none, `{RAW_ARGUMENTS: raw}` when
+    they are not a JSON object."""
+    if not raw.strip():
+        return {}
+    try:
+        parsed = json.loads(raw)
+    except json.JSONDecodeError:
+        return {RAW_ARGUMENTS: raw}
+    return parsed if isinstance(parsed, dict) else {RAW_ARGUMENTS: raw}
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,7 +28,6 @@ Wire rules:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -44,6 +43,7 @@ from agent_cli.core.messages import (
     ToolResult,
     ToolUse,
     Usage,
+    tool_arguments,
 )
 from agent_cli.providers.base import Completion, Request, StopReason, TextDelta, ThinkingDelta
 from agent_cli.providers.model_info import Accepts
@@ -212,21 +212,14 @@ def _stop(reason: str) -> StopReason:
     return _STOP_REASONS.get(reason, "end_turn")
 
 
-def _tool_input(raw: str, fallback: Mapping[str, Any]) -> dict[str, Any]:
-    try:
-        parsed = json.loads(raw) if raw.strip() else dict(fallback)
-    except json.JSONDecodeError:
-        return {"_raw": raw}
-    return parsed if isinstance(parsed, dict) else {"_raw": raw}
-
-
 def _block_from_wire(item: Mapping[str, Any], partial_json: str | None = None) -> Block | None:
     kind = item.get("type")
     if kind == "text":
         return TextBlock(str(item["text"])) if item.get("text") else None
     if kind == "tool_use":
         raw = partial_json if partial_json is not None else ""
-        return ToolUse(str(item.get("id")), str(item.get("name")), _tool_input(raw, item.get("input") or {}))
+        arguments = tool_arguments(raw) if raw.strip() else dict(item.get("input") or {})
+        return ToolUse(str(item.get("id")), str(item.get("name")), arguments)
     if kind == "thinking":  # kept even when its text is empty: the signature is the reasoning
         return ThinkingBlock(str(item.get("thinking") or ""), str(item.get("signature") or ""))
     if kind == "redacted_thinking":

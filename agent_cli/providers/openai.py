@@ -19,7 +19,7 @@ Wire rules:
 - `options["tool_choice"] == "none"` sends `tool_choice: "none"` with the tools.
 
 Tool-call arguments that are not a JSON object arrive as a `ToolUse` whose
-input is `{"_raw": "<the text as sent>"}`: the call keeps its id (so the pair
+input is `{RAW_ARGUMENTS: "<the text as sent>"}`: the call keeps its id (so the pair
 stays valid) and the tool layer answers with a readable error.
 """
 
@@ -39,12 +39,13 @@ from agent_cli.core.messages import (
     ToolUse,
     Usage,
     new_id,
+    tool_arguments,
 )
 from agent_cli.providers.base import Completion, Request, StopReason, TextDelta, ThinkingDelta
 from agent_cli.providers.errors import body_message, classify_http
 from agent_cli.providers.sdk_client import STALL_SECONDS, SDKProvider
 
-__all__ = ["ChunkAssembler", "OpenAIProvider", "from_wire", "load_sdk", "parse_arguments", "to_wire"]
+__all__ = ["ChunkAssembler", "OpenAIProvider", "from_wire", "load_sdk", "to_wire"]
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 _FINISH: dict[str, StopReason] = {
@@ -141,17 +142,6 @@ def to_wire(
 # -- response -----------------------------------------------------------------
 
 
-def parse_arguments(raw: str) -> dict[str, Any]:
-    """Tool-call arguments as a dict; `{"_raw": raw}` when they are not a JSON object."""
-    if not raw.strip():
-        return {}
-    try:
-        parsed = json.loads(raw)
-    except json.JSONDecodeError:
-        return {"_raw": raw}
-    return parsed if isinstance(parsed, dict) else {"_raw": raw}
-
-
 def _usage(data: Mapping[str, Any] | None) -> Usage:
     data = data or {}
     prompt = int(data.get("prompt_tokens") or 0)
@@ -184,7 +174,7 @@ def from_wire(data: Mapping[str, Any], model: str = "") -> Completion:
         ToolUse(
             str(call.get("id") or new_id("call")),
             str((call.get("function") or {}).get("name") or ""),
-            parse_arguments(str((call.get("function") or {}).get("arguments") or "")),
+            tool_arguments(str((call.get("function") or {}).get("arguments") or "")),
         )
         for call in message.get("tool_calls") or []
     ]
@@ -248,7 +238,7 @@ class ChunkAssembler:
         if not self._finish:
             raise TransientError(_CUT_SHORT)
         calls = [
-            ToolUse(slot["id"] or new_id("call"), slot["name"], parse_arguments(slot["arguments"]))
+            ToolUse(slot["id"] or new_id("call"), slot["name"], tool_arguments(slot["arguments"]))
             for _, slot in sorted(self._calls.items())
         ]
         return _completion("".join(self._text), calls, self._finish, _usage(self._usage), self.model)

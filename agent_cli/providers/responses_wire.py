@@ -29,6 +29,7 @@ from typing import Any
 
 from agent_cli.core.errors import FatalProviderError, ProviderError, TransientError
 from agent_cli.core.messages import (
+    RAW_ARGUMENTS,
     Block,
     Message,
     ReasoningBlock,
@@ -38,6 +39,7 @@ from agent_cli.core.messages import (
     ToolUse,
     Usage,
     new_id,
+    tool_arguments,
 )
 from agent_cli.providers.base import Completion, Request, StopReason, TextDelta, ThinkingDelta
 from agent_cli.providers.errors import classify_http
@@ -83,7 +85,7 @@ def _assistant_items(blocks: tuple[Block, ...]) -> list[dict[str, Any]]:
         elif isinstance(block, TextBlock | SummaryBlock) and block.text.strip():
             items.append({"role": "assistant", "content": [{"type": "output_text", "text": block.text}]})
         elif isinstance(block, ToolUse):
-            arguments = block.input.get("_raw") if set(block.input) == {"_raw"} else None
+            arguments = block.input.get(RAW_ARGUMENTS) if set(block.input) == {RAW_ARGUMENTS} else None
             items.append(
                 {
                     "type": "function_call",
@@ -187,14 +189,8 @@ def _block(item: Mapping[str, Any]) -> Block | None:
         text = "".join(str(p.get("text") or p.get("refusal") or "") for p in parts)
         return TextBlock(text) if text else None
     if kind == "function_call":
-        raw = str(item.get("arguments") or "")
-        try:
-            parsed = json.loads(raw) if raw.strip() else {}
-        except json.JSONDecodeError:
-            parsed = {"_raw": raw}
-        if not isinstance(parsed, dict):
-            parsed = {"_raw": raw}
-        return ToolUse(str(item.get("call_id") or new_id("call")), str(item.get("name")), parsed)
+        arguments = tool_arguments(str(item.get("arguments") or ""))
+        return ToolUse(str(item.get("call_id") or new_id("call")), str(item.get("name")), arguments)
     return None
 
 

@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from agent_cli.core.messages import RAW_ARGUMENTS
 from agent_cli.providers.base import ToolSpec
 
 __all__ = [
-    "RAW_ARGUMENTS",
     "CompactRequest",
     "Tool",
     "ToolContext",
@@ -65,10 +65,6 @@ class Tool(Protocol):
     def spec(self) -> ToolSpec: ...
 
     def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput: ...
-
-
-# A call whose arguments are not a JSON object arrives with its text under this one key.
-RAW_ARGUMENTS = "_raw"
 
 
 class ToolRegistry:
