@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 import tempfile
 import time
@@ -24,6 +25,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=2, help="cases at a time (kills run one at a time)")
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "reliability.md")
     args = parser.parse_args(argv)
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        # Started in the background (`cmd &`, nohup), SIGINT is ignored and the agents started here
+        # would inherit that: give them Ctrl-C as a terminal does.
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     cases = all_cases(kills=args.kills, seed=args.seed, sample=args.sample)
     if args.only:
         cases = [c for c in cases if c.suite in args.only]
