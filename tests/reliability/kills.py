@@ -12,6 +12,7 @@ and finishes.
 from __future__ import annotations
 
 import json
+import os
 import random
 import signal
 import subprocess
@@ -74,13 +75,25 @@ def _project(where: Path) -> Path:
 Seen = list[tuple[float, dict[str, object]]]
 
 
-def _run_until(where: Path, project: Path, delay: float | None) -> tuple[Seen, list[tuple[float, bool]], int]:
-    """Run the session; kill it `delay` seconds in (None: let it finish). The events it printed and
-    the requests it made, each with when; its exit code."""
+def _run_until(
+    where: Path, project: Path, delay: float | None, in_summary: int | None = None
+) -> tuple[Seen, list[tuple[float, bool]], int]:
+    """Run the session; kill it `delay` seconds in, or when its `in_summary`-th summary request
+    arrives (neither: let it finish). The events it printed and the requests it made, each with
+    when; its exit code."""
     seen: Seen = []
     asked: list[tuple[float, bool]] = []
+    started: dict[str, int] = {}
+    session = _session_responder("KILL-SESSION-DONE", asked)
+
+    def answer(request: RecordedRequest) -> ScriptItem:
+        item = session(request)
+        if in_summary is not None and asked[-1][1] and sum(s for _, s in asked) == in_summary:
+            os.kill(started["pid"], signal.SIGKILL)  # while the summary is being written
+        return item
+
     with FakeModelServer() as server:
-        server.responder = _session_responder("KILL-SESSION-DONE", asked)
+        server.responder = answer
         proc = subprocess.Popen(
             agent_cmd(*ARGS),
             cwd=project,
@@ -90,6 +103,7 @@ def _run_until(where: Path, project: Path, delay: float | None) -> tuple[Seen, l
             stderr=subprocess.DEVNULL,
             text=True,
         )
+        started["pid"] = proc.pid
         assert proc.stdout is not None
         out = proc.stdout
 
@@ -146,8 +160,10 @@ def _phase(seen: Seen, asked: list[tuple[float, bool]]) -> str:
     }.get(str(seen[-1][1].get("type")), "streaming a reply")
 
 
-def _check(where: Path, project: Path, delay: float) -> Outcome:
-    timed, asked, _ = _run_until(where, project, delay)
+def _check(where: Path, project: Path, delay: float | None, in_summary: int | None = None) -> Outcome:
+    start = time.monotonic()
+    timed, asked, _ = _run_until(where, project, delay, in_summary)
+    delay = time.monotonic() - start if delay is None else delay
     phase = _phase(timed, asked)
     seen = [e for _, e in timed]
     ids = session_ids(project)
@@ -196,8 +212,13 @@ def _kill_at(where: Path, fraction: float) -> Outcome:
     return _check(where, _project(where), first - 0.2 + fraction * (end - first + 0.2))
 
 
+def _kill_in_summary(where: Path, n: int) -> Outcome:
+    return _check(where, _project(where), None, n)
+
+
 def cases(count: int, seed: int, sample: int) -> list[Case]:
-    """`count` kills at moments drawn (seeded) over the measured length of the session."""
+    """`count` kills at moments drawn (seeded) over the measured length of the session, and two
+    inside a summary call (a moment a random draw seldom hits: the fake answers at once)."""
     rng = random.Random(seed)
     fractions = [rng.random() for _ in range(count)]
     found = []
@@ -208,6 +229,15 @@ def cases(count: int, seed: int, sample: int) -> list[Case]:
                 f"kill -9 at {fraction:.0%} of the session (seed {seed})",
                 partial(_kill_at, fraction=fraction),
                 sample=n < sample,
+            )
+        )
+    for n in (1, 2):
+        found.append(
+            Case(
+                "kills",
+                f"kill -9 inside summary call {n}",
+                partial(_kill_in_summary, n=n),
+                sample=n == 1,
             )
         )
     return found
