@@ -126,7 +126,7 @@ def cases() -> list[Case]:
 
                     run = partial(_run, wire=wire, streaming=value, phase=phase, items=items, expect=expect)
 
-                    sample = n % 13 == 0 or (fault.startswith("200") and value == "false" and phase == "turn")
+                    sample = n % 26 == 0 or (fault.startswith("200") and value == "false" and phase == "turn")
                     found.append(Case("faults", name, run, sample=sample))
                     n += 1
     return found

@@ -239,11 +239,21 @@ def cases() -> list[Case]:
         Case("security", "transcript files 0600, folders 0700 (umask 000)", _modes, sample=True),
     ]
     found += [
-        Case("security", f"{tool} confined to the project", partial(_confined, tool=tool), sample=True)
+        Case(
+            "security",
+            f"{tool} confined to the project",
+            partial(_confined, tool=tool),
+            sample=tool in ("read_file", "glob"),
+        )
         for tool in ESCAPES
     ]
     found += [
-        Case("security", f"approvals: {how}", partial(_approvals, how=how), sample=True)
+        Case(
+            "security",
+            f"approvals: {how}",
+            partial(_approvals, how=how),
+            sample=not how.startswith("the model"),
+        )
         for how in (
             "the model claims approval in its arguments",
             "an allow-list prefix with more after it",
@@ -255,7 +265,7 @@ def cases() -> list[Case]:
             "security",
             "approvals: an allow-listed command runs (control)",
             _allow_list_still_works,
-            sample=True,
+            sample=False,
         )
     )
     return found
