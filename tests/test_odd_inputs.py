@@ -195,7 +195,8 @@ def test_a_huge_write_file_call_is_cut_after_it_ran_not_sent_again(tmp_path: Pat
     import json
 
     content = "line of generated data 0123456789 abcdefghij\n" * 45_000  # 2 MB
-    with FakeModelServer(context_window=200_000) as server:
+    # 64 KiB stream chunks: the point is the size of the call, not 170,000 SSE events of it.
+    with FakeModelServer(context_window=200_000, chunk_chars=65_536) as server:
         call = ToolCallSpec("write_file", {"path": "big.txt", "content": content})
         server.queue(Reply("", tool_calls=[call]), Reply("done"))
         proc = subprocess.run(
