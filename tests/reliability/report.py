@@ -15,6 +15,12 @@ TITLES = {
     "inputs": "Bad input: config, flags, prompts, paths, permissions, output, junk calls, odd replies",
     "signals": "Signals while a command runs, and orphaned processes",
     "security": "Security",
+    "terminal": "Hostile text on the terminal: escapes, the approval prompt, odd encodings",
+    "allowlist": "The allow-list as bash parses it, and what \"always\" remembers",
+    "tools": "Tools under attack: backtracking searches, full disks, FIFOs, hard links, the session store",
+    "repository": "What a cloned repository can do by itself",
+    "providers": "A provider that lies or drips",
+    "store": "Secrets in common shapes, and a disk that fills mid-session",
 }
 
 

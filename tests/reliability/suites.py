@@ -2,7 +2,19 @@
 
 from __future__ import annotations
 
-from tests.reliability import faults, inputs, kills, security, signals
+from tests.reliability import (
+    faults,
+    hostile_allowlist,
+    hostile_providers,
+    hostile_repository,
+    hostile_store,
+    hostile_terminal,
+    hostile_tools,
+    inputs,
+    kills,
+    security,
+    signals,
+)
 from tests.reliability.harness import Case
 
 # The CI sample kills inside the two summary calls only; tests/test_e2e_headless.py kills during bash.
@@ -16,6 +28,12 @@ def all_cases(*, kills: int = 50, seed: int = 1, sample: bool = False) -> list[C
         *inputs.cases(),
         *signals.cases(),
         *security.cases(),
+        *hostile_terminal.cases(),
+        *hostile_allowlist.cases(),
+        *hostile_tools.cases(),
+        *hostile_repository.cases(),
+        *hostile_providers.cases(),
+        *hostile_store.cases(),
     ]
     return [c for c in found if c.sample] if sample else found
 
