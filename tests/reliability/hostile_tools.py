@@ -1,4 +1,4 @@
-"""Tools under attack: backtracking searches, full disks, FIFOs, hard links, the session store, commands that close their output (issue "Found from outside", items 3, 4, 6 and the bash part of 7).
+"""Tools under attack: backtracking searches, full disks, FIFOs, hard links, the session store (issue "Found from outside", items 3, 4 and 6).
 
 Each case is a real `agent` process (or the real tool, where the tool alone is the boundary) in a
 directory of its own, judged by `harness.judge` or a check of what it did.

@@ -5,6 +5,7 @@ from __future__ import annotations
 from tests.reliability import (
     faults,
     hostile_allowlist,
+    hostile_processes,
     hostile_providers,
     hostile_repository,
     hostile_store,
@@ -31,6 +32,7 @@ def all_cases(*, kills: int = 50, seed: int = 1, sample: bool = False) -> list[C
         *hostile_terminal.cases(),
         *hostile_allowlist.cases(),
         *hostile_tools.cases(),
+        *hostile_processes.cases(),
         *hostile_repository.cases(),
         *hostile_providers.cases(),
         *hostile_store.cases(),
