@@ -18,6 +18,12 @@
 - a spinner while waiting for the model or summarizing; warnings, errors and
   retries one line each.
 
+Nothing from the model or a tool reaches the terminal with its control
+characters: every string passes `core.text.visible` on its way out (rich
+itself passes ESC through), Markdown shows a link's target as text rather
+than as a terminal hyperlink, and the approval question shows the exact
+command with every invisible character written out (`visible_exact`).
+
 What each of those looks like is `widgets.py`. Only one Live exists at a time
 (rich allows no more), so the spinner and the streaming tail share it.
 """
@@ -50,6 +56,7 @@ from agent_cli.core.events import (
     UsageEvent,
     WarningEvent,
 )
+from agent_cli.core.text import visible, visible_exact, visible_parts
 from agent_cli.ui.markdown_blocks import MarkdownStream
 from agent_cli.ui.reports import describe_call
 from agent_cli.ui.widgets import clear_line, compact_panel, thought_line, tool_line
@@ -57,6 +64,7 @@ from agent_cli.ui.widgets import clear_line, compact_panel, thought_line, tool_l
 __all__ = ["Renderer"]
 
 THOUGHT_TAIL = 400  # characters of streaming thinking kept for the spinner line
+THOUGHT_HEAD = 2000  # characters of it kept for the thought line printed before the answer
 PANEL_MAX_WIDTH = 100
 _SPINNER_TEXT = {"waiting for model": "thinking…", "summarizing": "summarizing the conversation…"}
 
@@ -73,9 +81,7 @@ class _Tail:
         self.text = text
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        from rich.markdown import Markdown
-
-        lines = console.render_lines(Markdown(self.text), options, pad=False)
+        lines = console.render_lines(_markdown(self.text), options, pad=False)
         room = max(1, console.size.height - 3)
         for line in lines[-room:]:
             yield from line
@@ -93,6 +99,7 @@ class Renderer:
         self._live: Live | None = None
         self._stream = MarkdownStream()
         self._streamed = False  # deltas arrived for the current assistant message
+        self._line_open = False  # plain output: the streamed text so far does not end with a newline
         self._shown = 0  # characters of it shown so far
         self._had_partial = False
         self._blocks_printed = 0
@@ -100,26 +107,37 @@ class Renderer:
         self._spinner: str | None = None
         self._resume_spinner: str | None = None
         self._thought = ""  # the tail of the thinking streaming now
+        self._thought_head = ""  # the start of the thinking streamed since the last answer text
+        self._early_thoughts = 0  # thought lines printed as the answer began, before their ThinkingText
         self.last_usage: UsageEvent | None = None
 
     # ---- events ----------------------------------------------------------
 
     def handle(self, event: Event) -> None:
         if isinstance(event, AssistantTextDelta):
+            if self._thought_head.strip():
+                # The thinking came first, so its line goes first: its ThinkingText only comes once the
+                # whole reply has streamed, under the answer.
+                self._print_thought(self._thought_head)
+                self._early_thoughts += 1
+            self._thought_head = ""
             self._on_delta(event.text)
             return
         if isinstance(event, ThinkingTextDelta):
             # The model's thinking lives in the spinner line while it streams: progress, never a flood.
             self._thought = (self._thought + event.text)[-THOUGHT_TAIL:]
+            if len(self._thought_head) < THOUGHT_HEAD:
+                self._thought_head += event.text
             if self.fancy and not self._streamed:
                 self._set_spinner("thinking: " + _last_line(self._thought, 70))
             return
         if isinstance(event, ThinkingText):
-            self._thought = ""
-            if not event.text.strip():
+            self._thought = self._thought_head = ""
+            if self._early_thoughts:
+                self._early_thoughts -= 1  # already shown, before the answer
                 return
-            self._clear_spinner()
-            self.console.print(thought_line(event.text, self.console.width), soft_wrap=True)
+            if event.text.strip():
+                self._print_thought(event.text)
             return
         if isinstance(event, StatusEvent):
             self._set_spinner(_SPINNER_TEXT.get(event.text, event.text + "…"))
@@ -128,6 +146,7 @@ class Renderer:
             self.last_usage = event
             return
         if isinstance(event, AssistantText):
+            self._early_thoughts, self._thought_head = 0, ""
             if self._streamed:
                 if len(event.text) > self._shown:
                     self._on_delta(event.text[self._shown:])  # the stream fell short of the message
@@ -136,10 +155,12 @@ class Renderer:
                 self._print_markdown(event.text)
             return
         self._had_partial = self._streamed
+        self._early_thoughts, self._thought_head = 0, ""
         self._finish_stream()
         if isinstance(event, ToolCallEvent):
             self._calls[event.id] = event
-            self._set_spinner(f"{event.name} {describe_call(event.name, event.input, width=60)}".rstrip())
+            described = describe_call(event.name, event.input, width=60)
+            self._set_spinner(f"{visible(event.name)} {described}".rstrip())
         elif isinstance(event, ToolResultEvent):
             self._clear_spinner()
             self.console.print(tool_line(self._calls.pop(event.id, None), event, self.console.width))
@@ -166,8 +187,9 @@ class Renderer:
     # ---- one-line output ---------------------------------------------------
 
     def line(self, text: str, style: str = "") -> None:
+        """One line of text (warnings and errors quote providers and tools: it is shown `visible`)."""
         self._clear_spinner()
-        self.console.print(Text(text, style=style if self.fancy else ""), soft_wrap=True)
+        self.console.print(Text(visible(text), style=style if self.fancy else ""), soft_wrap=True)
 
     def info(self, text: str) -> None:
         self.line(text, "dim")
@@ -191,15 +213,29 @@ class Renderer:
         self.pause()
         text = Text()
         text.append("? ", style="bold yellow")
-        text.append(f"{name} ", style="bold")
-        width = self.console.width
-        detail = args.get("command") if name == "bash" else describe_call(name, args, width=width)
-        text.append(str(detail or ""))
+        text.append(f"{visible_exact(name)} ", style="bold")
+        if name == "bash":
+            # The exact command, every line of it, each under a margin no line of the command can draw.
+            lines = str(args.get("command") or "").split("\n")
+            if len(lines) == 1:
+                self._append_exact(text, lines[0])
+            else:
+                text.append(f"({len(lines)} lines)", style="dim")
+                for line in lines:
+                    text.append("\n  │ ", style="dim")
+                    self._append_exact(text, line)
+        else:
+            self._append_exact(text, describe_call(name, args, width=self.console.width))
         if name in ("write_file", "edit_file"):
             size = len(str(args.get("content") or args.get("new_string") or ""))
             text.append(f"  ({size:,} chars)", style="dim")
-        text.append(f"\n  always = {always}", style="dim")
+        text.append(f"\n  always = {visible_exact(always)}", style="dim")
         self.console.print(text, soft_wrap=True)
+
+    def _append_exact(self, text: Text, value: str) -> None:
+        """`value` with its invisible characters written out, set apart (reversed) on a colour terminal."""
+        for part, written_out in visible_parts(value):
+            text.append(part, style="reverse" if written_out and self.fancy else "")
 
     # ---- turn life cycle ---------------------------------------------------
 
@@ -220,13 +256,22 @@ class Renderer:
 
     # ---- internals ---------------------------------------------------------
 
+    def _print_thought(self, text: str) -> None:
+        self._clear_spinner()
+        if self._streamed and not self.fancy and self._line_open:
+            self.console.file.write("\n")  # plain output: never glue the line to the answer's last line
+            self._line_open = False
+        self.console.print(thought_line(text, self.console.width), soft_wrap=True)
+
     def _on_delta(self, text: str) -> None:
         self._shown += len(text)
         if not self.fancy:
             self._clear_spinner()
             self._streamed = True
-            self.console.file.write(text)
-            self.console.file.flush()
+            if text:
+                self.console.file.write(visible(text))
+                self.console.file.flush()
+                self._line_open = not text.endswith("\n")
             return
         if not self._streamed:
             self._streamed = True
@@ -245,6 +290,7 @@ class Renderer:
                 self._print_markdown(rest)
         else:
             self.console.file.write("\n")
+            self._line_open = False
         self._stream = MarkdownStream()
         self._streamed = False
         self._shown = 0
@@ -254,11 +300,9 @@ class Renderer:
         if not block.strip():
             return
         if not self.fancy:
-            self.console.print(block.rstrip("\n"), markup=False, highlight=False, soft_wrap=True)
+            self.console.print(visible(block.rstrip("\n")), markup=False, highlight=False, soft_wrap=True)
             return
-        from rich.markdown import Markdown
-
-        lines = self.console.render_lines(Markdown(block), self.console.options, pad=False, new_lines=True)
+        lines = self.console.render_lines(_markdown(block), self.console.options, pad=False, new_lines=True)
         # Separately rendered blocks end differently (lists add a blank line, paragraphs none):
         # trim plain blank lines at both ends and put exactly one between blocks, as a whole document would.
         while lines and _is_blank(lines[-1]):
@@ -275,7 +319,7 @@ class Renderer:
     def _set_spinner(self, text: str) -> None:
         if not self.fancy:
             return
-        self._spinner = text
+        self._spinner = visible(text)
         self._update_live()
 
     def _clear_spinner(self) -> None:
@@ -308,6 +352,14 @@ class Renderer:
         if self._live is not None:
             live, self._live = self._live, None
             live.stop()
+
+
+def _markdown(text: str) -> RenderableType:
+    """Model text as rich Markdown: controls written out first (rich would pass them through), and
+    links shown with their target as text: a terminal hyperlink (OSC 8) hides where it goes."""
+    from rich.markdown import Markdown
+
+    return Markdown(visible(text), hyperlinks=False)
 
 
 def _is_blank(line: list[Segment]) -> bool:

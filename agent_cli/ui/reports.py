@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from agent_cli.core.messages import Usage
+from agent_cli.core.text import visible
 from agent_cli.providers.models import MODELS, cost, lookup
 
 __all__ = [
@@ -80,14 +81,17 @@ _MAIN_ARG = {
 
 
 def describe_call(name: str, args: Mapping[str, Any], width: int = 80) -> str:
-    """A one-line summary of a tool call's input: `src/app.py`, `pytest -q`, `"TODO" in src`."""
+    """A one-line summary of a tool call's input: `src/app.py`, `pytest -q`, `'TODO' in src`.
+
+    The model wrote it: control characters are shown (`visible`) before the line is flattened, so a
+    form feed or an escape stays visible rather than becoming a space or reaching the terminal."""
     key = _MAIN_ARG.get(name)
     value = args.get(key) if key else next((v for v in args.values() if isinstance(v, str)), None)
     if value is None:
         return ""
-    text = " ".join(str(value).split())
+    text = " ".join(visible(str(value)).split())
     if name == "grep" and isinstance(args.get("path"), str):
-        text = f"{text!r} in {args['path']}"
+        text = f"'{text}' in {' '.join(visible(args['path']).split())}"
     elif name == "read_file" and args.get("offset"):
         text = f"{text}:{args['offset']}" + (f"+{args['limit']}" if args.get("limit") else "")
     elif name in ("recall", "compact"):

@@ -3,7 +3,9 @@
 A tool call's one line, a thinking block's one line, a compaction's panel,
 and the tables of `/context`, `/cost` and `/help` (their figures are computed
 in `reports.py`, which stays free of rich). `render.Renderer` decides when
-each is printed.
+each is printed. Every piece of text that came from the model or a tool
+(an error line, a thought, a summary, a name) goes through `visible` here:
+rich passes escape sequences through to the terminal as they are.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from agent_cli.core.events import CompactEvent, ToolCallEvent, ToolResultEvent
+from agent_cli.core.text import visible
 from agent_cli.ui.reports import ContextReport, CostRow, describe_call, summary_preview
 from agent_cli.ui.slash import CommandSpec
 
@@ -35,7 +38,7 @@ def tool_line(call: ToolCallEvent | None, result: ToolResultEvent, width: int = 
     """`✓ read_file src/app.py · 0.02s`, and the error's first line (dim red, cut to the line) on failure."""
     text = Text()
     text.append("✗ " if result.is_error else "✓ ", style="bold red" if result.is_error else "green")
-    text.append(result.name, style="bold")
+    text.append(visible(result.name), style="bold")
     room = max(20, width - len(result.name) - 20)
     args = describe_call(result.name, call.input if call else {}, width=room)
     if args:
@@ -44,7 +47,8 @@ def tool_line(call: ToolCallEvent | None, result: ToolResultEvent, width: int = 
         # A declined or interrupted call reports no time of its own: "0.00s" would be wrong.
         text.append(f" · {result.duration:.2f}s", style="dim")
     if result.is_error:
-        first = next((ln.strip() for ln in result.content.splitlines() if ln.strip()), "error")
+        # Split on newlines only: str.splitlines also breaks at \x0b, \x0c, \x1c-\x1e, shown instead.
+        first = next((ln.strip() for ln in visible(result.content).split("\n") if ln.strip()), "error")
         room = max(20, width - 4)
         text.append(f"\n  {first if len(first) <= room else first[: room - 1] + '…'}", style="dim red")
     return text
@@ -52,7 +56,8 @@ def tool_line(call: ToolCallEvent | None, result: ToolResultEvent, width: int = 
 
 def thought_line(text: str, width: int = 100) -> Text:
     """One dim line for a finished thinking block: its first line, cut to the width."""
-    first = " ".join(text.strip().splitlines()[0].split()) if text.strip() else ""
+    shown_text = visible(text).strip()
+    first = " ".join(shown_text.split("\n")[0].split()) if shown_text else ""
     room = max(10, width - 3)
     shown = first if len(first) <= room else first[: room - 1] + "…"
     return Text(f"∴ {shown}", style="dim italic")
@@ -62,7 +67,7 @@ def clear_line(event: CompactEvent) -> str:
     """L0 / L1 in one line: what was cut or cleared, what it freed, how to get it back."""
     freed = max(event.tokens_before - event.tokens_after, 0)
     what = "cut" if event.layer == "cap" else "cleared"
-    detail = f" {event.detail}" if event.detail else ""
+    detail = f" {visible(event.detail)}" if event.detail else ""
     return f"⟳ {what}{detail} · {freed:,} tokens freed · recall brings the full text back"
 
 
@@ -77,13 +82,14 @@ def compact_panel(event: CompactEvent, *, full: bool = False) -> Panel:
     share = f" (−{saved * 100 // event.tokens_before}%)" if event.tokens_before and saved > 0 else ""
     rows.add_row("tokens", f"{event.tokens_before:,} → {event.tokens_after:,}{share}")
     if event.transcript:
-        rows.add_row("transcript", Text(event.transcript, style="cyan", overflow="fold"))
+        rows.add_row("transcript", Text(visible(event.transcript), style="cyan", overflow="fold"))
     if event.duration >= 0.01:
         rows.add_row("took", f"{event.duration:.1f}s" if event.duration >= 1 else f"{event.duration:.2f}s")
     if event.degraded:
         rows.add_row("note", Text("degraded: the summary fell back to a digest", style="yellow"))
     if event.summary:
-        shown = event.summary.strip() if full else summary_preview(event.summary, SUMMARY_PREVIEW_LINES)
+        summary = visible(event.summary)  # the model wrote it
+        shown = summary.strip() if full else summary_preview(summary, SUMMARY_PREVIEW_LINES)
         text = Text(shown, style="" if full else "dim", overflow="fold")
         rows.add_row("record" if full else "summary", text)
     title = f"context compacted · layer {event.layer} · trigger {event.trigger}"
@@ -114,7 +120,7 @@ def cost_table(rows: Sequence[CostRow]) -> Table:
     for row in rows:
         usage = row.usage
         table.add_row(
-            Text(row.model), f"{usage.input_tokens:,}", f"{usage.output_tokens:,}",
+            Text(visible(row.model)), f"{usage.input_tokens:,}", f"{usage.output_tokens:,}",
             f"{usage.reasoning_tokens:,}", f"{usage.cache_read_tokens:,}", f"{usage.cache_write_tokens:,}",
             "?" if row.dollars is None else f"${row.dollars:.4f}",
             style="bold" if row.model == "total" else "",
