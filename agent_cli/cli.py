@@ -44,6 +44,9 @@ class CliArgs:
 
 
 def main() -> None:
+    from agent_cli.ui import glyphs
+
+    glyphs.install()  # an ASCII or Latin-1 stdout: replace what it cannot show, never fail on it
     argv = sys.argv[1:]
     if argv in (["--version"], ["-V"]):
         from agent_cli import __version__
@@ -198,7 +201,9 @@ def _build_app() -> Any:  # a typer.Typer; typer is imported lazily to keep --ve
 
 
 def _fail(message: str, code: int = 2) -> int:
-    print(f"agent: {message}", file=sys.stderr)
+    from agent_cli.core.text import visible
+
+    print(f"agent: {visible(message)}", file=sys.stderr)  # errors quote config files, paths, providers
     return code
 
 
@@ -299,6 +304,7 @@ def _ended_by_signal() -> int | None:
 def transcripts_command(action: str, arg: str | None, *, cwd: Path | None = None) -> int:
     """`agent transcripts list | show ID | search TEXT`."""
     from agent_cli.core.errors import ConfigError
+    from agent_cli.core.text import visible
     from agent_cli.store.sessions import list_sessions, resolve_session_id
     from agent_cli.ui import transcript_views as view
 
@@ -318,9 +324,10 @@ def transcripts_command(action: str, arg: str | None, *, cwd: Path | None = None
             hits = view.search(root, arg, unreadable=unreadable)
             if unreadable:
                 more = f" and {len(unreadable) - 1} more" if len(unreadable) > 1 else ""
-                print(f"agent: warning: skipped what cannot be read: {unreadable[0]}{more}", file=sys.stderr)
+                skipped = visible(f"{unreadable[0]}{more}")
+                print(f"agent: warning: skipped what cannot be read: {skipped}", file=sys.stderr)
             if not hits:
-                return _fail(f"no match for {arg!r}", 1)
+                return _fail(f"no match for {visible(repr(arg))}", 1)
             print(view.format_search(hits))
     except ConfigError as exc:
         return _fail(str(exc))

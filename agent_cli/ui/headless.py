@@ -4,11 +4,20 @@
   on stderr only when stderr is a terminal; warnings and errors on stderr always.
 - json: one object at the end: the result plus the errors and compactions seen.
 - stream-json: one JSON object per line with a `type` field, flushed as it happens.
+
+What a person reads is made safe (`core.text.visible`): the lines on stderr
+always, and the answer when stdout is a terminal. An answer piped or
+redirected is data (a script, a patch, a file's content) and is written as
+the model gave it, as `cat` would; whoever shows it on a terminal later
+does so at their own word. JSON escapes C0 controls by itself; the C1
+controls, DEL and the invisible format characters are escaped too (`\u009b`:
+the same JSON value), so not even stream-json piped to a terminal carries one.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Iterable
 from typing import Any, Literal, TextIO
@@ -27,12 +36,22 @@ from agent_cli.core.events import (
     ToolResultEvent,
     WarningEvent,
 )
+from agent_cli.core.text import visible
 from agent_cli.ui import ending
 from agent_cli.ui.reports import describe_call
 
-__all__ = ["OutputFormat", "exit_code", "render_headless"]
+__all__ = ["OutputFormat", "exit_code", "json_line", "render_headless"]
 
 OutputFormat = Literal["text", "json", "stream-json"]
+
+# Inside JSON text these characters can only stand in strings, where `\uXXXX` is the same value.
+_JSON_UNSAFE = re.compile("[\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]")
+
+
+def json_line(value: Any) -> str:
+    """`value` as one line of JSON holding no character a terminal would act on."""
+    text = json.dumps(value, ensure_ascii=False)
+    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def exit_code(result: ResultEvent | None) -> int:
@@ -62,38 +81,47 @@ def render_headless(
             errors.append(event.to_json())
             # A SIGTERM or SIGHUP also interrupts the turn; the CLI says which signal, not "the user".
             if fmt != "stream-json" and not (event.kind == "interrupted" and ending.received()):
-                print(f"agent: {event.message}", file=err, flush=True)
+                print(f"agent: {visible(event.message)}", file=err, flush=True)
         if isinstance(event, WarningEvent) and fmt != "stream-json" and not progress:
-            print(f"agent: warning: {event.message}", file=err, flush=True)
+            print(f"agent: warning: {visible(event.message)}", file=err, flush=True)
         if isinstance(event, CompactEvent):
             compactions.append(event.to_json())
         if fmt == "stream-json":
             if not isinstance(event, AssistantTextDelta | ThinkingTextDelta | StatusEvent):
-                out.write(json.dumps(event.to_json(), ensure_ascii=False) + "\n")
+                out.write(json_line(event.to_json()) + "\n")
                 out.flush()
         elif progress:
             line = _progress_line(event)
             if line:
-                print(line, file=err, flush=True)
+                print(visible(line), file=err, flush=True)
     if fmt == "text" and result is not None and result.text:
-        out.write(result.text.rstrip("\n") + "\n")
+        answer = result.text.rstrip("\n")
+        out.write((visible(answer) if _isatty(out) else answer) + "\n")
     elif fmt == "json":
         empty = {"type": "result", "text": "", "stop": "error"}
         payload: dict[str, Any] = result.to_json() if result else empty
         payload.update(errors=errors, compactions=compactions)
-        out.write(json.dumps(payload, ensure_ascii=False) + "\n")
+        out.write(json_line(payload) + "\n")
     out.flush()
     return exit_code(result)
 
 
+def _isatty(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):  # a closed or odd stream
+        return False
+
+
 def _progress_line(event: Event) -> str | None:
     if isinstance(event, ThinkingText):
-        first = " ".join(event.text.strip().splitlines()[0].split())
+        first = " ".join(event.text.strip().split("\n")[0].split())
         return f"∴ {first[:100]}" + ("…" if len(first) > 100 else "")
     if isinstance(event, ToolCallEvent):
         return f"• {event.name} {describe_call(event.name, event.input)}".rstrip()
     if isinstance(event, ToolResultEvent) and event.is_error:
-        return f"  ✗ {event.content.splitlines()[0][:100] if event.content else 'error'}"
+        first = event.content.split("\n")[0][:100] if event.content else "error"
+        return f"  ✗ {first}"
     if isinstance(event, CompactEvent):
         before, after = event.tokens_before, event.tokens_after
         return f"⟳ context {event.layer} ({event.trigger}): {before:,} → {after:,} tokens"

@@ -70,7 +70,7 @@ _SPINNER_TEXT = {"waiting for model": "thinking…", "summarizing": "summarizing
 
 
 def _last_line(text: str, width: int) -> str:
-    line = " ".join(text.strip().splitlines()[-1].split()) if text.strip() else ""
+    line = " ".join(visible(text).strip().split("\n")[-1].split()) if text.strip() else ""
     return line if len(line) <= width else "…" + line[-(width - 1) :]
 
 
@@ -96,6 +96,8 @@ class Renderer:
         # Markdown, spinners and Live only on a real terminal that accepts colour.
         self.fancy = (console.is_terminal and not console.no_color) if fancy is None else fancy
         self.refresh_per_second = refresh_per_second
+        # Braille dots on a UTF-8 terminal; an ASCII one gets - \ | /.
+        self._spinner_name = "line" if not console.encoding.lower().startswith("utf") else "dots"
         self._live: Live | None = None
         self._stream = MarkdownStream()
         self._streamed = False  # deltas arrived for the current assistant message
@@ -335,7 +337,7 @@ class Renderer:
         if self._streamed and self._stream.tail.strip():
             parts.append(_Tail(self._stream.tail))
         if self._spinner is not None:
-            parts.append(Spinner("dots", text=Text(self._spinner, style="dim")))
+            parts.append(Spinner(self._spinner_name, text=Text(self._spinner, style="dim")))
         if not parts:
             self._stop_live()
             return

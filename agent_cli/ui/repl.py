@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 from agent_cli import __version__
 from agent_cli.core.approvals import Asker
 from agent_cli.core.events import Event
+from agent_cli.core.text import visible
 from agent_cli.session import AgentSession
 from agent_cli.store.user_dirs import state_dir
 from agent_cli.ui import ending
@@ -119,7 +120,7 @@ class Repl:
         if s.history:
             lines.append((f"resumed: {len(s.history)} messages in the working context", "dim"))
         lines += [(f"! {w.message}", "yellow") for w in s.warnings]
-        return lines
+        return [(visible(text), style) for text, style in lines]  # warnings quote project files
 
     def welcome(self) -> None:
         for text, style in self.welcome_lines():

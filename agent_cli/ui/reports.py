@@ -69,7 +69,7 @@ def summary_preview(summary: str, lines: int) -> str:
     paragraphs = summary.strip().split("\n\n")
     if len(paragraphs) > 1 and paragraphs[0].startswith("Condensed record"):
         paragraphs = paragraphs[1:]
-    kept = [ln for ln in "\n".join(paragraphs).splitlines() if ln.strip()]
+    kept = [ln for ln in "\n".join(paragraphs).split("\n") if ln.strip()]
     return "\n".join(kept[:lines]) + ("\n…" if len(kept) > lines else "")
 
 

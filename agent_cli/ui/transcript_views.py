@@ -5,6 +5,10 @@ read the files under `.transcripts/` and hand the records to those pure parts.
 Search is literal and case-insensitive over every `.jsonl` and `.txt` file in
 every session directory: the session log and what the context engine saved
 before it removed it (spans, full tool outputs).
+
+A log holds what the model and the tools wrote: every view passes through
+`core.text.visible` (controls written out, before a line is flattened), so
+printing a session never sends its escape sequences to the terminal.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_cli.core.messages import Message, SummaryBlock, TextBlock, ToolResult, ToolUse
+from agent_cli.core.text import visible
 from agent_cli.store.layout import SESSION_FILE, session_dir, transcripts_dir
 from agent_cli.store.sessions import SessionInfo, read_records
 
@@ -28,8 +33,14 @@ _SNIPPET_SIDE = 60  # characters of context either side of a search match
 
 
 def _one_line(text: str, width: int = _LINE) -> str:
-    flat = " ".join(text.split())
+    flat = " ".join(visible(text).split())
     return flat if len(flat) <= width else flat[: width - 3].rstrip() + "..."
+
+
+def _lines(text: str) -> list[str]:
+    """`text` shown (`visible`) and split at newlines only: splitlines would also split at the
+    controls written out instead (\x0b, \x0c, \x1c-\x1e, \x85)."""
+    return visible(text).split("\n") if text else []
 
 
 def _when(value: datetime | None, tz: tzinfo | None) -> str:
@@ -50,7 +61,8 @@ def format_list(sessions: Sequence[SessionInfo], *, tz: tzinfo | None = None) ->
         rows.append((s.id, _when(s.updated, tz), count, s.model or "-", prompt))
     widths = [max(len(r[i]) for r in rows) for i in range(4)]
     # The last column is not padded: no trailing spaces.
-    return "\n".join("  ".join([*(c.ljust(w) for c, w in zip(r, widths, strict=False)), r[4]]) for r in rows)
+    table = "\n".join("  ".join([*(c.ljust(w) for c, w in zip(r, widths, strict=False)), r[4]]) for r in rows)
+    return visible(table)
 
 
 # ---- show ------------------------------------------------------------------------
@@ -79,13 +91,13 @@ def _message_lines(msg: Message, names: dict[str, str]) -> list[str]:
         if isinstance(block, SummaryBlock):
             where = f" (replaced messages are in {block.transcript})" if block.transcript else ""
             out.append(f"[summary of earlier conversation{where}]")
-            out.extend(f"  {line}" for line in block.text.strip().splitlines())
+            out.extend(f"  {line}" for line in _lines(block.text.strip()))
             continue
         if not header_done:
             out.append(f"[{msg.role}]")
             header_done = True
         if isinstance(block, TextBlock):
-            out.extend(block.text.strip("\n").splitlines() or [""])
+            out.extend(_lines(block.text.strip("\n")) or [""])
         elif isinstance(block, ToolUse):
             names[block.id] = block.name
             out.append(_tool_call_line(block))
@@ -105,7 +117,7 @@ def _event_lines(event: Mapping[str, Any]) -> list[str]:
         if event.get("detail"):
             out.append(f"    {event['detail']}")
         if event.get("summary"):  # the whole record, as the model saw it from then on
-            out.extend(f"    {line}" for line in str(event["summary"]).strip().splitlines())
+            out.extend(f"    {line}" for line in _lines(str(event["summary"]).strip()))
         return out
     if kind in ("error", "warning"):
         return [f"!! {kind}: {event.get('message', '')}"]
@@ -147,7 +159,7 @@ def render_records(session_id: str, records: Sequence[Mapping[str, Any]], skippe
     if skipped:
         out.append("")
         out.append(f"({skipped} unreadable line{'s' if skipped != 1 else ''} skipped)")
-    return "\n".join(out) + "\n"
+    return visible("\n".join(out)) + "\n"
 
 
 def format_show(root: Path | str, session_id: str) -> str:
@@ -187,7 +199,7 @@ def _strings(value: Any) -> Iterator[str]:
 
 def _snippet(text: str, match: re.Match[str]) -> str:
     start, end = max(0, match.start() - _SNIPPET_SIDE), min(len(text), match.end() + _SNIPPET_SIDE)
-    body = " ".join(text[start:end].split())
+    body = " ".join(visible(text[start:end]).split())
     return ("..." if start > 0 else "") + body + ("..." if end < len(text) else "")
 
 
@@ -276,4 +288,4 @@ def format_search(hits: Sequence[SearchHit]) -> str:
         where = "" if h.file == SESSION_FILE else f"  ({h.file})"
         out.append(f"{h.session_id}  {h.kind}  {h.rid}{where}")
         out.append(f"    {h.snippet}")
-    return "\n".join(out)
+    return visible("\n".join(out))
