@@ -3,6 +3,7 @@
     agent                 the REPL (ui/repl.py) on a new session
     agent -p PROMPT       one task headless (ui/headless.py prints its events)
     echo PROMPT | agent   the same, from stdin
+    cat F | agent -p P    the same, with what was piped in as context after the prompt
     agent transcripts ... browse this project's sessions
 
 The only module importing typer. Settings are loaded here and the session is
@@ -23,7 +24,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 if TYPE_CHECKING:
     from agent_cli.session import AgentSession
 
-__all__ = ["CliArgs", "main", "run_cli", "transcripts_command"]
+__all__ = ["CliArgs", "main", "run_cli", "transcripts_command", "with_piped_input"]
 
 OUTPUT_FORMATS = ("text", "json", "stream-json")
 
@@ -236,6 +237,10 @@ def run_cli(args: CliArgs, *, env: dict[str, str] | None = None, cwd: Path | Non
         args, interactive = replace(args, prompt=piped), False
     elif interactive and not sys.stdout.isatty():  # `agent > file`: nobody would see the prompt
         return _fail("stdout is not a terminal; for output to a file or a pipe use agent -p PROMPT")
+    elif args.prompt is not None:  # `cat log | agent -p "why does it fail?"`: the prompt, then the log
+        piped = _read_piped()
+        if piped:
+            args = replace(args, prompt=with_piped_input(args.prompt, piped))
     env = dict(os.environ) if env is None else env
     flags = Flags(
         provider=args.provider,
@@ -261,6 +266,44 @@ def run_cli(args: CliArgs, *, env: dict[str, str] | None = None, cwd: Path | Non
         return _fail(f"cannot open the session log: {exc}", 1)
     assert args.prompt is not None
     return _headless(session, args.prompt, args.output_format)
+
+
+STDIN_NOTE_AFTER = 3.0  # seconds without a byte on a piped stdin before saying what is awaited
+
+
+def with_piped_input(prompt: str, piped: str) -> str:
+    """The prompt, then what was piped in, in a `<stdin>` block (as Codex frames it): the model can tell
+    the user's words from the data, and the data ends where the block does."""
+    return f"{prompt}\n\n<stdin>\n{piped.rstrip()}\n</stdin>"
+
+
+def _read_piped() -> str:
+    """What a pipe or a redirected file on stdin holds (text, odd bytes as U+FFFD), read to its end.
+
+    A terminal, /dev/null or any other device gives "" without a read. A pipe is read until the
+    writer closes it, as `cat` would; when nothing has come for a while and stderr is a terminal,
+    one line says what is awaited (a caller that leaves stdin open for ever would wait for ever).
+    """
+    import os
+    import select
+    import stat
+
+    from agent_cli.core.text import clean, decode
+
+    try:
+        fd = sys.stdin.fileno()
+        mode = os.fstat(fd).st_mode
+    except (AttributeError, OSError, ValueError):  # no stdin at all, or a closed one
+        return ""
+    if not (stat.S_ISFIFO(mode) or stat.S_ISREG(mode) or stat.S_ISSOCK(mode)):
+        return ""
+    if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
+        ready, _, _ = select.select([fd], [], [], STDIN_NOTE_AFTER)
+        if not ready and sys.stderr.isatty():
+            print("agent: waiting for the piped input to end (run with < /dev/null to go without it)",
+                  file=sys.stderr, flush=True)
+    text = clean(decode(sys.stdin.buffer.read())).strip("\n")
+    return text if text.strip() else ""
 
 
 def _headless(session: "AgentSession", prompt: str, output_format: str) -> int:

@@ -100,3 +100,38 @@ def test_stdout_not_a_terminal_is_refused_in_one_line(tmp_path: Path, pty: tuple
     assert result.returncode == 2 and result.stdout == ""
     assert result.stderr.startswith("agent: stdout is not a terminal; ") and "-p PROMPT" in result.stderr
     assert len(result.stderr.splitlines()) == 1
+
+
+# ---- piped stdin next to -p: context for the prompt ----------------------------------------------
+
+
+def run_p(tmp_path: Path, server: FakeModelServer, stdin: object) -> subprocess.CompletedProcess[str]:
+    project = tmp_path / "project"
+    project.mkdir(exist_ok=True)
+    extra: dict[str, object] = {"input": stdin} if isinstance(stdin, str) else {"stdin": stdin}
+    return subprocess.run(agent_cmd("-p", "explain this"), cwd=project, env=agent_env(tmp_path / "home", server),
+                          capture_output=True, text=True, timeout=60, **extra)  # type: ignore[call-overload]
+
+
+def test_piped_stdin_next_to_p_is_context_after_the_prompt(tmp_path: Path) -> None:
+    """`cat log | agent -p "explain this"`: the prompt, then the piped text in a <stdin> block."""
+    with FakeModelServer() as server:
+        server.queue(Reply("It is a traceback."))
+        result = run_p(tmp_path, server, "Traceback (most recent call last):\n  boom\n")
+        sent = server.requests[0].body["messages"][0]["content"][0]["text"]
+    assert result.returncode == 0, result.stderr
+    assert sent == "explain this\n\n<stdin>\nTraceback (most recent call last):\n  boom\n</stdin>"
+    assert result.stdout == "It is a traceback.\n"
+
+
+@pytest.mark.parametrize("stdin", ["", "\n \n", "devnull", "tty"])
+def test_empty_or_terminal_stdin_next_to_p_changes_nothing(
+    tmp_path: Path, stdin: str, pty: tuple[int, int]
+) -> None:
+    given: object = {"devnull": subprocess.DEVNULL, "tty": pty[1]}.get(stdin, stdin)
+    with FakeModelServer() as server:
+        server.queue(Reply("Fine."))
+        result = run_p(tmp_path, server, given)
+        sent = server.requests[0].body["messages"][0]["content"][0]["text"]
+    assert result.returncode == 0, result.stderr
+    assert sent == "explain this"

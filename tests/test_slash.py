@@ -279,16 +279,16 @@ def test_denied_call_goes_back_to_the_model(tmp_path: Path) -> None:
 
 def test_context_cost_clear_and_model(tmp_path: Path) -> None:
     h = Harness(tmp_path, [say("first")])
-    text = h.run("hello", "/context", "/cost", "/model", "/model gpt-4.1", "and now?", "/clear", "/context")
+    text = h.run("hello", "/context", "/cost", "/model", "/model claude-opus-4-1", "and now?", "/clear",
+                 "/context")
     assert re.search(r"system prompt\s+[\d,]+\s+\d+\.\d%", text)
     assert re.search(r"free\s+[\d,]+\s+\d+\.\d%", text)
     assert "auto-compaction fires at" in text
     # 100*3 + 10*15 per million
     assert re.search(r"claude-sonnet-4-5\s+100\s+10\s+0\s+0\s+0\s+\$0\.0004", text)
     assert re.search(r"known anthropic models: .*claude-sonnet-4-5", text) and "gpt-4.1," not in text
-    assert "model: gpt-4.1" in text and "1.0M window" in text
-    assert "gpt-4.1 is an openai model, and this session talks to the anthropic API" in text
-    assert h.session.model == "gpt-4.1" and "gpt-4.1 here" in text  # the next turn went to the new model
+    assert "model: claude-opus-4-1 (200k window)" in text
+    assert h.session.model == "claude-opus-4-1" and "claude-opus-4-1 here" in text  # the next turn went there
     assert "context cleared" in text and h.session.history == ()
 
 
@@ -344,3 +344,25 @@ def test_model_switch_follows_the_new_window_unless_one_was_set(tmp_path: Path) 
     text = pinned.run("/model claude-haiku-4-5")
     assert "keeps compacting for 50k" in text and pinned.session.thresholds.window == 50_000
     assert pinned.session.max_output == 12_500  # a quarter of the window at most
+
+
+def test_model_refuses_another_providers_model(tmp_path: Path) -> None:
+    """The session talks to one provider's API: another provider's model is refused in one line saying how."""
+    h = Harness(tmp_path, [say("first"), say("second")])
+    text = h.run("hello", "/model gpt-4.1", "and now?")
+    assert ("✗ gpt-4.1 is an openai model and this session talks to the anthropic API; to use it, restart "
+            "with: agent --provider openai --model gpt-4.1") in text
+    assert "model: gpt-4.1" not in text
+    assert h.session.model == "claude-sonnet-4-5" and "second" in text  # the same provider answered
+
+
+def test_model_warns_about_a_name_not_in_the_table(tmp_path: Path) -> None:
+    """A typo of a known name switches (any name the provider serves works) but never without a word."""
+    h = Harness(tmp_path, [])
+    text = h.run("/model claude-sonet-4-5")
+    assert "model: claude-sonet-4-5" in text
+    assert "! unknown model 'claude-sonet-4-5': assuming a 32,000-token window" in text
+    assert "did you mean claude-sonnet-4-5?" in text
+    text = h.run("/model claude-sonnet-9-9")  # a family the table knows, a version it does not
+    assert "model: claude-sonnet-9-9" in text
+    assert "! claude-sonnet-9-9 is not in the model table: its 1.0M window is what the provider or" in text

@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from agent_cli.core.approvals import Answer, always_rule
+from agent_cli.ui.glyphs import fit
 from agent_cli.ui.turn import discard_typeahead
 
 __all__ = ["ApprovalPrompt", "ApprovalView", "answer_prompt"]
@@ -57,7 +58,8 @@ def answer_prompt() -> Answer:
         bindings.add(key)(pick)
     while True:
         try:
-            text = prompt("  allow? [y]es / [n]o / [a]lways › ", key_bindings=bindings).strip().lower()
+            question = fit("  allow? [y]es / [n]o / [a]lways › ", sys.stdout)
+            text = prompt(question, key_bindings=bindings).strip().lower()
         except EOFError:
             return "no"
         for answer in ("yes", "no", "always"):

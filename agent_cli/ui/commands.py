@@ -10,6 +10,7 @@ drive a turn's events and to recount the context.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from difflib import get_close_matches
 from typing import TYPE_CHECKING, Protocol
 
 from agent_cli.core.errors import AgentError
@@ -110,22 +111,30 @@ def _model(repl: CommandHost, arg: str) -> None:
         repl.renderer.info(f"known {provider} models: " + ", ".join(known_models(provider)))
         repl.renderer.info("/model NAME switches; any name the provider serves works")
         return
+    info = lookup(arg)
+    if info is not None and info.provider != provider:
+        # The session's provider, key and wire stay; another provider's model name would only fail there.
+        repl.renderer.error(f"{arg} is an {info.provider} model and this session talks to the {provider} API; "
+                            f"to use it, restart with: agent --provider {info.provider} --model {arg}")
+        return
     before = session.window
     warning = session.switch_model(arg)
     window = format_tokens(session.window)
     repl.renderer.line(f"model: {arg} ({window} window)", "bold")
+    hint = get_close_matches(arg, known_models(provider), n=1) if info is None else []
+    guess = f"; did you mean {hint[0]}?" if hint else ""
     if warning is not None:
-        repl.renderer.warn(f"{warning.message}; its prices are unknown to /cost")
+        repl.renderer.warn(f"{warning.message}; its prices are unknown to /cost{guess}")
+    elif info is None:
+        # Not in the model table: the window came from the provider's Models API or the name's family.
+        repl.renderer.warn(f"{arg} is not in the model table: its {window} window is what the provider or "
+                           f"the name's family says, and /cost cannot price it{guess}")
     if session.settings.context.context_window:
         repl.renderer.info(f"the context keeps compacting for {window}, as --context-window / "
                            "context.context_window say")
     elif session.window != before:
         trigger = format_tokens(session.thresholds.trigger_at)
         repl.renderer.info(f"the context now compacts for {window}: auto-compaction at {trigger} tokens")
-    info = lookup(arg)
-    if info is not None and info.provider != provider:
-        repl.renderer.warn(f"{arg} is an {info.provider} model, and this session talks to the "
-                           f"{provider} API (start with --provider {info.provider})")
     repl.refresh_context()
 
 

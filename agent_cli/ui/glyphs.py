@@ -14,7 +14,7 @@ import contextlib
 import sys
 from typing import TextIO
 
-__all__ = ["ERRORS", "FALLBACKS", "ascii_only", "install"]
+__all__ = ["ERRORS", "FALLBACKS", "ascii_only", "fit", "install"]
 
 ERRORS = "agent-cli-fallback"  # the codec error handler's name
 FALLBACKS = {
@@ -44,3 +44,9 @@ def ascii_only(stream: TextIO | None) -> bool:
     """Whether `stream` cannot encode UTF-8 text (its encoding is not a UTF codec)."""
     encoding = (getattr(stream, "encoding", None) or "utf-8").lower().replace("_", "-")
     return not encoding.startswith("utf")
+
+
+def fit(text: str, stream: TextIO | None) -> str:
+    """`text` with the agent's glyphs in their ASCII stand-ins when `stream` cannot encode UTF-8
+    (for what is drawn by prompt_toolkit, which writes `?` for what its output cannot encode)."""
+    return "".join(FALLBACKS.get(c, c) for c in text) if ascii_only(stream) else text

@@ -32,7 +32,7 @@ from agent_cli.core.events import Event
 from agent_cli.core.text import visible
 from agent_cli.session import AgentSession
 from agent_cli.store.user_dirs import state_dir
-from agent_cli.ui import ending
+from agent_cli.ui import ending, glyphs
 from agent_cli.ui.approval import ApprovalPrompt, answer_prompt
 from agent_cli.ui.commands import run_command
 from agent_cli.ui.reports import format_context_line, format_tokens
@@ -238,7 +238,7 @@ def _prompt_session(session: AgentSession, toolbar: Toolbar) -> PromptSession[st
         key_bindings=bindings,
         completer=PathAndCommandCompleter(root, lambda: session_ids(root)),
         complete_while_typing=True,
-        bottom_toolbar=lambda: toolbar.text(get_app().output.get_size().columns),
+        bottom_toolbar=lambda: glyphs.fit(toolbar.text(get_app().output.get_size().columns), sys.stdout),
         enable_suspend=True,
     )
 
@@ -268,14 +268,14 @@ def run_repl(open_session: Callable[[Asker], AgentSession]) -> int:
     repl = Repl(
         session,
         renderer,
-        lambda: prompt.prompt(PROMPT),
+        lambda: prompt.prompt(glyphs.fit(PROMPT, sys.stdout)),
         toolbar=toolbar,
         invalidate=prompt.app.invalidate,
         quiet=lambda: quiet_input(sys.stdin.fileno()),
     )
     # The greeting goes out through prompt_toolkit, so rich can load after the prompt is drawn.
     for text, style in repl.welcome_lines():
-        print_formatted_text(FormattedText([(style, text)]))
+        print_formatted_text(FormattedText([(style, glyphs.fit(text, sys.stdout))]))
     repl.warm_up()
     _preload_sdk(session.provider_name)
     ending.install()
