@@ -109,7 +109,8 @@ def run_p(tmp_path: Path, server: FakeModelServer, stdin: object) -> subprocess.
     project = tmp_path / "project"
     project.mkdir(exist_ok=True)
     extra: dict[str, object] = {"input": stdin} if isinstance(stdin, str) else {"stdin": stdin}
-    return subprocess.run(agent_cmd("-p", "explain this"), cwd=project, env=agent_env(tmp_path / "home", server),
+    env = agent_env(tmp_path / "home", server)
+    return subprocess.run(agent_cmd("-p", "explain this"), cwd=project, env=env,
                           capture_output=True, text=True, timeout=60, **extra)  # type: ignore[call-overload]
 
 

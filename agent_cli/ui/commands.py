@@ -114,8 +114,8 @@ def _model(repl: CommandHost, arg: str) -> None:
     info = lookup(arg)
     if info is not None and info.provider != provider:
         # The session's provider, key and wire stay; another provider's model name would only fail there.
-        repl.renderer.error(f"{arg} is an {info.provider} model and this session talks to the {provider} API; "
-                            f"to use it, restart with: agent --provider {info.provider} --model {arg}")
+        repl.renderer.error(f"{arg} is an {info.provider} model and this session talks to the {provider} "
+                            f"API; to use it, restart with: agent --provider {info.provider} --model {arg}")
         return
     before = session.window
     warning = session.switch_model(arg)
