@@ -115,7 +115,8 @@ def open_session(
     )
     warnings = [model.warning] if model.warning else []
     return AgentSession(
-        settings=settings, loop=loop, engine=engine, log=log, parts=assembly, model=model, warnings=warnings
+        settings=settings, loop=loop, engine=engine, log=log, parts=assembly, model=model, warnings=warnings,
+        redact=redactor.redact,
     )
 
 

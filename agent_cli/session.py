@@ -11,6 +11,7 @@ runner act only through its methods:
     resume(id)          /resume ID: another session of this project, its log and history
     breakdown()         /context
     usage_log           /cost
+    redact(text)        what of a text may be stored (the REPL's input history): secrets replaced
 
 Nothing reaches into the parts: a change of model or session goes through
 their own `reset` methods. What each model needs (provider, counter, summary
@@ -20,7 +21,7 @@ composition root (app.py) implements.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -80,6 +81,7 @@ class AgentSession:
         log: SessionLog,
         parts: Parts,
         model: ModelParts,
+        redact: Callable[[str], str],
         warnings: Sequence[WarningEvent] = (),
     ) -> None:
         self.settings = settings
@@ -88,6 +90,7 @@ class AgentSession:
         self._log = log
         self._parts = parts
         self._model = model
+        self._redact = redact
         self.warnings: tuple[WarningEvent, ...] = tuple(warnings)
         if loop.history:
             self._restore_anchor()
@@ -135,6 +138,10 @@ class AgentSession:
     def usage_log(self) -> tuple[tuple[str, Usage], ...]:
         """(model, usage) of every model call so far, summary calls included."""
         return tuple(self._loop.usage_log)
+
+    def redact(self, text: str) -> str:
+        """`text` with the configured keys and credential shapes replaced, as the session log stores it."""
+        return self._redact(text)
 
     def context_tokens(self) -> int:
         return self._loop.context_tokens()

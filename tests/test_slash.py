@@ -32,7 +32,14 @@ from agent_cli.ui.approval import ApprovalPrompt
 from agent_cli.ui.completion import PathAndCommandCompleter
 from agent_cli.ui.render import Renderer
 from agent_cli.ui.repl import Repl
-from agent_cli.ui.reports import context_report, cost_rows, describe_call, format_tokens, session_rows
+from agent_cli.ui.reports import (
+    context_report,
+    cost_rows,
+    describe_call,
+    format_tokens,
+    resume_lines,
+    session_rows,
+)
 from agent_cli.ui.slash import SlashCommand, closest, parse
 from tests.fakes import ScriptedProvider, call, say
 
@@ -366,3 +373,12 @@ def test_model_warns_about_a_name_not_in_the_table(tmp_path: Path) -> None:
     text = h.run("/model claude-sonnet-9-9")  # a family the table knows, a version it does not
     assert "model: claude-sonnet-9-9" in text
     assert "! claude-sonnet-9-9 is not in the model table: its 1.0M window is what the provider or" in text
+
+
+@pytest.mark.parametrize("width", [80, 100, 120])
+def test_the_resume_command_is_never_broken_across_rows(width: int) -> None:
+    lines = resume_lines("20261201-095508-5f08a4", width)
+    assert all(len(line) < width for line in lines)
+    assert any(line.endswith("agent --resume 20261201-095508-5f08a4") and "agent --resume" in line
+               for line in lines)
+    assert len(lines) == (2 if width <= 88 else 1)

@@ -2,7 +2,8 @@
 
     run_repl(open_session) -> welcome -> read a line -> /command | a turn -> render events -> ...
 
-- The prompt: history in the XDG state dir, Enter sends, Alt+Enter / Esc Enter
+- The prompt: history in the XDG state dir (redacted: a pasted key is
+  never written there; see `input_history`), Enter sends, Alt+Enter / Esc Enter
   adds a line, bracketed paste never sends, completion for slash commands and
   paths (completion.py), a bottom toolbar with the model, the context in use
   and where auto-compaction fires.
@@ -35,16 +36,17 @@ from agent_cli.store.user_dirs import state_dir
 from agent_cli.ui import ending, glyphs
 from agent_cli.ui.approval import ApprovalPrompt, answer_prompt
 from agent_cli.ui.commands import run_command
-from agent_cli.ui.reports import format_context_line, format_tokens
+from agent_cli.ui.reports import format_context_line, format_tokens, resume_lines
 from agent_cli.ui.slash import closest, parse
 from agent_cli.ui.turn import drive_turn, quiet_input
 
 if TYPE_CHECKING:
     from prompt_toolkit import PromptSession
+    from prompt_toolkit.history import History
 
     from agent_cli.ui.render import Renderer
 
-__all__ = ["Repl", "Toolbar", "run_repl"]
+__all__ = ["Repl", "Toolbar", "input_history", "run_repl"]
 
 PROMPT = "› "
 CTRL_C_HINT = "(Ctrl-C again or /exit to leave; Ctrl-C during a turn cancels it)"
@@ -205,10 +207,26 @@ def _input_history_path() -> Path:
     return path
 
 
+def input_history(redact: Callable[[str], str]) -> History:
+    """The prompt's history: the file in the XDG state dir, each entry stored with its secrets replaced
+    (the session's `redact`: configured keys and credential shapes). This session's own recall keeps
+    what was typed; the file, read by every later session, never holds a key. In memory only when the
+    file cannot be made."""
+    from prompt_toolkit.history import FileHistory, InMemoryHistory
+
+    class RedactedFileHistory(FileHistory):
+        def store_string(self, string: str) -> None:
+            super().store_string(redact(string))
+
+    try:
+        return RedactedFileHistory(str(_input_history_path()))
+    except OSError:
+        return InMemoryHistory()
+
+
 def _prompt_session(session: AgentSession, toolbar: Toolbar) -> PromptSession[str]:
     from prompt_toolkit import PromptSession
     from prompt_toolkit.application import get_app
-    from prompt_toolkit.history import FileHistory, InMemoryHistory
     from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 
     from agent_cli.store.sessions import session_ids
@@ -228,13 +246,9 @@ def _prompt_session(session: AgentSession, toolbar: Toolbar) -> PromptSession[st
         else:
             event.app.exit(exception=KeyboardInterrupt())
 
-    try:
-        history: FileHistory | InMemoryHistory = FileHistory(str(_input_history_path()))
-    except OSError:
-        history = InMemoryHistory()
     root = session.project_root
     return PromptSession(
-        history=history,
+        history=input_history(session.redact),
         key_bindings=bindings,
         completer=PathAndCommandCompleter(root, lambda: session_ids(root)),
         complete_while_typing=True,
@@ -285,7 +299,8 @@ def run_repl(open_session: Callable[[Asker], AgentSession]) -> int:
         return 128 + sig if sig is not None else code
     finally:
         repl.renderer.end_turn()
-        repl.renderer.info(f"session {session.id} saved · resume with: agent --resume {session.id}")
+        for line in resume_lines(session.id, repl.renderer.console.width):
+            repl.renderer.info(line)
         session.close()
 
 

@@ -26,6 +26,7 @@ __all__ = [
     "format_context_line",
     "format_tokens",
     "known_models",
+    "resume_lines",
     "session_rows",
     "summary_preview",
 ]
@@ -187,6 +188,14 @@ def cost_rows(usage_log: Iterable[tuple[str, Usage]]) -> list[CostRow]:
         known = [r.dollars for r in rows if r.dollars is not None]
         rows.append(CostRow("total", total, sum(known) if len(known) == len(rows) else None))
     return rows
+
+
+def resume_lines(session_id: str, width: int) -> list[str]:
+    """How to come back to this session, on one line when it fits `width`, else two: the command
+    (`agent --resume ID`) is never broken across rows, so it can be copied whole."""
+    command = f"agent --resume {session_id}"
+    one = f"session {session_id} saved · resume with: {command}"
+    return [one] if len(one) < width else [f"session {session_id} saved · resume with:", command]
 
 
 def known_models(provider: str | None = None) -> list[str]:
