@@ -47,7 +47,9 @@ class Screen:
         self._conf = cwd.parent / f".{self.socket}.conf"
 
     def __enter__(self) -> Screen:
-        self._conf.write_text("set -g remain-on-exit on\nset -g history-limit 5000\nset -g status off\n")
+        # set-clipboard on: an OSC 52 that reaches the terminal lands in a tmux buffer (see `buffers`).
+        self._conf.write_text("set -g remain-on-exit on\nset -g history-limit 5000\nset -g status off\n"
+                              "set -g set-clipboard on\n")
         # `env -i`: the program sees exactly this environment, not the tmux server's.
         env = [f"{k}={v}" for k, v in self.env.items()]
         self._tmux("-f", str(self._conf), "new-session", "-d", "-s", "t", "-x", str(self.width),
@@ -80,6 +82,16 @@ class Screen:
     def raw_rows(self) -> list[str]:
         """The rows as laid out (no joining of wrapped lines)."""
         return self._tmux("capture-pane", "-p", "-t", "t", "-S", "-5000").rstrip("\n").split("\n")
+
+    def title(self) -> str:
+        """The pane's title: what an OSC 0 or 2 that reached the terminal set."""
+        return self._tmux("display-message", "-p", "-t", "t", "#{pane_title}").strip()
+
+    def buffers(self) -> list[str]:
+        """tmux's paste buffers: an OSC 52 clipboard write that reached the terminal makes one."""
+        listed = subprocess.run(["tmux", "-L", self.socket, "list-buffers", "-F", "#{buffer_sample}"],
+                                capture_output=True, text=True, check=False, timeout=10)
+        return [line for line in listed.stdout.splitlines() if line]
 
     def exited(self) -> bool:
         return self._tmux("display-message", "-p", "-t", "t", "#{pane_dead}").strip() == "1"

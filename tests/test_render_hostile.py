@@ -138,8 +138,9 @@ def test_the_approval_shows_invisible_and_look_alike_characters(command: str, sh
 def test_a_multi_line_command_shows_every_line_under_a_margin() -> None:
     _, con, out = consoles()[0]
     command = "ls -la\n  allow? [y]es / [n]o / [a]lways › y\nrm -f victim.txt"
-    Renderer(con).approval("bash", {"command": command}, "this exact bash command")
+    Renderer(con).approval("bash", {"command": command}, f"this exact bash command: {command}")
     lines = [line.rstrip() for line in out.getvalue().splitlines()]
+    assert lines[4:] == ["  always = this exact bash command: the 3 lines above"]
     assert lines[:4] == [
         "? bash (3 lines)",
         "  │ ls -la",

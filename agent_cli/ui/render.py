@@ -64,6 +64,7 @@ from agent_cli.ui.widgets import clear_line, compact_panel, thought_line, tool_l
 __all__ = ["Renderer"]
 
 THOUGHT_TAIL = 400  # characters of streaming thinking kept for the spinner line
+NL = "\n"
 THOUGHT_HEAD = 2000  # characters of it kept for the thought line printed before the answer
 PANEL_MAX_WIDTH = 100
 _SPINNER_TEXT = {"waiting for model": "thinking…", "summarizing": "summarizing the conversation…"}
@@ -231,7 +232,11 @@ class Renderer:
         if name in ("write_file", "edit_file"):
             size = len(str(args.get("content") or args.get("new_string") or ""))
             text.append(f"  ({size:,} chars)", style="dim")
-        text.append(f"\n  always = {visible_exact(always)}", style="dim")
+        command = str(args.get("command") or "").strip() if name == "bash" else ""
+        if "\n" in command:  # the rule quotes the command: say which, rather than draw its lines again
+            always = always.replace(command, f"the {command.count(NL) + 1} lines above")
+        rule = visible_exact(always).replace("\n", "\\n")  # one line, whatever the rule quotes
+        text.append(f"\n  always = {rule}", style="dim")
         self.console.print(text, soft_wrap=True)
 
     def _append_exact(self, text: Text, value: str) -> None:
