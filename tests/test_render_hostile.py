@@ -196,3 +196,10 @@ def test_thinking_before_a_tool_call_still_shows_once() -> None:
     renderer.handle(ResultEvent(text="It prints hi.", stop="end_turn", iterations=2))
     lines = out.getvalue().splitlines()
     assert lines == ["∴ Read app.py first.", "✓ read_file app.py · 0.10s", "∴ It prints hi.", "It prints hi."]
+
+
+def test_a_file_tools_approval_shows_the_exact_path() -> None:
+    _, con, out = consoles()[0]
+    path = "src/a  b\u00a0c\n? bash ls" + "/x" * 60
+    Renderer(con).approval("write_file", {"path": path, "content": "hi"}, "write_file calls")
+    assert out.getvalue().split("\n")[0] == "? write_file src/a  b\\xa0c\\x0a? bash ls" + "/x" * 60 + "  (2 chars)"

@@ -227,6 +227,10 @@ class Renderer:
                 for line in lines:
                     text.append("\n  │ ", style="dim")
                     self._append_exact(text, line)
+        elif isinstance(args.get("path"), str) and name in ("write_file", "edit_file"):
+            # The exact path (describe_call flattens spaces and cuts to the width); one line, so a
+            # newline in it is written out too.
+            self._append_exact(text, args["path"].replace("\n", "\\x0a"))
         else:
             self._append_exact(text, describe_call(name, args, width=self.console.width))
         if name in ("write_file", "edit_file"):
