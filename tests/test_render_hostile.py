@@ -202,4 +202,5 @@ def test_a_file_tools_approval_shows_the_exact_path() -> None:
     _, con, out = consoles()[0]
     path = "src/a  b\u00a0c\n? bash ls" + "/x" * 60
     Renderer(con).approval("write_file", {"path": path, "content": "hi"}, "write_file calls")
-    assert out.getvalue().split("\n")[0] == "? write_file src/a  b\\xa0c\\x0a? bash ls" + "/x" * 60 + "  (2 chars)"
+    shown = "? write_file src/a  b\\xa0c\\x0a? bash ls" + "/x" * 60 + "  (2 chars)"
+    assert out.getvalue().split("\n")[0] == shown
