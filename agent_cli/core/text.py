@@ -20,22 +20,18 @@ what is there.
 `visible_exact` is for what a person approves (a command): every character
 that does not show as itself is written out as well (NBSP and the other
 spaces that are not U+0020, zero-width characters, every format character of
-category Cf, line and paragraph separators), so two commands that look the
-same on the screen never are different.
+category Cf, line and paragraph separators, unassigned and private-use code
+points), so two commands that look the same on the screen never are different.
 """
 
 from __future__ import annotations
 
 import re
-import unicodedata
 
 __all__ = ["clean", "decode", "escape_char", "visible", "visible_exact", "visible_parts"]
 
 # C0 controls but tab and newline, DEL, C1 controls; bidi embeddings, overrides and isolates.
 _UNSAFE = re.compile("\r\n|[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-_SPACES = "\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
-_FORMAT = "".join(chr(c) for c in range(0x110000) if unicodedata.category(chr(c)) == "Cf")
-_UNSEEN = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_SPACES}{re.escape(_FORMAT)}]")
 
 
 def clean(text: str) -> str:
@@ -77,18 +73,29 @@ def visible(text: str) -> str:
 
 def visible_exact(text: str) -> str:
     """`text` as a person must see what they approve: also every invisible or look-alike space shown."""
-    return _UNSEEN.sub(lambda m: escape_char(m.group()), text)
+    return "".join(part for part, _ in visible_parts(text))
+
+
+def _unseen(char: str) -> bool:
+    # str.isprintable is False for exactly the Unicode categories Other (Cc, Cf, Cs, Co, Cn) and
+    # Separator (Zs but U+0020, Zl, Zp): everything that does not show as itself.
+    return not char.isprintable() and char not in "\n\t"
 
 
 def visible_parts(text: str) -> list[tuple[str, bool]]:
     """`visible_exact(text)` as pieces, each with whether it is a written-out character (to style it)."""
+    if text.replace("\n", "").replace("\t", "").isprintable():
+        return [(text, False)]
     parts: list[tuple[str, bool]] = []
-    pos = 0
-    for match in _UNSEEN.finditer(text):
-        if match.start() > pos:
-            parts.append((text[pos : match.start()], False))
-        parts.append((escape_char(match.group()), True))
-        pos = match.end()
-    if pos < len(text) or not parts:
-        parts.append((text[pos:], False))
+    run: list[str] = []
+    for char in text:
+        if _unseen(char):
+            if run:
+                parts.append(("".join(run), False))
+                run = []
+            parts.append((escape_char(char), True))
+        else:
+            run.append(char)
+    if run:
+        parts.append(("".join(run), False))
     return parts
