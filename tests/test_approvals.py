@@ -178,7 +178,7 @@ def test_interactive_always_for_bash(first: str, later: str, covered: bool) -> N
         ("bash", {"command": "pytest -x"}, AlwaysRule("bash", prefix="pytest")),
         ("bash", {"command": "git log -5"}, AlwaysRule("bash", prefix="git log")),
         ("bash", {"command": "rm -f a"}, AlwaysRule("bash", exact="rm -f a")),
-        ("bash", {"command": " ls | wc -l "}, AlwaysRule("bash", exact="ls | wc -l")),
+        ("bash", {"command": " ls | wc -l "}, AlwaysRule("bash", exact=" ls | wc -l ")),
     ],
 )
 def test_always_rule_is_pure_and_describable(name: str, args: dict[str, Any], rule: AlwaysRule) -> None:
