@@ -196,24 +196,34 @@ def _collect(
     cancel: threading.Event | None,
     spans: Spans | None,
 ) -> CommandResult:
-    """Read the command's output until it ends, times out or is cancelled."""
+    """Read the command's output until it ends, times out or is cancelled.
+
+    EOF is not the end: a command can close its output and run on (`exec >&-; sleep 999`), so
+    after it the loop waits for the shell, still bound by the deadline and the cancel."""
     assert proc.stdout is not None
     fd = proc.stdout.fileno()
     deadline = started + timeout
-    timed_out = cancelled = lingering = False
+    timed_out = cancelled = lingering = eof = False
     exited_at: float | None = None
     with selectors.DefaultSelector() as sel:
         sel.register(fd, selectors.EVENT_READ)
         try:
             while True:
-                if sel.select(POLL_SECONDS):
+                if eof:
+                    with contextlib.suppress(subprocess.TimeoutExpired):
+                        proc.wait(POLL_SECONDS)
+                elif sel.select(POLL_SECONDS):
                     chunk = os.read(fd, CHUNK_BYTES)
-                    if not chunk:
-                        break  # EOF: every writer is gone
-                    sink.write(chunk)
+                    if chunk:
+                        sink.write(chunk)
+                    else:  # every writer is gone; the shell may not be
+                        eof = True
+                        sel.unregister(fd)
                 now = time.monotonic()
                 if exited_at is None and proc.poll() is not None:
                     exited_at = now
+                if exited_at is not None and eof:
+                    break
                 if exited_at is not None and now - exited_at > DRAIN_SECONDS:
                     lingering = True
                     break
@@ -231,7 +241,7 @@ def _collect(
             _kill_group(proc)
             # Keep what was still in the pipe: "what it printed so far" includes it.
             drain_end = time.monotonic() + DRAIN_SECONDS
-            while time.monotonic() < drain_end and sel.select(0):
+            while not eof and time.monotonic() < drain_end and sel.select(0):
                 chunk = os.read(fd, CHUNK_BYTES)
                 if not chunk:
                     break
