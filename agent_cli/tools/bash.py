@@ -7,7 +7,8 @@ last 16 KiB and only counts the middle, so a command printing gigabytes costs
 32 KiB. A timeout or a cancel (Ctrl-C sets `ctx.cancel`) kills the whole group:
 TERM, a short grace, then KILL. While it runs the group is registered in
 `children`, so the agent ending any other way (SIGTERM, SIGHUP, exit) kills
-it too, and on Linux the kernel kills the shell if the agent dies.
+it too; if the agent dies outright, the kernel kills the shell (Linux) and the watchdog the rest.
+What the command started with `setsid` is found by a marker in its environment and killed with it.
 
 A non-zero exit, a timeout and a cancel are error results that still carry all
 the output (capped), so the model sees why and the UI shows the failure.
@@ -170,6 +171,8 @@ def run_command(
     env = dict(os.environ)
     # Nothing can answer a pager or a prompt: stdin is /dev/null and output goes to a pipe.
     env.update(PAGER="cat", GIT_PAGER="cat", GIT_TERMINAL_PROMPT="0")
+    marker = children.new_marker()  # finds what the command starts outside its group (setsid)
+    env[children.MARKER_VAR] = marker
     started = time.monotonic()
     proc = subprocess.Popen(
         ["bash", "-c", command],
@@ -181,7 +184,7 @@ def run_command(
         env=env,
         preexec_fn=children.pdeathsig(),
     )
-    children.register(proc.pid)
+    children.register(proc.pid, marker)
     try:
         return _collect(proc, sink, started, timeout, cancel, spans)
     finally:
