@@ -16,6 +16,7 @@ asker says no) and must not have run. One case does the same in the REPL on a ps
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Mapping
 from functools import partial
 from pathlib import Path
@@ -194,11 +195,13 @@ def _always_repl(where: Path) -> Outcome:
             child.send("tidy up\r")
             expect(child, r"allow\? \[y\]es")
             asked += 1
+            time.sleep(0.5)
             child.send("a")
             while (seen := child.expect([CPR_REQUEST, r"allow\? \[y\]es", DONE], timeout=30)) == 0:
                 child.send("\x1b[1;1R")  # the cursor position a terminal answers (see expect)
             if seen == 1:
                 asked += 1
+                time.sleep(0.5)  # the prompt drops keys typed before it is drawn (discard_typeahead)
                 child.send("n")
                 expect(child, DONE)
             child.send("/exit\r")
