@@ -1,6 +1,6 @@
 """The commands the agent starts end with it: Ctrl-C, SIGTERM and SIGHUP, headless and in the REPL,
-exit, and (Linux) the agent killed outright. Each run starts `sleep <tag>` through the bash tool,
-signals the agent while it runs, and looks for that sleep in /proc afterwards."""
+exit, and the agent killed outright (the kernel and the watchdog). Each run starts `sleep <tag>`
+through the bash tool, signals the agent while it runs, and looks for that sleep in /proc afterwards."""
 
 from __future__ import annotations
 
@@ -111,8 +111,8 @@ def test_the_kernel_kills_the_shell_when_the_agent_is_killed_outright(tmp_path: 
         assert wait_for(lambda: processes("bash", "-c", command)), "the command never started"
         proc.kill()  # SIGKILL: no handler runs
         proc.communicate(timeout=30)
-    # The shell is gone (the kernel killed it), so "done" is never printed; only its grandchild can
-    # outlive a SIGKILL, and the fixture reaps it.
+    # The shell is gone (the kernel killed it), so "done" is never printed; its children go too (the
+    # watchdog: see the next tests).
     assert wait_for(lambda: not processes("bash", "-c", command), 3.0)
 
 
@@ -126,3 +126,61 @@ def test_kill_all_stops_every_registered_group(tmp_path: Path, tag: str) -> None
     assert wait_for(lambda: not processes("sleep", tag), 3.0)
     worker.join(5)
     assert not worker.is_alive() and children.live_groups() == []
+
+
+# --- kill -9 of the agent: the whole command goes (issue 16, item 7) ------------------------------
+
+
+def start_with(tmp_path: Path, server: FakeModelServer, command: str) -> subprocess.Popen[str]:
+    server.queue(Reply("", tool_calls=[ToolCallSpec("bash", {"command": command})]), Reply("ok"))
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    return procs.start_headless(tmp_path, agent_env(home, server), "-p", "run it", "--yes")
+
+
+@pytest.mark.parametrize(
+    ("shape", "count"),
+    [
+        ("sleep {tag} & sleep {tag} & wait", 2),  # children in the shell's group
+        ("setsid sleep {tag} & sleep {tag}; wait", 2),  # one left the group and the session
+        ("(setsid sh -c 'sleep {tag} &' &); sleep {tag}", 2),  # a daemon's double fork
+    ],
+    ids=["group", "setsid", "double-fork"],
+)
+def test_kill_9_of_the_agent_leaves_no_child_of_the_command(
+    tmp_path: Path, tag: str, shape: str, count: int
+) -> None:
+    command = shape.format(tag=tag)
+    with FakeModelServer() as server:
+        proc = start_with(tmp_path, server, command)
+        assert wait_for(lambda: len(processes("sleep", tag)) == count), "the command never started"
+        proc.kill()  # SIGKILL: no handler runs
+        proc.communicate(timeout=30)
+    assert wait_for(lambda: not processes("sleep", tag), 3.0), f"survivors: {processes('sleep', tag)}"
+
+
+def test_a_timeout_kills_what_the_command_started_with_setsid(tmp_path: Path, tag: str) -> None:
+    result = run_command(f"setsid sleep {tag} & echo started; wait", tmp_path, 1.0)
+    assert result.timed_out and result.output.startswith("started")
+    assert wait_for(lambda: not processes("sleep", tag), 3.0)
+
+
+def test_the_watchdog_starts_with_the_first_command_only(tmp_path: Path) -> None:
+    """`agent --version` and a session that runs no command start no watchdog."""
+    script = (
+        "import os, sys\n"
+        "from agent_cli.tools import children\n"
+        "from agent_cli.tools.bash import run_command\n"
+        "def kids():\n"
+        "    me = str(os.getpid())\n"
+        "    return [p for p in os.listdir('/proc') if p.isdigit() and\n"
+        "            open(f'/proc/{p}/stat').read().rsplit(')', 1)[1].split()[1] == me]\n"
+        "before = kids()\n"
+        "run_command('true', '.', 10)\n"
+        "run_command('true', '.', 10)\n"
+        "print(len(before), len(kids()))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=30
+    )
+    assert proc.stdout.split() == ["0", "1"], proc.stderr  # one watchdog, for both commands

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import threading
@@ -191,3 +192,52 @@ def test_head_tail_keeps_exactly_the_ends(chunks: list[bytes], head: int, tail: 
         before, _, after = text.partition(f"\n[... {sink.omitted} bytes of output omitted")
         assert before == data[:head].decode("utf-8", errors="replace")
         assert after.endswith("...]\n" + data[len(data) - tail :].decode("utf-8", errors="replace"))
+
+
+# --- commands that close their output (issue 16, item 7) -----------------------------------------
+
+
+def run_in_thread(ctx: ToolContext, command: str, **args: Any) -> tuple[threading.Thread, list[ToolOutput]]:
+    """Run the tool in a daemon thread, so a test of a hang fails instead of hanging."""
+    out: list[ToolOutput] = []
+    worker = threading.Thread(target=lambda: out.append(bash(ctx, command, **args)), daemon=True)
+    worker.start()
+    return worker, out
+
+
+def test_the_timeout_holds_after_the_command_closes_its_output(ctx: ToolContext) -> None:
+    t0 = time.monotonic()
+    worker, out = run_in_thread(ctx, "echo $$ > bash.pid; echo bye; exec >&- 2>&-; sleep 999", timeout=0.5)
+    worker.join(10)
+    pid = int(wait_for_file(ctx.root / "bash.pid"))
+    try:
+        assert not worker.is_alive(), "the command ran on past its timeout"
+        assert time.monotonic() - t0 < 4
+        assert out[0].is_error
+        assert out[0].content.startswith("bye\n")
+        assert "[timed out after 0.5s; the command and its child processes were killed]" in out[0].content
+        assert not alive(pid)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pid, signal.SIGKILL)
+
+
+def test_a_cancel_holds_after_the_command_closes_its_output(ctx: ToolContext) -> None:
+    timer = threading.Timer(0.3, ctx.cancel.set)
+    timer.start()
+    worker, out = run_in_thread(ctx, "echo $$ > bash.pid; exec >&- 2>&-; sleep 999", timeout=60)
+    worker.join(10)
+    timer.cancel()
+    pid = int(wait_for_file(ctx.root / "bash.pid"))
+    try:
+        assert not worker.is_alive(), "a cancel did not stop the command"
+        assert "[cancelled by the user" in out[0].content
+        assert not alive(pid)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pid, signal.SIGKILL)
+
+
+def test_a_command_that_closes_its_output_and_exits_reports_its_exit_code(ctx: ToolContext) -> None:
+    out = bash(ctx, "echo early; exec >&- 2>&-; sleep 0.3; exit 4")
+    assert out == ToolOutput("early\n[exit code 4]", is_error=True)

@@ -7,12 +7,14 @@ policy itself is pure:
   Everything else (bash, write_file, edit_file, and any tool not known to be
   read-only) asks.
 - A bash command runs without asking when it matches an allow-listed prefix
-  (`approvals.allow` in the config). Matching is deliberately strict: the
-  command must contain no shell control operator, redirection or substitution
-  (`;` `&` `|` `` ` `` `$(` `${` `>` `<` or a newline), and the prefix must match
-  whole words. So the prefix `ls` allows `ls -la src` but neither `lsblk` nor
-  `ls; rm -rf /`. A prefix allows any arguments after it, so prefer narrow
-  prefixes such as `git status` over `git`.
+  (`approvals.allow` in the config). It is matched as bash parses it
+  (`shell_words`): the command must be one plain simple command (no second
+  command, substitution, redirection, assignment, subshell, control or
+  invisible character), and its first words must be unquoted literal words
+  equal to the prefix's. So the prefix `ls` allows `ls -la src` but neither
+  `lsblk`, `./ls`, `"ls"`, `ls; rm -rf /` nor `ls\f/usr/bin/touch x` (bash reads
+  that as one word: the program `ls\f` a repository can ship). A prefix allows
+  any arguments after it, so prefer narrow prefixes such as `git status` over `git`.
 
 Approvers:
 
@@ -25,19 +27,22 @@ Approvers:
   write_file / edit_file: that tool, for any path it may reach (the project,
   unless tools.allow_outside_root widens that).
   bash: the command's first word (e.g. `pytest`), or its first two words for
-  tools whose subcommands do very different things (`git status`, `npm test`);
-  the remembered rule is then matched like an allow-list prefix, so it never
-  covers a compound command. Commands whose first word says nothing about
-  what they will do (`rm`, `sudo`, `bash`, `python`, `xargs`, ...) and compound
-  commands are remembered only as that exact command line.
+  programs whose subcommands do very different things (`git status`), matched
+  like an allow-list prefix, so it never covers a compound command. Programs
+  whose first word says nothing about what they will do (`rm`, `sudo`, `bash`,
+  `python3.11`, `/bin/rm`, `sed`, `find`, `make`, ... see `programs`), other
+  verbs of the subcommand programs, and every command that is not plain are
+  remembered only as that exact command line, compared character for character.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, TypeAlias
+
+from agent_cli.core import programs
+from agent_cli.core.shell_words import plain_command
 
 __all__ = [
     "READ_ONLY_TOOLS",
@@ -59,26 +64,6 @@ READ_ONLY_TOOLS = frozenset({"read_file", "glob", "grep", "recall", "compact"})
 
 Answer: TypeAlias = Literal["yes", "no", "always"]
 Asker: TypeAlias = Callable[[str, Mapping[str, Any]], Answer]  # shows a call, returns the user's answer
-
-# Any of these lets one command line run more than one program, or write where
-# the prefix did not say: such a line never matches a prefix. `${` is here too
-# because some parameter expansions (`${x@P}`) can run command substitutions.
-_CONTROL = re.compile(r"[;&|`<>\n\r]|\$[({]")
-
-# First words that say nothing about what the command will do: "always" for them
-# would approve anything, so only the exact command line is remembered.
-_EXACT_ONLY = frozenset({
-    "rm", "rmdir", "dd", "mkfs", "shred", "sudo", "su", "doas", "env", "xargs", "exec", "eval",
-    "command", "builtin", "nohup", "nice", "time", "timeout", "watch", "sh", "bash", "zsh", "dash",
-    "fish", "python", "python3", "node", "perl", "ruby", "php", "deno", "bun", "ssh", "scp", "curl",
-    "wget", "chmod", "chown", "kill", "pkill", "killall", "find", "source", ".", "mv", "cp",
-})
-# Programs whose subcommand is the real verb: `git status` must not approve `git push --force`.
-_SUBCOMMAND_TOOLS = frozenset({
-    "git", "npm", "npx", "pnpm", "yarn", "pip", "pip3", "uv", "poetry", "cargo", "go", "docker",
-    "podman", "kubectl", "helm", "make", "gh", "dotnet", "mvn", "gradle", "terraform", "brew",
-    "apt", "apt-get", "systemctl", "conda",
-})
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,16 +91,20 @@ def needs_approval(name: str) -> bool:
 
 
 def is_simple_command(command: str) -> bool:
-    """True when the line has no control operator, redirection or substitution."""
-    return _CONTROL.search(command) is None
+    """True when bash would run the line as one plain simple command (see `shell_words`)."""
+    return plain_command(command) is not None
 
 
 def matches_prefix(command: str, prefix: str) -> bool:
-    """Whether an allow-list `prefix` covers `command`: whole words, simple commands only."""
-    words = prefix.split()
-    if not words or not is_simple_command(command) or not is_simple_command(prefix):
+    """Whether an allow-list `prefix` covers `command`: the command is plain and its first words
+    are literal words equal to the prefix's (which must be plain literal words itself)."""
+    rule = plain_command(prefix)
+    if rule is None or not all(w.literal for w in rule.words):
         return False
-    return command.split()[: len(words)] == words
+    line = plain_command(command)
+    if line is None or len(line.words) < len(rule.words):
+        return False
+    return all(w.literal and w.text == r.text for w, r in zip(line.words, rule.words, strict=False))
 
 
 def _allow_listed(name: str, args: Mapping[str, Any], prefixes: Iterable[str]) -> bool:
@@ -142,15 +131,23 @@ class AlwaysRule:
         if not isinstance(command, str):
             return False
         if self.exact is not None:
-            return command.strip() == self.exact
-        return self.prefix is not None and matches_prefix(command, self.prefix)
+            return command == self.exact  # character for character: no strip eats a trailing \f
+        if self.prefix is None or not matches_prefix(command, self.prefix):
+            return False
+        line = plain_command(command)
+        return line is not None and not programs.risky_argument(
+            line.words[0].text, [w.source for w in line.words[1:]]
+        )
 
     def describe(self) -> str:
         """For the prompt: 'always' will allow ..."""
         if self.exact is not None:
             return f"this exact bash command: {self.exact}"
         if self.prefix is not None:
-            return f"bash commands starting with `{self.prefix}` (without ; & | > < or substitutions)"
+            return (
+                f"bash commands starting with `{self.prefix}` (one plain command: "
+                "no ; & | > <, substitutions or control characters)"
+            )
         return f"every {self.tool} call in this session"
 
 
@@ -159,18 +156,21 @@ def always_rule(name: str, args: Mapping[str, Any]) -> AlwaysRule:
     if name != "bash":
         return AlwaysRule(name)
     command = args.get("command")
-    if not isinstance(command, str) or not command.strip():
+    if not isinstance(command, str):
         return AlwaysRule(name, exact=str(command))
-    command = command.strip()
-    words = command.split()
-    first = words[0]
-    if not is_simple_command(command) or first in _EXACT_ONLY or "=" in first:
-        return AlwaysRule(name, exact=command)
-    if first in _SUBCOMMAND_TOOLS:
-        if len(words) > 1 and not words[1].startswith("-"):
-            return AlwaysRule(name, prefix=f"{first} {words[1]}")
-        return AlwaysRule(name, exact=command)  # `git -C x push`: the verb is not where we look
-    return AlwaysRule(name, prefix=first)
+    exact = AlwaysRule(name, exact=command)
+    line = plain_command(command)
+    if line is None or not line.words[0].literal:
+        return exact  # compound, substituted, quoted or spelled strangely: this line only
+    first = line.words[0].text
+    if programs.is_exact_only(first):
+        return exact
+    verbs = programs.SUBCOMMAND_VERBS.get(programs.identity(first))
+    if verbs is None:
+        return AlwaysRule(name, prefix=first)  # a path stays a path: `./ls` never covers `ls`
+    if len(line.words) > 1 and line.words[1].literal and line.words[1].text in verbs:
+        return AlwaysRule(name, prefix=f"{first} {line.words[1].text}")
+    return exact  # `git -C x push`, `git push`: the verb is not one we remember
 
 
 class AutoApprover:
@@ -192,7 +192,8 @@ class HeadlessApprover:
         if name == "bash":
             return Decision.deny(
                 "bash needs approval: rerun with --yes or add a prefix to approvals.allow in the config "
-                "(commands with ; & | > < or $( ) never match a prefix)"
+                "(a prefix matches one plain command only: never with ; & | > <, $( ), a quoted or "
+                "spelled-out program name, or control characters)"
             )
         return Decision.deny(
             f"{name} needs approval: rerun with --yes "

@@ -7,7 +7,8 @@ last 16 KiB and only counts the middle, so a command printing gigabytes costs
 32 KiB. A timeout or a cancel (Ctrl-C sets `ctx.cancel`) kills the whole group:
 TERM, a short grace, then KILL. While it runs the group is registered in
 `children`, so the agent ending any other way (SIGTERM, SIGHUP, exit) kills
-it too, and on Linux the kernel kills the shell if the agent dies.
+it too; if the agent dies outright, the kernel kills the shell (Linux) and the watchdog the rest.
+What the command started with `setsid` is found by a marker in its environment and killed with it.
 
 A non-zero exit, a timeout and a cancel are error results that still carry all
 the output (capped), so the model sees why and the UI shows the failure.
@@ -170,6 +171,8 @@ def run_command(
     env = dict(os.environ)
     # Nothing can answer a pager or a prompt: stdin is /dev/null and output goes to a pipe.
     env.update(PAGER="cat", GIT_PAGER="cat", GIT_TERMINAL_PROMPT="0")
+    marker = children.new_marker()  # finds what the command starts outside its group (setsid)
+    env[children.MARKER_VAR] = marker
     started = time.monotonic()
     proc = subprocess.Popen(
         ["bash", "-c", command],
@@ -181,7 +184,7 @@ def run_command(
         env=env,
         preexec_fn=children.pdeathsig(),
     )
-    children.register(proc.pid)
+    children.register(proc.pid, marker)
     try:
         return _collect(proc, sink, started, timeout, cancel, spans)
     finally:
@@ -196,24 +199,34 @@ def _collect(
     cancel: threading.Event | None,
     spans: Spans | None,
 ) -> CommandResult:
-    """Read the command's output until it ends, times out or is cancelled."""
+    """Read the command's output until it ends, times out or is cancelled.
+
+    EOF is not the end: a command can close its output and run on (`exec >&-; sleep 999`), so
+    after it the loop waits for the shell, still bound by the deadline and the cancel."""
     assert proc.stdout is not None
     fd = proc.stdout.fileno()
     deadline = started + timeout
-    timed_out = cancelled = lingering = False
+    timed_out = cancelled = lingering = eof = False
     exited_at: float | None = None
     with selectors.DefaultSelector() as sel:
         sel.register(fd, selectors.EVENT_READ)
         try:
             while True:
-                if sel.select(POLL_SECONDS):
+                if eof:
+                    with contextlib.suppress(subprocess.TimeoutExpired):
+                        proc.wait(POLL_SECONDS)
+                elif sel.select(POLL_SECONDS):
                     chunk = os.read(fd, CHUNK_BYTES)
-                    if not chunk:
-                        break  # EOF: every writer is gone
-                    sink.write(chunk)
+                    if chunk:
+                        sink.write(chunk)
+                    else:  # every writer is gone; the shell may not be
+                        eof = True
+                        sel.unregister(fd)
                 now = time.monotonic()
                 if exited_at is None and proc.poll() is not None:
                     exited_at = now
+                if exited_at is not None and eof:
+                    break
                 if exited_at is not None and now - exited_at > DRAIN_SECONDS:
                     lingering = True
                     break
@@ -231,7 +244,7 @@ def _collect(
             _kill_group(proc)
             # Keep what was still in the pipe: "what it printed so far" includes it.
             drain_end = time.monotonic() + DRAIN_SECONDS
-            while time.monotonic() < drain_end and sel.select(0):
+            while not eof and time.monotonic() < drain_end and sel.select(0):
                 chunk = os.read(fd, CHUNK_BYTES)
                 if not chunk:
                     break

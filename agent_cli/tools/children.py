@@ -1,41 +1,70 @@
-"""The process groups the tools started, so every way the agent ends can stop them.
+"""The commands the tools started, so every way the agent ends can stop them.
 
-A command runs in its own process group (its own session), out of reach of
-the terminal's Ctrl-C. `register` records the group while it runs; `kill_all`
-sends TERM to every recorded group, gives them a moment, then KILL: the CLI
-calls it on Ctrl-C, SIGTERM and SIGHUP, and at interpreter exit. On Linux the
-kernel is also asked to KILL the command's shell if the agent dies without a
-word (`pdeathsig`), the one ending no handler sees.
+A command runs in its own process group (its own session), out of reach of the terminal's
+Ctrl-C, with a marker of its own in its environment (`watchdog.MARKER_VAR`), so that what it
+starts with `setsid` is still found. `register` records it while it runs; `kill_all` sends TERM
+to every recorded command, gives them a moment, then KILL: the CLI calls it on Ctrl-C, SIGTERM and
+SIGHUP, and at interpreter exit. The agent killed outright runs none of that: on Linux the kernel
+kills the command's shell (`pdeathsig`), and the watchdog (`tools/watchdog.py`), started with the
+first command and told of each one, stops the rest when its pipe from the agent closes.
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
+import itertools
 import os
 import signal
+import subprocess
 import sys
 import threading
-import time
 from collections.abc import Callable
 
-__all__ = ["kill_all", "kill_group", "live_groups", "pdeathsig", "register", "unregister"]
+from agent_cli.tools import watchdog
+from agent_cli.tools.watchdog import group_alive
+
+__all__ = [
+    "MARKER_VAR",
+    "group_alive",
+    "kill_all",
+    "kill_group",
+    "live_groups",
+    "new_marker",
+    "pdeathsig",
+    "register",
+    "unregister",
+]
 
 KILL_GRACE_SECONDS = 1.0
+MARKER_VAR = watchdog.MARKER_VAR
 _PR_SET_PDEATHSIG = 1
 
-_lock = threading.Lock()
-_groups: set[int] = set()
+_lock = threading.RLock()  # kill_all may run in a signal handler while this thread holds it
+_groups: dict[int, str] = {}  # pgid -> marker
+_markers = itertools.count(1)
+_watch: _Watchdog | None = None
 
 
-def register(pgid: int) -> None:
+def new_marker() -> str:
+    """A value for `MARKER_VAR` no other command of any agent has: this process's id and a count."""
+    return f"{os.getpid()}.{next(_markers)}"
+
+
+def register(pgid: int, marker: str = "") -> None:
+    global _watch
     with _lock:
-        _groups.add(pgid)
+        _groups[pgid] = marker
+        if _watch is None or not _watch.send(f"+ {pgid} {marker}"):
+            if _watch is not None:
+                _watch.close()
+            _watch = _Watchdog.start(_groups)  # the first command, or the last watchdog died
 
 
 def unregister(pgid: int) -> None:
     with _lock:
-        _groups.discard(pgid)
+        if _groups.pop(pgid, None) is not None and _watch is not None:
+            _watch.send(f"- {pgid}")
 
 
 def live_groups() -> list[int]:
@@ -43,59 +72,68 @@ def live_groups() -> list[int]:
         return sorted(_groups)
 
 
+def _commands(pgids: list[int]) -> dict[int, str]:
+    with _lock:
+        return {g: _groups.get(g, "") for g in pgids}
+
+
 def kill_all(grace: float = KILL_GRACE_SECONDS) -> int:
-    """TERM every recorded group, wait up to `grace` seconds for them to go, KILL what is left.
-    Returns how many groups were signalled. Safe from a signal handler and at exit."""
-    groups = live_groups()
-    for pgid in groups:
-        _signal(pgid, signal.SIGTERM)
-    end = time.monotonic() + grace
-    while groups and time.monotonic() < end and any(group_alive(g) for g in groups):
-        time.sleep(0.02)
-    for pgid in groups:
-        _signal(pgid, signal.SIGKILL)  # a member may have ignored TERM
+    """TERM every recorded command, wait up to `grace` seconds for them to go, KILL what is left.
+    Returns how many were signalled. Safe from a signal handler and at exit."""
+    commands = _commands(live_groups())
+    watchdog.stop(commands, grace)
+    for pgid in commands:
         unregister(pgid)
-    return len(groups)
+    return len(commands)
 
 
 def kill_group(pgid: int, reap: Callable[[], object], grace: float = KILL_GRACE_SECONDS) -> None:
-    """TERM one group, give it `grace` seconds (calling `reap` so the leader's zombie goes), KILL."""
-    _signal(pgid, signal.SIGTERM)
-    end = time.monotonic() + grace
-    while time.monotonic() < end:
-        reap()
-        if not group_alive(pgid):
-            break
-        time.sleep(0.02)
-    _signal(pgid, signal.SIGKILL)
+    """TERM one command, give it `grace` seconds (calling `reap` so the leader's zombie goes), KILL."""
+    watchdog.stop(_commands([pgid]), grace, reap)
 
 
-def _signal(pgid: int, sig: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, sig)
+class _Watchdog:
+    """The agent's end of the watchdog's pipe."""
 
+    def __init__(self, proc: subprocess.Popen[bytes], fd: int) -> None:
+        self._proc = proc  # kept so it is reaped if it ends first; never waited for
+        self._fd = fd
 
-def group_alive(pgid: int) -> bool:
-    """Whether any member of the group still runs. Zombies do not count: where init does not
-    reap orphans promptly (containers), they would otherwise hold us for the whole grace."""
-    try:
-        os.killpg(pgid, 0)
-    except (ProcessLookupError, PermissionError):
-        return False
-    try:
-        entries = [e.name for e in os.scandir("/proc") if e.name.isdigit()]
-    except OSError:
-        return True  # no /proc: trust killpg
-    for pid in entries:
+    @classmethod
+    def start(cls, groups: dict[int, str]) -> _Watchdog | None:
+        """Start a watchdog told of `groups`; None where it cannot start (the commands still run,
+        with every other way of stopping them)."""
+        read_end, write_end = os.pipe()  # both close-on-exec: no command inherits the write end
         try:
-            with open(f"/proc/{pid}/stat", "rb") as f:
-                fields = f.read().rsplit(b")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        # fields: state, ppid, pgrp, ...
-        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
-            return True
-    return False
+            proc = subprocess.Popen(
+                [sys.executable, "-I", "-S", watchdog.__file__, str(read_end)],
+                pass_fds=(read_end,),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                cwd="/",
+                start_new_session=True,  # no terminal's signal reaches it
+            )
+        except OSError:
+            os.close(write_end)
+            return None
+        finally:
+            os.close(read_end)
+        watch = cls(proc, write_end)
+        for pgid, marker in groups.items():
+            watch.send(f"+ {pgid} {marker}")
+        return watch
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            os.close(self._fd)
+
+    def send(self, line: str) -> bool:
+        try:
+            os.write(self._fd, f"{line}\n".encode("ascii"))
+        except OSError:  # EPIPE: it was killed; the caller starts another
+            return False
+        return True
 
 
 @functools.cache

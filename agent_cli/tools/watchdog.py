@@ -1,0 +1,134 @@
+"""The watchdog: a small process that stops the agent's running commands when the agent dies however.
+
+The agent's own handlers (Ctrl-C, SIGTERM, SIGHUP, exit) stop its commands, and the kernel kills a
+command's shell when the agent dies (`PR_SET_PDEATHSIG`); but `kill -9` of the agent runs no handler,
+and the shell's children live on. So with its first command the agent starts this program
+(`python -I -S watchdog.py FD`, stdlib only, in a session of its own so no terminal signal reaches it,
+SIGINT and SIGHUP ignored) holding the read end of a pipe whose write end only the agent holds. The
+agent writes a line for each command that starts (`+ PGID MARKER`) and ends (`- PGID`). When the
+pipe reaches EOF, the agent is gone, however it went: the watchdog stops every command still listed
+(TERM, a grace, KILL) and exits.
+
+A command is its process group and every process carrying its *marker* in its environment
+(`MARKER_VAR=MARKER`, set for the command's shell and inherited by what it starts), which finds the
+ones that left the group with `setsid` or a daemon's double fork. A process that clears its whole
+environment (`env -i`) escapes the marker; only a cgroup would hold it, and this is a plain process.
+
+This module is also where the agent finds and signals a command's processes (`stop`), so the two
+never disagree about what a command is. It imports nothing but the standard library.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+import time
+from collections.abc import Callable, Mapping
+
+__all__ = ["MARKER_VAR", "group_alive", "main", "marked", "stop"]
+
+MARKER_VAR = "AGENT_CLI_COMMAND_ID"
+GRACE_SECONDS = 1.0
+
+
+def _pids() -> list[str]:
+    try:
+        return [e.name for e in os.scandir("/proc") if e.name.isdigit()]
+    except OSError:
+        return []
+
+
+def group_alive(pgid: int) -> bool:
+    """Whether any member of the group still runs. Zombies do not count: where init does not
+    reap orphans promptly (containers), they would otherwise hold us for the whole grace."""
+    try:
+        os.killpg(pgid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    if not os.path.isdir("/proc"):
+        return True  # no /proc: trust killpg
+    for pid in _pids():
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        # fields: state, ppid, pgrp, ...
+        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
+            return True
+    return False
+
+
+def marked(markers: set[str]) -> list[int]:
+    """Live processes whose environment carries one of `markers` (those outside the group included)."""
+    wanted = {f"{MARKER_VAR}={m}".encode() for m in markers if m}
+    if not wanted:
+        return []
+    me = os.getpid()
+    found = []
+    for pid in _pids():
+        if int(pid) == me:
+            continue
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                variables = set(f.read().split(b"\0"))
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                state = f.read().rsplit(b")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue  # gone, or another user's
+        if variables & wanted and state not in (b"Z", b"X"):
+            found.append(int(pid))
+    return found
+
+
+def _signal_all(commands: Mapping[int, str], sig: int) -> None:
+    for pgid in commands:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pgid, sig)
+    for pid in marked(set(commands.values())):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, sig)
+
+
+def stop(
+    commands: Mapping[int, str], grace: float = GRACE_SECONDS, reap: Callable[[], object] | None = None
+) -> None:
+    """TERM every command (`{pgid: marker}`), give them up to `grace` seconds (calling `reap`, so a
+    shell's zombie goes), then KILL whatever is left."""
+    if not commands:
+        return
+    _signal_all(commands, signal.SIGTERM)
+    end = time.monotonic() + grace
+    while time.monotonic() < end:
+        if reap is not None:
+            reap()
+        if not any(group_alive(g) for g in commands) and not marked(set(commands.values())):
+            break
+        time.sleep(0.02)
+    _signal_all(commands, signal.SIGKILL)  # a member may have ignored TERM
+
+
+def main(argv: list[str]) -> int:
+    """Read `+ PGID MARKER` / `- PGID` lines from the pipe `argv[1]` until EOF, then stop what is left."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    live: dict[int, str] = {}
+    with open(int(argv[1]), "rb", buffering=0) as pipe:
+        pending = b""
+        while chunk := pipe.read(4096):
+            *lines, pending = (pending + chunk).split(b"\n")
+            for line in lines:
+                op, _, rest = line.decode("ascii", "replace").partition(" ")
+                pgid, _, marker = rest.partition(" ")
+                if op == "+" and pgid.isdigit():
+                    live[int(pgid)] = marker
+                elif op == "-" and pgid.isdigit():
+                    live.pop(int(pgid), None)
+    stop(live)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
