@@ -44,11 +44,13 @@ class SearchLimits:
 
 
 class SearchStopped(Exception):
-    """A limit ran out (or the search was cancelled): `scope` says which."""
+    """A limit ran out (or the search was cancelled): `scope` says which, `where` (when the
+    caller knows) on what, e.g. "path:line"."""
 
-    def __init__(self, scope: Scope) -> None:
-        super().__init__(scope)
+    def __init__(self, scope: Scope, where: str = "") -> None:
+        super().__init__(scope, where)
         self.scope: Scope = scope
+        self.where = where
 
 
 def compile_model_regex(pattern: str) -> regex.Pattern[str]:

@@ -251,7 +251,7 @@ def _grep_one_file(compiled: regex.Pattern[str], path: Path, ctx: ToolContext, b
     try:
         _search_text(compiled, text, shown, found, budget)
     except SearchStopped as exc:
-        return "\n".join(filter(None, [found.render(), _stopped_note(exc, budget, [found.at])]))
+        return "\n".join(filter(None, [found.render(), _stopped_note(exc, budget, [exc.where])]))
     if not found.lines:
         return f"No matches for {compiled.pattern!r} in {shown}."
     return found.render()
@@ -283,7 +283,7 @@ def _grep_tree(
             except SearchStopped as exc:
                 if exc.scope not in ("call", "file"):
                     raise
-                backtracking.append(found.at)
+                backtracking.append(exc.where)
                 if len(backtracking) >= budget.limits.slow_files:
                     raise
     except SearchStopped as exc:
@@ -341,7 +341,6 @@ class _Found:
         self.lines: list[str] = []
         self.size = 0
         self.full = False
-        self.at = ""  # the line being searched, "path:line"
 
     def add(self, line: str) -> None:
         cost = len(line.encode("utf-8")) + 1
@@ -356,8 +355,7 @@ class _Found:
 
 
 def _search_text(compiled: regex.Pattern[str], text: str, shown: str, found: _Found, budget: Budget) -> None:
-    """Add the matching lines of one file; SearchStopped when the budget runs out (`found.at` then
-    names the line it stopped on)."""
+    """Add the matching lines of one file; SearchStopped, naming the line, when the budget runs out."""
     budget.start_file()
     # Split on \n only, as read_file does, so line numbers agree (splitlines also breaks on \f, \u2028).
     lines = text.split("\n")
@@ -365,8 +363,11 @@ def _search_text(compiled: regex.Pattern[str], text: str, shown: str, found: _Fo
         lines.pop()  # the newline ending the last line does not start another (grep '^$' agrees)
     for number, line in enumerate(lines, start=1):
         line = line.removesuffix("\r")
-        found.at = f"{shown}:{number}"
-        if budget.search(compiled, line):
+        try:
+            hit = budget.search(compiled, line)
+        except SearchStopped as exc:
+            raise SearchStopped(exc.scope, f"{shown}:{number}") from None
+        if hit:
             if len(line) > GREP_MAX_LINE_CHARS:
                 line = line[:GREP_MAX_LINE_CHARS] + " [...]"
             found.add(f"{shown}:{number}:{line}")
