@@ -259,3 +259,13 @@ def test_a_hard_link_into_the_store_is_replaced_not_written_through(store: ToolC
     out = run(store, "edit_file", path="copy.jsonl", old_string="the real words", new_string="forged words")
     assert not out.is_error
     assert log.read_text() == LOG
+
+
+def test_grep_names_a_fifo_and_does_not_wait_on_it(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    (tmp_path / "a.txt").write_text("needle\n")
+    ctx = ToolContext(root=tmp_path)
+    out = run_or_hang(ctx, "grep", fifo, pattern="needle", path="pipe")
+    assert out == ToolOutput("Error: pipe is a FIFO (named pipe); grep searches text files only", True)
+    assert run_or_hang(ctx, "grep", fifo, pattern="needle").content == "a.txt:1:needle"

@@ -27,7 +27,15 @@ from agent_cli.core.text import clean
 from agent_cli.store.layout import TRANSCRIPTS_DIR
 from agent_cli.tools.base import ToolContext, ToolError
 
-__all__ = ["display_path", "file_kind", "open_regular", "resolve_path", "writable_path"]
+__all__ = ["NotRegularFile", "display_path", "file_kind", "open_regular", "resolve_path", "writable_path"]
+
+
+class NotRegularFile(ToolError):
+    """The path names a FIFO, socket, device or directory; `kind` says which ('a socket')."""
+
+    def __init__(self, message: str, kind: str) -> None:
+        super().__init__(message)
+        self.kind = kind
 
 
 def resolve_path(ctx: ToolContext, raw: str, *, name: str = "path") -> Path:
@@ -117,7 +125,8 @@ def open_regular(path: Path, shown: str) -> BinaryIO:
     try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
-            raise ToolError(f"{shown} is {file_kind(mode)}; the file tools read regular files only")
+            kind = file_kind(mode)
+            raise NotRegularFile(f"{shown} is {kind}; the file tools read regular files only", kind)
         os.set_blocking(fd, True)
     except BaseException:
         os.close(fd)

@@ -26,7 +26,7 @@ from agent_cli.tools.args import optional_str, require_str
 from agent_cli.tools.base import ToolContext, ToolError, ToolOutput
 from agent_cli.tools.files import BINARY_SNIFF_BYTES, looks_binary
 from agent_cli.tools.matching import Budget, SearchLimits, SearchStopped, compile_model_regex
-from agent_cli.tools.sandbox import display_path, resolve_path
+from agent_cli.tools.sandbox import NotRegularFile, display_path, open_regular, resolve_path
 
 __all__ = ["SKIP_DIRS", "Glob", "Grep", "glob_to_regex", "walk_files"]
 
@@ -237,7 +237,7 @@ class Grep:
         if not target.exists():
             raise ToolError(f"path not found: {shown}")
         budget = Budget(self.limits, ctx.cancel)
-        if target.is_file():
+        if not target.is_dir():  # a file, or a FIFO or device that _load names and refuses
             return ToolOutput(_grep_one_file(compiled, target, ctx, budget))
         return ToolOutput(_grep_tree(compiled, target, ctx, budget, pattern))
 
@@ -376,14 +376,17 @@ def _search_text(compiled: regex.Pattern[str], text: str, shown: str, found: _Fo
 
 
 def _load(path: Path) -> tuple[str | None, str]:
-    """The file's text, or None and why it was skipped."""
+    """The file's text, or None and why it was skipped (a FIFO swapped in is never waited on)."""
     try:
-        size = path.stat().st_size
-        if size > GREP_MAX_FILE_BYTES:
-            return None, f"over 2 MiB ({size} bytes)"
-        data = path.read_bytes()
-    except OSError as exc:
-        return None, f"unreadable ({exc.strerror})"
+        with open_regular(path, path.name) as f:
+            size = os.fstat(f.fileno()).st_size
+            if size > GREP_MAX_FILE_BYTES:
+                return None, f"over 2 MiB ({size} bytes)"
+            data = f.read(GREP_MAX_FILE_BYTES + 1)
+    except NotRegularFile as exc:
+        return None, exc.kind
+    except (ToolError, OSError) as exc:
+        return None, f"unreadable ({getattr(exc, 'strerror', None) or exc})"
     if looks_binary(data[:BINARY_SNIFF_BYTES]):
         return None, "a binary file"
     # A stray invalid byte should not hide the rest of the file from a search.
