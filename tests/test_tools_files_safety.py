@@ -6,9 +6,12 @@ session store, or write outside the project through a hard link. Real files, a r
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import stat
 import subprocess
+import sys
+import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -269,3 +272,38 @@ def test_grep_names_a_fifo_and_does_not_wait_on_it(tmp_path: Path) -> None:
     out = run_or_hang(ctx, "grep", fifo, pattern="needle", path="pipe")
     assert out == ToolOutput("Error: pipe is a FIFO (named pipe); grep searches text files only", True)
     assert run_or_hang(ctx, "grep", fifo, pattern="needle").content == "a.txt:1:needle"
+
+
+CHILD_WRITE = """
+import sys
+from pathlib import Path
+from agent_cli.tools.base import ToolContext
+from agent_cli.tools.registry import default_tools
+out = default_tools().run("write_file", {"path": "ro.txt", "content": "new"}, ToolContext(Path(sys.argv[1])))
+print(out.content)
+"""
+
+
+def test_a_read_only_file_is_not_replaced() -> None:
+    """The rename could replace a file the user may not write (the folder is theirs): refused, as an
+    in-place write was. Run as an unprivileged user, since root may write anything."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root to switch to an unprivileged user")
+    folder = Path(tempfile.mkdtemp(prefix="agent-ro-"))  # pytest's own folders are root's, 0700
+    try:
+        (folder / "ro.txt").write_text("old\n")
+        (folder / "ro.txt").chmod(0o444)
+        for path in (folder, folder / "ro.txt"):
+            os.chown(path, 65534, 65534)
+        cmd = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-c"]
+        env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+        proc = subprocess.run(
+            [*cmd, CHILD_WRITE, str(folder)], capture_output=True, text=True, env=env, timeout=60
+        )
+        if proc.returncode != 0 and "setpriv" in proc.stderr:
+            pytest.skip(f"setpriv: {proc.stderr.strip()}")
+        said = "Error: permission denied: ro.txt is read-only for this user; ro.txt is unchanged"
+        assert proc.stdout.strip() == said, proc.stderr
+        assert (folder / "ro.txt").read_text() == "old\n"
+    finally:
+        shutil.rmtree(folder)

@@ -47,6 +47,9 @@ def replace_file(path: Path, data: bytes, shown: str) -> None:
         old = None
     except OSError as exc:
         raise ToolError(_failed(exc, shown, None, len(data))) from exc
+    if old is not None and not os.access(path, os.W_OK):
+        # A rename would replace a read-only file the user could not write in place: refuse, as before.
+        raise ToolError(f"permission denied: {shown} is read-only for this user; {shown} is unchanged")
     temp: Path | None = None
     try:
         temp, fd = _create_temp(path, old)
