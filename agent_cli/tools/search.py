@@ -6,7 +6,7 @@ directory symlinks (so they cannot leave the root or loop), stop on
 `ctx.cancel`, and cap their output with a note saying what was left out.
 Every match runs under a time budget (`matching.Budget`): a pattern that
 backtracks stops with a note in the result instead of hanging the agent.
-`glob_to_regex` is a pure function: the pattern language is tested on its own.
+The glob pattern language is `globs.glob_to_regex`, a pure function tested on its own.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from __future__ import annotations
 import heapq
 import os
 from collections.abc import Iterator, Mapping
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +24,7 @@ from agent_cli.providers.base import ToolSpec
 from agent_cli.tools.args import optional_str, require_str
 from agent_cli.tools.base import ToolContext, ToolError, ToolOutput
 from agent_cli.tools.files import BINARY_SNIFF_BYTES, looks_binary
+from agent_cli.tools.globs import glob_to_regex
 from agent_cli.tools.matching import Budget, SearchLimits, SearchStopped, compile_model_regex
 from agent_cli.tools.sandbox import NotRegularFile, display_path, open_regular, resolve_path
 
@@ -36,69 +36,6 @@ GREP_MAX_MATCHES = 200
 GREP_MAX_FILE_BYTES = 2 * 1024 * 1024
 GREP_MAX_LINE_CHARS = 300
 GREP_MAX_OUTPUT_BYTES = 48 * 1024
-
-
-@lru_cache(maxsize=64)
-def glob_to_regex(pattern: str) -> regex.Pattern[str]:
-    """Compile a glob over '/'-separated relative paths.
-
-    `*` and `?` stay within one path segment, `[...]` is a character class,
-    `**` as a whole segment matches zero or more directories. Matching is
-    case-sensitive, like the filesystem.
-
-    The regex is built not to backtrack: repeated `**` segments and runs of `*`
-    collapse to one (`**/**/x` is `**/x`), and every `*` but a segment's last
-    finds the next literal piece at its first occurrence, in an atomic group
-    (what CPython's fnmatch does): `*a*a*a*b` then costs one pass, not one per
-    way of placing the `a`s. The walk still bounds each match in time.
-    """
-    segments: list[str] = []
-    for segment in pattern.split("/"):
-        if segment == "**" and segments and segments[-1] == "**":
-            continue
-        segments.append(segment)
-    out: list[str] = []
-    for index, segment in enumerate(segments):
-        last = index == len(segments) - 1
-        if segment == "**":
-            out.append(".*" if last else "(?:[^/]+/)*")
-            continue
-        out.append(_segment_regex(segment))
-        if not last:
-            out.append("/")
-    return regex.compile("".join(out) + r"\Z", regex.V0)
-
-
-def _segment_regex(segment: str) -> str:
-    """One segment: its pieces between stars, the stars as `[^/]*` (all but the last atomic)."""
-    pieces: list[list[str]] = [[]]
-    i = 0
-    while i < len(segment):
-        ch = segment[i]
-        if ch == "*":
-            if segment[i - 1 : i] != "*":  # a run of stars is one star
-                pieces.append([])
-        elif ch == "?":
-            pieces[-1].append("[^/]")
-        elif ch == "[":
-            first = i + 2 if segment[i + 1 : i + 2] == "!" else i + 1
-            end = segment.find("]", first + 1 if segment[first : first + 1] == "]" else first)
-            if end == -1:
-                pieces[-1].append(regex.escape(ch))
-            else:
-                body = segment[i + 1 : end].replace("\\", "\\\\")
-                if body.startswith("!"):
-                    body = "^" + body[1:] + "/"  # a negated class never matches the separator
-                pieces[-1].append("[" + body + "]")
-                i = end
-        else:
-            pieces[-1].append(regex.escape(ch))
-        i += 1
-    head, *starred = ["".join(p) for p in pieces]
-    if not starred:
-        return head
-    *middle, tail = starred
-    return head + "".join(f"(?>[^/]*?{piece})" for piece in middle) + "[^/]*" + tail
 
 
 def walk_files(top: Path, ctx: ToolContext, *, dirs_too: bool = False) -> Iterator[Path]:
