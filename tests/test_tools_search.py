@@ -134,7 +134,7 @@ def test_grep_no_matches_is_not_an_error(ctx: ToolContext) -> None:
 @pytest.mark.parametrize(
     ("args", "expected"),
     [
-        ({"pattern": "foo("}, "bad regex 'foo(': missing ), unterminated subpattern at position 3"),
+        ({"pattern": "foo("}, "bad regex 'foo(': missing ) at position 4"),
         ({"pattern": "[a-"}, "bad regex"),
         ({"pattern": ""}, "argument 'pattern' is empty"),
         ({}, "missing required argument 'pattern'"),

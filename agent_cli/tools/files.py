@@ -5,12 +5,16 @@ read_file streams the file, so a huge file costs only the window it shows
 capped, and a cut always ends with the exact call that reads on. edit_file
 does exact string replacement and explains every refusal in terms the model
 can act on (how many matches, on which lines, a whitespace-only near miss).
+What a tool may open, and how a file is replaced, is decided in `sandbox.py` and
+`replace.py`: a write never truncates the old file before the new one is whole.
 """
 
 from __future__ import annotations
 
 import difflib
+import os
 import re
+import stat
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -18,7 +22,8 @@ from typing import Any, BinaryIO
 from agent_cli.providers.base import ToolSpec
 from agent_cli.tools.args import optional_bool, optional_int, require_str
 from agent_cli.tools.base import ToolContext, ToolError, ToolOutput
-from agent_cli.tools.sandbox import display_path, resolve_path
+from agent_cli.tools.replace import replace_file
+from agent_cli.tools.sandbox import display_path, file_kind, open_regular, resolve_path, writable_path
 
 __all__ = [
     "BINARY_SNIFF_BYTES",
@@ -74,7 +79,7 @@ class ReadFile:
         path = resolve_path(ctx, raw)
         shown = display_path(ctx, path)
         check_readable_file(path, shown, ctx)
-        with path.open("rb") as f:
+        with open_regular(path, shown) as f:
             head = f.read(BINARY_SNIFF_BYTES)
             if not head:
                 return ToolOutput(f"[{shown} is empty (0 bytes)]")
@@ -92,10 +97,14 @@ def check_readable_file(path: Path, shown: str, ctx: ToolContext) -> None:
     """Errors for a path that is missing or not a regular file, with close matches when missing."""
     if path.is_dir():
         raise ToolError(f"{shown} is a directory, not a file. List it with glob (e.g. '{shown}/*').")
-    if not path.exists():
-        raise ToolError(f"file not found: {shown}{_suggestions(path, ctx)}")
-    if not path.is_file():
-        raise ToolError(f"{shown} is not a regular file")
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        raise ToolError(f"file not found: {shown}{_suggestions(path, ctx)}") from None
+    except OSError as exc:
+        raise ToolError(f"cannot read {shown}: {exc.strerror}") from exc
+    if not stat.S_ISREG(mode):
+        raise ToolError(f"{shown} is {file_kind(mode)}; the file tools read regular files only")
 
 
 def _suggestions(path: Path, ctx: ToolContext) -> str:
@@ -221,16 +230,15 @@ class WriteFile:
     def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
         raw = require_str(args, "path")
         content = require_str(args, "content", allow_empty=True)
-        path = resolve_path(ctx, raw)
+        path = writable_path(ctx, raw)
         shown = display_path(ctx, path)
-        if path.is_dir():
-            raise ToolError(f"{shown} is a directory; give a file path")
         existed = path.exists()
-        before = _line_count_of_file(path) if existed else 0
-        path.parent.mkdir(parents=True, exist_ok=True)
-        # newline="" writes the content byte for byte: no \n -> \r\n translation anywhere.
-        with path.open("w", encoding="utf-8", newline="") as f:
-            f.write(content)
+        before = _line_count_of_file(path, shown) if existed else 0
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ToolError(f"cannot create the folder for {shown}: {exc.strerror}") from exc
+        replace_file(path, content.encode("utf-8"), shown)  # byte for byte: no newline translation
         lines = line_count(content)
         size = len(content.encode("utf-8"))
         if existed:
@@ -248,11 +256,11 @@ def line_count(text: str) -> int:
     return text.count("\n") + (1 if text and not text.endswith("\n") else 0)
 
 
-def _line_count_of_file(path: Path) -> int:
+def _line_count_of_file(path: Path, shown: str) -> int:
     try:
-        with path.open("rb") as f:
+        with open_regular(path, shown) as f:
             return _count_remaining_lines(f)
-    except OSError:
+    except (OSError, ToolError):  # only for the message; the write decides
         return 0
 
 
@@ -288,7 +296,7 @@ class EditFile:
             raise ToolError("old_string is empty; to create a file or replace all of it use write_file")
         if old == new:
             raise ToolError("old_string and new_string are identical; nothing would change")
-        path = resolve_path(ctx, raw)
+        path = writable_path(ctx, raw)
         shown = display_path(ctx, path)
         if not path.exists() and not path.is_dir():
             hint = _suggestions(path, ctx)
@@ -310,17 +318,19 @@ class EditFile:
             )
         first = text.index(old)
         updated = text.replace(old, new) if replace_all else text.replace(old, new, 1)
-        with path.open("w", encoding="utf-8", newline="") as f:
-            f.write(updated)
+        replace_file(path, updated.encode("utf-8"), shown)
         what = f"Replaced {count} occurrences" if count > 1 else "Replaced 1 occurrence"
         return ToolOutput(f"{what} in {shown}. Around the first change:\n{_snippet(updated, first, new)}")
 
 
 def _read_text_for_edit(path: Path, shown: str) -> str:
-    size = path.stat().st_size
-    if size > MAX_EDIT_BYTES:
-        raise ToolError(f"{shown} is {size} bytes, over edit_file's {MAX_EDIT_BYTES} byte limit; use bash")
-    data = path.read_bytes()
+    with open_regular(path, shown) as f:
+        size = os.fstat(f.fileno()).st_size
+        if size > MAX_EDIT_BYTES:
+            raise ToolError(
+                f"{shown} is {size} bytes, over edit_file's {MAX_EDIT_BYTES} byte limit; use bash"
+            )
+        data = f.read()
     if looks_binary(data):
         raise ToolError(f"{shown} looks like a binary file (it has NUL bytes); edit_file edits text only")
     try:

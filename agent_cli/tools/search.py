@@ -4,25 +4,29 @@ Both walk the project with `os.walk`, pruning directories nobody wants
 searched (.git, .transcripts, node_modules, __pycache__, .venv), never follow
 directory symlinks (so they cannot leave the root or loop), stop on
 `ctx.cancel`, and cap their output with a note saying what was left out.
-`glob_to_regex` is a pure function: the pattern language is tested on its own.
+Every match runs under a time budget (`matching.Budget`): a pattern that
+backtracks stops with a note in the result instead of hanging the agent.
+The glob pattern language is `globs.glob_to_regex`, a pure function tested on its own.
 """
 
 from __future__ import annotations
 
 import heapq
 import os
-import re
 from collections.abc import Iterator, Mapping
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
+
+import regex
 
 from agent_cli.core.text import clean
 from agent_cli.providers.base import ToolSpec
 from agent_cli.tools.args import optional_str, require_str
 from agent_cli.tools.base import ToolContext, ToolError, ToolOutput
 from agent_cli.tools.files import BINARY_SNIFF_BYTES, looks_binary
-from agent_cli.tools.sandbox import display_path, resolve_path
+from agent_cli.tools.globs import glob_to_regex
+from agent_cli.tools.matching import Budget, SearchLimits, SearchStopped, compile_model_regex
+from agent_cli.tools.sandbox import NotRegularFile, display_path, open_regular, resolve_path
 
 __all__ = ["SKIP_DIRS", "Glob", "Grep", "glob_to_regex", "walk_files"]
 
@@ -32,52 +36,6 @@ GREP_MAX_MATCHES = 200
 GREP_MAX_FILE_BYTES = 2 * 1024 * 1024
 GREP_MAX_LINE_CHARS = 300
 GREP_MAX_OUTPUT_BYTES = 48 * 1024
-
-
-@lru_cache(maxsize=64)
-def glob_to_regex(pattern: str) -> re.Pattern[str]:
-    """Compile a glob over '/'-separated relative paths.
-
-    `*` and `?` stay within one path segment, `[...]` is a character class,
-    `**` as a whole segment matches zero or more directories. Matching is
-    case-sensitive, like the filesystem.
-    """
-    out: list[str] = []
-    segments = pattern.split("/")
-    for index, segment in enumerate(segments):
-        last = index == len(segments) - 1
-        if segment == "**":
-            out.append(".*" if last else "(?:[^/]+/)*")
-            continue
-        out.append(_segment_regex(segment))
-        if not last:
-            out.append("/")
-    return re.compile("".join(out) + r"\Z")
-
-
-def _segment_regex(segment: str) -> str:
-    parts: list[str] = []
-    i = 0
-    while i < len(segment):
-        ch = segment[i]
-        if ch == "*":
-            parts.append("[^/]*")
-        elif ch == "?":
-            parts.append("[^/]")
-        elif ch == "[":
-            end = segment.find("]", i + 2 if segment[i + 1 : i + 2] in ("!", "]") else i + 1)
-            if end == -1:
-                parts.append(re.escape(ch))
-            else:
-                body = segment[i + 1 : end]
-                if body.startswith("!"):
-                    body = "^" + body[1:]
-                parts.append("[" + body.replace("\\", "\\\\") + "]")
-                i = end
-        else:
-            parts.append(re.escape(ch))
-        i += 1
-    return "".join(parts)
 
 
 def walk_files(top: Path, ctx: ToolContext, *, dirs_too: bool = False) -> Iterator[Path]:
@@ -110,6 +68,9 @@ class Glob:
         },
     )
 
+    def __init__(self, limits: SearchLimits | None = None) -> None:
+        self.limits = limits or SearchLimits()
+
     def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
         pattern = require_str(args, "pattern").strip()
         while pattern.startswith("./"):
@@ -121,13 +82,16 @@ class Glob:
         start = _literal_prefix(root, pattern)
         if start != root:  # a literal folder may be a symlink out of the project: the walk follows it
             resolve_path(ctx, start.relative_to(root).as_posix(), name="pattern")
-        regex = glob_to_regex(pattern)
+        compiled = glob_to_regex(pattern)
+        budget = Budget(self.limits, ctx.cancel)
         matched = 0
         newest: list[tuple[float, str]] = []
-        if start.is_dir():
-            for path in walk_files(start, ctx, dirs_too=True):
+        stopped: SearchStopped | None = None
+        try:
+            for path in walk_files(start, ctx, dirs_too=True) if start.is_dir() else ():
                 rel = path.relative_to(root).as_posix()
-                if not regex.match(rel):
+                budget.start_file()
+                if not budget.match(compiled, rel):
                     continue
                 try:
                     stat = path.lstat()
@@ -140,17 +104,30 @@ class Glob:
                     heapq.heappush(newest, entry)
                 else:
                     heapq.heappushpop(newest, entry)
+        except SearchStopped as exc:
+            stopped = exc
+        note = _glob_note(stopped, budget) if stopped or ctx.cancel.is_set() else ""
         if not matched:
             hint = " (patterns without '/' match only the top level; try '**/" + pattern + "')"
-            return ToolOutput(f"No paths match {pattern!r}" + (hint if "/" not in pattern else "") + ".")
+            said = f"No paths match {pattern!r}" + (hint if "/" not in pattern and not note else "") + "."
+            return ToolOutput("\n".join(filter(None, [said, note])))
         lines = [clean(rel) for _, rel in sorted(newest, key=lambda e: (-e[0], e[1]))]  # odd bytes: U+FFFD
         if matched > len(lines):
             lines.append(
                 f"[{len(lines)} of {matched} matches shown, newest first; narrow the pattern to see others]"
             )
-        if ctx.cancel.is_set():
-            lines.append("[cancelled: the listing is incomplete]")
-        return ToolOutput("\n".join(lines))
+        return ToolOutput("\n".join(filter(None, [*lines, note])))
+
+
+def _glob_note(stopped: SearchStopped | None, budget: Budget) -> str:
+    if stopped is None or stopped.scope == "cancelled":
+        return "[cancelled: the listing is incomplete]"
+    if stopped.scope == "total":
+        return f"[listing stopped after {budget.elapsed():.0f} s (the limit); narrow the pattern]"
+    return (
+        f"[listing stopped after {budget.elapsed():.1f} s: the pattern backtracks; "
+        "simplify it (fewer '*' and '**')]"
+    )
 
 
 def _literal_prefix(root: Path, pattern: str) -> Path:
@@ -183,56 +160,71 @@ class Grep:
         },
     )
 
+    def __init__(self, limits: SearchLimits | None = None) -> None:
+        self.limits = limits or SearchLimits()
+
     def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
         pattern = require_str(args, "pattern", allow_empty=True)
         if not pattern:
             raise ToolError("argument 'pattern' is empty")
-        try:
-            regex = re.compile(pattern)
-        except re.error as exc:
-            where = f" at position {exc.pos}" if exc.pos is not None else ""
-            raise ToolError(
-                f"bad regex {pattern!r}: {exc.msg}{where}. grep takes Python `re` syntax; "
-                "escape literal ( ) [ ] { } . * + ? | \\ with a backslash."
-            ) from exc
+        compiled = compile_model_regex(pattern)
         raw_path = optional_str(args, "path") or "."
         target = resolve_path(ctx, raw_path)
         shown = display_path(ctx, target)
         if not target.exists():
             raise ToolError(f"path not found: {shown}")
-        if target.is_file():
-            return ToolOutput(_grep_one_file(regex, target, ctx))
-        return ToolOutput(_grep_tree(regex, target, ctx, pattern))
+        budget = Budget(self.limits, ctx.cancel)
+        if not target.is_dir():  # a file, or a FIFO or device that _load names and refuses
+            return ToolOutput(_grep_one_file(compiled, target, ctx, budget))
+        return ToolOutput(_grep_tree(compiled, target, ctx, budget, pattern))
 
 
-def _grep_one_file(regex: re.Pattern[str], path: Path, ctx: ToolContext) -> str:
+def _grep_one_file(compiled: regex.Pattern[str], path: Path, ctx: ToolContext, budget: Budget) -> str:
     shown = display_path(ctx, path)
     text, skipped = _load(path)
     if text is None:
         raise ToolError(f"{shown} is {skipped}; grep searches text files only")
     found = _Found()
-    _search_text(regex, text, shown, found)
+    try:
+        _search_text(compiled, text, shown, found, budget)
+    except SearchStopped as exc:
+        return "\n".join(filter(None, [found.render(), _stopped_note(exc, budget, [exc.where])]))
     if not found.lines:
-        return f"No matches for {regex.pattern!r} in {shown}."
+        return f"No matches for {compiled.pattern!r} in {shown}."
     return found.render()
 
 
-def _grep_tree(regex: re.Pattern[str], top: Path, ctx: ToolContext, pattern: str) -> str:
+def _grep_tree(
+    compiled: regex.Pattern[str], top: Path, ctx: ToolContext, budget: Budget, pattern: str
+) -> str:
     found = _Found()
     searched = 0
     skipped_big: list[str] = []
-    for path in walk_files(top, ctx):
-        if found.full:
-            break
-        if path.is_symlink() or not path.is_file():
-            continue  # a symlink may point outside the root: only real files are searched
-        text, why = _load(path)
-        if text is None:
-            if why.startswith("over"):
-                skipped_big.append(display_path(ctx, path))
-            continue
-        searched += 1
-        _search_text(regex, text, display_path(ctx, path), found)
+    backtracking: list[str] = []  # where a file was given up on: "path:line"
+    stopped: SearchStopped | None = None
+    try:
+        for path in walk_files(top, ctx):
+            budget.check()
+            if found.full:
+                break
+            if path.is_symlink() or not path.is_file():
+                continue  # a symlink may point outside the root: only real files are searched
+            text, why = _load(path)
+            if text is None:
+                if why.startswith("over"):
+                    skipped_big.append(display_path(ctx, path))
+                continue
+            searched += 1
+            try:
+                _search_text(compiled, text, display_path(ctx, path), found, budget)
+            except SearchStopped as exc:
+                if exc.scope not in ("call", "file"):
+                    raise
+                backtracking.append(exc.where)
+                if len(backtracking) >= budget.limits.slow_files:
+                    raise
+    except SearchStopped as exc:
+        stopped = exc
     notes: list[str] = []
     if found.full:
         notes.append(
@@ -242,12 +234,41 @@ def _grep_tree(regex: re.Pattern[str], top: Path, ctx: ToolContext, pattern: str
         listed = ", ".join(skipped_big[:5]) + (" ..." if len(skipped_big) > 5 else "")
         files = "1 file" if len(skipped_big) == 1 else f"{len(skipped_big)} files"
         notes.append(f"[skipped {files} over 2 MiB: {listed}; use bash to search them]")
-    if ctx.cancel.is_set():
+    if stopped is not None:
+        notes.append(_stopped_note(stopped, budget, backtracking, searched))
+    elif backtracking:
+        notes.append(
+            f"[gave up on {_files(backtracking)}: the pattern backtracks there ({', '.join(backtracking)}); "
+            "simplify it]"
+        )
+    elif ctx.cancel.is_set():
         notes.append("[cancelled: the search is incomplete]")
     if not found.lines:
         head = f"No matches for {pattern!r} in {display_path(ctx, top)} ({searched} files searched)."
         return "\n".join([head, *notes])
     return "\n".join([found.render(), *notes])
+
+
+def _stopped_note(stopped: SearchStopped, budget: Budget, backtracking: list[str], searched: int = 1) -> str:
+    """What the model reads when the search stopped before its end, and why."""
+    if stopped.scope == "cancelled":
+        return "[cancelled: the search is incomplete]"
+    seconds = budget.elapsed()
+    if stopped.scope == "total":
+        return (
+            f"[search stopped after {seconds:.0f} s (the limit), {_files_searched(searched)}; "
+            "narrow the path or simplify the pattern]"
+        )
+    where = ", ".join(backtracking)
+    return f"[search stopped after {seconds:.1f} s: the pattern backtracks (at {where}); simplify it]"
+
+
+def _files(paths: list[str]) -> str:
+    return "1 file" if len(paths) == 1 else f"{len(paths)} files"
+
+
+def _files_searched(count: int) -> str:
+    return f"{count} file searched" if count == 1 else f"{count} files searched"
 
 
 class _Found:
@@ -270,11 +291,20 @@ class _Found:
         return "\n".join(self.lines)
 
 
-def _search_text(regex: re.Pattern[str], text: str, shown: str, found: _Found) -> None:
+def _search_text(compiled: regex.Pattern[str], text: str, shown: str, found: _Found, budget: Budget) -> None:
+    """Add the matching lines of one file; SearchStopped, naming the line, when the budget runs out."""
+    budget.start_file()
     # Split on \n only, as read_file does, so line numbers agree (splitlines also breaks on \f, \u2028).
-    for number, line in enumerate(text.split("\n"), start=1):
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()  # the newline ending the last line does not start another (grep '^$' agrees)
+    for number, line in enumerate(lines, start=1):
         line = line.removesuffix("\r")
-        if regex.search(line):
+        try:
+            hit = budget.search(compiled, line)
+        except SearchStopped as exc:
+            raise SearchStopped(exc.scope, f"{shown}:{number}") from None
+        if hit:
             if len(line) > GREP_MAX_LINE_CHARS:
                 line = line[:GREP_MAX_LINE_CHARS] + " [...]"
             found.add(f"{shown}:{number}:{line}")
@@ -283,14 +313,17 @@ def _search_text(regex: re.Pattern[str], text: str, shown: str, found: _Found) -
 
 
 def _load(path: Path) -> tuple[str | None, str]:
-    """The file's text, or None and why it was skipped."""
+    """The file's text, or None and why it was skipped (a FIFO swapped in is never waited on)."""
     try:
-        size = path.stat().st_size
-        if size > GREP_MAX_FILE_BYTES:
-            return None, f"over 2 MiB ({size} bytes)"
-        data = path.read_bytes()
-    except OSError as exc:
-        return None, f"unreadable ({exc.strerror})"
+        with open_regular(path, path.name) as f:
+            size = os.fstat(f.fileno()).st_size
+            if size > GREP_MAX_FILE_BYTES:
+                return None, f"over 2 MiB ({size} bytes)"
+            data = f.read(GREP_MAX_FILE_BYTES + 1)
+    except NotRegularFile as exc:
+        return None, exc.kind
+    except (ToolError, OSError) as exc:
+        return None, f"unreadable ({getattr(exc, 'strerror', None) or exc})"
     if looks_binary(data[:BINARY_SNIFF_BYTES]):
         return None, "a binary file"
     # A stray invalid byte should not hide the rest of the file from a search.
