@@ -52,8 +52,10 @@ from agent_cli.config.settings import (
 )
 from agent_cli.core.errors import ConfigError
 from agent_cli.store import user_dirs as paths
+from agent_cli.store.file_reads import UnreadableFile, describe_size, read_project_file, read_user_file
 
 __all__ = [
+    "CONFIG_MAX_BYTES",
     "PROJECT_RESTRICTED_KEYS",
     "ConfigLayer",
     "Flags",
@@ -327,15 +329,27 @@ def _build(values: Mapping[str, object], cwd: Path, sources: tuple[str, ...]) ->
 # ---- the shell: finding and reading files ------------------------------------------------------
 
 
-def _read(path: Path) -> str:
+# A config file is a few KiB (config.example.toml, every key documented, is about 10 KiB).
+CONFIG_MAX_BYTES = 256 * 1024
+
+
+def _read(path: Path, *, root: Path | None) -> str:
+    """A config file's text; `root`: it came with the project there (see `file_reads`)."""
     try:
-        return path.read_bytes().decode("utf-8")
+        if root is not None:
+            read = read_project_file(root, path, limit=CONFIG_MAX_BYTES)
+        else:
+            read = read_user_file(path, limit=CONFIG_MAX_BYTES)
+    except UnreadableFile as exc:
+        raise config_error(str(path), str(exc)) from None
+    if read.more:
+        raise config_error(
+            str(path), f"is larger than {describe_size(CONFIG_MAX_BYTES)}, the most a config file may be"
+        )
+    try:
+        return read.data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise config_error(str(path), f"not UTF-8 text (byte {exc.start})") from None
-    except IsADirectoryError:
-        raise config_error(str(path), "is a directory, not a config file") from None
-    except OSError as exc:
-        raise config_error(str(path), f"cannot read: {exc.strerror or exc}") from None
 
 
 def load_settings(*, config_path: Path | None, env: Mapping[str, str], flags: Flags, cwd: Path) -> Settings:
@@ -356,6 +370,7 @@ def load_settings(*, config_path: Path | None, env: Mapping[str, str], flags: Fl
         if project.exists() and not (user.exists() and project.resolve() == user.resolve()):
             files.append((project, True))
     layers = [
-        parse_config(_read(path), path, project=is_project, secrets=secrets) for path, is_project in files
+        parse_config(_read(path, root=cwd if is_project else None), path, project=is_project, secrets=secrets)
+        for path, is_project in files
     ]
     return resolve_settings(layers, env, flags, cwd)
