@@ -62,7 +62,8 @@ def test_the_users_own_choices_are_not_capped_or_named(tmp_path: Path) -> None:
 
 
 def test_a_flag_over_the_project_file_silences_that_key(tmp_path: Path) -> None:
-    settings = _load(tmp_path, '[provider]\nmodel = "claude-opus-4-1"\n', flags=Flags(model="claude-sonnet-4-5"))
+    text = '[provider]\nmodel = "claude-opus-4-1"\n'
+    settings = _load(tmp_path, text, flags=Flags(model="claude-sonnet-4-5"))
     assert settings.notices == ()  # type: ignore[attr-defined]
 
 
