@@ -68,9 +68,11 @@ def new_session_id(now: datetime) -> str:
     return f"{now.astimezone(UTC):%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
 
 
-def check_private_dir(path: Path) -> bool:
+def check_private_dir(path: Path, *, owner: bool = True) -> bool:
     """Whether `path` exists as a folder agent-cli may use: ConfigError if it is a symbolic link,
-    not a folder, or another user's (so nothing is read from or written through it)."""
+    not a folder, or (`owner`) another user's, so nothing is written through it. Reading a
+    listing of another user's sessions (`agent transcripts` after `sudo agent`) passes
+    `owner=False`: it writes nothing there."""
     try:
         info = os.lstat(path)
     except FileNotFoundError:
@@ -86,7 +88,7 @@ def check_private_dir(path: Path) -> bool:
         )
     if not stat.S_ISDIR(info.st_mode):
         raise ConfigError(f"{path} is not a folder; agent-cli keeps its sessions there: move it away")
-    if hasattr(os, "geteuid") and info.st_uid != os.geteuid():
+    if owner and hasattr(os, "geteuid") and info.st_uid != os.geteuid():
         raise ConfigError(
             f"{path} belongs to another user (uid {info.st_uid}); agent-cli writes sessions only "
             "in a folder of yours"
@@ -120,7 +122,7 @@ def ensure_transcripts_dir(root: Path | str) -> Path:
     if not existed:
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
         try:
-            fd = os.open(base / ".gitignore", flags, 0o644)
+            fd = os.open(base / ".gitignore", flags, FILE_MODE)  # private like everything here
         except FileExistsError:
             return base  # another agent made the folder at the same moment and wrote it
         try:

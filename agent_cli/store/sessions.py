@@ -99,8 +99,8 @@ def replay(records: Iterable[Mapping[str, Any]]) -> tuple[JSONDict, list[Message
 def load_session(root: Path | str, session_id: str) -> LoadedSession:
     """Rebuild a session's working history from its log (see `replay`), pairing repaired."""
     directory = session_dir(root, session_id)
-    check_private_dir(transcripts_dir(root))
-    check_private_dir(directory)  # a planted link to a folder elsewhere is not read through
+    check_private_dir(transcripts_dir(root), owner=False)
+    check_private_dir(directory, owner=False)  # a planted link to a folder elsewhere is not read through
     path = directory / SESSION_FILE
     if not path.is_file():
         raise ConfigError(f"no session {session_id!r} in {transcripts_dir(root)}")
@@ -124,12 +124,12 @@ def _sendable(logged: list[Message]) -> list[Message]:
 def session_ids(root: Path | str) -> list[str]:
     """Ids of the sessions in this project that have a log, oldest first.
 
-    None when `.transcripts/` is a link or not the user's (`check_private_dir` says why, for
-    callers that must); a session folder that is a link is not one of them.
+    None when `.transcripts/` is a link (`check_private_dir` says why, for callers that must);
+    a session folder that is a link is not one of them.
     """
     base = transcripts_dir(root)
     try:
-        if not check_private_dir(base):
+        if not check_private_dir(base, owner=False):
             return []
     except ConfigError:
         return []
