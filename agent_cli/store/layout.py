@@ -18,6 +18,7 @@ one line (a ConfigError), before anything is changed or written there.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import re
 import secrets
@@ -69,8 +70,9 @@ def new_session_id(now: datetime) -> str:
 
 
 def check_private_dir(path: Path, *, owner: bool = True) -> bool:
-    """Whether `path` exists as a folder agent-cli may use: ConfigError if it is a symbolic link,
-    not a folder, or (`owner`) another user's, so nothing is written through it. Reading a
+    """Whether `path` exists as a folder agent-cli may use: ConfigError if it is a symbolic link
+    or (`owner`) another user's, so nothing is written through it; NotADirectoryError if it is
+    something else. Reading a
     listing of another user's sessions (`agent transcripts` after `sudo agent`) passes
     `owner=False`: it writes nothing there."""
     try:
@@ -86,8 +88,8 @@ def check_private_dir(path: Path, *, owner: bool = True) -> bool:
             f"{path} is a symbolic link{target}; agent-cli keeps sessions only in a real folder "
             "of the project: remove the link"
         )
-    if not stat.S_ISDIR(info.st_mode):
-        raise ConfigError(f"{path} is not a folder; agent-cli keeps its sessions there: move it away")
+    if not stat.S_ISDIR(info.st_mode):  # a file in its place: cannot be written, as before (exit 1)
+        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(path))
     if owner and hasattr(os, "geteuid") and info.st_uid != os.geteuid():
         raise ConfigError(
             f"{path} belongs to another user (uid {info.st_uid}); agent-cli writes sessions only "

@@ -131,7 +131,7 @@ def session_ids(root: Path | str) -> list[str]:
     try:
         if not check_private_dir(base, owner=False):
             return []
-    except ConfigError:
+    except (ConfigError, NotADirectoryError):  # a link, or a file in its place: no sessions there
         return []
     return sorted(
         p.name
