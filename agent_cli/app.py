@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import replace
+from pathlib import Path
 
 from agent_cli import __version__
 from agent_cli.config.settings import ProviderSettings, Settings
@@ -28,7 +29,7 @@ from agent_cli.core.loop import AgentLoop
 from agent_cli.core.messages import Message
 from agent_cli.core.summary_call import ProviderSummarizer
 from agent_cli.core.thinking import strip_thinking
-from agent_cli.prompt.instructions import load_project_instructions
+from agent_cli.prompt.instructions import read_project_instructions
 from agent_cli.prompt.system import build_system_prompt
 from agent_cli.providers.base import Provider
 from agent_cli.providers.factory import DEFAULT_MODELS, create_provider, query_limits
@@ -36,9 +37,11 @@ from agent_cli.providers.models import UNKNOWN_WINDOW, ModelInfo, family_limits,
 from agent_cli.providers.retry import RetryPolicy
 from agent_cli.session import AgentSession, ModelParts
 from agent_cli.store.archive import Archive
+from agent_cli.store.layout import check_private_dir, ensure_transcripts_dir, transcripts_dir
 from agent_cli.store.redact import Redactor
 from agent_cli.store.session_log import SessionLog
-from agent_cli.store.sessions import latest_session_id, load_session, resolve_session_id
+from agent_cli.store.sessions import continue_candidates, load_session, resolve_session_id
+from agent_cli.store.signing import SIGNATURE_KEY, SessionSigner
 from agent_cli.tokens.counter import TokenCounter
 from agent_cli.tools.base import ToolContext
 from agent_cli.tools.registry import default_tools
@@ -73,17 +76,26 @@ def open_session(
     hooks = Hooks()
     root = settings.project_root
     tools = default_tools()
-    frame = Frame(build_system_prompt(root, instructions=load_project_instructions(root)), tools.specs())
-    assembly = Assembly(settings, hooks, redactor, make_provider, frame)
+    instructions = read_project_instructions(root)
+    notices = [*settings.notices, *instructions.notices]
+    frame = Frame(build_system_prompt(root, instructions=instructions.text), tools.specs())
+    signer = SessionSigner.for_user(env)
+    if signer.problem:
+        notices.append(f"{signer.problem}: this session is not signed, so --continue will pass over it")
+    assembly = Assembly(settings, hooks, redactor, make_provider, frame, signer=signer, ask=ask)
     model = assembly.for_model(pset.model or DEFAULT_MODELS[pset.name])
     history: list[Message] = []
     if resume is not None:
-        session_id = resolve_session_id(root, resume) if resume else latest_session_id(root)
-        if session_id is None:
-            raise ConfigError(f"no earlier session in {root} to continue (sessions live in .transcripts/)")
+        check_private_dir(transcripts_dir(root))  # a planted link or another's folder: one line
+        if resume:
+            session_id = resolve_session_id(root, resume)
+        else:
+            session_id, skipped = _latest_signed(root, signer)
+            notices.extend(skipped)
         log, history = assembly.reopen(session_id, model.model)
     else:
-        log = SessionLog.create(settings.project_root, redactor=redactor, meta=assembly.meta(model.model))
+        ensure_transcripts_dir(root)
+        log = SessionLog.create(root, redactor=redactor, meta=assembly.meta(model.model, new=True))
     engine = ContextEngine(
         settings=settings.context,
         window=model.window,
@@ -113,10 +125,32 @@ def open_session(
         redact=redactor.redact,
         history=history,
     )
-    warnings = [model.warning] if model.warning else []
+    warnings = [WarningEvent(message=n) for n in notices] + ([model.warning] if model.warning else [])
     return AgentSession(
         settings=settings, loop=loop, engine=engine, log=log, parts=assembly, model=model, warnings=warnings,
         redact=redactor.redact,
+    )
+
+
+def _latest_signed(root: Path, signer: SessionSigner) -> tuple[str, list[str]]:
+    """The session --continue takes: the last one written that this user signed; and a line about
+    the later ones passed over (planted by the repository, or older than signed sessions)."""
+    passed: list[str] = []
+    for session_id, meta in continue_candidates(root):
+        if signer.signed(meta):
+            return session_id, [_passed_over(passed)] if passed else []
+        passed.append(session_id)
+    if passed:
+        raise ConfigError(f"no session of yours in {root} to continue: {_passed_over(passed)}")
+    raise ConfigError(f"no earlier session in {root} to continue (sessions live in .transcripts/)")
+
+
+def _passed_over(ids: list[str]) -> str:
+    shown = ", ".join(ids[:3]) + (", ..." if len(ids) > 3 else "")
+    them = "it" if len(ids) == 1 else "one"
+    return (
+        f"--continue passed over {len(ids)} unsigned session{'s' if len(ids) > 1 else ''} ({shown}): not "
+        f"started by you here, or older than signed sessions; to take {them}, agent --resume ID in the REPL"
     )
 
 
@@ -137,20 +171,27 @@ class Assembly:
         redactor: Redactor,
         make_provider: ProviderFactory,
         frame: Frame,
+        *,
+        signer: SessionSigner | None = None,
+        ask: Asker | None = None,
     ) -> None:
         self.settings = settings
         self.frame = frame
+        self._signer = signer or SessionSigner(None)
+        self._ask = ask
         self.retry = RetryPolicy(max_retries=settings.provider.max_retries)
         self._hooks = hooks
         self._redactor = redactor
         self._make_provider = make_provider
 
-    def meta(self, model: str) -> dict[str, str]:
-        """The session log's meta record: who ran it, with what."""
+    def meta(self, model: str, *, new: bool = False) -> dict[str, str]:
+        """The session log's meta record: who ran it, with what; `new`: signed as the user's."""
         pset = self.settings.provider
         root = str(self.settings.project_root)
         frame = self.frame.digest()
-        return {"provider": pset.name, "model": model, "cwd": root, "version": __version__, "frame": frame}
+        meta = {"provider": pset.name, "model": model, "cwd": root, "version": __version__, "frame": frame}
+        signature = self._signer.new_signature() if new else None
+        return {**meta, SIGNATURE_KEY: signature} if signature else meta
 
     def for_model(self, model: str) -> ModelParts:
         provider = self._make_provider(replace(self.settings.provider, model=model))
@@ -182,12 +223,17 @@ class Assembly:
         log = SessionLog.open(root, session_id, redactor=self._redactor)  # the lock first, then read
         try:
             loaded = load_session(root, session_id)
+            adopt = not self._signer.signed(loaded.meta)
+            if adopt:
+                self._accept_unsigned(session_id)
             history = list(loaded.messages)
             if loaded.meta.get("frame") != self.frame.digest():
                 # Another system prompt (a new day in it) or other tools: no thinking block matches now.
                 history = strip_thinking(history, 0)
             meta = self.meta(model)
-            if any(loaded.meta.get(k) != v for k, v in meta.items()):
+            if adopt:  # the user accepted it: from now on it is theirs, --continue included
+                log.log_meta(self.meta(model, new=True))
+            elif any(loaded.meta.get(k) != v for k, v in meta.items()):
                 log.log_meta(meta)
             if history != loaded.logged:
                 log.log_history(history, "resume")
@@ -195,6 +241,21 @@ class Assembly:
             log.close()
             raise
         return log, history
+
+    def _accept_unsigned(self, session_id: str) -> None:
+        """A session this user's key did not sign: ask in the REPL, refuse with how to accept else."""
+        why = (
+            f"session {session_id} was not started by you here (a repository may have planted it, "
+            "or it is older than signed sessions)"
+        )
+        if self._ask is None:
+            raise ConfigError(
+                f"{why}; read it with `agent transcripts show {session_id}`, then accept it by "
+                f"resuming it in the REPL: agent --resume {session_id}"
+            )
+        question = f"{why}; its messages would be sent as the conversation so far. Resume it?"
+        if self._ask("resume_unsigned_session", {"question": question, "session": session_id}) == "no":
+            raise ConfigError(f"{why}; not resumed")
 
     def archive(self, log: SessionLog) -> Archive:
         return Archive(log.dir, redactor=self._redactor)

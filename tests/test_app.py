@@ -11,14 +11,27 @@ from agent_cli.core.events import UsageEvent
 from agent_cli.core.messages import Message, Usage
 from agent_cli.store.redact import Redactor
 from agent_cli.store.session_log import SessionLog
+from agent_cli.store.signing import SIGNATURE_KEY, SessionSigner
 from agent_cli.tokens.counter import TokenCounter
 
 ENV = {"ANTHROPIC_API_KEY": "sk-ant-test-wiring-0000", "HOME": "/nonexistent-home"}
 
 
+def _env(tmp_path: Path, **more: str) -> dict[str, str]:
+    dirs = {"XDG_CONFIG_HOME": str(tmp_path / "cfg"), "XDG_STATE_HOME": str(tmp_path / "state")}
+    return {**ENV, **dirs, **more}
+
+
+def _signed(env: dict[str, str], model: str) -> dict[str, str]:
+    """A meta record as this user's agent writes it (signed), for a log made by hand."""
+    signature = SessionSigner.for_user(env).new_signature()
+    assert signature is not None
+    return {"model": model, SIGNATURE_KEY: signature}
+
+
 def test_a_resumed_session_counts_from_the_last_report(tmp_path: Path) -> None:
-    env = {**ENV, "XDG_CONFIG_HOME": str(tmp_path / "cfg")}
-    log = SessionLog.create(tmp_path, redactor=Redactor(), meta={"model": "claude-sonnet-4-5"})
+    env = _env(tmp_path)
+    log = SessionLog.create(tmp_path, redactor=Redactor(), meta=_signed(env, "claude-sonnet-4-5"))
     asked = Message.user("what is in a.py? " + "context " * 2_000)
     answered = Message.assistant("a.py defines add().")
     log.log_message(asked)
@@ -39,7 +52,7 @@ def test_a_resumed_session_counts_from_the_last_report(tmp_path: Path) -> None:
 
 
 def test_switching_model_retargets_window_output_and_counter(tmp_path: Path) -> None:
-    env = {**ENV, "XDG_CONFIG_HOME": str(tmp_path / "cfg"), "OPENAI_API_KEY": "sk-test-wiring-0000"}
+    env = _env(tmp_path, OPENAI_API_KEY="sk-test-wiring-0000")
     settings = load_settings(config_path=None, env=env, flags=Flags(model="claude-sonnet-4-5"), cwd=tmp_path)
     made: list[str | None] = []
 
@@ -61,7 +74,7 @@ def test_switching_model_retargets_window_output_and_counter(tmp_path: Path) -> 
 def _session(tmp_path: Path):  # type: ignore[no-untyped-def]
     from tests.fakes import ScriptedProvider
 
-    env = {**ENV, "XDG_CONFIG_HOME": str(tmp_path / "cfg")}
+    env = _env(tmp_path)
     settings = load_settings(config_path=None, env=env, flags=Flags(model="claude-sonnet-4-6"), cwd=tmp_path)
     return open_session(settings, env=env, make_provider=lambda p: ScriptedProvider([], model=p.model or ""))
 
@@ -83,7 +96,8 @@ def test_resume_takes_the_models_own_output_limit_not_one_learned_in_the_old_ses
     from agent_cli.context.protocol import Frame
     from agent_cli.core.errors import ContextOverflowError
 
-    other = SessionLog.create(tmp_path, redactor=Redactor(), meta={"model": "claude-sonnet-4-6"})
+    meta = _signed(_env(tmp_path), "claude-sonnet-4-6")
+    other = SessionLog.create(tmp_path, redactor=Redactor(), meta=meta)
     other.log_message(Message.user("earlier"))
     other.close()
     session = _session(tmp_path)
@@ -104,8 +118,7 @@ def test_an_unknown_claude_model_asks_the_models_api_then_falls_back_to_its_fami
     from tests.fakeserver import FakeModelServer
 
     with FakeModelServer(models={"claude-opus-6": (400_000, 64_000)}) as server:
-        env = {**ENV, "XDG_CONFIG_HOME": str(tmp_path / "cfg")}
-        env["ANTHROPIC_BASE_URL"] = server.anthropic_base_url
+        env = _env(tmp_path, ANTHROPIC_BASE_URL=server.anthropic_base_url)
         for model, window in (("claude-opus-6", 400_000), ("claude-sonnet-6", 1_000_000)):
             settings = load_settings(config_path=None, env=env, flags=Flags(model=model), cwd=tmp_path)
             session = open_session(settings, env=env)

@@ -117,7 +117,7 @@ def test_transcripts_that_cannot_be_read_get_one_line(
     if prefix is None:
         pytest.skip("running as root without setpriv: file modes cannot deny anything")
     base = session_project / ".transcripts"
-    (session,) = base.iterdir()
+    (session,) = [p for p in base.iterdir() if p.is_dir()]  # beside it: .gitignore
     target = session / "session.jsonl" if what == "log" else base
     target.chmod(0)
     try:

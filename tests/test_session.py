@@ -252,10 +252,9 @@ def test_list_latest_and_prefix_resolution(tmp_path: Path) -> None:
     infos = list_sessions(tmp_path)
     assert infos[0].id == a.id
     by_id = {i.id: i for i in infos}
-    assert set(by_id) == {a.id, b.id, c.id}
+    assert set(by_id) == {a.id, b.id}  # `c`, in which nothing was said, is not listed
     assert by_id[a.id].message_count == 4 and by_id[a.id].first_prompt == "fix the bug"
     assert by_id[a.id].model == "claude-a" and by_id[b.id].model == "gpt-b"
-    assert by_id[c.id].message_count == 0 and by_id[c.id].first_prompt == ""
     assert by_id[b.id].started == day + timedelta(hours=1, seconds=2)
 
     assert resolve_session_id(tmp_path, a.id) == a.id

@@ -314,7 +314,8 @@ def test_compact_shows_the_panel_and_writes_the_span(tmp_path: Path) -> None:
 
 
 def test_transcripts_and_resume(tmp_path: Path) -> None:
-    h = Harness(tmp_path, [say("hi"), say("welcome back")])
+    # `other` is written here, not by this user's agent: /resume asks first, and the user says yes.
+    h = Harness(tmp_path, [say("hi"), say("welcome back")], answers=["yes"])
     first = h.session.id
     root = h.session.project_root
     with SessionLog.create(root, redactor=Redactor([]), meta={"model": "gpt-4.1"}) as other:

@@ -9,7 +9,9 @@ live in the user file, per-repository tuning in the project file.
 A project file arrives with the repository, so it may not set the keys that
 would let a repository approve its own commands, reach outside itself, or
 send your API key elsewhere (`PROJECT_RESTRICTED_KEYS`); those belong in the
-user file, a `--config` file, the environment or flags.
+user file, a `--config` file, the environment or flags. What it chooses that
+costs money is said in `Settings.notices` and capped (`project_costs.py`);
+it is read only if it is a regular file inside the project (`file_reads.py`).
 
 Environment. The selected provider's SDK variables (`ANTHROPIC_API_KEY`,
 `ANTHROPIC_BASE_URL`, `OPENAI_API_KEY`, `OPENAI_BASE_URL`) override the
@@ -33,6 +35,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from agent_cli.config.project_costs import review_project_choices
 from agent_cli.config.schema import (
     SECTIONS,
     all_fields,
@@ -52,8 +55,10 @@ from agent_cli.config.settings import (
 )
 from agent_cli.core.errors import ConfigError
 from agent_cli.store import user_dirs as paths
+from agent_cli.store.file_reads import UnreadableFile, describe_size, read_project_file, read_user_file
 
 __all__ = [
+    "CONFIG_MAX_BYTES",
     "PROJECT_RESTRICTED_KEYS",
     "ConfigLayer",
     "Flags",
@@ -98,6 +103,7 @@ class ConfigLayer:
     path: Path
     values: Mapping[str, object]
     lines: Mapping[str, int]
+    project: bool = False  # came with the repository (see project_costs.py)
 
 
 # ---- finding lines -----------------------------------------------------------------------------
@@ -218,7 +224,8 @@ def parse_config(
                     "set it in your user config, a --config file, the environment or a flag",
                 )
             values[key] = coerce(field, value, where, secrets)
-    return ConfigLayer(path=path, values=values, lines={k: v for k, v in lines.items() if k in values})
+    kept = {k: v for k, v in lines.items() if k in values}
+    return ConfigLayer(path=path, values=values, lines=kept, project=project)
 
 
 # ---- merging -----------------------------------------------------------------------------------
@@ -253,15 +260,19 @@ def resolve_settings(
     secrets = [s for s in (_env(env, "ANTHROPIC_API_KEY"), _env(env, "OPENAI_API_KEY")) if s]
     values: dict[str, object] = {}
     origin: dict[str, str] = {}  # key -> where its value came from; insertion order = precedence
+    from_project: set[str] = set()  # keys whose value the repository's file chose
 
     def put(key: str, value: object, where: str) -> None:
         values[key] = value
         origin.pop(key, None)
         origin[key] = where
+        from_project.discard(key)
 
     for layer in layers:
         for key, value in layer.values.items():
             put(key, value, _at(layer.path, layer.lines, key))
+            if layer.project:
+                from_project.add(key)
 
     file_provider = values.get("provider.name", default_value("provider.name"))
     provider = file_provider
@@ -289,8 +300,11 @@ def resolve_settings(
     if flags.yes:
         put("approvals.yes", True, "--yes")
 
-    _check_order(values, origin, secrets)
-    return _build(values, cwd, tuple(str(layer.path) for layer in layers))
+    project_file = next((layer.path for layer in layers if layer.project), None)
+    costs = review_project_choices(values, from_project, str(project_file), secrets)
+    _check_order(costs.values, origin, secrets)
+    notices = (costs.notice,) if costs.notice else ()
+    return _build(costs.values, cwd, tuple(str(layer.path) for layer in layers), notices)
 
 
 def _check_order(values: Mapping[str, object], origin: Mapping[str, str], secrets: Collection[str]) -> None:
@@ -309,7 +323,9 @@ def _check_order(values: Mapping[str, object], origin: Mapping[str, str], secret
         )
 
 
-def _build(values: Mapping[str, object], cwd: Path, sources: tuple[str, ...]) -> Settings:
+def _build(
+    values: Mapping[str, object], cwd: Path, sources: tuple[str, ...], notices: tuple[str, ...]
+) -> Settings:
     sections: dict[str, object] = {}
     for section, cls in SECTIONS.items():
         changes = {k.split(".", 1)[1]: v for k, v in values.items() if k.startswith(section + ".")}
@@ -321,21 +337,34 @@ def _build(values: Mapping[str, object], cwd: Path, sources: tuple[str, ...]) ->
         approvals=typing.cast(ApprovalSettings, sections["approvals"]),
         project_root=cwd,
         sources=sources,
+        notices=notices,
     )
 
 
 # ---- the shell: finding and reading files ------------------------------------------------------
 
 
-def _read(path: Path) -> str:
+# A config file is a few KiB (config.example.toml, every key documented, is about 10 KiB).
+CONFIG_MAX_BYTES = 256 * 1024
+
+
+def _read(path: Path, *, root: Path | None) -> str:
+    """A config file's text; `root`: it came with the project there (see `file_reads`)."""
     try:
-        return path.read_bytes().decode("utf-8")
+        if root is not None:
+            read = read_project_file(root, path, limit=CONFIG_MAX_BYTES)
+        else:
+            read = read_user_file(path, limit=CONFIG_MAX_BYTES)
+    except UnreadableFile as exc:
+        raise config_error(str(path), str(exc)) from None
+    if read.more:
+        raise config_error(
+            str(path), f"is larger than {describe_size(CONFIG_MAX_BYTES)}, the most a config file may be"
+        )
+    try:
+        return read.data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise config_error(str(path), f"not UTF-8 text (byte {exc.start})") from None
-    except IsADirectoryError:
-        raise config_error(str(path), "is a directory, not a config file") from None
-    except OSError as exc:
-        raise config_error(str(path), f"cannot read: {exc.strerror or exc}") from None
 
 
 def load_settings(*, config_path: Path | None, env: Mapping[str, str], flags: Flags, cwd: Path) -> Settings:
@@ -356,6 +385,7 @@ def load_settings(*, config_path: Path | None, env: Mapping[str, str], flags: Fl
         if project.exists() and not (user.exists() and project.resolve() == user.resolve()):
             files.append((project, True))
     layers = [
-        parse_config(_read(path), path, project=is_project, secrets=secrets) for path, is_project in files
+        parse_config(_read(path, root=cwd if is_project else None), path, project=is_project, secrets=secrets)
+        for path, is_project in files
     ]
     return resolve_settings(layers, env, flags, cwd)

@@ -79,3 +79,4 @@ class Settings:
     approvals: ApprovalSettings = field(default_factory=ApprovalSettings)
     project_root: Path = field(default_factory=Path.cwd)
     sources: tuple[str, ...] = ()  # config files that were read, for /context and errors
+    notices: tuple[str, ...] = ()  # for the user's eyes at start-up: what the project file chose

@@ -4,25 +4,42 @@ The text returned here goes into the system prompt, each file under a heading
 that names it (AGENTS.md first), within one character budget so a huge file
 cannot crowd out the conversation. A file that is missing, unreadable or
 binary is skipped; the same file under both names (a symlink) counts once.
+
+The files came with the repository: one that is a link leading outside the
+project (to `~/.aws/credentials`, say), a FIFO or a device is not read, and the
+user is told why (`Instructions.notices`), as when a file is cut to the budget.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["INSTRUCTION_FILES", "load_project_instructions"]
+from agent_cli.store.file_reads import UnreadableFile, read_project_file
+
+__all__ = ["INSTRUCTION_FILES", "Instructions", "load_project_instructions", "read_project_instructions"]
 
 INSTRUCTION_FILES = ("AGENTS.md", "CLAUDE.md")
 
 
-def _read_text(path: Path, limit: int) -> str | None:
-    """The file's text (at most `limit` characters, plus a little to know it was longer), or None."""
+@dataclass(frozen=True, slots=True)
+class Instructions:
+    text: str | None  # the system prompt's section, None when there is none
+    notices: tuple[str, ...] = ()  # for the user: a file not read, or cut, and why
+
+
+def _read_text(root: Path, path: Path, limit: int) -> str | None:
+    """The file's text (at most `limit` characters, plus a little to know it was longer), or None.
+
+    UnreadableFile when the repository shipped something that is not a file inside it.
+    """
     try:
-        with path.open("rb") as f:
-            # UTF-8 needs at most 4 bytes a character; one more character tells us it was cut.
-            data = f.read(4 * (limit + 1))
-    except OSError:
-        return None
+        # UTF-8 needs at most 4 bytes a character; one more character tells us it was cut.
+        data = read_project_file(root, path, limit=4 * (limit + 1)).data
+    except UnreadableFile as exc:
+        if str(exc).startswith("cannot be read"):
+            return None  # unreadable (mode 000, gone meanwhile): skipped as before
+        raise
     if b"\x00" in data:
         return None  # binary
     try:
@@ -46,16 +63,18 @@ def _cut(text: str, budget: int, name: str) -> str:
     return f"{head}\n\n[{name} was cut to its first {len(head):,} characters; read the file for the rest.]"
 
 
-def load_project_instructions(root: Path | str, *, max_chars: int = 40_000) -> str | None:
-    """AGENTS.md then CLAUDE.md from `root`, each under a heading; None when there are none."""
+def read_project_instructions(root: Path | str, *, max_chars: int = 40_000) -> Instructions:
+    """AGENTS.md then CLAUDE.md from `root`, each under a heading, and what the user should know."""
+    root = Path(root)
     sections: list[str] = []
+    notices: list[str] = []
     seen: set[Path] = set()
     remaining = max_chars
     for name in INSTRUCTION_FILES:
-        path = Path(root) / name
+        path = root / name
         try:
-            if not path.is_file():
-                continue
+            if not path.exists() or path.is_dir():
+                continue  # missing, a dangling link, a folder: nothing to tell
             real = path.resolve()
         except OSError:
             continue
@@ -64,11 +83,23 @@ def load_project_instructions(root: Path | str, *, max_chars: int = 40_000) -> s
         seen.add(real)
         if remaining <= 0:
             sections.append(f"# {name}\n\n[{name} was left out: the instructions reached their size limit.]")
+            notices.append(f"{name} was left out: instructions are capped at {max_chars:,} characters")
             continue
-        text = _read_text(path, remaining)
+        try:
+            text = _read_text(root, path, remaining)
+        except UnreadableFile as exc:
+            notices.append(f"{name} was not read: it {exc}")
+            continue
         if text is None or not text.strip():
             continue
         body = _cut(text.strip(), remaining, name)
+        if body != text.strip():
+            notices.append(f"{name} was cut: instructions are capped at {max_chars:,} characters")
         remaining -= min(len(text.strip()), remaining)
         sections.append(f"# {name}\n\n{body}")
-    return "\n\n".join(sections) if sections else None
+    return Instructions("\n\n".join(sections) if sections else None, tuple(notices))
+
+
+def load_project_instructions(root: Path | str, *, max_chars: int = 40_000) -> str | None:
+    """The system prompt's section of project instructions; None when there are none."""
+    return read_project_instructions(root, max_chars=max_chars).text

@@ -6,14 +6,23 @@
         session.lock                        0600, held by the one agent writing the log; its pid
         span-NNN-<label>.jsonl, output-...  0600, the archive (archive.py)
 
+    <project>/.transcripts/.gitignore       `*`: sessions are not committed by accident (as venv does)
+
 A session id is one plain path component: `20261130-142501-3fa2c1`.
+
+`.transcripts/` and the session folders in it arrive with a clone too: a folder that is a
+symbolic link (`.transcripts -> /somewhere/outside`) or that another user owns is refused with
+one line (a ConfigError), before anything is changed or written there.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
 import re
 import secrets
+import stat
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -26,7 +35,9 @@ __all__ = [
     "LOCK_FILE",
     "SESSION_FILE",
     "TRANSCRIPTS_DIR",
+    "check_private_dir",
     "ensure_private_dir",
+    "ensure_transcripts_dir",
     "new_session_id",
     "session_dir",
     "transcripts_dir",
@@ -58,8 +69,66 @@ def new_session_id(now: datetime) -> str:
     return f"{now.astimezone(UTC):%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
 
 
+def check_private_dir(path: Path, *, owner: bool = True) -> bool:
+    """Whether `path` exists as a folder agent-cli may use: ConfigError if it is a symbolic link
+    or (`owner`) another user's, so nothing is written through it; NotADirectoryError if it is
+    something else. Reading a
+    listing of another user's sessions (`agent transcripts` after `sudo agent`) passes
+    `owner=False`: it writes nothing there."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return False
+    if stat.S_ISLNK(info.st_mode):
+        try:
+            target = f" (to {os.readlink(path)})"
+        except OSError:
+            target = ""
+        raise ConfigError(
+            f"{path} is a symbolic link{target}; agent-cli keeps sessions only in a real folder "
+            "of the project: remove the link"
+        )
+    if not stat.S_ISDIR(info.st_mode):  # a file in its place: cannot be written, as before (exit 1)
+        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(path))
+    if owner and hasattr(os, "geteuid") and info.st_uid != os.geteuid():
+        raise ConfigError(
+            f"{path} belongs to another user (uid {info.st_uid}); agent-cli writes sessions only "
+            "in a folder of yours"
+        )
+    return True
+
+
 def ensure_private_dir(path: Path) -> None:
-    """Create `path` (and parents) if needed and make it 0700, whatever the umask."""
-    path.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
-    if (path.stat().st_mode & 0o777) != DIR_MODE:
-        os.chmod(path, DIR_MODE)
+    """Create `path` (and its parents) if needed and make it 0700, whatever the umask;
+    ConfigError, with nothing changed, if it is a symbolic link or not the user's (see above)."""
+    if not check_private_dir(path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(FileExistsError):  # made meanwhile: checked below like any other
+            path.mkdir(mode=DIR_MODE)
+        check_private_dir(path)
+    # Opened without following links, then changed through the descriptor: a link swapped in
+    # after the check is not followed either.
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0))
+    try:
+        if (os.fstat(fd).st_mode & 0o777) != DIR_MODE:
+            os.fchmod(fd, DIR_MODE)
+    finally:
+        os.close(fd)
+
+
+def ensure_transcripts_dir(root: Path | str) -> Path:
+    """`<root>/.transcripts`, made private, with a `.gitignore` of `*` when this call creates it."""
+    base = transcripts_dir(root)
+    existed = check_private_dir(base)
+    ensure_private_dir(base)
+    if not existed:
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
+        try:
+            fd = os.open(base / ".gitignore", flags, FILE_MODE)  # private like everything here
+        except FileExistsError:
+            return base  # another agent made the folder at the same moment and wrote it
+        try:
+            os.write(fd, b"# Written by agent-cli: its session logs stay out of git.\n*\n")
+        finally:
+            os.close(fd)
+    return base

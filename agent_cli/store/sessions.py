@@ -3,14 +3,15 @@
 `load_session` rebuilds the working history from the last checkpoint plus the
 messages after it, skipping torn or undecodable lines, and repairs tool
 pairing so a session stopped mid-tool resumes with "interrupted" results.
-`list_sessions`, `session_ids`, `latest_session_id` and `resolve_session_id`
-find sessions in a project; an unknown or ambiguous id is a ConfigError.
+`list_sessions`, `session_ids`, `latest_session_id`, `continue_candidates` and
+`resolve_session_id` find sessions in a project; an unknown or ambiguous id is a
+ConfigError. A session in which nothing was said is neither listed nor continued.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,12 +21,13 @@ from agent_cli.core.errors import ConfigError
 from agent_cli.core.messages import Message
 from agent_cli.core.pairing import repair_history
 from agent_cli.core.thinking import settle_thinking, strip_thinking
-from agent_cli.store.layout import ID_RE, SESSION_FILE, session_dir, transcripts_dir
+from agent_cli.store.layout import ID_RE, SESSION_FILE, check_private_dir, session_dir, transcripts_dir
 from agent_cli.store.redact import REDACTED
 
 __all__ = [
     "LoadedSession",
     "SessionInfo",
+    "continue_candidates",
     "latest_session_id",
     "list_sessions",
     "load_session",
@@ -96,7 +98,10 @@ def replay(records: Iterable[Mapping[str, Any]]) -> tuple[JSONDict, list[Message
 
 def load_session(root: Path | str, session_id: str) -> LoadedSession:
     """Rebuild a session's working history from its log (see `replay`), pairing repaired."""
-    path = session_dir(root, session_id) / SESSION_FILE
+    directory = session_dir(root, session_id)
+    check_private_dir(transcripts_dir(root), owner=False)
+    check_private_dir(directory, owner=False)  # a planted link to a folder elsewhere is not read through
+    path = directory / SESSION_FILE
     if not path.is_file():
         raise ConfigError(f"no session {session_id!r} in {transcripts_dir(root)}")
     records, skipped = read_records(path)
@@ -117,11 +122,22 @@ def _sendable(logged: list[Message]) -> list[Message]:
 
 
 def session_ids(root: Path | str) -> list[str]:
-    """Ids of the sessions in this project that have a log, oldest first."""
+    """Ids of the sessions in this project that have a log, oldest first.
+
+    None when `.transcripts/` is a link (`check_private_dir` says why, for callers that must);
+    a session folder that is a link is not one of them.
+    """
     base = transcripts_dir(root)
-    if not base.is_dir():
+    try:
+        if not check_private_dir(base, owner=False):
+            return []
+    except (ConfigError, NotADirectoryError):  # a link, or a file in its place: no sessions there
         return []
-    return sorted(p.name for p in base.iterdir() if ID_RE.fullmatch(p.name) and (p / SESSION_FILE).is_file())
+    return sorted(
+        p.name
+        for p in base.iterdir()
+        if ID_RE.fullmatch(p.name) and not p.is_symlink() and (p / SESSION_FILE).is_file()
+    )
 
 
 def latest_session_id(root: Path | str) -> str | None:
@@ -131,6 +147,35 @@ def latest_session_id(root: Path | str) -> str | None:
     if not ids:
         return None
     return max(ids, key=lambda i: ((base / i / SESSION_FILE).stat().st_mtime_ns, i))
+
+
+def continue_candidates(root: Path | str) -> Iterator[tuple[str, JSONDict]]:
+    """(id, merged meta) of the sessions `--continue` may pick, the one written last first.
+
+    A session in which nothing was said (the REPL opened and closed) is not one: continuing it
+    would continue nothing. Logs are read lazily, so the usual case reads one.
+    """
+    base = transcripts_dir(root)
+    ids = session_ids(root)
+
+    def written(session_id: str) -> tuple[int, str]:
+        try:
+            return (base / session_id / SESSION_FILE).stat().st_mtime_ns, session_id
+        except OSError:
+            return 0, session_id
+
+    for session_id in sorted(ids, key=written, reverse=True):
+        try:
+            records, _ = read_records(base / session_id / SESSION_FILE)
+        except OSError:
+            continue
+        if not any(r.get("kind") in ("message", "history") for r in records):
+            continue
+        meta: JSONDict = {}
+        for rec in records:
+            if rec.get("kind") == "meta" and isinstance(rec.get("meta"), dict):
+                meta.update(rec["meta"])
+        yield session_id, meta
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,9 +234,12 @@ def list_sessions(root: Path | str) -> list[SessionInfo]:
     infos = []
     for session_id in session_ids(root):
         try:
-            infos.append(_session_info(root, session_id))
+            info = _session_info(root, session_id)
         except OSError as exc:
             infos.append(_unreadable(root, session_id, exc))
+            continue
+        if info.message_count:
+            infos.append(info)  # a session in which nothing was said is not worth a row
     infos.sort(key=lambda s: (s.updated, s.id), reverse=True)
     return infos
 

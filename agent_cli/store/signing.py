@@ -1,0 +1,106 @@
+"""Which sessions the user wrote: a per-user key, and a signature in each session's meta record.
+
+A clone can ship a `.transcripts/` of its own, and its files belong to whoever cloned it, so
+ownership says nothing about who wrote a session. Each user has a random key in the state dir
+(`<state dir>/session-key`, 0600, made on first use), and every session this agent starts gets
+`"signature": "<nonce>.<HMAC-SHA256(key, nonce)>"` in its meta record. A session without a valid
+signature was planted, or predates signing; `--continue` passes over it and `--resume` asks.
+
+What the signature does not do: a log the user wrote, leaked (committed, say) and edited, keeps its
+signature; it tells who started a session, not that its lines are unchanged.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import hmac
+import os
+import secrets
+from collections.abc import Mapping
+from pathlib import Path
+
+from agent_cli.store.user_dirs import home_dir, state_dir
+
+__all__ = ["KEY_FILE", "SIGNATURE_KEY", "SessionSigner"]
+
+KEY_FILE = "session-key"
+SIGNATURE_KEY = "signature"  # the meta record's key
+_CONTEXT = b"agent-cli session signature v1\x00"
+
+
+class SessionSigner:
+    """Signs new sessions and checks old ones with the user's key (None: the key could not be had)."""
+
+    def __init__(self, key: bytes | None, problem: str = "") -> None:
+        self._key = key
+        self.problem = problem  # why there is no key, for a warning
+
+    @classmethod
+    def for_user(cls, env: Mapping[str, str]) -> SessionSigner:
+        """The signer with the user's key, made on first use; without one if the state dir
+        cannot be written (then sessions are unsigned and `problem` says why)."""
+        # Without XDG_STATE_HOME the key goes under the home folder, which must exist: a HOME
+        # that names nothing is not created (as root, /nonexistent would be).
+        xdg = env.get("XDG_STATE_HOME", "")
+        home = None if xdg and Path(xdg).is_absolute() else home_dir(env)
+        try:
+            return cls(_user_key(state_dir(env), home))
+        except OSError as exc:
+            where = state_dir(env) / KEY_FILE
+            return cls(None, f"cannot keep the session key in {where} ({exc.strerror or exc})")
+
+    def new_signature(self) -> str | None:
+        if self._key is None:
+            return None
+        nonce = secrets.token_hex(16)
+        return f"{nonce}.{self._mac(nonce)}"
+
+    def signed(self, meta: Mapping[str, object]) -> bool:
+        """Whether a session's (merged) meta carries a signature made with this user's key."""
+        value = meta.get(SIGNATURE_KEY)
+        if self._key is None or not isinstance(value, str) or value.count(".") != 1:
+            return False
+        nonce, mac = value.split(".")
+        return hmac.compare_digest(mac, self._mac(nonce))
+
+    def _mac(self, nonce: str) -> str:
+        assert self._key is not None
+        return hmac.new(self._key, _CONTEXT + nonce.encode(), hashlib.sha256).hexdigest()
+
+
+def _user_key(folder: Path, home: Path | None) -> bytes:
+    path = folder / KEY_FILE
+    with contextlib.suppress(FileNotFoundError):
+        return _read_key(path)
+    if home is not None and not home.is_dir():
+        raise FileNotFoundError(2, "the home folder does not exist", str(home))
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    # Written whole under another name, then linked into place: a second agent starting at the
+    # same moment either links first or reads the complete key the first one linked.
+    temp = folder / f".{KEY_FILE}.{os.getpid()}.{secrets.token_hex(4)}"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(temp, flags, 0o600)
+    try:
+        os.write(fd, secrets.token_hex(32).encode() + b"\n")
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    try:
+        os.link(temp, path)
+    except FileExistsError:
+        pass
+    finally:
+        os.unlink(temp)
+    return _read_key(path)
+
+
+def _read_key(path: Path) -> bytes:
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0))
+    try:
+        data = os.read(fd, 256).strip()
+    finally:
+        os.close(fd)
+    if len(data) < 32:
+        raise OSError(0, "the key file is too short; remove it and a new one is made", str(path))
+    return data
