@@ -41,7 +41,8 @@ _SECRET_GROUP = re.compile(re.escape("(?P<secret>"))
 
 @functools.cache
 def _compiled_shapes() -> tuple[tuple[Shape, re.Pattern[str], re.Pattern[str] | None], ...]:
-    """Each shape with its own regex (to tell which one matched) and its `left` class, compiled once."""
+    """Each shape with its own regex (to tell which one matched) and its `left` class, compiled once,
+    at the first match: a session start that sees no secret does not pay for them."""
     return tuple((s, re.compile(s.pattern), re.compile(s.left) if s.left else None) for s in SHAPES)
 
 
@@ -86,7 +87,6 @@ class Redactor:
 
     def __init__(self, secrets: Iterable[str] = ()) -> None:
         self._literals = frozenset(s for s in secrets if s and len(s) >= _MIN_SECRET_LEN)
-        self._shapes = _compiled_shapes()
         self._regex = _alternation()
 
     def redact(self, text: str) -> str:
@@ -142,7 +142,7 @@ class Redactor:
         """The part of `match` to replace, or None when it is not a secret after all."""
         # Which shape matched: the first whose own regex matches here, as in the alternation.
         # Only matches pay for this, and text without secrets has none.
-        for shape, own, left in self._shapes:
+        for shape, own, left in _compiled_shapes():
             hit = own.match(text, match.start())
             if hit is None:
                 continue
