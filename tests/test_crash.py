@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import stat
 from pathlib import Path
 
@@ -32,3 +33,11 @@ def test_an_unwritable_transcripts_dir_is_one_line_not_a_traceback(tmp_path: Pat
     r = run_agent(["-p", "hi"], project, env, timeout=60)
     assert r.returncode == 1 and "Traceback" not in r.stderr
     assert r.stderr.startswith("agent: cannot open the session log") and len(r.stderr.splitlines()) == 1
+
+
+def test_a_full_disk_is_never_called_an_internal_error(tmp_path: Path) -> None:
+    env = {"XDG_STATE_HOME": str(tmp_path / "state"), "HOME": str(tmp_path)}
+    line = internal_error(OSError(errno.ENOSPC, "No space left on device", "/p/.transcripts/s/out.txt"), env)
+    assert line == "the disk is full: cannot write /p/.transcripts/s/out.txt; free space and try again"
+    quota = internal_error(OSError(errno.EDQUOT, "Disk quota exceeded"), env)
+    assert quota == "the disk quota is used up; free space and try again"

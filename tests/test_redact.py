@@ -210,3 +210,52 @@ def test_a_private_key_whose_begin_line_was_cut_away_goes_whole() -> None:
     shown = Redactor().redact(sink.text(Redactor().spans))
     assert "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC" not in shown and "END PRIVATE KEY" not in shown
     assert shown.endswith("z" * 100)
+
+
+# -- the shapes the outside review found reaching the model and the log (issue 16, item 9) ---------
+
+HEX32 = "0123456789abcdef0123456789abcdef"
+STRIPE_LIVE = "sk_live_51H" + _rand(ALNUM, 96)
+STRIPE_RESTRICTED = "rk_live_51H" + _rand(ALNUM, 96)
+GITLAB = "glpat-" + _rand(URLSAFE, 20)
+SLACK_HOOK_PATH = "T0123ABCD/B0456EFGH/" + _rand(ALNUM, 24)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("DATABASE_URL=postgres://user:pass@host/db", "DATABASE_URL=postgres://user:[REDACTED]@host/db"),
+        ("redis://:s3cr3t-pw@cache:6379/0", "redis://:[REDACTED]@cache:6379/0"),
+        ("mysql://admin:Pa$$w0rd!@db:3306/app", "mysql://admin:[REDACTED]@db:3306/app"),
+        ("amqp://u:p@ss@rabbit/vh", "amqp://u:[REDACTED]@rabbit/vh"),
+        (f"SENTRY_DSN=https://{HEX32}:{HEX32[::-1]}@o1.ingest.sentry.io/1",
+         "SENTRY_DSN=https://[REDACTED]@o1.ingest.sentry.io/1"),
+        (f"SENTRY_DSN=https://{HEX32}@o450.ingest.us.sentry.io/45",
+         "SENTRY_DSN=https://[REDACTED]@o450.ingest.us.sentry.io/45"),
+        (f"hook: https://hooks.slack.com/services/{SLACK_HOOK_PATH}", "hook: https://hooks.slack.com/services/[REDACTED]"),
+        (f"STRIPE_SECRET_KEY={STRIPE_LIVE}", "STRIPE_SECRET_KEY=[REDACTED]"),
+        (f'stripe.api_key = "{STRIPE_RESTRICTED}"', 'stripe.api_key = "[REDACTED]"'),
+        (f"GITLAB_TOKEN={GITLAB} next", "GITLAB_TOKEN=[REDACTED] next"),
+        ("AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+         "AWS_SECRET_ACCESS_KEY=[REDACTED]"),
+        ("//registry.npmjs.org/:_authToken=npm_" + "a1" * 18, "//registry.npmjs.org/:_authToken=[REDACTED]"),
+    ],
+)
+def test_common_credential_shapes_are_redacted(text: str, expected: str) -> None:
+    assert Redactor().redact(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "http://localhost:8000/x and ssh://git@github.com:22/x and git@github.com:o/r.git",
+        '{"url":"http://h:80","e":"a@b"}',
+        "postgres://user:${DB_PASSWORD}@host/db",
+        "https://user@example.com/path?next=a@b",
+        "cmd --user=x -us1 APPEND_MODE APPLICATION ACCESS_TOKEN_LIFETIME SKIP_ALL",
+        "Model.objects.filter(name__startswith='N').order_by('-created')",
+        "sk_live_short and rk_test_",
+    ],
+)
+def test_urls_flags_and_words_that_look_close_survive(text: str) -> None:
+    assert Redactor().redact(text) == text

@@ -2,6 +2,9 @@
 
     AgentError                     base; `str()` is one actionable line
     ├── ConfigError                bad config file, flag or missing key (exit 2)
+    ├── SessionBusyError           another agent is writing this session's log
+    ├── SessionLogError            a record could not be written: the log keeps every whole record
+    │   └── DiskFullError          ... because the disk is full (ENOSPC) or the quota used up (EDQUOT)
     └── ProviderError              a model request failed (exit 1 once retries are spent)
         ├── ContextOverflowError   the prompt is larger than the model's window
         ├── RateLimitError         429; `retry_after` from the server when given
@@ -22,11 +25,13 @@ __all__ = [
     "AuthError",
     "ConfigError",
     "ContextOverflowError",
+    "DiskFullError",
     "FatalProviderError",
     "OverloadedError",
     "ProviderError",
     "RateLimitError",
     "SessionBusyError",
+    "SessionLogError",
     "StalledError",
     "ThinkingRejectedError",
     "TransientError",
@@ -44,6 +49,16 @@ class ConfigError(AgentError):
 
 class SessionBusyError(AgentError):
     """Another agent is writing this session's log (one writer at a time)."""
+
+
+class SessionLogError(AgentError):
+    """A record could not be written to the session log (exit 1). The failed write was undone, so the
+    log holds every record before it, whole; the session stops writing, and `--resume` goes on from
+    there once the cause is gone."""
+
+
+class DiskFullError(SessionLogError):
+    """The disk (or the user's quota) is full. Said as one line, never as an internal error."""
 
 
 class ProviderError(AgentError):

@@ -2,11 +2,14 @@
 
 A bug must never dump a traceback at the user nor end a session silently.
 `internal_error(exc)` appends the traceback (redacted) to
-`<state dir>/crash.log` (0600) and returns the line to show.
+`<state dir>/crash.log` (0600) and returns the line to show. A full disk is
+not a bug, wherever it surfaces: it is said as such (the session log says it
+itself, see session_log.py; this is the net under every other write).
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import traceback
 from collections.abc import Mapping
@@ -18,8 +21,14 @@ from agent_cli.store.user_dirs import state_dir
 __all__ = ["internal_error"]
 
 
+_FULL = {errno.ENOSPC: "the disk is full", errno.EDQUOT: "the disk quota is used up"}
+
+
 def internal_error(exc: BaseException, env: Mapping[str, str] | None = None) -> str:
     """Log `exc` with its traceback; return one line for the user."""
+    if isinstance(exc, OSError) and exc.errno in _FULL:
+        where = f": cannot write {exc.filename}" if exc.filename else ""
+        return f"{_FULL[exc.errno]}{where}; free space and try again"
     where = "the traceback could not be saved"
     try:
         directory = state_dir(os.environ if env is None else env)

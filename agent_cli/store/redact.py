@@ -1,25 +1,28 @@
-"""Secret redaction: the last gate before anything is written to disk.
+"""Secret redaction: the last gate before anything is written to disk or shown to the model.
 
-`Redactor` owns one compiled regular expression made of the configured API
-keys (as literals) and the shapes of common credentials (Anthropic, OpenAI,
-AWS, GitHub, Slack and Google keys, `Bearer` / `x-api-key` header values and
-PEM private key blocks). Every match becomes `[REDACTED]`, and so does a piece
-of a configured key (its first or last 16 characters or more, as an output cut
-in the middle of the key leaves it). `spans` says where the secrets are, so a
-cut can be placed around them rather than through them.
+`Redactor` hides the configured API keys (found with `str.find`, whole or as a piece: the
+first or last 16 characters or more, as an output cut in the middle of a key leaves them) and
+the credential shapes of `secret_shapes.SHAPES` (detect-secrets' rules and a few of ours:
+cloud, CI, payment and chat tokens, passwords in URLs, header values, private key blocks).
+Every secret becomes `[REDACTED]`; a shape that marks a `secret` part keeps its context
+(`postgres://user:[REDACTED]@host/db`). `spans` says where the secrets are, so a cut can be
+placed around them rather than through them.
 
-Speed matters because every log record passes through here: every alternative
-starts with a literal character or a small character class, so the regex
-engine can skip ahead cheaply on text that holds no secrets. Word boundaries
-that a look-behind would express are checked in the replacement function
-instead, because a leading look-behind would disable that fast skip.
+Speed matters because every log record passes through here. All shapes are one regex,
+grouped by first character, and every shape starts with a literal character (a rare one
+where it can: a look-behind checks what came before), so the regex engine skips cheaply
+over text that holds no secrets. Word boundaries that a leading look-behind would express
+are checked in Python instead, for the same reason. benchmarks/redact_speed.py measures it.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 from typing import Any
+
+from agent_cli.store.secret_shapes import SHAPES, Shape
 
 __all__ = ["REDACTED", "Redactor"]
 
@@ -32,34 +35,31 @@ _MIN_SECRET_LEN = 8
 # it (an output cut in the middle of the key); keys shorter than twice this are matched whole only.
 _FRAGMENT = 16
 
-# Credential shapes. Each must start with a literal (see the module docstring).
-# The `(?=...\d)` look-aheads demand a digit so that ordinary hyphenated words
-# ("sk-learn-style-identifier-names") are not taken for keys.
-_PATTERNS: tuple[str, ...] = (
-    # Anthropic (sk-ant-api03-..., sk-ant-admin01-...) and OpenAI (sk-..., sk-proj-..., sk-svcacct-...).
-    r"sk-(?=[A-Za-z0-9_\-]{0,200}\d)[A-Za-z0-9_\-]{20,}",
-    # AWS access key ids.
-    r"A(?:KIA|SIA|GPA|IDA|ROA|NPA|NVA|IPA)[0-9A-Z]{16}(?![0-9A-Za-z])",
-    # GitHub tokens: classic personal, OAuth, user-to-server, server-to-server, refresh; fine-grained.
-    r"gh[pousr]_[A-Za-z0-9]{30,}",
-    r"github_pat_[A-Za-z0-9_]{22,}",
-    # Slack tokens.
-    r"xox[abprse]-[A-Za-z0-9\-]{10,}",
-    # Google API keys.
-    r"AIza[0-9A-Za-z_\-]{35}",
-    # Header values (the header name is kept, see _HEADER). One alternative per
-    # first letter's case, so that each starts with a literal.
-    r"B(?i:earer[ \t]+)[A-Za-z0-9._~+/\-]{16,}=*",
-    r"b(?i:earer[ \t]+)[A-Za-z0-9._~+/\-]{16,}=*",
-    r"X(?i:-api-key[\"']?[ \t]*[:=][ \t]*[\"']?)[A-Za-z0-9._~+/\-]{16,}=*",
-    r"x(?i:-api-key[\"']?[ \t]*[:=][ \t]*[\"']?)[A-Za-z0-9._~+/\-]{16,}=*",
-    # PEM private keys, including a block cut off before its END line (a truncated output).
-    r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----[\s\S]*?(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----|\Z)",
-)
+
+_SECRET_GROUP = re.compile(re.escape("(?P<secret>"))
 
 
-# The part of a header match that is kept: the header name and separator.
-_HEADER = re.compile(r"(?i)(?:bearer[ \t]+|x-api-key[\"']?[ \t]*[:=][ \t]*[\"']?)")
+@functools.cache
+def _compiled_shapes() -> tuple[tuple[Shape, re.Pattern[str], re.Pattern[str] | None], ...]:
+    """Each shape with its own regex (to tell which one matched) and its `left` class, compiled once,
+    at the first match: a session start that sees no secret does not pay for them."""
+    return tuple((s, re.compile(s.pattern), re.compile(s.left) if s.left else None) for s in SHAPES)
+
+
+@functools.cache
+def _alternation() -> re.Pattern[str]:
+    """One regex finding every shape: `a(?:...|...)|b(?:...)|...`, grouped by first character.
+
+    Grouped, a character that starts a shape costs one test per distinct first character rather than
+    one per shape; and since each group starts with a literal, the engine skips every other character
+    without entering the pattern. (The `secret` groups go: one name may appear once in a regex.)
+    """
+    groups: dict[str, list[str]] = {}
+    for shape in SHAPES:
+        first, rest = shape.pattern[0], _SECRET_GROUP.sub("(?:", shape.pattern[1:])
+        assert first not in "\\()[]{}.*+?|^$", f"{shape.name}: a shape must start with a literal"
+        groups.setdefault(first, []).append(rest)
+    return re.compile("|".join(f"{re.escape(c)}(?:{'|'.join(rests)})" for c, rests in groups.items()))
 
 
 def _glued(text: str, start: int) -> bool:
@@ -67,18 +67,14 @@ def _glued(text: str, start: int) -> bool:
     return start > 0 and (text[start - 1].isalnum() or text[start - 1] == "_")
 
 
-def _merge(
-    first: list[tuple[int, int, str]], second: list[tuple[int, int, str]]
-) -> list[tuple[int, int, str]]:
-    """Both lists of spans in order, an overlapping pair joined into one span."""
-    out: list[tuple[int, int, str]] = []
-    for start, end, replacement in sorted(first + second):
-        if out and start < out[-1][1]:
-            prev = out[-1]
-            # Joined: a kept header name (in the earlier replacement) stays.
-            out[-1] = (prev[0], max(prev[1], end), prev[2] if end <= prev[1] else REDACTED)
+def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The spans in order, overlapping or touching ones joined into one."""
+    out: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if out and start <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], end))
             continue
-        out.append((start, end, replacement))
+        out.append((start, end))
     return out
 
 
@@ -90,12 +86,8 @@ class Redactor:
     """
 
     def __init__(self, secrets: Iterable[str] = ()) -> None:
-        literals = sorted({s for s in secrets if s and len(s) >= _MIN_SECRET_LEN}, key=len, reverse=True)
-        self._literals = frozenset(literals)
-        # Literals first and longest first: a configured key wins over a shape
-        # that would match only part of it.
-        parts = [re.escape(s) for s in literals] + list(_PATTERNS)
-        self._regex = re.compile("|".join(parts))
+        self._literals = frozenset(s for s in secrets if s and len(s) >= _MIN_SECRET_LEN)
+        self._regex = _alternation()
 
     def redact(self, text: str) -> str:
         """`text` with every secret replaced; the same object when nothing matched."""
@@ -104,59 +96,16 @@ class Redactor:
             return text
         pieces: list[str] = []
         last = 0
-        for start, end, replacement in found:
+        for start, end in found:
             pieces.append(text[last:start])
-            pieces.append(replacement)
+            pieces.append(REDACTED)
             last = end
         pieces.append(text[last:])
         return "".join(pieces)
 
     def spans(self, text: str) -> list[tuple[int, int]]:
         """Where the secrets in `text` are (start, end), in order: what `redact` would replace."""
-        return [(start, end) for start, end, _ in self._matches(text)]
-
-    def _matches(self, text: str) -> list[tuple[int, int, str]]:
-        """(start, end, replacement) of every secret, in order, not overlapping."""
-        if not text:
-            return []
-        found: list[tuple[int, int, str]] = []
-        pos = 0
-        while (match := self._regex.search(text, pos)) is not None:
-            replacement = self._replacement(match, text)
-            if replacement is None:
-                # Rejected (glued to a longer word): look again one character on,
-                # so a configured key inside the rejected span is still found.
-                pos = match.start() + 1
-                continue
-            found.append((match.start(), match.end(), replacement))
-            pos = match.end()
-        if self._literals:
-            found = _merge(found, self._fragments(text))
-        return found
-
-    def _fragments(self, text: str) -> list[tuple[int, int, str]]:
-        """Pieces of a configured key: its first or last `_FRAGMENT` characters or more, as a cut
-        output leaves them (the rest of the key fell in the part that was left out)."""
-        spans: list[tuple[int, int, str]] = []
-        for key in self._literals:
-            if len(key) < 2 * _FRAGMENT:
-                continue
-            head, tail = key[:_FRAGMENT], key[-_FRAGMENT:]
-            for probe, from_end in ((head, False), (tail, True)):
-                at = text.find(probe)
-                while at != -1:
-                    if from_end:  # grow leftwards while the text agrees with the key
-                        start, n = at, len(key) - _FRAGMENT
-                        while start > 0 and n > 0 and text[start - 1] == key[n - 1]:
-                            start, n = start - 1, n - 1
-                        spans.append((start, at + _FRAGMENT, REDACTED))
-                    else:  # grow rightwards
-                        end, n = at + _FRAGMENT, _FRAGMENT
-                        while end < len(text) and n < len(key) and text[end] == key[n]:
-                            end, n = end + 1, n + 1
-                        spans.append((at, end, REDACTED))
-                    at = text.find(probe, at + 1)
-        return sorted(spans)
+        return self._matches(text)
 
     def redact_json(self, obj: Any) -> Any:
         """A deep copy of a JSON-like value with every string (keys included) redacted."""
@@ -170,16 +119,70 @@ class Redactor:
             return tuple(self.redact_json(v) for v in obj)
         return obj
 
-    def _replacement(self, match: re.Match[str], text: str) -> str | None:
-        """What replaces `match`, or None when it is not a secret after all."""
-        found = match.group(0)
-        if found in self._literals:
-            return REDACTED
-        if found.startswith("-----BEGIN"):
-            return REDACTED
-        if _glued(text, match.start()):
-            return None
-        header = _HEADER.match(found)
-        if header:
-            return header.group(0) + REDACTED
-        return REDACTED
+    def _matches(self, text: str) -> list[tuple[int, int]]:
+        """(start, end) of every secret, in order, not overlapping."""
+        if not text:
+            return []
+        found: list[tuple[int, int]] = []
+        pos = 0
+        while (match := self._regex.search(text, pos)) is not None:
+            span = self._secret(match, text)
+            if span is None:
+                # Rejected (glued to a longer word): look again one character on,
+                # so a configured key inside the rejected span is still found.
+                pos = match.start() + 1
+                continue
+            found.append(span)
+            pos = match.end()
+        if self._literals:
+            found = found + self._configured(text)
+        return _merge(found)
+
+    def _secret(self, match: re.Match[str], text: str) -> tuple[int, int] | None:
+        """The part of `match` to replace, or None when it is not a secret after all."""
+        # Which shape matched: the first whose own regex matches here, as in the alternation.
+        # Only matches pay for this, and text without secrets has none.
+        for shape, own, left in _compiled_shapes():
+            hit = own.match(text, match.start())
+            if hit is None:
+                continue
+            if "secret" in own.groupindex:
+                start, end = hit.span("secret")
+            else:  # the secret may begin before the match (a look-behind saw it)
+                start, end = hit.start() - shape.behind, hit.end()
+            if left is not None:
+                while start > 0 and left.match(text, start - 1):
+                    start -= 1
+            elif text[start].isalnum() and _glued(text, start):
+                return None
+            return start, end
+        return match.span()  # not reached: some shape matched
+
+    def _configured(self, text: str) -> list[tuple[int, int]]:
+        """Where the configured keys are, whole or in pieces: a key's first or last `_FRAGMENT`
+        characters or more, as a cut output leaves them (the rest fell in the part left out).
+        `str.find` skips through text by the probe's length: far cheaper than a regex."""
+        spans: list[tuple[int, int]] = []
+        for key in self._literals:
+            if len(key) < 2 * _FRAGMENT:  # matched whole only
+                at = text.find(key)
+                while at != -1:
+                    spans.append((at, at + len(key)))
+                    at = text.find(key, at + 1)
+                continue
+            head, tail = key[:_FRAGMENT], key[-_FRAGMENT:]
+            for probe, from_end in ((head, False), (tail, True)):
+                at = text.find(probe)
+                while at != -1:
+                    if from_end:  # grow leftwards while the text agrees with the key
+                        start, n = at, len(key) - _FRAGMENT
+                        while start > 0 and n > 0 and text[start - 1] == key[n - 1]:
+                            start, n = start - 1, n - 1
+                        spans.append((start, at + _FRAGMENT))
+                    else:  # grow rightwards (a whole key is found this way too)
+                        end, n = at + _FRAGMENT, _FRAGMENT
+                        while end < len(text) and n < len(key) and text[end] == key[n]:
+                            end, n = end + 1, n + 1
+                        spans.append((at, end))
+                    at = text.find(probe, at + 1)
+        return spans

@@ -10,10 +10,19 @@ with kinds `meta` (provider, model, cwd, version), `message` (a message;
 `rid` is its id), `event` (an event's JSON) and `history` (a checkpoint: the
 complete working history after a compaction or `/clear`). Reading a log back
 is `sessions.py`.
+
+A write that fails (the disk full above all) is undone: the file is cut back
+to where it ended before, so it holds whole records only and reads back as
+it was. The log then refuses every later record with the same one-line
+`SessionLogError` (a `DiskFullError` for ENOSPC / EDQUOT): a session that
+went on would leave a hole in its record, and `--resume` after the space is
+freed goes on from the last record saved.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import os
 import threading
@@ -23,13 +32,14 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from agent_cli.core.errors import ConfigError
+from agent_cli.core.errors import ConfigError, DiskFullError, SessionLogError
 from agent_cli.core.events import AssistantTextDelta, Event, StatusEvent
 from agent_cli.core.messages import Message, new_id
 from agent_cli.core.text import clean as clean_text
 from agent_cli.store.layout import (
     DIR_MODE,
     FILE_MODE,
+    LOCK_FILE,
     SESSION_FILE,
     ensure_private_dir,
     new_session_id,
@@ -43,6 +53,9 @@ __all__ = ["SessionLog"]
 
 Clock = Callable[[], datetime]
 JSONDict = dict[str, Any]
+
+# The ways a disk says it has no room: no space, or the user's quota spent.
+_FULL = {errno.ENOSPC: "the disk is full", errno.EDQUOT: "the disk quota is used up"}
 
 
 def _utc_now() -> datetime:
@@ -75,6 +88,7 @@ class SessionLog:
         self._redactor = redactor
         self._clock = clock
         self._lock = threading.Lock()
+        self._failed: SessionLogError | None = None  # once a write failed, every later one fails so
 
     @classmethod
     def create(
@@ -96,15 +110,27 @@ class SessionLog:
             except FileExistsError:
                 continue  # same second, same random suffix: draw again
             break
-        os.chmod(directory, DIR_MODE)
-        held = hold_session(directory, session_id)
+        log: SessionLog | None = None
         try:
-            fd = _open_append(directory / SESSION_FILE)
-        except BaseException:
-            os.close(held)
+            os.chmod(directory, DIR_MODE)
+            held = hold_session(directory, session_id)
+            try:
+                fd = _open_append(directory / SESSION_FILE)
+            except BaseException:
+                os.close(held)
+                raise
+            log = cls(session_id, directory, fd, redactor, clock, held)
+            log.log_meta(meta)
+        except (OSError, SessionLogError) as exc:
+            # Nothing was saved: leave no empty session behind to be listed or continued.
+            if log is not None:
+                log.close()
+            _remove_empty(directory)
+            cause = exc if isinstance(exc, OSError) else exc.__cause__
+            if isinstance(cause, OSError) and cause.errno in _FULL:
+                said = f"{_FULL[cause.errno]}: no session log can be started in {base}"
+                raise DiskFullError(f"{said}; free space and run agent again") from exc
             raise
-        log = cls(session_id, directory, fd, redactor, clock, held)
-        log.log_meta(meta)
         return log
 
     @classmethod
@@ -209,8 +235,50 @@ class SessionLog:
         with self._lock:
             if self._fd is None:
                 raise ValueError(f"session log {self._id} is closed")
-            view = memoryview(data)
-            while view:
-                written = os.write(self._fd, view)
-                view = view[written:]
-            os.fsync(self._fd)
+            if self._failed is not None:
+                raise type(self._failed)(str(self._failed))
+            end = os.lseek(self._fd, 0, os.SEEK_END)  # where the last whole record ends
+            try:
+                view = memoryview(data)
+                while view:
+                    written = os.write(self._fd, view)
+                    view = view[written:]
+                os.fsync(self._fd)
+            except OSError as exc:
+                _cut_back(self._fd, end)
+                self._failed = self._failure(exc, saved=end > 0)
+                raise self._failed from exc
+
+    def _failure(self, exc: OSError, *, saved: bool) -> SessionLogError:
+        """The one line that says what happened and what to do."""
+        then = f"free space, then `agent --resume {self._id}`" if saved else "free space and run agent again"
+        if exc.errno in _FULL:
+            kept = "; what it held before is saved" if saved else ""
+            said = f"{_FULL[exc.errno]}: the session log {self.path} cannot take more{kept}"
+            return DiskFullError(f"{said}; {then}")
+        reason = exc.strerror or str(exc)
+        resume = f"; `agent --resume {self._id}` goes on from the last record saved" if saved else ""
+        return SessionLogError(f"cannot write the session log {self.path}: {reason}{resume}")
+
+
+def _cut_back(fd: int, end: int) -> None:
+    """Cut the file back to `end`: a record half written would read as a torn line, and one
+    written but not made durable may be lost or torn by a crash."""
+    try:
+        os.ftruncate(fd, end)
+        os.fsync(fd)
+    except OSError:
+        pass  # what can be done is done; the reader still skips a torn last line
+
+
+def _remove_empty(directory: Path) -> None:
+    """Remove a session directory that holds no record (its log failed before the first one)."""
+    for name in (SESSION_FILE, LOCK_FILE):
+        try:
+            (directory / name).unlink()
+        except FileNotFoundError:
+            pass
+        except OSError:
+            return
+    with contextlib.suppress(OSError):
+        directory.rmdir()
