@@ -261,7 +261,7 @@ class Assembly:
         return Archive(log.dir, redactor=self._redactor)
 
 
-_SECRET_NAME = re.compile(r"KEY|SECRET|TOKEN|PASSW|CREDENTIAL|AUTH|PRIVATE", re.IGNORECASE)
+_SECRET_NAME = re.compile(r"KEY|SECRET|TOKEN|PASSW|CREDENTIAL|AUTH|PRIVATE|DSN", re.IGNORECASE)
 _NOT_SECRET_NAME = re.compile(r"_(SOCK|PATH|FILE|DIR|HOME|URL|HOST|PORT)$", re.IGNORECASE)
 
 

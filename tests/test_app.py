@@ -126,3 +126,16 @@ def test_an_unknown_claude_model_asks_the_models_api_then_falls_back_to_its_fami
             session.close()
         asked = [r.path for r in server.model_lookups]
         assert asked == ["/v1/models/claude-opus-6", "/v1/models/claude-sonnet-6"]
+
+
+def test_secret_env_values_take_a_dsn_and_leave_paths_and_short_values() -> None:
+    from agent_cli.app import secret_env_values
+
+    env = {
+        "SENTRY_DSN": "https://abcdef0123456789@o1.ingest.sentry.io/42",
+        "GITHUB_TOKEN": "ghp_not_a_real_token_but_long_enough",
+        "SSH_AUTH_SOCK": "/tmp/ssh-agent.sock",
+        "DB_PASSWORD": "short",
+        "EDITOR": "vim-with-a-long-name",
+    }
+    assert sorted(secret_env_values(env)) == sorted([env["SENTRY_DSN"], env["GITHUB_TOKEN"]])

@@ -150,3 +150,15 @@ def test_agent_on_a_disk_that_fills_mid_session(tmp_path: Path) -> None:
         assert _lines_parse(log)
     finally:
         subprocess.run(["umount", "-l", str(project)], check=False)
+
+
+def test_an_archive_file_the_disk_cannot_hold_is_not_left_half_written(small_disk: Path) -> None:
+    """A cut tool output that does not fit: the write fails, and no stub stays for recall to find."""
+    from agent_cli.store.archive import Archive
+
+    archive = Archive(small_disk / "session")
+    fill(small_disk / "filler", leave=16 * 1024)
+    with pytest.raises(OSError):
+        archive.write_output("toolu_big", "line of output\n" * 40_000)
+    assert archive.files() == []
+    assert not list((small_disk / "session").glob("output-*"))

@@ -13,6 +13,7 @@ Files are 0600 and fsynced; the directory is 0700, created on first write.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -85,8 +86,13 @@ class Archive:
                     written = os.write(fd, view)
                     view = view[written:]
                 os.fsync(fd)
-            finally:
+            except BaseException:
+                # A full disk leaves a stub: recall would find it and return half of what was cut.
                 os.close(fd)
+                with contextlib.suppress(OSError):
+                    os.unlink(path)
+                raise
+            os.close(fd)
             return path
 
     def _ensure_dir(self) -> None:
