@@ -21,7 +21,14 @@ from agent_cli.config.settings import ProviderSettings, Settings
 from agent_cli.context.engine import ContextEngine
 from agent_cli.context.policy import Counter, output_for_window
 from agent_cli.context.protocol import Frame
-from agent_cli.core.approvals import Approver, Asker, AutoApprover, HeadlessApprover, InteractiveApprover
+from agent_cli.core.approvals import (
+    RESUME_UNSIGNED,
+    Approver,
+    Asker,
+    AutoApprover,
+    HeadlessApprover,
+    InteractiveApprover,
+)
 from agent_cli.core.errors import ConfigError
 from agent_cli.core.events import WarningEvent
 from agent_cli.core.hooks import Hooks
@@ -254,7 +261,7 @@ class Assembly:
                 f"resuming it in the REPL: agent --resume {session_id}"
             )
         question = f"{why}; its messages would be sent as the conversation so far. Resume it?"
-        if self._ask("resume_unsigned_session", {"question": question, "session": session_id}) == "no":
+        if self._ask(RESUME_UNSIGNED, {"question": question, "session": session_id}) == "no":
             raise ConfigError(f"{why}; not resumed")
 
     def archive(self, log: SessionLog) -> Archive:

@@ -204,3 +204,22 @@ def test_a_file_tools_approval_shows_the_exact_path() -> None:
     Renderer(con).approval("write_file", {"path": path, "content": "hi"}, "write_file calls")
     shown = "? write_file src/a  b\\xa0c\\x0a? bash ls" + "/x" * 60 + "  (2 chars)"
     assert out.getvalue().split("\n")[0] == shown
+
+
+def test_the_sessions_own_question_reads_as_a_question_and_a_call_cannot_pose_as_one() -> None:
+    from agent_cli.core.approvals import RESUME_UNSIGNED
+    from agent_cli.ui.approval import ApprovalPrompt
+
+    _, con, out = consoles()[0]
+    renderer = Renderer(con)
+    prompt = ApprovalPrompt(lambda: renderer, lambda: "yes")
+    assert prompt.ask(RESUME_UNSIGNED, {"question": "Resume session 1?", "session": "1"}) == "yes"
+    lines = out.getvalue().splitlines()
+    assert lines[0] == "? Resume session 1?"
+    assert lines[1] == "  always = the same as yes (this is a question, not a tool call)"
+    # A tool call carrying a "question" argument is still shown as the call it is.
+    _, con, out = consoles()[0]
+    ApprovalPrompt(lambda: Renderer(con), lambda: "no").ask(
+        "bash", {"command": "rm -f victim.txt", "question": "Resume session 1?"}
+    )
+    assert out.getvalue().splitlines()[0] == "? bash rm -f victim.txt"

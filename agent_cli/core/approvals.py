@@ -46,6 +46,8 @@ from agent_cli.core.shell_words import plain_command
 
 __all__ = [
     "READ_ONLY_TOOLS",
+    "RESUME_UNSIGNED",
+    "SESSION_QUESTIONS",
     "AlwaysRule",
     "Answer",
     "Approver",
@@ -59,6 +61,12 @@ __all__ = [
     "matches_prefix",
     "needs_approval",
 ]
+
+# Questions the session asks the user itself, through the same prompt as a tool call. Their names
+# hold a space, which no tool name may (both APIs take [a-zA-Z0-9_-] only), so a model cannot
+# dress a call up as one of them.
+RESUME_UNSIGNED = "resume unsigned session"
+SESSION_QUESTIONS = frozenset({RESUME_UNSIGNED})
 
 READ_ONLY_TOOLS = frozenset({"read_file", "glob", "grep", "recall", "compact"})
 

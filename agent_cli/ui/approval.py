@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
-from agent_cli.core.approvals import Answer, always_rule
+from agent_cli.core.approvals import SESSION_QUESTIONS, Answer, always_rule
 from agent_cli.ui.glyphs import fit
 from agent_cli.ui.turn import discard_typeahead
 
@@ -34,7 +34,11 @@ class ApprovalPrompt:
 
     def ask(self, name: str, args: Mapping[str, Any]) -> Answer:
         view = self._view()
-        view.approval(name, args, always_rule(name, args).describe())
+        # A question the session asks itself (resume a session someone else wrote?) is no tool call:
+        # "always" has nothing more to approve there.
+        is_question = name in SESSION_QUESTIONS
+        always = "the same as yes (this is a question, not a tool call)" if is_question else None
+        view.approval(name, args, always or always_rule(name, args).describe())
         if self._answer is None:
             return "no"
         answer = self._answer()

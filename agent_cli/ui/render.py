@@ -40,6 +40,7 @@ from rich.segment import Segment, Segments
 from rich.spinner import Spinner
 from rich.text import Text
 
+from agent_cli.core.approvals import SESSION_QUESTIONS
 from agent_cli.core.events import (
     AssistantText,
     AssistantTextDelta,
@@ -216,7 +217,20 @@ class Renderer:
         self.pause()
         text = Text()
         text.append("? ", style="bold yellow")
-        text.append(f"{visible_exact(name)} ", style="bold")
+        if name in SESSION_QUESTIONS:  # the session's own question, not a tool call
+            text.append(visible(str(args.get("question") or name)))
+        else:
+            text.append(f"{visible_exact(name)} ", style="bold")
+            self._append_call(text, name, args)
+        command = str(args.get("command") or "").strip() if name == "bash" else ""
+        if "\n" in command:  # the rule quotes the command: say which, rather than draw its lines again
+            always = always.replace(command, f"the {command.count(NL) + 1} lines above")
+        rule = visible_exact(always).replace("\n", "\\n")  # one line, whatever the rule quotes
+        text.append(f"\n  always = {rule}", style="dim")
+        self.console.print(text, soft_wrap=True)
+
+    def _append_call(self, text: Text, name: str, args: Mapping[str, Any]) -> None:
+        """What the call will do, exactly: the command or the path, with its invisible characters shown."""
         if name == "bash":
             # The exact command, every line of it, each under a margin no line of the command can draw.
             lines = str(args.get("command") or "").split("\n")
@@ -236,12 +250,6 @@ class Renderer:
         if name in ("write_file", "edit_file"):
             size = len(str(args.get("content") or args.get("new_string") or ""))
             text.append(f"  ({size:,} chars)", style="dim")
-        command = str(args.get("command") or "").strip() if name == "bash" else ""
-        if "\n" in command:  # the rule quotes the command: say which, rather than draw its lines again
-            always = always.replace(command, f"the {command.count(NL) + 1} lines above")
-        rule = visible_exact(always).replace("\n", "\\n")  # one line, whatever the rule quotes
-        text.append(f"\n  always = {rule}", style="dim")
-        self.console.print(text, soft_wrap=True)
 
     def _append_exact(self, text: Text, value: str) -> None:
         """`value` with its invisible characters written out, set apart (reversed) on a colour terminal."""
