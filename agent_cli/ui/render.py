@@ -40,7 +40,6 @@ from rich.segment import Segment, Segments
 from rich.spinner import Spinner
 from rich.text import Text
 
-from agent_cli.core.approvals import SESSION_QUESTIONS
 from agent_cli.core.events import (
     AssistantText,
     AssistantTextDelta,
@@ -57,7 +56,8 @@ from agent_cli.core.events import (
     UsageEvent,
     WarningEvent,
 )
-from agent_cli.core.text import visible, visible_exact, visible_parts
+from agent_cli.core.text import visible
+from agent_cli.ui.approval_view import approval_text
 from agent_cli.ui.markdown_blocks import MarkdownStream
 from agent_cli.ui.reports import describe_call
 from agent_cli.ui.widgets import clear_line, compact_panel, thought_line, tool_line
@@ -65,7 +65,6 @@ from agent_cli.ui.widgets import clear_line, compact_panel, thought_line, tool_l
 __all__ = ["Renderer"]
 
 THOUGHT_TAIL = 400  # characters of streaming thinking kept for the spinner line
-NL = "\n"
 THOUGHT_HEAD = 2000  # characters of it kept for the thought line printed before the answer
 PANEL_MAX_WIDTH = 100
 _SPINNER_TEXT = {"waiting for model": "thinking…", "summarizing": "summarizing the conversation…"}
@@ -215,46 +214,8 @@ class Renderer:
         """
         self._resume_spinner = self._spinner
         self.pause()
-        text = Text()
-        text.append("? ", style="bold yellow")
-        if name in SESSION_QUESTIONS:  # the session's own question, not a tool call
-            text.append(visible(str(args.get("question") or name)))
-        else:
-            text.append(f"{visible_exact(name)} ", style="bold")
-            self._append_call(text, name, args)
-        command = str(args.get("command") or "").strip() if name == "bash" else ""
-        if "\n" in command:  # the rule quotes the command: say which, rather than draw its lines again
-            always = always.replace(command, f"the {command.count(NL) + 1} lines above")
-        rule = visible_exact(always).replace("\n", "\\n")  # one line, whatever the rule quotes
-        text.append(f"\n  always = {rule}", style="dim")
+        text = approval_text(name, args, always, fancy=self.fancy, width=self.console.width)
         self.console.print(text, soft_wrap=True)
-
-    def _append_call(self, text: Text, name: str, args: Mapping[str, Any]) -> None:
-        """What the call will do, exactly: the command or the path, with its invisible characters shown."""
-        if name == "bash":
-            # The exact command, every line of it, each under a margin no line of the command can draw.
-            lines = str(args.get("command") or "").split("\n")
-            if len(lines) == 1:
-                self._append_exact(text, lines[0])
-            else:
-                text.append(f"({len(lines)} lines)", style="dim")
-                for line in lines:
-                    text.append("\n  │ ", style="dim")
-                    self._append_exact(text, line)
-        elif isinstance(args.get("path"), str) and name in ("write_file", "edit_file"):
-            # The exact path (describe_call flattens spaces and cuts to the width); one line, so a
-            # newline in it is written out too.
-            self._append_exact(text, args["path"].replace("\n", "\\x0a"))
-        else:
-            self._append_exact(text, describe_call(name, args, width=self.console.width))
-        if name in ("write_file", "edit_file"):
-            size = len(str(args.get("content") or args.get("new_string") or ""))
-            text.append(f"  ({size:,} chars)", style="dim")
-
-    def _append_exact(self, text: Text, value: str) -> None:
-        """`value` with its invisible characters written out, set apart (reversed) on a colour terminal."""
-        for part, written_out in visible_parts(value):
-            text.append(part, style="reverse" if written_out and self.fancy else "")
 
     # ---- turn life cycle ---------------------------------------------------
 

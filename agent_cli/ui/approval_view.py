@@ -1,0 +1,66 @@
+"""What the approval question shows: the exact call, with every invisible character written out.
+
+`approval_text` builds the question's text for the renderer: the tool and what it will do (a bash
+command exactly as it will run, every line of a multi-line one under a margin no line of the command
+can draw; the exact path of a file tool; else the call described), then what "always" would approve.
+The session's own questions (`SESSION_QUESTIONS`, e.g. resuming a session someone else wrote) show
+their question instead. Nothing here reaches the terminal raw: written-out characters stand out
+(reversed) on a colour terminal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from rich.text import Text
+
+from agent_cli.core.approvals import SESSION_QUESTIONS
+from agent_cli.core.text import visible, visible_exact, visible_parts
+from agent_cli.ui.reports import describe_call
+
+__all__ = ["approval_text"]
+
+
+def approval_text(name: str, args: Mapping[str, Any], always: str, *, fancy: bool, width: int) -> Text:
+    text = Text()
+    text.append("? ", style="bold yellow")
+    if name in SESSION_QUESTIONS:  # the session's own question, not a tool call
+        text.append(visible(str(args.get("question") or name)))
+    else:
+        text.append(f"{visible_exact(name)} ", style="bold")
+        _append_call(text, name, args, fancy, width)
+    command = str(args.get("command") or "").strip() if name == "bash" else ""
+    if "\n" in command:  # the rule quotes the command: say which, rather than draw its lines again
+        always = always.replace(command, f"the {command.count(chr(10)) + 1} lines above")
+    rule = visible_exact(always).replace("\n", "\\n")  # one line, whatever the rule quotes
+    text.append(f"\n  always = {rule}", style="dim")
+    return text
+
+
+def _append_call(text: Text, name: str, args: Mapping[str, Any], fancy: bool, width: int) -> None:
+    if name == "bash":
+        # The exact command, every line of it, each under a margin no line of the command can draw.
+        lines = str(args.get("command") or "").split("\n")
+        if len(lines) == 1:
+            _append_exact(text, lines[0], fancy)
+        else:
+            text.append(f"({len(lines)} lines)", style="dim")
+            for line in lines:
+                text.append("\n  │ ", style="dim")
+                _append_exact(text, line, fancy)
+    elif isinstance(args.get("path"), str) and name in ("write_file", "edit_file"):
+        # The exact path (describe_call flattens spaces and cuts to the width); one line, so a
+        # newline in it is written out too.
+        _append_exact(text, args["path"].replace("\n", "\\x0a"), fancy)
+    else:
+        _append_exact(text, describe_call(name, args, width=width), fancy)
+    if name in ("write_file", "edit_file"):
+        size = len(str(args.get("content") or args.get("new_string") or ""))
+        text.append(f"  ({size:,} chars)", style="dim")
+
+
+def _append_exact(text: Text, value: str, fancy: bool) -> None:
+    """`value` with its invisible characters written out, set apart (reversed) on a colour terminal."""
+    for part, written_out in visible_parts(value):
+        text.append(part, style="reverse" if written_out and fancy else "")
