@@ -33,7 +33,7 @@ COSTLY_KEYS: tuple[str, ...] = (
     "provider.max_output_tokens",
     "provider.max_retries",
     "tools.max_iterations",
-    "context.context_window",
+    # Not context.context_window: the working budget, not the window, bounds what a request costs.
     "context.working_budget",
 )
 
@@ -43,6 +43,30 @@ PROJECT_CAPS: dict[str, int] = {
     "provider.max_output_tokens": 32_000,
     "context.working_budget": 200_000,
 }
+
+
+# Effort levels above the middle: a model thinks (and bills) more at each.
+_COSTLY_EFFORT = frozenset({"high", "xhigh", "max"})
+
+
+def _may_cost_more(key: str, value: object) -> bool:
+    """Whether a project's value can make a session cost more than the default would: a smaller
+    output limit, fewer rounds or a low effort saves money and needs no word (a test project that
+    sets max_output_tokens = 64 is not warned about)."""
+    default = default_value(key)
+    if value == default:
+        return False
+    if key == "provider.effort":
+        return value in _COSTLY_EFFORT
+    if key == "context.working_budget" and value == 0:
+        return True  # the whole window
+    if isinstance(value, int) and not isinstance(value, bool):
+        if isinstance(default, int):
+            return value > default
+        cap = PROJECT_CAPS.get(key)
+        # No fixed default (the model's own output limit or window): only past the cap is it a choice.
+        return cap is None or value > cap
+    return True  # provider, model, prompt caching off
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,7 +85,7 @@ def review_project_choices(
         if key not in from_project or key not in values:
             continue
         value = values[key]
-        if value == default_value(key):
+        if not _may_cost_more(key, value):
             continue
         name = key.split(".", 1)[1]
         cap = PROJECT_CAPS.get(key)
