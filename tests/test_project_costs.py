@@ -74,7 +74,8 @@ def test_a_modest_project_value_is_named_but_kept(tmp_path: Path) -> None:
 
 
 def test_choices_that_cost_less_than_the_defaults_say_nothing(tmp_path: Path) -> None:
-    text = '[provider]\neffort = "low"\nmax_output_tokens = 64\nmax_retries = 1\n[tools]\nmax_iterations = 5\n'
+    text = '[provider]\neffort = "low"\nmax_output_tokens = 64\nmax_retries = 1\n'
+    text += "[tools]\nmax_iterations = 5\n"
     settings = _load(tmp_path, text)
     assert settings.notices == ()  # type: ignore[attr-defined]
     assert settings.provider.max_output_tokens == 64  # type: ignore[attr-defined]
