@@ -13,7 +13,7 @@ import pytest
 
 from agent_cli.app import LATEST, open_session
 from agent_cli.config.load import Flags, load_settings
-from agent_cli.core.approvals import Answer, Asker
+from agent_cli.core.approvals import RESUME_UNSIGNED, Answer, Asker
 from agent_cli.core.errors import ConfigError
 from agent_cli.core.messages import Message
 from agent_cli.session import AgentSession
@@ -153,7 +153,7 @@ def test_resume_of_a_planted_session_in_the_repl_asks_then_it_is_yours(project: 
     session = _open(project, env, resume=planted, ask=lambda name, args: "yes")
     assert session.history[0].text == "an old question of mine"
     session.close()
-    assert asked == ["resume_unsigned_session"]
+    assert asked == [RESUME_UNSIGNED]
     again = _open(project, env, resume=LATEST)  # accepted once: --continue takes it from now on
     assert again.id == planted and not any("passed over" in w.message for w in again.warnings)
     again.close()

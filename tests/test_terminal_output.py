@@ -87,7 +87,7 @@ def _session_with_escapes(tmp_path: Path) -> tuple[Path, dict[str, str]]:
 
 def test_transcripts_list_show_and_search_write_no_escape(tmp_path: Path) -> None:
     project, env = _session_with_escapes(tmp_path)
-    session = next((project / ".transcripts").iterdir()).name
+    session = next(p for p in (project / ".transcripts").iterdir() if p.is_dir()).name
     for args in (["list"], ["show", session], ["search", "MARKER"], ["search", "Running"]):
         done = subprocess.run(agent_cmd("transcripts", *args), cwd=project, env=env, capture_output=True,
                               timeout=60)
