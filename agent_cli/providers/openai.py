@@ -322,7 +322,11 @@ class OpenAIProvider(SDKProvider):
         import openai
 
         return openai.OpenAI(
-            api_key=self._api_key, base_url=self._base_url, timeout=self._timeouts(), max_retries=0
+            api_key=self._api_key,
+            base_url=self._base_url,
+            timeout=self._timeouts(),
+            max_retries=0,
+            http_client=self._http_client(openai.DefaultHttpxClient),
         )
 
     def _to_wire(self, request: Request) -> dict[str, Any]:

@@ -48,7 +48,9 @@ class OpenAIResponsesProvider(SDKProvider):
         import openai
 
         key, url = self._api_key, self._base_url
-        return openai.OpenAI(api_key=key, base_url=url, timeout=self._timeouts(), max_retries=0)
+        http = self._http_client(openai.DefaultHttpxClient)
+        timeout = self._timeouts()
+        return openai.OpenAI(api_key=key, base_url=url, timeout=timeout, max_retries=0, http_client=http)
 
     def _to_wire(self, request: Request) -> dict[str, Any]:
         return to_wire(request, self._model, reasoning=self.reasoning)

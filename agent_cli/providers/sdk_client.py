@@ -6,6 +6,11 @@
         -> TextDelta / ThinkingDelta ... then exactly one Completion
         SDK and transport exceptions are raised as the error tree's members (errors.py).
 
+Two clocks bound a request: the read timeout (`stall`: this long with no byte at all) and the
+whole-request deadline (`timeout`: the whole reply, however it trickles in; `deadline.py`). A
+server that drips a byte at a time or sends only pings passes the first and is cut by the second;
+both are a `StalledError`, retried twice.
+
 An adapter (anthropic.py, openai.py) subclasses it with its wire translation,
 its assembler, the SDK call and its error classification; the SDK is imported
 only when the first request is made. The SDK's own retries are off:
@@ -15,7 +20,7 @@ only when the first request is made. The SDK's own retries are off:
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, ClassVar, Protocol
 
 from agent_cli.core.errors import ProviderError, StalledError, TransientError
@@ -80,12 +85,26 @@ class SDKProvider(ABC):
         return error
 
     def _timeouts(self) -> Any:
-        """Connecting gets 10 s; a stream that sends nothing for `stall` seconds has stalled (the
-        whole-request `timeout` bounds a reply that is not streamed)."""
+        """Connecting gets 10 s; a stream that sends nothing for `stall` seconds has stalled (a reply
+        that is not streamed may be silent until it is whole). The whole reply is bounded by the
+        deadline (`timeout`), which httpx2 has no setting for: see `deadline.py`."""
         import httpx2
 
         read = min(self._stall, self._timeout) if self.streaming else self._timeout
         return httpx2.Timeout(self._timeout, connect=CONNECT_SECONDS, read=read)
+
+    def _http_client(self, factory: Callable[..., Any]) -> Any:
+        """The SDK's own HTTP client (`factory`: its DefaultHttpxClient, keeping its socket options and
+        proxies), with the response hook that lets the deadline shut a reply that takes too long."""
+        from agent_cli.providers.deadline import on_response
+
+        return factory(timeout=self._timeouts(), event_hooks={"response": [on_response]})
+
+    def _too_long(self) -> StalledError:
+        return StalledError(
+            f"{self.name}: the reply took longer than {self._timeout:g} s in all and was cut off "
+            "(provider.timeout)"
+        )
 
     def _sdk(self) -> Any:
         if self._client is None:
@@ -93,7 +112,18 @@ class SDKProvider(ABC):
         return self._client
 
     def _events(self, request: Request) -> Iterator[StreamEvent]:
+        from agent_cli.providers.deadline import watch
+
         wire = self._to_wire(request)
+        with watch(self._timeout) as deadline:
+            try:
+                yield from self._reply(wire)
+            except Exception as exc:  # whatever the cut-off read raised, the deadline is the cause
+                if deadline.expired:
+                    raise self._too_long() from exc
+                raise
+
+    def _reply(self, wire: dict[str, Any]) -> Iterator[StreamEvent]:
         if not self.streaming:
             yield self._from_wire(self._dump(self._create(wire, stream=False)))
             return

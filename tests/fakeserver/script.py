@@ -11,7 +11,8 @@ A script file is a JSON list of items in this form:
      "thinking": ..., "progress": [...], "redacted": true, "reasoning_tokens": 200}
     {"fault": {"status": 529, "message": ..., "headers": {...}, "kind": ...}}
     {"drop": {"after_events": 3}}   {"truncate": {}}   {"stream_error": {"kind": "api_error"}}
-    {"stall": {"after_events": 2, "seconds": 30}}
+    {"stall": {"after_events": 2, "seconds": 30}}   {"drip": {"interval": 0.2}}
+    {"pings": {"interval": 0.3, "seconds": 60}}
 """
 
 from __future__ import annotations
@@ -23,8 +24,10 @@ from typing import Any, TypeAlias
 
 __all__ = [
     "DEFAULT_THINKING",
+    "Drip",
     "Drop",
     "Fault",
+    "Pings",
     "Reply",
     "ScriptItem",
     "Stall",
@@ -126,7 +129,26 @@ class Stall:
     reply: Reply = Reply("This answer stops arriving half way through and never resumes.")
 
 
-ScriptItem: TypeAlias = Reply | Fault | Drop | Truncate | StreamError | Stall
+@dataclass(frozen=True)
+class Drip:
+    """Send the answer a byte at a time, `interval` seconds apart: never quiet long enough to stall,
+    never done in time (a slow proxy, a server trickling its reply)."""
+
+    interval: float = 0.2
+    reply: Reply = Reply("This answer arrives one byte at a time, far too slowly for anyone to wait for it.")
+
+
+@dataclass(frozen=True)
+class Pings:
+    """Send nothing but keep-alives, `interval` seconds apart, for `seconds`, then hang up: Anthropic's
+    `ping` events, an SSE comment for the OpenAI APIs, a space of JSON whitespace when not streaming."""
+
+    interval: float = 0.3
+    seconds: float = 60.0
+    reply: Reply = Reply("")  # never sent
+
+
+ScriptItem: TypeAlias = Reply | Fault | Drop | Truncate | StreamError | Stall | Drip | Pings
 
 
 def script_item(data: Mapping[str, Any]) -> ScriptItem:
@@ -139,6 +161,11 @@ def script_item(data: Mapping[str, Any]) -> ScriptItem:
     if "stall" in data:
         s = data["stall"] or {}
         return Stall(int(s.get("after_events", 2)), float(s.get("seconds", 30.0)))
+    if "drip" in data:
+        return Drip(float((data["drip"] or {}).get("interval", 0.2)))
+    if "pings" in data:
+        p = data["pings"] or {}
+        return Pings(float(p.get("interval", 0.3)), float(p.get("seconds", 60.0)))
     if "truncate" in data:
         return Truncate()
     if "stream_error" in data:
