@@ -8,7 +8,14 @@ from __future__ import annotations
 
 from agent_cli.context.policy import Thresholds
 
-__all__ = ["loop_guard_stopped", "not_saved", "overflow_unresolved", "smaller_window", "summary_failed"]
+__all__ = [
+    "loop_guard_stopped",
+    "not_saved",
+    "overflow_unresolved",
+    "smaller_window",
+    "summary_failed",
+    "under_reported",
+]
 
 
 def smaller_window(limit: int) -> str:
@@ -22,6 +29,14 @@ def summary_failed(reason: str, path: str) -> str:
     return (
         f"The summary request failed ({reason or 'no text'}); the earlier conversation was "
         f"replaced by a mechanical digest instead. Its full text is in {path}."
+    )
+
+
+def under_reported(reported: int, counted: int) -> str:
+    return (
+        f"The provider reported {reported:,} input tokens for a request counted here at about "
+        f"{counted:,}; its usage reports are not believed when they are far below the local count, "
+        "so compaction goes by the local count (said once)."
     )
 
 

@@ -51,6 +51,9 @@ from agent_cli.tools.base import CompactRequest, ToolContext, ToolRegistry
 __all__ = ["AgentLoop", "SessionSink", "ToolRound"]
 
 CONTINUE_AFTER_CUTOFF = "Your last reply hit the output token limit. Continue exactly where it stopped."
+# A provider that pauses a turn (Anthropic's pause_turn) is asked to go on with the paused reply as
+# the last turn; one that pauses more often than this in a row is not asked again.
+MAX_PAUSES = 8
 INTERRUPTED = "interrupted: the user stopped this tool call before it finished"
 INTERRUPTED_TURN = "[The user interrupted the request above before it was answered.]"
 STILL_TOO_LARGE = "try /compact with a focus, or /clear"
@@ -172,7 +175,8 @@ class AgentLoop:
     # ---- the turn -------------------------------------------------------
 
     def _turn(self) -> Iterator[Event]:
-        continuations = 0
+        continuations = pauses = 0
+        continued = False  # the answer is the text of more than one reply (a cut-off or paused one)
         final_text: list[str] = []
         for iteration in range(1, self.max_iterations + 1):
             yield StatusEvent(text="checking the context")  # usually instant; a summary can take a while
@@ -205,11 +209,22 @@ class AgentLoop:
                     prepared = self.context.compact(self.history, self.frame, done.compact.focus, "tool")
                     yield from self._apply(prepared, "tool")
                 continue
+            if outcome.stop_reason == "pause_turn":
+                # As Anthropic documents it: send the paused reply back as it is (it is the last
+                # message of the history now) and the model goes on with the same turn.
+                pauses, continued = pauses + 1, True
+                if pauses <= MAX_PAUSES:
+                    continue
+                note = f"The provider paused this turn {MAX_PAUSES} times in a row; send a message to go on."
+                yield self._emit(ErrorEvent(message=note, kind="pause_turn"))
+                yield self._result("".join(final_text), "pause_turn", iteration)
+                return
+            pauses = 0
             if outcome.stop_reason == "max_tokens" and continuations < MAX_CONTINUATIONS:
-                continuations += 1
+                continuations, continued = continuations + 1, True
                 self._append(Message.user(CONTINUE_AFTER_CUTOFF))
                 continue
-            yield self._result("".join(final_text) if continuations else message.text, "end_turn", iteration)
+            yield self._result("".join(final_text) if continued else message.text, "end_turn", iteration)
             return
         note = (
             f"Stopped after {self.max_iterations} model requests in one turn (tools.max_iterations). "
@@ -268,7 +283,11 @@ class AgentLoop:
                 continue
             except ProviderError as exc:
                 return _Failed(exc)
-            self.context.observe(self.frame, request.messages, completion.usage)
+            for note in completion.notes:
+                yield self._emit(WarningEvent(message=note))
+            doubted = self.context.observe(self.frame, request.messages, completion.usage)
+            if doubted is not None:
+                yield self._emit(doubted)
             model = completion.model or self.provider.model
             self.usage_log.append((model, completion.usage))
             usage = completion.usage

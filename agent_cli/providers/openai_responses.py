@@ -60,7 +60,7 @@ class OpenAIResponsesProvider(SDKProvider):
         return responses.create(**wire, stream=True) if stream else responses.create(**wire)
 
     def _as_dict(self, event: Any) -> Mapping[str, Any]:
-        return dict(event.to_dict())
+        return dict(event.to_dict(warnings=False))  # (see SDKProvider._as_dict)
 
     def _from_wire(self, body: Mapping[str, Any]) -> Completion:
         return from_wire(body, self._model)

@@ -43,6 +43,7 @@ from agent_cli.core.messages import (
 )
 from agent_cli.providers.base import Completion, Request, StopReason, TextDelta, ThinkingDelta
 from agent_cli.providers.errors import classify_http
+from agent_cli.providers.usage import UsageReading
 
 __all__ = ["ReasoningConfig", "StreamAssembler", "from_wire", "to_wire"]
 
@@ -152,18 +153,21 @@ def to_wire(request: Request, model: str, *, reasoning: ReasoningConfig | None =
 # -- response -----------------------------------------------------------------
 
 
-def _usage(data: Mapping[str, Any] | None) -> Usage:
-    data = data or {}
-    details = data.get("input_tokens_details") or {}
-    cached = int(details.get("cached_tokens") or 0)
-    written = int(details.get("cache_write_tokens") or 0)
-    return Usage(
-        input_tokens=max(0, int(data.get("input_tokens") or 0) - cached - written),
-        output_tokens=int(data.get("output_tokens") or 0),
+def _usage(data: object) -> tuple[Usage, tuple[str, ...]]:
+    """The report's figures, each a token count or unknown (`usage.UsageReading`), and a note."""
+    read = UsageReading()
+    whole = read.figure(data, "input_tokens")
+    cached = min(read.figure(data, "input_tokens_details", "cached_tokens"), whole)
+    written = min(read.figure(data, "input_tokens_details", "cache_write_tokens"), whole - cached)
+    usage = Usage(
+        input_tokens=whole - cached - written,
+        output_tokens=read.figure(data, "output_tokens"),
         cache_read_tokens=cached,
         cache_write_tokens=written,
-        reasoning_tokens=int((data.get("output_tokens_details") or {}).get("reasoning_tokens") or 0),
+        reasoning_tokens=read.figure(data, "output_tokens_details", "reasoning_tokens"),
     )
+    note = read.note("openai")
+    return usage, (note,) if note else ()
 
 
 def failure(error: Mapping[str, Any] | None) -> ProviderError:
@@ -202,8 +206,9 @@ def _completion(response: Mapping[str, Any], items: Sequence[Mapping[str, Any]],
         stop = "refusal" if reason == "content_filter" else "max_tokens"
     if not any(not isinstance(b, ReasoningBlock) for b in blocks) and stop == "end_turn":
         blocks = [b for b in blocks if not isinstance(b, ReasoningBlock)]  # reasoning alone: nothing said
-    usage = _usage(response.get("usage"))
-    return Completion(Message.of("assistant", blocks), stop, usage, str(response.get("model") or model))
+    usage, notes = _usage(response.get("usage"))
+    said = str(response.get("model") or model)
+    return Completion(Message.of("assistant", blocks), stop, usage, said, notes)
 
 
 def from_wire(data: Mapping[str, Any], model: str = "") -> Completion:

@@ -19,6 +19,7 @@ only when the first request is made. The SDK's own retries are off:
 
 from __future__ import annotations
 
+import dataclasses
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, ClassVar, Protocol
@@ -64,6 +65,7 @@ class SDKProvider(ABC):
         self._stall = stall
         self.streaming = streaming
         self._client: Any = None
+        self._said: set[str] = set()  # the kinds of note already passed on (each is said once)
 
     @property
     def model(self) -> str:
@@ -125,7 +127,7 @@ class SDKProvider(ABC):
 
     def _reply(self, wire: dict[str, Any]) -> Iterator[StreamEvent]:
         if not self.streaming:
-            yield self._from_wire(self._dump(self._create(wire, stream=False)))
+            yield self._once(self._from_wire(self._dump(self._create(wire, stream=False))))
             return
         assembler = self._assembler()
         with self._create(wire, stream=True) as events:
@@ -133,7 +135,19 @@ class SDKProvider(ABC):
                 delta = assembler.feed(self._dump(event))
                 if delta is not None:
                     yield delta
-        yield assembler.finish()
+        yield self._once(assembler.finish())
+
+    def _once(self, completion: Completion) -> Completion:
+        """The completion with only the notes of a kind not said before (the kind: up to the "(")."""
+        if not completion.notes:
+            return completion
+        fresh = []
+        for note in completion.notes:
+            kind = note.split(" (", 1)[0]
+            if kind not in self._said:
+                self._said.add(kind)
+                fresh.append(note)
+        return dataclasses.replace(completion, notes=tuple(fresh))
 
     def _dump(self, event: Any) -> Mapping[str, Any]:
         """A response or stream event (an SDK object) as a plain dict with the wire's field names.
@@ -147,7 +161,9 @@ class SDKProvider(ABC):
         return self._as_dict(event)
 
     def _as_dict(self, event: Any) -> Mapping[str, Any]:
-        return dict(event.model_dump())
+        # Without serializer warnings: a block or item of a type this SDK does not know yet is kept
+        # as sent and the wire module skips it; pydantic would print a page of warnings per event.
+        return dict(event.model_dump(warnings=False))
 
     # -- what each adapter supplies ----------------------------------------------
 

@@ -64,16 +64,21 @@ class Reply:
     before each tool call, in order (Anthropic, as Opus 5.5 narrates between tools); `redacted`
     adds a `redacted_thinking` block after the leading one (Anthropic); `reasoning_tokens` is what
     the reasoning cost, counted in the output tokens and shared out over the reply's thinking blocks.
+
+    `extra` are content blocks (Anthropic) or output items (Responses) sent as given before the
+    text: a type the client does not know yet. `stop="pause_turn"` pauses the turn (Anthropic): the
+    server then takes this reply back as the last turn of the next request, to continue it.
     """
 
     text: str = ""
     tool_calls: Sequence[ToolCallSpec] = ()
     stop: str | None = None
-    usage: Mapping[str, int] | None = None
+    usage: Mapping[str, Any] | None = None  # any value goes out as scripted (a lying server)
     thinking: str = DEFAULT_THINKING
     progress: Sequence[str] = ()
     redacted: bool = False
     reasoning_tokens: int = 200
+    extra: Sequence[Mapping[str, Any]] = ()
 
 
 @dataclass(frozen=True)
