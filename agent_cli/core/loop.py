@@ -22,6 +22,7 @@ from typing import Protocol
 
 from agent_cli.context.protocol import ContextPolicy, Frame, Prepared
 from agent_cli.core.approvals import Approver
+from agent_cli.core.compact_calls import ALREADY_SCHEDULED, NOTHING_NEW_TO_COMPACT, nothing_new_since
 from agent_cli.core.errors import ContextOverflowError, ProviderError, ThinkingRejectedError
 from agent_cli.core.events import (
     AssistantText,
@@ -46,7 +47,7 @@ from agent_cli.core.thinking import strip_thinking
 from agent_cli.core.tool_runner import ToolRunner
 from agent_cli.providers.base import Completion, Provider, Request, TextDelta, ThinkingDelta
 from agent_cli.providers.retry import RetryPolicy, stream_with_retry
-from agent_cli.tools.base import CompactRequest, ToolContext, ToolRegistry
+from agent_cli.tools.base import CompactRequest, ToolContext, ToolOutput, ToolRegistry
 
 __all__ = ["AgentLoop", "SessionSink", "ToolRound"]
 
@@ -120,6 +121,9 @@ class AgentLoop:
         self.usage_log: list[tuple[str, Usage]] = []
         self.tool_context = tool_context
         self._runner = ToolRunner(tools, approver, self.hooks, redact)
+        # The last message of the history as the last compaction left it: a compact call with
+        # nothing but compact calls after it has nothing new to condense (no summary call).
+        self._compacted_at: str | None = None
 
     # ---- public surface -------------------------------------------------
 
@@ -322,6 +326,12 @@ class AgentLoop:
             for use in uses:
                 yield self._emit(ToolCallEvent(id=use.id, name=use.name, input=dict(use.input)))
                 output, duration = self._runner.run(use, self.tool_context)
+                if output.compact is not None:
+                    # One compaction a round at most, and none when nothing is new since the last.
+                    if compact is not None:
+                        output = ToolOutput(ALREADY_SCHEDULED)
+                    elif nothing_new_since(self.history, self._compacted_at):
+                        output = ToolOutput(NOTHING_NEW_TO_COMPACT)
                 compact = output.compact or compact
                 result = self.hooks.on_post_tool(use, ToolResult(use.id, output.content, output.is_error))
                 event = ToolResultEvent(
@@ -352,6 +362,10 @@ class AgentLoop:
         if prepared.messages != self.history:
             self.history = list(prepared.messages)
             self.log.log_history(self.history, reason)
+        layers = {e.layer for e in prepared.events if isinstance(e, CompactEvent)}
+        condensed = bool(layers & {"summarize", "manual"})
+        if condensed or reason in ("manual", "tool"):  # (a compaction that found nothing to do, too)
+            self._compacted_at = self.history[-1].id if self.history else None
         for event in prepared.events:
             yield self._emit(event)
             if isinstance(event, CompactEvent):
