@@ -3,8 +3,8 @@
 The prompt's prefix order is tools, instructions, input items, and prompt caching is automatic, as
 OpenAI's is (`prompt_cache`): the longest prefix seen before is read from the cache when it is at
 least 1024 tokens. Requests are rejected as the real API does: what a model refuses
-(`model_rules`), items that do not pair up (`responses_items`); replayed reasoning that no longer
-holds is withheld silently. Errors come as `{"error": {"message", "type", "param", "code"}}`; the
+(`model_rules`), items without a required field or that do not pair up (`responses_items`);
+replayed reasoning that no longer holds is withheld silently. Errors come as `{"error": {"message", "type", "param", "code"}}`; the
 context overflow is a 400 `context_length_exceeded`, or, with the server's `overflow_in_stream`,
 `response.created` then `response.failed` inside a 200 stream.
 
@@ -27,7 +27,15 @@ from typing import Any
 
 from . import openai_chat
 from .model_rules import openai_problem, openai_reasons
-from .responses_items import bound_call_id, input_items, item_kind, pairing_fault, replay, seal_reasoning
+from .responses_items import (
+    bound_call_id,
+    input_items,
+    item_kind,
+    missing_field,
+    pairing_fault,
+    replay,
+    seal_reasoning,
+)
 from .script import Fault, Reply
 from .wire import JSON, Admission, Caching, arguments, blocks, neutral_stop, pieces, total
 
@@ -82,7 +90,8 @@ def units(body: JSON) -> list[JSON]:
 def admit(
     body: JSON, headers: Mapping[str, str], key: bytes, paused: frozenset[str] = frozenset()
 ) -> Admission | Fault:
-    fault = openai_problem(body) or pairing_fault(input_items(body))
+    items = input_items(body)
+    fault = openai_problem(body) or missing_field(items) or pairing_fault(items)
     if fault is not None:
         return fault
     verdict = replay(body, str(body.get("model", "")), key)
