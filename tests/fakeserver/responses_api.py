@@ -4,9 +4,10 @@ The prompt's prefix order is tools, instructions, input items, and prompt cachin
 OpenAI's is (`prompt_cache`): the longest prefix seen before is read from the cache when it is at
 least 1024 tokens. Requests are rejected as the real API does: what a model refuses
 (`model_rules`), items without a required field or that do not pair up (`responses_items`);
-replayed reasoning that no longer holds is withheld silently. Errors come as `{"error": {"message", "type", "param", "code"}}`; the
-context overflow is a 400 `context_length_exceeded`, or, with the server's `overflow_in_stream`,
-`response.created` then `response.failed` inside a 200 stream.
+replayed reasoning that no longer holds is withheld silently. Errors come as
+`{"error": {"message", "type", "param", "code"}}`; the context overflow is a 400
+`context_length_exceeded`, or, with the server's `overflow_in_stream`, `response.created` then
+`response.failed` inside a 200 stream.
 
 A reply is a Response whose output is a reasoning item first (for a model that reasons: its
 summary only when `reasoning.summary` is set, its encrypted_content only when `include` asks for
