@@ -27,7 +27,13 @@ from agent_cli.context.breakdown import Breakdown, compute_breakdown
 from agent_cli.context.clear import clearable, next_change
 from agent_cli.context.latch import SummaryLatch
 from agent_cli.context.layers import Condensed, LayerRunner
-from agent_cli.context.notices import loop_guard_stopped, overflow_unresolved, smaller_window, under_reported
+from agent_cli.context.notices import (
+    loop_guard_stopped,
+    overflow_unresolved,
+    smaller_window,
+    summary_outcome,
+    under_reported,
+)
 from agent_cli.context.plan import plan_condense
 from agent_cli.context.policy import (
     MIN_SHARED_CAP,
@@ -293,9 +299,10 @@ class ContextEngine:
             focus=focus,
             use_model=use_model,
         )
-        notice = self.latch.note(outcome.summary, manual=manual)
+        latched = self.latch.note(outcome.summary, manual=manual)
+        notice = summary_outcome(outcome.failure, outcome.shortfall, outcome.transcript, latched)
         if notice:
-            events.append(WarningEvent(message=notice))
+            events.append(WarningEvent(message=notice))  # one message: what happened, and what follows
         return outcome
 
     def _note_result(self, failed: bool, events: list[EngineEvent]) -> None:

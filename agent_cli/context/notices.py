@@ -14,6 +14,8 @@ __all__ = [
     "overflow_unresolved",
     "smaller_window",
     "summary_failed",
+    "summary_fell_short",
+    "summary_outcome",
     "under_reported",
 ]
 
@@ -30,6 +32,21 @@ def summary_failed(reason: str, path: str) -> str:
         f"The summary request failed ({reason or 'no text'}); the earlier conversation was "
         f"replaced by a mechanical digest instead. Its full text is in {path}."
     )
+
+
+def summary_fell_short(shortfall: str) -> str:
+    return f"The model's summary is in use, but it {shortfall}."
+
+
+def summary_outcome(failure: str | None, shortfall: str | None, path: str, latched: str | None) -> str | None:
+    """One message for what went wrong with a compaction's summary, if anything: the digest that
+    stood in for a failed call (`failure`), or the record used though it fell short (`shortfall`),
+    and what the latch does about it (`latched`, when it just opened), said together once."""
+    first = summary_failed(failure, path) if failure is not None else None
+    if first is None and shortfall is not None:
+        first = summary_fell_short(shortfall)
+    parts = [p for p in (first, latched) if p]
+    return " ".join(parts) or None
 
 
 def under_reported(reported: int, counted: int) -> str:
