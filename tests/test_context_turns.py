@@ -225,7 +225,7 @@ def test_two_records_that_fell_short_are_not_called_failed_calls(tmp_path: Path)
         assert not panel.degraded  # the model's record is in use
         (warning,) = [e.message for e in events if isinstance(e, WarningEvent)]
         assert "summary is in use, but it left out" in warning
-    last = [e.message for e in said[1] if isinstance(e, WarningEvent)][0]
+    last = next(e.message for e in said[1] if isinstance(e, WarningEvent))
     assert "2 summaries in a row did not hold" in last  # said once, in the same message
     text = " ".join(str(getattr(e, "message", "")) for events in said for e in events)
     assert "summary call failed" not in text and "request failed" not in text  # was: "failed 2 times"
