@@ -230,7 +230,9 @@ def _reasoning_ids(where: Path) -> Outcome:
 def _compact_message(summary: ScriptItem, where: Path) -> Outcome:
     """Two compactions (the compact tool: the engine's /compact path) whose summaries do not hold:
     the call refused (a digest stands in), or a record used though it names none of the files."""
-    notes: dict[str, str | bytes] = {f"n{i}.txt": f"note {i}: the lexer splits words\n" * 200 for i in range(2)}
+    notes: dict[str, str | bytes] = {
+        f"n{i}.txt": f"note {i}: the lexer splits words\n" * 200 for i in range(2)
+    }
     project = project_in(where, QUICK, notes)
     compact = Reply("Compacting.", tool_calls=[ToolCallSpec("compact", {})])
     script = [_read("n0.txt"), compact, _read("n1.txt"), compact]
