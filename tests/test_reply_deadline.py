@@ -98,3 +98,16 @@ def test_the_deadline_is_retried_like_a_stall_then_said_in_one_line(tmp_path: Pa
     assert "Traceback" not in proc.stderr
     assert proc.stderr.count("took longer than 1.5 s in all") >= 1, proc.stderr
     assert proc.stderr.strip().splitlines()[-1].count("provider.timeout") == 1, proc.stderr
+
+
+def test_a_finished_reply_left_open_is_never_cut_later() -> None:
+    """The loop stops reading at the Completion and may leave the stream's generator open; its
+    deadline ends there, so it cannot shut the pooled connection the next request uses."""
+    with FakeModelServer() as server:
+        server.queue(Reply("one"), Reply("two"))
+        provider = _anthropic(server, True)
+        first = provider.stream(REQUEST)
+        assert any(isinstance(e, Completion) for e in first)  # read up to the Completion, not closed
+        time.sleep(1.7)  # past the first request's deadline of 1.5 s
+        second = list(provider.stream(REQUEST))[-1]
+        assert isinstance(second, Completion) and second.message.text == "two"

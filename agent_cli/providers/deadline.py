@@ -32,9 +32,14 @@ class _PerThread(threading.local):
     def __init__(self) -> None:
         self.watch: Watch | None = None
 
-    def swap(self, watch: Watch | None) -> Watch | None:
+    def enter(self, watch: Watch) -> Watch | None:
         previous, self.watch = self.watch, watch
         return previous
+
+    def leave(self, watch: Watch, previous: Watch | None) -> None:
+        # A stream's generator may be closed after the next request began: leave that one's watch.
+        if self.watch is watch:
+            self.watch = previous
 
 
 _current = _PerThread()
@@ -63,7 +68,11 @@ class Watch:
         self._timer.start()
 
     def cancel(self) -> None:
-        self._done.set()
+        """The reply is complete (or abandoned): the deadline no longer applies. Its connection goes
+        back to the pool, so from now on nothing may shut it."""
+        with self._lock:
+            self._done.set()
+            self._responses.clear()
 
     def _wait(self) -> None:
         if not self._done.wait(self.seconds):
@@ -74,10 +83,13 @@ class Watch:
         with self._lock:
             if self._expired.is_set():
                 raise DeadlineExceeded
-            self._responses.append(response)
+            if not self._done.is_set():
+                self._responses.append(response)
 
     def expire(self) -> None:
         with self._lock:
+            if self._done.is_set():
+                return
             self._expired.set()
             responses = list(self._responses)
         for response in responses:
@@ -97,13 +109,13 @@ def _shut(response: Any) -> None:
 def watch(seconds: float) -> Iterator[Watch]:
     """A deadline `seconds` from now for the requests this thread makes inside the block."""
     current = Watch(seconds)
-    previous = _current.swap(current)
+    previous = _current.enter(current)
     current.start()
     try:
         yield current
     finally:
         current.cancel()
-        _current.swap(previous)
+        _current.leave(current, previous)
 
 
 def on_response(response: Any) -> None:

@@ -119,7 +119,10 @@ class SDKProvider(ABC):
         wire = self._to_wire(request)
         with watch(self._timeout) as deadline:
             try:
-                yield from self._reply(wire)
+                for event in self._reply(wire):
+                    if isinstance(event, Completion):
+                        deadline.cancel()  # whole: the caller may stop here, leaving this generator open
+                    yield event
             except Exception as exc:  # whatever the cut-off read raised, the deadline is the cause
                 if deadline.expired:
                     raise self._too_long() from exc
