@@ -161,9 +161,16 @@ def _turn_key(content: list[JSON]) -> str:
     return json.dumps(kept, sort_keys=True)
 
 
-def paused_key(events: list[JSON]) -> str | None:
+def paused_key(body: JSON, events: list[JSON]) -> str | None:
     done = message(events, truncated=False)
-    return _turn_key(done["content"]) if done.get("stop_reason") == "pause_turn" else None
+    if done.get("stop_reason") != "pause_turn":
+        return None
+    # Paused again while continuing: what comes back next is the whole turn so far, every paused
+    # reply's content in order, as one assistant turn.
+    messages = body.get("messages") or []
+    last = messages[-1] if messages and isinstance(messages[-1], dict) else {}
+    before = blocks(last.get("content")) if last.get("role") == "assistant" else []
+    return _turn_key([*before, *done["content"]])
 
 
 def auth_fault(key: str) -> Fault:

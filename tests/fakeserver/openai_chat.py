@@ -102,7 +102,7 @@ def _problem(body: JSON) -> str | None:
     return None
 
 
-def paused_key(events: list[JSON]) -> str | None:
+def paused_key(body: JSON, events: list[JSON]) -> str | None:
     return None  # this API has no paused turns
 
 

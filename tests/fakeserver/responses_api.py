@@ -110,7 +110,7 @@ def admit(
     )
 
 
-def paused_key(events: list[JSON]) -> str | None:
+def paused_key(body: JSON, events: list[JSON]) -> str | None:
     return None  # this API has no paused turns
 
 

@@ -243,7 +243,7 @@ class FakeModelServer:
         }
         usage.update(reply.usage or {})
         events = api.events(reply, seen, usage, self.chunk_chars)
-        paused_key = api.paused_key(events)
+        paused_key = api.paused_key(seen.body, events)
         if paused_key is not None:
             with self._lock:
                 self._paused.add(paused_key)

@@ -89,9 +89,10 @@ class WireApi(Protocol):
         as its last turn, to continue it)."""
         ...
 
-    def paused_key(self, events: list[JSON]) -> str | None:
-        """For a reply that paused its turn (Anthropic's `pause_turn`), what identifies its content
-        when it is sent back; None for any other reply (or an API without paused turns)."""
+    def paused_key(self, body: JSON, events: list[JSON]) -> str | None:
+        """For a reply to `body` that paused its turn (Anthropic's `pause_turn`), what identifies the
+        turn when it is sent back (with the paused replies before it, when `body` continued one);
+        None for any other reply (or an API without paused turns)."""
         ...
 
     def auth_fault(self, key: str) -> Fault:
