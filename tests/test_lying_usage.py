@@ -7,6 +7,7 @@ the local count does not lower the count (so compaction stays on), and that is s
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,7 +20,8 @@ from agent_cli.providers.openai_responses import OpenAIResponsesProvider
 from agent_cli.providers.sdk_client import SDKProvider
 from agent_cli.providers.usage import MAX_FIGURE, token_count
 from agent_cli.tokens.counter import TokenCounter
-from tests.fakeserver import FakeModelServer, Reply
+from tests.e2e import agent_env, run_agent, stream_events
+from tests.fakeserver import FakeModelServer, Reply, ToolCallSpec
 
 REQUEST = Request("You are terse.", (Message.user("hi"),), (), max_tokens=64)
 MAKERS: dict[str, Callable[[FakeModelServer, bool], SDKProvider]] = {
@@ -92,3 +94,19 @@ def test_a_plausible_report_is_believed() -> None:
     local = c.count_request(SYSTEM, TOOLS, sent)
     assert c.observe(SYSTEM, TOOLS, sent, Usage(input_tokens=local * 3 // 4)) is None
     assert c.count_request(SYSTEM, TOOLS, sent) == local * 3 // 4
+
+
+def test_the_context_shown_is_the_count_in_use_not_the_lie(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("the parser reads tokens one at a time\n" * 300)
+    lie = {"input_tokens": 40, "cache_read_tokens": 0, "cache_write_tokens": 0}
+    with FakeModelServer() as server:
+        server.queue(
+            Reply("Reading.", tool_calls=[ToolCallSpec("read_file", {"path": "notes.txt"})], usage=lie)
+        )
+        server.default = Reply("done", usage=lie)
+        args = ["-p", "read notes.txt", "--output-format", "stream-json"]
+        proc = run_agent(args, tmp_path, agent_env(tmp_path / "home", server))
+    assert proc.returncode == 0, proc.stderr
+    shown = [e["context_tokens"] for e in stream_events(proc.stdout) if e.get("type") == "usage"]
+    assert len(shown) == 2 and shown[1] > 2_000, shown  # was [40, 40]: the toolbar showed the lie
+    assert proc.stderr.count("not believed") == 0  # stream-json: warnings are events, not stderr lines

@@ -296,11 +296,9 @@ class AgentLoop:
             self.usage_log.append((model, completion.usage))
             usage = completion.usage
             window = self.context.window
-            yield self._emit(
-                UsageEvent(
-                    model=model, usage=usage, context_tokens=usage.prompt_tokens, context_window=window
-                )
-            )
+            # The context as counted now: the report, or the local count where the report is not believed.
+            held = max(usage.prompt_tokens, self.context.tokens(request.messages, self.frame))
+            yield self._emit(UsageEvent(model=model, usage=usage, context_tokens=held, context_window=window))
             return completion
 
     def _stream(self, request: Request) -> Generator[Event, None, Completion]:
