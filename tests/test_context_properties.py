@@ -186,7 +186,8 @@ def test_overflow_recovers_or_says_why(history: list[Message], behaviour: str, f
         try:
             prepared = engine.on_overflow(history, FRAME, error)
         except ContextOverflowError as exc:
-            assert "does not fit" in str(exc) or "too large" in str(exc)
+            # (The provider's count may leave the frame alone over the budget: "... make it fit".)
+            assert any(words in str(exc) for words in ("does not fit", "too large", "make it fit"))
             return
         note_layers(prepared.events)
         check_invariants(engine, history, prepared.messages, fits=True)

@@ -31,7 +31,7 @@ def test_latch_opens_after_two_failures_and_retries_after_five_compactions() -> 
     latch = SummaryLatch(2, 5)
     assert latch.open() and latch.note("failed") is None and latch.open()
     notice = latch.note("failed")
-    assert notice is not None and "2 times in a row" in notice and not latch.open()
+    assert notice is not None and "2 summaries in a row did not hold" in notice and not latch.open()
     for _ in range(4):
         assert latch.note("skipped") is None and not latch.open()
     latch.note("skipped")
@@ -199,3 +199,44 @@ def test_find_safe_cut_never_returns_below_its_floor() -> None:
     for floor in range(0, 6):
         cut = find_safe_cut(messages, counts, 5, floor=floor)
         assert min(floor, len(messages)) <= cut <= len(messages)
+
+
+# -- what the user is told about a summary that did not hold (issue "Found from outside", 12) --------
+
+
+def _compact_twice(tmp_path: Path, summarizer: FakeSummarizer) -> list[list[object]]:
+    engine, _, _ = make_engine(tmp_path, summarizer)
+    history: list[Message] = [user("fix the parser")]
+    said: list[list[object]] = []
+    for n in range(2):
+        history += tool_round("read_file", {"path": f"src/m{n}.py"}, filler(4_000, f"m{n}"))
+        history += [Message.assistant(f"m{n} read"), user(f"and now {n}")]
+        prepared = engine.compact(history, FRAME, None, "manual")
+        said.append(list(prepared.events))
+        history = [*prepared.messages]
+    return said
+
+
+def test_two_records_that_fell_short_are_not_called_failed_calls(tmp_path: Path) -> None:
+    # The model answers, but its record names none of the files it replaces: used, repaired by code.
+    said = _compact_twice(tmp_path, FakeSummarizer(["## Work state\nDone: the earlier steps."]))
+    for events in said:
+        (panel,) = [e for e in events if isinstance(e, CompactEvent)]
+        assert not panel.degraded  # the model's record is in use
+        (warning,) = [e.message for e in events if isinstance(e, WarningEvent)]
+        assert "summary is in use, but it left out" in warning
+    last = next(e.message for e in said[1] if isinstance(e, WarningEvent))
+    assert "2 summaries in a row did not hold" in last  # said once, in the same message
+    text = " ".join(str(getattr(e, "message", "")) for events in said for e in events)
+    assert "summary call failed" not in text and "request failed" not in text  # was: "failed 2 times"
+
+
+def test_a_failed_call_says_digest_once_and_the_panel_too(tmp_path: Path) -> None:
+    said = _compact_twice(tmp_path, FakeSummarizer([TransientError("down")]))  # type: ignore[list-item]
+    for n, events in enumerate(said):
+        (panel,) = [e for e in events if isinstance(e, CompactEvent)]
+        assert panel.degraded  # the panel says it was a digest
+        warnings = [e.message for e in events if isinstance(e, WarningEvent)]
+        assert len(warnings) == 1, warnings  # was two on the second: the digest, then the latch
+        assert "replaced by a mechanical digest" in warnings[0]
+        assert ("2 summaries in a row did not hold" in warnings[0]) == (n == 1)

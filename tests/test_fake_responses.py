@@ -324,8 +324,10 @@ def test_reasoning_without_its_following_item_is_400(client: openai.OpenAI, serv
     assert refusal(client, items, **STATELESS)["error"]["message"] == (
         f"Item '{reasoning['id']}' of type 'reasoning' was provided without its required following item."
     )
-    del reasoning["id"]  # still known by its encrypted content
-    assert f"Item '{items[1].get('id') or 'rs_'}" in refusal(client, items, **STATELESS)["error"]["message"]
+    del reasoning["id"]  # the id is a required field
+    error = refusal(client, items, **STATELESS)["error"]
+    assert error["message"] == "Missing required parameter: 'input[1].id'."
+    assert (error["code"], error["param"]) == ("missing_required_parameter", "input[1].id")
 
 
 def test_a_call_with_its_id_needs_its_reasoning(client: openai.OpenAI, server: FakeModelServer) -> None:
@@ -372,8 +374,11 @@ def test_replayed_reasoning_is_accepted_and_counted(
 ) -> None:
     items = tool_loop(client, server)
     assert [r.reasoning_accepted for r in server.requests] == [0, 1]
-    if not with_ids:  # as Codex replays them; a string and its input_text parts are the same message
-        items = [{k: v for k, v in item.items() if k not in ("id", "status")} for item in items]
+    if not with_ids:  # but the reasoning items' (required); a string and its input_text parts are one message
+        items = [
+            {k: v for k, v in item.items() if k not in ("id", "status") or item.get("type") == "reasoning"}
+            for item in items
+        ]
         items[0]["content"] = [{"type": "input_text", "text": items[0]["content"]}]
     reply = finish(client, server, items)
     assert reply.output_text == "done" and reply.input_transformations is None

@@ -458,7 +458,9 @@ def test_ratio_converges(true_ratio: float) -> None:
     assert c.ratio == pytest.approx(true_ratio, rel=0.01)
 
 
-@pytest.mark.parametrize(("factor", "bound"), [(5.0, RATIO_MAX), (0.1, RATIO_MIN)])
+# (A report under half the local count is not believed at all: see test_lying_usage.py. 0.7 is low
+# but believable.)
+@pytest.mark.parametrize(("factor", "bound"), [(5.0, RATIO_MAX), (0.7, RATIO_MIN)])
 def test_ratio_clamps(factor: float, bound: float) -> None:
     c = TokenCounter("claude-opus-4", "anthropic")
     _observe_fresh(c, factor)

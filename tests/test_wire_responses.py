@@ -23,9 +23,9 @@ TOOLS = (
 OVERFLOW = "Your input exceeds the context window of this model. Please adjust your input and try again."
 
 
-def test_history_becomes_items_in_order_without_ids() -> None:
+def test_history_becomes_items_in_order_with_the_ids_the_api_gave() -> None:
     reasoning = ReasoningBlock("rs_1", "ENC", ("I will read a.py.",))
-    use = ToolUse("call_1", "read_file", {"path": "a.py"})
+    use = ToolUse("call_1", "read_file", {"path": "a.py"}, item_id="fc_1")
     history = (
         Message("user", (SummaryBlock("record of earlier work"), TextBlock("go on"))),
         Message("assistant", (reasoning, TextBlock("Reading."), use)),
@@ -37,6 +37,7 @@ def test_history_becomes_items_in_order_without_ids() -> None:
     assert wire["instructions"] == "be brief" and wire["store"] is False and wire["max_output_tokens"] == 500
     assert wire["input"] == [
         {
+            "type": "message",
             "role": "user",
             "content": [
                 {"type": "input_text", "text": "record of earlier work"},
@@ -45,17 +46,35 @@ def test_history_becomes_items_in_order_without_ids() -> None:
         },
         {
             "type": "reasoning",
+            "id": "rs_1",  # as the API returned it: the id is required (clients that dropped it got 400s)
             "summary": [{"type": "summary_text", "text": "I will read a.py."}],
             "encrypted_content": "ENC",
         },
-        {"role": "assistant", "content": [{"type": "output_text", "text": "Reading."}]},
-        {"type": "function_call", "call_id": "call_1", "name": "read_file", "arguments": '{"path": "a.py"}'},
+        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Reading."}]},
+        {
+            "type": "function_call",
+            "call_id": "call_1",
+            "name": "read_file",
+            "arguments": '{"path": "a.py"}',
+            "id": "fc_1",  # beside its reasoning item
+        },
         {"type": "function_call_output", "call_id": "call_1", "output": "x = 1"},
-        {"role": "assistant", "content": [{"type": "output_text", "text": "Done."}]},
+        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Done."}]},
     ]
-    assert "id" not in str([i for i in wire["input"] if i.get("type") == "reasoning"])
     assert wire["tools"][0]["strict"] is False and wire["tool_choice"] == "auto"
     assert "reasoning" not in wire and "include" not in wire
+
+
+def test_a_call_loses_its_id_with_its_reasoning_and_reasoning_without_content_stays_home() -> None:
+    use = ToolUse("call_1", "read_file", {"path": "a.py"}, item_id="fc_1")
+    history = (
+        Message.user("go"),
+        Message("assistant", (ReasoningBlock("rs_1", ""), use)),  # no encrypted_content came back
+        Message("user", (ToolResult("call_1", "x = 1"),)),
+    )
+    items = to_wire(Request("s", history, TOOLS), "gpt-6.2-sol")["input"]
+    assert [i.get("type") for i in items] == ["message", "function_call", "function_call_output"]
+    assert "id" not in items[1]  # its reasoning item is not sent, so neither is the id bound to it
 
 
 def test_reasoning_and_summary_request_and_tool_choice_none() -> None:
@@ -106,7 +125,7 @@ def test_stream_assembles_reasoning_from_the_done_item_and_the_call() -> None:
     done = assembler.finish()
     assert done.message.content == (
         ReasoningBlock("rs_9", "ENC9", ("Read it.",)),
-        ToolUse("call_9", "read_file", {"path": "a.py"}),
+        ToolUse("call_9", "read_file", {"path": "a.py"}, item_id="fc_1"),
     )
     assert done.stop_reason == "tool_use"
     assert (done.usage.input_tokens, done.usage.cache_read_tokens, done.usage.reasoning_tokens) == (

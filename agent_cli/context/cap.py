@@ -9,6 +9,7 @@ reads, recall with a phrase for anything). Command output keeps more tail
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable
 
@@ -105,4 +106,4 @@ def cap_input(use: ToolUse, *, max_chars: int, saved_to: str) -> ToolUse:
             changed = True
         else:
             args[name] = value
-    return ToolUse(use.id, use.name, args) if changed else use
+    return dataclasses.replace(use, input=args) if changed else use

@@ -27,7 +27,13 @@ from agent_cli.context.breakdown import Breakdown, compute_breakdown
 from agent_cli.context.clear import clearable, next_change
 from agent_cli.context.latch import SummaryLatch
 from agent_cli.context.layers import Condensed, LayerRunner
-from agent_cli.context.notices import loop_guard_stopped, overflow_unresolved, smaller_window
+from agent_cli.context.notices import (
+    loop_guard_stopped,
+    overflow_unresolved,
+    smaller_window,
+    summary_outcome,
+    under_reported,
+)
 from agent_cli.context.plan import plan_condense
 from agent_cli.context.policy import (
     MIN_SHARED_CAP,
@@ -74,6 +80,7 @@ class ContextEngine:
         self.auto_compact = True  # the loop guard turns this off; a manual compaction turns it on
         self._clear_skip = ("", 0)  # (first message id, count): L1 found no batch below that count
         self.latch = SummaryLatch(settings.summary_failures_to_latch, settings.latch_compactions)
+        self._said_under_report = False  # a usage report far below the local count is said once
 
     def reset(
         self,
@@ -93,6 +100,7 @@ class ContextEngine:
         )
         self.max_output = max_output
         self.thresholds = compute_thresholds(self.settings, window, max_output)
+        self._said_under_report = False
         self.restart()
 
     def restart(self) -> None:
@@ -160,9 +168,14 @@ class ContextEngine:
             unsendable = ContextOverflowError(text, tokens=total, limit=th.window)
         return Prepared(settle_thinking(history, messages), events, unsendable)
 
-    def observe(self, frame: Frame, sent: Sequence[Message], usage: Usage) -> None:
-        """After each response: the provider's count anchors the next one."""
-        self.counter.observe(frame.system, frame.tools, list(sent), usage)
+    def observe(self, frame: Frame, sent: Sequence[Message], usage: Usage) -> WarningEvent | None:
+        """After each response: the provider's count anchors the next one, unless it is far below
+        the local count (then the local count does, and the first time it is said)."""
+        counted = self.counter.observe(frame.system, frame.tools, list(sent), usage)
+        if counted is None or self._said_under_report:
+            return None
+        self._said_under_report = True
+        return WarningEvent(message=under_reported(usage.prompt_tokens, counted))
 
     def on_overflow(self, history: Sequence[Message], frame: Frame, error: ContextOverflowError) -> Prepared:
         """The provider rejected the prompt: learn from it, force L2 then L4, or raise."""
@@ -286,9 +299,10 @@ class ContextEngine:
             focus=focus,
             use_model=use_model,
         )
-        notice = self.latch.note(outcome.summary, manual=manual)
+        latched = self.latch.note(outcome.summary, manual=manual)
+        notice = summary_outcome(outcome.failure, outcome.shortfall, outcome.transcript, latched)
         if notice:
-            events.append(WarningEvent(message=notice))
+            events.append(WarningEvent(message=notice))  # one message: what happened, and what follows
         return outcome
 
     def _note_result(self, failed: bool, events: list[EngineEvent]) -> None:

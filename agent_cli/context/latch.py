@@ -2,8 +2,9 @@
 
 A summary is a full model call. When the model keeps failing at it (an error
 or timeout after the call's own retries, an empty answer, a record larger than
-what it replaces, a record that drops the latest error or every file the span
-touched), calling it again each compaction only spends money on the same
+what it replaces: the digest stood in; or a record that was used but fell
+short: over its length cap, or without the latest error or every file the span
+touched, repaired by code), calling it again each compaction only spends money on the same
 failure (Claude Code's tracker counts sessions with 50 failed compactions in a
 row; gemini-cli latches after a summary that grew). So:
 
@@ -37,7 +38,9 @@ class SummaryLatch:
         return not self.latched or self.skipped >= self.retry_after
 
     def note(self, outcome: Literal["ok", "failed", "skipped"], *, manual: bool = False) -> str | None:
-        """Record how a compaction's summary fared; a notice to show when the latch just opened."""
+        """Record how a compaction's summary fared; a notice to show when the latch just opened. The
+        notice says what follows from the failures, not what each was: the engine says that, in the
+        same message (`notices.summary_outcome`)."""
         if outcome == "skipped":
             if self.latched:
                 self.skipped += 1
@@ -53,9 +56,9 @@ class SummaryLatch:
             return None  # said once, when it first opened
         how = "a manual /compact" if manual else "an automatic compaction"
         return (
-            f"The summary call failed {self.failures} times in a row (the last in {how}); records are "
-            f"built by code (a digest) from now on. The model is asked again after {self.retry_after} "
-            "compactions, or now with /compact."
+            f"{self.failures} summaries in a row did not hold (the last in {how}), so the records of "
+            "automatic compactions are built by code (a digest) from now on; the model is asked again "
+            f"after {self.retry_after} compactions, or now with /compact."
         )
 
     def reset(self) -> None:

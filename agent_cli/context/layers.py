@@ -28,7 +28,7 @@ from agent_cli.context.clear import apply_clear
 from agent_cli.context.condense import condensed_history
 from agent_cli.context.emergency import apply_drop, marker_text, plan_drop
 from agent_cli.context.fidelity import misses_key_facts
-from agent_cli.context.notices import not_saved, summary_failed
+from agent_cli.context.notices import not_saved
 from agent_cli.context.plain import abbreviate, call_text, tool_calls_by_id
 from agent_cli.context.plan import CondensePlan
 from agent_cli.context.policy import Counter, Thresholds
@@ -51,6 +51,9 @@ class Condensed:
     acted: bool
     summary: SummaryOutcome = "skipped"
     attempted: bool = False  # a record was built for the span (whether or not it was used)
+    failure: str | None = None  # why the model's record was not used (the digest stood in)
+    shortfall: str | None = None  # how the model's record, used, fell short (repaired by code)
+    transcript: str = ""  # where the span went
 
 
 SummaryOutcome = Literal["ok", "failed", "skipped"]
@@ -63,7 +66,8 @@ class _Record:
     tokens: int
     failure: str | None  # why the model's record was not used (the digest stands in); None when it was
     usage: Usage | None  # what the summary call cost, when it answered
-    summary: SummaryOutcome  # "failed" also when the record was used but missed the key facts
+    summary: SummaryOutcome  # "failed" also when the record was used but fell short
+    shortfall: str | None = None  # how a record that was used fell short
 
 
 def _arg_size(use: ToolUse, count_text: Callable[[str], int]) -> tuple[int, int]:
@@ -219,8 +223,8 @@ class LayerRunner:
             message = f"Compaction could not shrink the conversation ({total:,} tokens)."
             events.append(WarningEvent(message=message))
             return Condensed(messages, total, False, record.summary, attempted=True)
-        if record.failure is not None and use_model:
-            events.append(WarningEvent(message=summary_failed(record.failure, path)))
+        # What went wrong with the model's record is said by the engine, once, with the latch's word.
+        failure = record.failure if use_model else None
         summary = record.messages[0].summary
         events.append(
             self._event(
@@ -230,7 +234,9 @@ class LayerRunner:
                 usage=record.usage,
             )
         )  # fmt: skip
-        return Condensed(record.messages, record.tokens, True, record.summary, attempted=True)
+        return Condensed(
+            record.messages, record.tokens, True, record.summary, True, failure, record.shortfall, path
+        )
 
     def drop(
         self,
@@ -348,9 +354,13 @@ class LayerRunner:
                 span, tail, "", path, thresholds=th, count_text=self.counter.count_text, pending=pending
             )
             after = self.recount(frame, messages, new)
-        missed = failure is not None or overlong or misses_key_facts(span, tail, body)
-        fared: SummaryOutcome = "failed" if missed else "ok"
-        return _Record(new, after, failure, usage, fared)
+        shortfall = None
+        if failure is None and overlong:
+            shortfall = f"ran over its length ({written:,} tokens for {th.summary_cap:,}), so its end was cut"
+        elif failure is None and misses_key_facts(span, tail, body):
+            shortfall = "left out the latest error or every file it touched; code added them to the record"
+        fared: SummaryOutcome = "failed" if failure is not None or shortfall else "ok"
+        return _Record(new, after, failure, usage, fared, shortfall)
 
     def _save(self, messages: list[Message], label: str, events: list[EngineEvent]) -> str | None:
         """Write what a layer removes; None (and a warning) if the disk refuses: the layer does nothing."""

@@ -8,7 +8,16 @@ from __future__ import annotations
 
 from agent_cli.context.policy import Thresholds
 
-__all__ = ["loop_guard_stopped", "not_saved", "overflow_unresolved", "smaller_window", "summary_failed"]
+__all__ = [
+    "loop_guard_stopped",
+    "not_saved",
+    "overflow_unresolved",
+    "smaller_window",
+    "summary_failed",
+    "summary_fell_short",
+    "summary_outcome",
+    "under_reported",
+]
 
 
 def smaller_window(limit: int) -> str:
@@ -22,6 +31,29 @@ def summary_failed(reason: str, path: str) -> str:
     return (
         f"The summary request failed ({reason or 'no text'}); the earlier conversation was "
         f"replaced by a mechanical digest instead. Its full text is in {path}."
+    )
+
+
+def summary_fell_short(shortfall: str) -> str:
+    return f"The model's summary is in use, but it {shortfall}."
+
+
+def summary_outcome(failure: str | None, shortfall: str | None, path: str, latched: str | None) -> str | None:
+    """One message for what went wrong with a compaction's summary, if anything: the digest that
+    stood in for a failed call (`failure`), or the record used though it fell short (`shortfall`),
+    and what the latch does about it (`latched`, when it just opened), said together once."""
+    first = summary_failed(failure, path) if failure is not None else None
+    if first is None and shortfall is not None:
+        first = summary_fell_short(shortfall)
+    parts = [p for p in (first, latched) if p]
+    return " ".join(parts) or None
+
+
+def under_reported(reported: int, counted: int) -> str:
+    return (
+        f"The provider reported {reported:,} input tokens for a request counted here at about "
+        f"{counted:,}; its usage reports are not believed when they are far below the local count, "
+        "so compaction goes by the local count (said once)."
     )
 
 

@@ -70,7 +70,9 @@ class Counter(Protocol):
 
     def observe(
         self, system: str, tools: tuple[ToolSpec, ...], sent_messages: list[Message], usage: Usage, /
-    ) -> None: ...
+    ) -> int | None:
+        """Learn from a usage report; the count used instead when the report was not believed."""
+        ...
 
     def calibrate_overflow(
         self, system: str, tools: tuple[ToolSpec, ...], messages: list[Message], reported_tokens: int, /

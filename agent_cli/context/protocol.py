@@ -64,8 +64,9 @@ class ContextPolicy(Protocol):
         """Before every request: whatever layers the count calls for."""
         ...
 
-    def observe(self, frame: Frame, sent: Sequence[Message], usage: Usage) -> None:
-        """After every response: the provider's count of what was sent."""
+    def observe(self, frame: Frame, sent: Sequence[Message], usage: Usage) -> WarningEvent | None:
+        """After every response: the provider's count of what was sent; a warning when it is not
+        believed (far below the local count), the first time."""
         ...
 
     def on_overflow(self, history: Sequence[Message], frame: Frame, error: ContextOverflowError) -> Prepared:

@@ -206,7 +206,7 @@ class ResultEvent:
 
     type: ClassVar[str] = "result"
     text: str
-    stop: str  # "end_turn", "max_iterations", "interrupted", "error"
+    stop: str  # "end_turn", "max_iterations", "interrupted", "error", "pause_turn" (paused too often)
     iterations: int
     usage: Usage = field(default_factory=Usage)
     session_id: str = ""

@@ -22,6 +22,7 @@ from typing import Protocol
 
 from agent_cli.context.protocol import ContextPolicy, Frame, Prepared
 from agent_cli.core.approvals import Approver
+from agent_cli.core.compact_calls import ALREADY_SCHEDULED, NOTHING_NEW_TO_COMPACT, nothing_new_since
 from agent_cli.core.errors import ContextOverflowError, ProviderError, ThinkingRejectedError
 from agent_cli.core.events import (
     AssistantText,
@@ -46,11 +47,14 @@ from agent_cli.core.thinking import strip_thinking
 from agent_cli.core.tool_runner import ToolRunner
 from agent_cli.providers.base import Completion, Provider, Request, TextDelta, ThinkingDelta
 from agent_cli.providers.retry import RetryPolicy, stream_with_retry
-from agent_cli.tools.base import CompactRequest, ToolContext, ToolRegistry
+from agent_cli.tools.base import CompactRequest, ToolContext, ToolOutput, ToolRegistry
 
 __all__ = ["AgentLoop", "SessionSink", "ToolRound"]
 
 CONTINUE_AFTER_CUTOFF = "Your last reply hit the output token limit. Continue exactly where it stopped."
+# A provider that pauses a turn (Anthropic's pause_turn) is asked to go on with the paused reply as
+# the last turn; one that pauses more often than this in a row is not asked again.
+MAX_PAUSES = 8
 INTERRUPTED = "interrupted: the user stopped this tool call before it finished"
 INTERRUPTED_TURN = "[The user interrupted the request above before it was answered.]"
 STILL_TOO_LARGE = "try /compact with a focus, or /clear"
@@ -117,6 +121,9 @@ class AgentLoop:
         self.usage_log: list[tuple[str, Usage]] = []
         self.tool_context = tool_context
         self._runner = ToolRunner(tools, approver, self.hooks, redact)
+        # The last message of the history as the last compaction left it: a compact call with
+        # nothing but compact calls after it has nothing new to condense (no summary call).
+        self._compacted_at: str | None = None
 
     # ---- public surface -------------------------------------------------
 
@@ -172,7 +179,8 @@ class AgentLoop:
     # ---- the turn -------------------------------------------------------
 
     def _turn(self) -> Iterator[Event]:
-        continuations = 0
+        continuations = pauses = 0
+        continued = False  # the answer is the text of more than one reply (a cut-off or paused one)
         final_text: list[str] = []
         for iteration in range(1, self.max_iterations + 1):
             yield StatusEvent(text="checking the context")  # usually instant; a summary can take a while
@@ -205,11 +213,22 @@ class AgentLoop:
                     prepared = self.context.compact(self.history, self.frame, done.compact.focus, "tool")
                     yield from self._apply(prepared, "tool")
                 continue
+            if outcome.stop_reason == "pause_turn":
+                # As Anthropic documents it: send the paused reply back as it is (it is the last
+                # message of the history now) and the model goes on with the same turn.
+                pauses, continued = pauses + 1, True
+                if pauses <= MAX_PAUSES:
+                    continue
+                note = f"The provider paused this turn {MAX_PAUSES} times in a row; send a message to go on."
+                yield self._emit(ErrorEvent(message=note, kind="pause_turn"))
+                yield self._result("".join(final_text), "pause_turn", iteration)
+                return
+            pauses = 0
             if outcome.stop_reason == "max_tokens" and continuations < MAX_CONTINUATIONS:
-                continuations += 1
+                continuations, continued = continuations + 1, True
                 self._append(Message.user(CONTINUE_AFTER_CUTOFF))
                 continue
-            yield self._result("".join(final_text) if continuations else message.text, "end_turn", iteration)
+            yield self._result("".join(final_text) if continued else message.text, "end_turn", iteration)
             return
         note = (
             f"Stopped after {self.max_iterations} model requests in one turn (tools.max_iterations). "
@@ -268,16 +287,18 @@ class AgentLoop:
                 continue
             except ProviderError as exc:
                 return _Failed(exc)
-            self.context.observe(self.frame, request.messages, completion.usage)
+            for note in completion.notes:
+                yield self._emit(WarningEvent(message=note))
+            doubted = self.context.observe(self.frame, request.messages, completion.usage)
+            if doubted is not None:
+                yield self._emit(doubted)
             model = completion.model or self.provider.model
             self.usage_log.append((model, completion.usage))
             usage = completion.usage
             window = self.context.window
-            yield self._emit(
-                UsageEvent(
-                    model=model, usage=usage, context_tokens=usage.prompt_tokens, context_window=window
-                )
-            )
+            # The context as counted now: the report, or the local count where the report is not believed.
+            held = max(usage.prompt_tokens, self.context.tokens(request.messages, self.frame))
+            yield self._emit(UsageEvent(model=model, usage=usage, context_tokens=held, context_window=window))
             return completion
 
     def _stream(self, request: Request) -> Generator[Event, None, Completion]:
@@ -303,6 +324,12 @@ class AgentLoop:
             for use in uses:
                 yield self._emit(ToolCallEvent(id=use.id, name=use.name, input=dict(use.input)))
                 output, duration = self._runner.run(use, self.tool_context)
+                if output.compact is not None:
+                    # One compaction a round at most, and none when nothing is new since the last.
+                    if compact is not None:
+                        output = ToolOutput(ALREADY_SCHEDULED)
+                    elif nothing_new_since(self.history, self._compacted_at):
+                        output = ToolOutput(NOTHING_NEW_TO_COMPACT)
                 compact = output.compact or compact
                 result = self.hooks.on_post_tool(use, ToolResult(use.id, output.content, output.is_error))
                 event = ToolResultEvent(
@@ -333,6 +360,10 @@ class AgentLoop:
         if prepared.messages != self.history:
             self.history = list(prepared.messages)
             self.log.log_history(self.history, reason)
+        layers = {e.layer for e in prepared.events if isinstance(e, CompactEvent)}
+        condensed = bool(layers & {"summarize", "manual"})
+        if condensed or reason in ("manual", "tool"):  # (a compaction that found nothing to do, too)
+            self._compacted_at = self.history[-1].id if self.history else None
         for event in prepared.events:
             yield self._emit(event)
             if isinstance(event, CompactEvent):

@@ -72,14 +72,20 @@ def tool_arguments(raw: str) -> dict[str, Any]:
 
 @dataclass(frozen=True, slots=True)
 class ToolUse:
-    """The model asks for a tool to run. `id` pairs it with its ToolResult."""
+    """The model asks for a tool to run. `id` pairs it with its ToolResult. `item_id` is the
+    provider's own id of the call, when it has one apart from `id` (a Responses API function_call's
+    `fc_...`, sent back with the call as the API returned it)."""
 
     id: str
     name: str
     input: Mapping[str, Any]
+    item_id: str = ""
 
     def to_json(self) -> JSON:
-        return {"type": "tool_use", "id": self.id, "name": self.name, "input": dict(self.input)}
+        data: JSON = {"type": "tool_use", "id": self.id, "name": self.name, "input": dict(self.input)}
+        if self.item_id:
+            data["item_id"] = self.item_id
+        return data
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,7 +187,8 @@ def block_from_json(data: Mapping[str, Any]) -> Block:
     if kind == "text":
         return TextBlock(str(data["text"]))
     if kind == "tool_use":
-        return ToolUse(str(data["id"]), str(data["name"]), dict(data.get("input") or {}))
+        item_id = str(data.get("item_id") or "")
+        return ToolUse(str(data["id"]), str(data["name"]), dict(data.get("input") or {}), item_id)
     if kind == "tool_result":
         return ToolResult(str(data["tool_use_id"]), str(data["content"]), bool(data.get("is_error", False)))
     if kind == "summary":

@@ -90,7 +90,11 @@ class AnthropicProvider(SDKProvider):
         import anthropic
 
         return anthropic.Anthropic(
-            api_key=self._api_key, base_url=self._base_url, timeout=self._timeouts(), max_retries=0
+            api_key=self._api_key,
+            base_url=self._base_url,
+            timeout=self._timeouts(),
+            max_retries=0,
+            http_client=self._http_client(anthropic.DefaultHttpxClient),
         )
 
     def _to_wire(self, request: Request) -> dict[str, Any]:

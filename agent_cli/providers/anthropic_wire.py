@@ -13,6 +13,13 @@ Wire rules:
   rejects them), but a thinking block goes back exactly as it came, empty text
   and all: it is bound to the conversation before it;
 - OpenAI reasoning items (another model's) are not sent;
+- a history that ends with an assistant message is sent as it is: the loop does that only to
+  continue a turn the API paused (`pause_turn`, the one documented case of a trailing assistant
+  turn); the paused reply and its continuation are consecutive assistant messages, so they go as
+  one assistant turn, as the docs' example sends them;
+- reply blocks of a type this client does not know (a server tool's, a newer API's) are skipped:
+  the SDK keeps them as sent, without its serializer's warnings (`SDKProvider._as_dict`), and
+  no tool of ours makes the API send one;
 - prompt caching puts `cache_control` on the system block, the last tool, the
   last block of the last message and, when the context engine names one
   (`options["cache_anchor"]`), the last block of the turn that ends with the
@@ -47,6 +54,7 @@ from agent_cli.core.messages import (
 )
 from agent_cli.providers.base import Completion, Request, StopReason, TextDelta, ThinkingDelta
 from agent_cli.providers.model_info import Accepts
+from agent_cli.providers.usage import UsageReading, mapping
 
 __all__ = ["BINDING_BETA", "StreamAssembler", "ThinkingConfig", "from_wire", "to_wire"]
 
@@ -58,7 +66,7 @@ _STOP_REASONS: dict[str, StopReason] = {
     "max_tokens": "max_tokens",
     "stop_sequence": "stop_sequence",
     "refusal": "refusal",
-    "pause_turn": "end_turn",
+    "pause_turn": "pause_turn",
 }
 _CUT_SHORT = "stream ended before the message was complete"
 _THOUGHTS = ("thinking", "redacted_thinking")
@@ -191,16 +199,18 @@ def to_wire(
 # -- response -----------------------------------------------------------------
 
 
-def _usage(data: Mapping[str, Any] | None) -> Usage:
-    data = data or {}
-    details = data.get("output_tokens_details") or {}
-    return Usage(
-        input_tokens=int(data.get("input_tokens") or 0),
-        output_tokens=int(data.get("output_tokens") or 0),
-        cache_read_tokens=int(data.get("cache_read_input_tokens") or 0),
-        cache_write_tokens=int(data.get("cache_creation_input_tokens") or 0),
-        reasoning_tokens=int(details.get("thinking_tokens") or 0),
+def _usage(data: object) -> tuple[Usage, tuple[str, ...]]:
+    """The report's figures, each a token count or unknown (`usage.UsageReading`), and a note."""
+    read = UsageReading()
+    usage = Usage(
+        input_tokens=read.figure(data, "input_tokens"),
+        output_tokens=read.figure(data, "output_tokens"),
+        cache_read_tokens=read.figure(data, "cache_read_input_tokens"),
+        cache_write_tokens=read.figure(data, "cache_creation_input_tokens"),
+        reasoning_tokens=read.figure(data, "output_tokens_details", "thinking_tokens"),
     )
+    note = read.note("anthropic")
+    return usage, (note,) if note else ()
 
 
 def _stop(reason: str) -> StopReason:
@@ -233,11 +243,13 @@ def from_wire(data: Mapping[str, Any], model: str = "") -> Completion:
     if not reason:
         raise TransientError(_CUT_SHORT)
     blocks = [b for b in (_block_from_wire(item) for item in data.get("content") or []) if b is not None]
+    usage, notes = _usage(data.get("usage"))
     return Completion(
         message=Message.of("assistant", blocks),
         stop_reason=_stop(str(reason)),
-        usage=_usage(data.get("usage")),
+        usage=usage,
         model=str(data.get("model") or model),
+        notes=notes,
     )
 
 
@@ -260,7 +272,7 @@ class StreamAssembler:
         if kind == "message_start":
             message = event.get("message") or {}
             self.model = str(message.get("model") or self.model)
-            self._usage.update({k: v for k, v in (message.get("usage") or {}).items() if v is not None})
+            self._usage.update({k: v for k, v in mapping(message.get("usage")).items() if v is not None})
         elif kind == "content_block_start":
             block = dict(event.get("content_block") or {})
             block["_json"] = ""
@@ -270,7 +282,7 @@ class StreamAssembler:
         elif kind == "message_delta":
             self._stop = (event.get("delta") or {}).get("stop_reason") or self._stop
             # message_delta usage is cumulative: it overrides message_start's.
-            self._usage.update({k: v for k, v in (event.get("usage") or {}).items() if v is not None})
+            self._usage.update({k: v for k, v in mapping(event.get("usage")).items() if v is not None})
         return None
 
     def _delta(self, event: Mapping[str, Any]) -> TextDelta | ThinkingDelta | None:
@@ -300,4 +312,5 @@ class StreamAssembler:
             block = _block_from_wire(item, item.get("_json", ""))
             if block is not None:
                 blocks.append(block)
-        return Completion(Message.of("assistant", blocks), stop, _usage(self._usage), self.model)
+        usage, notes = _usage(self._usage)
+        return Completion(Message.of("assistant", blocks), stop, usage, self.model, notes)

@@ -25,7 +25,10 @@ __all__ = [
     "ToolSpec",
 ]
 
-StopReason: TypeAlias = Literal["end_turn", "tool_use", "max_tokens", "stop_sequence", "refusal"]
+# "pause_turn": the provider paused a long turn (Anthropic); sending the reply back continues it.
+StopReason: TypeAlias = Literal[
+    "end_turn", "tool_use", "max_tokens", "stop_sequence", "refusal", "pause_turn"
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,12 +68,16 @@ class ThinkingDelta:
 
 @dataclass(frozen=True, slots=True)
 class Completion:
-    """The finished assistant message, why it stopped, and the usage reported for the request."""
+    """The finished assistant message, why it stopped, and the usage reported for the request.
+
+    `notes` are what the adapter has to tell the user about the reply itself (a usage report whose
+    figures were not token counts): one line each, said once per provider."""
 
     message: Message
     stop_reason: StopReason
     usage: Usage
     model: str = ""
+    notes: tuple[str, ...] = ()
 
 
 StreamEvent: TypeAlias = TextDelta | ThinkingDelta | Completion

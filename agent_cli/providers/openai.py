@@ -44,6 +44,7 @@ from agent_cli.core.messages import (
 from agent_cli.providers.base import Completion, Request, StopReason, TextDelta, ThinkingDelta
 from agent_cli.providers.errors import body_message, classify_http
 from agent_cli.providers.sdk_client import STALL_SECONDS, SDKProvider
+from agent_cli.providers.usage import UsageReading, mapping
 
 __all__ = ["ChunkAssembler", "OpenAIProvider", "from_wire", "load_sdk", "to_wire"]
 
@@ -142,25 +143,27 @@ def to_wire(
 # -- response -----------------------------------------------------------------
 
 
-def _usage(data: Mapping[str, Any] | None) -> Usage:
-    data = data or {}
-    prompt = int(data.get("prompt_tokens") or 0)
-    cached = int((data.get("prompt_tokens_details") or {}).get("cached_tokens") or 0)
-    return Usage(
-        input_tokens=max(0, prompt - cached),
-        output_tokens=int(data.get("completion_tokens") or 0),
-        cache_read_tokens=cached,
-    )
+def _usage(data: object) -> tuple[Usage, tuple[str, ...]]:
+    """The report's figures, each a token count or unknown (`usage.UsageReading`), and a note."""
+    read = UsageReading()
+    prompt = read.figure(data, "prompt_tokens")
+    cached = min(read.figure(data, "prompt_tokens_details", "cached_tokens"), prompt)
+    output = read.figure(data, "completion_tokens")
+    usage = Usage(input_tokens=prompt - cached, output_tokens=output, cache_read_tokens=cached)
+    note = read.note("openai")
+    return usage, (note,) if note else ()
 
 
-def _completion(text: str, calls: list[ToolUse], finish: str, usage: Usage, model: str) -> Completion:
+def _completion(
+    text: str, calls: list[ToolUse], finish: str, usage: tuple[Usage, tuple[str, ...]], model: str
+) -> Completion:
     blocks: list[Block] = [TextBlock(text)] if text else []
     blocks.extend(calls)
     stop = _FINISH.get(finish, "end_turn")
     if calls and stop == "end_turn":
         # Some compatible servers say "stop" after a tool call; the calls decide.
         stop = "tool_use"
-    return Completion(Message.of("assistant", blocks), stop, usage, model)
+    return Completion(Message.of("assistant", blocks), stop, usage[0], model, usage[1])
 
 
 def from_wire(data: Mapping[str, Any], model: str = "") -> Completion:
@@ -203,7 +206,7 @@ class ChunkAssembler:
         """
         self.model = str(chunk.get("model") or self.model)
         if chunk.get("usage"):
-            self._usage = chunk["usage"]
+            self._usage = mapping(chunk["usage"])
         shown: list[str] = []
         thought: list[str] = []
         for choice in chunk.get("choices") or []:
@@ -322,7 +325,11 @@ class OpenAIProvider(SDKProvider):
         import openai
 
         return openai.OpenAI(
-            api_key=self._api_key, base_url=self._base_url, timeout=self._timeouts(), max_retries=0
+            api_key=self._api_key,
+            base_url=self._base_url,
+            timeout=self._timeouts(),
+            max_retries=0,
+            http_client=self._http_client(openai.DefaultHttpxClient),
         )
 
     def _to_wire(self, request: Request) -> dict[str, Any]:

@@ -48,7 +48,9 @@ class OpenAIResponsesProvider(SDKProvider):
         import openai
 
         key, url = self._api_key, self._base_url
-        return openai.OpenAI(api_key=key, base_url=url, timeout=self._timeouts(), max_retries=0)
+        http = self._http_client(openai.DefaultHttpxClient)
+        timeout = self._timeouts()
+        return openai.OpenAI(api_key=key, base_url=url, timeout=timeout, max_retries=0, http_client=http)
 
     def _to_wire(self, request: Request) -> dict[str, Any]:
         return to_wire(request, self._model, reasoning=self.reasoning)
@@ -58,7 +60,7 @@ class OpenAIResponsesProvider(SDKProvider):
         return responses.create(**wire, stream=True) if stream else responses.create(**wire)
 
     def _as_dict(self, event: Any) -> Mapping[str, Any]:
-        return dict(event.to_dict())
+        return dict(event.to_dict(warnings=False))  # (see SDKProvider._as_dict)
 
     def _from_wire(self, body: Mapping[str, Any]) -> Completion:
         return from_wire(body, self._model)

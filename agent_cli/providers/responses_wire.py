@@ -3,14 +3,20 @@
 Requests are stateless, as Codex sends them: `store=false`, the whole
 conversation as input items on every request, and reasoning items passed
 back with their `encrypted_content` (`include=["reasoning.encrypted_content"]`)
-so the model keeps its reasoning between tool calls. Items go back without
-their ids: with `store=false` there is nothing on the server to refer to, and
-an id would make the API insist on the item that came with it.
+so the model keeps its reasoning between tool calls. Each item goes back with
+the fields the API reference gives it, as the API returned it:
 
-    assistant message blocks  ->  reasoning / message / function_call items, in order
-    user tool results         ->  function_call_output items (first)
-    user text, records        ->  a user message of input_text parts
-    system prompt             ->  instructions
+    reasoning             id, summary, encrypted_content (all three: `id` and `summary` are
+                          required, and an id without encrypted_content refers to a stored item,
+                          which with store=false does not exist; one without encrypted_content
+                          is not sent)
+    function_call         call_id, name, arguments; and its own `id` (`fc_...`) only beside the
+                          reasoning item it came with: the API refuses an id whose reasoning
+                          item is missing
+    message (assistant)   role, output_text parts (no id: we keep none, and it is optional)
+    function_call_output  call_id, output (first in a user turn)
+    message (user)        role, input_text parts (user text and records)
+    system prompt         instructions
 
 Replies: `StreamAssembler` reads the stream events (`response.output_item.*`,
 `response.output_text.delta`, `response.function_call_arguments.delta`,
@@ -43,6 +49,7 @@ from agent_cli.core.messages import (
 )
 from agent_cli.providers.base import Completion, Request, StopReason, TextDelta, ThinkingDelta
 from agent_cli.providers.errors import classify_http
+from agent_cli.providers.usage import UsageReading
 
 __all__ = ["ReasoningConfig", "StreamAssembler", "from_wire", "to_wire"]
 
@@ -77,23 +84,29 @@ def _result_text(result: ToolResult) -> str:
 
 def _assistant_items(blocks: tuple[Block, ...]) -> list[dict[str, Any]]:
     items: list[dict[str, Any]] = []
+    reasoned = False  # a reasoning item of this reply goes back: its calls may carry their own ids
     for block in blocks:
         if isinstance(block, ReasoningBlock):
+            if not block.encrypted_content:
+                continue  # nothing to replay statelessly; its id alone would name a stored item
             summary = [{"type": "summary_text", "text": t} for t in block.summary]
-            encrypted = block.encrypted_content
-            items.append({"type": "reasoning", "summary": summary, "encrypted_content": encrypted})
+            item = {"type": "reasoning", "id": block.id, "summary": summary}
+            items.append({**item, "encrypted_content": block.encrypted_content})
+            reasoned = True
         elif isinstance(block, TextBlock | SummaryBlock) and block.text.strip():
-            items.append({"role": "assistant", "content": [{"type": "output_text", "text": block.text}]})
+            content = [{"type": "output_text", "text": block.text}]
+            items.append({"type": "message", "role": "assistant", "content": content})
         elif isinstance(block, ToolUse):
             arguments = block.input.get(RAW_ARGUMENTS) if set(block.input) == {RAW_ARGUMENTS} else None
-            items.append(
-                {
-                    "type": "function_call",
-                    "call_id": block.id,
-                    "name": block.name,
-                    "arguments": arguments if isinstance(arguments, str) else json.dumps(dict(block.input)),
-                }
-            )
+            call: dict[str, Any] = {
+                "type": "function_call",
+                "call_id": block.id,
+                "name": block.name,
+                "arguments": arguments if isinstance(arguments, str) else json.dumps(dict(block.input)),
+            }
+            if block.item_id and reasoned:
+                call["id"] = block.item_id
+            items.append(call)
     # A reasoning item goes back only with the item that followed it (the API refuses one alone).
     while items and items[-1].get("type") == "reasoning":
         items.pop()
@@ -112,7 +125,7 @@ def input_items(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
                 items.append({"type": "function_call_output", "call_id": block.tool_use_id, "output": output})
         parts = _text_parts(list(message.content))
         if parts:
-            items.append({"role": "user", "content": parts})
+            items.append({"type": "message", "role": "user", "content": parts})
     return items
 
 
@@ -152,18 +165,21 @@ def to_wire(request: Request, model: str, *, reasoning: ReasoningConfig | None =
 # -- response -----------------------------------------------------------------
 
 
-def _usage(data: Mapping[str, Any] | None) -> Usage:
-    data = data or {}
-    details = data.get("input_tokens_details") or {}
-    cached = int(details.get("cached_tokens") or 0)
-    written = int(details.get("cache_write_tokens") or 0)
-    return Usage(
-        input_tokens=max(0, int(data.get("input_tokens") or 0) - cached - written),
-        output_tokens=int(data.get("output_tokens") or 0),
+def _usage(data: object) -> tuple[Usage, tuple[str, ...]]:
+    """The report's figures, each a token count or unknown (`usage.UsageReading`), and a note."""
+    read = UsageReading()
+    whole = read.figure(data, "input_tokens")
+    cached = min(read.figure(data, "input_tokens_details", "cached_tokens"), whole)
+    written = min(read.figure(data, "input_tokens_details", "cache_write_tokens"), whole - cached)
+    usage = Usage(
+        input_tokens=whole - cached - written,
+        output_tokens=read.figure(data, "output_tokens"),
         cache_read_tokens=cached,
         cache_write_tokens=written,
-        reasoning_tokens=int((data.get("output_tokens_details") or {}).get("reasoning_tokens") or 0),
+        reasoning_tokens=read.figure(data, "output_tokens_details", "reasoning_tokens"),
     )
+    note = read.note("openai")
+    return usage, (note,) if note else ()
 
 
 def failure(error: Mapping[str, Any] | None) -> ProviderError:
@@ -190,7 +206,8 @@ def _block(item: Mapping[str, Any]) -> Block | None:
         return TextBlock(text) if text else None
     if kind == "function_call":
         arguments = tool_arguments(str(item.get("arguments") or ""))
-        return ToolUse(str(item.get("call_id") or new_id("call")), str(item.get("name")), arguments)
+        call_id = str(item.get("call_id") or new_id("call"))
+        return ToolUse(call_id, str(item.get("name")), arguments, str(item.get("id") or ""))
     return None
 
 
@@ -202,8 +219,9 @@ def _completion(response: Mapping[str, Any], items: Sequence[Mapping[str, Any]],
         stop = "refusal" if reason == "content_filter" else "max_tokens"
     if not any(not isinstance(b, ReasoningBlock) for b in blocks) and stop == "end_turn":
         blocks = [b for b in blocks if not isinstance(b, ReasoningBlock)]  # reasoning alone: nothing said
-    usage = _usage(response.get("usage"))
-    return Completion(Message.of("assistant", blocks), stop, usage, str(response.get("model") or model))
+    usage, notes = _usage(response.get("usage"))
+    said = str(response.get("model") or model)
+    return Completion(Message.of("assistant", blocks), stop, usage, said, notes)
 
 
 def from_wire(data: Mapping[str, Any], model: str = "") -> Completion:

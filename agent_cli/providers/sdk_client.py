@@ -6,6 +6,11 @@
         -> TextDelta / ThinkingDelta ... then exactly one Completion
         SDK and transport exceptions are raised as the error tree's members (errors.py).
 
+Two clocks bound a request: the read timeout (`stall`: this long with no byte at all) and the
+whole-request deadline (`timeout`: the whole reply, however it trickles in; `deadline.py`). A
+server that drips a byte at a time or sends only pings passes the first and is cut by the second;
+both are a `StalledError`, retried twice.
+
 An adapter (anthropic.py, openai.py) subclasses it with its wire translation,
 its assembler, the SDK call and its error classification; the SDK is imported
 only when the first request is made. The SDK's own retries are off:
@@ -14,8 +19,9 @@ only when the first request is made. The SDK's own retries are off:
 
 from __future__ import annotations
 
+import dataclasses
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, ClassVar, Protocol
 
 from agent_cli.core.errors import ProviderError, StalledError, TransientError
@@ -59,6 +65,7 @@ class SDKProvider(ABC):
         self._stall = stall
         self.streaming = streaming
         self._client: Any = None
+        self._said: set[str] = set()  # the kinds of note already passed on (each is said once)
 
     @property
     def model(self) -> str:
@@ -80,12 +87,26 @@ class SDKProvider(ABC):
         return error
 
     def _timeouts(self) -> Any:
-        """Connecting gets 10 s; a stream that sends nothing for `stall` seconds has stalled (the
-        whole-request `timeout` bounds a reply that is not streamed)."""
+        """Connecting gets 10 s; a stream that sends nothing for `stall` seconds has stalled (a reply
+        that is not streamed may be silent until it is whole). The whole reply is bounded by the
+        deadline (`timeout`), which httpx2 has no setting for: see `deadline.py`."""
         import httpx2
 
         read = min(self._stall, self._timeout) if self.streaming else self._timeout
         return httpx2.Timeout(self._timeout, connect=CONNECT_SECONDS, read=read)
+
+    def _http_client(self, factory: Callable[..., Any]) -> Any:
+        """The SDK's own HTTP client (`factory`: its DefaultHttpxClient, keeping its socket options and
+        proxies), with the response hook that lets the deadline shut a reply that takes too long."""
+        from agent_cli.providers.deadline import on_response
+
+        return factory(timeout=self._timeouts(), event_hooks={"response": [on_response]})
+
+    def _too_long(self) -> StalledError:
+        return StalledError(
+            f"{self.name}: the reply took longer than {self._timeout:g} s in all and was cut off "
+            "(provider.timeout)"
+        )
 
     def _sdk(self) -> Any:
         if self._client is None:
@@ -93,9 +114,23 @@ class SDKProvider(ABC):
         return self._client
 
     def _events(self, request: Request) -> Iterator[StreamEvent]:
+        from agent_cli.providers.deadline import watch
+
         wire = self._to_wire(request)
+        with watch(self._timeout) as deadline:
+            try:
+                for event in self._reply(wire):
+                    if isinstance(event, Completion):
+                        deadline.cancel()  # whole: the caller may stop here, leaving this generator open
+                    yield event
+            except Exception as exc:  # whatever the cut-off read raised, the deadline is the cause
+                if deadline.expired:
+                    raise self._too_long() from exc
+                raise
+
+    def _reply(self, wire: dict[str, Any]) -> Iterator[StreamEvent]:
         if not self.streaming:
-            yield self._from_wire(self._dump(self._create(wire, stream=False)))
+            yield self._once(self._from_wire(self._dump(self._create(wire, stream=False))))
             return
         assembler = self._assembler()
         with self._create(wire, stream=True) as events:
@@ -103,7 +138,19 @@ class SDKProvider(ABC):
                 delta = assembler.feed(self._dump(event))
                 if delta is not None:
                     yield delta
-        yield assembler.finish()
+        yield self._once(assembler.finish())
+
+    def _once(self, completion: Completion) -> Completion:
+        """The completion with only the notes of a kind not said before (the kind: up to the "(")."""
+        if not completion.notes:
+            return completion
+        fresh = []
+        for note in completion.notes:
+            kind = note.split(" (", 1)[0]
+            if kind not in self._said:
+                self._said.add(kind)
+                fresh.append(note)
+        return dataclasses.replace(completion, notes=tuple(fresh))
 
     def _dump(self, event: Any) -> Mapping[str, Any]:
         """A response or stream event (an SDK object) as a plain dict with the wire's field names.
@@ -117,7 +164,9 @@ class SDKProvider(ABC):
         return self._as_dict(event)
 
     def _as_dict(self, event: Any) -> Mapping[str, Any]:
-        return dict(event.model_dump())
+        # Without serializer warnings: a block or item of a type this SDK does not know yet is kept
+        # as sent and the wire module skips it; pydantic would print a page of warnings per event.
+        return dict(event.model_dump(warnings=False))
 
     # -- what each adapter supplies ----------------------------------------------
 

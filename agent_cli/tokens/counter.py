@@ -7,7 +7,11 @@ Three sources, best first:
   the prompt tokens the provider counted. While later requests keep that frame
   and extend that message list, their count is the reported number plus a
   local count of what was appended since. `calibrate_overflow` sets the anchor
-  from the count an overflow error states.
+  from the count an overflow error states. A report is believed unless it is
+  far below the count made here (under `UNDER_REPORT` of it): a server that
+  under-reports would otherwise switch compaction off while the requests grow
+  past the window. Such a request is anchored on the local count instead
+  (the larger of the two), and nothing is learned from it.
 - A local count with tiktoken: exact for OpenAI models (o200k_base or
   cl100k_base); for Claude and every other model, cl100k_base scaled by a ratio
   learned from the provider's reports (starting at a conservative 1.25,
@@ -68,6 +72,10 @@ REQUEST_OVERHEAD = 3
 # input when it is sent back: about 5 characters per token of reasoning (4/3 base64 growth over ~4 bytes
 # a token). The anchor on the next usage report corrects what this misses.
 OPAQUE_CHARS_PER_TOKEN = 5
+
+# No tokenizer counts under half of what the local count says (the learned ratio stays in [0.8, 2.0]
+# and starts at most 1.625): a report below this share of the local count is not a count.
+UNDER_REPORT = 0.5
 
 RATIO_MIN = 0.8
 RATIO_MAX = 2.0
@@ -353,17 +361,23 @@ class TokenCounter:
         tools: Sequence[ToolSpec],
         sent_messages: Sequence[Message],
         usage: Usage,
-    ) -> None:
+    ) -> int | None:
         """Record what the provider reported for the request just sent.
 
         Sets the anchor and learns the ratio: from the whole request when no anchor
         applied, else from the step (what the report grew by, against the local count
-        of the messages added since). A report of zero tokens changes nothing.
+        of the messages added since). A report of zero tokens changes nothing. A report
+        under `UNDER_REPORT` of the count made here is not believed: the request is
+        anchored on that count, which is returned (None when the report was believed).
         """
         reported = usage.prompt_tokens
         if reported <= 0:
-            return
+            return None
         key = frame_key(system, tools)
+        counted = self.explain_request(system, tools, sent_messages).total
+        if reported < counted * UNDER_REPORT:
+            self._anchor = Anchor(key, tuple(m.id for m in sent_messages), counted)
+            return counted
         previous = self._anchor
         if previous is None or not self._extends(previous, key, sent_messages):
             self._learn(reported, self.raw_request(system, tools, sent_messages))
@@ -371,6 +385,7 @@ class TokenCounter:
             added = sent_messages[len(previous.message_ids) :]
             self._learn(reported - previous.tokens, sum(self.message_tokens(m).total for m in added))
         self._anchor = Anchor(key, tuple(m.id for m in sent_messages), reported)
+        return None
 
     def calibrate_overflow(
         self,

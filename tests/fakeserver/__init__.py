@@ -57,14 +57,17 @@ listed in `server.APIS`.
 Standalone, for terminal tests (from the repository root):
     python -m tests.fakeserver --port 8765 [--script FILE.json] [--echo] [--reply TEXT] [--context-window N]
 A script file is a JSON list of items: {"text": ..., "tool_calls": [{"name": ..., "input": {...}}]},
-{"fault": {"status": 529}}, {"drop": {}}, {"truncate": {}}, {"stream_error": {"kind": "api_error"}}.
+{"fault": {"status": 529}}, {"drop": {}}, {"truncate": {}}, {"stream_error": {"kind": "api_error"}},
+{"drip": {"interval": 0.2}} (a byte at a time), {"pings": {"seconds": 60}} (keep-alives only).
 """
 
 from .prompt_cache import strip_cache_control
 from .script import (
     DEFAULT_THINKING,
+    Drip,
     Drop,
     Fault,
+    Pings,
     Reply,
     ScriptItem,
     Stall,
@@ -77,9 +80,11 @@ from .server import FakeModelServer, RecordedRequest, last_user_text
 
 __all__ = [
     "DEFAULT_THINKING",
+    "Drip",
     "Drop",
     "FakeModelServer",
     "Fault",
+    "Pings",
     "RecordedRequest",
     "Reply",
     "ScriptItem",

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Mapping
+from typing import Any
 
 from .model_rules import BINDING_BETA, anthropic_display, anthropic_problem, drops_blocks, has_beta, thinks
 from .script import Fault, Reply, ToolCallSpec
@@ -39,6 +40,7 @@ __all__ = [
     "message",
     "overflow_events",
     "overflow_fault",
+    "paused_key",
     "units",
     "without_stop",
 ]
@@ -68,8 +70,14 @@ def units(body: JSON) -> list[JSON]:
     return found
 
 
-def admit(body: JSON, headers: Mapping[str, str], key: bytes) -> Admission | Fault:
-    problem = _problem(body) or anthropic_problem(body, headers)
+def admit(
+    body: JSON, headers: Mapping[str, str], key: bytes, paused: frozenset[str] = frozenset()
+) -> Admission | Fault:
+    messages = body.get("messages") or []
+    last = messages[-1] if messages and isinstance(messages[-1], dict) else {}
+    # "pause_turn": send the paused reply back as it came, as the last turn, to let the model go on.
+    continuing = last.get("role") == "assistant" and _turn_key(blocks(last.get("content"))) in paused
+    problem = _problem(body) or anthropic_problem(body, headers, continuing=continuing)
     if problem:
         return Fault(400, problem)
     model = str(body.get("model", ""))
@@ -139,6 +147,32 @@ def _problem(body: JSON) -> str | None:
     return None
 
 
+_KEYED = ("text", "thinking", "redacted_thinking", "tool_use")
+
+
+def _turn_key(content: list[JSON]) -> str:
+    """What of an assistant turn's content must come back unchanged: the blocks a client keeps, as
+    sent (without cache_control or empty text)."""
+    kept = [
+        {k: v for k, v in b.items() if k != "cache_control"}
+        for b in content
+        if b.get("type") in _KEYED and not (b.get("type") == "text" and not str(b.get("text", "")).strip())
+    ]
+    return json.dumps(kept, sort_keys=True)
+
+
+def paused_key(body: JSON, events: list[JSON]) -> str | None:
+    done = message(events, truncated=False)
+    if done.get("stop_reason") != "pause_turn":
+        return None
+    # Paused again while continuing: what comes back next is the whole turn so far, every paused
+    # reply's content in order, as one assistant turn.
+    messages = body.get("messages") or []
+    last = messages[-1] if messages and isinstance(messages[-1], dict) else {}
+    before = blocks(last.get("content")) if last.get("role") == "assistant" else []
+    return _turn_key([*before, *done["content"]])
+
+
 def auth_fault(key: str) -> Fault:
     return Fault(401, "invalid x-api-key")
 
@@ -166,6 +200,7 @@ def _reply_blocks(reply: Reply, display: str) -> list[JSON]:
         found.append({"type": "thinking", "thinking": reply.thinking if display == "summarized" else ""})
         if reply.redacted:
             found.append({"type": "redacted_thinking", "data": ""})
+    found += [dict(block) for block in reply.extra]
     # A reply with only tool calls has no text block; an empty reply still has one, as the API sends.
     if reply.text or not reply.tool_calls:
         found.append({"type": "text", "text": reply.text})
@@ -203,7 +238,7 @@ def _sign(found: list[JSON], reply: Reply, admission: Admission) -> None:
 def _block_events(at: int, block: JSON, size: int, raw: str) -> list[JSON]:
     """A block's start and delta events; `raw` is a tool call's arguments as the model streams them."""
     kind = block["type"]
-    if kind == "redacted_thinking":
+    if kind == "redacted_thinking" or kind not in _KEYED:  # (or a type the client may not know) whole
         return [{"type": "content_block_start", "index": at, "content_block": dict(block)}]
     if kind == "thinking":
         start: JSON = {"type": "thinking", "thinking": "", "signature": ""}
@@ -221,7 +256,7 @@ def _block_events(at: int, block: JSON, size: int, raw: str) -> list[JSON]:
     ]
 
 
-def events(reply: Reply, admission: Admission, usage: Mapping[str, int], size: int) -> list[JSON]:
+def events(reply: Reply, admission: Admission, usage: Mapping[str, Any], size: int) -> list[JSON]:
     display = admission.thinking
     found = _reply_blocks(reply, display)
     _sign(found, reply, admission)

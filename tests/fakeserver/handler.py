@@ -3,8 +3,8 @@
 An *outcome* is what the server decided for one request: a `Refusal` (an HTTP error in the API's
 envelope), an `Answer` (events to send) or a `Found` (a plain JSON body, for the Models API). The
 handler writes an answer as one JSON body or as a chunked SSE stream, breaking it as a Drop,
-Truncate or StreamError item asks. It knows nothing of scripts or caches: it asks the `Decider`
-(the FakeModelServer) what to send.
+Truncate or StreamError item asks, trickling it (Drip), or sending only keep-alives (Pings).
+It knows nothing of scripts or caches: it asks the `Decider` (the FakeModelServer) what to send.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Protocol
 
 from . import anthropic_api, openai_chat
-from .script import Drop, Fault, Reply, Stall, StreamError, Truncate
+from .script import Drip, Drop, Fault, Pings, Reply, Stall, StreamError, Truncate
 from .wire import JSON, WireApi
 
 __all__ = ["Answer", "Decider", "Found", "Http", "Refusal"]
@@ -36,7 +36,7 @@ class Refusal:
 @dataclass(frozen=True)
 class Answer:
     events: list[JSON]
-    item: Reply | Drop | Truncate | StreamError | Stall
+    item: Reply | Drop | Truncate | StreamError | Stall | Drip | Pings
     stream: bool
 
 
@@ -122,6 +122,17 @@ class Handler(BaseHTTPRequestHandler):
 
     def _whole(self, api: WireApi, answer: Answer) -> None:
         payload = api.message(answer.events, truncated=isinstance(answer.item, Truncate))
+        if isinstance(answer.item, Drip | Pings):
+            data = json.dumps(payload).encode()
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(data)))
+            self.end_headers()
+            if isinstance(answer.item, Drip):
+                self._trickle(data, answer.item.interval, chunked=False)
+            else:
+                self._keep_alive(b" ", answer.item, chunked=False)  # JSON may begin with whitespace
+            return
         if not isinstance(answer.item, Drop | Stall):
             self._send_json(200, payload)
             return
@@ -143,6 +154,10 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("cache-control", "no-cache")
         self.send_header("transfer-encoding", "chunked")
         self.end_headers()
+        if isinstance(item, Pings):
+            ping = api.frame({"type": "ping"}) if api is anthropic_api else ": ping\n\n"
+            self._keep_alive(ping.encode(), item, chunked=True)
+            return
         for n, event in enumerate(events):
             if isinstance(item, Drop | Stall) and n == item.after_events:
                 if isinstance(item, Stall):
@@ -152,12 +167,42 @@ class Handler(BaseHTTPRequestHandler):
             if isinstance(item, StreamError) and n == item.after_events:
                 event = api.error_event(item.kind, item.message, event)
             data = api.frame(event).encode()
+            if isinstance(item, Drip):
+                if not self._trickle(data, item.interval, chunked=True):
+                    return
+                continue
             self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
             self.wfile.flush()
             if event.get("type") == "error" or "error" in event:
                 break
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
+
+    def _trickle(self, data: bytes, interval: float, *, chunked: bool) -> bool:
+        """Write `data` a byte at a time, `interval` seconds apart; False once the client hung up."""
+        for i in range(len(data)):
+            byte = data[i : i + 1]
+            try:
+                self.wfile.write(b"1\r\n%s\r\n" % byte if chunked else byte)
+                self.wfile.flush()
+            except OSError:
+                self.close_connection = True
+                return False
+            time.sleep(interval)
+        return True
+
+    def _keep_alive(self, ping: bytes, item: Pings, *, chunked: bool) -> None:
+        """Send `ping` every `item.interval` seconds for `item.seconds`, then hang up."""
+        end = time.monotonic() + item.seconds
+        while time.monotonic() < end:
+            try:
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(ping), ping) if chunked else ping)
+                self.wfile.flush()
+            except OSError:
+                self.close_connection = True
+                return
+            time.sleep(item.interval)
+        self._hang_up()
 
     def _go_quiet(self, seconds: float) -> None:
         """Send nothing for `seconds` with the connection open (what a read timeout exists for)."""

@@ -121,8 +121,9 @@ def anthropic_display(body: JSON) -> str:
     return str(config.get("display") or "omitted")
 
 
-def anthropic_problem(body: JSON, headers: Mapping[str, str]) -> str | None:
-    """The 400 text a thinking model gives this request, else None (always None for other models)."""
+def anthropic_problem(body: JSON, headers: Mapping[str, str], *, continuing: bool = False) -> str | None:
+    """The 400 text a thinking model gives this request, else None (always None for other models).
+    `continuing`: the last turn is a paused reply sent back to continue it, which is not a prefill."""
     family = _FAMILIES.get(str(body.get("model", "")))
     if family is None:
         return None
@@ -130,7 +131,7 @@ def anthropic_problem(body: JSON, headers: Mapping[str, str]) -> str | None:
         _thinking_problem(body, headers, family)
         or _sampling_problem(body, family)
         or _choice_problem(body, family)
-        or _prefill_problem(body)
+        or (None if continuing else _prefill_problem(body))
     )
 
 

@@ -13,9 +13,10 @@ import json
 import time
 import uuid
 from collections.abc import Mapping
+from typing import Any
 
 from .script import Fault, Reply
-from .wire import JSON, Admission, Caching, arguments, default_message, neutral_stop, pieces
+from .wire import JSON, Admission, Caching, arguments, default_message, neutral_stop, pieces, total
 
 __all__ = [
     "CACHING",
@@ -30,6 +31,7 @@ __all__ = [
     "message",
     "overflow_events",
     "overflow_fault",
+    "paused_key",
     "units",
     "without_stop",
 ]
@@ -59,7 +61,9 @@ def units(body: JSON) -> list[JSON]:
     return found
 
 
-def admit(body: JSON, headers: Mapping[str, str], key: bytes) -> Admission | Fault:
+def admit(
+    body: JSON, headers: Mapping[str, str], key: bytes, paused: frozenset[str] = frozenset()
+) -> Admission | Fault:
     problem = _problem(body)
     return Fault(400, problem) if problem else Admission(body, headers, key)
 
@@ -98,6 +102,10 @@ def _problem(body: JSON) -> str | None:
     return None
 
 
+def paused_key(body: JSON, events: list[JSON]) -> str | None:
+    return None  # this API has no paused turns
+
+
 def auth_fault(key: str) -> Fault:
     return Fault(401, f"Incorrect API key provided: {key[:4]}****.", kind="invalid_api_key")
 
@@ -130,7 +138,7 @@ def error_body(fault: Fault) -> JSON:
     return {"error": {"message": text, "type": kind, "param": param, "code": code}}
 
 
-def events(reply: Reply, admission: Admission, usage: Mapping[str, int], size: int) -> list[JSON]:
+def events(reply: Reply, admission: Admission, usage: Mapping[str, Any], size: int) -> list[JSON]:
     model = str(admission.body.get("model", ""))
     base = {
         "id": f"chatcmpl-{uuid.uuid4().hex[:24]}",
@@ -160,7 +168,7 @@ def events(reply: Reply, admission: Admission, usage: Mapping[str, int], size: i
         ]
     neutral = neutral_stop(reply)
     stream.append(chunk({}, _FINISH_REASONS.get(neutral, neutral)))
-    prompt = usage["input_tokens"] + usage["cache_read_tokens"] + usage["cache_write_tokens"]
+    prompt = total(usage["input_tokens"], usage["cache_read_tokens"], usage["cache_write_tokens"])
     stream.append(
         {
             **base,
@@ -168,7 +176,7 @@ def events(reply: Reply, admission: Admission, usage: Mapping[str, int], size: i
             "usage": {
                 "prompt_tokens": prompt,
                 "completion_tokens": usage["output_tokens"],
-                "total_tokens": prompt + usage["output_tokens"],
+                "total_tokens": total(prompt, usage["output_tokens"]),
                 "prompt_tokens_details": {"cached_tokens": usage["cache_read_tokens"], "audio_tokens": 0},
                 "completion_tokens_details": {
                     "reasoning_tokens": 0,

@@ -3,10 +3,11 @@
 The prompt's prefix order is tools, instructions, input items, and prompt caching is automatic, as
 OpenAI's is (`prompt_cache`): the longest prefix seen before is read from the cache when it is at
 least 1024 tokens. Requests are rejected as the real API does: what a model refuses
-(`model_rules`), items that do not pair up (`responses_items`); replayed reasoning that no longer
-holds is withheld silently. Errors come as `{"error": {"message", "type", "param", "code"}}`; the
-context overflow is a 400 `context_length_exceeded`, or, with the server's `overflow_in_stream`,
-`response.created` then `response.failed` inside a 200 stream.
+(`model_rules`), items without a required field or that do not pair up (`responses_items`);
+replayed reasoning that no longer holds is withheld silently. Errors come as
+`{"error": {"message", "type", "param", "code"}}`; the context overflow is a 400
+`context_length_exceeded`, or, with the server's `overflow_in_stream`, `response.created` then
+`response.failed` inside a 200 stream.
 
 A reply is a Response whose output is a reasoning item first (for a model that reasons: its
 summary only when `reasoning.summary` is set, its encrypted_content only when `include` asks for
@@ -23,12 +24,21 @@ import json
 import time
 import uuid
 from collections.abc import Mapping
+from typing import Any
 
 from . import openai_chat
 from .model_rules import openai_problem, openai_reasons
-from .responses_items import bound_call_id, input_items, item_kind, pairing_fault, replay, seal_reasoning
+from .responses_items import (
+    bound_call_id,
+    input_items,
+    item_kind,
+    missing_field,
+    pairing_fault,
+    replay,
+    seal_reasoning,
+)
 from .script import Fault, Reply
-from .wire import JSON, Admission, Caching, arguments, blocks, neutral_stop, pieces
+from .wire import JSON, Admission, Caching, arguments, blocks, neutral_stop, pieces, total
 
 __all__ = [
     "CACHING",
@@ -43,6 +53,7 @@ __all__ = [
     "message",
     "overflow_events",
     "overflow_fault",
+    "paused_key",
     "units",
     "without_stop",
 ]
@@ -77,8 +88,11 @@ def units(body: JSON) -> list[JSON]:
     return found
 
 
-def admit(body: JSON, headers: Mapping[str, str], key: bytes) -> Admission | Fault:
-    fault = openai_problem(body) or pairing_fault(input_items(body))
+def admit(
+    body: JSON, headers: Mapping[str, str], key: bytes, paused: frozenset[str] = frozenset()
+) -> Admission | Fault:
+    items = input_items(body)
+    fault = openai_problem(body) or missing_field(items) or pairing_fault(items)
     if fault is not None:
         return fault
     verdict = replay(body, str(body.get("model", "")), key)
@@ -94,6 +108,10 @@ def admit(body: JSON, headers: Mapping[str, str], key: bytes) -> Admission | Fau
         withheld=len(verdict.withheld),
         transformations=verdict.withheld or None,
     )
+
+
+def paused_key(body: JSON, events: list[JSON]) -> str | None:
+    return None  # this API has no paused turns
 
 
 def auth_fault(key: str) -> Fault:
@@ -166,6 +184,7 @@ def _output(reply: Reply, admission: Admission, stem: str) -> list[JSON]:
             model = str(body.get("model", ""))
             sealed = seal_reasoning(body, model, admission.key, rs_id, reply.reasoning_tokens)
         found.append({"id": rs_id, "type": "reasoning", "summary": summary, "encrypted_content": sealed})
+    found += [{"id": f"x_{uuid.uuid4().hex[:24]}", **item} for item in reply.extra]
     if reply.text or not reply.tool_calls:
         part = {"type": "output_text", "text": reply.text, "annotations": [], "logprobs": []}
         found.append(
@@ -195,6 +214,11 @@ def _item_events(at: int, item: JSON, size: int) -> list[JSON]:
     """The events of one output item, from output_item.added to output_item.done."""
     ref = {"item_id": item["id"], "output_index": at}
     what = item["type"]
+    if what not in ("reasoning", "message", "function_call"):  # a type the client may not know
+        return [
+            {"type": "response.output_item.added", "output_index": at, "item": item},
+            {"type": "response.output_item.done", "output_index": at, "item": item},
+        ]
     if what == "reasoning":
         added = {**item, "summary": [], "encrypted_content": None}  # the done event has the full item
         inner: list[JSON] = []
@@ -237,7 +261,7 @@ def _item_events(at: int, item: JSON, size: int) -> list[JSON]:
     ]
 
 
-def events(reply: Reply, admission: Admission, usage: Mapping[str, int], size: int) -> list[JSON]:
+def events(reply: Reply, admission: Admission, usage: Mapping[str, Any], size: int) -> list[JSON]:
     stem = uuid.uuid4().hex[:24]
     output = _output(reply, admission, stem)
     neutral = neutral_stop(reply)
@@ -252,7 +276,7 @@ def events(reply: Reply, admission: Admission, usage: Mapping[str, int], size: i
     ]
     for at, item in enumerate(output):
         stream += _item_events(at, item, size)
-    whole = usage["input_tokens"] + usage["cache_read_tokens"] + usage["cache_write_tokens"]
+    whole = total(usage["input_tokens"], usage["cache_read_tokens"], usage["cache_write_tokens"])
     final = _response(
         admission.body,
         rid,
@@ -263,7 +287,7 @@ def events(reply: Reply, admission: Admission, usage: Mapping[str, int], size: i
             "input_tokens_details": {"cached_tokens": usage["cache_read_tokens"], "cache_write_tokens": 0},
             "output_tokens": usage["output_tokens"],
             "output_tokens_details": {"reasoning_tokens": usage["reasoning_tokens"]},
-            "total_tokens": whole + usage["output_tokens"],
+            "total_tokens": total(whole, usage["output_tokens"]),
         },
     )
     if not complete:

@@ -7,6 +7,11 @@ item. *Output items* are the kinds a model writes: reasoning, function_call, an 
 a *run* is a stretch of output items, as one response produced them. A reasoning item's *identity*
 is its `id`, else the id sealed in its encrypted_content.
 
+Required fields (the API reference's; a missing one is the real 400 `missing_required_parameter`
+naming it, e.g. `input[3].id`): a reasoning item's `id` and `summary`, a function_call's `call_id`,
+`name` and `arguments`, a function_call_output's `call_id` and `output`, a message's `content`.
+Clients that sent reasoning items back without their id got exactly this.
+
 Pairing (the real API's texts, as its users quote them; all 400 `param: "input"` but the 404):
 - a function_call_output needs an earlier function_call with its call_id;
 - a function_call needs its output before the next user message, or before the end;
@@ -35,7 +40,16 @@ from .binding import canonical, holds, same_model, seal, unseal
 from .script import Fault
 from .wire import JSON, blocks
 
-__all__ = ["Replay", "bound_call_id", "input_items", "item_kind", "pairing_fault", "replay", "seal_reasoning"]
+__all__ = [
+    "Replay",
+    "bound_call_id",
+    "input_items",
+    "item_kind",
+    "missing_field",
+    "pairing_fault",
+    "replay",
+    "seal_reasoning",
+]
 
 _BOUND_CALL = re.compile(r"^fc_([0-9a-f]{24})[0-9a-f]{2}$")
 _OUTPUT_KINDS = ("reasoning", "function_call")
@@ -69,6 +83,28 @@ def bound_call_id(stem: str, index: int) -> str:
 
 def _fault(status: int, message: str) -> Fault:
     return Fault(status, message, param="input")
+
+
+_REQUIRED = {
+    "reasoning": ("id", "summary"),
+    "function_call": ("call_id", "name", "arguments"),
+    "function_call_output": ("call_id", "output"),
+    "message": ("content",),
+}
+
+
+def missing_field(items: Sequence[JSON]) -> Fault | None:
+    """The real API's 400 for the first item without a field the reference requires, else None."""
+    for n, item in enumerate(items):
+        for name in _REQUIRED.get(item_kind(item), ()):
+            if item.get(name) is None:
+                return Fault(
+                    400,
+                    f"Missing required parameter: 'input[{n}].{name}'.",
+                    kind="missing_required_parameter",
+                    param=f"input[{n}].{name}",
+                )
+    return None
 
 
 def pairing_fault(items: Sequence[JSON]) -> Fault | None:

@@ -11,7 +11,8 @@ A script file is a JSON list of items in this form:
      "thinking": ..., "progress": [...], "redacted": true, "reasoning_tokens": 200}
     {"fault": {"status": 529, "message": ..., "headers": {...}, "kind": ...}}
     {"drop": {"after_events": 3}}   {"truncate": {}}   {"stream_error": {"kind": "api_error"}}
-    {"stall": {"after_events": 2, "seconds": 30}}
+    {"stall": {"after_events": 2, "seconds": 30}}   {"drip": {"interval": 0.2}}
+    {"pings": {"interval": 0.3, "seconds": 60}}
 """
 
 from __future__ import annotations
@@ -23,8 +24,10 @@ from typing import Any, TypeAlias
 
 __all__ = [
     "DEFAULT_THINKING",
+    "Drip",
     "Drop",
     "Fault",
+    "Pings",
     "Reply",
     "ScriptItem",
     "Stall",
@@ -61,16 +64,21 @@ class Reply:
     before each tool call, in order (Anthropic, as Opus 5.5 narrates between tools); `redacted`
     adds a `redacted_thinking` block after the leading one (Anthropic); `reasoning_tokens` is what
     the reasoning cost, counted in the output tokens and shared out over the reply's thinking blocks.
+
+    `extra` are content blocks (Anthropic) or output items (Responses) sent as given before the
+    text: a type the client does not know yet. `stop="pause_turn"` pauses the turn (Anthropic): the
+    server then takes this reply back as the last turn of the next request, to continue it.
     """
 
     text: str = ""
     tool_calls: Sequence[ToolCallSpec] = ()
     stop: str | None = None
-    usage: Mapping[str, int] | None = None
+    usage: Mapping[str, Any] | None = None  # any value goes out as scripted (a lying server)
     thinking: str = DEFAULT_THINKING
     progress: Sequence[str] = ()
     redacted: bool = False
     reasoning_tokens: int = 200
+    extra: Sequence[Mapping[str, Any]] = ()
 
 
 @dataclass(frozen=True)
@@ -126,7 +134,26 @@ class Stall:
     reply: Reply = Reply("This answer stops arriving half way through and never resumes.")
 
 
-ScriptItem: TypeAlias = Reply | Fault | Drop | Truncate | StreamError | Stall
+@dataclass(frozen=True)
+class Drip:
+    """Send the answer a byte at a time, `interval` seconds apart: never quiet long enough to stall,
+    never done in time (a slow proxy, a server trickling its reply)."""
+
+    interval: float = 0.2
+    reply: Reply = Reply("This answer arrives one byte at a time, far too slowly for anyone to wait for it.")
+
+
+@dataclass(frozen=True)
+class Pings:
+    """Send nothing but keep-alives, `interval` seconds apart, for `seconds`, then hang up: Anthropic's
+    `ping` events, an SSE comment for the OpenAI APIs, a space of JSON whitespace when not streaming."""
+
+    interval: float = 0.3
+    seconds: float = 60.0
+    reply: Reply = Reply("")  # never sent
+
+
+ScriptItem: TypeAlias = Reply | Fault | Drop | Truncate | StreamError | Stall | Drip | Pings
 
 
 def script_item(data: Mapping[str, Any]) -> ScriptItem:
@@ -139,6 +166,11 @@ def script_item(data: Mapping[str, Any]) -> ScriptItem:
     if "stall" in data:
         s = data["stall"] or {}
         return Stall(int(s.get("after_events", 2)), float(s.get("seconds", 30.0)))
+    if "drip" in data:
+        return Drip(float((data["drip"] or {}).get("interval", 0.2)))
+    if "pings" in data:
+        p = data["pings"] or {}
+        return Pings(float(p.get("interval", 0.3)), float(p.get("seconds", 60.0)))
     if "truncate" in data:
         return Truncate()
     if "stream_error" in data:

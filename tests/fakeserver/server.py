@@ -18,6 +18,7 @@ from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from email.message import Message
+from typing import Any
 from urllib.parse import unquote
 
 from . import anthropic_api, openai_chat, responses_api
@@ -115,6 +116,7 @@ class FakeModelServer:
         self._requests: list[RecordedRequest] = []
         self._lookups: list[RecordedRequest] = []
         self._cache = PromptCache()
+        self._paused: set[str] = set()  # what replies that paused their turn said (WireApi.paused_key)
         self._http: Http | None = None
         self._thread: threading.Thread | None = None
 
@@ -188,6 +190,7 @@ class FakeModelServer:
             self._queue.clear()
             self._requests.clear()
             self._lookups.clear()
+            self._paused.clear()
         self._cache.clear()
 
     # -- answering (called from handler threads) ---------------------------------------
@@ -198,7 +201,9 @@ class FakeModelServer:
         except json.JSONDecodeError:
             return Refusal(Fault(400, "The request body is not valid JSON."))
         kept = _kept(headers)
-        admitted = api.admit(body, kept, self.signing_key)
+        with self._lock:
+            paused = frozenset(self._paused)
+        admitted = api.admit(body, kept, self.signing_key, paused)
         seen = admitted if isinstance(admitted, Admission) else Admission(body, kept, self.signing_key)
         units = api.units(seen.body)
         estimate = self.counter(prompt_text(units))
@@ -229,7 +234,7 @@ class FakeModelServer:
             fresh, read, write = self._cache.automatic(units, self.counter, str(body.get("model", "")))
         out = self.counter(reply.text + "".join(arguments(c) for c in reply.tool_calls)) or 1
         reasoning = reply.reasoning_tokens if seen.thinking else 0
-        usage = {
+        usage: dict[str, Any] = {
             "input_tokens": fresh,
             "output_tokens": out + reasoning,
             "cache_read_tokens": read,
@@ -238,6 +243,10 @@ class FakeModelServer:
         }
         usage.update(reply.usage or {})
         events = api.events(reply, seen, usage, self.chunk_chars)
+        paused_key = api.paused_key(seen.body, events)
+        if paused_key is not None:
+            with self._lock:
+                self._paused.add(paused_key)
         if isinstance(item, StreamError) and not body.get("stream"):
             status = 529 if item.kind == "overloaded_error" else 500
             return Refusal(Fault(status, item.message, kind=item.kind))

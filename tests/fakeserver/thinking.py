@@ -125,10 +125,14 @@ def seals(body: JSON, model: str, key: bytes, reply: Sequence[JSON], tokens: Seq
     """The seals of the reply's thinking blocks, in order; `tokens[k]` is the k-th block's reasoning.
 
     `body` is the request as the model read it (its kept blocks only): the reply's first block
-    records the digest of the last of them.
+    records the digest of the last of them. A reply to a request that ends with an assistant turn
+    (a paused turn sent back to continue it) joins that turn: its blocks' prefix is the turn so far.
     """
     prefixes = _Prefixes(body)
-    index = len(body.get("messages") or [])
+    messages = body.get("messages") or []
+    index, carried = len(messages), list[JSON]()
+    if messages and isinstance(messages[-1], dict) and messages[-1].get("role") == "assistant":
+        index, carried = index - 1, blocks(messages[-1].get("content"))
     earlier = [
         seal_text(b) for m in body.get("messages") or [] for b in blocks(m.get("content")) if is_thinking(b)
     ]
@@ -136,7 +140,7 @@ def seals(body: JSON, model: str, key: bytes, reply: Sequence[JSON], tokens: Seq
     made: list[str] = []
     for j, block in enumerate(reply):
         if is_thinking(block):
-            text = seal(key, model, previous, prefixes.at(index, reply[:j]), tokens[len(made)])
+            text = seal(key, model, previous, prefixes.at(index, [*carried, *reply[:j]]), tokens[len(made)])
             made.append(text)
             previous = digest(text)
     return made

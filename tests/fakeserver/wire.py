@@ -35,6 +35,7 @@ __all__ = [
     "default_message",
     "neutral_stop",
     "pieces",
+    "total",
 ]
 
 JSON: TypeAlias = dict[str, Any]
@@ -80,8 +81,18 @@ class WireApi(Protocol):
         """The prompt as cacheable units, in the API's prefix order."""
         ...
 
-    def admit(self, body: JSON, headers: Mapping[str, str], key: bytes) -> Admission | Fault:
-        """The request as the model reads it, or the real API's 4xx for a request it would reject."""
+    def admit(
+        self, body: JSON, headers: Mapping[str, str], key: bytes, paused: frozenset[str] = frozenset()
+    ) -> Admission | Fault:
+        """The request as the model reads it, or the real API's 4xx for a request it would reject.
+        `paused`: the `paused_key`s of the replies this server paused (a request may send one back
+        as its last turn, to continue it)."""
+        ...
+
+    def paused_key(self, body: JSON, events: list[JSON]) -> str | None:
+        """For a reply to `body` that paused its turn (Anthropic's `pause_turn`), what identifies the
+        turn when it is sent back (with the paused replies before it, when `body` continued one);
+        None for any other reply (or an API without paused turns)."""
         ...
 
     def auth_fault(self, key: str) -> Fault:
@@ -100,7 +111,7 @@ class WireApi(Protocol):
         """The fault in the API's error envelope."""
         ...
 
-    def events(self, reply: Reply, admission: Admission, usage: Mapping[str, int], size: int) -> list[JSON]:
+    def events(self, reply: Reply, admission: Admission, usage: Mapping[str, Any], size: int) -> list[JSON]:
         """The stream of one reply; text and arguments in pieces of `size` characters."""
         ...
 
@@ -140,6 +151,14 @@ def arguments(call: ToolCallSpec) -> str:
 def neutral_stop(reply: Reply) -> str:
     """Why the reply stopped, in neutral words (Anthropic's): as scripted, else from its tool calls."""
     return reply.stop or ("tool_use" if reply.tool_calls else "end_turn")
+
+
+def total(*figures: Any) -> Any:
+    """The sum of usage figures; a script that set an odd one (a string, a float, a bool) gets its
+    first figure as it is, so a test of a lying server sends exactly what it scripted."""
+    if all(type(f) is int for f in figures):
+        return sum(figures)
+    return figures[0]
 
 
 def default_message(status: int) -> str:
