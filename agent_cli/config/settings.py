@@ -25,7 +25,7 @@ class ProviderSettings:
     api_key: str | None = None  # from ANTHROPIC_API_KEY / OPENAI_API_KEY unless set here
     base_url: str | None = None  # from ANTHROPIC_BASE_URL / OPENAI_BASE_URL unless set here
     max_retries: int = 6
-    timeout: float = 600.0
+    timeout: float = 1800.0  # the whole reply, streamed or not: a drip or a ping-only stream ends here
     streaming: bool = True  # false: whole replies (for a proxy or server that breaks streams)
     stall_timeout: float = 90.0  # a stream that sends nothing this long has stalled (retried twice)
     max_output_tokens: int | None = None  # None: the model table's max output, capped at 32k

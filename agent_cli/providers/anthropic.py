@@ -69,7 +69,7 @@ class AnthropicProvider(SDKProvider):
         *,
         api_key: str,
         base_url: str | None = None,
-        timeout: float = 600.0,
+        timeout: float = 1800.0,
         stall: float = STALL_SECONDS,
         prompt_caching: bool = True,
         streaming: bool = True,

@@ -305,7 +305,7 @@ class OpenAIProvider(SDKProvider):
         *,
         api_key: str,
         base_url: str | None = None,
-        timeout: float = 600.0,
+        timeout: float = 1800.0,
         stall: float = STALL_SECONDS,
         streaming: bool = True,
         effort: str | None = None,

@@ -33,7 +33,7 @@ class OpenAIResponsesProvider(SDKProvider):
         *,
         api_key: str,
         base_url: str | None = None,
-        timeout: float = 600.0,
+        timeout: float = 1800.0,
         stall: float = STALL_SECONDS,
         streaming: bool = True,
         reasoning: ReasoningConfig | None = None,

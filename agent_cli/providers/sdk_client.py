@@ -54,7 +54,7 @@ class SDKProvider(ABC):
         *,
         api_key: str,
         base_url: str,
-        timeout: float = 600.0,
+        timeout: float = 1800.0,
         streaming: bool = True,
         stall: float = STALL_SECONDS,
     ) -> None:
