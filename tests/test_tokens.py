@@ -24,8 +24,6 @@ from agent_cli.tokens import counter as counter_mod
 from agent_cli.tokens import encodings
 from agent_cli.tokens.counter import (
     MESSAGE_OVERHEAD,
-    RATIO_MAX,
-    RATIO_MIN,
     Encoder,
     TokenCounter,
     encoding_for_model,
@@ -39,6 +37,7 @@ from agent_cli.tokens.encodings import (
     tiktoken_cache_path,
 )
 from agent_cli.tokens.estimate import estimate_tokens
+from agent_cli.tokens.ratio import RATIO_MAX, RATIO_MIN
 
 SAMPLES = [
     "hello world",
@@ -551,7 +550,7 @@ def test_module_has_no_global_counter_state() -> None:
     ],
 )
 def test_the_ratio_starts_higher_for_the_newer_claude_tokenizer(model: str, start: float) -> None:
-    from agent_cli.tokens.counter import start_ratio
+    from agent_cli.tokens.ratio import start_ratio
 
     assert start_ratio(model) == start
     assert TokenCounter(model, "anthropic").ratio == start

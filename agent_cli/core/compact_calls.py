@@ -6,7 +6,7 @@ compaction would only summarize the summary again, a model call for nothing; so 
 nothing and says so to the model. Two compact calls in one round are one compaction.
 
 Pure: the loop keeps the id of the history's last message as the last compaction left it (the
-*marker*) and asks `nothing_new_since` before it honours a compact call.
+*marker*) and passes each compact call's output through `honoured`.
 """
 
 from __future__ import annotations
@@ -14,8 +14,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from agent_cli.core.messages import Message, ToolResult
+from agent_cli.tools.base import CompactRequest, ToolOutput
 
-__all__ = ["ALREADY_SCHEDULED", "NOTHING_NEW_TO_COMPACT", "nothing_new_since"]
+__all__ = ["ALREADY_SCHEDULED", "NOTHING_NEW_TO_COMPACT", "honoured", "nothing_new_since"]
 
 NOTHING_NEW_TO_COMPACT = (
     "Nothing to compact: nothing has been added since the last compaction, so the conversation is "
@@ -41,3 +42,17 @@ def nothing_new_since(history: Sequence[Message], marker: str | None) -> bool:
         elif any(not isinstance(b, ToolResult) or b.tool_use_id not in calls for b in message.content):
             return False
     return True
+
+
+def honoured(
+    output: ToolOutput, scheduled: CompactRequest | None, history: Sequence[Message], marker: str | None
+) -> ToolOutput:
+    """A tool's output as the round takes it: a compact call's wish is dropped (and the model told
+    why) when the round already has one (`scheduled`) or nothing is new since the `marker`."""
+    if output.compact is None:
+        return output
+    if scheduled is not None:
+        return ToolOutput(ALREADY_SCHEDULED)
+    if nothing_new_since(history, marker):
+        return ToolOutput(NOTHING_NEW_TO_COMPACT)
+    return output

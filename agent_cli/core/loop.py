@@ -22,7 +22,8 @@ from typing import Protocol
 
 from agent_cli.context.protocol import ContextPolicy, Frame, Prepared
 from agent_cli.core.approvals import Approver
-from agent_cli.core.compact_calls import ALREADY_SCHEDULED, NOTHING_NEW_TO_COMPACT, nothing_new_since
+from agent_cli.core.compact_calls import honoured
+from agent_cli.core.continuations import CONTINUE_AFTER_CUTOFF, TOO_MANY_PAUSES, Continuations
 from agent_cli.core.errors import ContextOverflowError, ProviderError, ThinkingRejectedError
 from agent_cli.core.events import (
     AssistantText,
@@ -47,18 +48,13 @@ from agent_cli.core.thinking import strip_thinking
 from agent_cli.core.tool_runner import ToolRunner
 from agent_cli.providers.base import Completion, Provider, Request, TextDelta, ThinkingDelta
 from agent_cli.providers.retry import RetryPolicy, stream_with_retry
-from agent_cli.tools.base import CompactRequest, ToolContext, ToolOutput, ToolRegistry
+from agent_cli.tools.base import CompactRequest, ToolContext, ToolRegistry
 
 __all__ = ["AgentLoop", "SessionSink", "ToolRound"]
 
-CONTINUE_AFTER_CUTOFF = "Your last reply hit the output token limit. Continue exactly where it stopped."
-# A provider that pauses a turn (Anthropic's pause_turn) is asked to go on with the paused reply as
-# the last turn; one that pauses more often than this in a row is not asked again.
-MAX_PAUSES = 8
 INTERRUPTED = "interrupted: the user stopped this tool call before it finished"
 INTERRUPTED_TURN = "[The user interrupted the request above before it was answered.]"
 STILL_TOO_LARGE = "try /compact with a focus, or /clear"
-MAX_CONTINUATIONS = 3
 LOGGED_RESULT_CHARS = 400
 
 
@@ -179,8 +175,7 @@ class AgentLoop:
     # ---- the turn -------------------------------------------------------
 
     def _turn(self) -> Iterator[Event]:
-        continuations = pauses = 0
-        continued = False  # the answer is the text of more than one reply (a cut-off or paused one)
+        going_on = Continuations()
         final_text: list[str] = []
         for iteration in range(1, self.max_iterations + 1):
             yield StatusEvent(text="checking the context")  # usually instant; a summary can take a while
@@ -213,22 +208,18 @@ class AgentLoop:
                     prepared = self.context.compact(self.history, self.frame, done.compact.focus, "tool")
                     yield from self._apply(prepared, "tool")
                 continue
-            if outcome.stop_reason == "pause_turn":
-                # As Anthropic documents it: send the paused reply back as it is (it is the last
-                # message of the history now) and the model goes on with the same turn.
-                pauses, continued = pauses + 1, True
-                if pauses <= MAX_PAUSES:
-                    continue
-                note = f"The provider paused this turn {MAX_PAUSES} times in a row; send a message to go on."
-                yield self._emit(ErrorEvent(message=note, kind="pause_turn"))
-                yield self._result("".join(final_text), "pause_turn", iteration)
-                return
-            pauses = 0
-            if outcome.stop_reason == "max_tokens" and continuations < MAX_CONTINUATIONS:
-                continuations, continued = continuations + 1, True
+            step = going_on.after(outcome.stop_reason)
+            if step == "paused":  # the paused reply, the history's last message now, goes back as is
+                continue
+            if step == "cut_off":
                 self._append(Message.user(CONTINUE_AFTER_CUTOFF))
                 continue
-            yield self._result("".join(final_text) if continued else message.text, "end_turn", iteration)
+            if step == "too_many_pauses":
+                yield self._emit(ErrorEvent(message=TOO_MANY_PAUSES, kind="pause_turn"))
+                yield self._result("".join(final_text), "pause_turn", iteration)
+                return
+            answer = "".join(final_text) if going_on.continued else message.text
+            yield self._result(answer, "end_turn", iteration)
             return
         note = (
             f"Stopped after {self.max_iterations} model requests in one turn (tools.max_iterations). "
@@ -324,12 +315,8 @@ class AgentLoop:
             for use in uses:
                 yield self._emit(ToolCallEvent(id=use.id, name=use.name, input=dict(use.input)))
                 output, duration = self._runner.run(use, self.tool_context)
-                if output.compact is not None:
-                    # One compaction a round at most, and none when nothing is new since the last.
-                    if compact is not None:
-                        output = ToolOutput(ALREADY_SCHEDULED)
-                    elif nothing_new_since(self.history, self._compacted_at):
-                        output = ToolOutput(NOTHING_NEW_TO_COMPACT)
+                # One compaction a round at most, and none when nothing is new since the last.
+                output = honoured(output, compact, self.history, self._compacted_at)
                 compact = output.compact or compact
                 result = self.hooks.on_post_tool(use, ToolResult(use.id, output.content, output.is_error))
                 event = ToolResultEvent(

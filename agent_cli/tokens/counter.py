@@ -49,6 +49,7 @@ from agent_cli.core.messages import (
 from agent_cli.providers.base import ToolSpec
 from agent_cli.tokens.encodings import EncodingName, VocabularyError, get_encoding
 from agent_cli.tokens.estimate import estimate_tokens
+from agent_cli.tokens.ratio import MIN_LEARN_RAW_TOKENS, clamp, learned, start_ratio
 
 __all__ = [
     "Anchor",
@@ -77,10 +78,6 @@ OPAQUE_CHARS_PER_TOKEN = 5
 # and starts at most 1.625): a report below this share of the local count is not a count.
 UNDER_REPORT = 0.5
 
-RATIO_MIN = 0.8
-RATIO_MAX = 2.0
-RATIO_SMOOTHING = 0.5  # weight of a new sample; the old ratio keeps the rest
-MIN_LEARN_RAW_TOKENS = 512  # below this, fixed provider overheads swamp the sample
 
 _O200K_MODEL = re.compile(r"^(gpt-4o|chatgpt-4o|gpt-4\.1|gpt-4\.5|gpt-5|gpt-oss|o[134](-|$)|codex-)")
 _CL100K_MODEL = re.compile(r"^(gpt-4|gpt-3\.5|gpt-35|text-embedding-ada-002|text-embedding-3)")
@@ -158,26 +155,6 @@ def frame_key(system: str, tools: Sequence[ToolSpec]) -> str:
     return digest.hexdigest()
 
 
-def _clamp(ratio: float) -> float:
-    return min(RATIO_MAX, max(RATIO_MIN, ratio))
-
-
-# Where the learned ratio starts, before the first usage report: conservative, so the first
-# compaction is early rather than late. Claude 4.7 and later (and every 5.x, Fable, Mythos) use a
-# newer tokenizer that counts about 30% more tokens for the same text ("roughly 1x to 1.35x",
-# Anthropic's Opus 5.5 migration guide and pricing page).
-START_RATIO = 1.25
-NEW_TOKENIZER_FACTOR = 1.3
-_NEW_CLAUDE = re.compile(r"claude-(?:(?:opus|sonnet|haiku)-(?:[5-9]|4-(?:[7-9]|\d\d))|fable|mythos)")
-
-
-def start_ratio(model: str) -> float:
-    """The ratio a counter for `model` starts from (see START_RATIO)."""
-    if _NEW_CLAUDE.search(model.lower()):
-        return round(START_RATIO * NEW_TOKENIZER_FACTOR, 3)
-    return START_RATIO
-
-
 class TokenCounter:
     """Counts requests for one model; see the module docstring for the method."""
 
@@ -195,7 +172,7 @@ class TokenCounter:
         self.encoding_name, self._exact_model = encoding_for_model(model, provider)
         # OpenAI models that fall back to the estimate start unscaled; others start conservative.
         start = start_ratio(model) if claude_ratio is None else claude_ratio
-        self._ratio = 1.0 if self._exact_model else _clamp(start)
+        self._ratio = 1.0 if self._exact_model else clamp(start)
         self._cache_size = max(1, cache_size)
         self._load_encoding = load_encoding
         self._encoder: Encoder | None = None
@@ -403,5 +380,4 @@ class TokenCounter:
     def _learn(self, reported: int, raw: int) -> None:
         if self.exact or raw < MIN_LEARN_RAW_TOKENS:
             return
-        sample = _clamp(reported / raw)
-        self._ratio = _clamp(RATIO_SMOOTHING * sample + (1.0 - RATIO_SMOOTHING) * self._ratio)
+        self._ratio = learned(self._ratio, reported / raw)
