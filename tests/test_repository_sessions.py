@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import stat
+import time
 from pathlib import Path
 
 import pytest
@@ -52,6 +53,10 @@ def _planted(project: Path, text: str) -> str:
     with SessionLog.create(project, redactor=Redactor(), meta={"model": "claude-sonnet-4-5"}) as log:
         log.log_message(Message.user(text))
         log.log_message(Message.assistant("ok"))
+    # Written last for certain: two logs written in the same clock tick tie, and then the order of
+    # their random ids would decide.
+    later = time.time() + 5
+    os.utime(log.path, (later, later))
     return log.id
 
 
