@@ -162,3 +162,14 @@ def test_an_archive_file_the_disk_cannot_hold_is_not_left_half_written(small_dis
         archive.write_output("toolu_big", "line of output\n" * 40_000)
     assert archive.files() == []
     assert not list((small_disk / "session").glob("output-*"))
+
+
+def test_a_full_disk_before_the_first_session_is_said_as_such_and_leaves_no_empty_gitignore(
+    small_disk: Path,
+) -> None:
+    from agent_cli.store.layout import ensure_transcripts_dir
+
+    fill(small_disk / "filler")
+    with pytest.raises(DiskFullError, match="the disk is full: no session log can be started"):
+        ensure_transcripts_dir(small_disk)
+    assert not (small_disk / ".transcripts" / ".gitignore").exists()

@@ -20,6 +20,8 @@ module. Tool failures never raise: they become error results the model reads.
 
 from __future__ import annotations
 
+import errno
+
 __all__ = [
     "AgentError",
     "AuthError",
@@ -36,6 +38,7 @@ __all__ = [
     "ThinkingRejectedError",
     "TransientError",
     "UnreachableError",
+    "disk_full_reason",
 ]
 
 
@@ -59,6 +62,14 @@ class SessionLogError(AgentError):
 
 class DiskFullError(SessionLogError):
     """The disk (or the user's quota) is full. Said as one line, never as an internal error."""
+
+
+_FULL = {errno.ENOSPC: "the disk is full", errno.EDQUOT: "the disk quota is used up"}
+
+
+def disk_full_reason(exc: BaseException | None) -> str | None:
+    """"the disk is full" (ENOSPC) or "the disk quota is used up" (EDQUOT) for such an OSError, else None."""
+    return _FULL.get(exc.errno) if isinstance(exc, OSError) and exc.errno is not None else None
 
 
 class ProviderError(AgentError):

@@ -9,26 +9,24 @@ itself, see session_log.py; this is the net under every other write).
 
 from __future__ import annotations
 
-import errno
 import os
 import traceback
 from collections.abc import Mapping
 from datetime import UTC, datetime
 
+from agent_cli.core.errors import disk_full_reason
 from agent_cli.store.redact import Redactor
 from agent_cli.store.user_dirs import state_dir
 
 __all__ = ["internal_error"]
 
 
-_FULL = {errno.ENOSPC: "the disk is full", errno.EDQUOT: "the disk quota is used up"}
-
-
 def internal_error(exc: BaseException, env: Mapping[str, str] | None = None) -> str:
     """Log `exc` with its traceback; return one line for the user."""
-    if isinstance(exc, OSError) and exc.errno in _FULL:
-        where = f": cannot write {exc.filename}" if exc.filename else ""
-        return f"{_FULL[exc.errno]}{where}; free space and try again"
+    full = disk_full_reason(exc)
+    if full is not None:
+        where = f": cannot write {getattr(exc, 'filename', None)}" if getattr(exc, "filename", None) else ""
+        return f"{full}{where}; free space and try again"
     where = "the traceback could not be saved"
     try:
         directory = state_dir(os.environ if env is None else env)

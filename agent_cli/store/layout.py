@@ -26,7 +26,7 @@ import stat
 from datetime import UTC, datetime
 from pathlib import Path
 
-from agent_cli.core.errors import ConfigError
+from agent_cli.core.errors import ConfigError, DiskFullError, disk_full_reason
 
 __all__ = [
     "DIR_MODE",
@@ -39,6 +39,7 @@ __all__ = [
     "ensure_private_dir",
     "ensure_transcripts_dir",
     "new_session_id",
+    "no_session_on_a_full_disk",
     "session_dir",
     "transcripts_dir",
 ]
@@ -129,6 +130,18 @@ def ensure_transcripts_dir(root: Path | str) -> Path:
             return base  # another agent made the folder at the same moment and wrote it
         try:
             os.write(fd, b"# Written by agent-cli: its session logs stay out of git.\n*\n")
-        finally:
+        except OSError as exc:
             os.close(fd)
+            with contextlib.suppress(OSError):  # not an empty .gitignore that ignores nothing
+                os.unlink(base / ".gitignore")
+            full = disk_full_reason(exc)
+            if full is None:
+                raise
+            raise no_session_on_a_full_disk(full, base) from exc
+        os.close(fd)
     return base
+
+
+def no_session_on_a_full_disk(full: str, base: Path) -> DiskFullError:
+    """The line for a session that cannot start because `full` ("the disk is full")."""
+    return DiskFullError(f"{full}: no session log can be started in {base}; free space and run agent again")

@@ -22,7 +22,6 @@ freed goes on from the last record saved.
 from __future__ import annotations
 
 import contextlib
-import errno
 import json
 import os
 import threading
@@ -32,7 +31,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from agent_cli.core.errors import ConfigError, DiskFullError, SessionLogError
+from agent_cli.core.errors import ConfigError, DiskFullError, SessionLogError, disk_full_reason
 from agent_cli.core.events import AssistantTextDelta, Event, StatusEvent
 from agent_cli.core.messages import Message, new_id
 from agent_cli.core.text import clean as clean_text
@@ -43,6 +42,7 @@ from agent_cli.store.layout import (
     SESSION_FILE,
     ensure_private_dir,
     new_session_id,
+    no_session_on_a_full_disk,
     session_dir,
     transcripts_dir,
 )
@@ -55,7 +55,6 @@ Clock = Callable[[], datetime]
 JSONDict = dict[str, Any]
 
 # The ways a disk says it has no room: no space, or the user's quota spent.
-_FULL = {errno.ENOSPC: "the disk is full", errno.EDQUOT: "the disk quota is used up"}
 
 
 def _utc_now() -> datetime:
@@ -126,10 +125,9 @@ class SessionLog:
             if log is not None:
                 log.close()
             _remove_empty(directory)
-            cause = exc if isinstance(exc, OSError) else exc.__cause__
-            if isinstance(cause, OSError) and cause.errno in _FULL:
-                said = f"{_FULL[cause.errno]}: no session log can be started in {base}"
-                raise DiskFullError(f"{said}; free space and run agent again") from exc
+            full = disk_full_reason(exc if isinstance(exc, OSError) else exc.__cause__)
+            if full is not None:
+                raise no_session_on_a_full_disk(full, base) from exc
             raise
         return log
 
@@ -252,9 +250,10 @@ class SessionLog:
     def _failure(self, exc: OSError, *, saved: bool) -> SessionLogError:
         """The one line that says what happened and what to do."""
         then = f"free space, then `agent --resume {self._id}`" if saved else "free space and run agent again"
-        if exc.errno in _FULL:
+        full = disk_full_reason(exc)
+        if full is not None:
             kept = "; what it held before is saved" if saved else ""
-            said = f"{_FULL[exc.errno]}: the session log {self.path} cannot take more{kept}"
+            said = f"{full}: the session log {self.path} cannot take more{kept}"
             return DiskFullError(f"{said}; {then}")
         reason = exc.strerror or str(exc)
         resume = f"; `agent --resume {self._id}` goes on from the last record saved" if saved else ""

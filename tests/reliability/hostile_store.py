@@ -167,7 +167,9 @@ def _full_disk(where: Path, how: str) -> Outcome:
             rounds = [[ToolCallSpec("bash", {"command": command}, id="toolu_fill")]]
         else:  # by the session's own records: the disk nearly full, then outputs the log must hold
             _fill(filler, leave=120 * 1024)
-            command = "head -c 30000 /dev/urandom | base64 -w 0"
+            # Ordinary text: the fake server counts usage as characters / 4, which base64 of random
+            # bytes is far denser than, and a report that far below the local count is warned about.
+            command = "yes 'the disk fills with what this session had to keep' | head -c 30000"
             rounds = [[ToolCallSpec("bash", {"command": command}, id=f"toolu_out{n}")] for n in range(12)]
         with FakeModelServer() as server:
             server.queue(*[Reply("Running.", tool_calls=r) for r in rounds])
