@@ -219,3 +219,24 @@ def test_bash_runs_exactly_the_words_the_parser_reports(
     if all(w.literal for w in parsed.words):
         assert runs == ["".join(f"{w.text}\x1e" for w in parsed.words[1:])], f"{line!r}: bash ran {runs}"
     assert os.listdir(work) == [], f"{line!r} wrote {os.listdir(work)}"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "git log --o${x}utput=/tmp/pwn -1",
+        "git log --o$9utput=/tmp/pwn",
+        "git log {--output=/tmp/pwn,-1}",
+        'git log "--output=/tmp/pwn"',
+    ],
+)
+def test_a_remembered_git_rule_does_not_cover_an_argument_bash_still_changes(line: str) -> None:
+    rule = always_rule("bash", {"command": "git log -1"})
+    assert rule.prefix == "git log"
+    assert not rule.covers("bash", {"command": line})
+    assert rule.covers("bash", {"command": "git log -3 --oneline"})
+
+
+@pytest.mark.parametrize("program", ["prlimit", "setpriv", "numactl", "sshpass", "gcc", "tsx"])
+def test_programs_that_run_another_are_remembered_as_the_exact_line(program: str) -> None:
+    assert always_rule("bash", {"command": f"{program} --x ls"}).exact == f"{program} --x ls"

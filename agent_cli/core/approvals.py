@@ -143,8 +143,11 @@ class AlwaysRule:
         if self.prefix is None or not matches_prefix(command, self.prefix):
             return False
         line = plain_command(command)
-        return line is not None and not programs.risky_argument(
-            line.words[0].text, [w.source for w in line.words[1:]]
+        if line is None:
+            return False
+        arguments = line.words[1:]
+        return not programs.risky_argument(
+            line.words[0].text, [w.source for w in arguments], all_literal=all(w.literal for w in arguments)
         )
 
     def describe(self) -> str:

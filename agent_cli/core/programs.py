@@ -34,10 +34,13 @@ EXACT_ONLY = frozenset({
     "nodejs", "deno", "bun", "tclsh", "wish", "rscript", "R", "julia", "java", "jshell", "groovy",
     "scala", "kotlin", "erl", "escript", "elixir", "iex", "swift", "osascript", "ghci", "runghc",
     "ocaml", "guile", "racket", "sbcl", "clisp", "gnuplot", "octave", "m4", "dc", "awk", "gawk",
-    "mawk", "nawk", "sed", "gsed", "sqlite3", "psql", "mysql",
+    "mawk", "nawk", "sed", "gsed", "sqlite3", "psql", "mysql", "ts-node", "tsx", "bunx",
+    # compilers that take a program to run (`-wrapper`, plugins)
+    "gcc", "cc", "clang", "g++", "c++", "clang++",
     # programs that run another program named in their arguments
     "env", "sudo", "su", "doas", "pkexec", "runuser", "sg", "newgrp", "nice", "ionice", "nohup",
     "setsid", "stdbuf", "timeout", "time", "watch", "flock", "chroot", "nsenter", "unshare",
+    "prlimit", "setpriv", "numactl", "ssh-agent", "unbuffer", "rlwrap", "sshpass", "dbus-run-session",
     "taskset", "chrt", "strace", "ltrace", "valgrind", "perf", "gdb", "lldb", "xargs", "parallel",
     "find", "fd", "tmux", "screen", "at", "batch", "crontab", "systemd-run", "firejail", "bwrap",
     "xdg-open", "open", "entr", "watchexec", "nodemon", "hyperfine", "faketime", "proxychains",
@@ -100,8 +103,12 @@ def is_exact_only(word: str) -> bool:
     return name in EXACT_ONLY or identity(word) in EXACT_ONLY or name.lower() in EXACT_ONLY
 
 
-def risky_argument(program: str, arguments: Sequence[str]) -> bool:
+def risky_argument(program: str, arguments: Sequence[str], *, all_literal: bool) -> bool:
     """Whether one of `arguments` (as written: quotes are dropped here, whatever a parser made of
-    them) makes a remembered `program verb` rule do more than it says."""
+    them) makes a remembered `program verb` rule do more than it says. For a program with such
+    arguments, words bash still changes (`--o${x}utput=`, `{--output=x,-1}`: not `all_literal`)
+    are risky too: what the program receives is not what the check saw."""
     risky = _RISKY_ARGUMENTS.get(identity(program), ())
+    if risky and not all_literal:
+        return True
     return any(a.translate(_QUOTES).startswith(risky) for a in arguments)

@@ -119,7 +119,8 @@ def open_regular(path: Path, shown: str) -> BinaryIO:
     Opened with O_NONBLOCK, so a FIFO does not wait for a writer, and checked with fstat on the
     open file, so nothing can be swapped in between the check and the read."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        # O_NOFOLLOW: a link swapped in after the path was resolved is not followed out of the project.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0))
     except OSError as exc:
         raise ToolError(f"cannot read {shown}: {exc.strerror}") from exc
     try:
