@@ -68,7 +68,7 @@ def _sub(match: re.Match[str]) -> str:
 
 def visible(text: str) -> str:
     """`text` safe to write to a terminal: controls (but newline and tab) and bidi controls written out."""
-    return _UNSAFE.sub(_sub, text) if _UNSAFE.search(text) else text
+    return _UNSAFE.sub(_sub, text)  # the same object when nothing matches
 
 
 def visible_exact(text: str) -> str:

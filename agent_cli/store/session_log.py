@@ -54,9 +54,6 @@ __all__ = ["SessionLog"]
 Clock = Callable[[], datetime]
 JSONDict = dict[str, Any]
 
-# The ways a disk says it has no room: no space, or the user's quota spent.
-
-
 def _utc_now() -> datetime:
     return datetime.now(UTC)
 

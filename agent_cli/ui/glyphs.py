@@ -12,7 +12,7 @@ from __future__ import annotations
 import codecs
 import contextlib
 import sys
-from typing import TextIO
+from typing import IO
 
 __all__ = ["ERRORS", "FALLBACKS", "ascii_only", "fit", "install"]
 
@@ -40,13 +40,13 @@ def install() -> None:
                 stream.reconfigure(errors=ERRORS)  # type: ignore[union-attr]
 
 
-def ascii_only(stream: TextIO | None) -> bool:
+def ascii_only(stream: IO[str] | None) -> bool:
     """Whether `stream` cannot encode UTF-8 text (its encoding is not a UTF codec)."""
     encoding = (getattr(stream, "encoding", None) or "utf-8").lower().replace("_", "-")
     return not encoding.startswith("utf")
 
 
-def fit(text: str, stream: TextIO | None) -> str:
+def fit(text: str, stream: IO[str] | None) -> str:
     """`text` with the agent's glyphs in their ASCII stand-ins when `stream` cannot encode UTF-8
     (for what is drawn by prompt_toolkit, which writes `?` for what its output cannot encode)."""
     return "".join(FALLBACKS.get(c, c) for c in text) if ascii_only(stream) else text

@@ -58,6 +58,7 @@ from agent_cli.core.events import (
 )
 from agent_cli.core.text import visible
 from agent_cli.ui.approval_view import approval_text
+from agent_cli.ui.glyphs import ascii_only
 from agent_cli.ui.markdown_blocks import MarkdownStream
 from agent_cli.ui.reports import describe_call
 from agent_cli.ui.widgets import clear_line, compact_panel, thought_line, tool_line
@@ -98,7 +99,7 @@ class Renderer:
         self.fancy = (console.is_terminal and not console.no_color) if fancy is None else fancy
         self.refresh_per_second = refresh_per_second
         # Braille dots on a UTF-8 terminal; an ASCII one gets - \ | /.
-        self._spinner_name = "line" if not console.encoding.lower().startswith("utf") else "dots"
+        self._spinner_name = "line" if ascii_only(console.file) else "dots"  # an ASCII terminal's spinner
         self._live: Live | None = None
         self._stream = MarkdownStream()
         self._streamed = False  # deltas arrived for the current assistant message
