@@ -190,7 +190,7 @@ def _probe(run: E2ERun, text: str, archive: Archive | None, facts: list[Fact], s
     for fact in facts:
         if fact.kind == "recall":
             found = fact.text in text or (
-                archive is not None and fact.text in archive.search(fact.probe, 12_000)
+                archive is not None and fact.text in archive.search(fact.query, 12_000)
             )
             run.probes["recall"].append(found)
         else:

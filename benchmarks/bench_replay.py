@@ -34,9 +34,10 @@ from agent_cli.core.messages import Message, ToolResult, Usage
 from agent_cli.providers.model_info import ModelInfo
 from agent_cli.tokens.encodings import get_encoding
 
-__all__ = ["PROBES", "Run", "reference_count", "replay"]
+__all__ = ["PROBES", "PROBE_EVERY", "Run", "reference_count", "replay"]
 
 PROBES = ("recall", "artifact", "continuation", "decision")
+PROBE_EVERY = 10  # every policy is probed on the same requests: the 10th, 20th, ... of the session
 TTL = 300.0  # Anthropic's default cache entry lives 5 minutes after its last use
 AUTOMATIC_TTL = 1_800.0  # OpenAI's writes on GPT-6.x are priced for 30 minutes
 MODEL_STEP_SECONDS = 20.0
@@ -216,7 +217,7 @@ def _probe(
 ) -> None:
     for fact in facts:
         if fact.kind == "recall":
-            found = fact.text in text or fact.text in (policy.recall(fact.probe) or "")
+            found = fact.text in text or fact.text in (policy.recall(fact.query) or "")
             run.probes["recall"].append(found)
         else:
             run.probes["decision"].append(fact.text in text)

@@ -1,6 +1,6 @@
 """Replayable coding sessions: seeded, deterministic, with facts planted early to probe for later.
 
-    make_session("long", seed=1) -> Session
+    make_session("long", seed=1, outputs="typical") -> Session
 
 A session is a list of steps, each what the agent's loop appends to its history: a user message,
 or one model reply (its text, its tool calls) followed by the tool results. The shapes:
@@ -11,13 +11,18 @@ or one model reply (its text, its tool calls) followed by the tool results. The 
 - `chat`: 120 steps of conversation with small tool calls (conversation-heavy).
 
 Sizes are drawn from stated distributions (tokens, before the cap any policy applies):
-    tool output   lognormal, median 900, sigma 1.1, clipped to [20, 48,000]
+    tool output   two distributions (`OUTPUTS`), clipped to [20, 48,000]:
+                  typical: lognormal, median 900, sigma 1.1
+                  heavy:   lognormal, median 2,000, sigma 1.4 (more long logs)
     file read     lognormal, median 2,400, sigma 0.9, clipped to [200, 30,000]
     answer        80% short (40-250), 20% long (700-2,200)
 
-Planted in the first 25 steps (and named in `facts`): an error string from a failing test, the
+Planted in the first steps (and named in `facts`): an error string from a failing test, the
 port the dev server listens on, a constraint the user sets, a decision and its reason, and a
-line an edit changed. Every assistant step that ends a phase states its next step ("Next: ...").
+line an edit changed. Each fact has a question a user would ask about it and its answer; a
+recall fact also names the phrase of its question a model would search for (`query`: words of
+the question, never the answer). Every assistant step that ends a phase states its next step
+("Next: ...").
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from typing import Literal
 
 from agent_cli.core.messages import Message, TextBlock, ToolResult, ToolUse
 
-__all__ = ["SHAPES", "Fact", "Session", "Step", "make_session"]
+__all__ = ["OUTPUTS", "SHAPES", "Fact", "Session", "Step", "make_session"]
 
 FactKind = Literal["recall", "decision"]
 WORDS = [
@@ -71,11 +76,14 @@ WORDS = [
 
 @dataclass(frozen=True, slots=True)
 class Fact:
-    """Something said early that must survive: `text` verbatim, found by `probe`."""
+    """Something said early that must survive. `text` is the answer (verbatim in a request, or in
+    what a recall returns); `question` is what a user would ask about it; `query` is the phrase of
+    the question a model would pass to a recall tool ("" for decisions, scored verbatim only)."""
 
     kind: FactKind  # "decision": the user's constraints and decisions, verbatim in the request
     text: str
-    probe: str
+    question: str
+    query: str = ""
 
 
 @dataclass(slots=True)
@@ -100,12 +108,20 @@ class Session:
         return sum(1 for s in self.steps if not s.is_user)
 
 
+# Tool output sizes in tokens: (median, sigma) of a lognormal, clipped to [20, 48,000].
+OUTPUTS = {"typical": (900.0, 1.1), "heavy": (2_000.0, 1.4)}
+
+
 class _Writer:
     """Draws sizes and text from one seeded generator."""
 
-    def __init__(self, seed: int) -> None:
+    def __init__(self, seed: int, outputs: str = "typical") -> None:
         self.rng = random.Random(seed)
         self.calls = 0
+        self.output_median, self.output_sigma = OUTPUTS[outputs]
+
+    def output_tokens(self) -> int:
+        return self.tokens(self.output_median, self.output_sigma, 20, 48_000)
 
     def tokens(self, median: float, sigma: float, low: int, high: int) -> int:
         return int(min(max(self.rng.lognormvariate(0, sigma) * median, low), high))
@@ -160,21 +176,25 @@ def _plant(w: _Writer, session: Session) -> None:
         _user(
             "Fix the failing auth tests in this service, then make the upload retries reliable.\n"
             + CONSTRAINT,
-            Fact("decision", CONSTRAINT, "httpx"),
+            Fact("decision", CONSTRAINT, "Which HTTP library may this service use?"),
         )
     )
     test = w.call("bash", {"command": "pytest -q tests/test_auth.py"})
     output = f"F.F\n{ERROR}\n" + w.prose(300, "the traceback") + "\n[exit code 1]"
     step = _reply(w, "I will run the auth tests first.", (test, output, True))
-    step.facts = (Fact("recall", ERROR, "tenant_id"),)
+    step.facts = (
+        Fact("recall", ERROR, "What error did tests/test_auth.py fail with?", "tests/test_auth.py"),
+    )
     s.append(step)
     serve = w.call("bash", {"command": "make dev-server"})
     step = _reply(
         w, "Starting the dev server to reproduce.", (serve, f"Serving on http://127.0.0.1:{PORT}\n", False)
     )
-    step.facts = (Fact("recall", f"127.0.0.1:{PORT}", str(PORT)),)
+    step.facts = (
+        Fact("recall", f"127.0.0.1:{PORT}", "Which address does make dev-server listen on?", "dev-server"),
+    )
     s.append(step)
-    s.append(_user(DECISION, Fact("decision", DECISION, "SQLite")))
+    s.append(_user(DECISION, Fact("decision", DECISION, "What do we keep the job queue in, and why?")))
     edit = w.call(
         "edit_file",
         {"path": "src/upload/config.py", "old_string": "RETRY_TIMEOUT = 30", "new_string": CHANGED},
@@ -185,7 +205,14 @@ def _plant(w: _Writer, session: Session) -> None:
         (edit, "Edited src/upload/config.py (1 change)", False),
         next_step="re-run the upload tests in tests/test_upload.py",
     )
-    step.facts = (Fact("recall", CHANGED, "RETRY_TIMEOUT"),)
+    step.facts = (
+        Fact(
+            "recall",
+            CHANGED,
+            "What did the edit to src/upload/config.py change?",
+            "src/upload/config.py",
+        ),
+    )
     s.append(step)
 
 
@@ -199,7 +226,7 @@ def _work_step(w: _Writer, n: int, files: list[str]) -> Step:
         test = w.rng.choice(["tests/test_auth.py", "tests/test_upload.py", "tests/test_queue.py"])
         call = w.call("bash", {"command": f"pytest -q {test}"})
         failed = w.rng.random() < 0.4
-        out = w.prose(w.tokens(900, 1.1, 20, 48_000), "the test run")
+        out = w.prose(w.output_tokens(), "the test run")
         out += "\nE   AssertionError: expected 3 retries, saw 2\n[exit code 1]" if failed else "\n5 passed"
         return _reply(
             w, w.answer(test), (call, out, failed), next_step=f"fix what {test} reports" if failed else None
@@ -233,9 +260,10 @@ def _follow_up(w: _Writer, n: int) -> Step:
 SHAPES = {"long": 320, "survey": 60, "chat": 120}
 
 
-def make_session(shape: str, seed: int = 1) -> Session:
-    """A session of `shape` ("long", "survey", "chat"); the same seed gives the same session."""
-    w = _Writer(seed)
+def make_session(shape: str, seed: int = 1, outputs: str = "typical") -> Session:
+    """A session of `shape` ("long", "survey", "chat") with tool outputs sized by `outputs`
+    ("typical", "heavy"); the same arguments give the same session."""
+    w = _Writer(seed, outputs)
     session = Session(shape)
     files = [f"src/{a}/{b}.py" for a in ("auth", "upload", "queue", "api") for b in WORDS[:12]]
     _plant(w, session)
