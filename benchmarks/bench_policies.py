@@ -1,81 +1,140 @@
-"""Compaction policies side by side: ours, the three seeds' as they describe themselves, masking only.
+"""Compaction policies side by side: ours, the three seeds' and the paper's, each as it describes itself.
 
 Each policy sees the session as the agent's loop does: `ingest` each tool result as it arrives,
 `prepare` the history before each request (what it returns is sent, and kept), `observe` the
-provider's count after it. Summaries come from one deterministic stand-in for a model
-(`stand_in_record`): a fixed-size record built from the span, the same for every policy.
+provider's count after it, `react` when the provider refuses a request as over the window (None:
+the policy has no way on, and the session fails). Every summary goes through `_summary`: the
+policy builds its summary input as its own design does (`SummaryCall.messages`, priced by the
+replay with the same frame and cache as any request), and one stand-in writer (lossy or
+faithful, `bench_standins.py`, the same for every policy) writes the record from exactly that
+input, within the policy's own output limit.
 
     ours         agent-cli's ContextEngine, defaults (or any ContextSettings)
     java-s06     every turn, tool results older than 3 turns become "[Previous: used {tool}]";
-                 past 50,000 tokens (characters / 4) everything is summarized into one message
+                 past 50,000 tokens (characters / 4) everything is summarized into one message;
+                 the summary input is "role: content" lines cut to their first 80,000 characters
     kotlin       at 80% of the window (characters / 3) the older part is summarized so the kept
-                 tail is at most 50% of the window; above 95% the oldest messages go, FIFO
-    javascript   at 70% of a 64k budget (CJK-aware estimate) all but the last 3 user turns are
-                 summarized into a summary pair (a user message and an acknowledgement)
-    masking      observation masking only (The Complexity Trap, arXiv 2508.21433): tool results
-                 older than the last 10 turns become a placeholder; no summary unless the request
-                 would not fit the window, then everything is summarized (so it stays under it)
-    none         no compaction at all (only where the window allows)
+                 tail is at most 50% of the window; above 95% the oldest messages go, FIFO; the
+                 input lists each message with tool results cut to 100 characters, plus the
+                 previous summary; the summary is capped at 2,048 tokens
+    javascript   at 70% of its budget (64k, or the window when smaller; CJK-aware estimate) all but
+                 the last 3 user turns are summarized into a summary pair; the input renders text to
+                 1,000 characters, tool inputs to 300, results to 800, plus the previous summary; the
+                 summary is capped at 800 tokens; refused as too long, it compacts once more and
+                 retries once
+    masking      observation masking (The Complexity Trap, arXiv 2508.21433): the latest M = 10
+                 observations (tool results) kept, older ones replaced by a placeholder; nothing else
+    hybrid       the paper's hybrid: masking (M = 10) plus an LLM summary every N = 21 turns once
+                 N + M turns are unsummarized (the first 21 are summarized, with the first user
+                 message and the previous summary as context; one rolling summary is kept)
+    none         no compaction at all
 """
 
 from __future__ import annotations
 
+import json
+import math
 import re
 import tempfile
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+
+from bench_standins import Entry
 
 from agent_cli.config.settings import ContextSettings
 from agent_cli.context.engine import ContextEngine
 from agent_cli.context.policy import output_for_window
 from agent_cli.context.protocol import Frame
-from agent_cli.context.summary_request import SummaryReply
+from agent_cli.context.summary_request import THINKING_ROOM, SummaryReply
+from agent_cli.core.errors import ContextOverflowError
 from agent_cli.core.events import CompactEvent
-from agent_cli.core.messages import Message, SummaryBlock, ToolResult, ToolUse, Usage
+from agent_cli.core.messages import Message, SummaryBlock, TextBlock, ToolResult, ToolUse, Usage
 from agent_cli.providers.base import Request
 from agent_cli.store.archive import Archive
 from agent_cli.tokens.counter import TokenCounter
 
-__all__ = ["POLICIES", "Policy", "stand_in_record"]
+__all__ = ["POLICIES", "Policy", "SummaryCall", "Writer", "message_text"]
 
-RECORD_TOKENS = 1_200
 Count = Callable[[str], int]
+Writer = Callable[[Sequence[Entry], int], str]  # (summary input, output cap in tokens) -> record
+UNCAPPED = 4_096  # a policy that sets no limit on its summary: what one reply holds at most
 
 
-def _text(message: Message) -> str:
+@dataclass(frozen=True, slots=True)
+class SummaryCall:
+    """One summary request as the policy built it (after the frame) and the record it got back."""
+
+    messages: tuple[Message, ...]
+    output: str
+
+
+def message_text(message: Message) -> str:
     parts: list[str] = []
     for block in message.content:
         data = block.to_json()
         parts += [str(data.get(k)) for k in ("text", "content", "name") if data.get(k)]
         if isinstance(block, ToolUse):
-            parts.append(str(dict(block.input)))
+            parts.append(json.dumps(dict(block.input), ensure_ascii=False))
     return " ".join(parts)
 
 
-def stand_in_record(messages: Sequence[Message], count: Count, size: int = RECORD_TOKENS) -> str:
-    """A model's record, deterministically: the newest messages' first lines, up to `size` tokens,
-    in order. Like a real summary it keeps what is recent and drops early detail."""
-    lines: list[str] = []
-    used = 0
-    for message in reversed(messages):
-        line = f"- {message.role}: {' '.join(_text(message).split())[:160]}"
-        cost = count(line)
-        if used + cost > size:
-            break
-        lines.append(line)
-        used += cost
-    return "## Work state\n" + "\n".join(reversed(lines))
+_TRANSCRIPT_ROLES = (
+    ("EARLIER CONDENSED RECORD:", "summary"),
+    ("EARLIER RECORD:", "summary"),
+    ("USER: ", "user"),
+    ("ASSISTANT: ", "assistant"),
+    ("TOOL CALL ", "assistant"),
+    ("TOOL RESULT (", "tool"),
+    ("TOOL ERROR (", "tool"),
+)
+
+
+def _transcript_entries(text: str) -> list[Entry]:
+    """Ours' chunk requests carry the span rendered as text (`agent_cli.context.plain`): read it back
+    into entries, each line starting one where the renderer starts one."""
+    out: list[Entry] = []
+    for line in text.splitlines():
+        if line.startswith("CONVERSATION TRANSCRIPT, PART "):
+            continue
+        role = next((r for prefix, r in _TRANSCRIPT_ROLES if line.startswith(prefix)), None)
+        if role is not None:
+            prefix = next(p for p, r in _TRANSCRIPT_ROLES if line.startswith(p))
+            body = line[len(prefix) :] if role == "user" else line
+            out.append((role, body))
+        elif out:
+            out[-1] = (out[-1][0], out[-1][1] + "\n" + line)
+    return out
+
+
+def _entries(messages: Sequence[Message]) -> list[Entry]:
+    """Messages as a summarizer reads them, whole."""
+    out: list[Entry] = []
+    for m in messages:
+        if m.role == "user" and m.text.startswith(("EARLIER CONDENSED RECORD:", "CONVERSATION TRANSCRIPT")):
+            out += _transcript_entries(m.text)
+        elif m.summary is not None:
+            out.append(("summary", m.summary.text))
+        elif m.tool_results:
+            out += [("tool", r.content) for r in m.tool_results]
+        elif m.role == "user":
+            out.append(("user", m.text))
+        else:
+            calls = " ".join(f"{u.name} {json.dumps(dict(u.input), ensure_ascii=False)}" for u in m.tool_uses)
+            out.append(("assistant", " ".join(p for p in (m.text, calls) if p)))
+    return out
 
 
 class Policy:
-    """The surface the replay drives. Subclasses change `prepare` (and `ingest`, `recall`)."""
+    """The surface the replay drives. Subclasses change `prepare` (and `ingest`, `react`, `recall`)."""
 
     name = "policy"
+    summary_cap = UNCAPPED
 
-    def __init__(self, window: int, frame: Frame, count: Count) -> None:
-        self.window, self.frame, self.count = window, frame, count
-        self.summaries: list[tuple[int, int]] = []  # (input, output) tokens of each summary call
-        self.actions: list[str] = []  # what the last prepare did
+    def __init__(self, window: int, frame: Frame, count: Count, write: Writer) -> None:
+        self.window, self.frame, self.count, self.write = window, frame, count, write
+        self.summaries: list[SummaryCall] = []
+        self.digests = 0  # records built by code instead of a summary call (ours' latch)
         self.calls: dict[str, str] = {}
 
     def ingest(self, use: ToolUse, result: ToolResult, round_size: int) -> ToolResult:
@@ -85,54 +144,84 @@ class Policy:
     def prepare(self, history: list[Message]) -> list[Message]:
         return history
 
+    def react(self, history: list[Message], tokens: int) -> list[Message] | None:
+        """The provider refused `history` as over the window (`tokens` counted): a new history, or None."""
+        return None
+
     def observe(self, sent: list[Message], usage: Usage) -> None:
         return None
 
     def recall(self, query: str) -> str | None:
         return None  # no way to fetch back what left the context
 
-    def anchor(self, history: list[Message]) -> int | None:
-        """The message a cache breakpoint marks besides the last (None: the last only)."""
-        return None
+    def anchor(self, history: list[Message], originals: set[int]) -> int | None:
+        """The message a cache breakpoint marks besides the frame and the last: the policy's own edit
+        point, the newest message it rewrote or wrote (None when it changed nothing)."""
+        edited = [i for i, m in enumerate(history) if id(m) not in originals]
+        return edited[-1] if edited else None
 
-    def summarize(self, messages: Sequence[Message], instruction: str = "Summarize.") -> str:
-        request_tokens = sum(self.count(_text(m)) for m in messages) + self.count(instruction)
-        record = stand_in_record(messages, self.count)
-        self.summaries.append((request_tokens, self.count(record)))
-        self.actions.append("summarize")
+    def _summary(self, prompt_text: str, entries: Sequence[Entry], cap: int | None = None) -> str:
+        """One summary call: the policy's prompt as one user message, answered from `entries`."""
+        record = self.write(entries, cap or self.summary_cap)
+        self.summaries.append(SummaryCall((Message.user(prompt_text),), record))
         return record
+
+
+class _BenchArchive(Archive):
+    """The archive on disk in a temporary directory, named in records as a fixed project path, so the
+    requests are the same bytes on every run."""
+
+    shown = Path("/project/.transcripts/bench")
+
+    def _write(self, kind: str, label: str, ext: str, body: str) -> Path:
+        return self.shown / super()._write(kind, label, ext, body).name
 
 
 class Ours(Policy):
     name = "ours"
 
     def __init__(
-        self, window: int, frame: Frame, count: Count, settings: ContextSettings | None = None
+        self, window: int, frame: Frame, count: Count, write: Writer, settings: ContextSettings | None = None
     ) -> None:
-        super().__init__(window, frame, count)
+        super().__init__(window, frame, count, write)
         self._tmp = tempfile.TemporaryDirectory()
         self.engine = ContextEngine(
             settings=settings or ContextSettings(),
             window=window,
             max_output=output_for_window(32_000, window),
             counter=TokenCounter("claude-sonnet-5-5", "anthropic"),
-            archive=Archive(Path(self._tmp.name)),
+            archive=_BenchArchive(Path(self._tmp.name)),
             summarize=self._summarize,
         )
 
     def _summarize(self, request: Request) -> SummaryReply:
-        record = stand_in_record(request.messages[:-1] or request.messages, self.count)
-        inp = self.count(request.system) + sum(self.count(_text(m)) for m in request.messages)
-        self.summaries.append((inp, self.count(record)))
-        return SummaryReply(record, Usage(input_tokens=inp, output_tokens=self.count(record)))
+        messages = [
+            m.replace([b for b in m.content if not _is_instruction(b)]) if m is request.messages[-1] else m
+            for m in request.messages
+        ]
+        record = self.write(_entries(messages), max(request.max_tokens // THINKING_ROOM, 1))
+        self.summaries.append(SummaryCall(tuple(request.messages), record))
+        return SummaryReply(record, Usage(output_tokens=self.count(record)))
 
     def ingest(self, use: ToolUse, result: ToolResult, round_size: int) -> ToolResult:
         capped, _ = self.engine.ingest(use, result, round_size=round_size)
         return capped
 
+    def _events(self, events: Sequence[object]) -> None:
+        self.digests += sum(1 for e in events if isinstance(e, CompactEvent) and e.degraded)
+
     def prepare(self, history: list[Message]) -> list[Message]:
         prepared = self.engine.prepare(history, self.frame)
-        self.actions = [e.layer for e in prepared.events if isinstance(e, CompactEvent) and e.layer != "cap"]
+        self._events(prepared.events)
+        return prepared.messages
+
+    def react(self, history: list[Message], tokens: int) -> list[Message] | None:
+        error = ContextOverflowError("prompt is too long", tokens=tokens, limit=self.window)
+        try:
+            prepared = self.engine.on_overflow(history, self.frame, error)
+        except ContextOverflowError:
+            return None
+        self._events(prepared.events)
         return prepared.messages
 
     def observe(self, sent: list[Message], usage: Usage) -> None:
@@ -141,52 +230,74 @@ class Ours(Policy):
     def recall(self, query: str) -> str | None:
         return self.engine.recall(query)
 
-    def anchor(self, history: list[Message]) -> int | None:
-        return self.engine.cache_anchor(history)
+    def anchor(self, history: list[Message], originals: set[int]) -> int | None:
+        return self.engine.cache_anchor(history)  # what the product marks
 
 
-def _placeholder(history: list[Message], older_than: int, calls: dict[str, str], text: str) -> list[Message]:
-    """Tool results older than the last `older_than` assistant turns become `text` ({tool} filled)."""
-    turns = [i for i, m in enumerate(history) if m.role == "assistant"]
-    if len(turns) <= older_than:
-        return history
-    line = turns[-older_than]
-    out: list[Message] = []
-    for i, message in enumerate(history):
-        if (
-            i >= line
-            or not message.tool_results
-            or all(r.content.startswith("[") for r in message.tool_results)
-        ):
-            out.append(message)
-            continue
-        blocks = [
-            ToolResult(b.tool_use_id, text.format(tool=calls.get(b.tool_use_id, "a tool")), b.is_error)
-            if isinstance(b, ToolResult)
-            else b
-            for b in message.content
-        ]
-        out.append(message.replace(blocks))
-    return out
+def _is_instruction(block: object) -> bool:
+    return isinstance(block, TextBlock) and block.text.startswith("Stop here and write no tool calls")
 
 
 def _record_message(text: str) -> Message:
     return Message("user", (SummaryBlock(text),))
 
 
+def _mask(
+    history: list[Message], keep: int, placeholder: Callable[[ToolResult], str], marker: str
+) -> list[Message]:
+    """Tool-result messages older than the newest `keep` of them get `placeholder` for each result
+    (a result that starts with `marker` is one already, and its message stays the same object)."""
+    results = [i for i, m in enumerate(history) if m.tool_results]
+    if len(results) <= keep:
+        return history
+    old = set(results[:-keep]) if keep else set(results)
+    out: list[Message] = []
+    for i, message in enumerate(history):
+        if i not in old or all(r.content.startswith(marker) for r in message.tool_results):
+            out.append(message)
+            continue
+        out.append(
+            message.replace(
+                ToolResult(b.tool_use_id, placeholder(b), b.is_error) if isinstance(b, ToolResult) else b
+                for b in message.content
+            )
+        )
+    return out
+
+
 class JavaS06(Policy):
     name = "java-s06"
+    transcript_chars = 80_000
+    prompt = (
+        "Summarize this conversation for continuity. Include: 1) What was accomplished, "
+        "2) Current state, 3) Key decisions.\n\n"
+    )
+
+    def _placeholder(self, result: ToolResult) -> str:
+        return f"[Previous: used {self.calls.get(result.tool_use_id, 'a tool')}]"
 
     def prepare(self, history: list[Message]) -> list[Message]:
-        masked = _placeholder(history, 3, self.calls, "[Previous: used {tool}]")
-        self.actions = ["micro"] if masked != history else []
-        history = masked
-        if sum(len(_text(m)) for m in history) // 4 > 50_000:
-            record = self.summarize(history)
+        turns = [i for i, m in enumerate(history) if m.role == "assistant"]
+        if len(turns) > 3:  # micro-compact: results older than the last 3 turns
+            line = turns[-3]
+            head = _mask(history[:line], 0, self._placeholder, "[Previous: used ")
+            history = head + history[line:]
+        if sum(len(message_text(m)) for m in history) // 4 > 50_000:
+            text, entries, used = [], [], 0
+            for role, body in _entries(history):  # "role: content", the first 80,000 characters
+                line = f"{role}: {body}"[: self.transcript_chars - used]
+                if not line:
+                    break
+                text.append(line)
+                entries.append((role, line))
+                used += len(line) + 1
+            record = self._summary(self.prompt + "\n".join(text), entries)
+            tail = [history[-1]] if history[-1].is_plain_user else []
             history = [
                 _record_message("[Conversation compressed. Transcript saved.]\n\n" + record),
                 Message.assistant("Understood."),
-            ] + ([history[-1]] if history[-1].role == "user" else [])
+                *tail,
+            ]
         return history
 
 
@@ -198,64 +309,194 @@ def _safe_cut(history: list[Message], cut: int) -> int:
 
 class Kotlin(Policy):
     name = "kotlin"
+    summary_cap = 2_048
+    preview = 100
+    instruction = (
+        "You are a conversation summarizer. Your task is to create a concise but comprehensive "
+        "conversation summary. Focus on:\n1. Key decisions and actions taken\n2. Important information "
+        "discovered (file contents, command outputs)\n3. The user's explicit requests and preferences\n"
+        "4. Any errors encountered and how they were resolved\n\nWrite the summary in plain English. It "
+        "will be inserted into the conversation history to help the assistant remember what happened "
+        "earlier. Be factual and specific — include file paths, command names, and key findings."
+    )
 
     def _estimate(self, history: list[Message]) -> int:
-        return sum(len(_text(m)) for m in history) // 3
+        return sum(len(message_text(m)) for m in history) // 3
+
+    def _render(self, span: list[Message], previous: str | None) -> tuple[str, list[Entry]]:
+        lines = [self.instruction, ""]
+        entries: list[Entry] = []
+        if previous is not None:
+            lines += ["## Previous Summary", previous, "", "Incorporate the above previous summary with "
+                      "the new messages below into a single updated summary.", ""]  # fmt: skip
+            entries.append(("summary", previous))
+        lines += ["## Messages to Summarize", ""]
+        for m in span:
+            role = m.role.upper()
+            if m.tool_results:
+                previews = ", ".join(
+                    r.content[: self.preview] + "..." if len(r.content) > self.preview else r.content
+                    for r in m.tool_results
+                )
+                lines += [f"{role}: ", f"  [Tool Results: {previews}]"]
+                entries.append(("tool", previews))
+                continue
+            lines.append(f"{role}: {m.text}")
+            entries.append(("user" if m.role == "user" else "assistant", m.text))
+            if m.tool_uses:
+                lines.append(f"  [Tool Calls: {', '.join(u.name for u in m.tool_uses)}]")
+        return "\n".join(lines), entries
 
     def prepare(self, history: list[Message]) -> list[Message]:
-        self.actions = []
         if self._estimate(history) >= 0.8 * self.window:
+            previous = history[0].summary.text if history and history[0].summary is not None else None
+            start = 1 if previous is not None else 0
             keep, kept_tokens = len(history), 0
-            while keep > 1 and kept_tokens + len(_text(history[keep - 1])) // 3 <= 0.5 * self.window:
+            while (
+                keep > start + 1
+                and kept_tokens + len(message_text(history[keep - 1])) // 3 <= 0.5 * self.window
+            ):
                 keep -= 1
-                kept_tokens += len(_text(history[keep])) // 3
+                kept_tokens += len(message_text(history[keep])) // 3
             cut = _safe_cut(history, keep)
-            if cut > 0:
-                history = [_record_message(self.summarize(history[:cut])), *history[cut:]]
-        while self._estimate(history) >= 0.95 * self.window and len(history) > 2:
-            cut = _safe_cut(history, 2) or 1
-            history = history[cut:] if history[cut:] and history[cut].role == "user" else history[cut + 1 :]
-            self.actions.append("emergency")
+            if cut > start:
+                prompt, entries = self._render(history[start:cut], previous)
+                history = [_record_message(self._summary(prompt, entries)), *history[cut:]]
+        if self._estimate(history) >= 0.95 * self.window:
+            # The seed's emergency truncation: the oldest message goes while the estimate is above half
+            # the window, unless that would orphan a tool result (then it stops, as the seed does).
+            while len(history) > 4 and self._estimate(history) > 0.5 * self.window:
+                cut = _safe_cut(history, 1)
+                if cut <= 0:
+                    break
+                history = history[cut:]
         return history
 
 
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uff00-\uffef]")
+_CJK = re.compile(r"[\u3000-\u303f\u3040-\u30ff\u4e00-\u9fff\uff00-\uffef]")
 
 
 class JavaScript(Policy):
     name = "javascript"
-    budget = 64_000
+    budget = 64 * 1024
+    summary_cap = 800
+    keep_turns = 3
+    prompt = (
+        "Compress the conversation history below into a structured summary for the assistant to "
+        "continue from. Keep: 1. the operations done and whether each succeeded; 2. the facts found: "
+        "exact values, paths, versions, settings, error messages, verbatim; 3. what was planned but not "
+        "done; 4. the user's requirements and preferences. Bullet points, no pleasantries, do not guess, "
+        "output only the summary."
+    )  # the seed's prompt is in Chinese; this is its content, so every stand-in reads the same asks
 
     def _estimate(self, history: list[Message]) -> int:
-        text = " ".join(_text(m) for m in history)
-        cjk = len(_CJK.findall(text))
-        return cjk + (len(text) - cjk) // 4
+        total = 0
+        for m in history:
+            text = json.dumps(m.to_json()["content"], ensure_ascii=False)
+            cjk = len(_CJK.findall(text))
+            total += math.ceil(cjk / 1.5 + (len(text) - cjk) / 4) + 4
+        return total
+
+    def _users(self, history: list[Message]) -> list[int]:
+        return [i for i, m in enumerate(history) if m.role == "user" and not m.tool_results]
+
+    @staticmethod
+    def _cut(text: str, limit: int) -> str:
+        return text if len(text) <= limit else f"{text[:limit]}… (truncated, {len(text)} characters)"
+
+    def _transcript(self, older: list[Message]) -> tuple[str, list[Entry]]:
+        entries: list[Entry] = []
+        previous = older[0].summary.text if older and older[0].summary is not None else None
+        if previous is not None:
+            entries.append(("summary", previous))
+            older = older[2:] if len(older) > 1 and older[1].role == "assistant" else older[1:]
+        lines = [f"[Earlier summary]\n{previous}"] if previous is not None else []
+        for m in older:
+            if m.tool_results:
+                for r in m.tool_results:
+                    entries.append(("tool", self._cut(r.content, 800)))
+                    lines.append(f"[Result{' failed' if r.is_error else ''}] {entries[-1][1]}")
+            elif m.role == "user":
+                entries.append(("user", self._cut(m.text, 1_000)))
+                lines.append(f"[User] {entries[-1][1]}")
+            else:
+                if m.text.strip():
+                    entries.append(("assistant", self._cut(m.text, 1_000)))
+                    lines.append(f"[Assistant] {entries[-1][1]}")
+                for u in m.tool_uses:
+                    entries.append(("assistant", f"{u.name} {self._cut(json.dumps(dict(u.input)), 300)}"))
+                    lines.append(f"[Call] {entries[-1][1]}")
+        return "\n".join(lines), entries
+
+    def _compact(self, history: list[Message], keep: int) -> list[Message] | None:
+        users = self._users(history)
+        if len(users) <= keep or users[-keep] < 2:
+            return None
+        split = users[-keep]
+        text, entries = self._transcript(history[:split])
+        record = self._summary(f"{self.prompt}\n\n{text}", entries)
+        note = f"[Context summary] To save context, the {split} earlier messages were compressed:\n\n"
+        return [_record_message(note + record), Message.assistant("Understood."), *history[split:]]
 
     def prepare(self, history: list[Message]) -> list[Message]:
-        self.actions = []
-        if self._estimate(history) <= 0.7 * min(self.budget, self.window):
+        if self._estimate(history) < 0.7 * min(self.budget, self.window):
             return history
-        users = [i for i, m in enumerate(history) if m.is_plain_user]
-        if len(users) <= 3:
-            return history
-        cut = users[-3]
-        record = self.summarize(history[:cut])
-        return [_record_message(record), Message.assistant("Understood."), *history[cut:]]
+        return self._compact(history, self.keep_turns) or history
+
+    def react(self, history: list[Message], tokens: int) -> list[Message] | None:
+        # The seed's reactive path: force a compaction (keeping 1 turn if 3 cannot be cut), retry once.
+        return self._compact(history, self.keep_turns) or self._compact(history, 1)
 
 
 class Masking(Policy):
     name = "masking"
-    keep_turns = 10
+    keep = 10
+
+    @staticmethod
+    def placeholder(result: ToolResult) -> str:
+        return f"Old environment output: ({len(result.content.splitlines())} lines omitted)"
 
     def prepare(self, history: list[Message]) -> list[Message]:
-        masked = _placeholder(history, self.keep_turns, self.calls, "[output omitted]")
-        self.actions = ["mask"] if masked != history else []
-        history = masked
-        tokens = self.count(self.frame.system) + sum(self.count(_text(m)) for m in history)
-        if tokens > self.window * 0.9:  # it would not fit: summarize everything, the only way to stay under
-            tail = [history[-1]] if history[-1].role == "user" else []
-            history = [_record_message(self.summarize(history)), Message.assistant("Understood."), *tail]
-        return history
+        return _mask(history, self.keep, self.placeholder, "Old environment output: (")
+
+
+class Hybrid(Masking):
+    """The paper's hybrid: summarize_every_n_turns (N = 21, keep M = 10, one rolling summary), then
+    last_n_observations (10). The summarizer reads the turns as they were, not masked."""
+
+    name = "hybrid"
+    n, m = 21, 10
+
+    def __init__(self, window: int, frame: Frame, count: Count, write: Writer) -> None:
+        super().__init__(window, frame, count, write)
+        self.raw: dict[str, ToolResult] = {}
+        self.previous: str | None = None
+
+    def ingest(self, use: ToolUse, result: ToolResult, round_size: int) -> ToolResult:
+        self.raw[result.tool_use_id] = result
+        return super().ingest(use, result, round_size)
+
+    def _unmasked(self, message: Message) -> Message:
+        if not message.tool_results:
+            return message
+        return message.replace(
+            self.raw.get(b.tool_use_id, b) if isinstance(b, ToolResult) else b for b in message.content
+        )
+
+    def prepare(self, history: list[Message]) -> list[Message]:
+        start = 2 if len(history) > 1 and history[1].summary is not None else 1
+        turns = [i for i in range(start, len(history)) if history[i].role == "assistant"]
+        if len(turns) >= self.n + self.m:
+            cut = turns[self.n]  # the first N turns are summarized, the rest kept
+            span = [self._unmasked(m) for m in history[start:cut]]
+            entries = [("user", history[0].text)]
+            if self.previous is not None:
+                entries.append(("summary", self.previous))
+            entries += _entries(span)
+            prompt = "\n\n".join(f"{role}: {text}" for role, text in entries)
+            self.previous = self._summary(prompt, entries)
+            history = [history[0], _record_message(self.previous), *history[cut:]]
+        return super().prepare(history)
 
 
 class NoCompaction(Policy):
@@ -263,5 +504,6 @@ class NoCompaction(Policy):
 
 
 POLICIES: dict[str, type[Policy]] = {
-    p.name: p for p in (Ours, JavaS06, Kotlin, JavaScript, Masking, NoCompaction)
+    p.name: p for p in (Ours, JavaS06, Kotlin, JavaScript, Masking, Hybrid, NoCompaction)
 }
+SUMMARIZING = ("ours", "java-s06", "kotlin", "javascript", "hybrid")  # the stand-in matters for these

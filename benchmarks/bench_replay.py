@@ -1,47 +1,76 @@
-"""Replay a session through a policy as the agent's loop would, and score every request it sends.
+"""Replay a session through a policy as the agent's loop would, and bill and score what it sends.
 
-    replay(session, policy, prices) -> Run
+    replay(session, policy, frame_tokens) -> Run
 
-For each step: a user message is appended; a model step first prepares and sends the request (the
-policy's history), then appends the reply and its tool results (through the policy's `ingest`).
-Every request is counted with one reference tokenizer (o200k_base, exact), the same for every
-policy whatever its own estimate, and priced with prompt caching, two ways: Anthropic's cache
-reads back the longest prefix some request marked (each request marks the frame, its last
-message, and the policy's anchor if it names one), OpenAI's any prefix sent before; what is read
-costs the cache-read price, the rest the cache-write price; an entry lives 5 minutes (Anthropic)
-or 30 minutes (OpenAI) after its last use, and the clock advances 20 s per model step and 90 s
-per user step. Summary calls are
-priced as requests too (their input written, their output at the output price), though ours
-reuses the cached prefix for its summary request: conservative for ours.
+For each step: a user message is appended; a model step prepares the request (the policy's history)
+and sends it; the reply and its tool results are appended (through the policy's `ingest`). The
+same rules hold for every policy:
 
-After every request where the policy changed history, four probes (after Factory, Dec 2025):
-    recall        each fact planted so far is in the request, or one recall returns it
-    artifact      every file a tool call touched so far is named in the request
-    continuation  the latest user request, and the next step stated since it, are in the request
-    decision      the user's constraints and decisions are in the request, verbatim
+- **Counts.** Every request is counted with one reference tokenizer (o200k_base, exact: what
+  OpenAI bills), whatever the policy's own estimate; Claude's count is that times
+  `CLAUDE_RATIO` (1.3: Claude 4.7 and later count about 30% more tokens for the same text).
+- **Feasibility.** A request whose Claude count is over the window is refused, as the provider
+  refuses it, and not billed. The policy may `react` once (ours and the JavaScript seed do); if it
+  cannot, or the retry is refused too, the session has failed for it at that request and the run
+  is reported as failed, not priced.
+- **Caching**, four ways at once over the same requests: Anthropic's marked cache (a prefix is read
+  back only where some request marked one: every request marks the frame, its last message, and
+  the policy's edit point, `Policy.anchor`: for a baseline the newest message it rewrote, for ours
+  what the product marks) and OpenAI's automatic cache (any prefix sent before), each at two paces:
+  `steady` (20 s a model step, 90 s a user message: no entry expires) and `paused` (the user's
+  pauses drawn from a lognormal, median 120 s, sigma 1.2: about one in five past the 5-minute
+  TTL). A cache entry lives 5 minutes (Anthropic) or 30 minutes (OpenAI) after its last use.
+- **Summary calls** are requests like any other: the frame, then the policy's own summary input,
+  through the same caches; their output billed. The user waits on each (every policy's summary
+  blocks the turn it runs in): `SUMMARY_FIRST_TOKEN_S` plus its output at `OUTPUT_TOKENS_PER_S`.
+- **Probes** on the same requests for every policy (every `PROBE_EVERY`-th), after Factory (Dec
+  2025): *recall* (each fact planted so far: its answer is in the request, or the policy's recall,
+  called with the phrase of the fact's question, returns it; each such recall is billed as a tool
+  round trip, one more request carrying the calls and their results), *artifact* (every file a
+  tool call touched so far is named in the request), *continuation* (the latest user request, and
+  the next step stated since it), *decision* (the user's constraints and decisions, verbatim).
+
+Deterministic: the same session and policy give the same bytes in every request and the same figures.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
+import random
 from dataclasses import dataclass, field
 
 from bench_policies import Policy
 from bench_sessions import Fact, Session
 
-from agent_cli.core.messages import Message, ToolResult, Usage
+from agent_cli.core.messages import Message, ToolResult, ToolUse, Usage
 from agent_cli.providers.model_info import ModelInfo
 from agent_cli.tokens.encodings import get_encoding
+from agent_cli.tokens.ratio import NEW_TOKENIZER_FACTOR
 
-__all__ = ["PROBES", "PROBE_EVERY", "Run", "reference_count", "replay"]
+__all__ = [
+    "CACHES",
+    "CLAUDE_RATIO",
+    "PROBES",
+    "PROBE_EVERY",
+    "Bill",
+    "Run",
+    "reference_count",
+    "replay",
+    "request_text",
+]
 
 PROBES = ("recall", "artifact", "continuation", "decision")
 PROBE_EVERY = 10  # every policy is probed on the same requests: the 10th, 20th, ... of the session
+CLAUDE_RATIO = NEW_TOKENIZER_FACTOR
 TTL = 300.0  # Anthropic's default cache entry lives 5 minutes after its last use
 AUTOMATIC_TTL = 1_800.0  # OpenAI's writes on GPT-6.x are priced for 30 minutes
 MODEL_STEP_SECONDS = 20.0
 USER_STEP_SECONDS = 90.0
+PAUSE_MEDIAN_SECONDS, PAUSE_SIGMA = 120.0, 1.2
+SUMMARY_FIRST_TOKEN_S, OUTPUT_TOKENS_PER_S = 1.0, 60.0
+CACHES = ("claude", "claude-paused", "openai", "openai-paused")
 _ENCODING = get_encoding("o200k_base")
 
 
@@ -49,40 +78,55 @@ def reference_count(text: str) -> int:
     return len(_ENCODING.encode_ordinary(text))
 
 
-def _message_key(message: Message) -> str:
-    return hashlib.sha1(json.dumps(message.to_json()["content"], sort_keys=True).encode()).hexdigest()
+@dataclass
+class Bill:
+    """Tokens (reference counts) billed through one cache."""
 
+    read: int = 0
+    write: int = 0
+    output: int = 0
 
-def _message_tokens(message: Message, cache: dict[str, int]) -> int:
-    key = message.id
-    if key not in cache:
-        cache[key] = 4 + sum(
-            reference_count(json.dumps(b.to_json(), ensure_ascii=False)) for b in message.content
+    def dollars(self, prices: ModelInfo, ratio: float = 1.0) -> float:
+        return (
+            ratio
+            * (
+                self.read * prices.cache_read_price
+                + self.write * prices.cache_write_price
+                + self.output * prices.output_price
+            )
+            / 1e6
         )
-    return cache[key]
 
 
 @dataclass
 class Run:
     policy: str
     window: int
-    requests: list[int] = field(default_factory=list)  # input tokens of each request, in order
-    over_window: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cache_read: int = 0
-    cache_write: int = 0
-    auto_read: int = 0  # the same requests through an automatic cache (OpenAI's)
-    auto_write: int = 0
+    shape: str = ""
+    seed: int = 0
+    outputs: str = ""
+    summarizer: str = ""
+    requests: list[int] = field(default_factory=list)  # Claude count of each request sent, in order
+    failed_at: int | None = None  # the request the provider refused and the policy could not go past
+    bills: dict[str, Bill] = field(default_factory=lambda: {c: Bill() for c in CACHES})
     summary_calls: int = 0
-    summary_input: int = 0
+    summary_input: int = 0  # Claude tokens
     summary_output: int = 0
-    dollars: float = 0.0
+    digests: int = 0
+    recall_calls: int = 0
+    wait_seconds: float = 0.0  # the user's wait on summary calls
     probes: dict[str, list[bool]] = field(default_factory=lambda: {p: [] for p in PROBES})
+
+    @property
+    def finished(self) -> bool:
+        return self.failed_at is None
 
     def share(self, probe: str) -> float | None:
         checks = self.probes[probe]
         return sum(checks) / len(checks) if checks else None
+
+    def dollars(self, cache: str, prices: ModelInfo) -> float:
+        return self.bills[cache].dollars(prices, CLAUDE_RATIO if cache.startswith("claude") else 1.0)
 
     @property
     def peak(self) -> int:
@@ -94,33 +138,100 @@ class Run:
 
 
 class _Cache:
-    """Prefixes (as chains of message keys) with the time they were last used.
+    """Prefixes (chains of message keys, hashed) with the time they were last used.
 
     Two kinds. *Marked* (Anthropic's): a request writes only the prefixes it marks (the frame, the
-    last message, and the policy's anchor if it names one) and reads the longest one it starts with.
-    *Automatic* (OpenAI's): every prefix a request sent can be read back."""
+    last message, the policy's anchor) and reads the longest one it starts with. *Automatic*
+    (OpenAI's): every prefix a request sent can be read back."""
 
     def __init__(self, marked: bool) -> None:
         self.marked = marked
         self.ttl = TTL if marked else AUTOMATIC_TTL
-        self.alive: dict[tuple[str, ...], float] = {}
+        self.alive: dict[str, float] = {}
 
-    def read(self, keys: list[str], now: float, anchor: int | None = None) -> int:
+    def read(self, chain: list[str], now: float, anchor: int | None = None) -> int:
         """How many leading keys are cached; refreshes what was read, stores what the request writes."""
         self.alive = {k: t for k, t in self.alive.items() if now - t <= self.ttl}
-        best = 0
-        for n in range(len(keys), 0, -1):
-            if tuple(keys[:n]) in self.alive:
-                best = n
-                break
+        best = next((n for n in range(len(chain), 0, -1) if chain[n - 1] in self.alive), 0)
         if self.marked:
-            marks = {1, len(keys), best} | ({anchor} if anchor else set())
-            stored = [n for n in marks if 0 < n <= len(keys)]
+            stored = [n for n in {1, len(chain), best, anchor or 0} if 0 < n <= len(chain)]
         else:
-            stored = list(range(1, len(keys) + 1))
+            stored = list(range(1, len(chain) + 1))
         for n in stored:
-            self.alive[tuple(keys[:n])] = now
+            self.alive[chain[n - 1]] = now
         return best
+
+
+class _Counts:
+    """Per-message keys and reference counts, computed once per message object."""
+
+    def __init__(self, frame_tokens: int) -> None:
+        self.frame = frame_tokens
+        self._keys: dict[int, tuple[str, int, Message]] = {}
+
+    def _of(self, message: Message) -> tuple[str, int, Message]:
+        got = self._keys.get(id(message))
+        if got is None or got[2] is not message:
+            content = [b.to_json() for b in message.content]
+            key = hashlib.sha1(json.dumps([message.role, content], sort_keys=True).encode()).hexdigest()
+            tokens = 4 + sum(reference_count(json.dumps(b, ensure_ascii=False)) for b in content)
+            got = (key, tokens, message)
+            self._keys[id(message)] = got
+        return got
+
+    def chain(self, messages: list[Message]) -> list[str]:
+        """Hash of each prefix: the frame, then the frame and the first n messages."""
+        out = [h := "frame"]
+        for m in messages:
+            h = hashlib.sha1((h + self._of(m)[0]).encode()).hexdigest()
+            out.append(h)
+        return out
+
+    def tokens(self, messages: list[Message]) -> list[int]:
+        return [self._of(m)[1] for m in messages]
+
+
+class _Clocks:
+    def __init__(self, seed: int) -> None:
+        self.steady = self.paused = 0.0
+        self.rng = random.Random(f"pauses-{seed}")
+
+    def user(self) -> None:
+        self.steady += USER_STEP_SECONDS
+        self.paused += self.rng.lognormvariate(0, PAUSE_SIGMA) * PAUSE_MEDIAN_SECONDS
+
+    def model(self, seconds: float = MODEL_STEP_SECONDS) -> None:
+        self.steady += seconds
+        self.paused += seconds
+
+
+class _Biller:
+    """Sends requests through the four caches and adds them to the run's bills."""
+
+    def __init__(self, run: Run, counts: _Counts, clocks: _Clocks) -> None:
+        self.run, self.counts, self.clocks = run, counts, clocks
+        self.caches = {c: _Cache(marked=c.startswith("claude")) for c in CACHES}
+
+    def bill(self, messages: list[Message], output: int, anchor: int | None = None) -> int:
+        """Bill one request; returns its reference count."""
+        chain = self.counts.chain(messages)
+        sizes = [self.counts.frame, *self.counts.tokens(messages)]
+        total = sum(sizes)
+        prefix = [0]
+        for s in sizes:
+            prefix.append(prefix[-1] + s)
+        for name, cache in self.caches.items():
+            now = self.clocks.paused if name.endswith("paused") else self.clocks.steady
+            hit = cache.read(chain, now, None if anchor is None else anchor + 2)
+            bill = self.run.bills[name]
+            bill.read += prefix[hit]
+            bill.write += total - prefix[hit]
+            bill.output += output
+        return total
+
+
+def claude(tokens: int) -> int:
+    return math.ceil(tokens * CLAUDE_RATIO)
 
 
 def _strings(value: object) -> list[str]:
@@ -133,95 +244,120 @@ def _strings(value: object) -> list[str]:
     return []
 
 
-def _request_text(history: list[Message]) -> str:
+def request_text(history: list[Message]) -> str:
     """Every string the request carries (texts, tool inputs and outputs), as the model reads them."""
     return "\n".join(s for m in history for b in m.content for s in _strings(b.to_json()))
 
 
-def _prefix_tokens(hit: int, history: list[Message], frame_tokens: int, cache: dict[str, int]) -> int:
-    """Tokens of the first `hit` keys (the frame, then whole messages)."""
-    return frame_tokens + sum(_message_tokens(m, cache) for m in history[: hit - 1]) if hit else 0
+@dataclass
+class _State:
+    facts: list[Fact] = field(default_factory=list)
+    paths: list[str] = field(default_factory=list)
+    last_user: str = ""
+    next_step: str = ""
 
 
-def replay(session: Session, policy: Policy, prices: ModelInfo, frame_tokens: int) -> Run:
-    run = Run(policy.name, policy.window)
+def replay(session: Session, policy: Policy, frame_tokens: int, *, seed: int = 0) -> Run:
+    run = Run(policy.name, policy.window, session.name, seed)
+    counts, clocks = _Counts(frame_tokens), _Clocks(seed)
+    biller = _Biller(run, counts, clocks)
     history: list[Message] = []
-    tokens: dict[str, int] = {}
-    marked, automatic = _Cache(marked=True), _Cache(marked=False)
-    now = 0.0
-    facts: list[Fact] = []
-    paths: list[str] = []
-    last_user = ""
-    next_step = ""
-    counted_summaries = 0
+    originals: set[int] = set()
+    state = _State()
+    billed_summaries = 0
+    sent = 0
     for step in session.steps:
         if step.is_user:
             history.append(step.messages[0])
-            last_user = step.messages[0].text
-            next_step = ""  # a new request supersedes the plan stated before it
-            facts += step.facts
-            now += USER_STEP_SECONDS
+            originals.add(id(step.messages[0]))
+            state.last_user, state.next_step = step.messages[0].text, ""  # a new request supersedes the plan
+            state.facts += step.facts
+            clocks.user()
             continue
-        now += MODEL_STEP_SECONDS
+        clocks.model()
         history = policy.prepare(history)
-        size = frame_tokens + sum(_message_tokens(m, tokens) for m in history)
-        run.requests.append(size)
-        run.over_window += size > policy.window
-        keys = ["frame", *(_message_key(m) for m in history)]
-        anchor = policy.anchor(history)
-        read = _prefix_tokens(
-            marked.read(keys, now, None if anchor is None else anchor + 2), history, frame_tokens, tokens
-        )
-        auto_read = _prefix_tokens(automatic.read(keys, now), history, frame_tokens, tokens)
+        size = frame_tokens + sum(counts.tokens(history))
+        if claude(size) > policy.window:
+            reacted = policy.react(history, claude(size))
+            if reacted is not None:
+                history = reacted
+                size = frame_tokens + sum(counts.tokens(history))
+        billed_summaries = _bill_summaries(run, policy, biller, billed_summaries)
+        if claude(size) > policy.window:
+            run.failed_at = sent + 1
+            break
+        sent += 1
         reply, *results = step.messages
-        out = _message_tokens(reply, tokens)
-        run.input_tokens += size
-        run.cache_read += read
-        run.cache_write += size - read
-        run.auto_read += auto_read
-        run.auto_write += size - auto_read
-        run.output_tokens += out
-        run.dollars += (
-            read * prices.cache_read_price
-            + (size - read) * prices.cache_write_price
-            + out * prices.output_price
-        ) / 1e6
-        policy.observe(history, Usage(input_tokens=size))
-        if policy.actions and history:
-            _probe(run, policy, _request_text(history), facts, paths, last_user, next_step)
+        biller.bill(history, counts.tokens([reply])[0], policy.anchor(history, originals))
+        run.requests.append(claude(size))
+        policy.observe(history, Usage(input_tokens=claude(size)))
+        if sent % PROBE_EVERY == 0:
+            _probe(run, policy, biller, history, state)
         for call in reply.tool_uses:
             path = call.input.get("path")
-            if isinstance(path, str) and path not in paths:
-                paths.append(path)
+            if isinstance(path, str) and path not in state.paths:
+                state.paths.append(path)
         history.append(reply)
+        originals.add(id(reply))
+        uses = {u.id: u for u in reply.tool_uses}
         for message in results:
-            uses = {u.id: u for u in reply.tool_uses}
             kept = [
                 policy.ingest(uses[r.tool_use_id], r, len(uses)) if isinstance(r, ToolResult) else r
                 for r in message.content
             ]
-            history.append(message.replace(kept))
-        facts += step.facts
-        next_step = step.next_step or next_step
-        for inp, outp in policy.summaries[counted_summaries:]:
-            run.summary_calls += 1
-            run.summary_input += inp
-            run.summary_output += outp
-            run.dollars += (inp * prices.cache_write_price + outp * prices.output_price) / 1e6
-        counted_summaries = len(policy.summaries)
+            stored = (
+                message
+                if all(a is b for a, b in zip(kept, message.content, strict=True))
+                else message.replace(kept)
+            )
+            history.append(stored)
+            originals.add(id(stored))
+        state.facts += step.facts
+        state.next_step = step.next_step or state.next_step
+    run.digests = policy.digests
     return run
 
 
-def _probe(
-    run: Run, policy: Policy, text: str, facts: list[Fact], paths: list[str], last_user: str, next_step: str
-) -> None:
-    for fact in facts:
-        if fact.kind == "recall":
-            found = fact.text in text or fact.text in (policy.recall(fact.query) or "")
-            run.probes["recall"].append(found)
-        else:
+def _bill_summaries(run: Run, policy: Policy, biller: _Biller, done: int) -> int:
+    for call in policy.summaries[done:]:
+        output = reference_count(call.output)
+        size = biller.bill(list(call.messages), output)
+        run.summary_calls += 1
+        run.summary_input += claude(size)
+        run.summary_output += claude(output)
+        run.wait_seconds += SUMMARY_FIRST_TOKEN_S + claude(output) / OUTPUT_TOKENS_PER_S
+    return len(policy.summaries)
+
+
+def _probe(run: Run, policy: Policy, biller: _Biller, history: list[Message], state: _State) -> None:
+    text = request_text(history)
+    missing: list[Fact] = []
+    for fact in state.facts:
+        if fact.kind == "decision":
             run.probes["decision"].append(fact.text in text)
-    if paths:
-        run.probes["artifact"].append(all(p in text for p in paths))
-    if last_user:
-        run.probes["continuation"].append(last_user in text and (not next_step or next_step in text))
+        elif fact.text in text:
+            run.probes["recall"].append(True)
+        else:
+            missing.append(fact)
+    results: list[tuple[Fact, str | None]] = [(f, policy.recall(f.query)) for f in missing]
+    run.probes["recall"] += [found is not None and f.text in found for f, found in results]
+    asked = [(f, found) for f, found in results if found is not None]
+    if asked:  # the recall round trip: one reply with the calls, then a request carrying their results
+        calls = [
+            ToolUse(f"recall_{run.recall_calls + n}", "recall", {"query": f.query})
+            for n, (f, _) in enumerate(asked)
+        ]
+        call = Message("assistant", tuple(calls))
+        answers = Message(
+            "user", tuple(ToolResult(c.id, found or "") for c, (_, found) in zip(calls, asked, strict=True))
+        )
+        for bill in run.bills.values():  # the probed request's reply is the calls ...
+            bill.output += biller.counts.tokens([call])[0]
+        biller.bill([*history, call, answers], 0)  # ... and their results enter one more request
+        run.recall_calls += len(asked)
+    if state.paths:
+        run.probes["artifact"].append(all(p in text for p in state.paths))
+    if state.last_user:
+        run.probes["continuation"].append(
+            state.last_user in text and (not state.next_step or state.next_step in text)
+        )

@@ -33,7 +33,7 @@ REQUEST_CHARS = 1_000
 Entry = tuple[str, str]  # (role: "user" | "assistant" | "tool" | "summary", text)
 Count = Callable[[str], int]
 
-_ERROR = re.compile(r"\b\w*(?:Error|Exception)\b:")
+_ERROR = re.compile(r"\b\w*(?:Error|Exception)\b:.*")
 _NEXT = re.compile(r"^Next: (.+)$", re.MULTILINE)
 _PATH = re.compile(r"\b(?:src|tests|handlers)/[\w./-]+\.py\b")
 _LATEST = "- Latest request: "
@@ -64,8 +64,10 @@ def _latest_request(entries: Sequence[Entry]) -> str:
 
 
 def _latest_error(text: str) -> str:
-    lines = [line.strip() for line in text.splitlines() if _ERROR.search(line)]
-    return lines[-1] if lines else ""
+    """The newest error line's message, from its error name on (an earlier record's "Latest error"
+    line gives the same message, not a nested one)."""
+    found = [m.group(0).strip() for line in text.splitlines() if (m := _ERROR.search(line))]
+    return found[-1] if found else ""
 
 
 def faithful_record(entries: Sequence[Entry], facts: Sequence[Fact], count: Count, cap: int) -> str:

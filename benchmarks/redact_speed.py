@@ -27,9 +27,23 @@ def corpora() -> dict[str, str]:
         if len(source) > 2_000_000:
             break
     records = "".join(
-        json.dumps({"rid": f"r_{i:08x}", "ts": "2026-12-01T10:00:00.000+00:00", "kind": "message",
-                    "message": {"role": "user", "content": [{"type": "text", "text": f"line {i}: fix the "
-                                "tests in src/app/handlers.py and run pytest -q http://localhost:8000/x"}]}})
+        json.dumps(
+            {
+                "rid": f"r_{i:08x}",
+                "ts": "2026-12-01T10:00:00.000+00:00",
+                "kind": "message",
+                "message": {
+                    "role": "user",
+                    "content": [
+                        {
+                            "type": "text",
+                            "text": f"line {i}: fix the "
+                            "tests in src/app/handlers.py and run pytest -q http://localhost:8000/x",
+                        }
+                    ],
+                },
+            }
+        )
         + "\n"
         for i in range(8000)
     )
@@ -61,8 +75,10 @@ def main(argv: list[str] | None = None) -> int:
     for name, text in corpora().items():
         seconds = best(redactor, text, args.n)
         mb = len(text) / 1e6
-        print(f"{name:14} {mb:5.2f} MB  {seconds * 1000:7.1f} ms  {mb / seconds:7.1f} MB/s  "
-              f"({seconds / mb * 1000:.1f} ms per MB)")
+        print(
+            f"{name:14} {mb:5.2f} MB  {seconds * 1000:7.1f} ms  {mb / seconds:7.1f} MB/s  "
+            f"({seconds / mb * 1000:.1f} ms per MB)"
+        )
     return 0
 
 

@@ -110,3 +110,20 @@ def test_digest_lists_non_zero_exits_as_errors_with_the_last_exit_code() -> None
     assert "ImportError: cannot import name 'y'" in errors and "(exit code 1)" in errors
     files = digest.split("## Files touched")[1].split("##")[0]
     assert "docs/spec.md (bash)" in files and "src/new_mod.py (write_file)" in files
+
+
+def test_a_cleared_error_is_not_an_error_a_record_must_quote() -> None:
+    """L1's stub of a failed result holds no error text: a record cannot be asked to keep it (before,
+    the check demanded the stub's own words, so every model's record "missed the latest error")."""
+    from agent_cli.context.clear import STUB_PREFIX
+
+    failed = ToolUse("t1", "bash", {"command": "pytest -q tests/test_a.py"})
+    cleared = ToolUse("t2", "bash", {"command": "pytest -q tests/test_b.py"})
+    span = [
+        user("fix the tests"),
+        Message("assistant", (failed,)),
+        Message("user", (ToolResult("t1", "E   KeyError: 'x'\n[exit code 1]"),)),
+        Message("assistant", (cleared,)),
+        Message("user", (ToolResult("t2", STUB_PREFIX + 'bash {"command": ...} failed with 3 lines]', True),)),
+    ]
+    assert span_facts(span).last_error == "E   KeyError: 'x'"

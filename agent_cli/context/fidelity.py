@@ -13,6 +13,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from agent_cli.context.clear import STUB_PREFIX
 from agent_cli.context.policy import is_engine_note
 from agent_cli.context.signals import call_paths, failure
 from agent_cli.core.messages import Message
@@ -51,7 +52,8 @@ def span_facts(span: Sequence[Message]) -> Facts:
     """The last user request, the paths touched (first-seen order) and the latest error in `span`.
 
     Paths come from path inputs and from command lines (`pytest tests/test_a.py`);
-    an error is a flagged tool error or a command that exited non-zero.
+    an error is a flagged tool error or a command that exited non-zero. A result L1 already cleared
+    holds no error text any more (only its stub), so no record can be asked to keep it.
     """
     request: str | None = None
     error: str | None = None
@@ -69,6 +71,8 @@ def span_facts(span: Sequence[Message]) -> Facts:
             for path in call_paths(use):
                 paths.setdefault(path, None)
         for result in message.tool_results:
+            if result.content.startswith(STUB_PREFIX):
+                continue
             failed = failure(result, ERROR_PROBE_CHARS)
             if failed is not None:
                 error = failed.line
