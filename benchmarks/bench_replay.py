@@ -52,6 +52,7 @@ from agent_cli.tokens.ratio import NEW_TOKENIZER_FACTOR
 __all__ = [
     "CACHES",
     "CLAUDE_RATIO",
+    "PARTS",
     "PROBES",
     "PROBE_EVERY",
     "Bill",
@@ -71,6 +72,7 @@ USER_STEP_SECONDS = 90.0
 PAUSE_MEDIAN_SECONDS, PAUSE_SIGMA = 120.0, 1.2
 SUMMARY_FIRST_TOKEN_S, OUTPUT_TOKENS_PER_S = 1.0, 60.0
 CACHES = ("claude", "claude-paused", "openai", "openai-paused")
+PARTS = ("turns", "summaries", "recall")  # what the Claude bill at the steady pace paid for
 _ENCODING = get_encoding("o200k_base")
 
 
@@ -115,6 +117,8 @@ class Run:
     digests: int = 0
     recall_calls: int = 0
     wait_seconds: float = 0.0  # the user's wait on summary calls
+    parts: dict[str, Bill] = field(default_factory=lambda: {k: Bill() for k in PARTS})  # Claude, steady
+    fingerprint: str = ""  # a hash of every request's bytes, in order
     probes: dict[str, list[bool]] = field(default_factory=lambda: {p: [] for p in PROBES})
 
     @property
@@ -212,9 +216,10 @@ class _Biller:
         self.run, self.counts, self.clocks = run, counts, clocks
         self.caches = {c: _Cache(marked=c.startswith("claude")) for c in CACHES}
 
-    def bill(self, messages: list[Message], output: int, anchor: int | None = None) -> int:
-        """Bill one request; returns its reference count."""
+    def bill(self, messages: list[Message], output: int, part: str, anchor: int | None = None) -> int:
+        """Bill one request as `part` of the session; returns its reference count."""
         chain = self.counts.chain(messages)
+        self.run.fingerprint = hashlib.sha1((self.run.fingerprint + chain[-1]).encode()).hexdigest()
         sizes = [self.counts.frame, *self.counts.tokens(messages)]
         total = sum(sizes)
         prefix = [0]
@@ -223,10 +228,11 @@ class _Biller:
         for name, cache in self.caches.items():
             now = self.clocks.paused if name.endswith("paused") else self.clocks.steady
             hit = cache.read(chain, now, None if anchor is None else anchor + 2)
-            bill = self.run.bills[name]
-            bill.read += prefix[hit]
-            bill.write += total - prefix[hit]
-            bill.output += output
+            bills = [self.run.bills[name]] + ([self.run.parts[part]] if name == "claude" else [])
+            for bill in bills:
+                bill.read += prefix[hit]
+                bill.write += total - prefix[hit]
+                bill.output += output
         return total
 
 
@@ -288,7 +294,7 @@ def replay(session: Session, policy: Policy, frame_tokens: int, *, seed: int = 0
             break
         sent += 1
         reply, *results = step.messages
-        biller.bill(history, counts.tokens([reply])[0], policy.anchor(history, originals))
+        biller.bill(history, counts.tokens([reply])[0], "turns", policy.anchor(history, originals))
         run.requests.append(claude(size))
         policy.observe(history, Usage(input_tokens=claude(size)))
         if sent % PROBE_EVERY == 0:
@@ -321,7 +327,7 @@ def replay(session: Session, policy: Policy, frame_tokens: int, *, seed: int = 0
 def _bill_summaries(run: Run, policy: Policy, biller: _Biller, done: int) -> int:
     for call in policy.summaries[done:]:
         output = reference_count(call.output)
-        size = biller.bill(list(call.messages), output)
+        size = biller.bill(list(call.messages), output, "summaries")
         run.summary_calls += 1
         run.summary_input += claude(size)
         run.summary_output += claude(output)
@@ -351,9 +357,9 @@ def _probe(run: Run, policy: Policy, biller: _Biller, history: list[Message], st
         answers = Message(
             "user", tuple(ToolResult(c.id, found or "") for c, (_, found) in zip(calls, asked, strict=True))
         )
-        for bill in run.bills.values():  # the probed request's reply is the calls ...
+        for bill in [*run.bills.values(), run.parts["recall"]]:  # the probed request's reply is the calls ...
             bill.output += biller.counts.tokens([call])[0]
-        biller.bill([*history, call, answers], 0)  # ... and their results enter one more request
+        biller.bill([*history, call, answers], 0, "recall")  # ... and their results enter one more request
         run.recall_calls += len(asked)
     if state.paths:
         run.probes["artifact"].append(all(p in text for p in state.paths))

@@ -1,21 +1,27 @@
 """The one command: replay every session through every policy on every window, and rewrite the report.
 
     python benchmarks/bench_report.py            # writes docs/benchmarks.md (and PNGs if matplotlib is there)
-    python benchmarks/bench_report.py --quick    # the long session only, 200k only (a smoke run)
+    python benchmarks/bench_report.py --quick    # the long session, one seed, 200k only (a smoke run)
 
-About 20 minutes on 2 cores: the replay (5 min), the end-to-end runs through `agent -p` (10 min),
-the timing scripts (3 min). `--no-e2e` and `--no-timings` leave those sections out.
+The replay: 3 session shapes x 2 tool-output distributions x 5 seeds x 3 windows, every policy, each
+summarizing policy with both stand-ins (about 1,100 runs, a few minutes on 2 cores); the defaults'
+neighbours on the same sessions with the faithful stand-in; the end-to-end runs through `agent -p`
+(`--no-e2e` leaves them out); the timing scripts (`--no-timings`).
 
-Deterministic: sessions are seeded, the summarizer is a stand-in, counts use one reference
-tokenizer, so a rerun reproduces every table. Pictures need the `bench` extra
-(`pip install -e '.[bench]'`, matplotlib); without it the report says so and the tables stand.
+Deterministic: sessions are seeded, the summarizers are stand-ins, counts use one reference
+tokenizer, no temporary path reaches a request, so a rerun reproduces every replay table. Pictures
+need the `bench` extra (`pip install -e '.[bench]'`, matplotlib); without it the report says so.
 """
 
 from __future__ import annotations
 
 import argparse
+import multiprocessing
+import os
 import sys
 import time
+from collections.abc import Sequence
+from functools import cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -23,10 +29,13 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bench_e2e import E2ERun, run_e2e  # noqa: E402
-from bench_policies import POLICIES, Ours, Policy  # noqa: E402
+from bench_pictures import pictures  # noqa: E402
+from bench_policies import POLICIES, SUMMARIZING, Ours, Policy, Writer  # noqa: E402
 from bench_replay import PROBES, Run, reference_count, replay  # noqa: E402
-from bench_sessions import SHAPES, make_session  # noqa: E402
-from bench_text import goals, honest, method, timings  # noqa: E402
+from bench_sessions import OUTPUTS, SHAPES, Session, make_session  # noqa: E402
+from bench_standins import STAND_INS, faithful_record, lossy_record  # noqa: E402
+from bench_tables import Agg, Group, Prices, policy_table, verdicts  # noqa: E402
+from bench_text import honest, method, timings, verdict_text  # noqa: E402
 
 from agent_cli.config.settings import ContextSettings  # noqa: E402
 from agent_cli.context.protocol import Frame  # noqa: E402
@@ -35,10 +44,11 @@ from agent_cli.providers.models import lookup  # noqa: E402
 from agent_cli.tools.registry import default_tools  # noqa: E402
 
 WINDOWS = (32_000, 200_000, 1_000_000)
+SEEDS = (1, 2, 3, 4, 5)
 PRICED = ("claude-sonnet-5-5", "gpt-6.2-sol")
 NEIGHBOURS = {  # the defaults against their neighbours, on every workload
     "working budget 64k": ContextSettings(working_budget=64_000),
-    "defaults (budget 100k, L1 protects 25k, trigger 80%)": ContextSettings(),
+    "defaults": ContextSettings(),
     "working budget 160k": ContextSettings(working_budget=160_000),
     "L1 protects 12k": ContextSettings(clear_protect_tokens=12_000),
     "L1 protects 18k": ContextSettings(clear_protect_tokens=18_000),
@@ -46,8 +56,16 @@ NEIGHBOURS = {  # the defaults against their neighbours, on every workload
     "trigger 90%": ContextSettings(trigger_ratio=0.90),
 }
 E2E_SHAPES = ("long", "survey")
+Unit = tuple[str, str, int, int, str, str, str]  # shape, outputs, seed, window, policy, stand-in, neighbour
 
 
+def prices() -> Prices:
+    claude, openai = lookup(PRICED[0]), lookup(PRICED[1])
+    assert claude is not None and openai is not None
+    return {"claude": claude, "claude-paused": claude, "openai": openai, "openai-paused": openai}
+
+
+@cache
 def frame() -> Frame:
     from datetime import date
 
@@ -55,102 +73,76 @@ def frame() -> Frame:
     return Frame(system, default_tools().specs())
 
 
-def run_one(shape: str, name: str, window: int, settings: ContextSettings | None = None) -> Run:
+@cache
+def frame_tokens() -> int:
     f = frame()
-    tokens = reference_count(f.system) + sum(reference_count(str(t)) for t in f.tools)
+    return reference_count(f.system) + sum(reference_count(str(t)) for t in f.tools)
+
+
+@cache
+def session(shape: str, seed: int, outputs: str) -> Session:
+    return make_session(shape, seed=seed, outputs=outputs)
+
+
+def writer(stand_in: str, s: Session) -> Writer:
+    if stand_in == "lossy":
+        return lambda entries, cap: lossy_record(entries, reference_count, cap)
+    facts = s.facts
+    return lambda entries, cap: faithful_record(entries, facts, reference_count, cap)
+
+
+def run_unit(unit: Unit) -> Run:
+    shape, outputs, seed, window, name, stand_in, neighbour = unit
+    s = session(shape, seed, outputs)
+    write = writer(stand_in, s)
     policy: Policy = (
-        Ours(window, f, reference_count, settings)
-        if name == "ours"
-        else POLICIES[name](window, f, reference_count)
+        Ours(window, frame(), reference_count, write, NEIGHBOURS[neighbour])
+        if name == "ours" and neighbour
+        else POLICIES[name](window, frame(), reference_count, write)
     )
-    info = lookup(PRICED[0])
-    assert info is not None
-    return replay(make_session(shape, seed=1), policy, info, tokens)
+    run = replay(s, policy, frame_tokens(), seed=seed)
+    run.outputs, run.summarizer = outputs, stand_in
+    if neighbour:
+        run.policy = neighbour
+    return run
 
 
-def dollars(run: Run, model: str) -> float:
-    """The run's cost at `model`'s prices: Claude's with the marked cache, OpenAI's with the automatic one."""
-    if model == PRICED[0]:
-        return run.dollars
-    other = lookup(model)
-    assert other is not None
-    return (
-        run.auto_read * other.cache_read_price
-        + run.auto_write * other.cache_write_price
-        + run.output_tokens * other.output_price
-        + run.summary_input * other.cache_write_price
-        + run.summary_output * other.output_price
-    ) / 1e6
+def units(
+    shapes: Sequence[str], outputs: Sequence[str], seeds: Sequence[int], windows: Sequence[int]
+) -> list[Unit]:
+    out: list[Unit] = []
+    for shape in shapes:
+        for kind in outputs:
+            for seed in seeds:
+                for window in windows:
+                    for name in POLICIES:
+                        for stand_in in STAND_INS if name in SUMMARIZING else STAND_INS[:1]:
+                            out.append((shape, kind, seed, window, name, stand_in, ""))
+    return out
+
+
+def groups(runs: Sequence[Run], units_: Sequence[Unit], neighbours: bool = False) -> list[Group]:
+    """Runs gathered by (shape, outputs, window, stand-in); a policy run once (no summary) is in both."""
+    table: dict[tuple[str, str, int, str], dict[str, list[Run]]] = {}
+    for run, (shape, kind, _, window, name, stand_in, _) in zip(runs, units_, strict=True):
+        targets = STAND_INS if (name not in SUMMARIZING and not neighbours) else (stand_in,)
+        for s in targets:
+            table.setdefault((shape, kind, window, s), {}).setdefault(run.policy, []).append(run)
+    return [
+        Group(shape, kind, window, s, {p: Agg(p, rs) for p, rs in by.items()})
+        for (shape, kind, window, s), by in table.items()
+    ]
+
+
+def run_all(work: Sequence[Unit], jobs: int) -> list[Run]:
+    if jobs <= 1:
+        return [run_unit(u) for u in work]
+    with multiprocessing.get_context("fork").Pool(jobs) as pool:
+        return pool.map(run_unit, work, chunksize=4)
 
 
 def pct(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.0%}"
-
-
-def policy_table(runs: list[Run]) -> list[str]:
-    lines = [
-        "| policy | Sonnet 5.5 $ | GPT-6.2 Sol $ | input | cache read | cache write | output "
-        "| summary calls | peak | mean | over window | recall | artifact | continuation | decision |",
-        "|" + "---|" * 15,
-    ]
-    for r in runs:
-        lines.append(
-            f"| {r.policy} | {r.dollars:.2f} | {dollars(r, PRICED[1]):.2f} | {r.input_tokens:,} "
-            f"| {r.cache_read:,} | {r.cache_write:,} | {r.output_tokens:,} | {r.summary_calls} "
-            f"| {r.peak:,} | {r.mean:,.0f} | "
-            f"{r.over_window} | " + " | ".join(pct(r.share(p)) for p in PROBES) + " |"
-        )
-    return lines
-
-
-def fidelity(run: Run) -> float:
-    shares = [run.share(p) for p in PROBES]
-    known = [x for x in shares if x is not None]
-    return sum(known) / len(known) if known else 0.0
-
-
-def pictures(all_runs: dict[tuple[str, int], list[Run]], out: Path) -> list[str]:
-    """A PNG per window of context tokens per turn (long session), and one of cost against fidelity."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        return ["(Pictures need matplotlib: `pip install -e '.[bench]'`, then rerun.)", ""]
-    out.mkdir(parents=True, exist_ok=True)
-    lines: list[str] = []
-    for (shape, window), runs in sorted(all_runs.items()):
-        if shape != "long":
-            continue
-        fig, ax = plt.subplots(figsize=(9, 4.5))
-        for r in runs:
-            ax.plot(r.requests, label=r.policy, linewidth=1.2)
-        ax.axhline(window, color="red", linestyle="--", linewidth=0.8, label="window")
-        ax.set(xlabel="request", ylabel="input tokens", title=f"long session, {window // 1000}k window")
-        ax.set_ylim(0, min(max(max(r.requests) for r in runs) * 1.05, window * 1.5))
-        ax.legend(fontsize=8)
-        name = f"context-{window // 1000}k.png"
-        fig.tight_layout()
-        fig.savefig(out / name, dpi=110)
-        plt.close(fig)
-        lines += [f"![context tokens per request, {window // 1000}k window](img/{name})", ""]
-    fig, ax = plt.subplots(figsize=(7, 5))
-    for (shape, window), runs in sorted(all_runs.items()):
-        for r in runs:
-            if r.policy == "none":
-                continue
-            ax.scatter(r.dollars, fidelity(r) * 100, s=25)
-            ax.annotate(f"{r.policy} {shape} {window // 1000}k", (r.dollars, fidelity(r) * 100), fontsize=6)
-    ax.set(
-        xlabel="dollars (Sonnet 5.5 prices, with caching)",
-        ylabel="fidelity: mean probe pass rate (%)",
-        title="cost against fidelity",
-    )
-    fig.tight_layout()
-    fig.savefig(out / "cost-fidelity.png", dpi=110)
-    plt.close(fig)
-    return [*lines, "![cost against fidelity](img/cost-fidelity.png)", ""]
 
 
 def e2e_table(runs: list[E2ERun]) -> list[str]:
@@ -159,20 +151,23 @@ def e2e_table(runs: list[E2ERun]) -> list[str]:
         "",
         "The same sessions, driven through the product (`bench_e2e.py`): one `agent -p` per user",
         "message (`--continue` after the first), the fake answering each request with the session's next",
-        "step, its tool calls run for real in a temporary project, summary requests answered with the",
-        "same stand-in record. Billed tokens are what the agent itself reports (the fake simulates",
-        "Anthropic's prompt cache at the breakpoints the agent sets), priced at Claude Sonnet 5.5's",
-        "prices; sizes are the fake's counts (characters / 4), so they differ from the replay's.",
+        "step, its tool calls run for real in a temporary project, summary requests answered by a",
+        "stand-in. Probes on every 10th main request, scored when the request arrives, against what",
+        "is on disk then; a missing fact makes the fake call the product's real `recall` with the",
+        "question's phrase, and the next request shows whether it came back (so the round trip is",
+        "billed as the product bills it). Billed tokens are what the agent itself reports, priced at",
+        "Claude Sonnet 5.5's prices; sizes are the fake's counts (characters / 4).",
         "",
-        "| session | window | processes | requests | summary calls | cache read | cache write | uncached "
-        "| output | Sonnet 5.5 $ | largest | over window | recall | artifact | continuation | decision "
-        "| layers acted |",
-        "|" + "---|" * 17,
+        "| session | window | stand-in | processes | requests | summary calls | digests | recall calls "
+        "| cache read | cache write | uncached | output | Sonnet 5.5 $ | largest | over window | recall "
+        "| artifact | continuation | decision | layers acted |",
+        "|" + "---|" * 20,
     ]
     for r in runs:
         layers = ", ".join(f"{k} {v}" for k, v in sorted(r.compactions.items()))
         lines.append(
-            f"| {r.shape} | {r.window // 1000}k | {r.processes} | {r.requests} | {r.summary_calls} "
+            f"| {r.shape} | {r.window // 1000}k | {r.summarizer} | {r.processes} | {r.requests} "
+            f"| {r.summary_calls} | {r.digests} | {r.recall_calls} "
             f"| {r.cache_read:,} | {r.cache_write:,} | {r.input_tokens:,} | {r.output_tokens:,} "
             f"| {r.dollars:.2f} | {r.largest:,} | {r.over_window} | "
             + " | ".join(pct(r.share(p)) for p in PROBES)
@@ -189,6 +184,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--no-e2e", action="store_true", help="leave out the runs through `agent -p`")
     parser.add_argument("--no-timings", action="store_true", help="leave out start-up and per-turn timings")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--out", default=str(ROOT / "docs" / "benchmarks.md"))
     args = parser.parse_args()
     started = time.perf_counter()
@@ -197,45 +193,46 @@ def main() -> None:
         print(f"{what} ({time.perf_counter() - started:.0f}s)", flush=True)
 
     shapes = ["long"] if args.quick else list(SHAPES)
+    seeds = SEEDS[:1] if args.quick else SEEDS
     windows = [200_000] if args.quick else list(WINDOWS)
-    tables: list[str] = []
-    all_runs: dict[tuple[str, int], list[Run]] = {}
-    for shape in shapes:
-        for window in windows:
-            runs = [run_one(shape, name, window) for name in POLICIES]
-            all_runs[(shape, window)] = runs
-            tables += [f"### {shape} session, {window // 1000}k window", "", *policy_table(runs), ""]
-            note(f"replay {shape} {window}")
-    near: list[str] = []
-    long_neighbours: dict[int, list[Run]] = {}
-    for shape in shapes:
-        for window in windows:
-            runs = []
-            for label, settings in NEIGHBOURS.items():
-                r = run_one(shape, "ours", window, settings)
-                r.policy = label
-                runs.append(r)
-            if shape == "long":
-                long_neighbours[window] = runs
-            near += [f"### {shape}, {window // 1000}k", "", *policy_table(runs), ""]
-        note(f"neighbours {shape}")
-    stamp = time.strftime("%Y-%m-%d")
-    report = method(stamp)
-    long_runs = {w: runs for (shape, w), runs in all_runs.items() if shape == "long"}
-    report += goals(long_runs, long_neighbours, dollars, PRICED[1])
-    report += ["## Policies side by side", "", *tables]
-    report += ["## Pictures", "", *pictures(all_runs, Path(args.out).parent / "img")]
+    kinds = list(OUTPUTS)
+    p = prices()
+    work = units(shapes, kinds, seeds, windows)
+    runs = run_all(work, args.jobs)
+    note(f"replay: {len(work)} runs")
+    table = groups(runs, work)
+    near_work = [
+        (shape, kind, seed, window, "ours", "faithful", label)
+        for shape in shapes
+        for kind in kinds
+        for seed in seeds
+        for window in windows
+        for label in NEIGHBOURS
+    ]
+    near = groups(run_all(near_work, args.jobs), near_work, neighbours=True)
+    note(f"neighbours: {len(near_work)} runs")
+    verdict_rows, whys = verdicts(table, p)
+    report = method(time.strftime("%Y-%m-%d"), len(work), len(seeds))
+    report += verdict_text(verdict_rows, whys, table, p)
+    report += ["## Policies side by side", ""]
+    for g in table:
+        report += [f"### {g.title}", "", *policy_table(g, p), ""]
+    report += ["## Pictures", "", *pictures(runs, work, Path(args.out).parent / "img", p)]
     report += [
         "## The defaults against their neighbours",
         "",
-        "Ours with one setting moved at a time, on every session and window. A default is chosen on",
-        "all of these together, never on one.",
+        "Ours with one setting moved at a time, on every session kind and window, faithful stand-in,",
+        "the same seeds. A default is chosen on all of these together, never on one.",
         "",
-        *near,
     ]
+    for g in near:
+        report += [f"### {g.title}", "", *policy_table(g, p), ""]
     if not args.no_e2e:
         e2e = [
-            run_e2e(shape, window) for shape in (["long"] if args.quick else E2E_SHAPES) for window in windows
+            run_e2e(shape, window, summarizer=stand_in)
+            for shape in (["long"] if args.quick else E2E_SHAPES)
+            for window in windows
+            for stand_in in STAND_INS
         ]
         report += e2e_table(e2e)
         note("end to end")

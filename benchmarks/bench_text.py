@@ -1,158 +1,135 @@
-"""The report's prose and verdicts: how it was measured, the goals met or missed (and why), the
-figures that cannot be rerun here, and the timing scripts' own output folded in."""
+"""The report's prose: how it was measured, the verdicts and what they rest on, the figures that
+cannot be rerun here, and the timing scripts' own output folded in."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Sequence
 from pathlib import Path
 
-from bench_replay import AUTOMATIC_TTL, MODEL_STEP_SECONDS, TTL, USER_STEP_SECONDS, Run
+from bench_policies import Hybrid, JavaS06, JavaScript, Kotlin, Masking
+from bench_replay import (
+    AUTOMATIC_TTL,
+    CLAUDE_RATIO,
+    MODEL_STEP_SECONDS,
+    OUTPUT_TOKENS_PER_S,
+    PAUSE_MEDIAN_SECONDS,
+    PAUSE_SIGMA,
+    PROBE_EVERY,
+    SUMMARY_FIRST_TOKEN_S,
+    TTL,
+    USER_STEP_SECONDS,
+)
+from bench_sessions import OUTPUTS
+from bench_standins import RECORD_TOKENS
+from bench_tables import COST_GOAL, SEED_POLICIES, Group, Prices
 
 ROOT = Path(__file__).resolve().parent.parent
-SEEDS = ("java-s06", "kotlin", "javascript")
-COST_GOAL = 0.30
 
 
-def method(stamp: str) -> list[str]:
+def method(stamp: str, runs: int, seeds: int) -> list[str]:
+    typical, heavy = OUTPUTS["typical"], OUTPUTS["heavy"]
     return [
         "# Benchmarks: policies, windows, cost with caching, fidelity",
         "",
         f"Written by `python benchmarks/bench_report.py` ({stamp}). Every table below comes from that one",
-        "command, offline, on a fresh clone; the replay is deterministic, so a rerun reproduces its",
-        "tables exactly, and the timed sections move by the machine's noise (10-20% on a loaded one).",
+        "command, offline, on a fresh clone; the replay is deterministic (the same bytes in every request",
+        f"on every run), so a rerun reproduces its tables exactly ({runs:,} replay runs), and the timed",
+        "sections move by the machine's noise.",
         "",
-        "**Sessions** (`bench_sessions.py`, seed 1): `long` is 320 model steps of an engineering task",
-        "(reads, edits, failing and passing test runs, searches, a user follow-up every 12-20 steps);",
-        "`survey` is 60 reads of files with a long analysis each; `chat` is 120 steps of conversation",
-        "with small tool calls. Tool output sizes are lognormal (median 900 tokens, sigma 1.1), file",
-        "reads lognormal (median 2,400, sigma 0.9), answers 80% short (40-250) and 20% long",
-        "(700-2,200). Facts planted in the first steps: an error string in a failing test's output, the",
-        "dev server's port, the user's constraint, a decision with its reason, an edited line.",
+        "Every rule below holds for every policy alike; where a policy's own design says otherwise, the",
+        "design is followed and named.",
         "",
-        "**Policies** (`bench_policies.py`), each driving the same sessions: `ours` is the product's",
-        "context engine with its defaults, in process; `java-s06` clears tool results older than 3",
-        "turns every turn and summarizes everything past 50k tokens; `kotlin` summarizes at 80% of the",
-        "window keeping 50%, drops oldest-first at 95%, counting characters / 3; `javascript`",
-        "summarizes at 70% of a 64k budget keeping the last 3 user turns, as a summary pair;",
-        "`masking` replaces tool outputs older than 10 turns with a placeholder (the Complexity Trap",
-        "baseline, arXiv 2508.21433) and summarizes everything only when that would not fit; `none`",
-        "sends everything. Every summary comes from one stand-in (a record of about 1,200 tokens: the",
-        "newest messages' first lines, in order), so no policy gets a better writer than another.",
+        f"**Sessions** (`bench_sessions.py`, seeds 1-{seeds}, each kind with both tool-output",
+        "distributions): `long` is 320 model steps of an engineering task (reads, edits, failing and",
+        "passing test runs, searches, a user follow-up every 12-20 steps); `survey` is 60 reads of files",
+        "with a long analysis each; `chat` is 120 steps of conversation with small tool calls. Tool",
+        f"outputs are lognormal: *typical* median {typical[0]:,.0f} tokens, sigma {typical[1]};",
+        f"*heavy* median {heavy[0]:,.0f}, sigma {heavy[1]}; file reads median 2,400, sigma 0.9;",
+        "answers 80% short (40-250) and 20% long (700-2,200). Planted in the first steps: an error in",
+        "a failing test's output, the dev server's address, the user's constraint, a decision with its",
+        "reason, an edited line. Each has a question a user would ask and its answer.",
         "",
-        "**Cost** (`bench_replay.py`): every request counted with one reference tokenizer (o200k_base),",
-        "whatever the policy's own estimate, and priced at the model table's prices with a prompt",
-        "cache, two ways. At Claude Sonnet 5.5's prices, Anthropic's cache: a prefix is read back only",
-        "where some request marked one (every policy marks the system prompt and its last message;",
-        "ours also marks its engine's anchor, as the product does). At GPT-6.2 Sol's prices, OpenAI's",
-        "automatic cache: any prefix sent before. What is read costs the cache-read price, the rest",
-        f"the cache-write price; an entry lives {TTL / 60:.0f} minutes (Anthropic) or",
-        f"{AUTOMATIC_TTL / 60:.0f} (OpenAI) after its last use, at a pace of {MODEL_STEP_SECONDS:.0f} s",
-        f"per model step and {USER_STEP_SECONDS:.0f} s per user message. Summary calls are real calls:",
-        "their input written (though ours reuses the cached prefix: conservative for ours), their",
-        "output billed. Output tokens are the session's own, the same for every policy.",
+        "**Policies** (`bench_policies.py`), each as its own design describes it: `ours` is the product's",
+        "context engine with its defaults, in process; `java-s06` clears tool results older than 3 turns",
+        "every turn and summarizes everything past 50k tokens (characters / 4), sending the first",
+        f"{JavaS06.transcript_chars:,} characters of a `role: content` transcript; `kotlin` summarizes at",
+        "80% of the window (characters / 3) keeping 50%, sending each message with tool results cut to",
+        f"{Kotlin.preview} characters and the previous summary, capped at {Kotlin.summary_cap:,} tokens, and",
+        "drops the oldest messages at 95% as its seed does; `javascript` summarizes at 70% of its budget",
+        f"({JavaScript.budget // 1024}k, or the window when smaller) keeping the last 3 user turns, sending",
+        "text cut to 1,000 characters, tool inputs to 300 and results to 800, capped at",
+        f"{JavaScript.summary_cap} tokens, and when a request is refused compacts once more and retries",
+        f"once, as its seed does; `masking` keeps the latest {Masking.keep} observations (tool results) and",
+        "replaces older ones with the paper's placeholder (arXiv 2508.21433), nothing else;",
+        f"`hybrid` is the paper's hybrid: masking plus a rolling summary of the first {Hybrid.n} turns once",
+        f"{Hybrid.n + Hybrid.m} are unsummarized ({Hybrid.m} kept); `none` sends everything.",
         "",
-        "**Probes** (after Factory, Dec 2025), scored mechanically on every request where the policy",
-        "had just changed the history: *recall* (each planted fact is in the request, or one `recall`",
-        "returns it; only ours has a recall), *artifact* (every file a tool call touched is named),",
-        "*continuation* (the latest user message, and the next step stated since it, are in the",
-        "request), *decision* (the user's constraint and decision, verbatim). `n/a`: the policy never",
-        "changed the history.",
+        "**Summaries.** Each policy's summary request carries the same frame (system prompt and tools)",
+        "and its own input as its design builds it; it goes through the same caches as any request,",
+        "and its output is billed. The record comes from one of two stand-ins, each used for every",
+        f"policy (`bench_standins.py`), reading only that input: *lossy* (about {RECORD_TOKENS:,} tokens",
+        "of the newest entries' first lines: a model that keeps what is recent) and *faithful* (what",
+        "every policy's own prompt asks a model to keep: the latest request, the latest error, the next",
+        "step, the specific values its input holds, the files touched), within the policy's own output",
+        "cap. Ours' *digests* (records built by code when the latch holds the model back) are counted in",
+        "their own column: they cost nothing and keep less.",
+        "",
+        "**Counts and feasibility** (`bench_replay.py`). One reference tokenizer (o200k_base) counts",
+        f"every request, whatever the policy's own estimate; Claude's count is that times {CLAUDE_RATIO}",
+        "(the newer Claude tokenizer). A request whose Claude count is over the window is refused as",
+        "the provider refuses it, not billed; a policy with a reactive path (ours, `javascript`) gets",
+        "one retry; a policy that cannot go on has *failed* that session, and a failed run is shown",
+        "with the request it was refused at, never priced. A policy is compared only where it finishes",
+        "every seed.",
+        "",
+        "**Cost** at Claude Sonnet 5.5's prices with Anthropic's cache (a prefix is read back only where",
+        "a request marked one; every request marks the frame, its last message, and the policy's own",
+        "edit point: the newest message a baseline rewrote, or what the product marks for ours) and at",
+        "GPT-6.2 Sol's with OpenAI's automatic cache (any prefix sent before). Reads at the cache-read",
+        f"price, the rest at the cache-write price; entries live {TTL / 60:.0f} minutes (Anthropic) or",
+        f"{AUTOMATIC_TTL / 60:.0f} (OpenAI) after their last use. Two paces: *steady*",
+        f"({MODEL_STEP_SECONDS:.0f} s a model step, {USER_STEP_SECONDS:.0f} s a user message: nothing",
+        "expires) and *paused* (the user's",
+        f"pauses lognormal, median {PAUSE_MEDIAN_SECONDS:.0f} s, sigma {PAUSE_SIGMA}: about one in five past",
+        "the 5-minute TTL). *Wait on summaries*: the user waits on every summary call (each blocks its",
+        f"turn): {SUMMARY_FIRST_TOKEN_S:.0f} s to the first token, then {OUTPUT_TOKENS_PER_S:.0f} tokens",
+        "a second.",
+        "",
+        f"**Probes** on the same requests for every policy (every {PROBE_EVERY}th), after Factory (Dec",
+        "2025): *recall* (each planted fact's answer is in the request, or the policy's `recall`, called",
+        "with the phrase of the fact's question and never its answer, returns it; each recall is billed",
+        "as a tool round trip: the calls as output, and one more request carrying their results; only",
+        "ours has a recall), *artifact* (every file a tool call touched is named), *continuation* (the",
+        "latest user message, and the next step stated since it), *decision* (the user's constraint and",
+        "decision, verbatim). Shares are means over the seeds of each run's share.",
         "",
     ]
 
 
-def _share(run: Run, probe: str) -> str:
-    value = run.share(probe)
-    return "n/a" if value is None else f"{value:.0%}"
-
-
-def goals(
-    long_runs: dict[int, list[Run]],
-    neighbours: dict[int, list[Run]],
-    dollars: Callable[[Run, str], float],
-    other_model: str,
-) -> list[str]:
-    """The issue's goals on the long session at every window: met, or missed by how much and why."""
-    lines = [
-        "## The goals, on the long session",
+def verdict_text(rows: list[str], whys: list[str], groups: Sequence[Group], prices: Prices) -> list[str]:
+    met = sum(1 for r in rows[2:] if r.rstrip().endswith("| met |") or "| met (" in r)
+    total = len(rows) - 2
+    return [
+        "## The goal, cell by cell",
         "",
-        "| window | cheaper than the best seed policy (goal >= 30%) | recall (goal 100%) "
-        "| decisions verbatim (goal 100%) | requests over the window (goal 0) "
-        "| summary calls: ours / masking-only (goal: no more) |",
-        "|---|---|---|---|---|---|",
+        f"The goal: on every window and session kind, ours at least {COST_GOAL:.0%} cheaper than the best",
+        f"seed policy ({', '.join(SEED_POLICIES)}) that finishes, at equal or better fidelity on every",
+        "probe type, and on the cost-fidelity plane no baseline (any other policy) both cheaper and at",
+        "least as faithful. Cost here is Sonnet 5.5 at the steady pace, the mean over seeds; the tables",
+        "below give the other three ways.",
+        "",
+        f"**Met in {met} of {total} cells.**",
+        "",
+        *rows,
+        "",
+        *(
+            ["Where it is missed, by how much and why (figures from the tables below):", "", *whys, ""]
+            if whys
+            else []
+        ),
     ]
-    whys: list[str] = []
-    for window, runs in sorted(long_runs.items()):
-        by = {r.policy: r for r in runs}
-        ours, masking = by["ours"], by["masking"]
-        best = min((by[n] for n in SEEDS), key=lambda r: r.dollars)
-        saving = 1 - ours.dollars / best.dollars
-        other_best = min((by[n] for n in SEEDS), key=lambda r: dollars(r, other_model))
-        other = 1 - dollars(ours, other_model) / dollars(other_best, other_model)
-        cost_cell = (
-            f"{saving:.0%} vs {best.policy} (${ours.dollars:.2f} vs ${best.dollars:.2f}): "
-            + ("met" if saving >= COST_GOAL else "**missed**")
-            + f"; at {other_model} prices {other:.0%} vs {other_best.policy}: "
-            + ("met" if other >= COST_GOAL else "**missed**")
-        )
-        if other < COST_GOAL:
-            limit = (1 - COST_GOAL) * dollars(other_best, other_model)
-            whys.append(
-                f"- **{window // 1000}k, cost at {other_model} prices: {other:.0%} cheaper than "
-                f"{other_best.policy}, {(COST_GOAL - other) * 100:.0f} points short.** OpenAI's cache reads "
-                f"back any prefix sent before, so {other_best.policy}'s edits cost it little: it is cheap "
-                f"because it keeps little (mean request {other_best.mean:,.0f} tokens against ours "
-                f"{ours.mean:,.0f}; recall {_share(other_best, 'recall')}, decisions "
-                f"{_share(other_best, 'decision')}). Ours keeps recent work verbatim up to the working "
-                "budget; reading that kept context is most of its bill."
-                + _would_meet(
-                    [r for r in neighbours.get(window, []) if dollars(r, other_model) <= limit],
-                    lambda r: dollars(r, other_model),
-                )
-            )
-        calls_met = ours.summary_calls <= masking.summary_calls
-        lines.append(
-            f"| {window // 1000}k | {cost_cell} | {_share(ours, 'recall')} | {_share(ours, 'decision')} "
-            f"| {ours.over_window} | {ours.summary_calls} / {masking.summary_calls}: "
-            f"{'met' if calls_met else '**missed**'} |"
-        )
-        if saving < COST_GOAL:
-            cheaper = [r for r in neighbours.get(window, []) if 1 - r.dollars / best.dollars >= COST_GOAL]
-            whys.append(
-                f"- **{window // 1000}k, cost: {saving:.0%} cheaper, {(COST_GOAL - saving) * 100:.0f} points "
-                f"short.** {best.policy} is cheap because it keeps little: its mean request is "
-                f"{best.mean:,.0f} tokens against ours {ours.mean:,.0f}, and it passes recall "
-                f"{_share(best, 'recall')} and decisions {_share(best, 'decision')} of the time. Ours keeps "
-                "the recent work verbatim up to the working budget (100k), and cache reads of that kept "
-                f"context are most of its bill ({ours.cache_read:,} tokens read against "
-                f"{best.cache_read:,})." + _would_meet(cheaper, lambda r: r.dollars)
-            )
-        if not calls_met:
-            whys.append(
-                f"- **{window // 1000}k, summary calls: {ours.summary_calls} against masking-only's "
-                f"{masking.summary_calls}.** Masking-only waits for the window; ours summarizes at the "
-                "working budget so a large window does not mean large requests. Masking pays for waiting: "
-                f"${masking.dollars:.2f} against ours ${ours.dollars:.2f}, because moving the mask every "
-                f"turn rewrites the cached prefix ({masking.cache_write:,} tokens written against "
-                f"ours {ours.cache_write:,}), and its requests average {masking.mean:,.0f} tokens against "
-                f"ours {ours.mean:,.0f}."
-            )
-    if whys:
-        lines += ["", "Where a goal is missed, and why:", "", *whys]
-    return [*lines, ""]
-
-
-def _would_meet(runs: list[Run], price: Callable[[Run], float]) -> str:
-    if not runs:
-        return ""
-    return (
-        " Settings that would meet it here: "
-        + ", ".join(f"{r.policy} (${price(r):.2f})" for r in runs)
-        + "; the neighbours table shows what each does on the other workloads, and no default moves"
-        " on one workload."
-    )
 
 
 def honest() -> list[str]:
@@ -163,20 +140,23 @@ def honest() -> list[str]:
         "  headless against a local fake model, as recorded in the team's reference sheet",
         "  (ANCHORS.md; Claude Code 2.1.197, measured before 2026-11-30, not rerunnable here: it needs",
         "  Claude Code installed): at a 200k window, 21 requests, 2 compactions, 2.32M input tokens",
-        "  summed, 0.66M token-equivalents after an ideal prompt cache; with `claude-sonnet-4-6[1m]`,",
-        "  no compaction at all, 3.96M summed, 0.79M cached, $11.88 by its own count. The same work",
-        "  through `agent -p` is rerunnable: `python benchmarks/engine_windows.py` (figures in",
-        "  performance.md: 760,317 input tokens at 200k and at 1M, 0.33x Claude Code's).",
-        "- **Factory's probe scores** (Dec 2025: structured summaries 3.70/5, Anthropic's 3.44, OpenAI's",
-        "  3.35; every tool 2.2-2.5 on artifacts) were graded by a model on real sessions. The probes",
-        "  here are mechanical and use a stand-in summarizer, so their shares measure what the",
-        "  mechanism keeps, not how well a model writes; they are not comparable with Factory's scale.",
-        "- **What the replay cannot see.** No probe reads a tool output's content (recall covers it",
-        "  through the archive), so clearing old outputs never costs a probe here, and the re-reads a",
-        "  model makes after a clear are not modeled. The figures therefore favour clearing more; the",
-        "  L1 protection default was not lowered on them, though the neighbours table shows it cheaper.",
-        "  The continuation probe's next step depends on the summarizer writing it down; the stand-in",
-        "  keeps only first lines, so that share is a floor for what a model's record gives.",
+        "  summed, 0.66M token-equivalents after an ideal prompt cache. The same work through",
+        "  `agent -p` is rerunnable: `python benchmarks/engine_windows.py` (figures in performance.md).",
+        "- **Factory's probe scores** (Dec 2025) were graded by a model on real sessions. The probes",
+        "  here are mechanical and the summarizers are stand-ins, so their shares measure what each",
+        "  mechanism keeps given a writer that keeps little (lossy) or what its prompt asks (faithful),",
+        "  not how well a model writes; they are not comparable with Factory's scale.",
+        "",
+        "## What the replay cannot see",
+        "",
+        "- No probe reads a tool output's content beyond the planted facts, and the re-reads a model",
+        "  makes after a clear are not modeled: the figures favour clearing more.",
+        "- A recall's result is billed for one request and then dropped, so every policy replays the",
+        "  same session; in a real session it stays until a layer clears it (more input for ours).",
+        "- The Java seed's transcript on disk could be read back with `read_file`; no policy but ours",
+        "  is given a way to fetch what it removed, since none of the others has one in its design.",
+        "- A request is checked against the window by its Claude count; the GPT-6.2 Sol columns price",
+        "  the same requests.",
         "",
     ]
 
