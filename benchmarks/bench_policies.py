@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import tempfile
 from collections.abc import Callable, Sequence
@@ -168,13 +169,22 @@ class Policy:
 
 
 class _BenchArchive(Archive):
-    """The archive on disk in a temporary directory, named in records as a fixed project path, so the
-    requests are the same bytes on every run."""
+    """The archive on disk in a temporary directory, named in records as a fixed project path, its
+    files' times a logical clock (one second a file: recall orders passages newest first by them,
+    and files written in the same clock tick would tie by chance), so the requests are the same
+    bytes on every run."""
 
     shown = Path("/project/.transcripts/bench")
 
+    def __init__(self, session_dir: Path) -> None:
+        super().__init__(session_dir)
+        self._tick = 0
+
     def _write(self, kind: str, label: str, ext: str, body: str) -> Path:
-        return self.shown / super()._write(kind, label, ext, body).name
+        real = super()._write(kind, label, ext, body)
+        self._tick += 1
+        os.utime(real, ns=(self._tick * 10**9, self._tick * 10**9))
+        return self.shown / real.name
 
 
 class Ours(Policy):
@@ -285,9 +295,10 @@ class JavaS06(Policy):
         if sum(len(message_text(m)) for m in history) // 4 > 50_000:
             text, entries, used = [], [], 0
             for role, body in _entries(history):  # "role: content", the first 80,000 characters
-                line = f"{role}: {body}"[: self.transcript_chars - used]
-                if not line:
+                room = self.transcript_chars - used
+                if room <= 0:
                     break
+                line = f"{role}: {body}"[:room]
                 text.append(line)
                 entries.append((role, line))
                 used += len(line) + 1

@@ -42,7 +42,7 @@ import random
 from dataclasses import dataclass, field
 
 from bench_policies import Policy
-from bench_sessions import Fact, Session
+from bench_sessions import Fact, Session, seeded_ids
 
 from agent_cli.core.messages import Message, ToolResult, ToolUse, Usage
 from agent_cli.providers.model_info import ModelInfo
@@ -264,6 +264,11 @@ class _State:
 
 
 def replay(session: Session, policy: Policy, frame_tokens: int, *, seed: int = 0) -> Run:
+    with seeded_ids(f"{session.name}-{seed}-{policy.name}"):
+        return _replay(session, policy, frame_tokens, seed)
+
+
+def _replay(session: Session, policy: Policy, frame_tokens: int, seed: int) -> Run:
     run = Run(policy.name, policy.window, session.name, seed)
     counts, clocks = _Counts(frame_tokens), _Clocks(seed)
     biller = _Biller(run, counts, clocks)

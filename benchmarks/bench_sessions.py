@@ -28,12 +28,15 @@ the question, never the answer). Every assistant step that ends a phase states i
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Literal
 
+from agent_cli.core import messages as messages_module
 from agent_cli.core.messages import Message, TextBlock, ToolResult, ToolUse
 
-__all__ = ["OUTPUTS", "SHAPES", "Fact", "Session", "Step", "make_session"]
+__all__ = ["OUTPUTS", "SHAPES", "Fact", "Session", "Step", "make_session", "seeded_ids"]
 
 FactKind = Literal["recall", "decision"]
 WORDS = [
@@ -260,9 +263,37 @@ def _follow_up(w: _Writer, n: int) -> Step:
 SHAPES = {"long": 320, "survey": 60, "chat": 120}
 
 
+class _SeededIds:
+    """Stands in for the `secrets` module where message ids are drawn (`agent_cli.core.messages`):
+    a record names the ids of what it replaced, and a recall result the ids of what it found, so
+    random ids would make the same replay send different bytes (and counts) on each run."""
+
+    def __init__(self, seed: str) -> None:
+        self.rng = random.Random(seed)
+
+    def token_hex(self, n: int) -> str:
+        return self.rng.randbytes(n).hex()
+
+
+@contextmanager
+def seeded_ids(seed: str) -> Iterator[None]:
+    """Message ids drawn from a generator seeded with `seed` while the block runs."""
+    saved = messages_module.secrets
+    messages_module.secrets = _SeededIds(seed)  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        messages_module.secrets = saved
+
+
 def make_session(shape: str, seed: int = 1, outputs: str = "typical") -> Session:
     """A session of `shape` ("long", "survey", "chat") with tool outputs sized by `outputs`
-    ("typical", "heavy"); the same arguments give the same session."""
+    ("typical", "heavy"); the same arguments give the same session, ids included."""
+    with seeded_ids(f"session-{shape}-{seed}-{outputs}"):
+        return _make_session(shape, seed, outputs)
+
+
+def _make_session(shape: str, seed: int, outputs: str) -> Session:
     w = _Writer(seed, outputs)
     session = Session(shape)
     files = [f"src/{a}/{b}.py" for a in ("auth", "upload", "queue", "api") for b in WORDS[:12]]
