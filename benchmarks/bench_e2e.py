@@ -41,6 +41,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import stat
 import subprocess
 import sys
@@ -68,9 +69,19 @@ __all__ = ["E2ERun", "RecallCheck", "judge_recall", "request_entries", "run_e2e"
 
 MODEL = "claude-sonnet-5-5"
 RECALL_TOOL = "recall"  # agent_cli.tools.context_tools.Recall: input {"query": ...}
-# The temporary project's parent: a fixed place, so the project's path (which the product writes
-# into its records and notes) has the same length on every run and every machine.
-TEMP_PARENT = "/tmp" if os.path.isdir("/tmp") else None
+# The product names its transcripts by absolute path in its records and notes, and gives messages
+# and sessions random ids, which recall's passages carry: its own token counts (cl100k, which counts
+# "uv4fg25s" and "swzwt9le" differently) would then move a cut or a compaction from run to run. So
+# the project is made at a fixed place, /tmp/agent-bench-e2e-N (the first N free: a digit counts
+# alike), and the agent runs with `secrets.token_hex` drawn from a generator seeded with the run's
+# seed and the segment (ids stay random-looking and unique; only their draw is repeatable).
+PROJECT_PARENT = Path("/tmp")
+_LAUNCH = """import random, runpy, secrets, sys
+draw = random.Random(sys.argv.pop(1))
+secrets.token_hex = lambda nbytes=None: draw.randbytes(32 if nbytes is None else nbytes).hex()
+sys.argv[0] = "agent"
+runpy.run_module("agent_cli", run_name="__main__", alter_sys=True)
+"""
 # The product's condensed record (agent_cli.context.sections.assemble_record), as the wire carries it.
 _RECORD = re.compile(r"^Condensed (?:record|mechanical digest \(no model was available to write it\)) of the")
 # A summary request over text chunks (agent_cli.context.summary_request.run_summary).
@@ -454,8 +465,9 @@ def run_e2e(
     run = E2ERun(shape, window, summarizer, seed)
     info = lookup(MODEL)
     assert info is not None
-    with tempfile.TemporaryDirectory(prefix="agent-bench-", dir=TEMP_PARENT) as tmp:
-        project, home = Path(tmp) / "proj", Path(tmp) / "home"
+    tmp = _fixed_place()
+    try:
+        project, home = tmp / "proj", tmp / "home"
         project.mkdir()
         home.mkdir()
         (project / ".gitignore").write_text(".bench/\n.transcripts/\n")
@@ -474,8 +486,9 @@ def run_e2e(
             )
             for n, (user, steps) in enumerate(segments(session)):
                 player.begin(user, steps)
-                cmd = [sys.executable, "-m", "agent_cli", "-p", _text(user), "--yes", "--output-format",
-                       "stream-json", "--model", MODEL, "--context-window", str(window)]  # fmt: skip
+                agent = [sys.executable, "-c", _LAUNCH, f"{seed}-{n}"]  # `python -m agent_cli`, ids drawn
+                cmd = [*agent, "-p", _text(user), "--yes", "--output-format", "stream-json",
+                       "--model", MODEL, "--context-window", str(window)]  # fmt: skip
                 if n:
                     cmd.append("--continue")
                 proc = subprocess.run(cmd, cwd=project, env=env, capture_output=True, text=True, timeout=900)
@@ -486,7 +499,23 @@ def run_e2e(
             run.recorded = server.requests
         run.main_requests = player.played
         _tally(run, run.recorded)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
     return run
+
+
+def _fixed_place() -> Path:
+    """A new folder at the same place every run: /tmp/agent-bench-e2e-N, the first N free."""
+    if not PROJECT_PARENT.is_dir():
+        return Path(tempfile.mkdtemp(prefix="agent-bench-e2e-"))
+    for n in range(1000):
+        place = PROJECT_PARENT / f"agent-bench-e2e-{n}"
+        try:
+            place.mkdir(mode=0o700)
+        except FileExistsError:
+            continue
+        return place
+    return Path(tempfile.mkdtemp(prefix="agent-bench-e2e-", dir=PROJECT_PARENT))
 
 
 def _events(run: E2ERun, stdout: str, info: Any) -> None:
