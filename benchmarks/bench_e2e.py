@@ -32,7 +32,10 @@ project as it is on disk then:
 Counted from what the product reports in its stream-json events (usage per request, and each
 summary call's usage on its compact event), priced at the model table's prices: billed tokens,
 dollars; from the fake's own records (characters / 4): requests, summary calls, the largest request
-and requests over the window.
+and requests over the window; digests are compactions the product reports as `degraded`.
+
+The same arguments give the same figures: the project is made at a fixed place and the agent's
+random ids are drawn from a seeded generator (see `PROJECT_PARENT`).
 """
 
 from __future__ import annotations
