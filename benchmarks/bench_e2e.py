@@ -1,22 +1,41 @@
 """The second mode: a generated session end to end, through `agent -p` against the in-repo fake over HTTP.
 
-    python benchmarks/bench_e2e.py [--shape long] [--window 200000 ...]
+    python benchmarks/bench_e2e.py [--shape long] [--window 200000 ...] [--summarizer lossy|faithful]
 
 The replay (bench_replay.py) drives the engine in-process; this drives the product. The session's
 user messages become one `agent -p` each (`--continue` after the first, as a user would type them);
 the fake model answers each request with the session's next step. Its tool calls run for real in a
-temporary project: before a step's `read_file` the fake writes that file with the step's content,
-a test run becomes `cat` of the step's output (exit 1 when it failed), an edit gets a unique
-marker to replace, searches run over what is there. Summary requests (recognised by structure)
-are answered with the replay's stand-in record, built from the request's own messages.
+temporary project: before a step's `read_file` the fake writes that file with the step's content;
+a command runs as the session wrote it (`pytest -q tests/test_auth.py`), through a stand-in program
+on PATH that prints the step's output (exit 1 when it failed), so the transcript names the command
+the session ran; an edit gets a unique marker to replace; searches run over what is there.
+
+Summary requests (recognised by structure, `tests.e2e.is_summary_request`) are answered by one of
+the replay's two stand-ins (`bench_standins`: lossy or faithful), from the request's own messages
+rendered to (role, text) entries, within the product's record cap (the request's `max_tokens`
+over `THINKING_ROOM`), counted as characters / 4.
+
+Probes, on the same requests as the replay's: every `PROBE_EVERY`-th main request (a request the
+fake answers with a step of the session; summary requests, a recall round trip's second request and
+the closing "Done" of a turn are not numbered), scored as the request arrives, so against the
+project as it is on disk then:
+    recall        a planted fact's answer is in the request; if not, the fake answers that request
+                  with one `recall` tool call per missing fact, all in one reply, whose input is the
+                  fact's query (the words of its question, never the answer); the agent runs its
+                  real tool, and the fact passes if the tool result in the next main request holds
+                  the answer. Then the session's step is played as it would have been. The round
+                  trip is billed as the product bills it, and its results stay in the history.
+    artifact      every file a read or an edit touched so far is named in the request
+    continuation  the last user message, and the newest "Next:" since it, are in the request
+    decision      the user's constraints and decisions are in the request, verbatim
 
 Counted from what the product reports in its stream-json events (usage per request, and each
 summary call's usage on its compact event), priced at the model table's prices: billed tokens,
-dollars, summary calls; from the fake's own counts (characters / 4): the largest request and
-requests over the window. Probes, scored on every request whose history a layer rewrote (its
-messages are no longer an extension of the previous request's): recall (each planted fact is in
-the request, or the session's archive returns it), artifact (every file touched is named),
-continuation (the last user message and the newest "Next:" are there), decision (verbatim).
+dollars; from the fake's own records (characters / 4): requests, summary calls, the largest request
+and requests over the window; digests are compactions the product reports as `degraded`.
+
+The same arguments give the same figures: the project is made at a fixed place and the agent's
+random ids are drawn from a seeded generator (see `PROJECT_PARENT`).
 """
 
 from __future__ import annotations
@@ -24,9 +43,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
+import shutil
+import stat
 import subprocess
 import sys
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,27 +58,84 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from bench_replay import PROBES  # noqa: E402
+from bench_replay import PROBE_EVERY, PROBES  # noqa: E402
 from bench_sessions import Fact, Session, Step, make_session  # noqa: E402
+from bench_standins import STAND_INS, Entry, faithful_record, lossy_record  # noqa: E402
 
+from agent_cli.context.summary_request import THINKING_ROOM  # noqa: E402
 from agent_cli.core.messages import Message, TextBlock, ToolUse, Usage  # noqa: E402
 from agent_cli.providers.models import cost, lookup  # noqa: E402
-from agent_cli.store.archive import Archive  # noqa: E402
 from tests.e2e import is_summary_request  # noqa: E402
 from tests.fakeserver import FakeModelServer, RecordedRequest, Reply, ToolCallSpec  # noqa: E402
 
+__all__ = ["E2ERun", "RecallCheck", "judge_recall", "request_entries", "run_e2e", "segments"]
+
 MODEL = "claude-sonnet-5-5"
-RECORD_CHARS = 4_800  # the stand-in record: about 1,200 tokens, as in the replay
+RECALL_TOOL = "recall"  # agent_cli.tools.context_tools.Recall: input {"query": ...}
+# The product names its transcripts by absolute path in its records and notes, and gives messages
+# and sessions random ids, which recall's passages carry: its own token counts (cl100k, which counts
+# "uv4fg25s" and "swzwt9le" differently) would then move a cut or a compaction from run to run. So
+# the project is made at a fixed place, /tmp/agent-bench-e2e-N (the first N free: a digit counts
+# alike), and the agent runs with `secrets.token_hex` drawn from a generator seeded with the run's
+# seed and the segment (ids stay random-looking and unique; only their draw is repeatable).
+PROJECT_PARENT = Path("/tmp")
+_LAUNCH = """import random, runpy, secrets, sys
+draw = random.Random(sys.argv.pop(1))
+secrets.token_hex = lambda nbytes=None: draw.randbytes(32 if nbytes is None else nbytes).hex()
+sys.argv[0] = "agent"
+runpy.run_module("agent_cli", run_name="__main__", alter_sys=True)
+"""
+# The product's condensed record (agent_cli.context.sections.assemble_record), as the wire carries it.
+_RECORD = re.compile(r"^Condensed (?:record|mechanical digest \(no model was available to write it\)) of the")
+# A summary request over text chunks (agent_cli.context.summary_request.run_summary).
+_CHUNK_HEAD = "EARLIER CONDENSED RECORD:\n"
+_CHUNK_PART = re.compile(r"CONVERSATION TRANSCRIPT, PART \d+ OF \d+:\n")
+# What agent_cli.context.plain.render_message writes at the start of each piece.
+_RENDERED = re.compile(
+    r"^(USER: |ASSISTANT: |TOOL CALL |TOOL (?:RESULT|ERROR) \([^)\n]*\):\n|EARLIER RECORD:\n)", re.M
+)
+_SIMPLE_COMMAND = re.compile(r"^[\w][\w.-]*(?: [\w./=:-]+)*$")
+_SHIM = """#!/bin/sh
+# The session's recorded output for this command line, written by the benchmark's fake model.
+key=$(printf '%s' "$(basename "$0") $*" | tr -c 'A-Za-z0-9._-' '_')
+out="$(dirname "$0")/../out/$key"
+cat "$out.txt"
+exit "$(cat "$out.rc")"
+"""
+
+
+def _count(text: str) -> int:
+    return (len(text) + 3) // 4  # as the fake counts
+
+
+@dataclass(frozen=True, slots=True)
+class RecallCheck:
+    """One recall the fake asked for at a probe point, and what the agent's tool returned."""
+
+    point: int  # the main request it was asked at
+    call_id: str
+    query: str
+    answer: str
+    result: str | None  # the tool result the next main request carried (None: it carried none)
+
+    @property
+    def passed(self) -> bool:
+        return self.result is not None and self.answer in self.result
 
 
 @dataclass(slots=True)
 class E2ERun:
     shape: str
     window: int
+    summarizer: str = "lossy"
+    seed: int = 1
     processes: int = 0
     failed: list[str] = field(default_factory=list)
     requests: int = 0
+    main_requests: int = 0  # requests answered with a step of the session (the numbered ones)
     summary_calls: int = 0
+    digests: int = 0  # compactions whose record is the mechanical digest (`degraded`)
+    recall_calls: int = 0  # recall tool calls the fake made at probe points
     input_tokens: int = 0
     cache_read: int = 0
     cache_write: int = 0
@@ -65,10 +145,18 @@ class E2ERun:
     over_window: int = 0
     compactions: dict[str, int] = field(default_factory=dict)
     probes: dict[str, list[bool]] = field(default_factory=lambda: {p: [] for p in PROBES})
+    probe_points: list[int] = field(default_factory=list)
+    recalls: list[RecallCheck] = field(default_factory=list)
+    recorded: list[RecordedRequest] = field(default_factory=list, repr=False)
 
     def share(self, probe: str) -> float | None:
         scores = self.probes[probe]
         return sum(scores) / len(scores) if scores else None
+
+    def figures(self) -> dict[str, Any]:
+        """What the run measured, without the per-request records."""
+        skip = ("probes", "recalls", "recorded", "probe_points")
+        return {k: getattr(self, k) for k in self.__slots__ if k not in skip}
 
 
 def segments(session: Session) -> list[tuple[Step, list[Step]]]:
@@ -113,35 +201,235 @@ def _outputs(step: Step) -> dict[str, tuple[str, bool]]:
             for r in step.messages[1].content if hasattr(r, "tool_use_id")}  # fmt: skip
 
 
-class Player:
-    """The fake model's side: the session's steps in order, their tool calls made real in `project`."""
+# -- reading the wire -----------------------------------------------------------------------
 
-    def __init__(self, project: Path) -> None:
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for k, v in value.items() if k not in ("signature", "data") for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
+def _blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
+    content = message.get("content")
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return [b for b in content or [] if isinstance(b, dict)]
+
+
+def _block_text(content: Any) -> str:
+    """A tool result's text (a string, or text blocks)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = [b for b in content if isinstance(b, dict) and b.get("type") == "text"]
+        return "\n".join(str(b.get("text", "")) for b in texts)
+    return ""
+
+
+def request_text(body: dict[str, Any]) -> str:
+    """Every string of the request's messages (texts, tool inputs and results), as the replay reads
+    a request: the conversation, not the system prompt or the tool list."""
+    return "\n".join(_strings(body.get("messages", [])))
+
+
+def tool_results(body: dict[str, Any]) -> dict[str, str]:
+    """The request's tool results by call id: their text."""
+    return {
+        str(b.get("tool_use_id")): _block_text(b.get("content"))
+        for m in body.get("messages", [])
+        for b in _blocks(m)
+        if b.get("type") == "tool_result"
+    }
+
+
+def _text_entries(text: str) -> list[Entry]:
+    """A user text block: a condensed record, a rendered transcript chunk, or what the user said."""
+    if _RECORD.match(text):
+        return [("summary", text)]
+    part = _CHUNK_PART.search(text)
+    if part is None:
+        return [("user", text)]
+    out: list[Entry] = []
+    head = text[: part.start()]
+    if head.startswith(_CHUNK_HEAD) and head[len(_CHUNK_HEAD) :].strip():
+        out.append(("summary", head[len(_CHUNK_HEAD) :].strip()))
+    body = text[part.end() :]
+    marks = list(_RENDERED.finditer(body))
+    for n, mark in enumerate(marks):
+        piece = body[mark.end() : marks[n + 1].start() if n + 1 < len(marks) else len(body)].rstrip("\n")
+        kind = mark.group(1)
+        if kind.startswith("TOOL CALL"):
+            role, piece = "assistant", f"[tool call {piece}]"
+        elif kind.startswith("TOOL"):
+            role = "tool"
+        elif kind.startswith("EARLIER"):
+            role = "summary"
+        else:
+            role = "user" if kind.startswith("USER") else "assistant"
+        if role == "assistant" and out and out[-1][0] == "assistant":
+            out[-1] = ("assistant", out[-1][1] + "\n" + piece)
+        else:
+            out.append((role, piece))
+    return out
+
+
+def request_entries(body: dict[str, Any]) -> list[Entry]:
+    """A summary request's messages as the stand-ins read them: user text -> "user", assistant text
+    and tool calls -> "assistant", tool results -> "tool", a condensed record -> "summary"; the
+    final instruction (the last user message's last text block) left out."""
+    messages = [m for m in body.get("messages", []) if isinstance(m, dict)]
+    out: list[Entry] = []
+    for i, message in enumerate(messages):
+        blocks = _blocks(message)
+        if i == len(messages) - 1 and blocks and blocks[-1].get("type") == "text":
+            blocks = blocks[:-1]
+        if message.get("role") == "assistant":
+            parts = [str(b.get("text", "")) for b in blocks if b.get("type") == "text"]
+            parts += [
+                f"[tool call {b.get('name')} {json.dumps(b.get('input') or {}, sort_keys=True)}]"
+                for b in blocks
+                if b.get("type") == "tool_use"
+            ]
+            parts = [p for p in parts if p.strip()]
+            if parts:
+                out.append(("assistant", "\n".join(parts)))
+            continue
+        for block in blocks:
+            if block.get("type") == "tool_result":
+                out.append(("tool", _block_text(block.get("content"))))
+            elif block.get("type") == "text" and str(block.get("text", "")).strip():
+                out += _text_entries(str(block["text"]))
+    return out
+
+
+def judge_recall(pending: Sequence[tuple[Fact, str]], body: dict[str, Any], point: int) -> list[RecallCheck]:
+    """The recall calls made at `point`, judged from the tool results the agent sent back in `body`."""
+    results = tool_results(body)
+    return [RecallCheck(point, i, f.query, f.text, results.get(i)) for f, i in pending]
+
+
+# -- the fake model's side --------------------------------------------------------------------
+
+
+class Player:
+    """The fake model's side: the session's steps in order, their tool calls made real in `project`,
+    summary requests answered by a stand-in, and the probes scored as each request arrives."""
+
+    def __init__(
+        self, project: Path, session: Session, run: E2ERun, summarizer: str, probe_recall: bool
+    ) -> None:
         self.project = project
+        self.all_facts = session.facts
+        self.run = run
+        self.summarizer = summarizer
+        self.probe_recall = probe_recall
         self.queue: list[Step] = []
-        self.output_chars = 0
+        self.played = 0  # session steps played so far: the next main request is number played + 1
+        # What the requests should carry: what was said before the step about to be played.
+        self.facts: list[Fact] = []
+        self.paths: list[str] = []
+        self.user = ""
+        self.next: str | None = None
+        self.pending: list[tuple[Fact, str]] = []  # recall calls made, waiting for their results
+        self.pending_point = 0
+
+    def begin(self, user: Step, steps: list[Step]) -> None:
+        """A new user message, and the steps that answer it."""
+        self.user, self.next = _text(user), None  # a new request supersedes the plan
+        self.facts += list(user.facts)
+        self.queue = list(steps)
 
     def respond(self, request: RecordedRequest) -> Reply:
-        if is_summary_request(request.body):
-            record = _stand_in_record(request.body)
-            self.output_chars += len(record)
-            return Reply(record)
+        body = request.body
+        if is_summary_request(body):
+            return Reply(self._record(body))
+        if self.pending:
+            checks = judge_recall(self.pending, body, self.pending_point)
+            self.run.recalls += checks
+            self.run.probes["recall"] += [c.passed for c in checks]
+            self.pending = []
+            return self._play()
+        if not self.queue:
+            return Reply("Done with this request.")
+        point = self.played + 1
+        if point % PROBE_EVERY == 0:
+            missing = self._probe(point, request_text(body))
+            if missing:
+                calls = [
+                    ToolCallSpec(RECALL_TOOL, {"query": f.query}, id=f"toolu_recall_{point:04d}_{i}")
+                    for i, f in enumerate(missing)
+                ]
+                self.pending = [(f, str(c.id)) for f, c in zip(missing, calls, strict=True)]
+                self.pending_point = point
+                self.run.recall_calls += len(calls)
+                return Reply(tool_calls=calls)
+        return self._play()
+
+    def _probe(self, point: int, text: str) -> list[Fact]:
+        """Score the probes on this request; the recall facts it does not hold, to be recalled."""
+        self.run.probe_points.append(point)
+        missing: list[Fact] = []
+        for fact in self.facts:
+            if fact.kind == "decision":
+                self.run.probes["decision"].append(fact.text in text)
+            elif fact.text in text:
+                self.run.probes["recall"].append(True)
+            elif self.probe_recall:
+                missing.append(fact)
+            else:
+                self.run.probes["recall"].append(False)
+        if self.paths:
+            self.run.probes["artifact"].append(all(p in text for p in self.paths))
+        self.run.probes["continuation"].append(self.user in text and (not self.next or self.next in text))
+        return missing
+
+    def _play(self) -> Reply:
         if not self.queue:
             return Reply("Done with this request.")
         step = self.queue.pop(0)
+        self.played += 1
         outputs = _outputs(step)
         calls = [self._materialize(use, *outputs.get(use.id, ("", False))) for use in _calls(step)]
-        self.output_chars += len(_text(step))
+        # What this step says is known to every later request.
+        self.facts += list(step.facts)
+        for use in _calls(step):
+            path = use.input.get("path")
+            if use.name in ("read_file", "edit_file") and str(path) not in self.paths:
+                self.paths.append(str(path))
+        self.next = step.next_step or self.next
         return Reply(_text(step), tool_calls=calls)
+
+    def _record(self, body: dict[str, Any]) -> str:
+        entries = request_entries(body)
+        cap = int(body.get("max_tokens") or 0) // THINKING_ROOM  # the product asks for twice its cap
+        if self.summarizer == "faithful":
+            return faithful_record(entries, self.all_facts, _count, cap)
+        return lossy_record(entries, _count, cap)
 
     def _materialize(self, use: ToolUse, output: str, failed: bool) -> ToolCallSpec:
         args = dict(use.input)
         if use.name == "read_file":
             self._write(str(args["path"]), output)
         elif use.name == "bash":
-            out = self.project / ".bench" / f"{use.id}.txt"
-            self._write(str(out.relative_to(self.project)), output)
-            args = {"command": f"cat .bench/{use.id}.txt" + ("; exit 1" if failed else "")}
+            command = str(args["command"])
+            if _SIMPLE_COMMAND.match(command):
+                # Run as written: a stand-in program of that name prints the recorded output.
+                words = command.split()
+                key = re.sub(r"[^A-Za-z0-9._-]", "_", " ".join(words))
+                self._write(f".bench/out/{key}.txt", output)
+                self._write(f".bench/out/{key}.rc", "1" if failed else "0")
+                shim = self.project / ".bench" / "bin" / words[0]
+                if not shim.exists():
+                    self._write(f".bench/bin/{words[0]}", _SHIM)
+                    shim.chmod(shim.stat().st_mode | stat.S_IXUSR)
+            else:
+                self._write(f".bench/{use.id}.txt", output)
+                args = {"command": f"cat .bench/{use.id}.txt" + ("; exit 1" if failed else "")}
         elif use.name == "edit_file":
             path = self.project / str(args["path"])
             old = str(args["old_string"])
@@ -159,58 +447,35 @@ class Player:
         path.write_text(text)
 
 
-def _strings(value: Any) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, dict):
-        return [s for k, v in value.items() if k not in ("signature", "data") for s in _strings(v)]
-    if isinstance(value, list):
-        return [s for v in value for s in _strings(v)]
-    return []
+# -- the run ------------------------------------------------------------------------------------
 
 
-def _stand_in_record(body: dict[str, Any]) -> str:
-    """The replay's stand-in: the newest messages' first lines, up to the record's size, in order."""
-    lines: list[str] = []
-    used = 0
-    for message in reversed(body.get("messages", [])[:-1]):  # the last is the request to summarize
-        line = f"- {message['role']}: {' '.join(' '.join(_strings(message['content'])).split())[:160]}"
-        if used + len(line) > RECORD_CHARS:
-            break
-        lines.append(line)
-        used += len(line)
-    return "## Work state\n" + "\n".join(reversed(lines))
-
-
-def _messages_key(body: dict[str, Any]) -> list[str]:
-    return [json.dumps(m, sort_keys=True) for m in body.get("messages", [])]
-
-
-def _probe(run: E2ERun, text: str, archive: Archive | None, facts: list[Fact], state: dict[str, Any]) -> None:
-    for fact in facts:
-        if fact.kind == "recall":
-            found = fact.text in text or (
-                archive is not None and fact.text in archive.search(fact.query, 12_000)
-            )
-            run.probes["recall"].append(found)
-        else:
-            run.probes["decision"].append(fact.text in text)
-    if state["paths"]:
-        run.probes["artifact"].append(all(p in text for p in state["paths"]))
-    run.probes["continuation"].append(state["user"] in text and (not state["next"] or state["next"] in text))
-
-
-def run_e2e(shape: str, window: int, seed: int = 1) -> E2ERun:
-    session = make_session(shape, seed=seed)
-    run = E2ERun(shape, window)
+def run_e2e(
+    shape: str,
+    window: int,
+    seed: int = 1,
+    summarizer: str = "lossy",
+    *,
+    session: Session | None = None,
+    probe_recall: bool = True,
+) -> E2ERun:
+    """`make_session(shape, seed)` (or `session`) through `agent -p` with a `window`-token context,
+    summary requests answered by the `summarizer` stand-in. `probe_recall=False` scores a recall
+    fact missing from a probed request as failed without asking for a recall (for comparison)."""
+    if summarizer not in STAND_INS:
+        raise ValueError(f"summarizer must be one of {STAND_INS}, not {summarizer!r}")
+    session = session or make_session(shape, seed=seed)
+    run = E2ERun(shape, window, summarizer, seed)
     info = lookup(MODEL)
     assert info is not None
-    with tempfile.TemporaryDirectory() as tmp:
-        project, home = Path(tmp) / "proj", Path(tmp) / "home"
+    tmp = _fixed_place()
+    try:
+        project, home = tmp / "proj", tmp / "home"
         project.mkdir()
         home.mkdir()
         (project / ".gitignore").write_text(".bench/\n.transcripts/\n")
-        player = Player(project)
+        (project / ".bench" / "bin").mkdir(parents=True)
+        player = Player(project, session, run, summarizer, probe_recall)
         env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
         with FakeModelServer(context_window=window) as server:
             server.responder = player.respond
@@ -220,30 +485,13 @@ def run_e2e(shape: str, window: int, seed: int = 1) -> E2ERun:
                 XDG_STATE_HOME=str(home / ".state"),
                 ANTHROPIC_API_KEY="sk-ant-bench",
                 ANTHROPIC_BASE_URL=server.anthropic_base_url,
+                PATH=f"{project / '.bench' / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
             )
-            # What each main request should carry, in the order the requests are made: the i-th
-            # request of a segment answers with step i, so it holds steps 0..i-1 and their results.
-            expected: list[tuple[list[Fact], dict[str, Any]]] = []
-            facts: list[Fact] = []
-            state: dict[str, Any] = {"paths": [], "user": "", "next": None}
             for n, (user, steps) in enumerate(segments(session)):
-                state["user"], state["next"] = _text(user), None  # a new request supersedes the plan
-                facts += list(user.facts)
-                snapshots = [(list(facts), dict(state, paths=list(state["paths"])))]
-                for step in steps:
-                    facts += list(step.facts)
-                    for use in _calls(step):
-                        if (
-                            use.name in ("read_file", "edit_file")
-                            and str(use.input["path"]) not in state["paths"]
-                        ):
-                            state["paths"].append(str(use.input["path"]))
-                    state["next"] = step.next_step or state["next"]
-                    snapshots.append((list(facts), dict(state, paths=list(state["paths"]))))
-                player.queue = list(steps)
-                start = len(server.requests)
-                cmd = [sys.executable, "-m", "agent_cli", "-p", _text(user), "--yes", "--output-format",
-                       "stream-json", "--model", MODEL, "--context-window", str(window)]  # fmt: skip
+                player.begin(user, steps)
+                agent = [sys.executable, "-c", _LAUNCH, f"{seed}-{n}"]  # `python -m agent_cli`, ids drawn
+                cmd = [*agent, "-p", _text(user), "--yes", "--output-format", "stream-json",
+                       "--model", MODEL, "--context-window", str(window)]  # fmt: skip
                 if n:
                     cmd.append("--continue")
                 proc = subprocess.run(cmd, cwd=project, env=env, capture_output=True, text=True, timeout=900)
@@ -251,13 +499,26 @@ def run_e2e(shape: str, window: int, seed: int = 1) -> E2ERun:
                 if proc.returncode != 0:
                     run.failed.append(f"segment {n}: exit {proc.returncode}: {proc.stderr.strip()[-300:]}")
                 _events(run, proc.stdout, info)
-                main = [q for q in server.requests[start:] if not is_summary_request(q.body)]
-                expected += [snapshots[min(i, len(snapshots) - 1)] for i in range(len(main))]
-            requests = list(server.requests)
-        sessions = sorted((project / ".transcripts").glob("*/"))
-        archive = Archive(sessions[-1]) if sessions else None
-        _score(run, requests, expected, archive)
+            run.recorded = server.requests
+        run.main_requests = player.played
+        _tally(run, run.recorded)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
     return run
+
+
+def _fixed_place() -> Path:
+    """A new folder at the same place every run: /tmp/agent-bench-e2e-N, the first N free."""
+    if not PROJECT_PARENT.is_dir():
+        return Path(tempfile.mkdtemp(prefix="agent-bench-e2e-"))
+    for n in range(1000):
+        place = PROJECT_PARENT / f"agent-bench-e2e-{n}"
+        try:
+            place.mkdir(mode=0o700)
+        except FileExistsError:
+            continue
+        return place
+    return Path(tempfile.mkdtemp(prefix="agent-bench-e2e-", dir=PROJECT_PARENT))
 
 
 def _events(run: E2ERun, stdout: str, info: Any) -> None:
@@ -270,6 +531,7 @@ def _events(run: E2ERun, stdout: str, info: Any) -> None:
             usage = Usage.from_json(event["usage"])
         elif event.get("type") == "compact":
             run.compactions[event["layer"]] = run.compactions.get(event["layer"], 0) + 1
+            run.digests += bool(event.get("degraded"))
             if event.get("usage"):
                 usage = Usage.from_json(event["usage"])
         if usage is not None:
@@ -280,41 +542,29 @@ def _events(run: E2ERun, stdout: str, info: Any) -> None:
             run.dollars += cost(info, usage)
 
 
-def _score(
-    run: E2ERun,
-    requests: list[RecordedRequest],
-    expected: list[tuple[list[Fact], dict[str, Any]]],
-    archive: Archive | None,
-) -> None:
-    previous: list[str] = []
-    n = 0
+def _tally(run: E2ERun, requests: list[RecordedRequest]) -> None:
+    """The fake's own counts: every request the agent made, and their sizes."""
     for q in requests:
         if q.api == "models":
             continue
         run.requests += 1
         run.largest = max(run.largest, q.input_tokens)
         run.over_window += q.input_tokens > run.window
-        if is_summary_request(q.body):
-            run.summary_calls += 1
-            continue
-        key = _messages_key(q.body)
-        rewritten = bool(previous) and key[: len(previous)] != previous
-        if rewritten and n < len(expected):
-            text = "\n".join(_strings(q.body))
-            _probe(run, text, archive, *expected[n])
-        previous = key
-        n += 1
+        run.summary_calls += is_summary_request(q.body)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--shape", default="long")
     parser.add_argument("--window", type=int, nargs="*", default=[200_000])
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--summarizer", choices=STAND_INS, nargs="*", default=list(STAND_INS))
     args = parser.parse_args()
     for window in args.window:
-        r = run_e2e(args.shape, window)
-        print(json.dumps({k: getattr(r, k) for k in r.__slots__ if k != "probes"}, default=str))
-        print({p: r.share(p) for p in PROBES})
+        for summarizer in args.summarizer:
+            r = run_e2e(args.shape, window, args.seed, summarizer)
+            print(json.dumps(r.figures(), default=str))
+            print({p: r.share(p) for p in PROBES}, f"probe points: {len(r.probe_points)}")
 
 
 if __name__ == "__main__":
