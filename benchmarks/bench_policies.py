@@ -331,6 +331,10 @@ class Kotlin(Policy):
         "earlier. Be factual and specific — include file paths, command names, and key findings."
     )
 
+    def __init__(self, window: int, frame: Frame, count: Count, write: Writer) -> None:
+        super().__init__(window, frame, count, write)
+        self.buffer: str | None = None
+
     def _estimate(self, history: list[Message]) -> int:
         return sum(len(message_text(m)) for m in history) // 3
 
@@ -360,8 +364,9 @@ class Kotlin(Policy):
 
     def prepare(self, history: list[Message]) -> list[Message]:
         if self._estimate(history) >= 0.8 * self.window:
-            previous = history[0].summary.text if history and history[0].summary is not None else None
-            start = 1 if previous is not None else 0
+            # The seed's SummaryBuffer: the rolling summary outlives its message (FIFO may drop that).
+            previous = self.buffer
+            start = 1 if history and history[0].summary is not None else 0
             keep, kept_tokens = len(history), 0
             while (
                 keep > start + 1
@@ -372,7 +377,8 @@ class Kotlin(Policy):
             cut = _safe_cut(history, keep)
             if cut > start:
                 prompt, entries = self._render(history[start:cut], previous)
-                history = [_record_message(self._summary(prompt, entries)), *history[cut:]]
+                self.buffer = self._summary(prompt, entries)
+                history = [_record_message(self.buffer), *history[cut:]]
         if self._estimate(history) >= 0.95 * self.window:
             # The seed's emergency truncation: the oldest message goes while the estimate is above half
             # the window, unless that would orphan a tool result (then it stops, as the seed does).
