@@ -226,7 +226,7 @@ def main() -> None:
         "",
     ]
     for g in near:
-        report += [f"### {g.title}", "", *policy_table(g, p), ""]
+        report += [f"### Neighbours: {g.title}", "", *policy_table(g, p), ""]
     if not args.no_e2e:
         e2e = [
             run_e2e(shape, window, summarizer=stand_in)

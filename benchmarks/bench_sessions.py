@@ -11,10 +11,11 @@ or one model reply (its text, its tool calls) followed by the tool results. The 
 - `chat`: 120 steps of conversation with small tool calls (conversation-heavy).
 
 Sizes are drawn from stated distributions (tokens, before the cap any policy applies):
-    tool output   two distributions (`OUTPUTS`), clipped to [20, 48,000]:
-                  typical: lognormal, median 900, sigma 1.1
-                  heavy:   lognormal, median 2,000, sigma 1.4 (more long logs)
-    file read     lognormal, median 2,400, sigma 0.9, clipped to [200, 30,000]
+    tool outputs  two distributions (`OUTPUTS`), each a lognormal for command output (clipped to
+                  [20, 48,000]) and one for file reads (clipped to [200, 30,000]):
+                  typical: commands median 900, sigma 1.1; files median 2,400, sigma 0.9
+                  heavy:   commands median 2,000, sigma 1.4; files median 4,800, sigma 1.1
+                  (the chat's small commands are a quarter of a command's draw)
     answer        80% short (40-250), 20% long (700-2,200)
 
 Planted in the first steps (and named in `facts`): an error string from a failing test, the
@@ -111,8 +112,11 @@ class Session:
         return sum(1 for s in self.steps if not s.is_user)
 
 
-# Tool output sizes in tokens: (median, sigma) of a lognormal, clipped to [20, 48,000].
-OUTPUTS = {"typical": (900.0, 1.1), "heavy": (2_000.0, 1.4)}
+# Tool output sizes in tokens, (median, sigma) of a lognormal: command output, then file reads.
+OUTPUTS = {
+    "typical": ((900.0, 1.1), (2_400.0, 0.9)),
+    "heavy": ((2_000.0, 1.4), (4_800.0, 1.1)),
+}
 
 
 class _Writer:
@@ -121,10 +125,13 @@ class _Writer:
     def __init__(self, seed: int, outputs: str = "typical") -> None:
         self.rng = random.Random(seed)
         self.calls = 0
-        self.output_median, self.output_sigma = OUTPUTS[outputs]
+        (self.output_median, self.output_sigma), (self.file_median, self.file_sigma) = OUTPUTS[outputs]
 
     def output_tokens(self) -> int:
         return self.tokens(self.output_median, self.output_sigma, 20, 48_000)
+
+    def file_tokens(self) -> int:
+        return self.tokens(self.file_median, self.file_sigma, 200, 30_000)
 
     def tokens(self, median: float, sigma: float, low: int, high: int) -> int:
         return int(min(max(self.rng.lognormvariate(0, sigma) * median, low), high))
@@ -224,7 +231,7 @@ def _work_step(w: _Writer, n: int, files: list[str]) -> Step:
     if roll < 0.40:
         path = w.rng.choice(files)
         call = w.call("read_file", {"path": path})
-        return _reply(w, w.answer(path), (call, w.code(w.tokens(2_400, 0.9, 200, 30_000), path), False))
+        return _reply(w, w.answer(path), (call, w.code(w.file_tokens(), path), False))
     if roll < 0.60:
         test = w.rng.choice(["tests/test_auth.py", "tests/test_upload.py", "tests/test_queue.py"])
         call = w.call("bash", {"command": f"pytest -q {test}"})
@@ -307,13 +314,16 @@ def _make_session(shape: str, seed: int, outputs: str) -> Session:
             path = files[n % len(files)]
             call = w.call("read_file", {"path": path})
             text = w.prose(w.rng.randint(1_200, 2_200), path)
-            session.steps.append(
-                _reply(w, text, (call, w.code(w.tokens(2_400, 0.9, 200, 30_000), path), False))
-            )
+            session.steps.append(_reply(w, text, (call, w.code(w.file_tokens(), path), False)))
         elif shape == "chat":
-            if w.rng.random() < 0.3:
+            roll = w.rng.random()
+            if roll < 0.15:
                 call = w.call("glob", {"pattern": "src/**/*.py"})
                 session.steps.append(_reply(w, w.answer("the layout"), (call, "\n".join(files[:20]), False)))
+            elif roll < 0.3:
+                call = w.call("bash", {"command": "git log --stat -n 5"})
+                out = w.prose(max(w.output_tokens() // 4, 20), "the history")
+                session.steps.append(_reply(w, w.answer("the history"), (call, out, False)))
             else:
                 session.steps.append(_user(w.prose(w.rng.randint(30, 200), "a question")))
                 session.steps.append(_reply(w, w.answer("the answer")))

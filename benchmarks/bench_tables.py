@@ -126,14 +126,30 @@ def _at_least_as_faithful(other: Agg, ours: Agg) -> bool:
     return True
 
 
-def _bill(agg: Agg, prices: Prices) -> str:
-    runs = agg.done
-    info = prices["claude"]
-    parts = {k: _mean([r.parts[k].dollars(info, CLAUDE_RATIO) for r in runs]) for k in PARTS}
-    text = f"turns ${parts['turns']:.2f}, summary calls ${parts['summaries']:.2f}"
-    if parts["recall"]:
-        text += f", recall round trips ${parts['recall']:.2f} ({agg.avg('recall_calls'):.0f} calls)"
-    return text + f"; mean request {agg.avg('mean'):,.0f} tokens"
+def _parts(agg: Agg, prices: Prices) -> dict[str, float]:
+    return {k: _mean([r.parts[k].dollars(prices["claude"], CLAUDE_RATIO) for r in agg.done]) for k in PARTS}
+
+
+def _why_cost(ours: Agg, best: Agg, saving: float, prices: Prices) -> str:
+    """Where the two bills differ, part by part, and which part decides it."""
+    a, b = _parts(ours, prices), _parts(best, prices)
+    said = (
+        f"turns ${a['turns']:.2f} against ${b['turns']:.2f} (mean request {ours.avg('mean'):,.0f} against "
+        f"{best.avg('mean'):,.0f} tokens), summary calls ${a['summaries']:.2f} against ${b['summaries']:.2f} "
+        f"({ours.avg('summary_calls'):.1f} against {best.avg('summary_calls'):.1f} a session)"
+    )
+    if a["recall"]:
+        calls = ours.avg("recall_calls")
+        said += f", recall round trips ${a['recall']:.2f} ({calls:.0f} calls; {best.policy} has no recall)"
+    diffs = {k: a[k] - b[k] for k in PARTS}
+    if saving < 0:
+        worst = max(diffs, key=lambda k: diffs[k])
+        return f"ours costs {-saving:.0%} more than {best.policy}, mostly in {worst}: {said}"
+    gain = min(diffs, key=lambda k: diffs[k])
+    return (
+        f"ours costs {saving:.0%} less than {best.policy} ({(COST_GOAL - saving) * 100:.0f} points short of "
+        f"the goal), the saving in {gain}: {said}"
+    )
 
 
 def verdicts(groups: Sequence[Group], prices: Prices) -> tuple[list[str], list[str]]:
@@ -159,14 +175,13 @@ def verdicts(groups: Sequence[Group], prices: Prices) -> tuple[list[str], list[s
             a for a in rivals if a.dollars(prices) < ours.dollars(prices) and _at_least_as_faithful(a, ours)
         ]
         plane = ", ".join(a.policy for a in beaten_by) or "none"
-        if not seeds:
-            ok = not beaten_by
+        if not seeds:  # nothing to be cheaper than: said as it is, not counted as met
             lines.append(
                 f"{head} {ours.dollars(prices):.2f} | none finishes | n/a | n/a | {plane} | "
-                + ("met (no seed policy finishes)" if ok else "**missed**")
+                + ("only ours finishes" if not beaten_by else "**missed**")
                 + " |"
             )
-            if not ok:
+            if beaten_by:
                 whys.append(f"- **{g.title}:** {plane} cheaper and at least as faithful.")
             continue
         best = min(seeds, key=lambda a: a.dollars(prices))
@@ -184,12 +199,7 @@ def verdicts(groups: Sequence[Group], prices: Prices) -> tuple[list[str], list[s
             continue
         reasons = []
         if saving < COST_GOAL:
-            side = "more" if saving < 0 else "less"
-            reasons.append(
-                f"ours costs {abs(saving):.0%} {side} than {best.policy} "
-                f"({(COST_GOAL - saving) * 100:.0f} points short of the goal): ours {_bill(ours, prices)}; "
-                f"{best.policy} {_bill(best, prices)}"
-            )
+            reasons.append(_why_cost(ours, best, saving, prices))
         if gaps:
             reasons.append(f"{best.policy} keeps more: " + "; ".join(gaps))
         if beaten_by:
