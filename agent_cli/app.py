@@ -17,11 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from agent_cli import __version__
-from agent_cli.config.settings import ProviderSettings, Settings
-from agent_cli.context.engine import ContextEngine
-from agent_cli.context.policy import Counter, output_for_window
-from agent_cli.context.protocol import Frame
-from agent_cli.core.approvals import (
+from agent_cli.agent.approvals import (
     RESUME_UNSIGNED,
     Approver,
     Asker,
@@ -29,12 +25,16 @@ from agent_cli.core.approvals import (
     HeadlessApprover,
     InteractiveApprover,
 )
+from agent_cli.agent.hooks import Hooks
+from agent_cli.agent.loop import AgentLoop
+from agent_cli.agent.summary_call import ProviderSummarizer
+from agent_cli.config.settings import ProviderSettings, Settings
+from agent_cli.context.engine import ContextEngine
+from agent_cli.context.policy import Counter, output_for_window
+from agent_cli.context.protocol import Frame
 from agent_cli.core.errors import ConfigError
 from agent_cli.core.events import WarningEvent
-from agent_cli.core.hooks import Hooks
-from agent_cli.core.loop import AgentLoop
 from agent_cli.core.messages import Message
-from agent_cli.core.summary_call import ProviderSummarizer
 from agent_cli.core.thinking import strip_thinking
 from agent_cli.prompt.instructions import read_project_instructions
 from agent_cli.prompt.system import build_system_prompt
@@ -134,7 +134,13 @@ def open_session(
     )
     warnings = [WarningEvent(message=n) for n in notices] + ([model.warning] if model.warning else [])
     return AgentSession(
-        settings=settings, loop=loop, engine=engine, log=log, parts=assembly, model=model, warnings=warnings,
+        settings=settings,
+        loop=loop,
+        engine=engine,
+        log=log,
+        parts=assembly,
+        model=model,
+        warnings=warnings,
         redact=redactor.redact,
     )
 

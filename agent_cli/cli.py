@@ -300,8 +300,11 @@ def _read_piped() -> str:
     if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
         ready, _, _ = select.select([fd], [], [], STDIN_NOTE_AFTER)
         if not ready and sys.stderr.isatty():
-            print("agent: waiting for the piped input to end (run with < /dev/null to go without it)",
-                  file=sys.stderr, flush=True)
+            print(
+                "agent: waiting for the piped input to end (run with < /dev/null to go without it)",
+                file=sys.stderr,
+                flush=True,
+            )
     text = clean(decode(sys.stdin.buffer.read())).strip("\n")
     return text if text.strip() else ""
 

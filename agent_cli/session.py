@@ -26,13 +26,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from agent_cli.agent.loop import AgentLoop
 from agent_cli.config.settings import Settings
 from agent_cli.context.breakdown import Breakdown
 from agent_cli.context.engine import ContextEngine
 from agent_cli.context.policy import Counter, Thresholds
 from agent_cli.context.summary_request import Summarize
 from agent_cli.core.events import Event, WarningEvent
-from agent_cli.core.loop import AgentLoop
 from agent_cli.core.messages import Message, Usage
 from agent_cli.providers.base import Provider
 from agent_cli.store.archive import Archive

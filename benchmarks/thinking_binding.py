@@ -26,10 +26,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from agent_cli.core.messages import Message, ToolResult  # noqa: E402
+from agent_cli.core.requests import Completion, Request, ToolSpec  # noqa: E402
 from agent_cli.core.thinking import settle_thinking  # noqa: E402
 from agent_cli.providers.anthropic import AnthropicProvider  # noqa: E402
 from agent_cli.providers.anthropic_wire import ThinkingConfig, to_wire  # noqa: E402
-from agent_cli.providers.base import Completion, Request, ToolSpec  # noqa: E402
 from agent_cli.providers.models import lookup  # noqa: E402
 from tests.fakeserver import FakeModelServer, Reply, ToolCallSpec  # noqa: E402
 

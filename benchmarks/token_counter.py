@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable, Sequence
 
 from agent_cli.core.messages import Message, TextBlock, ToolResult, ToolUse, Usage
-from agent_cli.providers.base import ToolSpec
+from agent_cli.core.requests import ToolSpec
 from agent_cli.tokens.counter import TokenCounter
 from agent_cli.tokens.encodings import get_encoding
 

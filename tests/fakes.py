@@ -15,7 +15,7 @@ from agent_cli.context.protocol import Frame, Prepared
 from agent_cli.core.errors import ContextOverflowError, ProviderError
 from agent_cli.core.events import CompactEvent, Event
 from agent_cli.core.messages import Block, Message, TextBlock, ToolResult, ToolUse, Usage
-from agent_cli.providers.base import Completion, Request, StopReason, StreamEvent, TextDelta
+from agent_cli.core.requests import Completion, Request, StopReason, StreamEvent, TextDelta
 
 _ids = itertools.count(1)
 

@@ -48,12 +48,31 @@ class Screen:
 
     def __enter__(self) -> Screen:
         # set-clipboard on: an OSC 52 that reaches the terminal lands in a tmux buffer (see `buffers`).
-        self._conf.write_text("set -g remain-on-exit on\nset -g history-limit 5000\nset -g status off\n"
-                              "set -g set-clipboard on\n")
+        self._conf.write_text(
+            "set -g remain-on-exit on\nset -g history-limit 5000\nset -g status off\n"
+            "set -g set-clipboard on\n"
+        )
         # `env -i`: the program sees exactly this environment, not the tmux server's.
         env = [f"{k}={v}" for k, v in self.env.items()]
-        self._tmux("-f", str(self._conf), "new-session", "-d", "-s", "t", "-x", str(self.width),
-                   "-y", str(self.height), "-c", str(self.cwd), "--", "env", "-i", *env, *self.cmd)
+        self._tmux(
+            "-f",
+            str(self._conf),
+            "new-session",
+            "-d",
+            "-s",
+            "t",
+            "-x",
+            str(self.width),
+            "-y",
+            str(self.height),
+            "-c",
+            str(self.cwd),
+            "--",
+            "env",
+            "-i",
+            *env,
+            *self.cmd,
+        )
         return self
 
     def __exit__(self, *exc: tuple[type[BaseException], BaseException, TracebackType] | object) -> None:
@@ -61,8 +80,9 @@ class Screen:
         self._conf.unlink(missing_ok=True)
 
     def _tmux(self, *args: str) -> str:
-        done = subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True, text=True,
-                              check=True, timeout=10)
+        done = subprocess.run(
+            ["tmux", "-L", self.socket, *args], capture_output=True, text=True, check=True, timeout=10
+        )
         return done.stdout
 
     def send(self, *keys: str) -> None:
@@ -89,8 +109,13 @@ class Screen:
 
     def buffers(self) -> list[str]:
         """tmux's paste buffers: an OSC 52 clipboard write that reached the terminal makes one."""
-        listed = subprocess.run(["tmux", "-L", self.socket, "list-buffers", "-F", "#{buffer_sample}"],
-                                capture_output=True, text=True, check=False, timeout=10)
+        listed = subprocess.run(
+            ["tmux", "-L", self.socket, "list-buffers", "-F", "#{buffer_sample}"],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=10,
+        )
         return [line for line in listed.stdout.splitlines() if line]
 
     def exited(self) -> bool:

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agent_cli.core.approvals import AlwaysRule, HeadlessApprover, always_rule, matches_prefix
-from agent_cli.core.shell_words import MAX_CHARS, plain_command
+from agent_cli.agent.approvals import AlwaysRule, HeadlessApprover, always_rule, matches_prefix
+from agent_cli.agent.shell_words import MAX_CHARS, plain_command
 
 # Each of these ran unasked with `allow = ["ls"]` or `["git status"]` (or would have): bash reads
 # them as another program, a second command, a substitution, a redirection or an assignment.
@@ -117,15 +117,59 @@ def test_matching_and_rules_never_raise(command: str) -> None:
 # ---- what "always" remembers ----------------------------------------------------------------------
 
 EXACT_ONLY = [
-    "rm -f a", "/bin/rm -f a", "\\rm -f a", "./rm a", "command rm a", "env rm a", "sudo rm a",
-    "bash -c 'id'", "/usr/bin/bash x.sh", "sh -c id", "python x.py", "python3 x.py", "python3.11 x.py",
-    "/usr/bin/python3 -c 1", "pypy3 x.py", "sed -i s/a/b/ f", "sed -n 1e\\ id f", "tar xf a.tar",
-    "make test", "find . -name x", "xargs rm", "awk '{print}' f", "perl -e 1", "node -e 1",
-    "npm test", "npm run build", "npx x", "ruby -e 1", "php -r 1", "lua5.4 -e 1", "gdb -ex r x",
-    "vim -c q", "less +q f", "man -P id ls", "ssh host id", "rsync -e id a b", "docker run x",
-    "pip install x", "pip3 install x", "git -c core.pager=id log", "git --exec-path=/x status",
-    "git -C sub status", "git push", "git grep -O id x", "git config core.pager id", "cargo build",
-    "go run .", "timeout 5 id", "nohup id", "tee f", "ln -s a b", "curl -o f x", "enable -f ./x.so x",
+    "rm -f a",
+    "/bin/rm -f a",
+    "\\rm -f a",
+    "./rm a",
+    "command rm a",
+    "env rm a",
+    "sudo rm a",
+    "bash -c 'id'",
+    "/usr/bin/bash x.sh",
+    "sh -c id",
+    "python x.py",
+    "python3 x.py",
+    "python3.11 x.py",
+    "/usr/bin/python3 -c 1",
+    "pypy3 x.py",
+    "sed -i s/a/b/ f",
+    "sed -n 1e\\ id f",
+    "tar xf a.tar",
+    "make test",
+    "find . -name x",
+    "xargs rm",
+    "awk '{print}' f",
+    "perl -e 1",
+    "node -e 1",
+    "npm test",
+    "npm run build",
+    "npx x",
+    "ruby -e 1",
+    "php -r 1",
+    "lua5.4 -e 1",
+    "gdb -ex r x",
+    "vim -c q",
+    "less +q f",
+    "man -P id ls",
+    "ssh host id",
+    "rsync -e id a b",
+    "docker run x",
+    "pip install x",
+    "pip3 install x",
+    "git -c core.pager=id log",
+    "git --exec-path=/x status",
+    "git -C sub status",
+    "git push",
+    "git grep -O id x",
+    "git config core.pager id",
+    "cargo build",
+    "go run .",
+    "timeout 5 id",
+    "nohup id",
+    "tee f",
+    "ln -s a b",
+    "curl -o f x",
+    "enable -f ./x.so x",
     "mapfile -C id x",
 ]
 
@@ -175,9 +219,53 @@ def test_a_remembered_rule_does_not_cover_another_spelling(first: str, later: st
 # ---- bash agrees with the parser ----------------------------------------------------------------
 
 ALPHABET = st.sampled_from(
-    ["ls", "a", "b", " ", "  ", "\t", "'", '"', "\\", ";", "&", "|", "<", ">", "(", ")", "#", "=",
-     "\f", "\n", "-", "x=", "`", "!", "{", "}", "\x1c", "\u00a0", "$", "$(", "<(", ">&", "&&", "||",
-     "2>", ">>", "<<", "\\\n", "[", "]", "*", "~", "%", "@", ":"]
+    [
+        "ls",
+        "a",
+        "b",
+        " ",
+        "  ",
+        "\t",
+        "'",
+        '"',
+        "\\",
+        ";",
+        "&",
+        "|",
+        "<",
+        ">",
+        "(",
+        ")",
+        "#",
+        "=",
+        "\f",
+        "\n",
+        "-",
+        "x=",
+        "`",
+        "!",
+        "{",
+        "}",
+        "\x1c",
+        "\u00a0",
+        "$",
+        "$(",
+        "<(",
+        ">&",
+        "&&",
+        "||",
+        "2>",
+        ">>",
+        "<<",
+        "\\\n",
+        "[",
+        "]",
+        "*",
+        "~",
+        "%",
+        "@",
+        ":",
+    ]
 )
 
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agent_cli.core.approvals import (
+from agent_cli.agent.approvals import (
     READ_ONLY_TOOLS,
     AlwaysRule,
     Answer,

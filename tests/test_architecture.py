@@ -111,16 +111,52 @@ def test_the_import_graph_has_no_cycle() -> None:
     assert _cycles(_graph()) == []
 
 
+def _folder(module: str) -> str:
+    """The folder a module lives in (`agent_cli.context.engine` -> `context`); a top-level module
+    (`agent_cli.app`) is its own node."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 2 or (len(parts) == 2 and (PKG / parts[1]).is_dir()) else module
+
+
+def _folder_graph() -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = {}
+    for src, targets in _graph().items():
+        edges = graph.setdefault(_folder(src), set())
+        edges |= {_folder(t) for t in targets} - {_folder(src)}
+    return graph
+
+
+def test_the_folder_graph_has_no_cycle() -> None:
+    """No two folders import each other, directly or round a longer loop: the values (`core`) at
+    the bottom, the agent that runs them (`agent`) above context, providers and tools."""
+    graph = _folder_graph()
+    assert graph["core"] == set()
+    assert {"context", "providers", "tools"} <= graph["agent"]
+    assert _cycles(graph) == []
+
+
 # Who may import whom. A rule (importer prefix, forbidden prefixes) holds for every edge.
 _APP = ("agent_cli.ui.", "agent_cli.cli", "agent_cli.app", "agent_cli.session")
+_ALL_BUT_CORE = tuple(
+    f"agent_cli.{p.name}."
+    for p in sorted(PKG.iterdir())
+    if p.is_dir() and p.name not in ("core", "__pycache__")
+) + tuple(f"agent_cli.{p.stem}" for p in sorted(PKG.glob("*.py")) if p.stem != "__init__")
 RULES = [
-    ("agent_cli.core.", _APP),
-    ("agent_cli.context.", _APP),
-    ("agent_cli.tokens.", (*_APP, "agent_cli.context.", "agent_cli.core.loop")),
-    ("agent_cli.providers.", (*_APP, "agent_cli.context.", "agent_cli.tools.")),
-    ("agent_cli.tools.", (*_APP, "agent_cli.context.")),
-    ("agent_cli.store.", (*_APP, "agent_cli.context.", "agent_cli.providers.", "agent_cli.tools.")),
-    ("agent_cli.config.", (*_APP, "agent_cli.context.", "agent_cli.providers.", "agent_cli.tools.")),
+    ("agent_cli.core.", _ALL_BUT_CORE),  # the values import nothing else of the package
+    ("agent_cli.agent.", _APP),
+    ("agent_cli.tokens.", (*_APP, "agent_cli.context.", "agent_cli.agent.")),
+    ("agent_cli.providers.", (*_APP, "agent_cli.agent.", "agent_cli.context.", "agent_cli.tools.")),
+    ("agent_cli.tools.", (*_APP, "agent_cli.agent.", "agent_cli.context.", "agent_cli.providers.")),
+    ("agent_cli.context.", (*_APP, "agent_cli.agent.", "agent_cli.providers.", "agent_cli.tools.")),
+    (
+        "agent_cli.store.",
+        (*_APP, "agent_cli.agent.", "agent_cli.context.", "agent_cli.providers.", "agent_cli.tools."),
+    ),
+    (
+        "agent_cli.config.",
+        (*_APP, "agent_cli.agent.", "agent_cli.context.", "agent_cli.providers.", "agent_cli.tools."),
+    ),
     ("agent_cli.prompt.", _APP),
     ("agent_cli.session", ("agent_cli.ui.", "agent_cli.cli", "agent_cli.app")),
     ("agent_cli.app", ("agent_cli.ui.", "agent_cli.cli")),

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from agent_cli.core.compact_calls import ALREADY_SCHEDULED, NOTHING_NEW_TO_COMPACT, nothing_new_since
+from agent_cli.agent.compact_calls import ALREADY_SCHEDULED, NOTHING_NEW_TO_COMPACT, nothing_new_since
 from agent_cli.core.messages import Message, ToolResult, ToolUse
 from tests.e2e import agent_env, is_summary_request, run_agent
 from tests.fakeserver import FakeModelServer, RecordedRequest, Reply, ScriptItem, ToolCallSpec

@@ -511,8 +511,12 @@ def test_key_values_never_appear_in_messages(home: Path, text: str) -> None:
     assert KEY not in message and "short-secret" not in message and OPENAI_KEY not in message
 
 
-MISUSES = ('[provider]\nname = "{}"\n', '[provider]\nbase_url = "{}"\n', '[approvals]\nallow = "{}"\n',
-           '[context]\ntrigger_ratio = "{}"\n')
+MISUSES = (
+    '[provider]\nname = "{}"\n',
+    '[provider]\nbase_url = "{}"\n',
+    '[approvals]\nallow = "{}"\n',
+    '[context]\ntrigger_ratio = "{}"\n',
+)
 
 
 def _misuse_message(template: str, secret: str) -> str | None:

@@ -26,7 +26,7 @@ from agent_cli.context.emergency import ACK
 from agent_cli.core.errors import ContextOverflowError, TransientError
 from agent_cli.core.events import CompactEvent, ErrorEvent, WarningEvent
 from agent_cli.core.messages import Message, SummaryBlock, ToolResult, ToolUse
-from agent_cli.providers.base import Request
+from agent_cli.core.requests import Request
 
 
 def chat(turns: int, size: int = 4_000, start: int = 0) -> list[Message]:

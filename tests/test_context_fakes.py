@@ -13,7 +13,7 @@ from pathlib import Path
 from agent_cli.config.settings import ContextSettings
 from agent_cli.context.engine import ContextEngine, Frame
 from agent_cli.core.messages import Block, Message, TextBlock, ToolResult, ToolUse, Usage
-from agent_cli.providers.base import Request, ToolSpec
+from agent_cli.core.requests import Request, ToolSpec
 from agent_cli.store.archive import Archive
 
 _ids = itertools.count(1)
@@ -166,9 +166,7 @@ def filler(n_chars: int, word: str = "lorem") -> str:
     return (line * (n_chars // len(line) + 1))[:n_chars]
 
 
-def removed_are_stored(
-    before: Sequence[Message], after: Sequence[Message], store: Archive
-) -> list[str]:
+def removed_are_stored(before: Sequence[Message], after: Sequence[Message], store: Archive) -> list[str]:
     """Ids of messages gone from the history that no transcript file holds."""
     kept = {m.id for m in after}
     text = "".join(p.read_text() for p in store.files())

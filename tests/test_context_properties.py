@@ -35,7 +35,7 @@ from agent_cli.core.errors import ContextOverflowError, TransientError
 from agent_cli.core.events import CompactEvent
 from agent_cli.core.messages import Message, SummaryBlock, ToolResult, ToolUse
 from agent_cli.core.pairing import pairing_errors as project_pairing_errors
-from agent_cli.providers.base import Request
+from agent_cli.core.requests import Request
 
 sizes = st.sampled_from([10, 200, 1_500, 5_000, 12_000])
 
@@ -95,9 +95,7 @@ def check_invariants(
     latest = latest_user_text(before)
     if latest is not None:
         as_message = any(m.text == latest for m in after)
-        in_record = any(
-            m.summary is not None and latest[:200] in m.summary.text for m in after
-        )
+        in_record = any(m.summary is not None and latest[:200] in m.summary.text for m in after)
         assert as_message or in_record, "the latest user message was lost"
     assert removed_are_stored(before, after, engine.archive) == []
     assert cleared_are_stored(before, after, engine) == []

@@ -21,7 +21,7 @@ from agent_cli.context.latch import SummaryLatch
 from agent_cli.core.errors import TransientError
 from agent_cli.core.events import CompactEvent, ErrorEvent, WarningEvent
 from agent_cli.core.messages import Message, ToolResult, ToolUse
-from agent_cli.providers.base import Request
+from agent_cli.core.requests import Request
 from tests.test_context_fakes import FRAME, FakeSummarizer, filler, make_engine, tool_round, user
 
 # -- the latch on its own --------------------------------------------------------------------

@@ -68,9 +68,9 @@ def responder(files: list[str], recall_query: str) -> Callable[[RecordedRequest]
     return answer
 
 
-def run_task(provider: str, tmp_path: Path, *, server_window: int, flag_window: int) -> tuple[
-    object, list[RecordedRequest], list[dict[str, object]], Path
-]:
+def run_task(
+    provider: str, tmp_path: Path, *, server_window: int, flag_window: int
+) -> tuple[object, list[RecordedRequest], list[dict[str, object]], Path]:
     project = tmp_path / "proj"
     project.mkdir()
     home = tmp_path / "home"
@@ -79,10 +79,22 @@ def run_task(provider: str, tmp_path: Path, *, server_window: int, flag_window: 
     with FakeModelServer(context_window=server_window) as server:
         server.responder = responder(files, "marker-f1-line042")
         r = run_agent(
-            ["-p", "Read every file under notes/ one by one.", "--provider", provider,
-             "--model", MODELS[provider], "--yes", "--output-format", "stream-json",
-             "--context-window", str(flag_window)],
-            project, agent_env(home, server, provider), timeout=300,
+            [
+                "-p",
+                "Read every file under notes/ one by one.",
+                "--provider",
+                provider,
+                "--model",
+                MODELS[provider],
+                "--yes",
+                "--output-format",
+                "stream-json",
+                "--context-window",
+                str(flag_window),
+            ],
+            project,
+            agent_env(home, server, provider),
+            timeout=300,
         )
         requests = server.requests
     assert r.returncode == 0, r.stderr[-2000:]
@@ -97,13 +109,20 @@ def test_eight_files_in_a_12k_window(provider: str, tmp_path: Path) -> None:
     compactions = [e for e in events if e["type"] == "compact"]
     assert any(e["layer"] == "summarize" for e in compactions), [e["layer"] for e in compactions]
     for e in compactions:
-        for key in ("layer", "trigger", "messages_before", "messages_after", "tokens_before", "tokens_after",
-                    "transcript"):
+        for key in (
+            "layer",
+            "trigger",
+            "messages_before",
+            "messages_after",
+            "tokens_before",
+            "tokens_after",
+            "transcript",
+        ):
             assert key in e
     assert all(e["trigger"] != "overflow" for e in compactions), "the proactive layers kept every request in"
     assert max(q.input_tokens for q in requests) <= 12_000
     summary_requests = [q for q in requests if is_summary_request(q)]
-    later = [q for q in requests[requests.index(summary_requests[0]) + 1:] if not is_summary_request(q)]
+    later = [q for q in requests[requests.index(summary_requests[0]) + 1 :] if not is_summary_request(q)]
     assert later and all(SUMMARY_MARK in json.dumps(q.body["messages"]) for q in later)
     assert all(not is_summary_request(q) for q in later)
     blob = transcript_blob(project)

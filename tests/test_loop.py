@@ -11,8 +11,10 @@ from typing import Any
 
 import pytest
 
+from agent_cli.agent.approvals import AutoApprover, HeadlessApprover
+from agent_cli.agent.hooks import Hooks
+from agent_cli.agent.loop import AgentLoop
 from agent_cli.context.protocol import Frame, Prepared
-from agent_cli.core.approvals import AutoApprover, HeadlessApprover
 from agent_cli.core.errors import ContextOverflowError, RateLimitError, TransientError
 from agent_cli.core.events import (
     AssistantText,
@@ -25,11 +27,9 @@ from agent_cli.core.events import (
     ToolCallEvent,
     ToolResultEvent,
 )
-from agent_cli.core.hooks import Hooks
-from agent_cli.core.loop import AgentLoop
 from agent_cli.core.messages import Message, RedactedThinkingBlock, ThinkingBlock, ToolResult, ToolUse, Usage
 from agent_cli.core.pairing import pairing_errors
-from agent_cli.providers.base import Completion, Request
+from agent_cli.core.requests import Completion, Request
 from agent_cli.providers.retry import RetryPolicy
 from agent_cli.tools.base import ToolContext
 from agent_cli.tools.registry import default_tools
@@ -253,7 +253,7 @@ def test_assistant_text_events_match_messages(tmp_path: Path, text: str) -> None
 
 
 def test_tool_duration_excludes_the_time_spent_asking(tmp_path: Path) -> None:
-    from agent_cli.core.approvals import Decision
+    from agent_cli.agent.approvals import Decision
 
     class SlowUser:
         def decide(self, name: str, args: Any) -> Decision:
@@ -267,7 +267,7 @@ def test_tool_duration_excludes_the_time_spent_asking(tmp_path: Path) -> None:
 
 
 def test_ctrl_c_during_a_model_stream_keeps_no_half_message(tmp_path: Path) -> None:
-    from agent_cli.providers.base import TextDelta
+    from agent_cli.core.requests import TextDelta
 
     def slow(request: Request) -> Any:
         yield TextDelta("half an ans")

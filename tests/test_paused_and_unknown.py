@@ -11,8 +11,8 @@ import pytest
 
 from agent_cli.core.errors import FatalProviderError
 from agent_cli.core.messages import Message
+from agent_cli.core.requests import Completion, Request
 from agent_cli.providers.anthropic import AnthropicProvider
-from agent_cli.providers.base import Completion, Request
 from agent_cli.providers.openai_responses import OpenAIResponsesProvider
 from tests.e2e import agent_env, run_agent
 from tests.fakeserver import FakeModelServer, Reply

@@ -24,10 +24,11 @@ from agent_cli.core.errors import (
 )
 from agent_cli.core.events import RetryEvent
 from agent_cli.core.messages import Message, SummaryBlock, TextBlock, ToolResult, ToolUse, tool_arguments
+from agent_cli.core.requests import Completion, Request, TextDelta, ToolSpec
 from agent_cli.providers import anthropic as anthropic_adapter
 from agent_cli.providers import openai as openai_adapter
 from agent_cli.providers.anthropic import AnthropicProvider
-from agent_cli.providers.base import Completion, Provider, Request, TextDelta, ToolSpec
+from agent_cli.providers.base import Provider
 from agent_cli.providers.factory import DEFAULT_MODELS, create_provider
 from agent_cli.providers.openai import OpenAIProvider
 from agent_cli.providers.retry import RetryPolicy, stream_with_retry

@@ -21,8 +21,9 @@ from agent_cli.core.errors import (
     TransientError,
 )
 from agent_cli.core.messages import Message, ToolResult
+from agent_cli.core.requests import Completion, Request, TextDelta, ToolSpec
 from agent_cli.providers.anthropic import AnthropicProvider
-from agent_cli.providers.base import Completion, Provider, Request, TextDelta, ToolSpec
+from agent_cli.providers.base import Provider
 from agent_cli.providers.openai import OpenAIProvider
 from agent_cli.providers.openai_responses import OpenAIResponsesProvider
 from agent_cli.providers.responses_wire import ReasoningConfig
@@ -49,7 +50,10 @@ def make(mock: Any, api: str, streaming: bool) -> SDKProvider:
         )
     if api == "responses":
         return OpenAIResponsesProvider(
-            "gpt-6.2-sol", api_key="test", base_url=mock.base_url("openai"), streaming=streaming,
+            "gpt-6.2-sol",
+            api_key="test",
+            base_url=mock.base_url("openai"),
+            streaming=streaming,
             reasoning=ReasoningConfig("high"),
         )
     return OpenAIProvider("gpt-4.1", api_key="test", base_url=mock.base_url("openai"), streaming=streaming)

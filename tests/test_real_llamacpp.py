@@ -24,7 +24,7 @@ import pytest
 
 from agent_cli.core.errors import ContextOverflowError
 from agent_cli.core.messages import Message
-from agent_cli.providers.base import Completion, Request, TextDelta
+from agent_cli.core.requests import Completion, Request, TextDelta
 from agent_cli.providers.openai import OpenAIProvider
 from tests.e2e import agent_env, run_agent, stream_events
 from tests.llamaserver import CountingProxy, LlamaServer, Located, locate, wait_healthy

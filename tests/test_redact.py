@@ -142,8 +142,24 @@ def test_configured_key_never_survives_any_surrounding(before: str, after: str) 
 @given(st.text(alphabet=ALNUM + " \n.,:;()[]{}=+*", max_size=400))
 def test_text_without_credential_markers_is_unchanged(text: str) -> None:
     # Without the literal markers no shape can match.
-    markers = ("sk-", "AKIA", "ASIA", "AGPA", "AIDA", "AROA", "ANPA", "ANVA", "AIPA", "gh", "github_pat_",
-               "xox", "AIza", "earer", "-api-key", "-----BEGIN")
+    markers = (
+        "sk-",
+        "AKIA",
+        "ASIA",
+        "AGPA",
+        "AIDA",
+        "AROA",
+        "ANPA",
+        "ANVA",
+        "AIPA",
+        "gh",
+        "github_pat_",
+        "xox",
+        "AIza",
+        "earer",
+        "-api-key",
+        "-----BEGIN",
+    )
     if any(m.lower() in text.lower() for m in markers):
         return
     assert Redactor().redact(text) == text
@@ -228,16 +244,25 @@ SLACK_HOOK_PATH = "T0123ABCD/B0456EFGH/" + _rand(ALNUM, 24)
         ("redis://:s3cr3t-pw@cache:6379/0", "redis://:[REDACTED]@cache:6379/0"),
         ("mysql://admin:Pa$$w0rd!@db:3306/app", "mysql://admin:[REDACTED]@db:3306/app"),
         ("amqp://u:p@ss@rabbit/vh", "amqp://u:[REDACTED]@rabbit/vh"),
-        (f"SENTRY_DSN=https://{HEX32}:{HEX32[::-1]}@o1.ingest.sentry.io/1",
-         "SENTRY_DSN=https://[REDACTED]@o1.ingest.sentry.io/1"),
-        (f"SENTRY_DSN=https://{HEX32}@o450.ingest.us.sentry.io/45",
-         "SENTRY_DSN=https://[REDACTED]@o450.ingest.us.sentry.io/45"),
-        (f"hook: https://hooks.slack.com/services/{SLACK_HOOK_PATH}", "hook: https://hooks.slack.com/services/[REDACTED]"),
+        (
+            f"SENTRY_DSN=https://{HEX32}:{HEX32[::-1]}@o1.ingest.sentry.io/1",
+            "SENTRY_DSN=https://[REDACTED]@o1.ingest.sentry.io/1",
+        ),
+        (
+            f"SENTRY_DSN=https://{HEX32}@o450.ingest.us.sentry.io/45",
+            "SENTRY_DSN=https://[REDACTED]@o450.ingest.us.sentry.io/45",
+        ),
+        (
+            f"hook: https://hooks.slack.com/services/{SLACK_HOOK_PATH}",
+            "hook: https://hooks.slack.com/services/[REDACTED]",
+        ),
         (f"STRIPE_SECRET_KEY={STRIPE_LIVE}", "STRIPE_SECRET_KEY=[REDACTED]"),
         (f'stripe.api_key = "{STRIPE_RESTRICTED}"', 'stripe.api_key = "[REDACTED]"'),
         (f"GITLAB_TOKEN={GITLAB} next", "GITLAB_TOKEN=[REDACTED] next"),
-        ("AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
-         "AWS_SECRET_ACCESS_KEY=[REDACTED]"),
+        (
+            "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+            "AWS_SECRET_ACCESS_KEY=[REDACTED]",
+        ),
         ("//registry.npmjs.org/:_authToken=npm_" + "a1" * 18, "//registry.npmjs.org/:_authToken=[REDACTED]"),
     ],
 )

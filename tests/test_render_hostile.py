@@ -43,8 +43,19 @@ def consoles() -> list[tuple[str, Console, StringIO]]:
     found = []
     for name, terminal in (("plain", False), ("terminal", True)):
         out = StringIO()
-        found.append((name, Console(file=out, width=100, force_terminal=terminal, color_system=(
-            "truecolor" if terminal else None), highlight=False), out))
+        found.append(
+            (
+                name,
+                Console(
+                    file=out,
+                    width=100,
+                    force_terminal=terminal,
+                    color_system=("truecolor" if terminal else None),
+                    highlight=False,
+                ),
+                out,
+            )
+        )
     return found
 
 
@@ -56,26 +67,59 @@ def raw_left(output: str, own: bool) -> list[str]:
 
 
 EVENTS = {
-    "streamed text": [AssistantTextDelta(text=f"Here: {HOSTILE}\n\n"),
-                      AssistantTextDelta(text=f"- {HOSTILE}\n"),
-                      AssistantText(text=f"Here: {HOSTILE}\n\n- {HOSTILE}\n")],
+    "streamed text": [
+        AssistantTextDelta(text=f"Here: {HOSTILE}\n\n"),
+        AssistantTextDelta(text=f"- {HOSTILE}\n"),
+        AssistantText(text=f"Here: {HOSTILE}\n\n- {HOSTILE}\n"),
+    ],
     "whole text": [AssistantText(text=f"# {HOSTILE}\n\n```\n{HOSTILE}\n```\n[a]({HOSTILE})")],
     "thinking": [ThinkingTextDelta(text=HOSTILE), ThinkingText(text=HOSTILE)],
-    "tool call": [ToolCallEvent(id="t", name="bash", input={"command": f"ls {HOSTILE}"}),
-                  ToolResultEvent(id="t", name="bash", content="ok", is_error=False, duration=0.1)],
-    "bash error line": [ToolCallEvent(id="t", name="bash", input={"command": "false"}),
-                        ToolResultEvent(id="t", name="bash", content=f"{HOSTILE}\nmore", is_error=True,
-                                        duration=0.1)],
-    "unknown tool name": [ToolCallEvent(id="t", name=f"t{HOSTILE}", input={}),
-                          ToolResultEvent(id="t", name=f"t{HOSTILE}", content="unknown tool", is_error=True,
-                                          duration=0.0)],
-    "compaction panel": [CompactEvent(layer="summarize", trigger="auto", messages_before=9, messages_after=2,
-                                      tokens_before=900, tokens_after=100, summary=f"## Goal\n{HOSTILE}",
-                                      transcript=f"/t/{HOSTILE}")],
-    "manual compaction": [CompactEvent(layer="manual", trigger="user", messages_before=9, messages_after=2,
-                                       tokens_before=900, tokens_after=100, summary=f"{HOSTILE}\n{HOSTILE}")],
-    "clear line": [CompactEvent(layer="clear", trigger="auto", messages_before=9, messages_after=9,
-                                tokens_before=900, tokens_after=100, detail=HOSTILE)],
+    "tool call": [
+        ToolCallEvent(id="t", name="bash", input={"command": f"ls {HOSTILE}"}),
+        ToolResultEvent(id="t", name="bash", content="ok", is_error=False, duration=0.1),
+    ],
+    "bash error line": [
+        ToolCallEvent(id="t", name="bash", input={"command": "false"}),
+        ToolResultEvent(id="t", name="bash", content=f"{HOSTILE}\nmore", is_error=True, duration=0.1),
+    ],
+    "unknown tool name": [
+        ToolCallEvent(id="t", name=f"t{HOSTILE}", input={}),
+        ToolResultEvent(id="t", name=f"t{HOSTILE}", content="unknown tool", is_error=True, duration=0.0),
+    ],
+    "compaction panel": [
+        CompactEvent(
+            layer="summarize",
+            trigger="auto",
+            messages_before=9,
+            messages_after=2,
+            tokens_before=900,
+            tokens_after=100,
+            summary=f"## Goal\n{HOSTILE}",
+            transcript=f"/t/{HOSTILE}",
+        )
+    ],
+    "manual compaction": [
+        CompactEvent(
+            layer="manual",
+            trigger="user",
+            messages_before=9,
+            messages_after=2,
+            tokens_before=900,
+            tokens_after=100,
+            summary=f"{HOSTILE}\n{HOSTILE}",
+        )
+    ],
+    "clear line": [
+        CompactEvent(
+            layer="clear",
+            trigger="auto",
+            messages_before=9,
+            messages_after=9,
+            tokens_before=900,
+            tokens_after=100,
+            detail=HOSTILE,
+        )
+    ],
     "warning": [WarningEvent(message=f"provider said {HOSTILE}")],
     "error": [ErrorEvent(message=f"provider said {HOSTILE}", kind="ProviderError")],
     "retry": [RetryEvent(attempt=1, delay=0.5, reason=f"HTTP 500: {HOSTILE}")],
@@ -207,7 +251,7 @@ def test_a_file_tools_approval_shows_the_exact_path() -> None:
 
 
 def test_the_sessions_own_question_reads_as_a_question_and_a_call_cannot_pose_as_one() -> None:
-    from agent_cli.core.approvals import RESUME_UNSIGNED
+    from agent_cli.agent.approvals import RESUME_UNSIGNED
     from agent_cli.ui.approval import ApprovalPrompt
 
     _, con, out = consoles()[0]

@@ -79,8 +79,13 @@ def spawn(tmp_path: Path, server: FakeModelServer) -> tuple[pexpect.spawn, Path]
     env.pop("NO_COLOR", None)  # the real terminal path: Markdown, Live, spinner
     env["TERM"] = "xterm-256color"
     child = pexpect.spawn(
-        sys.executable, ["-c", "from agent_cli.cli import main; main()"],
-        cwd=str(project), env=env, dimensions=(40, 120), encoding="utf-8", timeout=20,
+        sys.executable,
+        ["-c", "from agent_cli.cli import main; main()"],
+        cwd=str(project),
+        env=env,
+        dimensions=(40, 120),
+        encoding="utf-8",
+        timeout=20,
     )
     return child, project
 

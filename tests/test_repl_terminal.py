@@ -63,14 +63,22 @@ def test_typeahead_is_dropped_before_a_question(pty: tuple[int, int]) -> None:
 def run_piped(tmp_path: Path, server: FakeModelServer, stdin: str) -> subprocess.CompletedProcess[str]:
     project = tmp_path / "project"
     project.mkdir(exist_ok=True)
-    return subprocess.run(agent_cmd(), cwd=project, env=agent_env(tmp_path / "home", server),
-                          input=stdin, capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        agent_cmd(),
+        cwd=project,
+        env=agent_env(tmp_path / "home", server),
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 def test_piped_stdin_is_one_prompt_and_the_answer_goes_to_stdout(tmp_path: Path) -> None:
     with FakeModelServer() as server:
-        server.queue(Reply(tool_calls=[ToolCallSpec("bash", {"command": "touch made.txt"})]),
-                     Reply("All done."))
+        server.queue(
+            Reply(tool_calls=[ToolCallSpec("bash", {"command": "touch made.txt"})]), Reply("All done.")
+        )
         result = run_piped(tmp_path, server, "first line\nsecond line\n")
         sent = server.requests[0].body["messages"][0]["content"][0]["text"]
     assert result.returncode == 0, result.stderr
@@ -95,8 +103,15 @@ def test_stdout_not_a_terminal_is_refused_in_one_line(tmp_path: Path, pty: tuple
     project = tmp_path / "project"
     project.mkdir()
     with FakeModelServer() as server:
-        result = subprocess.run(agent_cmd(), cwd=project, env=agent_env(tmp_path / "home", server),
-                                stdin=follower, capture_output=True, text=True, timeout=60)
+        result = subprocess.run(
+            agent_cmd(),
+            cwd=project,
+            env=agent_env(tmp_path / "home", server),
+            stdin=follower,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
     assert result.returncode == 2 and result.stdout == ""
     assert result.stderr.startswith("agent: stdout is not a terminal; ") and "-p PROMPT" in result.stderr
     assert len(result.stderr.splitlines()) == 1
@@ -110,8 +125,15 @@ def run_p(tmp_path: Path, server: FakeModelServer, stdin: object) -> subprocess.
     project.mkdir(exist_ok=True)
     extra: dict[str, object] = {"input": stdin} if isinstance(stdin, str) else {"stdin": stdin}
     env = agent_env(tmp_path / "home", server)
-    return subprocess.run(agent_cmd("-p", "explain this"), cwd=project, env=env,
-                          capture_output=True, text=True, timeout=60, **extra)  # type: ignore[call-overload]
+    return subprocess.run(
+        agent_cmd("-p", "explain this"),
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        **extra,
+    )  # type: ignore[call-overload]
 
 
 def test_piped_stdin_next_to_p_is_context_after_the_prompt(tmp_path: Path) -> None:

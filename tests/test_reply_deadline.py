@@ -12,8 +12,8 @@ import pytest
 
 from agent_cli.core.errors import StalledError
 from agent_cli.core.messages import Message
+from agent_cli.core.requests import Completion, Request
 from agent_cli.providers.anthropic import AnthropicProvider
-from agent_cli.providers.base import Completion, Request
 from agent_cli.providers.openai import OpenAIProvider
 from agent_cli.providers.openai_responses import OpenAIResponsesProvider
 from agent_cli.providers.sdk_client import SDKProvider

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from agent_cli.agent.approvals import RESUME_UNSIGNED, Answer, Asker
 from agent_cli.app import LATEST, open_session
 from agent_cli.config.load import Flags, load_settings
-from agent_cli.core.approvals import RESUME_UNSIGNED, Answer, Asker
 from agent_cli.core.errors import ConfigError
 from agent_cli.core.messages import Message
 from agent_cli.session import AgentSession

@@ -21,7 +21,7 @@ from agent_cli.core.errors import (
 )
 from agent_cli.core.events import RetryEvent
 from agent_cli.core.messages import Message, Usage
-from agent_cli.providers.base import Completion, Request, StreamEvent, TextDelta
+from agent_cli.core.requests import Completion, Request, StreamEvent, TextDelta
 from agent_cli.providers.retry import RetryPolicy, backoff_delay, stream_with_retry
 
 DONE = Completion(Message.assistant("final"), "end_turn", Usage(10, 2))

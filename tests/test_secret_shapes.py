@@ -42,7 +42,11 @@ LEFT_OUT_RULES = {
 }
 # Plugins whose first group is the secret (the rest of the match is its context).
 GROUP_IS_SECRET = {
-    "AWSKeyDetector", "BasicAuthDetector", "CloudantDetector", "SoftlayerDetector", "NpmDetector"
+    "AWSKeyDetector",
+    "BasicAuthDetector",
+    "CloudantDetector",
+    "SoftlayerDetector",
+    "NpmDetector",
 }
 # Context we keep visible in front of a secret that detect-secrets counts as part of it.
 KEPT = {

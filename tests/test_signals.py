@@ -23,6 +23,7 @@ from tests.reliability.procs import new_tag, processes, spawn_repl, wait_for
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
 
+
 @pytest.fixture
 def tag() -> Iterator[str]:
     value = new_tag()

@@ -18,12 +18,12 @@ from prompt_toolkit.completion import CompleteEvent
 from prompt_toolkit.document import Document
 from rich.console import Console
 
+from agent_cli.agent.approvals import Answer
 from agent_cli.app import open_session
 from agent_cli.config.load import Flags, load_settings
 from agent_cli.config.settings import ProviderSettings
-from agent_cli.core.approvals import Answer
 from agent_cli.core.messages import Message, Usage
-from agent_cli.providers.base import Completion, Request
+from agent_cli.core.requests import Completion, Request
 from agent_cli.session import AgentSession
 from agent_cli.store.redact import Redactor
 from agent_cli.store.session_log import SessionLog
@@ -66,8 +66,14 @@ def test_parse(line: str, expected: SlashCommand | None) -> None:
 
 @pytest.mark.parametrize(
     ("name", "expected"),
-    [("hlep", "help"), ("comp", "compact"), ("contxt", "context"), ("exti", "exit"), ("res", "resume"),
-     ("xyzzy", None)],
+    [
+        ("hlep", "help"),
+        ("comp", "compact"),
+        ("contxt", "context"),
+        ("exti", "exit"),
+        ("res", "resume"),
+        ("xyzzy", None),
+    ],
 )
 def test_closest(name: str, expected: str | None) -> None:
     assert closest(name) == expected
@@ -119,16 +125,19 @@ def test_cost_rows_price_each_call_at_its_own_tier() -> None:
     ],
 )
 def test_context_note(used: int, auto: bool, note: str) -> None:
-    report = context_report("m", [("messages", used)], window=200_000, trigger_at=100_000, trigger_ratio=0.8,
-                            auto_compact=auto)
+    report = context_report(
+        "m", [("messages", used)], window=200_000, trigger_at=100_000, trigger_ratio=0.8, auto_compact=auto
+    )
     assert report.note == note + "; /compact [focus] runs it now"
     assert report.rows[-1].name == "free" and report.rows[-1].tokens == 200_000 - used
 
 
 def test_session_rows_mark_the_current_one() -> None:
     when = datetime(2025, 1, 2, 3, 4, tzinfo=UTC)
-    infos = [SessionInfo("s2", when, when, 12, "gpt-4.1", "fix the parser " * 10),
-             SessionInfo("s1", when, when, 3, "", "")]
+    infos = [
+        SessionInfo("s2", when, when, 12, "gpt-4.1", "fix the parser " * 10),
+        SessionInfo("s1", when, when, 3, "", ""),
+    ]
     rows = session_rows(infos, current="s1")
     assert rows[0].startswith("  s2  ") and "  12 msgs  gpt-4.1" in rows[0] and rows[0].endswith("…")
     assert rows[1].startswith("* s1  ") and " ? " in rows[1]
@@ -137,9 +146,11 @@ def test_session_rows_mark_the_current_one() -> None:
 
 def test_session_rows_fit_the_width_and_skip_empty_sessions() -> None:
     when = datetime(2025, 1, 2, 3, 4, tzinfo=UTC)
-    infos = [SessionInfo("s3", when, when, 0, "gpt-4.1", ""),  # opened and left: nothing to resume
-             SessionInfo("s2", when, when, 2, "gpt-4.1", "line one\nline two " + "x" * 80),
-             SessionInfo("s1", when, when, 0, "gpt-4.1", "")]  # the current one shows even when empty
+    infos = [
+        SessionInfo("s3", when, when, 0, "gpt-4.1", ""),  # opened and left: nothing to resume
+        SessionInfo("s2", when, when, 2, "gpt-4.1", "line one\nline two " + "x" * 80),
+        SessionInfo("s1", when, when, 0, "gpt-4.1", ""),
+    ]  # the current one shows even when empty
     rows = session_rows(infos, current="s1", width=80)
     assert [r[2:4] for r in rows] == ["s2", "s1"]
     assert "line one line two x" in rows[0] and len(rows[0]) == 79 and rows[0].endswith("…")
@@ -178,8 +189,13 @@ def test_completion(tmp_path: Path) -> None:
 class Harness:
     """A Repl on a real build with a scripted provider, fed lines (or Ctrl-C / Ctrl-D) from a list."""
 
-    def __init__(self, tmp_path: Path, script: list[Completion | Callable[[Request], Completion]],
-                 answers: list[Answer] | None = None, context_window: int | None = None) -> None:
+    def __init__(
+        self,
+        tmp_path: Path,
+        script: list[Completion | Callable[[Request], Completion]],
+        answers: list[Answer] | None = None,
+        context_window: int | None = None,
+    ) -> None:
         env = {"ANTHROPIC_API_KEY": "k", "HOME": str(tmp_path), "XDG_STATE_HOME": str(tmp_path / "state")}
         project = tmp_path / "project"
         project.mkdir(parents=True)
@@ -268,8 +284,11 @@ def test_ctrl_c_in_the_renderer_cancels_the_turn_and_the_repl_goes_on(tmp_path: 
 
 
 def test_approval_asks_and_always_is_remembered(tmp_path: Path) -> None:
-    h = Harness(tmp_path, [call("bash", command="echo one"), call("bash", command="echo two"), say("done")],
-                answers=["always"])
+    h = Harness(
+        tmp_path,
+        [call("bash", command="echo one"), call("bash", command="echo two"), say("done")],
+        answers=["always"],
+    )
     text = h.run("run things")
     assert "? bash echo one" in text and "always = bash commands starting with `echo`" in text
     assert "? bash echo two" not in text  # covered by the "always" rule
@@ -277,8 +296,9 @@ def test_approval_asks_and_always_is_remembered(tmp_path: Path) -> None:
 
 
 def test_denied_call_goes_back_to_the_model(tmp_path: Path) -> None:
-    h = Harness(tmp_path, [call("write_file", path="x.txt", content="hi"), say("ok, I will not")],
-                answers=["no"])
+    h = Harness(
+        tmp_path, [call("write_file", path="x.txt", content="hi"), say("ok, I will not")], answers=["no"]
+    )
     text = h.run("write x")
     assert "✗ write_file x.txt" in text and "declined" in text
     assert not (h.session.project_root / "x.txt").exists()
@@ -286,8 +306,9 @@ def test_denied_call_goes_back_to_the_model(tmp_path: Path) -> None:
 
 def test_context_cost_clear_and_model(tmp_path: Path) -> None:
     h = Harness(tmp_path, [say("first")])
-    text = h.run("hello", "/context", "/cost", "/model", "/model claude-opus-4-1", "and now?", "/clear",
-                 "/context")
+    text = h.run(
+        "hello", "/context", "/cost", "/model", "/model claude-opus-4-1", "and now?", "/clear", "/context"
+    )
     assert re.search(r"system prompt\s+[\d,]+\s+\d+\.\d%", text)
     assert re.search(r"free\s+[\d,]+\s+\d+\.\d%", text)
     assert "auto-compaction fires at" in text
@@ -321,8 +342,9 @@ def test_transcripts_and_resume(tmp_path: Path) -> None:
     with SessionLog.create(root, redactor=Redactor([]), meta={"model": "gpt-4.1"}) as other:
         other.log_message(Message.user("the older question"))
         other.log_message(Message.assistant("the older answer"))
-    text = h.run("hello", "/transcripts", "/resume", "/resume nosuchsession", f"/resume {other.id[:-1]}",
-                 "go on")
+    text = h.run(
+        "hello", "/transcripts", "/resume", "/resume nosuchsession", f"/resume {other.id[:-1]}", "go on"
+    )
     assert text.count(f"* {first}") == 2 and text.count(f"  {other.id}") == 2
     assert "no session matches 'nosuchsession'" in text
     assert f"resumed session {other.id}: 2 messages in context" in text
@@ -336,7 +358,6 @@ def test_exit_and_ctrl_d(tmp_path: Path) -> None:
     h.run("/exit", "never read")
     assert h.lines == ["never read"]
     h.run()  # EOFError from an empty prompt: Ctrl-D
-
 
 
 def test_model_switch_follows_the_new_window_unless_one_was_set(tmp_path: Path) -> None:
@@ -358,8 +379,10 @@ def test_model_refuses_another_providers_model(tmp_path: Path) -> None:
     """The session talks to one provider's API: another provider's model is refused in one line saying how."""
     h = Harness(tmp_path, [say("first"), say("second")])
     text = h.run("hello", "/model gpt-4.1", "and now?")
-    assert ("✗ gpt-4.1 is an openai model and this session talks to the anthropic API; to use it, restart "
-            "with: agent --provider openai --model gpt-4.1") in text
+    assert (
+        "✗ gpt-4.1 is an openai model and this session talks to the anthropic API; to use it, restart "
+        "with: agent --provider openai --model gpt-4.1"
+    ) in text
     assert "model: gpt-4.1" not in text
     assert h.session.model == "claude-sonnet-4-5" and "second" in text  # the same provider answered
 
@@ -380,6 +403,7 @@ def test_model_warns_about_a_name_not_in_the_table(tmp_path: Path) -> None:
 def test_the_resume_command_is_never_broken_across_rows(width: int) -> None:
     lines = resume_lines("20261201-095508-5f08a4", width)
     assert all(len(line) < width for line in lines)
-    assert any(line.endswith("agent --resume 20261201-095508-5f08a4") and "agent --resume" in line
-               for line in lines)
+    assert any(
+        line.endswith("agent --resume 20261201-095508-5f08a4") and "agent --resume" in line for line in lines
+    )
     assert len(lines) == (2 if width <= 88 else 1)

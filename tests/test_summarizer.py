@@ -8,10 +8,10 @@ from dataclasses import dataclass, field
 
 import pytest
 
+from agent_cli.agent.summary_call import ProviderSummarizer
 from agent_cli.core.errors import FatalProviderError
 from agent_cli.core.messages import Message
-from agent_cli.core.summary_call import ProviderSummarizer
-from agent_cli.providers.base import Request, StreamEvent, TextDelta
+from agent_cli.core.requests import Request, StreamEvent, TextDelta
 from agent_cli.providers.retry import RetryPolicy
 from tests.fakes import say
 

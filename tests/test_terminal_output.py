@@ -74,13 +74,16 @@ def _session_with_escapes(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     project.mkdir()
     with FakeModelServer() as server:
         server.queue(
-            Reply(f"Running {HOSTILE}",
-                  tool_calls=[ToolCallSpec("bash", {"command": f"echo '{HOSTILE}'; exit 3"})]),
+            Reply(
+                f"Running {HOSTILE}",
+                tool_calls=[ToolCallSpec("bash", {"command": f"echo '{HOSTILE}'; exit 3"})],
+            ),
             Reply(f"Done {HOSTILE} with MARKER"),
         )
         env = agent_env(tmp_path / "home", server)
-        done = subprocess.run(agent_cmd("-p", "go", "--yes"), cwd=project, env=env, capture_output=True,
-                              timeout=60)
+        done = subprocess.run(
+            agent_cmd("-p", "go", "--yes"), cwd=project, env=env, capture_output=True, timeout=60
+        )
     assert done.returncode == 0, done.stderr
     return project, env
 
@@ -89,8 +92,9 @@ def test_transcripts_list_show_and_search_write_no_escape(tmp_path: Path) -> Non
     project, env = _session_with_escapes(tmp_path)
     session = next(p for p in (project / ".transcripts").iterdir() if p.is_dir()).name
     for args in (["list"], ["show", session], ["search", "MARKER"], ["search", "Running"]):
-        done = subprocess.run(agent_cmd("transcripts", *args), cwd=project, env=env, capture_output=True,
-                              timeout=60)
+        done = subprocess.run(
+            agent_cmd("transcripts", *args), cwd=project, env=env, capture_output=True, timeout=60
+        )
         shown = done.stdout.decode()
         assert done.returncode == 0, (args, done.stderr)
         assert RAW.findall(shown) == [], args
@@ -104,8 +108,9 @@ def test_an_ascii_stdout_keeps_the_answer(tmp_path: Path) -> None:
         with FakeModelServer() as server:
             server.queue(Reply("Done ✓ — café → ok"))
             env = agent_env(tmp_path / "home", server) | {"PYTHONIOENCODING": encoding}
-            done = subprocess.run(agent_cmd("-p", "go"), cwd=project, env=env, capture_output=True,
-                                  timeout=60)
+            done = subprocess.run(
+                agent_cmd("-p", "go"), cwd=project, env=env, capture_output=True, timeout=60
+            )
         assert done.returncode == 0, done.stderr
         want = "Done + -- caf? -> ok\n" if encoding == "ascii" else "Done + -- café -> ok\n"
         assert done.stdout.decode(encoding) == want

@@ -20,9 +20,9 @@ from agent_cli.context.protocol import Frame
 from agent_cli.core.errors import ThinkingRejectedError
 from agent_cli.core.events import CompactEvent
 from agent_cli.core.messages import Message, ToolResult
+from agent_cli.core.requests import Completion, Request, ToolSpec
 from agent_cli.providers.anthropic import AnthropicProvider
 from agent_cli.providers.anthropic_wire import ThinkingConfig
-from agent_cli.providers.base import Completion, Request, ToolSpec
 from agent_cli.providers.models import lookup
 from agent_cli.store.archive import Archive
 from agent_cli.tokens.counter import TokenCounter

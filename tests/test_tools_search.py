@@ -92,8 +92,10 @@ def test_glob_caps_with_a_note(tmp_path: Path) -> None:
     lines = run(ToolContext(root=tmp_path), "glob", pattern="*.txt").content.split("\n")
     assert len(lines) == GLOB_MAX_RESULTS + 1
     assert lines[0] == f"f{GLOB_MAX_RESULTS + 49:04d}.txt"  # the newest
-    assert lines[-1] == f"[{GLOB_MAX_RESULTS} of {GLOB_MAX_RESULTS + 50} matches shown, newest first; " \
+    assert (
+        lines[-1] == f"[{GLOB_MAX_RESULTS} of {GLOB_MAX_RESULTS + 50} matches shown, newest first; "
         "narrow the pattern to see others]"
+    )
 
 
 @pytest.mark.parametrize(
@@ -216,7 +218,14 @@ def test_recall_searches_through_the_context_it_was_given(tmp_path: Path) -> Non
 
 def test_registry_order_and_specs() -> None:
     assert REGISTRY.names() == [
-        "read_file", "write_file", "edit_file", "bash", "glob", "grep", "compact", "recall"
+        "read_file",
+        "write_file",
+        "edit_file",
+        "bash",
+        "glob",
+        "grep",
+        "compact",
+        "recall",
     ]
     for spec in REGISTRY.specs():
         assert spec.input_schema["type"] == "object"

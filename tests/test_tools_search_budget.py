@@ -44,7 +44,9 @@ def in_child(root: Path, name: str, **args: Any) -> dict[str, Any]:
     try:
         proc = subprocess.run(
             [sys.executable, "-c", CHILD, str(root), name, json.dumps(args)],
-            capture_output=True, text=True, timeout=40,
+            capture_output=True,
+            text=True,
+            timeout=40,
         )
     except subprocess.TimeoutExpired:
         pytest.fail(f"{name} {args} still running after 40 s")
@@ -187,8 +189,10 @@ def test_glob_collapses_and_stays_in_segments(pattern: str, path: str, matches: 
 def test_glob_of_many_stars_answers_at_once(tmp_path: Path) -> None:
     (tmp_path / ("a" * 200)).write_text("")  # Python's re tries every way of placing the a's
     out = in_child(tmp_path, "glob", pattern="*a*a*a*a*a*a*a*a*a*a*a*a*b")
-    assert out["content"] == "No paths match '*a*a*a*a*a*a*a*a*a*a*a*a*b' (patterns without '/' " \
+    assert (
+        out["content"] == "No paths match '*a*a*a*a*a*a*a*a*a*a*a*a*b' (patterns without '/' "
         "match only the top level; try '**/*a*a*a*a*a*a*a*a*a*a*a*a*b')."
+    )
     assert out["seconds"] < 0.5
 
 

@@ -14,7 +14,7 @@ from agent_cli.core.messages import (
     ToolResult,
     ToolUse,
 )
-from agent_cli.providers.base import Request, TextDelta, ThinkingDelta, ToolSpec
+from agent_cli.core.requests import Request, TextDelta, ThinkingDelta, ToolSpec
 from agent_cli.providers.responses_wire import ReasoningConfig, StreamAssembler, from_wire, to_wire
 
 TOOLS = (

@@ -15,6 +15,7 @@ from agent_cli.core.messages import (
     ToolResult,
     ToolUse,
 )
+from agent_cli.core.requests import Request, TextDelta, ThinkingDelta, ToolSpec
 from agent_cli.providers.anthropic_wire import (
     BINDING_BETA,
     StreamAssembler,
@@ -22,7 +23,6 @@ from agent_cli.providers.anthropic_wire import (
     from_wire,
     to_wire,
 )
-from agent_cli.providers.base import Request, TextDelta, ThinkingDelta, ToolSpec
 from agent_cli.providers.factory import create_provider, wire_for
 from agent_cli.providers.models import lookup
 

@@ -17,7 +17,7 @@ from typing import Protocol
 
 from agent_cli.config.settings import ContextSettings
 from agent_cli.core.messages import Message, Usage
-from agent_cli.providers.base import ToolSpec
+from agent_cli.core.requests import ToolSpec
 
 __all__ = [
     "ENGINE_NOTE_PREFIX",

@@ -19,7 +19,7 @@ from typing import Protocol, TypeAlias
 from agent_cli.core.errors import ContextOverflowError
 from agent_cli.core.events import CompactEvent, ErrorEvent, WarningEvent
 from agent_cli.core.messages import Message, ToolResult, ToolUse, Usage
-from agent_cli.providers.base import ToolSpec
+from agent_cli.core.requests import ToolSpec
 
 __all__ = ["ContextPolicy", "EngineEvent", "Frame", "Prepared"]
 

@@ -20,7 +20,7 @@ from agent_cli.context.policy import Counter
 from agent_cli.context.protocol import Frame
 from agent_cli.context.sections import strip_user_messages
 from agent_cli.core.messages import Message, TextBlock, Usage
-from agent_cli.providers.base import Request
+from agent_cli.core.requests import Request
 
 __all__ = [
     "THINKING_ROOM",

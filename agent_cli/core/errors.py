@@ -68,7 +68,7 @@ _FULL = {errno.ENOSPC: "the disk is full", errno.EDQUOT: "the disk quota is used
 
 
 def disk_full_reason(exc: BaseException | None) -> str | None:
-    """"the disk is full" (ENOSPC) or "the disk quota is used up" (EDQUOT) for such an OSError, else None."""
+    """ "the disk is full" (ENOSPC) or "the disk quota is used up" (EDQUOT) for such an OSError, else None."""
     return _FULL.get(exc.errno) if isinstance(exc, OSError) and exc.errno is not None else None
 
 

@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from agent_cli.core.errors import ProviderError, StalledError, TransientError
+from agent_cli.core.requests import Completion, Request
 from agent_cli.providers.anthropic_wire import StreamAssembler, ThinkingConfig, from_wire, to_wire
-from agent_cli.providers.base import Completion, Request
 from agent_cli.providers.errors import body_message, classify_http
 from agent_cli.providers.sdk_client import STALL_SECONDS, SDKProvider
 

@@ -52,7 +52,7 @@ from agent_cli.core.messages import (
     Usage,
     tool_arguments,
 )
-from agent_cli.providers.base import Completion, Request, StopReason, TextDelta, ThinkingDelta
+from agent_cli.core.requests import Completion, Request, StopReason, TextDelta, ThinkingDelta
 from agent_cli.providers.model_info import Accepts
 from agent_cli.providers.usage import UsageReading, mapping
 

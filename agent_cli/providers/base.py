@@ -1,86 +1,20 @@
 """What every provider adapter implements, in provider-neutral terms.
 
 A provider turns a `Request` into a stream of `TextDelta`s ending in exactly
-one `Completion`. If the stream dies before the `Completion`, the adapter
-raises a `TransientError` and nothing of the half-received message is kept:
-the caller only ever adds `Completion.message` to the history.
+one `Completion` (the shapes are values, in `agent_cli.core.requests`). If the
+stream dies before the `Completion`, the adapter raises a `TransientError` and
+nothing of the half-received message is kept: the caller only ever adds
+`Completion.message` to the history.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, TypeAlias
+from collections.abc import Iterator
+from typing import Protocol
 
-from agent_cli.core.messages import Message, Usage
+from agent_cli.core.requests import Request, StreamEvent
 
-__all__ = [
-    "Completion",
-    "Provider",
-    "Request",
-    "StopReason",
-    "StreamEvent",
-    "TextDelta",
-    "ThinkingDelta",
-    "ToolSpec",
-]
-
-# "pause_turn": the provider paused a long turn (Anthropic); sending the reply back continues it.
-StopReason: TypeAlias = Literal[
-    "end_turn", "tool_use", "max_tokens", "stop_sequence", "refusal", "pause_turn"
-]
-
-
-@dataclass(frozen=True, slots=True)
-class ToolSpec:
-    """A tool as offered to the model: name, description and a JSON schema for its input."""
-
-    name: str
-    description: str
-    input_schema: Mapping[str, Any]
-
-
-@dataclass(frozen=True, slots=True)
-class Request:
-    system: str
-    messages: tuple[Message, ...]
-    tools: tuple[ToolSpec, ...] = ()
-    max_tokens: int = 8192
-    # Hints that do not change the meaning: `tool_choice` "none" (a summary request keeps the tools,
-    # so the cached prefix is reused, but asks for no calls); `cache_anchor`, the index of the last
-    # message the context engine's next clear will keep (a cache that works at marked points marks it).
-    options: Mapping[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True, slots=True)
-class TextDelta:
-    """A piece of assistant text as it streams in (for display only)."""
-
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
-class ThinkingDelta:
-    """A piece of the model's visible thinking as it streams in (for display only)."""
-
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
-class Completion:
-    """The finished assistant message, why it stopped, and the usage reported for the request.
-
-    `notes` are what the adapter has to tell the user about the reply itself (a usage report whose
-    figures were not token counts): one line each, said once per provider."""
-
-    message: Message
-    stop_reason: StopReason
-    usage: Usage
-    model: str = ""
-    notes: tuple[str, ...] = ()
-
-
-StreamEvent: TypeAlias = TextDelta | ThinkingDelta | Completion
+__all__ = ["Provider"]
 
 
 class Provider(Protocol):

@@ -25,7 +25,6 @@ from typing import Any
 __all__ = ["DeadlineExceeded", "Watch", "on_response", "watch"]
 
 
-
 class _PerThread(threading.local):
     """The deadline of the request the current thread is making, if any."""
 

@@ -40,7 +40,7 @@ from agent_cli.core.errors import (
     TransientError,
     UnreachableError,
 )
-from agent_cli.providers.base import StreamEvent
+from agent_cli.core.requests import StreamEvent
 
 __all__ = [
     "API_KEY_ENV",

@@ -41,7 +41,7 @@ from agent_cli.core.messages import (
     new_id,
     tool_arguments,
 )
-from agent_cli.providers.base import Completion, Request, StopReason, TextDelta, ThinkingDelta
+from agent_cli.core.requests import Completion, Request, StopReason, TextDelta, ThinkingDelta
 from agent_cli.providers.errors import body_message, classify_http
 from agent_cli.providers.sdk_client import STALL_SECONDS, SDKProvider
 from agent_cli.providers.usage import UsageReading, mapping

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from agent_cli.core.errors import ProviderError
-from agent_cli.providers.base import Completion, Request
+from agent_cli.core.requests import Completion, Request
 from agent_cli.providers.openai import DEFAULT_BASE_URL, classify
 from agent_cli.providers.responses_wire import ReasoningConfig, StreamAssembler, from_wire, to_wire
 from agent_cli.providers.sdk_client import STALL_SECONDS, SDKProvider

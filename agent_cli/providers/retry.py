@@ -20,7 +20,8 @@ from dataclasses import dataclass
 
 from agent_cli.core.errors import ProviderError, TransientError
 from agent_cli.core.events import RetryEvent
-from agent_cli.providers.base import Completion, Provider, Request, StreamEvent
+from agent_cli.core.requests import Completion, Request, StreamEvent
+from agent_cli.providers.base import Provider
 
 __all__ = ["RetryPolicy", "backoff_delay", "stream_with_retry"]
 

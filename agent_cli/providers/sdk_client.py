@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any, ClassVar, Protocol
 
 from agent_cli.core.errors import ProviderError, StalledError, TransientError
-from agent_cli.providers.base import Completion, Request, StreamEvent, TextDelta, ThinkingDelta
+from agent_cli.core.requests import Completion, Request, StreamEvent, TextDelta, ThinkingDelta
 from agent_cli.providers.errors import translate_errors, unreachable
 
 CONNECT_SECONDS = 10.0

@@ -124,4 +124,3 @@ def _read_fd(fd: int, limit: int, *, deadline: float | None, waited: float = 0.0
         size += len(chunk)
     data = b"".join(parts)
     return Read(data[:limit], len(data) > limit)
-

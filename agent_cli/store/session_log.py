@@ -54,6 +54,7 @@ __all__ = ["SessionLog"]
 Clock = Callable[[], datetime]
 JSONDict = dict[str, Any]
 
+
 def _utc_now() -> datetime:
     return datetime.now(UTC)
 

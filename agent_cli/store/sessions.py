@@ -259,5 +259,7 @@ def resolve_session_id(root: Path | str, prefix: str) -> str:
     if not matches:
         raise ConfigError(f"no session matches {prefix!r} in {where}; `agent transcripts list` shows them")
     shown = ", ".join(matches[:5]) + (", ..." if len(matches) > 5 else "")
-    raise ConfigError(f"session id {prefix!r} is ambiguous: it matches {len(matches)} sessions ({shown}); "
-                      "give more characters")
+    raise ConfigError(
+        f"session id {prefix!r} is ambiguous: it matches {len(matches)} sessions ({shown}); "
+        "give more characters"
+    )

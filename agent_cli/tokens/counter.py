@@ -46,7 +46,7 @@ from agent_cli.core.messages import (
     ToolUse,
     Usage,
 )
-from agent_cli.providers.base import ToolSpec
+from agent_cli.core.requests import ToolSpec
 from agent_cli.tokens.encodings import EncodingName, VocabularyError, get_encoding
 from agent_cli.tokens.estimate import estimate_tokens
 from agent_cli.tokens.ratio import MIN_LEARN_RAW_TOKENS, clamp, learned, start_ratio

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from agent_cli.core.messages import RAW_ARGUMENTS
-from agent_cli.providers.base import ToolSpec
+from agent_cli.core.requests import ToolSpec
 
 __all__ = [
     "CompactRequest",

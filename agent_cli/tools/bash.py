@@ -27,7 +27,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from agent_cli.providers.base import ToolSpec
+from agent_cli.core.requests import ToolSpec
 from agent_cli.tools import children
 from agent_cli.tools.args import optional_number, require_str
 from agent_cli.tools.base import ToolContext, ToolError, ToolOutput

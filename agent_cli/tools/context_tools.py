@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from agent_cli.providers.base import ToolSpec
+from agent_cli.core.requests import ToolSpec
 from agent_cli.tools.args import optional_str, require_str
 from agent_cli.tools.base import CompactRequest, ToolContext, ToolOutput
 

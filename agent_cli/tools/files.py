@@ -19,7 +19,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from agent_cli.providers.base import ToolSpec
+from agent_cli.core.requests import ToolSpec
 from agent_cli.tools.args import optional_bool, optional_int, require_str
 from agent_cli.tools.base import ToolContext, ToolError, ToolOutput
 from agent_cli.tools.replace import replace_file
@@ -347,10 +347,7 @@ _LINE_NUMBER_PREFIX = re.compile(r"^\s*\d+\t", re.MULTILINE)
 def _near_miss_hint(text: str, old: str) -> str:
     old_lines = old.split("\n")
     if all(_LINE_NUMBER_PREFIX.match(line) for line in old_lines if line):
-        return (
-            " old_string seems to include read_file's line-number prefixes (number + tab); "
-            "leave them out."
-        )
+        return " old_string seems to include read_file's line-number prefixes (number + tab); leave them out."
     words = old.split()
     if not words:
         return " old_string is only whitespace; include some text."

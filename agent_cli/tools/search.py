@@ -19,8 +19,8 @@ from typing import Any
 
 import regex
 
+from agent_cli.core.requests import ToolSpec
 from agent_cli.core.text import clean
-from agent_cli.providers.base import ToolSpec
 from agent_cli.tools.args import optional_str, require_str
 from agent_cli.tools.base import ToolContext, ToolError, ToolOutput
 from agent_cli.tools.files import BINARY_SNIFF_BYTES, looks_binary

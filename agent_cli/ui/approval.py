@@ -1,7 +1,7 @@
 """Asking the user before a tool runs: the question on screen, and one key press for the answer.
 
 `ApprovalPrompt.ask` is the `Asker` an interactive session is built with
-(core.approvals.InteractiveApprover calls it): it shows the call through the
+(agent.approvals.InteractiveApprover calls it): it shows the call through the
 renderer, reads the answer, and gives the screen back to the turn.
 `answer_prompt` reads y / n / a from the terminal.
 """
@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
-from agent_cli.core.approvals import SESSION_QUESTIONS, Answer, always_rule
+from agent_cli.agent.approvals import SESSION_QUESTIONS, Answer, always_rule
 from agent_cli.ui.glyphs import fit
 from agent_cli.ui.turn import discard_typeahead
 

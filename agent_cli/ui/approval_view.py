@@ -15,7 +15,7 @@ from typing import Any
 
 from rich.text import Text
 
-from agent_cli.core.approvals import SESSION_QUESTIONS
+from agent_cli.agent.approvals import SESSION_QUESTIONS
 from agent_cli.core.text import visible, visible_exact, visible_parts
 from agent_cli.ui.reports import describe_call
 

@@ -43,6 +43,7 @@ class CommandHost(Protocol):
         """Recount the context for the toolbar."""
         ...
 
+
 KEY_HELP = (
     "Enter sends · Alt+Enter or Esc Enter adds a line · Tab completes /commands and paths (@src/…) · "
     "Ctrl-C cancels a turn · Ctrl-D exits"
@@ -114,8 +115,10 @@ def _model(repl: CommandHost, arg: str) -> None:
     info = lookup(arg)
     if info is not None and info.provider != provider:
         # The session's provider, key and wire stay; another provider's model name would only fail there.
-        repl.renderer.error(f"{arg} is an {info.provider} model and this session talks to the {provider} "
-                            f"API; to use it, restart with: agent --provider {info.provider} --model {arg}")
+        repl.renderer.error(
+            f"{arg} is an {info.provider} model and this session talks to the {provider} "
+            f"API; to use it, restart with: agent --provider {info.provider} --model {arg}"
+        )
         return
     before = session.window
     warning = session.switch_model(arg)
@@ -127,11 +130,14 @@ def _model(repl: CommandHost, arg: str) -> None:
         repl.renderer.warn(f"{warning.message}; its prices are unknown to /cost{guess}")
     elif info is None:
         # Not in the model table: the window came from the provider's Models API or the name's family.
-        repl.renderer.warn(f"{arg} is not in the model table: its {window} window is what the provider or "
-                           f"the name's family says, and /cost cannot price it{guess}")
+        repl.renderer.warn(
+            f"{arg} is not in the model table: its {window} window is what the provider or "
+            f"the name's family says, and /cost cannot price it{guess}"
+        )
     if session.settings.context.context_window:
-        repl.renderer.info(f"the context keeps compacting for {window}, as --context-window / "
-                           "context.context_window say")
+        repl.renderer.info(
+            f"the context keeps compacting for {window}, as --context-window / context.context_window say"
+        )
     elif session.window != before:
         trigger = format_tokens(session.thresholds.trigger_at)
         repl.renderer.info(f"the context now compacts for {window}: auto-compaction at {trigger} tokens")

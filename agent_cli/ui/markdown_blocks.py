@@ -56,7 +56,7 @@ def split_blocks(text: str) -> tuple[list[str], str]:
                 current, start = [], line_start
             blanks = 0
         match = _FENCE.match(line)
-        if match and not (match.group(1)[0] == "`" and "`" in line[match.end():]):
+        if match and not (match.group(1)[0] == "`" and "`" in line[match.end() :]):
             fence = match.group(1)  # (a backtick fence's info string has no backtick: "```x```" is inline)
         current.append(line)
     if blanks and partial[:1] not in ("", " ", "\t"):
@@ -71,7 +71,7 @@ def _closes(line: str, fence: str) -> bool:
     if match is None:
         return False
     run = match.group(1)
-    return run[0] == fence[0] and len(run) >= len(fence) and not line.strip()[len(run):].strip()
+    return run[0] == fence[0] and len(run) >= len(fence) and not line.strip()[len(run) :].strip()
 
 
 class MarkdownStream:

@@ -153,7 +153,7 @@ class Renderer:
             self._early_thoughts, self._thought_head = 0, ""
             if self._streamed:
                 if len(event.text) > self._shown:
-                    self._on_delta(event.text[self._shown:])  # the stream fell short of the message
+                    self._on_delta(event.text[self._shown :])  # the stream fell short of the message
                 self._finish_stream()
             else:
                 self._print_markdown(event.text)
@@ -322,9 +322,15 @@ class Renderer:
             return
         renderable = Group(*parts)
         if self._live is None:
-            self._live = Live(renderable, console=self.console, refresh_per_second=self.refresh_per_second,
-                              transient=True, redirect_stdout=False, redirect_stderr=False,
-                              vertical_overflow="visible")
+            self._live = Live(
+                renderable,
+                console=self.console,
+                refresh_per_second=self.refresh_per_second,
+                transient=True,
+                redirect_stdout=False,
+                redirect_stderr=False,
+                vertical_overflow="visible",
+            )
             self._live.start()
         else:
             self._live.update(renderable)

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agent_cli import __version__
-from agent_cli.core.approvals import Asker
+from agent_cli.agent.approvals import Asker
 from agent_cli.core.events import Event
 from agent_cli.core.text import visible
 from agent_cli.session import AgentSession

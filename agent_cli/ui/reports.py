@@ -44,7 +44,11 @@ def format_tokens(n: int) -> str:
 
 
 def format_context_line(
-    model: str, tokens: int | None, window: int, trigger_at: int, trigger_ratio: float,
+    model: str,
+    tokens: int | None,
+    window: int,
+    trigger_at: int,
+    trigger_ratio: float,
     width: int | None = None,
 ) -> str:
     """The bottom toolbar: `model · context 41,200 / 200,000 (21%) · auto-compact at 153k (80% of budget)`.
@@ -76,8 +80,14 @@ def summary_preview(summary: str, lines: int) -> str:
 
 # The argument that says most about a call, per tool; others show their first string argument.
 _MAIN_ARG = {
-    "read_file": "path", "write_file": "path", "edit_file": "path", "bash": "command",
-    "glob": "pattern", "grep": "pattern", "recall": "query", "compact": "focus",
+    "read_file": "path",
+    "write_file": "path",
+    "edit_file": "path",
+    "bash": "command",
+    "glob": "pattern",
+    "grep": "pattern",
+    "recall": "query",
+    "compact": "focus",
 }
 
 
@@ -213,8 +223,10 @@ def session_rows(sessions: Iterable[Any], current: str, limit: int = 20, width: 
     for info in shown[:limit]:
         updated: datetime = info.updated
         mark = "*" if info.id == current else " "
-        head = (f"{mark} {info.id}  {updated.astimezone().strftime('%Y-%m-%d %H:%M')}  "
-                f"{info.message_count:>4} msgs  {info.model or '?':<18} ")
+        head = (
+            f"{mark} {info.id}  {updated.astimezone().strftime('%Y-%m-%d %H:%M')}  "
+            f"{info.message_count:>4} msgs  {info.model or '?':<18} "
+        )
         prompt = " ".join(info.first_prompt.split())
         room = max(12, width - len(head) - 1)
         lines.append(head + (prompt if len(prompt) <= room else prompt[: room - 1] + "…"))

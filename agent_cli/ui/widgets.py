@@ -114,14 +114,25 @@ def context_table(report: ContextReport) -> Table:
 def cost_table(rows: Sequence[CostRow]) -> Table:
     """The /cost table: tokens per model (thinking is part of output; cache reads and writes apart)."""
     table = Table(box=None, padding=(0, 2))
-    for name, justify in (("model", "left"), ("input", "right"), ("output", "right"), ("thinking", "right"),
-                          ("cache read", "right"), ("cache write", "right"), ("cost", "right")):
+    for name, justify in (
+        ("model", "left"),
+        ("input", "right"),
+        ("output", "right"),
+        ("thinking", "right"),
+        ("cache read", "right"),
+        ("cache write", "right"),
+        ("cost", "right"),
+    ):
         table.add_column(name, justify=justify)  # type: ignore[arg-type]  # literal strings above
     for row in rows:
         usage = row.usage
         table.add_row(
-            Text(visible(row.model)), f"{usage.input_tokens:,}", f"{usage.output_tokens:,}",
-            f"{usage.reasoning_tokens:,}", f"{usage.cache_read_tokens:,}", f"{usage.cache_write_tokens:,}",
+            Text(visible(row.model)),
+            f"{usage.input_tokens:,}",
+            f"{usage.output_tokens:,}",
+            f"{usage.reasoning_tokens:,}",
+            f"{usage.cache_read_tokens:,}",
+            f"{usage.cache_write_tokens:,}",
             "?" if row.dollars is None else f"${row.dollars:.4f}",
             style="bold" if row.model == "total" else "",
         )

@@ -22,7 +22,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from agent_cli.core.approvals import Answer
+from agent_cli.agent.approvals import Answer
 from tests.e2e import tool_results
 from tests.fakeserver import FakeModelServer, Reply, ToolCallSpec
 from tests.reliability.harness import Case, Outcome, agent, env_for, judge, project_in
@@ -52,7 +52,9 @@ NOTHING: Callable[[Path], None] = lambda project: None  # noqa: E731
 # name -> (command, setup of the project). Each would create PWNED in the project if it ran.
 BYPASSES: dict[str, tuple[str, Callable[[Path], None]]] = {
     "ls\\f/usr/bin/touch through a symlink `ls\\f` the repository ships": (
-        "ls\f/usr/bin/touch PWNED", _root_link("ls\f")),
+        "ls\f/usr/bin/touch PWNED",
+        _root_link("ls\f"),
+    ),
     "git\\fstatus\\f/x: the repository's own program": ("git\fstatus\f/x", _program("git\fstatus\f/x")),
     "ls\\x1c/usr/bin/touch (symlink `ls\\x1c`)": ("ls\x1c/usr/bin/touch PWNED", _root_link("ls\x1c")),
     "ls NBSP /usr/bin/touch (symlink `ls\\u00a0`)": ("ls\u00a0/usr/bin/touch PWNED", _root_link("ls\u00a0")),
@@ -63,7 +65,7 @@ BYPASSES: dict[str, tuple[str, Callable[[Path], None]]] = {
     "ls${IFS}x": ("ls${IFS}-la; touch PWNED", NOTHING),
     "ls <(touch PWNED)": ("ls <(touch PWNED)", NOTHING),
     "ls >(..) process substitution": ("ls >(touch PWNED)", NOTHING),
-    "ls \"$(touch PWNED)\" inside double quotes": ('ls "$(touch PWNED)"', NOTHING),
+    'ls "$(touch PWNED)" inside double quotes': ('ls "$(touch PWNED)"', NOTHING),
     "ls ${x:-$(touch PWNED)}": ("ls ${x:-$(touch PWNED)}", NOTHING),
     "ls $(( a[$(touch PWNED)] )) arithmetic": ("ls $(( a[$(touch PWNED)] ))", NOTHING),
     "{ ls; touch PWNED; } group": ("{ ls; touch PWNED; }", NOTHING),
@@ -72,7 +74,7 @@ BYPASSES: dict[str, tuple[str, Callable[[Path], None]]] = {
     "here-document with a substitution": ("ls <<EOF\n$(touch PWNED)\nEOF", NOTHING),
     "PATH=. ls with the repository's ./ls": ("PATH=. ls", _program("ls")),
     "./ls is the repository's file, not ls": ("./ls -la", _program("ls")),
-    "\"ls\" quoted, then a second command": ('"ls" & touch PWNED', NOTHING),
+    '"ls" quoted, then a second command': ('"ls" & touch PWNED', NOTHING),
 }
 
 
@@ -125,7 +127,7 @@ ALWAYS: dict[str, tuple[str, str]] = {
     "bash": ("bash -c 'true'", "bash -c 'rm victim.txt'"),
     "sh": ("sh -c 'true'", "sh -c 'rm victim.txt'"),
     "python3": ("python3 -c 'pass'", "python3 -c 'import os; os.remove(\"victim.txt\")'"),
-    "/usr/bin/python3": ("/usr/bin/python3 -c 'pass'", "/usr/bin/python3 -c 'open(\"PWNED\", \"w\")'"),
+    "/usr/bin/python3": ("/usr/bin/python3 -c 'pass'", '/usr/bin/python3 -c \'open("PWNED", "w")\''),
     "sed": ("sed -n 1p victim.txt", "sed -i d victim.txt"),
     "tar": ("tar cf /dev/null victim.txt", "tar cf /dev/null --remove-files victim.txt"),
     "make": ("make -v", "make -f /dev/null --eval='x:; rm victim.txt' x"),
@@ -152,7 +154,7 @@ class _Asker:
 
 def _always_scripted(where: Path, first: str, harmful: str) -> Outcome:
     """Through the InteractiveApprover with a scripted asker and the real bash tool (not a process)."""
-    from agent_cli.core.approvals import InteractiveApprover
+    from agent_cli.agent.approvals import InteractiveApprover
     from agent_cli.tools.base import ToolContext
     from agent_cli.tools.registry import default_tools
 

@@ -92,13 +92,21 @@ TIMEOUTS = {
 
 def cases() -> list[Case]:
     found = [
-        Case("processes", f"timeout: a command that {name}", partial(_timeout, shape=shape),
-             sample=name == "closes its output and runs on")
+        Case(
+            "processes",
+            f"timeout: a command that {name}",
+            partial(_timeout, shape=shape),
+            sample=name == "closes its output and runs on",
+        )
         for name, shape in TIMEOUTS.items()
     ]
     found += [
-        Case("processes", f"kill -9 of the agent: {name}", partial(_killed, shape=shape, count=count),
-             sample=name == "a child that left with setsid")
+        Case(
+            "processes",
+            f"kill -9 of the agent: {name}",
+            partial(_killed, shape=shape, count=count),
+            sample=name == "a child that left with setsid",
+        )
         for name, (shape, count) in KILLED.items()
     ]
     return found

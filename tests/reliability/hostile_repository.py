@@ -359,4 +359,3 @@ def cases() -> list[Case]:
         _case("--resume of a planted session in the REPL: asks; n refuses", _planted_resume_repl),
         _case("three empty REPL sessions: not listed, not continued", _empty_sessions),
     ]
-

@@ -33,10 +33,14 @@ HEX32 = "5f0c1e2d3b4a69788796a5b4c3d2e1f0"
 # name -> (environment variable, its value, the part that must never be seen). Random-looking, never real.
 SHAPES: dict[str, tuple[str, str, str]] = {
     "a password in DATABASE_URL": (
-        "DATABASE_URL", "postgres://app:Hunter2-Pa55!@db.internal:5432/app", "Hunter2-Pa55!"
+        "DATABASE_URL",
+        "postgres://app:Hunter2-Pa55!@db.internal:5432/app",
+        "Hunter2-Pa55!",
     ),
     "a SENTRY_DSN with public and secret key": (
-        "SENTRY_DSN", f"https://{HEX32}:{HEX32[::-1]}@o11.ingest.sentry.io/42", HEX32[::-1]
+        "SENTRY_DSN",
+        f"https://{HEX32}:{HEX32[::-1]}@o11.ingest.sentry.io/42",
+        HEX32[::-1],
     ),
     "a key-only SENTRY_DSN": ("SENTRY_DSN", f"https://{HEX32}@o11.ingest.us.sentry.io/42", HEX32),
     "a Slack webhook URL": (
@@ -45,16 +49,19 @@ SHAPES: dict[str, tuple[str, str, str]] = {
         "q9RtZ2mLx7Vb4NcKp1YsWd8E",
     ),
     "a Stripe sk_live_ key": (
-        "STRIPE_API", "sk_live_51HqZ7kLmN2oP3qR4sT5uV6wX7yZ8aB9cD0eF1gH2iJ3kL4mN5oP6",
+        "STRIPE_API",
+        "sk_live_51HqZ7kLmN2oP3qR4sT5uV6wX7yZ8aB9cD0eF1gH2iJ3kL4mN5oP6",
         "51HqZ7kLmN2oP3qR4sT5uV6wX7yZ8aB9cD0eF1gH2iJ3kL4mN5oP6",
     ),
     "a Stripe rk_live_ key": (
-        "STRIPE_RESTRICTED", "rk_live_51HqZ7kLmN2oP3qR4sT5uV6wX7yZ8aB9cD0eF1gH2iJ3kL4mN5oQ7",
+        "STRIPE_RESTRICTED",
+        "rk_live_51HqZ7kLmN2oP3qR4sT5uV6wX7yZ8aB9cD0eF1gH2iJ3kL4mN5oQ7",
         "51HqZ7kLmN2oP3qR4sT5uV6wX7yZ8aB9cD0eF1gH2iJ3kL4mN5oQ7",
     ),
     "a GitLab glpat- token": ("GITLAB_PAT", "glpat-Xq3vR9sT2uW5yZ8bC1dE", "Xq3vR9sT2uW5yZ8bC1dE"),
     "an npm token in .npmrc form": (
-        "NPM_CONFIG_LINE", "//registry.npmjs.org/:_authToken=npm_Q7w3E9r1T5y8U2i6O4p0A3s7D1f5G9h2J6k4",
+        "NPM_CONFIG_LINE",
+        "//registry.npmjs.org/:_authToken=npm_Q7w3E9r1T5y8U2i6O4p0A3s7D1f5G9h2J6k4",
         "Q7w3E9r1T5y8U2i6O4p0A3s7D1f5G9h2J6k4",
     ),
 }
@@ -215,8 +222,12 @@ def _full_at_start(where: Path) -> Outcome:
 
 def cases() -> list[Case]:
     shapes = [
-        Case(SUITE, f"{name} is never sent nor logged", partial(_shape, name=name),
-             sample=name in ("a password in DATABASE_URL", "a Stripe sk_live_ key"))
+        Case(
+            SUITE,
+            f"{name} is never sent nor logged",
+            partial(_shape, name=name),
+            sample=name in ("a password in DATABASE_URL", "a Stripe sk_live_ key"),
+        )
         for name in SHAPES
     ]
     by_command = partial(_full_disk, how="by the model's command")
@@ -227,4 +238,3 @@ def cases() -> list[Case]:
         Case(SUITE, "disk full before the first record", _full_at_start),
     ]
     return [*shapes, *disk]
-

@@ -139,8 +139,10 @@ def _approval_spoof(where: Path) -> Outcome:
     seen = _on_terminal(where, replies, steps, files={"victim.txt": "precious\n"})
     if not (where / "project" / "victim.txt").exists():
         seen.problems.append("victim.txt was removed")
-    return _outcome(seen, "the approval line showed `rm -f victim.txt \\x1b[2K\\x0d? bash ls -la`; declined, "
-                          "the file kept")
+    return _outcome(
+        seen,
+        "the approval line showed `rm -f victim.txt \\x1b[2K\\x0d? bash ls -la`; declined, the file kept",
+    )
 
 
 def _approval_invisible(where: Path) -> Outcome:
@@ -242,8 +244,10 @@ def _tool_argument_escapes(where: Path) -> Outcome:
                 seen.problems.append("the tool line does not show the escapes written out")
         _leave(screen)
 
-    calls = [ToolCallSpec("bash", {"command": f"echo '{OSC}' > /dev/null"}),
-             ToolCallSpec("read_file", {"path": f"no{OSC}such"})]
+    calls = [
+        ToolCallSpec("bash", {"command": f"echo '{OSC}' > /dev/null"}),
+        ToolCallSpec("read_file", {"path": f"no{OSC}such"}),
+    ]
     seen = _on_terminal(where, [Reply("Running.", tool_calls=calls)], steps, args=("--yes",))
     return _outcome(seen, "title and clipboard untouched; the tool lines show the escapes written out")
 
@@ -262,8 +266,12 @@ def _bash_error_escapes(where: Path) -> Outcome:
                 seen.problems.append("no failed tool line")
         _leave(screen)
 
-    seen = _on_terminal(where, [Reply("Running.", tool_calls=[ToolCallSpec("bash", {"command": command})])],
-                        steps, args=("--yes",))
+    seen = _on_terminal(
+        where,
+        [Reply("Running.", tool_calls=[ToolCallSpec("bash", {"command": command})])],
+        steps,
+        args=("--yes",),
+    )
     return _outcome(seen, "the error line shown, title and clipboard untouched")
 
 
@@ -466,4 +474,3 @@ def cases() -> list[Case]:
         ("`agent --resume ID` is not wrapped mid-id at 80 columns", _resume_line, False),
     ]
     return [Case("terminal", name, run, sample=sample) for name, run, sample in found]
-

@@ -16,7 +16,7 @@ TITLES = {
     "signals": "Signals while a command runs, and orphaned processes",
     "security": "Security",
     "terminal": "Hostile text on the terminal: escapes, the approval prompt, odd encodings",
-    "allowlist": "The allow-list as bash parses it, and what \"always\" remembers",
+    "allowlist": 'The allow-list as bash parses it, and what "always" remembers',
     "tools": "Tools under attack: backtracking searches, full disks, FIFOs, hard links, the session store",
     "processes": "Commands that outlive their limits: a closed output, kill -9 of the agent",
     "repository": "What a cloned repository can do by itself",

@@ -20,10 +20,12 @@ from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from agent_cli.agent.approvals import Approver
+from agent_cli.agent.compact_calls import honoured
+from agent_cli.agent.continuations import CONTINUE_AFTER_CUTOFF, TOO_MANY_PAUSES, Continuations
+from agent_cli.agent.hooks import Hooks
+from agent_cli.agent.tool_runner import ToolRunner
 from agent_cli.context.protocol import ContextPolicy, Frame, Prepared
-from agent_cli.core.approvals import Approver
-from agent_cli.core.compact_calls import honoured
-from agent_cli.core.continuations import CONTINUE_AFTER_CUTOFF, TOO_MANY_PAUSES, Continuations
 from agent_cli.core.errors import ContextOverflowError, ProviderError, ThinkingRejectedError
 from agent_cli.core.events import (
     AssistantText,
@@ -41,12 +43,11 @@ from agent_cli.core.events import (
     UsageEvent,
     WarningEvent,
 )
-from agent_cli.core.hooks import Hooks
 from agent_cli.core.messages import Message, ToolResult, ToolUse, Usage
 from agent_cli.core.pairing import repair_history
+from agent_cli.core.requests import Completion, Request, TextDelta, ThinkingDelta
 from agent_cli.core.thinking import strip_thinking
-from agent_cli.core.tool_runner import ToolRunner
-from agent_cli.providers.base import Completion, Provider, Request, TextDelta, ThinkingDelta
+from agent_cli.providers.base import Provider
 from agent_cli.providers.retry import RetryPolicy, stream_with_retry
 from agent_cli.tools.base import CompactRequest, ToolContext, ToolRegistry
 

@@ -16,8 +16,8 @@ import threading
 import time
 from collections.abc import Callable
 
-from agent_cli.core.approvals import Approver
-from agent_cli.core.hooks import Hooks
+from agent_cli.agent.approvals import Approver
+from agent_cli.agent.hooks import Hooks
 from agent_cli.core.messages import ToolUse
 from agent_cli.core.text import clean
 from agent_cli.tools import children

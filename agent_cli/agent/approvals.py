@@ -41,8 +41,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, TypeAlias
 
-from agent_cli.core import programs
-from agent_cli.core.shell_words import plain_command
+from agent_cli.agent import programs
+from agent_cli.agent.shell_words import plain_command
 
 __all__ = [
     "READ_ONLY_TOOLS",
@@ -215,9 +215,7 @@ class HeadlessApprover:
 class InteractiveApprover:
     """Asks the user through `ask(name, args)`; remembers "always" answers for this session."""
 
-    def __init__(
-        self, ask: Asker, allow_prefixes: Iterable[str] = ()
-    ) -> None:
+    def __init__(self, ask: Asker, allow_prefixes: Iterable[str] = ()) -> None:
         self.ask = ask
         self.allow_prefixes = tuple(p for p in allow_prefixes if p.strip())
         self.rules: list[AlwaysRule] = []

@@ -13,7 +13,8 @@ import time
 from collections.abc import Callable
 
 from agent_cli.context.summary_request import SummaryReply
-from agent_cli.providers.base import Completion, Provider, Request
+from agent_cli.core.requests import Completion, Request
+from agent_cli.providers.base import Provider
 from agent_cli.providers.retry import RetryPolicy, stream_with_retry
 
 __all__ = ["ProviderSummarizer"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from agent_cli.core.events import CompactEvent
 from agent_cli.core.messages import ToolResult, ToolUse
-from agent_cli.providers.base import Request
+from agent_cli.core.requests import Request
 
 __all__ = ["Hooks"]
 
