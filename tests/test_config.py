@@ -139,13 +139,6 @@ PRECEDENCE = [
         "http://env",
     ),
     (
-        '[provider]\nbase_url = "http://file"\n',
-        {"ANTHROPIC_BASE_URL": "http://env"},
-        Flags(base_url="http://flag"),
-        "provider.base_url",
-        "http://flag",
-    ),
-    (
         '[provider]\nname = "openai"\n',
         {"ANTHROPIC_API_KEY": "a", "OPENAI_API_KEY": "o"},
         Flags(),
@@ -166,13 +159,6 @@ PRECEDENCE = [
         Flags(context_window=50000),
         "context.context_window",
         50000,
-    ),
-    (
-        "[provider]\nmax_output_tokens = 8000\n",
-        {},
-        Flags(max_output_tokens=4000),
-        "provider.max_output_tokens",
-        4000,
     ),
     ("[approvals]\nyes = false\n", {}, Flags(yes=True), "approvals.yes", True),
     ("[approvals]\nyes = true\n", {}, Flags(yes=False), "approvals.yes", True),  # no flag: file stands
@@ -460,20 +446,9 @@ FLAG_ERRORS = [
         "4,096 (the system prompt, the tools and a reply need that much) (got 0)",
     ),
     (
-        Flags(base_url="ftp://x"),
-        {},
-        'config error: --base-url: provider.base_url must be an http:// or https:// URL (got "ftp://x")',
-    ),
-    (
         Flags(),
         {"ANTHROPIC_BASE_URL": "nope"},
         'config error: ANTHROPIC_BASE_URL: provider.base_url must be an http:// or https:// URL (got "nope")',
-    ),
-    (
-        Flags(max_output_tokens=8000, context_window=8000),
-        {},
-        "config error: --max-output-tokens: "
-        "provider.max_output_tokens (8000) must be below context.context_window (8000)",
     ),
 ]
 
@@ -612,3 +587,18 @@ def test_xdg_dirs(env: dict[str, str], config: str, state: str) -> None:
 
 def test_project_config_path() -> None:
     assert paths.project_config_path(Path("/w/p")) == Path("/w/p/.agent/config.toml")
+
+
+def test_every_flag_an_error_can_name_is_one_the_command_has() -> None:
+    """An error names the flag that set a value ("config error: --context-window: ..."): each such
+    flag must exist (an error once named --base-url and --max-output-tokens, which do not)."""
+    import subprocess
+    import sys
+
+    from agent_cli.config.load import FLAG_KEYS
+
+    out = subprocess.run(
+        [sys.executable, "-m", "agent_cli", "--help"], capture_output=True, text=True, env={"COLUMNS": "200"}
+    ).stdout
+    for _, _, flag in FLAG_KEYS:
+        assert flag in out, flag

@@ -59,6 +59,7 @@ from agent_cli.store.file_reads import UnreadableFile, describe_size, read_proje
 
 __all__ = [
     "CONFIG_MAX_BYTES",
+    "FLAG_KEYS",
     "PROJECT_RESTRICTED_KEYS",
     "ConfigLayer",
     "Flags",
@@ -88,9 +89,7 @@ class Flags:
 
     provider: str | None = None  # --provider
     model: str | None = None  # --model
-    base_url: str | None = None  # --base-url
     context_window: int | None = None  # --context-window
-    max_output_tokens: int | None = None  # --max-output-tokens
     wire: str | None = None  # --wire
     effort: str | None = None  # --effort
     yes: bool = False  # --yes: approve every tool call
@@ -230,11 +229,9 @@ def parse_config(
 
 # ---- merging -----------------------------------------------------------------------------------
 
-_FLAG_KEYS: tuple[tuple[str, str, str], ...] = (  # Flags attribute, settings key, flag as typed
+FLAG_KEYS: tuple[tuple[str, str, str], ...] = (  # Flags attribute, settings key, flag as typed
     ("model", "provider.model", "--model"),
-    ("base_url", "provider.base_url", "--base-url"),
     ("context_window", "context.context_window", "--context-window"),
-    ("max_output_tokens", "provider.max_output_tokens", "--max-output-tokens"),
     ("wire", "provider.wire", "--wire"),
     ("effort", "provider.effort", "--effort"),
 )
@@ -293,7 +290,7 @@ def resolve_settings(
         where = f"{prefix}_BASE_URL"
         put("provider.base_url", coerce(schema["provider.base_url"], base_url, where, secrets), where)
 
-    for attribute, key, flag in _FLAG_KEYS:
+    for attribute, key, flag in FLAG_KEYS:
         given = getattr(flags, attribute)
         if given is not None:
             put(key, coerce(schema[key], given, flag, secrets), flag)

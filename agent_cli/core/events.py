@@ -1,17 +1,20 @@
 """Typed events the core emits; the REPL and the headless printer render them.
 
 Each event has a `type` tag (the `type` field of its stream-json line) and a
-`to_json()` for `--output-format stream-json`. The core never prints.
+`to_json()` for `--output-format stream-json`; `event_from_json` reads such a
+line back into its event. The core never prints.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any, ClassVar, Literal, TypeAlias
 
 from agent_cli.core.messages import Usage
 
 __all__ = [
+    "EVENT_TYPES",
     "AssistantText",
     "AssistantTextDelta",
     "CompactEvent",
@@ -27,6 +30,7 @@ __all__ = [
     "ToolResultEvent",
     "UsageEvent",
     "WarningEvent",
+    "event_from_json",
 ]
 
 CompactLayer: TypeAlias = Literal["cap", "clear", "summarize", "manual", "emergency"]
@@ -241,3 +245,41 @@ Event: TypeAlias = (
     | ErrorEvent
     | ResultEvent
 )
+
+
+EVENT_TYPES: dict[str, type[Event]] = {
+    cls.type: cls
+    for cls in (
+        AssistantTextDelta,
+        AssistantText,
+        ThinkingTextDelta,
+        ThinkingText,
+        ToolCallEvent,
+        ToolResultEvent,
+        CompactEvent,
+        UsageEvent,
+        RetryEvent,
+        StatusEvent,
+        WarningEvent,
+        ErrorEvent,
+        ResultEvent,
+    )
+}
+
+
+def event_from_json(data: Mapping[str, Any]) -> Event:
+    """The event a `to_json()` record describes (its `type` names the class; fields it does not
+    know are ignored, so an older reader takes a newer record). Raises ValueError for a record that
+    is not an event or does not fit its class."""
+    cls = EVENT_TYPES.get(str(data.get("type")))
+    if cls is None:
+        raise ValueError(f"not an event record: type {data.get('type')!r}")
+    names = {f.name for f in fields(cls)}
+    values = {k: v for k, v in data.items() if k in names}
+    usage = values.get("usage")
+    if isinstance(usage, Mapping):
+        values["usage"] = Usage.from_json(usage)
+    try:
+        return cls(**values)
+    except TypeError as exc:  # a field missing: the record is not this event
+        raise ValueError(f"a {cls.type} record that does not fit: {exc}") from None
