@@ -32,12 +32,13 @@ from agent_cli.context.breakdown import Breakdown
 from agent_cli.context.engine import ContextEngine
 from agent_cli.context.policy import Counter, Thresholds
 from agent_cli.context.summary_request import Summarize
-from agent_cli.core.events import Event, WarningEvent
+from agent_cli.core.events import Event, UsageEvent, WarningEvent
 from agent_cli.core.messages import Message, Usage
 from agent_cli.providers.base import Provider
 from agent_cli.store.archive import Archive
+from agent_cli.store.log_records import EventRecord, read_log
 from agent_cli.store.session_log import SessionLog
-from agent_cli.store.sessions import read_records, resolve_session_id
+from agent_cli.store.sessions import resolve_session_id
 
 __all__ = ["AgentSession", "ModelParts", "Parts"]
 
@@ -205,12 +206,12 @@ class AgentSession:
         The last usage event was reported for the history up to the last assistant
         message; with that prefix anchored, only what came after is counted locally.
         """
-        records, _ = read_records(self._log.path)
+        records, _ = read_log(self._log.path)
         usage = next(
             (
-                Usage.from_json(r["event"]["usage"])
+                r.event.usage
                 for r in reversed(records)
-                if r.get("kind") == "event" and (r.get("event") or {}).get("type") == "usage"
+                if isinstance(r, EventRecord) and isinstance(r.event, UsageEvent)
             ),
             None,
         )

@@ -16,9 +16,10 @@ import pytest
 
 from agent_cli.core.errors import DiskFullError
 from agent_cli.core.messages import Message, TextBlock
+from agent_cli.store.log_records import MessageRecord, read_log
 from agent_cli.store.redact import Redactor
 from agent_cli.store.session_log import SessionLog
-from agent_cli.store.sessions import load_session, read_records
+from agent_cli.store.sessions import load_session
 from tests.e2e import agent_env, run_agent
 from tests.fakeserver import FakeModelServer, Reply, ToolCallSpec
 
@@ -67,7 +68,7 @@ def _message(i: int) -> Message:
 
 def _lines_parse(path: Path) -> bool:
     data = path.read_bytes()
-    _, skipped = read_records(path)
+    _, skipped = read_log(path)
     return skipped == 0 and (not data or data.endswith(b"\n"))
 
 
@@ -87,7 +88,7 @@ def test_a_write_on_a_full_disk_is_undone_and_said_in_one_line(small_disk: Path)
     assert f"free space, then `agent --resume {log.id}`" in said
     assert acknowledged, "the disk filled before any record: the test's filler is too large"
     assert _lines_parse(log.path), "a torn line was left in the log"
-    rids = [r["rid"] for r in read_records(log.path)[0] if r["kind"] == "message"]
+    rids = [r.rid for r in read_log(log.path)[0] if isinstance(r, MessageRecord)]
     assert rids == acknowledged  # every acknowledged record, whole, and nothing else
     with pytest.raises(DiskFullError):  # no later record leaves a hole in the log
         log.log_message(_message(-1))

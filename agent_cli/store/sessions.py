@@ -11,7 +11,7 @@ ConfigError. A session in which nothing was said is neither listed nor continued
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -22,6 +22,7 @@ from agent_cli.core.messages import Message
 from agent_cli.core.pairing import repair_history
 from agent_cli.core.thinking import settle_thinking, strip_thinking
 from agent_cli.store.layout import ID_RE, SESSION_FILE, check_private_dir, session_dir, transcripts_dir
+from agent_cli.store.log_records import HistoryRecord, LogRecord, MessageRecord, MetaRecord, read_log
 from agent_cli.store.redact import REDACTED
 
 __all__ = [
@@ -31,32 +32,12 @@ __all__ = [
     "latest_session_id",
     "list_sessions",
     "load_session",
-    "read_records",
     "replay",
     "resolve_session_id",
     "session_ids",
 ]
 
 JSONDict = dict[str, Any]
-
-
-def read_records(path: Path) -> tuple[list[JSONDict], int]:
-    """The records of a JSONL file and the number of lines skipped (torn or undecodable)."""
-    records: list[JSONDict] = []
-    skipped = 0
-    for raw in path.read_bytes().split(b"\n"):
-        if not raw.strip():
-            continue
-        try:
-            value = json.loads(raw)
-        except ValueError:  # includes UnicodeDecodeError
-            skipped += 1
-            continue
-        if isinstance(value, dict):
-            records.append(value)
-        else:
-            skipped += 1
-    return records, skipped
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,8 +49,8 @@ class LoadedSession:
     logged: list[Message] = field(default_factory=list)  # what the log replays to, as written
 
 
-def replay(records: Iterable[Mapping[str, Any]]) -> tuple[JSONDict, list[Message], int]:
-    """Meta, working history and bad-record count from session records (pure).
+def replay(records: Iterable[LogRecord]) -> tuple[JSONDict, list[Message]]:
+    """Meta and working history from a log's records (pure).
 
     The history starts from the last checkpoint and adds the messages logged
     after it; a message id seen already is not added twice.
@@ -77,23 +58,17 @@ def replay(records: Iterable[Mapping[str, Any]]) -> tuple[JSONDict, list[Message
     meta: JSONDict = {}
     messages: list[Message] = []
     seen: set[str] = set()
-    bad = 0
     for rec in records:
-        kind = rec.get("kind")
-        try:
-            if kind == "meta":
-                meta.update(dict(rec["meta"]))
-            elif kind == "message":
-                msg = Message.from_json(rec["message"])
-                if msg.id not in seen:
-                    messages.append(msg)
-                    seen.add(msg.id)
-            elif kind == "history":
-                messages = [Message.from_json(m) for m in rec["messages"]]
-                seen = {m.id for m in messages}
-        except (KeyError, TypeError, ValueError, AttributeError):
-            bad += 1
-    return meta, messages, bad
+        if isinstance(rec, MetaRecord):
+            meta.update(rec.meta)
+        elif isinstance(rec, MessageRecord):
+            if rec.message.id not in seen:
+                messages.append(rec.message)
+                seen.add(rec.message.id)
+        elif isinstance(rec, HistoryRecord):
+            messages = list(rec.messages)
+            seen = {m.id for m in messages}
+    return meta, messages
 
 
 def load_session(root: Path | str, session_id: str) -> LoadedSession:
@@ -104,9 +79,9 @@ def load_session(root: Path | str, session_id: str) -> LoadedSession:
     path = directory / SESSION_FILE
     if not path.is_file():
         raise ConfigError(f"no session {session_id!r} in {transcripts_dir(root)}")
-    records, skipped = read_records(path)
-    meta, messages, bad = replay(records)
-    return LoadedSession(session_id, meta, _sendable(messages), skipped + bad, messages)
+    records, skipped = read_log(path)
+    meta, messages = replay(records)
+    return LoadedSession(session_id, meta, _sendable(messages), skipped, messages)
 
 
 def _sendable(logged: list[Message]) -> list[Message]:
@@ -166,15 +141,15 @@ def continue_candidates(root: Path | str) -> Iterator[tuple[str, JSONDict]]:
 
     for session_id in sorted(ids, key=written, reverse=True):
         try:
-            records, _ = read_records(base / session_id / SESSION_FILE)
+            records, _ = read_log(base / session_id / SESSION_FILE)
         except OSError:
             continue
-        if not any(r.get("kind") in ("message", "history") for r in records):
+        if not any(isinstance(r, MessageRecord | HistoryRecord) for r in records):
             continue
         meta: JSONDict = {}
         for rec in records:
-            if rec.get("kind") == "meta" and isinstance(rec.get("meta"), dict):
-                meta.update(rec["meta"])
+            if isinstance(rec, MetaRecord):
+                meta.update(rec.meta)
         yield session_id, meta
 
 
@@ -199,23 +174,19 @@ def _parse_ts(value: Any) -> datetime | None:
 
 def _session_info(root: Path | str, session_id: str) -> SessionInfo:
     path = transcripts_dir(root) / session_id / SESSION_FILE
-    records, _ = read_records(path)
+    records, _ = read_log(path)
     meta: JSONDict = {}
     count = 0
     first_prompt = ""
     for rec in records:
-        if rec.get("kind") == "meta" and isinstance(rec.get("meta"), dict):
-            meta.update(rec["meta"])
-        elif rec.get("kind") == "message":
+        if isinstance(rec, MetaRecord):
+            meta.update(rec.meta)
+        elif isinstance(rec, MessageRecord):
             count += 1
-            if not first_prompt:
-                try:
-                    msg = Message.from_json(rec["message"])
-                except (KeyError, TypeError, ValueError, AttributeError):
-                    continue
-                if msg.is_plain_user and msg.text.strip():
-                    first_prompt = " ".join(msg.text.split())[:200]
-    started = _parse_ts(records[0].get("ts")) if records else None
+            msg = rec.message
+            if not first_prompt and msg.is_plain_user and msg.text.strip():
+                first_prompt = " ".join(msg.text.split())[:200]
+    started = _parse_ts(records[0].ts) if records else None
     updated = datetime.fromtimestamp(path.stat().st_mtime, UTC)
     return SessionInfo(session_id, started, updated, count, str(meta.get("model") or ""), first_prompt, meta)
 

@@ -24,7 +24,15 @@ from typing import Any
 from agent_cli.core.messages import Message, SummaryBlock, TextBlock, ToolResult, ToolUse
 from agent_cli.core.text import visible
 from agent_cli.store.layout import SESSION_FILE, session_dir, transcripts_dir
-from agent_cli.store.sessions import SessionInfo, read_records
+from agent_cli.store.log_records import (
+    EventRecord,
+    HistoryRecord,
+    LogRecord,
+    MessageRecord,
+    MetaRecord,
+    read_log,
+)
+from agent_cli.store.sessions import SessionInfo
 
 __all__ = ["SearchHit", "format_list", "format_search", "format_show", "render_records", "search"]
 
@@ -124,38 +132,32 @@ def _event_lines(event: Mapping[str, Any]) -> list[str]:
     return []  # tool calls/results, usage, retries: the messages already tell the story
 
 
-def render_records(session_id: str, records: Sequence[Mapping[str, Any]], skipped: int = 0) -> str:
+def render_records(session_id: str, records: Sequence[LogRecord], skipped: int = 0) -> str:
     """The conversation of one session log, readable (pure)."""
     out: list[str] = [f"session {session_id}"]
     names: dict[str, str] = {}
     seen_meta = False
     for rec in records:
-        kind = rec.get("kind")
-        try:
-            if kind == "meta":
-                meta = rec.get("meta") or {}
-                keys = ("provider", "model", "cwd", "version")
-                fields = ", ".join(f"{k} {meta[k]}" for k in keys if meta.get(k))
-                what = "resumed" if seen_meta else "started"
-                out.append(f"{what} {rec.get('ts', '')}" + (f" ({fields})" if fields else ""))
-                seen_meta = True
-            elif kind == "message":
-                lines = _message_lines(Message.from_json(rec["message"]), names)
-                # Tool results read as part of the assistant turn above them.
-                if lines and not lines[0].startswith("  "):
-                    out.append("")
-                out.extend(lines)
-            elif kind == "event":
-                lines = _event_lines(rec["event"])
-                if lines and lines[0].startswith("==="):
-                    out.append("")
-                out.extend(lines)
-            elif kind == "history":
-                count = len(rec["messages"])
+        if isinstance(rec, MetaRecord):
+            keys = ("provider", "model", "cwd", "version")
+            fields = ", ".join(f"{k} {rec.meta[k]}" for k in keys if rec.meta.get(k))
+            what = "resumed" if seen_meta else "started"
+            out.append(f"{what} {rec.ts}" + (f" ({fields})" if fields else ""))
+            seen_meta = True
+        elif isinstance(rec, MessageRecord):
+            lines = _message_lines(rec.message, names)
+            # Tool results read as part of the assistant turn above them.
+            if lines and not lines[0].startswith("  "):
                 out.append("")
-                out.append(f"=== working history replaced ({rec.get('reason', '')}): {count} messages ===")
-        except (KeyError, TypeError, ValueError, AttributeError):
-            skipped += 1
+            out.extend(lines)
+        elif isinstance(rec, EventRecord):
+            lines = _event_lines(rec.event.to_json())
+            if lines and lines[0].startswith("==="):
+                out.append("")
+            out.extend(lines)
+        elif isinstance(rec, HistoryRecord):
+            out.append("")
+            out.append(f"=== working history replaced ({rec.reason}): {len(rec.messages)} messages ===")
     if skipped:
         out.append("")
         out.append(f"({skipped} unreadable line{'s' if skipped != 1 else ''} skipped)")
@@ -164,7 +166,7 @@ def render_records(session_id: str, records: Sequence[Mapping[str, Any]], skippe
 
 def format_show(root: Path | str, session_id: str) -> str:
     """One session's conversation as readable text."""
-    records, skipped = read_records(session_dir(root, session_id) / SESSION_FILE)
+    records, skipped = read_log(session_dir(root, session_id) / SESSION_FILE)
     return render_records(session_id, records, skipped)
 
 

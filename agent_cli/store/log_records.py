@@ -1,0 +1,117 @@
+"""The session log read back as typed records: the one reader every module that reads a log uses.
+
+`SessionLog` writes `{"rid", "ts", "kind", ...}` lines (see session_log.py); `read_log` turns a
+log into `MetaRecord`, `MessageRecord`, `EventRecord` and `HistoryRecord` values, and counts the
+lines it could not take: torn or undecodable lines, and records that do not fit their kind. A
+record of a kind (or an event of a type) this version does not know is left out without being
+counted, so a log a newer version wrote still reads.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeAlias
+
+from agent_cli.core.events import EVENT_TYPES, Event, event_from_json
+from agent_cli.core.messages import Message
+
+__all__ = [
+    "EventRecord",
+    "HistoryRecord",
+    "LogRecord",
+    "MessageRecord",
+    "MetaRecord",
+    "UnknownRecord",
+    "read_log",
+    "record_from_json",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class MetaRecord:
+    """Provider, model, cwd, version: written when a session starts or resumes."""
+
+    rid: str
+    ts: str
+    meta: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class MessageRecord:
+    rid: str
+    ts: str
+    message: Message
+
+
+@dataclass(frozen=True, slots=True)
+class EventRecord:
+    rid: str
+    ts: str
+    event: Event
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryRecord:
+    """A checkpoint: the whole working history after a compaction or /clear."""
+
+    rid: str
+    ts: str
+    messages: tuple[Message, ...]
+    reason: str = ""
+
+
+LogRecord: TypeAlias = MetaRecord | MessageRecord | EventRecord | HistoryRecord
+
+
+class UnknownRecord(ValueError):
+    """A record of a kind, or an event of a type, this version does not know."""
+
+
+def record_from_json(data: Mapping[str, Any]) -> LogRecord:
+    """The record one log line holds. Raises UnknownRecord for a kind or event type not known here,
+    ValueError for a record that does not fit its kind."""
+    rid, ts, kind = str(data.get("rid") or ""), str(data.get("ts") or ""), data.get("kind")
+    try:
+        if kind == "meta":
+            meta = data["meta"]
+            if not isinstance(meta, Mapping):
+                raise ValueError("a meta record without its fields")
+            return MetaRecord(rid, ts, dict(meta))
+        if kind == "message":
+            return MessageRecord(rid, ts, Message.from_json(data["message"]))
+        if kind == "history":
+            messages = tuple(Message.from_json(m) for m in data["messages"])
+            return HistoryRecord(rid, ts, messages, str(data.get("reason") or ""))
+        if kind == "event":
+            event = data["event"]
+            if not isinstance(event, Mapping):
+                raise ValueError("an event record without its event")
+            if event.get("type") not in EVENT_TYPES:
+                raise UnknownRecord(f"an event of type {event.get('type')!r}")
+            return EventRecord(rid, ts, event_from_json(event))
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise ValueError(f"a {kind} record that does not fit: {exc}") from None
+    raise UnknownRecord(f"a record of kind {kind!r}")
+
+
+def read_log(path: Path) -> tuple[list[LogRecord], int]:
+    """The log's records in order, and how many lines could not be read (see the module's docstring).
+    Raises OSError when the file cannot be read at all."""
+    records: list[LogRecord] = []
+    skipped = 0
+    for raw in path.read_bytes().split(b"\n"):
+        if not raw.strip():
+            continue
+        try:
+            value = json.loads(raw)
+            if not isinstance(value, dict):
+                raise ValueError("not a record")
+            records.append(record_from_json(value))
+        except UnknownRecord:
+            continue
+        except ValueError:  # torn, undecodable (UnicodeDecodeError too), or not fitting its kind
+            skipped += 1
+    return records, skipped
