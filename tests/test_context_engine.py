@@ -199,6 +199,17 @@ def test_l2_degrades_to_the_digest_when_the_model_fails(tmp_path: Path, failure:
     assert pairing_errors(prepared.messages) == []
 
 
+def test_a_bug_in_the_summary_call_is_not_turned_into_a_digest(tmp_path: Path) -> None:
+    """Only the summary call's own failures (provider errors, timeouts, an empty or unusable
+    record, I/O) fall back to the digest; a bug goes up to the crash log instead of hiding there."""
+    engine, _, _ = make_engine(tmp_path, FakeSummarizer([KeyError("a bug")]))  # type: ignore[list-item]
+    history = [user("fix src/app.py")]
+    history += tool_round("read_file", {"path": "src/app.py"}, filler(3_000))
+    history += chat(14)
+    with pytest.raises(KeyError, match="a bug"):
+        engine.prepare(history, FRAME)
+
+
 def test_a_record_that_grows_the_request_is_rejected_for_the_digest(tmp_path: Path) -> None:
     bloated = "## Work state\n" + "very important detail. " * 2_000
     engine, _, _ = make_engine(tmp_path, FakeSummarizer([bloated]), summary_max_tokens=4_000)

@@ -33,7 +33,8 @@ from agent_cli.context.plain import abbreviate, call_text, tool_calls_by_id
 from agent_cli.context.plan import CondensePlan
 from agent_cli.context.policy import Counter, Thresholds
 from agent_cli.context.protocol import EngineEvent, Frame
-from agent_cli.context.summary_request import Summarize, run_summary
+from agent_cli.context.summary_request import Summarize, SummaryFailed, run_summary
+from agent_cli.core.errors import ProviderError
 from agent_cli.core.events import CompactEvent, CompactLayer, WarningEvent
 from agent_cli.core.messages import Message, ToolResult, ToolUse, Usage
 from agent_cli.store.archive import Archive
@@ -336,7 +337,9 @@ class LayerRunner:
                 summarize=self.summarize,
             )
             body, usage = reply.text, reply.usage
-        except Exception as exc:  # the summarizer's failure must not lose the session; the digest stands in
+        except (ProviderError, TimeoutError, SummaryFailed, OSError) as exc:
+            # The summary call's own failures must not lose the session: the digest stands in. A bug
+            # (anything else) is not one of them: it goes up to the crash log, not into a digest.
             body, failure = "", f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         written = self.counter.count_text(body) if body else 0
         if written and written >= sum(self.counts(span)):
