@@ -34,6 +34,7 @@ from agent_cli.core.events import (
     ErrorEvent,
     Event,
     ResultEvent,
+    ResultStop,
     RetryEvent,
     StatusEvent,
     ThinkingText,
@@ -371,7 +372,7 @@ class AgentLoop:
             Message("user", tuple(ToolResult(u.id, INTERRUPTED, True) for u in self.history[-1].tool_uses))
         )
 
-    def _result(self, text: str, stop: str, iterations: int) -> Event:
+    def _result(self, text: str, stop: ResultStop, iterations: int) -> Event:
         usage = Usage()
         for _, each in self.usage_log:
             usage = usage + each

@@ -45,7 +45,7 @@ from agent_cli.context.policy import (
 from agent_cli.context.protocol import EngineEvent, Frame, Prepared
 from agent_cli.context.summary_request import Summarize
 from agent_cli.core.errors import ContextOverflowError
-from agent_cli.core.events import CompactEvent, CompactLayer, ErrorEvent, WarningEvent
+from agent_cli.core.events import CompactEvent, CompactLayer, CompactTrigger, ErrorEvent, WarningEvent
 from agent_cli.core.messages import Message, ToolResult, ToolUse, Usage
 from agent_cli.core.thinking import settle_thinking
 from agent_cli.store.archive import Archive
@@ -213,7 +213,7 @@ class ContextEngine:
         history: Sequence[Message],
         frame: Frame,
         focus: str | None = None,
-        trigger: str = "manual",
+        trigger: CompactTrigger = "manual",
     ) -> Prepared:
         """L3: condense the whole conversation so far (an open trailing tool round stays). It always
         asks the model, whatever the summarizer latch says."""
@@ -278,7 +278,7 @@ class ContextEngine:
         total: int,
         events: list[EngineEvent],
         layer: CompactLayer,
-        trigger: str,
+        trigger: CompactTrigger,
         focus: str | None,
     ) -> Condensed:
         """L2 / L3 where the plan finds a span worth a record."""

@@ -35,7 +35,7 @@ from agent_cli.context.policy import Counter, Thresholds
 from agent_cli.context.protocol import EngineEvent, Frame
 from agent_cli.context.summary_request import Summarize, SummaryFailed, run_summary
 from agent_cli.core.errors import ProviderError
-from agent_cli.core.events import CompactEvent, CompactLayer, WarningEvent
+from agent_cli.core.events import CompactEvent, CompactLayer, CompactTrigger, WarningEvent
 from agent_cli.core.messages import Message, ToolResult, ToolUse, Usage
 from agent_cli.store.archive import Archive
 
@@ -204,7 +204,7 @@ class LayerRunner:
         *,
         thresholds: Thresholds,
         layer: CompactLayer,
-        trigger: str,
+        trigger: CompactTrigger,
         focus: str | None,
         use_model: bool = True,
     ) -> Condensed:
@@ -247,7 +247,7 @@ class LayerRunner:
         target: int,
         events: list[EngineEvent],
         *,
-        trigger: str,
+        trigger: CompactTrigger,
     ) -> tuple[list[Message], int]:
         """L4: drop the oldest groups down to `target`, leaving a marker."""
         start = self._clock()
@@ -273,7 +273,7 @@ class LayerRunner:
     def _event(
         self,
         layer: CompactLayer,
-        trigger: str,
+        trigger: CompactTrigger,
         before: Sequence[Message],
         after: Sequence[Message],
         tokens_before: int,

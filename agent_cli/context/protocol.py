@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Protocol, TypeAlias
 
 from agent_cli.core.errors import ContextOverflowError
-from agent_cli.core.events import CompactEvent, ErrorEvent, WarningEvent
+from agent_cli.core.events import CompactEvent, CompactTrigger, ErrorEvent, WarningEvent
 from agent_cli.core.messages import Message, ToolResult, ToolUse, Usage
 from agent_cli.core.requests import ToolSpec
 
@@ -73,7 +73,9 @@ class ContextPolicy(Protocol):
         """The provider refused the prompt as too long: shrink it, or raise ContextOverflowError."""
         ...
 
-    def compact(self, history: Sequence[Message], frame: Frame, focus: str | None, trigger: str) -> Prepared:
+    def compact(
+        self, history: Sequence[Message], frame: Frame, focus: str | None, trigger: CompactTrigger
+    ) -> Prepared:
         """L3: condense the conversation now (`/compact`, or the model's compact tool)."""
         ...
 

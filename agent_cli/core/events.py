@@ -19,9 +19,11 @@ __all__ = [
     "AssistantTextDelta",
     "CompactEvent",
     "CompactLayer",
+    "CompactTrigger",
     "ErrorEvent",
     "Event",
     "ResultEvent",
+    "ResultStop",
     "RetryEvent",
     "StatusEvent",
     "ThinkingText",
@@ -34,6 +36,12 @@ __all__ = [
 ]
 
 CompactLayer: TypeAlias = Literal["cap", "clear", "summarize", "manual", "emergency"]
+# What set a compaction off: the engine's own check, the user (/compact), the model (the compact
+# tool), a provider's refusal, the emergency drop, a result capped as it arrived, a tool call's
+# oversized input capped in the history.
+CompactTrigger: TypeAlias = Literal["auto", "manual", "tool", "overflow", "emergency", "ingest", "input"]
+# How a task ended (`ResultEvent.stop`): only "end_turn" is a finished answer.
+ResultStop: TypeAlias = Literal["end_turn", "max_iterations", "interrupted", "error", "pause_turn"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -117,7 +125,7 @@ class CompactEvent:
 
     type: ClassVar[str] = "compact"
     layer: CompactLayer
-    trigger: str  # "auto", "manual", "tool", "overflow", "emergency", "ingest", ...
+    trigger: CompactTrigger
     messages_before: int
     messages_after: int
     tokens_before: int
@@ -210,7 +218,7 @@ class ResultEvent:
 
     type: ClassVar[str] = "result"
     text: str
-    stop: str  # "end_turn", "max_iterations", "interrupted", "error", "pause_turn" (paused too often)
+    stop: ResultStop  # "pause_turn": paused too often
     iterations: int
     usage: Usage = field(default_factory=Usage)
     session_id: str = ""
