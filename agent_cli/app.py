@@ -30,8 +30,8 @@ from agent_cli.agent.loop import AgentLoop
 from agent_cli.agent.summary_call import ProviderSummarizer
 from agent_cli.config.settings import ProviderSettings, Settings
 from agent_cli.context.engine import ContextEngine
-from agent_cli.context.policy import Counter, output_for_window
 from agent_cli.context.protocol import Frame
+from agent_cli.context.thresholds import Counter, output_for_window
 from agent_cli.core.errors import ConfigError
 from agent_cli.core.events import WarningEvent
 from agent_cli.core.messages import Message

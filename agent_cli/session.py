@@ -30,8 +30,8 @@ from agent_cli.agent.loop import AgentLoop
 from agent_cli.config.settings import Settings
 from agent_cli.context.breakdown import Breakdown
 from agent_cli.context.engine import ContextEngine
-from agent_cli.context.policy import Counter, Thresholds
 from agent_cli.context.summary_request import Summarize
+from agent_cli.context.thresholds import Counter, Thresholds
 from agent_cli.core.events import Event, UsageEvent, WarningEvent
 from agent_cli.core.messages import Message, Usage
 from agent_cli.providers.base import Provider

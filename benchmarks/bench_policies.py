@@ -45,9 +45,9 @@ from bench_standins import Entry
 
 from agent_cli.config.settings import ContextSettings
 from agent_cli.context.engine import ContextEngine
-from agent_cli.context.policy import output_for_window
 from agent_cli.context.protocol import Frame
 from agent_cli.context.summary_request import THINKING_ROOM, SummaryReply
+from agent_cli.context.thresholds import output_for_window
 from agent_cli.core.errors import ContextOverflowError
 from agent_cli.core.events import CompactEvent
 from agent_cli.core.messages import Message, SummaryBlock, TextBlock, ToolResult, ToolUse, Usage

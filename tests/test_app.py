@@ -86,9 +86,9 @@ def test_clear_turns_automatic_compaction_and_the_summarizer_back_on(tmp_path: P
     engine._note_result(True, [])
     engine.latch.note("failed")
     engine.latch.note("failed")
-    assert not session.breakdown().auto_compact and not engine.latch.open()
+    assert not session.breakdown().auto_compact and not engine.latch.may_call()
     session.clear()
-    assert session.breakdown().auto_compact and engine.latch.open()
+    assert session.breakdown().auto_compact and engine.latch.may_call()
     session.close()
 
 

@@ -7,7 +7,7 @@ from test_context_fakes import assistant, tool_round, user
 
 from agent_cli.config.settings import ContextSettings
 from agent_cli.context.cut import find_safe_cut, groups, open_round_start, safe_cuts
-from agent_cli.context.policy import compute_thresholds
+from agent_cli.context.thresholds import compute_thresholds
 from agent_cli.core.messages import Message, ToolResult, ToolUse
 
 # -- thresholds ---------------------------------------------------------------

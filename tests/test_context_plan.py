@@ -14,7 +14,7 @@ import pytest
 from agent_cli.config.settings import ContextSettings
 from agent_cli.context.emergency import ACK
 from agent_cli.context.plan import CondensePlan, engine_prefix, plan_condense
-from agent_cli.context.policy import ENGINE_NOTE_PREFIX, Thresholds, compute_thresholds
+from agent_cli.context.thresholds import ENGINE_NOTE_PREFIX, Thresholds, compute_thresholds
 from agent_cli.core.messages import Message, SummaryBlock, ToolResult, ToolUse
 
 

@@ -29,23 +29,23 @@ from tests.test_context_fakes import FRAME, FakeSummarizer, filler, make_engine,
 
 def test_latch_opens_after_two_failures_and_retries_after_five_compactions() -> None:
     latch = SummaryLatch(2, 5)
-    assert latch.open() and latch.note("failed") is None and latch.open()
+    assert latch.may_call() and latch.note("failed") is None and latch.may_call()
     notice = latch.note("failed")
-    assert notice is not None and "2 summaries in a row did not hold" in notice and not latch.open()
+    assert notice is not None and "2 summaries in a row did not hold" in notice and not latch.may_call()
     for _ in range(4):
-        assert latch.note("skipped") is None and not latch.open()
+        assert latch.note("skipped") is None and not latch.may_call()
     latch.note("skipped")
-    assert latch.open()  # the fifth compaction by code: the model is asked again
-    assert latch.note("failed") is None and not latch.open()  # failed again: latched at once, said once
+    assert latch.may_call()  # the fifth compaction by code: the model is asked again
+    assert latch.note("failed") is None and not latch.may_call()  # failed again: latched at once, said once
     latch.note("ok")
-    assert latch.open() and latch.failures == 0
+    assert latch.may_call() and latch.failures == 0
 
 
 def test_a_success_between_failures_keeps_the_latch_closed() -> None:
     latch = SummaryLatch(2, 5)
     for outcome in ("failed", "ok", "failed", "ok", "failed"):
         assert latch.note(outcome) is None  # type: ignore[arg-type]
-    assert latch.open()
+    assert latch.may_call()
 
 
 # -- a session's worth of turns ------------------------------------------------------------------
@@ -89,13 +89,13 @@ def test_manual_compact_asks_the_model_while_latched(tmp_path: Path) -> None:
     summarizer = FakeSummarizer([TransientError("down"), TransientError("down"), "## Work state\nfine"])
     engine, _, _ = make_engine(tmp_path, summarizer)
     run_turns(engine, 30)
-    assert not engine.latch.open()
+    assert not engine.latch.may_call()
     asked = len(summarizer.requests)
     history = [user("a"), Message.assistant(filler(8_000, "b")), user("c"), Message.assistant("d"), user("e")]
     prepared = engine.compact(history, FRAME, "keep it", "manual")
     assert len(summarizer.requests) == asked + 1
     (event,) = [e for e in prepared.events if isinstance(e, CompactEvent)]
-    assert not event.degraded and engine.latch.open()
+    assert not event.degraded and engine.latch.may_call()
 
 
 def test_the_loop_guard_counts_a_request_that_cannot_be_shrunk(tmp_path: Path) -> None:
@@ -149,7 +149,7 @@ def test_guard_latch_and_hysteresis_hold_across_a_session(
             else:
                 history += [Message.assistant(filler(size, f"a{n}")), user(f"q{n}")]
             before = len(summarizer.requests)
-            was_open = engine.latch.open()
+            was_open = engine.latch.may_call()
             prepared = engine.prepare(history, FRAME)
             summaries = [e for e in prepared.events if isinstance(e, CompactEvent) and e.layer == "summarize"]
             compactions += len(summaries)

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from agent_cli.context.policy import Counter, Thresholds, percent
 from agent_cli.context.protocol import Frame
+from agent_cli.context.thresholds import Counter, Thresholds, percent
 from agent_cli.core.messages import Message
 
 __all__ = ["Breakdown", "compute_breakdown", "scale_parts"]

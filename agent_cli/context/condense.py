@@ -16,8 +16,8 @@ from agent_cli.context.clear import recall_phrase
 from agent_cli.context.digest import build_digest
 from agent_cli.context.emergency import ACK
 from agent_cli.context.fidelity import check, repair, span_facts
-from agent_cli.context.policy import Thresholds
 from agent_cli.context.sections import assemble_record, cap_text, collect_user_messages, render_user_messages
+from agent_cli.context.thresholds import Thresholds
 from agent_cli.core.messages import Message, SummaryBlock
 
 __all__ = ["condensed_history"]

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agent_cli.context.cut import groups, open_round_start, safe_cuts
-from agent_cli.context.policy import ENGINE_NOTE_PREFIX, latest_user_index
+from agent_cli.context.thresholds import ENGINE_NOTE_PREFIX, latest_user_index
 from agent_cli.core.messages import Message
 
 __all__ = ["ACK", "DropPlan", "apply_drop", "is_ack", "marker_text", "plan_drop", "stitch"]

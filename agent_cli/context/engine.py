@@ -35,15 +35,15 @@ from agent_cli.context.notices import (
     under_reported,
 )
 from agent_cli.context.plan import plan_condense
-from agent_cli.context.policy import (
+from agent_cli.context.protocol import EngineEvent, Frame, Prepared
+from agent_cli.context.summary_request import Summarize
+from agent_cli.context.thresholds import (
     MIN_SHARED_CAP,
     Counter,
     Thresholds,
     compute_thresholds,
     output_for_window,
 )
-from agent_cli.context.protocol import EngineEvent, Frame, Prepared
-from agent_cli.context.summary_request import Summarize
 from agent_cli.core.errors import ContextOverflowError
 from agent_cli.core.events import CompactEvent, CompactLayer, CompactTrigger, ErrorEvent, WarningEvent
 from agent_cli.core.messages import Message, ToolResult, ToolUse, Usage
@@ -286,7 +286,7 @@ class ContextEngine:
         plan = plan_condense(messages, self._run.counts(messages), self.thresholds, manual=manual)
         if plan is None:
             return Condensed(messages, total, False)
-        use_model = manual or self.latch.open()
+        use_model = manual or self.latch.may_call()
         outcome = self._run.condense(
             messages,
             plan,

@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agent_cli.context.clear import STUB_PREFIX
-from agent_cli.context.policy import is_engine_note
 from agent_cli.context.signals import call_paths, failure
+from agent_cli.context.thresholds import is_engine_note
 from agent_cli.core.messages import Message
 
 __all__ = [

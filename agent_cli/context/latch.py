@@ -33,7 +33,7 @@ class SummaryLatch:
         self.skipped = 0  # digests built since the latch opened
         self.latched = False
 
-    def open(self) -> bool:
+    def may_call(self) -> bool:
         """Whether the next automatic compaction may call the model (the latch is not holding)."""
         return not self.latched or self.skipped >= self.retry_after
 

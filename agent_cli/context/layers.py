@@ -31,9 +31,9 @@ from agent_cli.context.fidelity import misses_key_facts
 from agent_cli.context.notices import not_saved
 from agent_cli.context.plain import abbreviate, call_text, tool_calls_by_id
 from agent_cli.context.plan import CondensePlan
-from agent_cli.context.policy import Counter, Thresholds
 from agent_cli.context.protocol import EngineEvent, Frame
 from agent_cli.context.summary_request import Summarize, SummaryFailed, run_summary
+from agent_cli.context.thresholds import Counter, Thresholds
 from agent_cli.core.errors import ProviderError
 from agent_cli.core.events import CompactEvent, CompactLayer, CompactTrigger, WarningEvent
 from agent_cli.core.messages import Message, ToolResult, ToolUse, Usage

@@ -6,7 +6,7 @@ be read (and changed) in one place. Each says what happened and what to do.
 
 from __future__ import annotations
 
-from agent_cli.context.policy import Thresholds
+from agent_cli.context.thresholds import Thresholds
 
 __all__ = [
     "loop_guard_stopped",

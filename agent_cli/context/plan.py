@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from agent_cli.context.cut import find_safe_cut, open_round_start
 from agent_cli.context.emergency import is_ack
-from agent_cli.context.policy import Thresholds, is_engine_note
+from agent_cli.context.thresholds import Thresholds, is_engine_note
 from agent_cli.core.messages import Message
 
 __all__ = ["CondensePlan", "engine_prefix", "plan_condense"]

@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from agent_cli.context.policy import is_engine_note
+from agent_cli.context.thresholds import is_engine_note
 from agent_cli.core.messages import Message
 
 __all__ = [

@@ -16,9 +16,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from agent_cli.context.plain import abbreviate, render_messages
-from agent_cli.context.policy import Counter
 from agent_cli.context.protocol import Frame
 from agent_cli.context.sections import strip_user_messages
+from agent_cli.context.thresholds import Counter
 from agent_cli.core.messages import Message, TextBlock, Usage
 from agent_cli.core.requests import Request
 
