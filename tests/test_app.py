@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 from pathlib import Path
 
 from agent_cli.app import LATEST, open_session
@@ -102,12 +101,11 @@ def test_resume_takes_the_models_own_output_limit_not_one_learned_in_the_old_ses
     other.close()
     session = _session(tmp_path)
     full = session.max_output
-    with contextlib.suppress(ContextOverflowError):
-        session._engine.on_overflow(
-            [Message.user("x " * 30_000)],
-            Frame("s"),
-            ContextOverflowError("too long", tokens=40_000, limit=20_000),
-        )
+    session._engine.on_overflow(
+        [Message.user("x " * 30_000)],
+        Frame("s"),
+        ContextOverflowError("too long", tokens=40_000, limit=20_000),
+    )
     assert session.max_output < full  # learned from the error: this session's provider is smaller
     session.resume(other.id)
     assert session.max_output == full and session.thresholds.window == session.window

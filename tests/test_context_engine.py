@@ -353,9 +353,10 @@ def test_overflow_learns_the_count_and_forces_compaction(tmp_path: Path) -> None
 def test_overflow_with_nothing_left_to_remove_raises_a_clear_error(tmp_path: Path) -> None:
     engine, _, _ = make_engine(tmp_path)
     error = ContextOverflowError("request (40000 tokens) exceeds the available context size", tokens=40_000)
-    with pytest.raises(ContextOverflowError) as info:
-        engine.on_overflow([user("x" * 100_000)], FRAME, error)
-    assert "Shorten that message" in str(info.value)
+    history = [user("x" * 100_000)]
+    prepared = engine.on_overflow(history, FRAME, error)
+    assert prepared.unsendable is not None and "Shorten that message" in str(prepared.unsendable)
+    assert prepared.messages == history  # nothing was sent, nothing changed
 
 
 def test_a_message_far_over_the_window_is_not_sent(tmp_path: Path) -> None:

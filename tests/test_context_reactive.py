@@ -44,14 +44,15 @@ def test_overflow_without_numbers_still_goes_down_to_the_target(tmp_path: Path, 
 def test_overflow_without_numbers_and_nothing_to_remove_says_the_limit_is_smaller(tmp_path: Path) -> None:
     engine, _, _ = make_engine(tmp_path)
     history = [user("review:\n" + filler(8_000))]  # ~2k tokens, alone
-    with pytest.raises(ContextOverflowError) as info:
-        engine.on_overflow(history, FRAME, ContextOverflowError("HTTP 413: request too large"))
-    message = str(info.value)
+    refused = engine.on_overflow(history, FRAME, ContextOverflowError("HTTP 413: request too large"))
+    message = str(refused.unsendable)
+    assert refused.unsendable is not None and refused.messages == history
     assert "context_window" in message and "does not fit" not in message
     # With numbers, the classic line.
-    with pytest.raises(ContextOverflowError) as counted:
-        engine.on_overflow(history, FRAME, ContextOverflowError("too long: 30000 tokens", tokens=30_000))
-    assert "does not fit" in str(counted.value)
+    counted = engine.on_overflow(
+        history, FRAME, ContextOverflowError("too long: 30000 tokens", tokens=30_000)
+    )
+    assert "does not fit" in str(counted.unsendable)
 
 
 class RefusingStore(Archive):
@@ -76,8 +77,8 @@ def test_a_refusing_disk_removes_nothing_and_raises_nothing_unexpected(tmp_path:
     assert warnings and all("No space left on device" in w for w in warnings)
     assert not [e for e in prepared.events if isinstance(e, CompactEvent)]
     assert summarizer.requests == []  # no money spent on a record that could not replace anything
-    with pytest.raises(ContextOverflowError):
-        engine.on_overflow(history, FRAME, ContextOverflowError("too long", tokens=40_000))
+    refused = engine.on_overflow(history, FRAME, ContextOverflowError("too long", tokens=40_000))
+    assert refused.unsendable is not None and refused.messages == history
     use = ToolUse("t_big", "bash", {"command": "make"})
     big = ToolResult(use.id, "line\n" * 20_000)
     assert engine.ingest(use, big) == (big, None)  # kept whole rather than cut without a copy

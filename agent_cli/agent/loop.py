@@ -263,10 +263,9 @@ class AgentLoop:
                     still = f"the request is still too large after compacting ({exc}); {STILL_TOO_LARGE}"
                     return _Failed(ContextOverflowError(still, tokens=exc.tokens, limit=exc.limit))
                 forced = True
-                try:
-                    prepared = self.context.on_overflow(self.history, self.frame, exc)
-                except ContextOverflowError as final:
-                    return _Failed(final)
+                prepared = self.context.on_overflow(self.history, self.frame, exc)
+                if prepared.unsendable is not None:
+                    return _Failed(prepared.unsendable)
                 yield from self._apply(prepared, "overflow")
                 continue
             except ThinkingRejectedError as exc:

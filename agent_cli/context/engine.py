@@ -178,7 +178,8 @@ class ContextEngine:
         return WarningEvent(message=under_reported(usage.prompt_tokens, counted))
 
     def on_overflow(self, history: Sequence[Message], frame: Frame, error: ContextOverflowError) -> Prepared:
-        """The provider rejected the prompt: learn from it, force L2 then L4, or raise."""
+        """The provider rejected the prompt: learn from it, force L2 then L4; when that cannot make it
+        fit, the history as it was and why (`unsendable`)."""
         messages = list(history)
         events: list[EngineEvent] = []
         if error.limit and 0 < error.limit < self.thresholds.window:
@@ -205,7 +206,7 @@ class ContextEngine:
             largest = max((self.counter.count_message(m) for m in messages), default=0)
             frame_tokens = self._run.count(frame, [])
             text = overflow_unresolved(th, total, largest, frame=frame_tokens, counted=bool(error.tokens))
-            raise ContextOverflowError(text, tokens=total, limit=th.window)
+            return Prepared(list(history), events, ContextOverflowError(text, tokens=total, limit=th.window))
         return Prepared(settle_thinking(history, messages), events)
 
     def compact(

@@ -47,7 +47,8 @@ class Prepared:
 
     messages: list[Message]
     events: list[EngineEvent]
-    # Set when even after every layer the request is far over the window: why it is not sent.
+    # Set when even after every layer the request cannot go (far over the window before sending, or
+    # still refused after an overflow): why it is not sent. The history is then as it was.
     unsendable: ContextOverflowError | None = None
 
 
@@ -70,7 +71,8 @@ class ContextPolicy(Protocol):
         ...
 
     def on_overflow(self, history: Sequence[Message], frame: Frame, error: ContextOverflowError) -> Prepared:
-        """The provider refused the prompt as too long: shrink it, or raise ContextOverflowError."""
+        """The provider refused the prompt as too long: the shrunk history, or (when nothing more
+        can go) the history as it was with `unsendable` saying why."""
         ...
 
     def compact(
