@@ -6,6 +6,7 @@ from pathlib import Path
 
 from agent_cli.app import LATEST, open_session
 from agent_cli.config.load import Flags, load_settings
+from agent_cli.context.latch import CompactionState
 from agent_cli.core.events import UsageEvent
 from agent_cli.core.messages import Message, Usage
 from agent_cli.store.redact import Redactor
@@ -80,14 +81,11 @@ def _session(tmp_path: Path):  # type: ignore[no-untyped-def]
 
 def test_clear_turns_automatic_compaction_and_the_summarizer_back_on(tmp_path: Path) -> None:
     session = _session(tmp_path)
-    engine = session._engine  # white box: trip the loop guard and the latch as failures would
-    engine._note_result(True, [])
-    engine._note_result(True, [])
-    engine.latch.note("failed")
-    engine.latch.note("failed")
-    assert not session.breakdown().auto_compact and not engine.latch.may_call()
+    engine = session._engine
+    engine.stop_automatic()  # as the loop guard leaves it
+    assert not session.breakdown().auto_compact and engine.state != CompactionState()
     session.clear()
-    assert session.breakdown().auto_compact and engine.latch.may_call()
+    assert session.breakdown().auto_compact and engine.state == CompactionState()
     session.close()
 
 

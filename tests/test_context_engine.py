@@ -300,7 +300,7 @@ def test_circuit_breaker_after_two_failures_then_l4_and_manual_reset(tmp_path: P
     huge = user("please review this paste:\n" + filler(60_000))  # ~15k tokens on its own
     history = [user("hi"), assistant(filler(4_000, "hello")), huge]  # a span worth condensing
     first = engine.prepare(history, FRAME)
-    assert engine.failures == 1 and engine.auto_compact
+    assert engine.state.compaction_failures == 1 and engine.auto_compact
     assert first.messages[-1] is huge  # the latest user message always survives
     huge2 = user("and this one:\n" + filler(60_000, "ipsum"))  # again too big to fit under the trigger
     second = engine.prepare([*first.messages, assistant(filler(4_000, "noted")), huge2], FRAME)
@@ -312,12 +312,12 @@ def test_circuit_breaker_after_two_failures_then_l4_and_manual_reset(tmp_path: P
     assert not [e for e in third.events if isinstance(e, ErrorEvent)]  # said once
     assert "off after repeated failures" in engine.breakdown(third.messages, FRAME).next_compaction
     engine.compact(third.messages, FRAME, None, "manual")
-    assert engine.auto_compact and engine.failures == 0
+    assert engine.auto_compact and engine.state.compaction_failures == 0
 
 
 def test_emergency_drops_oldest_groups_with_a_marker(tmp_path: Path) -> None:
     engine, _, summarizer = make_engine(tmp_path)
-    engine.auto_compact = False  # as after the loop guard: only L4 is left
+    engine.stop_automatic()  # as after the loop guard: only L4 is left
     history = [*chat(17), user("the latest request")]
     history += tool_round("bash", {"command": "ls"}, "a\nb")
     assert engine.tokens(history, FRAME) >= engine.thresholds.emergency_at
@@ -494,7 +494,7 @@ def test_a_span_smaller_than_a_record_is_not_sent_to_the_model(tmp_path: Path) -
     engine, _, summarizer = make_engine(tmp_path)
     huge = user("please review this paste:\n" + filler(60_000))
     prepared = engine.prepare([user("hi"), assistant("hello"), huge], FRAME)
-    assert summarizer.requests == [] and engine.failures == 0 and engine.auto_compact
+    assert summarizer.requests == [] and engine.state.compaction_failures == 0 and engine.auto_compact
     assert prepared.messages[-1] is huge
 
 

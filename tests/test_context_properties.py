@@ -152,7 +152,8 @@ def test_prepare_keeps_every_invariant(
 ) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         engine, _, _ = make_engine(Path(tmp), FakeSummarizer([Behaviour(behaviour)]), window=window)
-        engine.auto_compact = auto  # off: as after the loop guard, only L1 and L4 are left
+        if not auto:
+            engine.stop_automatic()  # as after the loop guard: only L1 and L4 are left
         prepared = engine.prepare(history, FRAME)
         note_layers(prepared.events)
         check_invariants(engine, history, prepared.messages, fits=True)

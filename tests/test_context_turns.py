@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from agent_cli.context.cut import find_safe_cut
 from agent_cli.context.engine import ContextEngine
-from agent_cli.context.latch import SummaryLatch
+from agent_cli.context.latch import CompactionState, Limits
 from agent_cli.core.errors import TransientError
 from agent_cli.core.events import CompactEvent, ErrorEvent, WarningEvent
 from agent_cli.core.messages import Message, ToolResult, ToolUse
@@ -27,25 +27,45 @@ from tests.test_context_fakes import FRAME, FakeSummarizer, filler, make_engine,
 # -- the latch on its own --------------------------------------------------------------------
 
 
-def test_latch_opens_after_two_failures_and_retries_after_five_compactions() -> None:
-    latch = SummaryLatch(2, 5)
-    assert latch.may_call() and latch.note("failed") is None and latch.may_call()
-    notice = latch.note("failed")
-    assert notice is not None and "2 summaries in a row did not hold" in notice and not latch.may_call()
+def test_latch_holds_after_two_failures_and_retries_after_five_compactions() -> None:
+    limits = Limits(2, 5)
+    state = CompactionState()
+    assert state.may_call(limits)
+    state, notice = state.summary("failed", limits)
+    assert notice is None and state.may_call(limits)
+    state, notice = state.summary("failed", limits)
+    assert notice is not None and "2 summaries in a row did not hold" in notice and not state.may_call(limits)
     for _ in range(4):
-        assert latch.note("skipped") is None and not latch.may_call()
-    latch.note("skipped")
-    assert latch.may_call()  # the fifth compaction by code: the model is asked again
-    assert latch.note("failed") is None and not latch.may_call()  # failed again: latched at once, said once
-    latch.note("ok")
-    assert latch.may_call() and latch.failures == 0
+        state, notice = state.summary("skipped", limits)
+        assert notice is None and not state.may_call(limits)
+    state, _ = state.summary("skipped", limits)
+    assert state.may_call(limits)  # the fifth compaction by code: the model is asked again
+    state, notice = state.summary("failed", limits)
+    assert notice is None and not state.may_call(limits)  # failed again: holds at once, said once
+    state, _ = state.summary("ok", limits)
+    assert state.may_call(limits) and state.summary_failures == 0
 
 
-def test_a_success_between_failures_keeps_the_latch_closed() -> None:
-    latch = SummaryLatch(2, 5)
+def test_a_success_between_failures_keeps_the_latch_from_holding() -> None:
+    limits = Limits(2, 5)
+    state = CompactionState()
     for outcome in ("failed", "ok", "failed", "ok", "failed"):
-        assert latch.note(outcome) is None  # type: ignore[arg-type]
-    assert latch.may_call()
+        state, notice = state.summary(outcome, limits)  # type: ignore[arg-type]
+        assert notice is None
+    assert state.may_call(limits)
+
+
+def test_the_loop_guard_stops_after_two_failed_compactions_and_a_manual_one_restarts_it() -> None:
+    limits = Limits(max_failures=2)
+    state, stopped = CompactionState().compaction(True, limits)
+    assert not stopped and state.automatic
+    state, stopped = state.compaction(True, limits)
+    assert stopped and not state.automatic and state.compaction_failures == 2
+    assert state.manual().automatic and state.manual().compaction_failures == 0
+    assert CompactionState.fresh() == CompactionState()
+    state, stopped = CompactionState().compaction(True, limits)
+    state, stopped = state.compaction(False, limits)
+    assert not stopped and state.compaction_failures == 0  # a success in between starts the count over
 
 
 # -- a session's worth of turns ------------------------------------------------------------------
@@ -89,13 +109,13 @@ def test_manual_compact_asks_the_model_while_latched(tmp_path: Path) -> None:
     summarizer = FakeSummarizer([TransientError("down"), TransientError("down"), "## Work state\nfine"])
     engine, _, _ = make_engine(tmp_path, summarizer)
     run_turns(engine, 30)
-    assert not engine.latch.may_call()
+    assert not engine.state.may_call(engine.limits)
     asked = len(summarizer.requests)
     history = [user("a"), Message.assistant(filler(8_000, "b")), user("c"), Message.assistant("d"), user("e")]
     prepared = engine.compact(history, FRAME, "keep it", "manual")
     assert len(summarizer.requests) == asked + 1
     (event,) = [e for e in prepared.events if isinstance(e, CompactEvent)]
-    assert not event.degraded and engine.latch.may_call()
+    assert not event.degraded and engine.state.may_call(engine.limits)
 
 
 def test_the_loop_guard_counts_a_request_that_cannot_be_shrunk(tmp_path: Path) -> None:
@@ -149,7 +169,7 @@ def test_guard_latch_and_hysteresis_hold_across_a_session(
             else:
                 history += [Message.assistant(filler(size, f"a{n}")), user(f"q{n}")]
             before = len(summarizer.requests)
-            was_open = engine.latch.may_call()
+            was_open = engine.state.may_call(engine.limits)
             prepared = engine.prepare(history, FRAME)
             summaries = [e for e in prepared.events if isinstance(e, CompactEvent) and e.layer == "summarize"]
             compactions += len(summaries)

@@ -117,7 +117,7 @@ def test_each_layer_leaves_a_request_the_api_accepts(
         prepared = eng.compact(history, FRAME, "keep the module notes", "manual")
     else:
         eng = engine(tmp_path, 9_000)
-        eng.auto_compact = False  # as after the loop guard stopped automatic compaction: only L4 is left
+        eng.stop_automatic()  # as after the loop guard stopped automatic compaction: only L4 is left
         prepared = eng.prepare(history, FRAME)
     assert layer in layers(prepared.events), layers(prepared.events)
     server.queue(Reply("continuing"))

@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from agent_cli.config.settings import ContextSettings
 from agent_cli.context.breakdown import Breakdown, compute_breakdown
 from agent_cli.context.clear import clearable, next_change
-from agent_cli.context.latch import SummaryLatch
+from agent_cli.context.latch import CompactionState, Limits
 from agent_cli.context.layers import Condensed, LayerRunner
 from agent_cli.context.notices import (
     loop_guard_stopped,
@@ -76,10 +76,11 @@ class ContextEngine:
         self._run = LayerRunner(counter, archive, summarize, clock)
         self.max_output = max_output
         self.thresholds: Thresholds = compute_thresholds(settings, window, max_output)
-        self.failures = 0  # consecutive automatic compactions that left the request above the trigger
-        self.auto_compact = True  # the loop guard turns this off; a manual compaction turns it on
         self._clear_skip = ("", 0)  # (first message id, count): L1 found no batch below that count
-        self.latch = SummaryLatch(settings.summary_failures_to_latch, settings.latch_compactions)
+        self.limits = Limits(
+            settings.summary_failures_to_latch, settings.latch_compactions, settings.max_failures
+        )
+        self._state = CompactionState()  # the latch and the loop guard (latch.py)
         self._said_under_report = False  # a usage report far below the local count is said once
 
     def reset(
@@ -105,8 +106,21 @@ class ContextEngine:
 
     def restart(self) -> None:
         """A fresh start (`/clear`, another model or session): past failures no longer count."""
-        self.failures, self.auto_compact, self._clear_skip = 0, True, ("", 0)
-        self.latch.reset()
+        self._state, self._clear_skip = CompactionState.fresh(), ("", 0)
+
+    @property
+    def state(self) -> CompactionState:
+        """What the engine remembers of its failures (the latch and the loop guard), as a value."""
+        return self._state
+
+    @property
+    def auto_compact(self) -> bool:
+        """False once the loop guard stopped automatic compaction (a manual /compact restarts it)."""
+        return self._state.automatic
+
+    def stop_automatic(self) -> None:
+        """Automatic compaction off, as the loop guard leaves it (only L1 and L4 act)."""
+        self._state = self._state.stopped()
 
     @property
     def window(self) -> int:  # as the engine knows it: it learns a smaller one from errors
@@ -218,8 +232,7 @@ class ContextEngine:
     ) -> Prepared:
         """L3: condense the whole conversation so far (an open trailing tool round stays). It always
         asks the model, whatever the summarizer latch says."""
-        self.failures = 0
-        self.auto_compact = True
+        self._state = self._state.manual()
         messages = list(history)
         events: list[EngineEvent] = []
         total = self._run.count(frame, messages)
@@ -287,7 +300,7 @@ class ContextEngine:
         plan = plan_condense(messages, self._run.counts(messages), self.thresholds, manual=manual)
         if plan is None:
             return Condensed(messages, total, False)
-        use_model = manual or self.latch.may_call()
+        use_model = manual or self._state.may_call(self.limits)
         outcome = self._run.condense(
             messages,
             plan,
@@ -300,7 +313,7 @@ class ContextEngine:
             focus=focus,
             use_model=use_model,
         )
-        latched = self.latch.note(outcome.summary, manual=manual)
+        self._state, latched = self._state.summary(outcome.summary, self.limits, manual=manual)
         notice = summary_outcome(outcome.failure, outcome.shortfall, outcome.transcript, latched)
         if notice:
             events.append(WarningEvent(message=notice))  # one message: what happened, and what follows
@@ -308,7 +321,8 @@ class ContextEngine:
 
     def _note_result(self, failed: bool, events: list[EngineEvent]) -> None:
         """The loop guard: stop automatic compaction after repeated failures, and say so."""
-        self.failures = self.failures + 1 if failed else 0
-        if failed and self.failures >= self.settings.max_failures:
-            self.auto_compact = False
-            events.append(ErrorEvent(message=loop_guard_stopped(self.failures), kind="compaction"))
+        self._state, stopped = self._state.compaction(failed, self.limits)
+        if stopped:
+            events.append(
+                ErrorEvent(message=loop_guard_stopped(self._state.compaction_failures), kind="compaction")
+            )
