@@ -120,7 +120,9 @@ class AgentSession:
 
     @property
     def window(self) -> int:
-        return self._model.window
+        """The context window in force: the model's, or the smaller one learned from the provider's
+        refusals. The toolbar, /model and /context all say this one."""
+        return self._engine.window
 
     @property
     def max_output(self) -> int:
@@ -187,7 +189,8 @@ class AgentSession:
         self._log = log
         self._loop.reset(history=history, log=log)
         self._engine.reset(
-            window=self.window,  # the model's own limits: what was learned from errors goes with the session
+            # The model's own limits: what was learned from errors goes with the old session.
+            window=self._model.window,
             max_output=self._model.max_output,
             counter=self._parts.counter(self.model),  # without the old session's anchor
             archive=self._parts.archive(log),

@@ -105,8 +105,10 @@ def test_resume_takes_the_models_own_output_limit_not_one_learned_in_the_old_ses
         ContextOverflowError("too long", tokens=40_000, limit=20_000),
     )
     assert session.max_output < full  # learned from the error: this session's provider is smaller
+    # The toolbar (the engine's lines) and /model (the session's window) say the same window.
+    assert session.window == session.thresholds.window == 20_000
     session.resume(other.id)
-    assert session.max_output == full and session.thresholds.window == session.window
+    assert session.max_output == full and session.thresholds.window == session.window > 20_000
     session.close()
 
 
