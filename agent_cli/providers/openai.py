@@ -1,8 +1,8 @@
 """The OpenAI Chat Completions adapter: wire translation, stream assembly, error mapping.
 
-The only module importing `openai` (lazily, inside functions). With a
-`base_url` it drives any compatible server (vLLM, llama.cpp, Ollama). `to_wire`,
-`from_wire` and `ChunkAssembler` are pure over plain dicts.
+It imports `openai` lazily, inside functions (so does `openai_responses.py`, its sibling for
+the Responses API; no other module does). With a `base_url` it drives any compatible server
+(vLLM, llama.cpp, Ollama). `to_wire`, `from_wire` and `ChunkAssembler` are pure over plain dicts.
 
 Wire rules:
 - the system prompt is the first `{"role": "system"}` message;
