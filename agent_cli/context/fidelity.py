@@ -13,7 +13,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from agent_cli.context.clear import STUB_PREFIX
+from agent_cli.context.clear import is_stub
 from agent_cli.context.signals import call_paths, failure
 from agent_cli.context.thresholds import is_engine_note
 from agent_cli.core.messages import Message
@@ -71,7 +71,7 @@ def span_facts(span: Sequence[Message]) -> Facts:
             for path in call_paths(use):
                 paths.setdefault(path, None)
         for result in message.tool_results:
-            if result.content.startswith(STUB_PREFIX):
+            if is_stub(result):
                 continue
             failed = failure(result, ERROR_PROBE_CHARS)
             if failed is not None:

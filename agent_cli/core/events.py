@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any, ClassVar, Literal, TypeAlias
+from typing import Any, ClassVar, Literal, TypeAlias, get_args
 
 from agent_cli.core.messages import Usage
 
@@ -255,24 +255,8 @@ Event: TypeAlias = (
 )
 
 
-EVENT_TYPES: dict[str, type[Event]] = {
-    cls.type: cls
-    for cls in (
-        AssistantTextDelta,
-        AssistantText,
-        ThinkingTextDelta,
-        ThinkingText,
-        ToolCallEvent,
-        ToolResultEvent,
-        CompactEvent,
-        UsageEvent,
-        RetryEvent,
-        StatusEvent,
-        WarningEvent,
-        ErrorEvent,
-        ResultEvent,
-    )
-}
+# Each event class by its `type` tag, read off the `Event` union (one list of the events).
+EVENT_TYPES: dict[str, type[Event]] = {cls.type: cls for cls in get_args(Event)}
 
 
 def event_from_json(data: Mapping[str, Any]) -> Event:
