@@ -1,7 +1,8 @@
 """What the end-to-end mode's fake model reads out of a request body (the Anthropic wire format):
 its text as the replay reads a request, its tool results by call id, and a summary request's
 messages as the stand-ins' entries (a condensed record, or the text chunks the product sends for
-a span too long for one request, read back into their pieces)."""
+a span too long for one request, read back into their pieces: `text_entries`, which the replay's
+stand-ins use for ours' chunk requests too)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from typing import Any
 
 from bench_standins import Entry
 
-__all__ = ["request_entries", "request_text", "tool_results"]
+__all__ = ["request_entries", "request_text", "text_entries", "tool_results"]
 
 # The product's condensed record (agent_cli.context.sections.assemble_record), as the wire carries it.
 _RECORD = re.compile(r"^Condensed (?:record|mechanical digest \(no model was available to write it\)) of the")
@@ -67,7 +68,7 @@ def tool_results(body: dict[str, Any]) -> dict[str, str]:
     }
 
 
-def _text_entries(text: str) -> list[Entry]:
+def text_entries(text: str) -> list[Entry]:
     """A user text block: a condensed record, a rendered transcript chunk, or what the user said."""
     if _RECORD.match(text):
         return [("summary", text)]
@@ -123,5 +124,5 @@ def request_entries(body: dict[str, Any]) -> list[Entry]:
             if block.get("type") == "tool_result":
                 out.append(("tool", _block_text(block.get("content"))))
             elif block.get("type") == "text" and str(block.get("text", "")).strip():
-                out += _text_entries(str(block["text"]))
+                out += text_entries(str(block["text"]))
     return out

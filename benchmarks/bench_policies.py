@@ -41,6 +41,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench_e2e_wire import text_entries
 from bench_standins import Entry
 
 from agent_cli.config.settings import ContextSettings
@@ -80,40 +81,12 @@ def message_text(message: Message) -> str:
     return " ".join(parts)
 
 
-_TRANSCRIPT_ROLES = (
-    ("EARLIER CONDENSED RECORD:", "summary"),
-    ("EARLIER RECORD:", "summary"),
-    ("USER: ", "user"),
-    ("ASSISTANT: ", "assistant"),
-    ("TOOL CALL ", "assistant"),
-    ("TOOL RESULT (", "tool"),
-    ("TOOL ERROR (", "tool"),
-)
-
-
-def _transcript_entries(text: str) -> list[Entry]:
-    """Ours' chunk requests carry the span rendered as text (`agent_cli.context.plain`): read it back
-    into entries, each line starting one where the renderer starts one."""
-    out: list[Entry] = []
-    for line in text.splitlines():
-        if line.startswith("CONVERSATION TRANSCRIPT, PART "):
-            continue
-        role = next((r for prefix, r in _TRANSCRIPT_ROLES if line.startswith(prefix)), None)
-        if role is not None:
-            prefix = next(p for p, r in _TRANSCRIPT_ROLES if line.startswith(p))
-            body = line[len(prefix) :] if role == "user" else line
-            out.append((role, body))
-        elif out:
-            out[-1] = (out[-1][0], out[-1][1] + "\n" + line)
-    return out
-
-
 def _entries(messages: Sequence[Message]) -> list[Entry]:
     """Messages as a summarizer reads them, whole."""
     out: list[Entry] = []
     for m in messages:
         if m.role == "user" and m.text.startswith(("EARLIER CONDENSED RECORD:", "CONVERSATION TRANSCRIPT")):
-            out += _transcript_entries(m.text)
+            out += text_entries(m.text)  # a chunk request: the span rendered as text
         elif m.summary is not None:
             out.append(("summary", m.summary.text))
         elif m.tool_results:
