@@ -19,6 +19,7 @@ from pathlib import Path
 from agent_cli import __version__
 from agent_cli.agent.approvals import (
     RESUME_UNSIGNED,
+    ApprovalOf,
     Approver,
     Asker,
     AutoApprover,
@@ -124,7 +125,7 @@ def open_session(
         context=engine,
         system=frame.system,
         log=log,
-        approver=_approver(settings, ask),
+        approver=_approver(settings, ask, tools.approval),
         tool_context=tool_context,
         hooks=hooks,
         max_iterations=settings.tools.max_iterations,
@@ -167,11 +168,13 @@ def _passed_over(ids: list[str]) -> str:
     )
 
 
-def _approver(settings: Settings, ask: Asker | None) -> Approver:
+def _approver(settings: Settings, ask: Asker | None, approval_of: ApprovalOf) -> Approver:
     allow = settings.approvals.allow
     if settings.approvals.yes:
         return AutoApprover()
-    return InteractiveApprover(ask, allow) if ask is not None else HeadlessApprover(allow)
+    if ask is None:
+        return HeadlessApprover(allow, approval_of=approval_of)
+    return InteractiveApprover(ask, allow, approval_of=approval_of)
 
 
 class Assembly:
@@ -267,7 +270,7 @@ class Assembly:
                 f"resuming it in the REPL: agent --resume {session_id}"
             )
         question = f"{why}; its messages would be sent as the conversation so far. Resume it?"
-        if self._ask(RESUME_UNSIGNED, {"question": question, "session": session_id}) == "no":
+        if self._ask(RESUME_UNSIGNED, {"question": question, "session": session_id}, None) == "no":
             raise ConfigError(f"{why}; not resumed")
 
     def archive(self, log: SessionLog) -> Archive:

@@ -320,7 +320,9 @@ def _headless(session: "AgentSession", prompt: str, output_format: str) -> int:
     fmt: OutputFormat = output_format  # type: ignore[assignment]  # checked by run_cli
     ending.install()
     try:
-        code = render_headless(itertools.chain(session.warnings, session.run(prompt)), fmt)
+        code = render_headless(
+            itertools.chain(session.warnings, session.run(prompt)), fmt, tools=session.tools
+        )
         return _ended_by_signal() or code
     except KeyboardInterrupt:
         return _ended_by_signal() or 130

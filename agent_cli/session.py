@@ -39,6 +39,7 @@ from agent_cli.store.archive import Archive
 from agent_cli.store.log_records import EventRecord, read_log
 from agent_cli.store.session_log import SessionLog
 from agent_cli.store.sessions import resolve_session_id
+from agent_cli.tools.base import ToolRegistry
 
 __all__ = ["AgentSession", "ModelParts", "Parts"]
 
@@ -132,6 +133,11 @@ class AgentSession:
     @property
     def thresholds(self) -> Thresholds:
         return self._engine.thresholds
+
+    @property
+    def tools(self) -> ToolRegistry:
+        """The tools offered to the model, each with how it asks and how a call is shown."""
+        return self._loop.tools
 
     @property
     def history(self) -> tuple[Message, ...]:

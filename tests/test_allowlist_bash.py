@@ -111,7 +111,7 @@ def test_what_bashlex_cannot_read_is_no_match_never_an_exception() -> None:
 @settings(max_examples=300)
 def test_matching_and_rules_never_raise(command: str) -> None:
     matches_prefix(command, "ls")
-    always_rule("bash", {"command": command})
+    always_rule("bash", {"command": command}, "command")
 
 
 # ---- what "always" remembers ----------------------------------------------------------------------
@@ -176,7 +176,7 @@ EXACT_ONLY = [
 
 @pytest.mark.parametrize("command", EXACT_ONLY)
 def test_always_for_a_program_that_runs_its_arguments_is_the_exact_line(command: str) -> None:
-    assert always_rule("bash", {"command": command}) == AlwaysRule("bash", exact=command)
+    assert always_rule("bash", {"command": command}, "command") == AlwaysRule("bash", exact=command)
 
 
 @pytest.mark.parametrize(
@@ -192,7 +192,7 @@ def test_always_for_a_program_that_runs_its_arguments_is_the_exact_line(command:
     ],
 )
 def test_always_for_other_programs_is_a_prefix(command: str, prefix: str) -> None:
-    assert always_rule("bash", {"command": command}) == AlwaysRule("bash", prefix=prefix)
+    assert always_rule("bash", {"command": command}, "command") == AlwaysRule("bash", prefix=prefix)
 
 
 @pytest.mark.parametrize(
@@ -211,7 +211,7 @@ def test_always_for_other_programs_is_a_prefix(command: str, prefix: str) -> Non
     ],
 )
 def test_a_remembered_rule_does_not_cover_another_spelling(first: str, later: str) -> None:
-    rule = always_rule("bash", {"command": first})
+    rule = always_rule("bash", {"command": first}, "command")
     assert rule.covers("bash", {"command": first})
     assert not rule.covers("bash", {"command": later})
 
@@ -319,7 +319,7 @@ def test_bash_runs_exactly_the_words_the_parser_reports(
     ],
 )
 def test_a_remembered_git_rule_does_not_cover_an_argument_bash_still_changes(line: str) -> None:
-    rule = always_rule("bash", {"command": "git log -1"})
+    rule = always_rule("bash", {"command": "git log -1"}, "command")
     assert rule.prefix == "git log"
     assert not rule.covers("bash", {"command": line})
     assert rule.covers("bash", {"command": "git log -3 --oneline"})
@@ -327,4 +327,4 @@ def test_a_remembered_git_rule_does_not_cover_an_argument_bash_still_changes(lin
 
 @pytest.mark.parametrize("program", ["prlimit", "setpriv", "numactl", "sshpass", "gcc", "tsx"])
 def test_programs_that_run_another_are_remembered_as_the_exact_line(program: str) -> None:
-    assert always_rule("bash", {"command": f"{program} --x ls"}).exact == f"{program} --x ls"
+    assert always_rule("bash", {"command": f"{program} --x ls"}, "command").exact == f"{program} --x ls"

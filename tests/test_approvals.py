@@ -10,7 +10,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agent_cli.agent.approvals import (
-    READ_ONLY_TOOLS,
     AlwaysRule,
     Answer,
     AutoApprover,
@@ -19,16 +18,34 @@ from agent_cli.agent.approvals import (
     InteractiveApprover,
     always_rule,
     matches_prefix,
-    needs_approval,
 )
 from agent_cli.tools.registry import default_tools
 
 
-def test_every_default_tool_is_classified() -> None:
-    names = set(default_tools().names())
-    assert {n for n in names if not needs_approval(n)} == READ_ONLY_TOOLS
-    assert {n for n in names if needs_approval(n)} == {"bash", "write_file", "edit_file"}
-    assert needs_approval("some_future_tool")
+def test_every_default_tool_says_whether_it_asks() -> None:
+    tools = default_tools()
+    kinds = {n: tools.approval(n) for n in tools.names()}
+    assert {n for n, k in kinds.items() if k == "never"} == {"read_file", "glob", "grep", "recall", "compact"}
+    assert {n for n, k in kinds.items() if k == "ask"} == {"write_file", "edit_file"}
+    assert {n for n, k in kinds.items() if k == "command"} == {"bash"}
+    assert tools.approval("some_future_tool") == "ask"
+
+
+def test_the_approvers_read_a_tools_approval_not_its_name() -> None:
+    """A tool named like a read-only one but marked "ask" asks; a shell tool under another name is
+    matched against the allow-list like bash."""
+    kinds = {"read_file": "ask", "sh": "command"}
+    approval_of = lambda name: kinds.get(name, "ask")  # noqa: E731
+    headless = HeadlessApprover(["pytest"], approval_of=approval_of)  # type: ignore[arg-type]
+    assert not headless.decide("read_file", {"path": "a"}).allowed
+    assert headless.decide("sh", {"command": "pytest -q"}).allowed
+    assert not headless.decide("sh", {"command": "rm x"}).allowed
+    user = ScriptedUser("always")
+    approver = InteractiveApprover(user, approval_of=approval_of)  # type: ignore[arg-type]
+    assert approver.decide("sh", {"command": "pytest -x"}).allowed
+    assert approver.rules == [AlwaysRule("sh", prefix="pytest")]
+    assert user.rules_shown == [AlwaysRule("sh", prefix="pytest").describe()]
+    assert str(user.rules_shown[0]).startswith("sh commands starting with `pytest`")
 
 
 @pytest.mark.parametrize(
@@ -111,9 +128,11 @@ class ScriptedUser:
     def __init__(self, *answers: Answer) -> None:
         self.answers = list(answers)
         self.asked: list[tuple[str, dict[str, Any]]] = []
+        self.rules_shown: list[str | None] = []
 
-    def __call__(self, name: str, args: Mapping[str, Any]) -> Answer:
+    def __call__(self, name: str, args: Mapping[str, Any], always: str | None) -> Answer:
         self.asked.append((name, dict(args)))
+        self.rules_shown.append(always)
         return self.answers.pop(0)
 
 
@@ -184,5 +203,5 @@ def test_interactive_always_for_bash(first: str, later: str, covered: bool) -> N
     ],
 )
 def test_always_rule_is_pure_and_describable(name: str, args: dict[str, Any], rule: AlwaysRule) -> None:
-    assert always_rule(name, args) == rule
+    assert always_rule(name, args, default_tools().approval(name)) == rule
     assert rule.describe()

@@ -149,13 +149,13 @@ def test_resume_of_a_planted_session_in_the_repl_asks_then_it_is_yours(project: 
     planted = _planted(project, "an old question of mine")
     asked: list[str] = []
 
-    def no(name: str, args: object) -> Answer:
+    def no(name: str, args: object, always: str | None) -> Answer:
         asked.append(name)
         return "no"
 
     with pytest.raises(ConfigError, match="not resumed"):
         _open(project, env, resume=planted, ask=no)
-    session = _open(project, env, resume=planted, ask=lambda name, args: "yes")
+    session = _open(project, env, resume=planted, ask=lambda name, args, always: "yes")
     assert session.history[0].text == "an old question of mine"
     session.close()
     assert asked == [RESUME_UNSIGNED]

@@ -28,6 +28,7 @@ from agent_cli.session import AgentSession
 from agent_cli.store.redact import Redactor
 from agent_cli.store.session_log import SessionLog
 from agent_cli.store.sessions import SessionInfo
+from agent_cli.tools.registry import default_tools
 from agent_cli.ui.approval import ApprovalPrompt
 from agent_cli.ui.completion import PathAndCommandCompleter
 from agent_cli.ui.render import Renderer
@@ -92,7 +93,7 @@ def test_closest(name: str, expected: str | None) -> None:
     ],
 )
 def test_describe_call(name: str, args: dict[str, object], expected: str) -> None:
-    assert describe_call(name, args, width=20) == expected
+    assert describe_call(default_tools().view(name), args, width=20) == expected
 
 
 @pytest.mark.parametrize(

@@ -3,10 +3,11 @@
 The loop asks an `Approver` before every tool call and gets a `Decision`. The
 policy itself is pure:
 
-- Read-only tools (read_file, glob, grep, recall, compact) never ask.
-  Everything else (bash, write_file, edit_file, and any tool not known to be
-  read-only) asks.
-- A bash command runs without asking when it matches an allow-listed prefix
+- Each tool says whether a call asks (`Tool.approval`): the ones that only read
+  or steer the session (read_file, glob, grep, recall, compact) never ask.
+  Everything else (bash, write_file, edit_file, and any name no tool has) asks.
+- A shell command (a call of a tool whose approval is "command": bash) runs
+  without asking when it matches an allow-listed prefix
   (`approvals.allow` in the config). It is matched as bash parses it
   (`shell_words`): the command must be one plain simple command (no second
   command, substitution, redirection, assignment, subshell, control or
@@ -37,19 +38,22 @@ Approvers:
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, TypeAlias
 
 from agent_cli.agent import programs
 from agent_cli.agent.shell_words import plain_command
+from agent_cli.tools.base import Approval
+from agent_cli.tools.registry import default_tools
 
 __all__ = [
-    "READ_ONLY_TOOLS",
     "RESUME_UNSIGNED",
     "SESSION_QUESTIONS",
     "AlwaysRule",
     "Answer",
+    "ApprovalOf",
     "Approver",
     "Asker",
     "AutoApprover",
@@ -59,7 +63,6 @@ __all__ = [
     "always_rule",
     "is_simple_command",
     "matches_prefix",
-    "needs_approval",
 ]
 
 # Questions the session asks the user itself, through the same prompt as a tool call. Their names
@@ -68,10 +71,11 @@ __all__ = [
 RESUME_UNSIGNED = "resume unsigned session"
 SESSION_QUESTIONS = frozenset({RESUME_UNSIGNED})
 
-READ_ONLY_TOOLS = frozenset({"read_file", "glob", "grep", "recall", "compact"})
-
 Answer: TypeAlias = Literal["yes", "no", "always"]
-Asker: TypeAlias = Callable[[str, Mapping[str, Any]], Answer]  # shows a call, returns the user's answer
+# Shows a call and what "always" would approve (None: a question of the session's own, where
+# "always" is "yes"), and returns the user's answer.
+Asker: TypeAlias = Callable[[str, Mapping[str, Any], str | None], Answer]
+ApprovalOf: TypeAlias = Callable[[str], Approval]  # a tool's approval by name (ToolRegistry.approval)
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,10 +98,6 @@ class Approver(Protocol):
     def decide(self, name: str, args: Mapping[str, Any]) -> Decision: ...
 
 
-def needs_approval(name: str) -> bool:
-    return name not in READ_ONLY_TOOLS
-
-
 def is_simple_command(command: str) -> bool:
     """True when bash would run the line as one plain simple command (see `shell_words`)."""
     return plain_command(command) is not None
@@ -115,9 +115,16 @@ def matches_prefix(command: str, prefix: str) -> bool:
     return all(w.literal and w.text == r.text for w, r in zip(line.words, rule.words, strict=False))
 
 
-def _allow_listed(name: str, args: Mapping[str, Any], prefixes: Iterable[str]) -> bool:
+def _default_approval(name: str) -> Approval:
+    return _DEFAULT_TOOLS().approval(name)
+
+
+_DEFAULT_TOOLS = functools.cache(default_tools)
+
+
+def _allow_listed(approval: Approval, args: Mapping[str, Any], prefixes: Iterable[str]) -> bool:
     command = args.get("command")
-    if name != "bash" or not isinstance(command, str):
+    if approval != "command" or not isinstance(command, str):
         return False
     return any(matches_prefix(command, p) for p in prefixes)
 
@@ -127,8 +134,8 @@ class AlwaysRule:
     """What answering "always" to one call approves for the rest of the session."""
 
     tool: str
-    prefix: str | None = None  # bash: an allow-list-style prefix
-    exact: str | None = None  # bash: this exact command line only
+    prefix: str | None = None  # a shell command: an allow-list-style prefix
+    exact: str | None = None  # a shell command: this exact command line only
 
     def covers(self, name: str, args: Mapping[str, Any]) -> bool:
         if name != self.tool:
@@ -153,18 +160,18 @@ class AlwaysRule:
     def describe(self) -> str:
         """For the prompt: 'always' will allow ..."""
         if self.exact is not None:
-            return f"this exact bash command: {self.exact}"
+            return f"this exact {self.tool} command: {self.exact}"
         if self.prefix is not None:
             return (
-                f"bash commands starting with `{self.prefix}` (one plain command: "
+                f"{self.tool} commands starting with `{self.prefix}` (one plain command: "
                 "no ; & | > <, substitutions or control characters)"
             )
         return f"every {self.tool} call in this session"
 
 
-def always_rule(name: str, args: Mapping[str, Any]) -> AlwaysRule:
-    """The rule an "always" answer to this call adds (pure: the UI can show it before asking)."""
-    if name != "bash":
+def always_rule(name: str, args: Mapping[str, Any], approval: Approval) -> AlwaysRule:
+    """The rule an "always" answer to this call adds (pure: shown in the question before asking)."""
+    if approval != "command":
         return AlwaysRule(name)
     command = args.get("command")
     if not isinstance(command, str):
@@ -194,15 +201,19 @@ class AutoApprover:
 class HeadlessApprover:
     """No one to ask: read-only and allow-listed bash run; the rest is denied with a way forward."""
 
-    def __init__(self, allow_prefixes: Iterable[str] = ()) -> None:
+    def __init__(
+        self, allow_prefixes: Iterable[str] = (), *, approval_of: ApprovalOf = _default_approval
+    ) -> None:
         self.allow_prefixes = tuple(p for p in allow_prefixes if p.strip())
+        self.approval_of = approval_of
 
     def decide(self, name: str, args: Mapping[str, Any]) -> Decision:
-        if not needs_approval(name) or _allow_listed(name, args, self.allow_prefixes):
+        approval = self.approval_of(name)
+        if approval == "never" or _allow_listed(approval, args, self.allow_prefixes):
             return Decision.allow()
-        if name == "bash":
+        if approval == "command":
             return Decision.deny(
-                "bash needs approval: rerun with --yes or add a prefix to approvals.allow in the config "
+                f"{name} needs approval: rerun with --yes or add a prefix to approvals.allow in the config "
                 "(a prefix matches one plain command only: never with ; & | > <, $( ), a quoted or "
                 "spelled-out program name, or control characters)"
             )
@@ -215,19 +226,24 @@ class HeadlessApprover:
 class InteractiveApprover:
     """Asks the user through `ask(name, args)`; remembers "always" answers for this session."""
 
-    def __init__(self, ask: Asker, allow_prefixes: Iterable[str] = ()) -> None:
+    def __init__(
+        self, ask: Asker, allow_prefixes: Iterable[str] = (), *, approval_of: ApprovalOf = _default_approval
+    ) -> None:
         self.ask = ask
         self.allow_prefixes = tuple(p for p in allow_prefixes if p.strip())
+        self.approval_of = approval_of
         self.rules: list[AlwaysRule] = []
 
     def decide(self, name: str, args: Mapping[str, Any]) -> Decision:
-        if not needs_approval(name) or _allow_listed(name, args, self.allow_prefixes):
+        approval = self.approval_of(name)
+        if approval == "never" or _allow_listed(approval, args, self.allow_prefixes):
             return Decision.allow()
         if any(rule.covers(name, args) for rule in self.rules):
             return Decision.allow()
-        answer = self.ask(name, args)
+        rule = always_rule(name, args, approval)
+        answer = self.ask(name, args, rule.describe())
         if answer == "always":
-            self.rules.append(always_rule(name, args))
+            self.rules.append(rule)
             return Decision.allow()
         if answer == "yes":
             return Decision.allow()

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 from agent_cli.core.messages import Message, ToolResult
 from agent_cli.tools.base import CompactRequest, ToolOutput
+from agent_cli.tools.context_tools import Compact
 
 __all__ = ["ALREADY_SCHEDULED", "NOTHING_NEW_TO_COMPACT", "honoured", "nothing_new_since"]
 
@@ -23,7 +24,7 @@ NOTHING_NEW_TO_COMPACT = (
     "already condensed. Go on with the task."
 )
 ALREADY_SCHEDULED = "Compaction is already scheduled by an earlier compact call in this round."
-COMPACT_TOOL = "compact"
+COMPACT_TOOL = Compact.spec.name
 
 
 def nothing_new_since(history: Sequence[Message], marker: str | None) -> bool:

@@ -5,6 +5,11 @@ Tools never raise at the model: bad input and failures come back as
 tools check `ToolContext.cancel` (set on Ctrl-C) and stop promptly. A tool
 that changes the loop's course (compact) says so in its output value, and the
 loop acts on it after the round.
+
+A tool carries everything the rest of the agent knows about it: its `spec` (name, description,
+input schema: what the model is offered), its `approval` (whether a call asks the user first) and
+its `view` (how a call is shown on one line and in the approval question). Nothing else in the
+package keys knowledge on a tool's name: the approvers and the UI ask the registry.
 """
 
 from __future__ import annotations
@@ -13,12 +18,14 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol, TypeAlias
 
 from agent_cli.core.messages import RAW_ARGUMENTS
 from agent_cli.core.requests import ToolSpec
 
 __all__ = [
+    "Approval",
+    "CallView",
     "CompactRequest",
     "Tool",
     "ToolContext",
@@ -60,9 +67,54 @@ class ToolContext:
     secret_spans: Callable[[str], list[tuple[int, int]]] | None = None
 
 
+Approval: TypeAlias = Literal["never", "ask", "command"]
+"""Whether a call asks first. never: the tool only reads or steers the session (read_file, grep,
+recall, compact). ask: it changes something; it asks unless an "always" answer covers it. command:
+it runs its `command` argument as a shell command, which the allow-list and the "always" rules read
+as bash parses it (agent.approvals)."""
+
+
+@dataclass(frozen=True, slots=True)
+class CallView:
+    """How a call is shown: `line(args)` is the one-line summary (raw: the UI writes out its
+    control characters and cuts it to the width).
+
+    `main` is the argument that says most about a call (a path, a command, a pattern); without it,
+    the first string argument. `quoted` shows it in quotes (free text, not a path). `where` is an
+    argument shown after it as "in ..." (grep's path); `lines` a (first line, count) pair of
+    arguments shown as `path:first+count`. `sized` is an argument the approval question shows only
+    by its size (a file's new content), beside the exact `main`."""
+
+    main: str | None = None
+    quoted: bool = False
+    where: str | None = None
+    lines: tuple[str, str] | None = None
+    sized: tuple[str, ...] = ()
+
+    def line(self, args: Mapping[str, Any]) -> str:
+        value = (
+            args.get(self.main) if self.main else next((v for v in args.values() if isinstance(v, str)), None)
+        )
+        if value is None:
+            return ""
+        text = str(value)
+        if self.where is not None and isinstance(args.get(self.where), str):
+            text = f"'{text}' in {args[self.where]}"
+        elif self.lines is not None and args.get(self.lines[0]):
+            first, count = (args.get(k) for k in self.lines)
+            text = f"{text}:{first}" + (f"+{count}" if count else "")
+        elif self.quoted:
+            text = f'"{text}"'
+        return text
+
+
 class Tool(Protocol):
-    @property
-    def spec(self) -> ToolSpec: ...
+    """A tool: what it is (`spec`), whether a call asks first (`approval`), how a call is shown
+    (`view`), and what it does (`run`)."""
+
+    spec: ToolSpec
+    approval: Approval
+    view: CallView
 
     def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput: ...
 
@@ -86,6 +138,16 @@ class ToolRegistry:
 
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name)
+
+    def approval(self, name: str) -> Approval:
+        """A tool's approval; a name no tool has asks (it will fail, but never unasked)."""
+        tool = self._tools.get(name)
+        return tool.approval if tool is not None else "ask"
+
+    def view(self, name: str) -> CallView:
+        """How a call of `name` is shown; a name no tool has shows its first string argument."""
+        tool = self._tools.get(name)
+        return tool.view if tool is not None else CallView()
 
     def run(self, name: str, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
         """Run a tool by name; unknown names, bad arguments and crashes become error results."""

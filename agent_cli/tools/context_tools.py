@@ -13,7 +13,7 @@ from typing import Any
 
 from agent_cli.core.requests import ToolSpec
 from agent_cli.tools.args import optional_str, require_str
-from agent_cli.tools.base import CompactRequest, ToolContext, ToolOutput
+from agent_cli.tools.base import Approval, CallView, CompactRequest, ToolContext, ToolOutput
 
 __all__ = ["SCHEDULED", "Compact", "Recall"]
 
@@ -36,6 +36,8 @@ class Compact:
             },
         },
     )
+    approval: Approval = "never"
+    view = CallView(main="focus", quoted=True)
 
     def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
         focus = optional_str(args, "focus")
@@ -58,6 +60,8 @@ class Recall:
             "required": ["query"],
         },
     )
+    approval: Approval = "never"
+    view = CallView(main="query", quoted=True)
 
     def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
         query = require_str(args, "query")

@@ -21,7 +21,7 @@ from typing import Any, BinaryIO
 
 from agent_cli.core.requests import ToolSpec
 from agent_cli.tools.args import optional_bool, optional_int, require_str
-from agent_cli.tools.base import ToolContext, ToolError, ToolOutput
+from agent_cli.tools.base import Approval, CallView, ToolContext, ToolError, ToolOutput
 from agent_cli.tools.replace import replace_file
 from agent_cli.tools.sandbox import display_path, file_kind, open_regular, resolve_path, writable_path
 
@@ -71,6 +71,8 @@ class ReadFile:
             "required": ["path"],
         },
     )
+    approval: Approval = "never"
+    view = CallView(main="path", lines=("offset", "limit"))
 
     def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
         raw = require_str(args, "path")
@@ -226,6 +228,8 @@ class WriteFile:
             "required": ["path", "content"],
         },
     )
+    approval: Approval = "ask"
+    view = CallView(main="path", sized=("content",))
 
     def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
         raw = require_str(args, "path")
@@ -286,6 +290,8 @@ class EditFile:
             "required": ["path", "old_string", "new_string"],
         },
     )
+    approval: Approval = "ask"
+    view = CallView(main="path", sized=("new_string",))
 
     def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
         raw = require_str(args, "path")

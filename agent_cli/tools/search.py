@@ -22,7 +22,7 @@ import regex
 from agent_cli.core.requests import ToolSpec
 from agent_cli.core.text import clean
 from agent_cli.tools.args import optional_str, require_str
-from agent_cli.tools.base import ToolContext, ToolError, ToolOutput
+from agent_cli.tools.base import Approval, CallView, ToolContext, ToolError, ToolOutput
 from agent_cli.tools.files import BINARY_SNIFF_BYTES, looks_binary
 from agent_cli.tools.globs import glob_to_regex
 from agent_cli.tools.matching import Budget, SearchLimits, SearchStopped, compile_model_regex
@@ -67,6 +67,8 @@ class Glob:
             "required": ["pattern"],
         },
     )
+    approval: Approval = "never"
+    view = CallView(main="pattern")
 
     def __init__(self, limits: SearchLimits | None = None) -> None:
         self.limits = limits or SearchLimits()
@@ -159,6 +161,8 @@ class Grep:
             "required": ["pattern"],
         },
     )
+    approval: Approval = "never"
+    view = CallView(main="pattern", where="path")
 
     def __init__(self, limits: SearchLimits | None = None) -> None:
         self.limits = limits or SearchLimits()

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
-from agent_cli.agent.approvals import SESSION_QUESTIONS, Answer, always_rule
+from agent_cli.agent.approvals import Answer
 from agent_cli.ui.glyphs import fit
 from agent_cli.ui.turn import discard_typeahead
 
@@ -32,13 +32,11 @@ class ApprovalPrompt:
         self._view = view  # a function: the renderer is made on first use (rich loads late)
         self._answer = answer
 
-    def ask(self, name: str, args: Mapping[str, Any]) -> Answer:
+    def ask(self, name: str, args: Mapping[str, Any], always: str | None) -> Answer:
+        """Show the call and what "always" approves (None: a question the session asks itself, such
+        as resuming a session someone else wrote, where "always" has nothing more to approve)."""
         view = self._view()
-        # A question the session asks itself (resume a session someone else wrote?) is no tool call:
-        # "always" has nothing more to approve there.
-        is_question = name in SESSION_QUESTIONS
-        always = "the same as yes (this is a question, not a tool call)" if is_question else None
-        view.approval(name, args, always or always_rule(name, args).describe())
+        view.approval(name, args, always or "the same as yes (this is a question, not a tool call)")
         if self._answer is None:
             return "no"
         answer = self._answer()

@@ -1,11 +1,12 @@
 """What the approval question shows: the exact call, with every invisible character written out.
 
-`approval_text` builds the question's text for the renderer: the tool and what it will do (a bash
-command exactly as it will run, every line of a multi-line one under a margin no line of the command
-can draw; the exact path of a file tool; else the call described), then what "always" would approve.
-The session's own questions (`SESSION_QUESTIONS`, e.g. resuming a session someone else wrote) show
-their question instead. Nothing here reaches the terminal raw: written-out characters stand out
-(reversed) on a colour terminal.
+`approval_text` builds the question's text for the renderer: the tool and what it will do (a shell
+command exactly as it will run, every line of a multi-line one under a margin no line of the
+command can draw; the exact main argument of any other tool, such as a file tool's path, with the
+size of the arguments its view shows by size; else the call described), then what "always" would
+approve. The session's own questions (`SESSION_QUESTIONS`, e.g. resuming a session someone else
+wrote) show their question instead. Nothing here reaches the terminal raw: written-out characters
+stand out (reversed) on a colour terminal.
 """
 
 from __future__ import annotations
@@ -17,20 +18,30 @@ from rich.text import Text
 
 from agent_cli.agent.approvals import SESSION_QUESTIONS
 from agent_cli.core.text import visible, visible_exact, visible_parts
+from agent_cli.tools.base import Approval, CallView
 from agent_cli.ui.reports import describe_call
 
 __all__ = ["approval_text"]
 
 
-def approval_text(name: str, args: Mapping[str, Any], always: str, *, fancy: bool, width: int) -> Text:
+def approval_text(
+    name: str,
+    args: Mapping[str, Any],
+    always: str,
+    *,
+    view: CallView,
+    approval: Approval,
+    fancy: bool,
+    width: int,
+) -> Text:
     text = Text()
     text.append("? ", style="bold yellow")
     if name in SESSION_QUESTIONS:  # the session's own question, not a tool call
         text.append(visible(str(args.get("question") or name)))
     else:
         text.append(f"{visible_exact(name)} ", style="bold")
-        _append_call(text, name, args, fancy, width)
-    command = str(args.get("command") or "").strip() if name == "bash" else ""
+        _append_call(text, args, view, approval, fancy, width)
+    command = str(args.get("command") or "").strip() if approval == "command" else ""
     if "\n" in command:  # the rule quotes the command: say which, rather than draw its lines again
         always = always.replace(command, f"the {command.count(chr(10)) + 1} lines above")
     rule = visible_exact(always).replace("\n", "\\n")  # one line, whatever the rule quotes
@@ -38,8 +49,11 @@ def approval_text(name: str, args: Mapping[str, Any], always: str, *, fancy: boo
     return text
 
 
-def _append_call(text: Text, name: str, args: Mapping[str, Any], fancy: bool, width: int) -> None:
-    if name == "bash":
+def _append_call(
+    text: Text, args: Mapping[str, Any], view: CallView, approval: Approval, fancy: bool, width: int
+) -> None:
+    main = args.get(view.main) if view.main else None
+    if approval == "command":
         # The exact command, every line of it, each under a margin no line of the command can draw.
         lines = str(args.get("command") or "").split("\n")
         if len(lines) == 1:
@@ -49,14 +63,14 @@ def _append_call(text: Text, name: str, args: Mapping[str, Any], fancy: bool, wi
             for line in lines:
                 text.append("\n  │ ", style="dim")
                 _append_exact(text, line, fancy)
-    elif isinstance(args.get("path"), str) and name in ("write_file", "edit_file"):
+    elif view.sized and isinstance(main, str):
         # The exact path (describe_call flattens spaces and cuts to the width); one line, so a
         # newline in it is written out too.
-        _append_exact(text, args["path"].replace("\n", "\\x0a"), fancy)
+        _append_exact(text, main.replace("\n", "\\x0a"), fancy)
     else:
-        _append_exact(text, describe_call(name, args, width=width), fancy)
-    if name in ("write_file", "edit_file"):
-        size = len(str(args.get("content") or args.get("new_string") or ""))
+        _append_exact(text, describe_call(view, args, width=width), fancy)
+    if view.sized:
+        size = len(str(next((args[k] for k in view.sized if args.get(k)), "")))
         text.append(f"  ({size:,} chars)", style="dim")
 
 

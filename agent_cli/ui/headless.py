@@ -37,6 +37,8 @@ from agent_cli.core.events import (
     WarningEvent,
 )
 from agent_cli.core.text import visible
+from agent_cli.tools.base import ToolRegistry
+from agent_cli.tools.registry import default_tools
 from agent_cli.ui import ending
 from agent_cli.ui.reports import describe_call
 
@@ -66,8 +68,11 @@ def render_headless(
     *,
     out: TextIO | None = None,
     err: TextIO | None = None,
+    tools: ToolRegistry | None = None,
 ) -> int:
-    """Consume the events of one task; return the process exit code."""
+    """Consume the events of one task; return the process exit code. `tools` (the session's) say
+    how a call is shown on the progress lines."""
+    tools = tools or default_tools()
     out = out or sys.stdout
     err = err or sys.stderr
     progress = fmt == "text" and err.isatty()
@@ -91,7 +96,7 @@ def render_headless(
                 out.write(json_line(event.to_json()) + "\n")
                 out.flush()
         elif progress:
-            line = _progress_line(event)
+            line = _progress_line(event, tools)
             if line:
                 print(visible(line), file=err, flush=True)
     if fmt == "text" and result is not None and result.text:
@@ -113,12 +118,12 @@ def _isatty(stream: TextIO) -> bool:
         return False
 
 
-def _progress_line(event: Event) -> str | None:
+def _progress_line(event: Event, tools: ToolRegistry) -> str | None:
     if isinstance(event, ThinkingText):
         first = " ".join(event.text.strip().split("\n")[0].split())
         return f"∴ {first[:100]}" + ("…" if len(first) > 100 else "")
     if isinstance(event, ToolCallEvent):
-        return f"• {event.name} {describe_call(event.name, event.input)}".rstrip()
+        return f"• {event.name} {describe_call(tools.view(event.name), event.input)}".rstrip()
     if isinstance(event, ToolResultEvent) and event.is_error:
         first = event.content.split("\n")[0][:100] if event.content else "error"
         return f"  ✗ {first}"

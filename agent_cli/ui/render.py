@@ -30,7 +30,7 @@ What each of those looks like is `widgets.py`. Only one Live exists at a time
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
@@ -57,6 +57,8 @@ from agent_cli.core.events import (
     WarningEvent,
 )
 from agent_cli.core.text import visible
+from agent_cli.tools.base import ToolRegistry
+from agent_cli.tools.registry import default_tools
 from agent_cli.ui.approval_view import approval_text
 from agent_cli.ui.glyphs import ascii_only
 from agent_cli.ui.markdown_blocks import MarkdownStream
@@ -93,8 +95,18 @@ class _Tail:
 class Renderer:
     """Renders events to `console`. Call `pause()` before prompting and `end_turn()` after a turn."""
 
-    def __init__(self, console: Console, *, fancy: bool | None = None, refresh_per_second: float = 8) -> None:
+    def __init__(
+        self,
+        console: Console,
+        *,
+        fancy: bool | None = None,
+        refresh_per_second: float = 8,
+        tools: Callable[[], ToolRegistry] = default_tools,
+    ) -> None:
         self.console = console
+        # The session's tools, asked how a call is shown (a function: the session opens after the
+        # renderer is made, and may ask a question of its own before it has its tools).
+        self._tools = tools
         # Markdown, spinners and Live only on a real terminal that accepts colour.
         self.fancy = (console.is_terminal and not console.no_color) if fancy is None else fancy
         self.refresh_per_second = refresh_per_second
@@ -163,11 +175,12 @@ class Renderer:
         self._finish_stream()
         if isinstance(event, ToolCallEvent):
             self._calls[event.id] = event
-            described = describe_call(event.name, event.input, width=60)
+            described = describe_call(self._tools().view(event.name), event.input, width=60)
             self._set_spinner(f"{visible(event.name)} {described}".rstrip())
         elif isinstance(event, ToolResultEvent):
             self._clear_spinner()
-            self.console.print(tool_line(self._calls.pop(event.id, None), event, self.console.width))
+            view = self._tools().view(event.name)
+            self.console.print(tool_line(self._calls.pop(event.id, None), event, view, self.console.width))
         elif isinstance(event, CompactEvent) and event.layer in ("cap", "clear"):
             # The free layers are one dim line each; panels are for the layers that rewrite history.
             self.line(clear_line(event), "dim")
@@ -215,7 +228,10 @@ class Renderer:
         """
         self._resume_spinner = self._spinner
         self.pause()
-        text = approval_text(name, args, always, fancy=self.fancy, width=self.console.width)
+        tools = self._tools()
+        view, approval = tools.view(name), tools.approval(name)
+        width = self.console.width
+        text = approval_text(name, args, always, view=view, approval=approval, fancy=self.fancy, width=width)
         self.console.print(text, soft_wrap=True)
 
     # ---- turn life cycle ---------------------------------------------------

@@ -33,6 +33,8 @@ from agent_cli.core.events import Event
 from agent_cli.core.text import visible
 from agent_cli.session import AgentSession
 from agent_cli.store.user_dirs import state_dir
+from agent_cli.tools.base import ToolRegistry
+from agent_cli.tools.registry import default_tools
 from agent_cli.ui import ending, glyphs
 from agent_cli.ui.approval import ApprovalPrompt, answer_prompt
 from agent_cli.ui.commands import run_command
@@ -257,12 +259,12 @@ def _prompt_session(session: AgentSession, toolbar: Toolbar) -> PromptSession[st
     )
 
 
-def _make_renderer() -> Renderer:
+def _make_renderer(tools: Callable[[], ToolRegistry]) -> Renderer:
     from rich.console import Console
 
     from agent_cli.ui.render import Renderer
 
-    return Renderer(Console(highlight=False))
+    return Renderer(Console(highlight=False), tools=tools)
 
 
 def run_repl(open_session: Callable[[Asker], AgentSession]) -> int:
@@ -275,8 +277,11 @@ def run_repl(open_session: Callable[[Asker], AgentSession]) -> int:
     from prompt_toolkit import print_formatted_text
     from prompt_toolkit.formatted_text import FormattedText
 
-    renderer = functools.cache(_make_renderer)
+    # The default tools until the session is open: it may ask a question of its own while opening.
+    tools = default_tools()
+    renderer = functools.cache(lambda: _make_renderer(lambda: tools))
     session = open_session(ApprovalPrompt(renderer, answer_prompt).ask)
+    tools = session.tools
     toolbar = Toolbar(session)
     prompt = _prompt_session(session, toolbar)
     repl = Repl(

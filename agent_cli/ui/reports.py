@@ -15,6 +15,7 @@ from typing import Any
 from agent_cli.core.messages import Usage
 from agent_cli.core.text import visible
 from agent_cli.providers.models import MODELS, cost, lookup
+from agent_cli.tools.base import CallView
 
 __all__ = [
     "ContextReport",
@@ -78,35 +79,13 @@ def summary_preview(summary: str, lines: int) -> str:
     return "\n".join(kept[:lines]) + ("\n…" if len(kept) > lines else "")
 
 
-# The argument that says most about a call, per tool; others show their first string argument.
-_MAIN_ARG = {
-    "read_file": "path",
-    "write_file": "path",
-    "edit_file": "path",
-    "bash": "command",
-    "glob": "pattern",
-    "grep": "pattern",
-    "recall": "query",
-    "compact": "focus",
-}
-
-
-def describe_call(name: str, args: Mapping[str, Any], width: int = 80) -> str:
-    """A one-line summary of a tool call's input: `src/app.py`, `pytest -q`, `'TODO' in src`.
+def describe_call(view: CallView, args: Mapping[str, Any], width: int = 80) -> str:
+    """A one-line summary of a tool call's input, as the tool's `view` shows it: `src/app.py`,
+    `pytest -q`, `'TODO' in src`.
 
     The model wrote it: control characters are shown (`visible`) before the line is flattened, so a
     form feed or an escape stays visible rather than becoming a space or reaching the terminal."""
-    key = _MAIN_ARG.get(name)
-    value = args.get(key) if key else next((v for v in args.values() if isinstance(v, str)), None)
-    if value is None:
-        return ""
-    text = " ".join(visible(str(value)).split())
-    if name == "grep" and isinstance(args.get("path"), str):
-        text = f"'{text}' in {' '.join(visible(args['path']).split())}"
-    elif name == "read_file" and args.get("offset"):
-        text = f"{text}:{args['offset']}" + (f"+{args['limit']}" if args.get("limit") else "")
-    elif name in ("recall", "compact"):
-        text = f'"{text}"'
+    text = " ".join(visible(view.line(args)).split())
     return text if len(text) <= width else text[: max(1, width - 1)] + "…"
 
 

@@ -18,6 +18,7 @@ from rich.text import Text
 
 from agent_cli.core.events import CompactEvent, ToolCallEvent, ToolResultEvent
 from agent_cli.core.text import visible
+from agent_cli.tools.base import CallView
 from agent_cli.ui.reports import ContextReport, CostRow, describe_call, summary_preview
 from agent_cli.ui.slash import CommandSpec
 
@@ -34,13 +35,13 @@ __all__ = [
 SUMMARY_PREVIEW_LINES = 4
 
 
-def tool_line(call: ToolCallEvent | None, result: ToolResultEvent, width: int = 100) -> Text:
+def tool_line(call: ToolCallEvent | None, result: ToolResultEvent, view: CallView, width: int = 100) -> Text:
     """`✓ read_file src/app.py · 0.02s`, and the error's first line (dim red, cut to the line) on failure."""
     text = Text()
     text.append("✗ " if result.is_error else "✓ ", style="bold red" if result.is_error else "green")
     text.append(visible(result.name), style="bold")
     room = max(20, width - len(result.name) - 20)
-    args = describe_call(result.name, call.input if call else {}, width=room)
+    args = describe_call(view, call.input if call else {}, width=room)
     if args:
         text.append(f" {args}")
     if result.duration or not result.is_error:

@@ -147,7 +147,7 @@ class _Asker:
     def __init__(self) -> None:
         self.asked: list[str] = []
 
-    def __call__(self, name: str, args: Mapping[str, Any]) -> Answer:
+    def __call__(self, name: str, args: Mapping[str, Any], always: str | None) -> Answer:
         self.asked.append(str(args.get("command")))
         return "always" if len(self.asked) == 1 else "no"
 
