@@ -26,10 +26,10 @@ from agent_cli.core.events import (
     WarningEvent,
 )
 from agent_cli.core.messages import Usage
+from agent_cli.ui.commands import help_rows
 from agent_cli.ui.markdown_blocks import MarkdownStream, split_blocks
 from agent_cli.ui.render import Renderer
 from agent_cli.ui.reports import context_report, cost_rows, format_context_line
-from agent_cli.ui.slash import COMMANDS
 from agent_cli.ui.widgets import context_table, cost_table, help_table
 
 
@@ -392,7 +392,7 @@ def test_cost_table() -> None:
 
 def test_help_table_shows_arguments_literally() -> None:
     con, out = console(width=100)
-    con.print(help_table(COMMANDS))
+    con.print(help_table(help_rows()))
     text = plain(out.getvalue())
     assert "/compact [focus]" in text and "/resume [id]" in text and "/exit" in text
 

@@ -30,6 +30,7 @@ from agent_cli.store.session_log import SessionLog
 from agent_cli.store.sessions import SessionInfo
 from agent_cli.tools.registry import default_tools
 from agent_cli.ui.approval import ApprovalPrompt
+from agent_cli.ui.commands import SlashCommand, closest, parse
 from agent_cli.ui.completion import PathAndCommandCompleter
 from agent_cli.ui.render import Renderer
 from agent_cli.ui.repl import Repl
@@ -41,7 +42,6 @@ from agent_cli.ui.reports import (
     resume_lines,
     session_rows,
 )
-from agent_cli.ui.slash import SlashCommand, closest, parse
 from tests.fakes import ScriptedProvider, call, say
 
 # ---- parsing and hints ---------------------------------------------------------------

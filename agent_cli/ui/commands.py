@@ -1,29 +1,40 @@
-"""The slash commands, run against the live session.
+"""The slash commands: their one table, parsing a typed line, and what each does to the session.
 
-`slash.py` holds the command table and parses a line; this module acts on
-the running `AgentSession` through its methods and shows the result through
-the renderer. One function per command, dispatched by name. A command needs
-only a `CommandHost` (the REPL is one): the session, the renderer, a way to
-drive a turn's events and to recount the context.
+`COMMANDS` is the table: a row per command with its name, arguments, help line, what Tab completes
+for its argument, its aliases and the function that runs it; the help, the completer and `parse`
+read it, so adding a command is one row and one function here. A command acts on the running
+`AgentSession` through its methods and shows the result through the renderer; it needs only a
+`CommandHost` (the REPL is one): the session, the renderer, a way to drive a turn's events and to
+recount the context. What a command shows is computed in `reports.py`.
 """
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable, Iterator
-from difflib import get_close_matches
-from typing import TYPE_CHECKING, Protocol
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal, Protocol, TypeAlias
 
 from agent_cli.core.errors import AgentError
 from agent_cli.core.events import Event
 from agent_cli.providers.models import lookup
 from agent_cli.session import AgentSession
 from agent_cli.ui.reports import context_report, cost_rows, format_tokens, known_models, session_rows
-from agent_cli.ui.slash import COMMANDS, SlashCommand
 
 if TYPE_CHECKING:
     from agent_cli.ui.render import Renderer
 
-__all__ = ["KEY_HELP", "CommandHost", "run_command"]
+__all__ = [
+    "COMMANDS",
+    "KEY_HELP",
+    "Command",
+    "CommandHost",
+    "SlashCommand",
+    "closest",
+    "help_rows",
+    "parse",
+    "run_command",
+]
 
 
 class CommandHost(Protocol):
@@ -52,11 +63,45 @@ KEY_HELP = (
 _ALWAYS_SHOWN = ("system prompt", "tool specs", "messages")
 
 
+@dataclass(frozen=True, slots=True)
+class SlashCommand:
+    """A typed `/name arg`. `known` is False for a name no command has."""
+
+    name: str
+    arg: str = ""
+    known: bool = True
+
+
+def parse(line: str) -> SlashCommand | None:
+    """The command on `line`, or None when the line is a message for the model.
+
+    A line starting with a path (`/etc/hosts: what is this?`) is a message: its
+    first word has a second `/` in it.
+    """
+    text = line.strip()
+    if not text.startswith("/") or text == "/":
+        return None
+    head, _, arg = text[1:].partition(" ")
+    if "/" in head or not head:
+        return None
+    name = _ALIASES.get(head.lower(), head.lower())
+    return SlashCommand(name, arg.strip(), name in _BY_NAME)
+
+
+def closest(name: str) -> str | None:
+    """The command the user most likely meant by an unknown `name`."""
+    names = list(_BY_NAME)
+    prefixed = [n for n in names if n.startswith(name.lower())]
+    if prefixed:
+        return prefixed[0]
+    matches = difflib.get_close_matches(name.lower(), names, n=1, cutoff=0.5)
+    return matches[0] if matches else None
+
+
 def run_command(repl: CommandHost, command: SlashCommand) -> str:
     """Run one known command; "exit" when the REPL should end, else "continue"."""
-    handler = _HANDLERS[command.name]
     try:
-        return handler(repl, command.arg) or "continue"
+        return _BY_NAME[command.name].run(repl, command.arg) or "continue"
     except AgentError as exc:
         repl.renderer.error(str(exc))
         return "continue"
@@ -67,10 +112,15 @@ def run_command(repl: CommandHost, command: SlashCommand) -> str:
         return "continue"
 
 
+def help_rows() -> list[tuple[str, str]]:
+    """`/name args` and the help line of every command, in the table's order."""
+    return [(f"/{c.name}" + (f" {c.args}" if c.args else ""), c.help) for c in COMMANDS]
+
+
 def _help(repl: CommandHost, arg: str) -> None:
     from agent_cli.ui.widgets import help_table
 
-    repl.renderer.show(help_table(COMMANDS))
+    repl.renderer.show(help_table(help_rows()))
     repl.renderer.info(KEY_HELP)
 
 
@@ -124,7 +174,7 @@ def _model(repl: CommandHost, arg: str) -> None:
     warning = session.switch_model(arg)
     window = format_tokens(session.window)
     repl.renderer.line(f"model: {arg} ({window} window)", "bold")
-    hint = get_close_matches(arg, known_models(provider), n=1) if info is None else []
+    hint = difflib.get_close_matches(arg, known_models(provider), n=1) if info is None else []
     guess = f"; did you mean {hint[0]}?" if hint else ""
     if warning is not None:
         repl.renderer.warn(f"{warning.message}; its prices are unknown to /cost{guess}")
@@ -187,14 +237,37 @@ def _exit(repl: CommandHost, arg: str) -> str:
     return "exit"
 
 
-_HANDLERS: dict[str, Callable[[CommandHost, str], str | None]] = {
-    "help": _help,
-    "compact": _compact,
-    "context": _context,
-    "clear": _clear,
-    "model": _model,
-    "cost": _cost,
-    "transcripts": _transcripts,
-    "resume": _resume,
-    "exit": _exit,
-}
+Completes: TypeAlias = Literal["", "model", "session"]  # what Tab offers for the argument
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    name: str
+    args: str
+    help: str
+    run: Callable[[CommandHost, str], str | None]
+    completes: Completes = ""
+    aliases: tuple[str, ...] = ()
+
+
+COMMANDS: tuple[Command, ...] = (
+    Command("help", "", "show this help", _help, aliases=("?", "h")),
+    Command("compact", "[focus]", "summarize the conversation now, steered by an optional focus", _compact),
+    Command("context", "", "what fills the context window, and where auto-compaction fires", _context),
+    Command("clear", "", "start over with an empty context (the transcript keeps everything)", _clear),
+    Command(
+        "model", "[name]", "show the current model and known models, or switch to another", _model, "model"
+    ),
+    Command("cost", "", "tokens and dollars per model in this session", _cost),
+    Command("transcripts", "", "this project's sessions", _transcripts),
+    Command(
+        "resume",
+        "[id]",
+        "list sessions, or switch to the session with this id (or prefix)",
+        _resume,
+        "session",
+    ),
+    Command("exit", "", "leave (Ctrl-D works too)", _exit, aliases=("quit", "q")),
+)
+_BY_NAME = {c.name: c for c in COMMANDS}
+_ALIASES = {alias: c.name for c in COMMANDS for alias in c.aliases}

@@ -14,8 +14,8 @@ from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 
 from agent_cli.core.text import clean
+from agent_cli.ui.commands import COMMANDS
 from agent_cli.ui.reports import known_models
-from agent_cli.ui.slash import COMMANDS
 
 __all__ = ["MAX_PATH_COMPLETIONS", "PathAndCommandCompleter"]
 
@@ -38,8 +38,9 @@ class PathAndCommandCompleter(Completer):
                     if spec.name.startswith(head.lower()):
                         yield Completion(f"/{spec.name}", -len(text), display_meta=spec.help)
                 return
-            if head in ("model", "resume") and " " not in arg:
-                pool = known_models() if head == "model" else list(self.sessions())
+            completes = next((c.completes for c in COMMANDS if c.name == head), "")
+            if completes and " " not in arg:
+                pool = known_models() if completes == "model" else list(self.sessions())
                 for name in pool:
                     if name.startswith(arg):
                         yield Completion(name, -len(arg))

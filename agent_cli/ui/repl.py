@@ -37,9 +37,8 @@ from agent_cli.tools.base import ToolRegistry
 from agent_cli.tools.registry import default_tools
 from agent_cli.ui import ending, glyphs
 from agent_cli.ui.approval import ApprovalPrompt, answer_prompt
-from agent_cli.ui.commands import run_command
+from agent_cli.ui.commands import closest, parse, run_command
 from agent_cli.ui.reports import format_context_line, format_tokens, resume_lines
-from agent_cli.ui.slash import closest, parse
 from agent_cli.ui.turn import drive_turn, quiet_input
 
 if TYPE_CHECKING:

@@ -20,7 +20,6 @@ from agent_cli.core.events import CompactEvent, ToolCallEvent, ToolResultEvent
 from agent_cli.core.text import visible
 from agent_cli.tools.base import CallView
 from agent_cli.ui.reports import ContextReport, CostRow, describe_call, summary_preview
-from agent_cli.ui.slash import CommandSpec
 
 __all__ = [
     "clear_line",
@@ -140,11 +139,12 @@ def cost_table(rows: Sequence[CostRow]) -> Table:
     return table
 
 
-def help_table(commands: Sequence[CommandSpec]) -> Table:
+def help_table(rows: Sequence[tuple[str, str]]) -> Table:
+    """`/name args` and its help line, one row per command."""
     table = Table.grid(padding=(0, 3))
     table.add_column(style="bold cyan", no_wrap=True)
     table.add_column()
-    for spec in commands:
+    for usage, help_line in rows:
         # Text, not markup: "[focus]" is an argument, not a rich style.
-        table.add_row(Text(f"/{spec.name}" + (f" {spec.args}" if spec.args else "")), Text(spec.help))
+        table.add_row(Text(usage), Text(help_line))
     return table
