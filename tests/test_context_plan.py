@@ -42,7 +42,7 @@ def test_engine_prefix() -> None:
 
 
 CASES = [
-    # (name, history, counts, keep_tail, manual, expected cut or None)
+    # (name, history, counts, keep_tail, requested, expected cut or None)
     (
         "auto keeps the tail it has room for and the latest request",
         [U("a"), A("b"), U("c"), A("d"), U("e"), A("f"), U("now")],
@@ -60,7 +60,7 @@ CASES = [
         None,
     ),
     (
-        "manual condenses everything but the latest request",
+        "requested condenses everything but the latest request",
         [U("a"), A("b"), U("c"), A("d"), U("now")],
         [40, 40, 40, 40, 10],
         10_000,
@@ -68,7 +68,7 @@ CASES = [
         4,
     ),
     (
-        "manual with nothing answered yet: nothing before the request",
+        "requested with nothing answered yet: nothing before the request",
         [U("now")],
         [10],
         0,
@@ -111,14 +111,14 @@ CASES = [
 
 
 @pytest.mark.parametrize(
-    ("history", "counts", "keep_tail", "manual", "expected"),
+    ("history", "counts", "keep_tail", "requested", "expected"),
     [c[1:] for c in CASES],
     ids=[c[0] for c in CASES],
 )
 def test_plan_condense(
-    history: list[Message], counts: list[int], keep_tail: int, manual: bool, expected: int | None
+    history: list[Message], counts: list[int], keep_tail: int, requested: bool, expected: int | None
 ) -> None:
-    plan = plan_condense(history, counts, th(keep_tail), manual=manual)
+    plan = plan_condense(history, counts, th(keep_tail), requested=requested)
     assert (plan.cut if plan else None) == expected
     if plan is not None:
         assert plan.span(history) + plan.tail(history) == history

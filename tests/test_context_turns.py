@@ -46,6 +46,23 @@ def test_latch_holds_after_two_failures_and_retries_after_five_compactions() -> 
     assert state.may_call(limits) and state.summary_failures == 0
 
 
+@pytest.mark.parametrize(
+    ("trigger", "said"),
+    [
+        ("auto", "an automatic compaction"),
+        ("manual", "a /compact"),
+        ("tool", "a compaction the model asked for"),
+    ],
+)
+def test_the_latch_says_who_asked_for_the_compaction_that_failed(trigger: str, said: str) -> None:
+    """L3 is "manual" in events whoever asked; the notice names who did (the model's compact call
+    is no /compact)."""
+    limits = Limits(2, 5)
+    state, _ = CompactionState().summary("failed", limits, trigger=trigger)  # type: ignore[arg-type]
+    _, notice = state.summary("failed", limits, trigger=trigger)  # type: ignore[arg-type]
+    assert notice is not None and f"(the last in {said})" in notice
+
+
 def test_a_success_between_failures_keeps_the_latch_from_holding() -> None:
     limits = Limits(2, 5)
     state = CompactionState()
@@ -61,7 +78,7 @@ def test_the_loop_guard_stops_after_two_failed_compactions_and_a_manual_one_rest
     assert not stopped and state.automatic
     state, stopped = state.compaction(True, limits)
     assert stopped and not state.automatic and state.compaction_failures == 2
-    assert state.manual().automatic and state.manual().compaction_failures == 0
+    assert state.requested().automatic and state.requested().compaction_failures == 0
     assert CompactionState.fresh() == CompactionState()
     state, stopped = CompactionState().compaction(True, limits)
     state, stopped = state.compaction(False, limits)

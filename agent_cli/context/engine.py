@@ -115,7 +115,7 @@ class ContextEngine:
 
     @property
     def auto_compact(self) -> bool:
-        """False once the loop guard stopped automatic compaction (a manual /compact restarts it)."""
+        """False once the loop guard stopped automatic compaction (a requested compaction restarts it)."""
         return self._state.automatic
 
     def stop_automatic(self) -> None:
@@ -232,7 +232,7 @@ class ContextEngine:
     ) -> Prepared:
         """L3: condense the whole conversation so far (an open trailing tool round stays). It always
         asks the model, whatever the summarizer latch says."""
-        self._state = self._state.manual()
+        self._state = self._state.requested()
         messages = list(history)
         events: list[EngineEvent] = []
         total = self._run.count(frame, messages)
@@ -296,11 +296,11 @@ class ContextEngine:
         focus: str | None,
     ) -> Condensed:
         """L2 / L3 where the plan finds a span worth a record."""
-        manual = layer == "manual"
-        plan = plan_condense(messages, self._run.counts(messages), self.thresholds, manual=manual)
+        requested = layer == "manual"  # L3: asked for by the user or the model
+        plan = plan_condense(messages, self._run.counts(messages), self.thresholds, requested=requested)
         if plan is None:
             return Condensed(messages, total, False)
-        use_model = manual or self._state.may_call(self.limits)
+        use_model = requested or self._state.may_call(self.limits)
         outcome = self._run.condense(
             messages,
             plan,
@@ -313,7 +313,7 @@ class ContextEngine:
             focus=focus,
             use_model=use_model,
         )
-        self._state, latched = self._state.summary(outcome.summary, self.limits, manual=manual)
+        self._state, latched = self._state.summary(outcome.summary, self.limits, trigger=trigger)
         notice = summary_outcome(outcome.failure, outcome.shortfall, outcome.transcript, latched)
         if notice:
             events.append(WarningEvent(message=notice))  # one message: what happened, and what follows

@@ -11,15 +11,18 @@ failed compactions in a row; gemini-cli latches after a summary that grew). So:
 
     not holding -> every automatic compaction asks the model
     failed twice in a row -> holding: automatic compactions use the digest (no call), said once
-    holding, `retry_after` compactions later, or a manual /compact -> the model is asked again;
+    holding, `retry_after` compactions later, or a requested one -> the model is asked again;
                              one more failure holds again at once
 
 *The loop guard.* An automatic compaction that leaves the request above the trigger failed; after
-`max_failures` in a row automatic compaction stops (said once) until a manual /compact or a fresh
-start.
+`max_failures` in a row automatic compaction stops (said once) until a requested compaction or a
+fresh start.
+
+*Requested* is L3: a compaction asked for, by the user (/compact, trigger "manual") or by the model
+(its compact call, trigger "tool"). Its layer is "manual" in events, the contract's name for L3.
 
 The engine asks `may_call` before a compaction and reports how it fared with `summary` and
-`compaction`; `manual` and `fresh` are the user's resets.
+`compaction`; `requested` and `fresh` are the resets.
 """
 
 from __future__ import annotations
@@ -27,9 +30,12 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from agent_cli.core.events import CompactTrigger
+
 __all__ = ["CompactionState", "Limits", "SummaryOutcome"]
 
 SummaryOutcome = Literal["ok", "failed", "skipped"]
+_HOW: dict[CompactTrigger, str] = {"manual": "a /compact", "tool": "a compaction the model asked for"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +62,7 @@ class CompactionState:
         return not self.latched or self.skipped >= limits.retry_after
 
     def summary(
-        self, outcome: SummaryOutcome, limits: Limits, *, manual: bool = False
+        self, outcome: SummaryOutcome, limits: Limits, *, trigger: CompactTrigger = "auto"
     ) -> tuple[CompactionState, str | None]:
         """How a compaction's summary fared; with a notice when the latch just began to hold. The
         notice says what follows from the failures, not what each was: the engine says that, in the
@@ -71,7 +77,7 @@ class CompactionState:
         new = replace(self, summary_failures=failures, latched=True, skipped=0)
         if self.latched:
             return new, None  # said once, when it first held
-        how = "a manual /compact" if manual else "an automatic compaction"
+        how = _HOW.get(trigger, "an automatic compaction")
         return new, (
             f"{failures} summaries in a row did not hold (the last in {how}), so the records of "
             "automatic compactions are built by code (a digest) from now on; the model is asked again "
@@ -85,8 +91,9 @@ class CompactionState:
         stop = failed and failures >= limits.max_failures
         return replace(self, compaction_failures=failures, automatic=self.automatic and not stop), stop
 
-    def manual(self) -> CompactionState:
-        """A manual /compact: the loop guard starts over and automatic compaction is back on."""
+    def requested(self) -> CompactionState:
+        """A requested compaction (/compact, or the model's compact call): the loop guard starts over
+        and automatic compaction is back on."""
         return replace(self, compaction_failures=0, automatic=True)
 
     def stopped(self) -> CompactionState:

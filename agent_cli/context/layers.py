@@ -211,7 +211,7 @@ class LayerRunner:
         """L2 / L3: the span of `plan` becomes a record (the model's, or the digest; only the digest
         when `use_model` is False, as while the summarizer latch holds).
 
-        A manual compaction of a short conversation may grow it a little; that is
+        A requested compaction (L3) of a short conversation may grow it a little; that is
         what the user asked for. An automatic one must shrink the request.
         """
         start = self._clock()

@@ -47,9 +47,9 @@ def engine_prefix(messages: Sequence[Message]) -> int:
 
 
 def plan_condense(
-    messages: Sequence[Message], counts: Sequence[int], thresholds: Thresholds, *, manual: bool
+    messages: Sequence[Message], counts: Sequence[int], thresholds: Thresholds, *, requested: bool
 ) -> CondensePlan | None:
-    """Where to cut for a record (L3 when `manual`, else L2); None when nothing is worth condensing.
+    """Where to cut for a record (L3 when `requested`, else L2); None when nothing is worth condensing.
 
     `counts[i]` is the token count of `messages[i]`. An automatic cut must
     replace more than a record's worth of tokens: condensing a span no larger
@@ -57,7 +57,7 @@ def plan_condense(
     """
     prefix = engine_prefix(messages)
     end = len(messages) - 1 if messages and messages[-1].is_plain_user else len(messages)
-    if manual:
+    if requested:
         cut = open_round_start(messages[:end])
     else:
         end = min(end, open_round_start(messages))
@@ -65,6 +65,6 @@ def plan_condense(
         cut = find_safe_cut(messages[:end], counts[:end], room, floor=prefix + 1)
     if cut <= prefix:
         return None
-    if not manual and sum(counts[prefix:cut]) <= thresholds.summary_cap:
+    if not requested and sum(counts[prefix:cut]) <= thresholds.summary_cap:
         return None
     return CondensePlan(prefix, cut)
