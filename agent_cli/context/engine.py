@@ -19,6 +19,7 @@ Whatever a layer changes, the thinking blocks after the change go with it
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Sequence
 
@@ -26,7 +27,7 @@ from agent_cli.config.settings import ContextSettings
 from agent_cli.context.breakdown import Breakdown, compute_breakdown
 from agent_cli.context.clear import clearable, next_change
 from agent_cli.context.latch import CompactionState, Limits
-from agent_cli.context.layers import Condensed, LayerRunner
+from agent_cli.context.layers import Condensed, LayerRunner, Step
 from agent_cli.context.notices import (
     loop_guard_stopped,
     overflow_unresolved,
@@ -156,23 +157,27 @@ class ContextEngine:
         total = self._run.count(frame, messages)
         if total < th.clear_at:
             return Prepared(messages, [])
-        events: list[EngineEvent] = []
-        messages, total = self._run.cap_inputs(messages, frame, total, th.tool_result_cap, events)
-        past = total >= th.trigger_at and self.auto_compact
-        messages, total = self._clear(messages, frame, total, events, past=past)
+        capped = self._run.cap_inputs(messages, frame, total, th.tool_result_cap)
+        past = capped.tokens >= th.trigger_at and self.auto_compact
+        cleared = self._clear(capped.messages, frame, capped.tokens, past=past)
+        messages, total = cleared.messages, cleared.tokens
+        events: list[EngineEvent] = [*capped.events, *cleared.events]
         # Thinking after a cleared result is bound to what was there: it goes before L2 sends the span.
         messages = settle_thinking(history, messages)
         failed = False
         if total >= th.trigger_at and self.auto_compact:
-            outcome = self._condense(messages, frame, total, events, "summarize", "auto", None)
+            outcome = self._condense(messages, frame, total, "summarize", "auto", None)
             messages, total = outcome.messages, outcome.tokens
+            events += outcome.events
             # A record built and still above the trigger (or thrown away for not shrinking) is a failure;
             # nothing to condense costs nothing and is not.
             failed = outcome.attempted and total >= th.trigger_at
             if outcome.attempted:
-                self._note_result(failed, events)
+                events += self._note_result(failed)
         if total >= th.emergency_at or (failed and total >= th.trigger_at):
-            messages, total = self._run.drop(messages, frame, total, th.target, events, trigger="auto")
+            step = self._run.drop(messages, frame, total, th.target, trigger="auto")
+            messages, total = step.messages, step.tokens
+            events += step.events
         unsendable = None
         if total > th.window * UNSENDABLE_OVER_WINDOW:
             # What is left cannot go (a pasted 2 MB prompt: the user's words are never cut): say so
@@ -210,12 +215,15 @@ class ContextEngine:
         before = total
         outcome = Condensed(messages, total, False)
         if self.auto_compact:
-            outcome = self._condense(messages, frame, total, events, "summarize", "overflow", None)
+            outcome = self._condense(messages, frame, total, "summarize", "overflow", None)
             messages, total = outcome.messages, outcome.tokens
+            events += outcome.events
         # Without numbers in the error our count is all there is, and it was not enough:
         # go down to the target whatever L2 achieved.
         if total > th.target and (not outcome.acted or total >= th.trigger_at or not error.tokens):
-            messages, total = self._run.drop(messages, frame, total, th.target, events, trigger="overflow")
+            step = self._run.drop(messages, frame, total, th.target, trigger="overflow")
+            messages, total = step.messages, step.tokens
+            events += step.events
         if total >= before or total > th.budget:
             largest = max((self.counter.count_message(m) for m in messages), default=0)
             frame_tokens = self._run.count(frame, [])
@@ -236,13 +244,16 @@ class ContextEngine:
         messages = list(history)
         events: list[EngineEvent] = []
         total = self._run.count(frame, messages)
-        outcome = self._condense(messages, frame, total, events, "manual", trigger, focus)
+        outcome = self._condense(messages, frame, total, "manual", trigger, focus)
+        events += outcome.events
         if not outcome.acted and not events:
             events.append(WarningEvent(message=NOTHING_TO_COMPACT))
         messages, total = outcome.messages, outcome.tokens
         th = self.thresholds
         if total >= th.emergency_at:
-            messages, total = self._run.drop(messages, frame, total, th.target, events, trigger=trigger)
+            step = self._run.drop(messages, frame, total, th.target, trigger=trigger)
+            messages, total = step.messages, step.tokens
+            events += step.events
         return Prepared(settle_thinking(history, messages), events)
 
     def cache_anchor(self, history: Sequence[Message]) -> int | None:
@@ -264,33 +275,30 @@ class ContextEngine:
 
     # -- when L1 and L2 act ----------------------------------------------------
 
-    def _clear(
-        self, messages: list[Message], frame: Frame, total: int, events: list[EngineEvent], *, past: bool
-    ) -> tuple[list[Message], int]:
+    def _clear(self, messages: list[Message], frame: Frame, total: int, *, past: bool) -> Step:
         """L1: stub old tool results when a big enough batch can go. Past the trigger it must also get
         the request below the trigger, else L2 takes the span whole (its summary sees the output, not
         stubs). Clearing is free and a summary is a model call: L1 carries what it can."""
         th = self.thresholds
         key = messages[0].id if messages else ""
         if key == self._clear_skip[0] and total < self._clear_skip[1]:
-            return messages, total
+            return Step(messages, total)
         to_clear, freed = clearable(messages, self._run.counts(messages), protect_tokens=th.clear_protect)
         if freed < th.clear_min_batch or not to_clear:
             # What L1 could free grows by at most what the history grows: while the same
             # history (same first message) has not grown by the shortfall, there is no
             # need to look again. Keeps prepare O(new content) above the L1 line.
             self._clear_skip = (key, total + th.clear_min_batch - freed)
-            return messages, total
+            return Step(messages, total)
         if past and total - freed >= th.trigger_at:
-            return messages, total  # L1 alone cannot get below the trigger: L2 takes the span whole
-        return self._run.clear(messages, frame, total, to_clear, freed, events)
+            return Step(messages, total)  # L1 alone cannot get below the trigger: L2 takes the span whole
+        return self._run.clear(messages, frame, total, to_clear, freed)
 
     def _condense(
         self,
         messages: list[Message],
         frame: Frame,
         total: int,
-        events: list[EngineEvent],
         layer: CompactLayer,
         trigger: CompactTrigger,
         focus: str | None,
@@ -306,7 +314,6 @@ class ContextEngine:
             plan,
             frame,
             total,
-            events,
             thresholds=self.thresholds,
             layer=layer,
             trigger=trigger,
@@ -315,14 +322,13 @@ class ContextEngine:
         )
         self._state, latched = self._state.summary(outcome.summary, self.limits, trigger=trigger)
         notice = summary_outcome(outcome.failure, outcome.shortfall, outcome.transcript, latched)
-        if notice:
-            events.append(WarningEvent(message=notice))  # one message: what happened, and what follows
+        if notice:  # one message: what happened, and what follows
+            return dataclasses.replace(outcome, events=(*outcome.events, WarningEvent(message=notice)))
         return outcome
 
-    def _note_result(self, failed: bool, events: list[EngineEvent]) -> None:
+    def _note_result(self, failed: bool) -> list[EngineEvent]:
         """The loop guard: stop automatic compaction after repeated failures, and say so."""
         self._state, stopped = self._state.compaction(failed, self.limits)
-        if stopped:
-            events.append(
-                ErrorEvent(message=loop_guard_stopped(self._state.compaction_failures), kind="compaction")
-            )
+        if not stopped:
+            return []
+        return [ErrorEvent(message=loop_guard_stopped(self._state.compaction_failures), kind="compaction")]

@@ -12,6 +12,10 @@ a layer fires; the runner does it the same way every time:
    provider's, when anchored), so the figures in one event agree;
 4. exactly one `CompactEvent` says what happened.
 
+Each layer returns what it did as a value (`Step`, or `Condensed` for L2/L3): the new history, its
+count and the events that say so (a warning when the disk refused). No layer appends to a list it
+was handed.
+
 It holds what a layer needs besides the thresholds: the counter, the archive,
 the summary call and a clock. A new model or session gets a new runner.
 """
@@ -39,7 +43,16 @@ from agent_cli.core.events import CompactEvent, CompactLayer, CompactTrigger, Wa
 from agent_cli.core.messages import Message, ToolResult, ToolUse, Usage
 from agent_cli.store.archive import Archive
 
-__all__ = ["Condensed", "LayerRunner", "SummaryOutcome"]
+__all__ = ["Condensed", "LayerRunner", "Step", "SummaryOutcome"]
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """What a layer came to: the history, its count, and the events that say what happened."""
+
+    messages: list[Message]
+    tokens: int
+    events: tuple[EngineEvent, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +68,7 @@ class Condensed:
     failure: str | None = None  # why the model's record was not used (the digest stood in)
     shortfall: str | None = None  # how the model's record, used, fell short (repaired by code)
     transcript: str = ""  # where the span went
+    events: tuple[EngineEvent, ...] = ()
 
 
 SummaryOutcome = Literal["ok", "failed", "skipped"]
@@ -129,13 +143,12 @@ class LayerRunner:
         )
         return capped, event
 
-    def cap_inputs(
-        self, messages: list[Message], frame: Frame, total: int, limit: int, events: list[EngineEvent]
-    ) -> tuple[list[Message], int]:
+    def cap_inputs(self, messages: list[Message], frame: Frame, total: int, limit: int) -> Step:
         """L0 for the model's own calls: an argument over `limit` tokens in a call that has run (a
         2 MB `write_file`) is saved in full, then cut to head + tail, like an oversized result."""
         answered = {r.tool_use_id for m in messages for r in m.tool_results}
         out = list(messages)
+        events: list[EngineEvent] = []
         for i, message in enumerate(messages):
             if message.role != "assistant" or self.counter.count_message(message) <= limit:
                 continue
@@ -145,7 +158,8 @@ class LayerRunner:
             if not over:
                 continue
             start = self._clock()
-            path = self._save([message], "input", events)
+            path, refused = self._save([message], "input")
+            events += refused
             if path is None:
                 continue
             blocks = [
@@ -162,7 +176,7 @@ class LayerRunner:
                 self._event("cap", "input", messages, out, total, after, path, start, detail=detail)
             )
             total = after
-        return out, total
+        return Step(out, total, tuple(events))
 
     def clear(
         self,
@@ -171,14 +185,13 @@ class LayerRunner:
         total: int,
         to_clear: dict[int, set[str]],
         freed: int,
-        events: list[EngineEvent],
-    ) -> tuple[list[Message], int]:
+    ) -> Step:
         """L1: the results `to_clear` names (message index -> result ids) become recall stubs."""
         start = self._clock()
         plan = apply_clear(messages, to_clear, freed)
-        path = self._save(plan.originals, "clear", events)
+        path, refused = self._save(plan.originals, "clear")
         if path is None:
-            return messages, total
+            return Step(messages, total, refused)
         after = self.recount(frame, messages, plan.messages)
         calls = tool_calls_by_id(messages)
         names = [
@@ -189,10 +202,10 @@ class LayerRunner:
         ]
         shown = ", ".join(names[:3]) + (", …" if len(names) > 3 else "")
         detail = f"{plan.cleared} old tool result{'s' if plan.cleared != 1 else ''}: {shown}"
-        events.append(
-            self._event("clear", "auto", messages, plan.messages, total, after, path, start, detail=detail)
+        event = self._event(
+            "clear", "auto", messages, plan.messages, total, after, path, start, detail=detail
         )
-        return plan.messages, after
+        return Step(plan.messages, after, (event,))
 
     def condense(
         self,
@@ -200,7 +213,6 @@ class LayerRunner:
         plan: CondensePlan,
         frame: Frame,
         total: int,
-        events: list[EngineEvent],
         *,
         thresholds: Thresholds,
         layer: CompactLayer,
@@ -215,28 +227,35 @@ class LayerRunner:
         what the user asked for. An automatic one must shrink the request.
         """
         start = self._clock()
-        path = self._save(plan.span(messages), "compact" if layer == "summarize" else layer, events)
+        path, refused = self._save(plan.span(messages), "compact" if layer == "summarize" else layer)
         if path is None:
-            return Condensed(messages, total, False)
+            return Condensed(messages, total, False, events=refused)
         must_shrink = layer != "manual"
         record = self._record(messages, plan, frame, total, path, thresholds, focus, must_shrink, use_model)
         if must_shrink and record.tokens >= total:  # not even the digest shrinks it: leave it as it was
-            message = f"Compaction could not shrink the conversation ({total:,} tokens)."
-            events.append(WarningEvent(message=message))
-            return Condensed(messages, total, False, record.summary, attempted=True)
+            warning = WarningEvent(
+                message=f"Compaction could not shrink the conversation ({total:,} tokens)."
+            )
+            return Condensed(messages, total, False, record.summary, attempted=True, events=(warning,))
         # What went wrong with the model's record is said by the engine, once, with the latch's word.
         failure = record.failure if use_model else None
         summary = record.messages[0].summary
-        events.append(
-            self._event(
-                layer, trigger, messages, record.messages, total, record.tokens, path, start,
-                summary=summary.text if summary else None,
-                degraded=record.failure is not None,
-                usage=record.usage,
-            )
+        event = self._event(
+            layer, trigger, messages, record.messages, total, record.tokens, path, start,
+            summary=summary.text if summary else None,
+            degraded=record.failure is not None,
+            usage=record.usage,
         )  # fmt: skip
         return Condensed(
-            record.messages, record.tokens, True, record.summary, True, failure, record.shortfall, path
+            record.messages,
+            record.tokens,
+            True,
+            record.summary,
+            True,
+            failure,
+            record.shortfall,
+            path,
+            (event,),
         )
 
     def drop(
@@ -245,10 +264,9 @@ class LayerRunner:
         frame: Frame,
         total: int,
         target: int,
-        events: list[EngineEvent],
         *,
         trigger: CompactTrigger,
-    ) -> tuple[list[Message], int]:
+    ) -> Step:
         """L4: drop the oldest groups down to `target`, leaving a marker."""
         start = self._clock()
         counts = self.counts(messages)
@@ -258,15 +276,16 @@ class LayerRunner:
         need = (total - target) * local // conversation + 100
         plan = plan_drop(messages, counts, need)
         if plan is None:
-            return messages, total
+            return Step(messages, total)
         dropped = plan.dropped(messages)
-        path = self._save(dropped, "emergency", events)
+        path, refused = self._save(dropped, "emergency")
         if path is None:
-            return messages, total
+            return Step(messages, total, refused)
         new = apply_drop(messages, plan, marker_text(len(dropped), path))
         after = self.recount(frame, messages, new)
-        events.append(self._event("emergency", trigger, messages, new, total, after, path, start))
-        return new, after
+        return Step(
+            new, after, (self._event("emergency", trigger, messages, new, total, after, path, start),)
+        )
 
     # -- parts -----------------------------------------------------------------
 
@@ -365,10 +384,10 @@ class LayerRunner:
         fared: SummaryOutcome = "failed" if failure is not None or shortfall else "ok"
         return _Record(new, after, failure, usage, fared, shortfall)
 
-    def _save(self, messages: list[Message], label: str, events: list[EngineEvent]) -> str | None:
-        """Write what a layer removes; None (and a warning) if the disk refuses: the layer does nothing."""
+    def _save(self, messages: list[Message], label: str) -> tuple[str | None, tuple[EngineEvent, ...]]:
+        """Write what a layer removes: its path, or None and a warning when the disk refuses (then the
+        layer does nothing)."""
         try:
-            return str(self.archive.write_span(messages, label))
+            return str(self.archive.write_span(messages, label)), ()
         except OSError as exc:
-            events.append(WarningEvent(message=not_saved(label, exc)))
-            return None
+            return None, (WarningEvent(message=not_saved(label, exc)),)
