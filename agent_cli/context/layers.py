@@ -36,6 +36,7 @@ from agent_cli.context.notices import not_saved
 from agent_cli.context.plain import abbreviate, call_text, tool_calls_by_id
 from agent_cli.context.plan import CondensePlan
 from agent_cli.context.protocol import EngineEvent, Frame
+from agent_cli.context.record_choice import judge_record
 from agent_cli.context.summary_request import Summarize, SummaryFailed, run_summary
 from agent_cli.context.thresholds import Counter, Thresholds
 from agent_cli.core.errors import ProviderError
@@ -72,7 +73,6 @@ class Condensed:
 
 
 SummaryOutcome = Literal["ok", "failed", "skipped"]
-OVERLONG = 1.5  # a record this far over its length cap counts as a failed summary
 
 
 @dataclass(frozen=True, slots=True)
@@ -361,28 +361,27 @@ class LayerRunner:
             # (anything else) is not one of them: it goes up to the crash log, not into a digest.
             body, failure = "", f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         written = self.counter.count_text(body) if body else 0
-        if written and written >= sum(self.counts(span)):
-            failure = f"the model's record ({written:,} tokens) is larger than what it replaces"
-            body = ""
-        # A record over its cap is cut (its end is lost); it stands, but the model did not follow the brief.
-        overlong = written > th.summary_cap * OVERLONG
-        new = condensed_history(
-            span, tail, body, path, thresholds=th, count_text=self.counter.count_text, pending=pending
-        )
-        after = self.recount(frame, messages, new)
-        if body and must_shrink and after >= total:
-            failure = f"the model's record would not shrink the request ({total:,} -> {after:,} tokens)"
+        replaced = sum(self.counts(span))
+
+        def build(text: str) -> tuple[list[Message], int]:
             new = condensed_history(
-                span, tail, "", path, thresholds=th, count_text=self.counter.count_text, pending=pending
+                span, tail, text, path, thresholds=th, count_text=self.counter.count_text, pending=pending
             )
-            after = self.recount(frame, messages, new)
-        shortfall = None
-        if failure is None and overlong:
-            shortfall = f"ran over its length ({written:,} tokens for {th.summary_cap:,}), so its end was cut"
-        elif failure is None and misses_key_facts(span, tail, body):
-            shortfall = "left out the latest error or every file it touched; code added them to the record"
-        fared: SummaryOutcome = "failed" if failure is not None or shortfall else "ok"
-        return _Record(new, after, failure, usage, fared, shortfall)
+            return new, self.recount(frame, messages, new)
+
+        with_summary = build(body) if body and written < replaced else None
+        verdict = judge_record(
+            failure=failure,
+            written=written,
+            replaced=replaced,
+            after=with_summary[1] if with_summary else None,
+            total=total,
+            cap=th.summary_cap,
+            must_shrink=must_shrink,
+            misses_facts=lambda: misses_key_facts(span, tail, body),
+        )
+        used = with_summary if with_summary is not None and verdict.failure is None else build("")
+        return _Record(*used, verdict.failure, usage, verdict.fared, verdict.shortfall)
 
     def _save(self, messages: list[Message], label: str) -> tuple[str | None, tuple[EngineEvent, ...]]:
         """Write what a layer removes: its path, or None and a warning when the disk refuses (then the
