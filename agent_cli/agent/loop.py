@@ -4,8 +4,9 @@
                 -> assistant message -> tool round -> repeat
                 -> ResultEvent
 
-Each step returns a value the loop dispatches on (`Completion` or `_Failed`
-for a request, `ToolRound` for a round of tool calls); everything observable
+Each step returns a value the loop dispatches on: `_step` (one request and its
+reply) a `NextStep` (RunAgain, FinalOutput, Interrupted, Stopped), the request
+a `Completion` or `_Failed`, a round of tool calls a `ToolRound`; everything observable
 is an event (yielded, logged to the session, and `on_compact` for
 compactions). The history only ever holds complete messages: a half-streamed
 reply, an interrupted tool round or a crash leaves a valid history behind.
@@ -18,13 +19,14 @@ import threading
 import time
 from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, assert_never
 
 from agent_cli.agent.approvals import Approver
 from agent_cli.agent.compact_calls import honoured
 from agent_cli.agent.continuations import CONTINUE_AFTER_CUTOFF, TOO_MANY_PAUSES, Continuations
 from agent_cli.agent.hooks import Hooks
-from agent_cli.agent.tool_runner import ToolRunner
+from agent_cli.agent.next_step import FinalOutput, Interrupted, NextStep, RunAgain, Stopped
+from agent_cli.agent.tool_runner import ToolRound, ToolRunner
 from agent_cli.context.protocol import ContextPolicy, Frame, Prepared
 from agent_cli.core.errors import ContextOverflowError, ProviderError, ThinkingRejectedError
 from agent_cli.core.events import (
@@ -52,7 +54,7 @@ from agent_cli.providers.base import Provider
 from agent_cli.providers.retry import RetryPolicy, stream_with_retry
 from agent_cli.tools.base import CompactRequest, ToolContext, ToolRegistry
 
-__all__ = ["AgentLoop", "SessionSink", "ToolRound"]
+__all__ = ["AgentLoop", "SessionSink"]
 
 INTERRUPTED = "interrupted: the user stopped this tool call before it finished"
 INTERRUPTED_TURN = "[The user interrupted the request above before it was answered.]"
@@ -69,16 +71,6 @@ class SessionSink(Protocol):
     def log_message(self, message: Message) -> None: ...
     def log_event(self, event: Event) -> None: ...
     def log_history(self, messages: Sequence[Message], reason: str) -> None: ...
-
-
-@dataclass(frozen=True, slots=True)
-class ToolRound:
-    """What one round of tool calls came to."""
-
-    results: tuple[ToolResult, ...]  # one per call that finished, in call order
-    cut_short: tuple[ToolUse, ...] = ()  # calls an interrupt stopped before they finished
-    compact: CompactRequest | None = None  # the model asked to compact once the round is done
-    interrupted: bool = False  # the user pressed Ctrl-C during the round
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,48 +172,19 @@ class AgentLoop:
         going_on = Continuations()
         final_text: list[str] = []
         for iteration in range(1, self.max_iterations + 1):
-            yield StatusEvent(text="checking the context")  # usually instant; a summary can take a while
-            prepared = self.context.prepare(self.history, self.frame)
-            yield from self._apply(prepared, "prepare")
-            outcome: Completion | _Failed
-            if prepared.unsendable is not None:  # far over the window even after every layer
-                outcome = _Failed(prepared.unsendable)
-            else:
-                outcome = yield from self._request_with_reactive_retry()
-            if isinstance(outcome, _Failed):
-                yield self._emit(ErrorEvent(message=str(outcome.error), kind=type(outcome.error).__name__))
-                yield self._result("", "error", iteration)
-                return
-            message = outcome.message
-            self._append(message)
-            for thought in _visible_thoughts(message):
-                yield self._emit(ThinkingText(text=thought))
-            if message.text:
-                final_text.append(message.text)
-                yield self._emit(AssistantText(text=message.text))
-            if message.tool_uses:
-                final_text.clear()
-                done = yield from self._tool_round(message.tool_uses)
-                if done.interrupted:
-                    yield from self._interrupted(done.cut_short)
-                    return
-                if done.compact is not None:
-                    yield StatusEvent(text="summarizing")
-                    prepared = self.context.compact(self.history, self.frame, done.compact.focus, "tool")
-                    yield from self._apply(prepared, "tool")
-                continue
-            step = going_on.after(outcome.stop_reason)
-            if step == "paused":  # the paused reply, the history's last message now, goes back as is
-                continue
-            if step == "cut_off":
-                self._append(Message.user(CONTINUE_AFTER_CUTOFF))
-                continue
-            if step == "too_many_pauses":
-                yield self._emit(ErrorEvent(message=TOO_MANY_PAUSES, kind="pause_turn"))
-                yield self._result("".join(final_text), "pause_turn", iteration)
-                return
-            answer = "".join(final_text) if going_on.continued else message.text
-            yield self._result(answer, "end_turn", iteration)
+            step = yield from self._step(going_on, final_text)
+            match step:
+                case RunAgain():
+                    continue
+                case FinalOutput(text=text):
+                    yield self._result(text, "end_turn", iteration)
+                case Interrupted(cut_short=cut_short):
+                    yield from self._interrupted(cut_short)
+                case Stopped(stop=stop, message=message, kind=kind, text=text):
+                    yield self._emit(ErrorEvent(message=message, kind=kind))
+                    yield self._result(text, stop, iteration)
+                case _:  # mypy --strict proves every NextStep is handled
+                    assert_never(step)
             return
         note = (
             f"Stopped after {self.max_iterations} model requests in one turn (tools.max_iterations). "
@@ -229,6 +192,46 @@ class AgentLoop:
         )
         yield self._emit(ErrorEvent(message=note, kind="max_iterations"))  # said once, as the error
         yield self._result("", "max_iterations", self.max_iterations)
+
+    def _step(self, going_on: Continuations, final_text: list[str]) -> Generator[Event, None, NextStep]:
+        """One model request and what its reply asks for: tools run, another request, or the end."""
+        yield StatusEvent(text="checking the context")  # usually instant; a summary can take a while
+        prepared = self.context.prepare(self.history, self.frame)
+        yield from self._apply(prepared, "prepare")
+        outcome: Completion | _Failed
+        if prepared.unsendable is not None:  # far over the window even after every layer
+            outcome = _Failed(prepared.unsendable)
+        else:
+            outcome = yield from self._request_with_reactive_retry()
+        if isinstance(outcome, _Failed):
+            return Stopped("error", str(outcome.error), type(outcome.error).__name__)
+        message = outcome.message
+        self._append(message)
+        for thought in _visible_thoughts(message):
+            yield self._emit(ThinkingText(text=thought))
+        if message.text:
+            final_text.append(message.text)
+            yield self._emit(AssistantText(text=message.text))
+        if message.tool_uses:
+            final_text.clear()
+            done = yield from self._tool_round(message.tool_uses)
+            if done.interrupted:
+                return Interrupted(done.cut_short)
+            if done.compact is not None:
+                yield StatusEvent(text="summarizing")
+                prepared = self.context.compact(self.history, self.frame, done.compact.focus, "tool")
+                yield from self._apply(prepared, "tool")
+            return RunAgain()
+        match going_on.after(outcome.stop_reason):
+            case "paused":  # the paused reply, the history's last message now, goes back as is
+                return RunAgain()
+            case "cut_off":
+                self._append(Message.user(CONTINUE_AFTER_CUTOFF))
+                return RunAgain()
+            case "too_many_pauses":
+                return Stopped("pause_turn", TOO_MANY_PAUSES, "pause_turn", "".join(final_text))
+            case "done":
+                return FinalOutput("".join(final_text) if going_on.continued else message.text)
 
     def _interrupted(self, cut_short: Sequence[ToolUse]) -> Iterator[Event]:
         """Ctrl-C: close what is open, say which calls were cut short, end the turn."""

@@ -15,17 +15,28 @@ import dataclasses
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from agent_cli.agent.approvals import Approver
 from agent_cli.agent.hooks import Hooks
-from agent_cli.core.messages import ToolUse
+from agent_cli.core.messages import ToolResult, ToolUse
 from agent_cli.core.text import clean
 from agent_cli.tools import children
-from agent_cli.tools.base import ToolContext, ToolOutput, ToolRegistry
+from agent_cli.tools.base import CompactRequest, ToolContext, ToolOutput, ToolRegistry
 
-__all__ = ["ToolRunner"]
+__all__ = ["ToolRound", "ToolRunner"]
 
 CANCEL_GRACE = 10.0  # seconds a cancelled tool gets to stop before the caller moves on
+
+
+@dataclass(frozen=True, slots=True)
+class ToolRound:
+    """What one round of tool calls came to (the loop runs the round, call by call)."""
+
+    results: tuple[ToolResult, ...]  # one per call that finished, in call order
+    cut_short: tuple[ToolUse, ...] = ()  # calls an interrupt stopped before they finished
+    compact: CompactRequest | None = None  # the model asked to compact once the round is done
+    interrupted: bool = False  # the user pressed Ctrl-C during the round
 
 
 class ToolRunner:
