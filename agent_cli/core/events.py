@@ -25,6 +25,7 @@ __all__ = [
     "ResultEvent",
     "ResultStop",
     "RetryEvent",
+    "Status",
     "StatusEvent",
     "ThinkingText",
     "ThinkingTextDelta",
@@ -35,6 +36,7 @@ __all__ = [
     "event_from_json",
 ]
 
+Status: TypeAlias = Literal["checking the context", "waiting for model", "summarizing"]
 CompactLayer: TypeAlias = Literal["cap", "clear", "summarize", "manual", "emergency"]
 # What set a compaction off: the engine's own check, the user (/compact), the model (the compact
 # tool), a provider's refusal, the emergency drop, a result capped as it arrived, a tool call's
@@ -184,10 +186,10 @@ class RetryEvent:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class StatusEvent:
-    """What the agent is doing now ("waiting for model", "summarizing"), for spinners."""
+    """What the agent is doing now, for spinners."""
 
     type: ClassVar[str] = "status"
-    text: str
+    text: Status
 
     def to_json(self) -> dict[str, Any]:
         return {"type": self.type, "text": self.text}
