@@ -40,8 +40,10 @@ from agent_cli.core.thinking import strip_thinking
 from agent_cli.prompt.instructions import read_project_instructions
 from agent_cli.prompt.system import build_system_prompt
 from agent_cli.providers.base import Provider
-from agent_cli.providers.factory import DEFAULT_MODELS, create_provider, query_limits
-from agent_cli.providers.models import UNKNOWN_WINDOW, ModelInfo, family_limits, lookup
+from agent_cli.providers.factory import create_provider, query_limits
+from agent_cli.providers.models import UNKNOWN_WINDOW, ModelInfo, family_limits
+from agent_cli.providers.registry import PROVIDERS
+from agent_cli.providers.resolve import ModelChoice, resolve_model
 from agent_cli.providers.retry import RetryPolicy
 from agent_cli.session import AgentSession, ModelParts
 from agent_cli.store.archive import Archive
@@ -60,6 +62,7 @@ MAX_OUTPUT_CAP = 32_000
 SUMMARY_RETRIES = 2
 LATEST = ""  # `resume=LATEST`: the session written last (--continue)
 
+# The test seam for providers: a function of the provider settings, their model resolved.
 ProviderFactory = Callable[[ProviderSettings], Provider]
 
 
@@ -69,7 +72,7 @@ def open_session(
     env: Mapping[str, str],
     resume: str | None = None,
     ask: Asker | None = None,
-    make_provider: ProviderFactory = create_provider,
+    make_provider: ProviderFactory | None = None,
 ) -> AgentSession:
     """A new session, or an earlier one (`resume`: an id or prefix, or LATEST) reopened.
 
@@ -79,7 +82,8 @@ def open_session(
     cannot be written.
     """
     pset = settings.provider
-    keys = (pset.api_key, env.get("ANTHROPIC_API_KEY"), env.get("OPENAI_API_KEY"), *secret_env_values(env))
+    provider_keys = [env.get(entry.api_key_env) for entry in PROVIDERS.values()]
+    keys = (pset.api_key, *provider_keys, *secret_env_values(env))
     redactor = Redactor([k for k in keys if k])
     hooks = Hooks()
     root = settings.project_root
@@ -91,7 +95,7 @@ def open_session(
     if signer.problem:
         notices.append(f"{signer.problem}: this session is not signed, so --continue will pass over it")
     assembly = Assembly(settings, hooks, redactor, make_provider, frame, signer=signer, ask=ask)
-    model = assembly.for_model(pset.model or DEFAULT_MODELS[pset.name])
+    model = assembly.for_model(pset.model)  # empty: the provider's default, as resolve_model says
     history: list[Message] = []
     if resume is not None:
         check_private_dir(transcripts_dir(root))  # a planted link or another's folder: one line
@@ -185,7 +189,7 @@ class Assembly:
         settings: Settings,
         hooks: Hooks,
         redactor: Redactor,
-        make_provider: ProviderFactory,
+        make_provider: ProviderFactory | None,
         frame: Frame,
         *,
         signer: SessionSigner | None = None,
@@ -199,6 +203,7 @@ class Assembly:
         self._hooks = hooks
         self._redactor = redactor
         self._make_provider = make_provider
+        self._choices: dict[str, ModelChoice] = {}  # each model resolved once, by name
 
     def meta(self, model: str, *, new: bool = False) -> dict[str, str]:
         """The session log's meta record: who ran it, with what; `new`: signed as the user's."""
@@ -209,8 +214,19 @@ class Assembly:
         signature = self._signer.new_signature() if new else None
         return {**meta, SIGNATURE_KEY: signature} if signature else meta
 
+    def _choice(self, model: str) -> ModelChoice:
+        choice = self._choices.get(model)
+        if choice is None:
+            choice = resolve_model(self.settings.provider, model)
+            self._choices[model] = self._choices[choice.name] = choice
+        return choice
+
     def for_model(self, model: str) -> ModelParts:
-        provider = self._make_provider(replace(self.settings.provider, model=model))
+        """The parts for `model` (empty: the provider's default model)."""
+        choice = self._choice(model)
+        pset = replace(self.settings.provider, model=choice.name)
+        made = self._make_provider
+        provider = create_provider(pset, choice) if made is None else made(pset)
         summarize = ProviderSummarizer(
             provider,
             # A summary retries a transient error at most twice: the digest is its fallback.
@@ -219,13 +235,14 @@ class Assembly:
             on_request=self._hooks.on_pre_request,
         )
         asked = None
-        if lookup(model) is None and not self.settings.context.context_window:
-            asked = query_limits(replace(self.settings.provider, model=model), model)
-        window, max_output, warning = model_limits(self.settings, model, asked=asked)
-        return ModelParts(model, provider, self.counter(model), summarize, window, max_output, warning)
+        if choice.info is None and not self.settings.context.context_window:
+            asked = query_limits(pset, choice.name)
+        window, max_output, warning = model_limits(self.settings, choice, asked=asked)
+        counter = self.counter(choice.name)
+        return ModelParts(choice.name, provider, counter, summarize, window, max_output, warning)
 
     def counter(self, model: str) -> Counter:
-        return TokenCounter(model, self.settings.provider.name)
+        return TokenCounter(model, self._choice(model).tokenizer)
 
     def reopen(self, session_id: str, model: str) -> tuple[SessionLog, list[Message]]:
         """Open an earlier session for appending, as its one writer; the repaired history.
@@ -295,7 +312,7 @@ def secret_env_values(env: Mapping[str, str]) -> list[str]:
 
 
 def model_limits(
-    settings: Settings, model: str, *, asked: tuple[int, int] | None = None
+    settings: Settings, model: ModelChoice, *, asked: tuple[int, int] | None = None
 ) -> tuple[int, int, WarningEvent | None]:
     """(context window, max output tokens, a warning) for `model` under these settings.
 
@@ -305,8 +322,8 @@ def model_limits(
     output (capped at 32k) but never more than a quarter of a small window.
     A retired or deprecated model, or an effort it does not take, gets a warning.
     """
-    info = lookup(model)
-    known = (info.input_limit, info.max_output) if info else asked or family_limits(model)
+    info = model.info
+    known = (info.input_limit, info.max_output) if info else asked or family_limits(model.name)
     notes = [_lifecycle_note(info)] if info else []
     if settings.context.context_window:
         window = settings.context.context_window
@@ -315,13 +332,13 @@ def model_limits(
     else:
         window = UNKNOWN_WINDOW
         notes.append(
-            f"unknown model {model!r}: assuming a {UNKNOWN_WINDOW:,}-token window; "
+            f"unknown model {model.name!r}: assuming a {UNKNOWN_WINDOW:,}-token window; "
             "set --context-window or context.context_window"
         )
     effort = settings.provider.effort
     if info is not None and effort and effort not in info.accepts.efforts:
         takes = ", ".join(info.accepts.efforts) or "none"
-        notes.append(f"{model} does not take effort {effort!r} (it takes: {takes}); its default is used")
+        notes.append(f"{model.name} does not take effort {effort!r} (it takes: {takes}); its default is used")
     max_output = settings.provider.max_output_tokens or min(known[1] if known else 8192, MAX_OUTPUT_CAP)
     text = "; ".join(n for n in notes if n)
     return window, output_for_window(max_output, window), WarningEvent(message=text) if text else None

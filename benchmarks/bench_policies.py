@@ -53,6 +53,7 @@ from agent_cli.core.errors import ContextOverflowError
 from agent_cli.core.events import CompactEvent
 from agent_cli.core.messages import Message, SummaryBlock, TextBlock, ToolResult, ToolUse, Usage
 from agent_cli.core.requests import Request
+from agent_cli.providers.models import tokenizer_for
 from agent_cli.store.archive import Archive
 from agent_cli.tokens.counter import TokenCounter
 
@@ -172,7 +173,7 @@ class Ours(Policy):
             settings=settings or ContextSettings(),
             window=window,
             max_output=output_for_window(32_000, window),
-            counter=TokenCounter("claude-sonnet-5-5", "anthropic"),
+            counter=TokenCounter("claude-sonnet-5-5", tokenizer_for("claude-sonnet-5-5", "anthropic")),
             archive=_BenchArchive(Path(self._tmp.name)),
             summarize=self._summarize,
         )

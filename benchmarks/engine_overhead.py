@@ -32,6 +32,7 @@ from agent_cli.config.settings import ContextSettings  # noqa: E402
 from agent_cli.context.engine import ContextEngine, Frame  # noqa: E402
 from agent_cli.core.messages import Message, ToolResult, ToolUse, Usage  # noqa: E402
 from agent_cli.core.requests import Request, ToolSpec  # noqa: E402
+from agent_cli.providers.models import tokenizer_for  # noqa: E402
 from agent_cli.store.archive import Archive  # noqa: E402
 from agent_cli.tokens.counter import TokenCounter  # noqa: E402
 from agent_cli.tokens.encodings import get_encoding  # noqa: E402
@@ -92,7 +93,7 @@ def never(_: Request) -> str:
 
 
 def time_engine(base: list[Message], window: int, turns: int) -> tuple[float, float]:
-    counter = TokenCounter("claude-sonnet-4-5", "anthropic")
+    counter = TokenCounter("claude-sonnet-4-5", tokenizer_for("claude-sonnet-4-5", "anthropic"))
     frame = Frame(
         "You are a coding agent. " * 200, (ToolSpec("read_file", "Read a file.", {"type": "object"}),)
     )
@@ -143,7 +144,9 @@ def main() -> None:
     )
     for size in (10_000, 100_000, 200_000):
         base = history_of(int(size * 0.77))  # characters / 4 undercounts this text by about 1.3x
-        tokens = TokenCounter("claude-sonnet-4-5", "anthropic").count_request("", (), base)
+        tokens = TokenCounter(
+            "claude-sonnet-4-5", tokenizer_for("claude-sonnet-4-5", "anthropic")
+        ).count_request("", (), base)
         quiet, quiet95 = time_engine(base, 2_000_000, args.turns)
         # A window where this history sits just above the L1 line (50% of the budget).
         armed, armed95 = time_engine(base, int(tokens * 1.7) + 40_000, args.turns)

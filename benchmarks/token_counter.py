@@ -27,6 +27,7 @@ from collections.abc import Callable, Sequence
 
 from agent_cli.core.messages import Message, TextBlock, ToolResult, ToolUse, Usage
 from agent_cli.core.requests import ToolSpec
+from agent_cli.providers.models import tokenizer_for
 from agent_cli.tokens.counter import TokenCounter
 from agent_cli.tokens.encodings import get_encoding
 
@@ -129,7 +130,7 @@ def _play(
 
 def bench(size: int, turns: int, model: str, provider: str) -> dict[str, float]:
     history, future = build_history(size)
-    counter = TokenCounter(model, provider)
+    counter = TokenCounter(model, tokenizer_for(model, provider))
     t = time.perf_counter()
     first = counter.count_request(SYSTEM, TOOLS, history)
     cold_ms = (time.perf_counter() - t) * 1000
@@ -147,7 +148,7 @@ def bench(size: int, turns: int, model: str, provider: str) -> dict[str, float]:
         count_times.append(t1 - t0)
 
     # Without usage reports (a server that sends none): a full count, every message from the cache.
-    unanchored = TokenCounter(model, provider)
+    unanchored = TokenCounter(model, tokenizer_for(model, provider))
     unanchored.count_request(SYSTEM, TOOLS, history)
 
     return {

@@ -29,6 +29,7 @@ sys.path.insert(0, str(ROOT))
 
 from agent_cli.core.messages import Message, ToolResult, ToolUse, Usage  # noqa: E402
 from agent_cli.core.requests import ToolSpec  # noqa: E402
+from agent_cli.providers.models import tokenizer_for  # noqa: E402
 from agent_cli.tokens.counter import TokenCounter  # noqa: E402
 from agent_cli.tokens.encodings import get_encoding  # noqa: E402
 
@@ -74,7 +75,7 @@ def request_text(messages: list[Message]) -> str:
 
 def replay(count: Callable[[str], int], turns: int) -> dict[str, float]:
     rng = random.Random(5)
-    counter = TokenCounter("claude-sonnet-5-5", "anthropic")
+    counter = TokenCounter("claude-sonnet-5-5", tokenizer_for("claude-sonnet-5-5", "anthropic"))
     messages: list[Message] = [Message.user("survey the project")]
     errors: list[float] = []
     near = wrong = 0

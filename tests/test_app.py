@@ -9,6 +9,7 @@ from agent_cli.config.load import Flags, load_settings
 from agent_cli.context.latch import CompactionState
 from agent_cli.core.events import UsageEvent
 from agent_cli.core.messages import Message, Usage
+from agent_cli.providers.models import tokenizer_for
 from agent_cli.store.redact import Redactor
 from agent_cli.store.session_log import SessionLog
 from agent_cli.store.signing import SIGNATURE_KEY, SessionSigner
@@ -46,7 +47,9 @@ def test_a_resumed_session_counts_from_the_last_report(tmp_path: Path) -> None:
     assert [m.id for m in session.history] == [asked.id, answered.id]
     # A local count of the whole history would be about 2.5k tokens; anchored on the report for the
     # prefix, only the short reply after it is counted locally.
-    tail = TokenCounter("claude-sonnet-4-5", "anthropic").count_message(answered)
+    tail = TokenCounter("claude-sonnet-4-5", tokenizer_for("claude-sonnet-4-5", "anthropic")).count_message(
+        answered
+    )
     assert 50_000 < session.context_tokens() <= 50_000 + 2 * tail
     session.close()
 

@@ -14,6 +14,7 @@ from agent_cli.context.breakdown import scale_parts
 from agent_cli.context.engine import ContextEngine, Frame
 from agent_cli.core.messages import Message, SummaryBlock, Usage
 from agent_cli.core.requests import ToolSpec
+from agent_cli.providers.models import tokenizer_for
 from agent_cli.store.archive import Archive
 from agent_cli.tokens.counter import TokenCounter
 
@@ -25,7 +26,7 @@ def engine_for(tmp_path: Path) -> ContextEngine:
         settings=ContextSettings(),
         window=200_000,
         max_output=32_000,
-        counter=TokenCounter("claude-sonnet-4-5", "anthropic"),
+        counter=TokenCounter("claude-sonnet-4-5", tokenizer_for("claude-sonnet-4-5", "anthropic")),
         archive=Archive(tmp_path / "s"),
         summarize=lambda request: "unused",
     )

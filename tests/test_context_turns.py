@@ -210,10 +210,12 @@ def test_guard_latch_and_hysteresis_hold_across_a_session(
 
 def test_l0_counts_text_that_takes_several_tokens_a_character(tmp_path: Path) -> None:
     from agent_cli.config.settings import ContextSettings
+    from agent_cli.providers.models import tokenizer_for
     from agent_cli.store.archive import Archive
     from agent_cli.tokens.counter import TokenCounter
 
-    counter = TokenCounter("claude-sonnet-5-5", "anthropic")  # the real counter: emoji are several tokens
+    # The real counter: emoji are several tokens.
+    counter = TokenCounter("claude-sonnet-5-5", tokenizer_for("claude-sonnet-5-5", "anthropic"))
     engine = ContextEngine(
         settings=ContextSettings(tool_result_max_tokens=2_000),
         window=200_000,

@@ -15,6 +15,7 @@ import pytest
 from agent_cli.core.messages import Message, Usage
 from agent_cli.core.requests import Completion, Request, ToolSpec
 from agent_cli.providers.anthropic import AnthropicProvider
+from agent_cli.providers.models import tokenizer_for
 from agent_cli.providers.openai import OpenAIProvider
 from agent_cli.providers.openai_responses import OpenAIResponsesProvider
 from agent_cli.providers.sdk_client import SDKProvider
@@ -77,7 +78,7 @@ def _history(n: int) -> list[Message]:
 
 
 def test_a_report_far_below_the_local_count_does_not_lower_it() -> None:
-    c = TokenCounter("claude-opus-5-5", "anthropic")
+    c = TokenCounter("claude-opus-5-5", tokenizer_for("claude-opus-5-5", "anthropic"))
     sent = _history(8)
     local = c.count_request(SYSTEM, TOOLS, sent)
     assert local > 2_000
@@ -89,7 +90,7 @@ def test_a_report_far_below_the_local_count_does_not_lower_it() -> None:
 
 
 def test_a_plausible_report_is_believed() -> None:
-    c = TokenCounter("claude-opus-5-5", "anthropic")
+    c = TokenCounter("claude-opus-5-5", tokenizer_for("claude-opus-5-5", "anthropic"))
     sent = _history(8)
     local = c.count_request(SYSTEM, TOOLS, sent)
     assert c.observe(SYSTEM, TOOLS, sent, Usage(input_tokens=local * 3 // 4)) is None

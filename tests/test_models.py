@@ -8,9 +8,19 @@ import pytest
 
 from agent_cli.app import model_limits
 from agent_cli.config.load import Flags, load_settings
+from agent_cli.config.settings import ProviderSettings
 from agent_cli.core.messages import Usage
-from agent_cli.providers.factory import DEFAULT_MODELS
-from agent_cli.providers.models import MODELS, UNKNOWN_WINDOW, cost, family_limits, lookup, normalize
+from agent_cli.providers.models import (
+    MODELS,
+    UNKNOWN_WINDOW,
+    cost,
+    family_limits,
+    lookup,
+    normalize,
+    tokenizer_for,
+)
+from agent_cli.providers.registry import PROVIDERS
+from agent_cli.providers.resolve import resolve_model
 
 
 @pytest.mark.parametrize(
@@ -56,12 +66,12 @@ def test_unknown_models_are_none(name: str) -> None:
 def test_table_is_sane() -> None:
     assert UNKNOWN_WINDOW == 32_000
     for info in MODELS.values():
-        assert info.provider in ("anthropic", "openai")
+        assert info.provider in PROVIDERS
         assert info.context_window > info.max_output > 0
         assert info.output_price >= info.input_price > info.cache_read_price > 0
         assert info.cache_write_price >= info.input_price
-    for provider, model in DEFAULT_MODELS.items():
-        found = lookup(model)
+    for provider, entry in PROVIDERS.items():
+        found = lookup(entry.default_model)
         assert found is not None and found.provider == provider
 
 
@@ -88,8 +98,8 @@ def test_every_entry_names_its_source_and_date() -> None:
 
 
 def test_defaults_are_current_and_the_5_5_family_binds_its_thinking() -> None:
-    for model in DEFAULT_MODELS.values():
-        info = lookup(model)
+    for entry in PROVIDERS.values():
+        info = lookup(entry.default_model)
         assert info is not None and info.lifecycle == "active"
     sonnet = lookup("claude-sonnet-5-5")
     assert sonnet is not None and sonnet.accepts.binds_thinking and not sonnet.accepts.sampling
@@ -126,15 +136,91 @@ def test_lifecycle_and_effort_warnings(tmp_path: Path) -> None:
     settings = load_settings(
         config_path=None, env={"HOME": str(tmp_path)}, flags=Flags(effort="none"), cwd=tmp_path
     )
-    _, _, retired = model_limits(settings, "claude-opus-4-1")
+    _, _, retired = model_limits(settings, resolve_model(settings.provider, "claude-opus-4-1"))
     assert (
         retired is not None
         and "retired on 2026-08-05" in retired.message
         and "claude-opus-5-5" in retired.message
     )
-    _, _, effort = model_limits(settings, "gpt-6.2-sol")
+    _, _, effort = model_limits(settings, resolve_model(settings.provider, "gpt-6.2-sol"))
     assert effort is not None and "does not take effort 'none'" in effort.message
-    window, _, unknown = model_limits(settings, "claude-opus-6")
+    window, _, unknown = model_limits(settings, resolve_model(settings.provider, "claude-opus-6"))
     assert window == 1_000_000 and unknown is None
-    window, _, asked = model_limits(settings, "mystery", asked=(64_000, 4_000))
+    window, _, asked = model_limits(
+        settings, resolve_model(settings.provider, "mystery"), asked=(64_000, 4_000)
+    )
     assert window == 64_000 and asked is None
+
+
+@pytest.mark.parametrize(
+    ("model", "provider", "expected"),
+    [
+        ("gpt-4o", "openai", ("o200k_base", True)),
+        ("gpt-4o-mini-2024-07-18", "openai", ("o200k_base", True)),
+        ("gpt-4.1-nano", "openai", ("o200k_base", True)),
+        ("gpt-5", "openai", ("o200k_base", True)),
+        ("o1-preview", "openai", ("o200k_base", True)),
+        ("o3", "openai", ("o200k_base", True)),
+        ("o4-mini", "openai", ("o200k_base", True)),
+        ("openai/gpt-4o", "openai", ("o200k_base", True)),
+        ("ft:gpt-4o-mini:acme::abc123", "openai", ("o200k_base", True)),
+        ("gpt-4", "openai", ("cl100k_base", True)),
+        ("gpt-4-turbo", "openai", ("cl100k_base", True)),
+        ("gpt-3.5-turbo", "openai", ("cl100k_base", True)),
+        ("claude-sonnet-4-5", "anthropic", ("cl100k_base", False)),
+        ("gpt-4o", "anthropic", ("cl100k_base", False)),
+        ("llama3.1:8b", "openai", ("cl100k_base", False)),
+        ("o10-custom", "openai", ("cl100k_base", False)),
+    ],
+)
+def test_the_table_says_which_vocabulary_counts_a_model(
+    model: str, provider: str, expected: tuple[str, bool]
+) -> None:
+    tokenizer = tokenizer_for(model, provider)
+    assert (tokenizer.encoding, tokenizer.exact) == expected
+    assert resolve_model(ProviderSettings(name=provider), model).tokenizer == tokenizer  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("model", "start"),
+    [
+        ("claude-sonnet-5-5", 1.625),
+        ("claude-opus-4-7", 1.625),
+        ("claude-fable-5-2", 1.625),
+        ("claude-opus-4-6", 1.25),
+        ("claude-haiku-4-5", 1.25),
+        ("my-local-model", 1.25),
+    ],
+)
+def test_the_ratio_starts_higher_for_the_newer_claude_tokenizer(model: str, start: float) -> None:
+    assert tokenizer_for(model, "anthropic").start_ratio == start
+    info = lookup(model)
+    assert info is None or info.tokenizer == tokenizer_for(model, "anthropic")
+
+
+def test_an_entry_knows_its_tokenizer_whatever_the_spelling() -> None:
+    # The table's entry decides, so a dotted or dated spelling counts as the model it names.
+    assert resolve_model(ProviderSettings(), "claude-opus-4.7").tokenizer.start_ratio == 1.625
+    assert resolve_model(ProviderSettings(), "claude-sonnet-5-5-20261001").tokenizer.start_ratio == 1.625
+    # Another provider's model (a gpt name sent to Anthropic) is counted as that provider serves it.
+    assert not resolve_model(ProviderSettings(name="anthropic"), "gpt-4o").tokenizer.exact
+    assert resolve_model(ProviderSettings(name="openai"), "gpt-4o").tokenizer.exact
+
+
+def test_the_model_is_resolved_once_with_the_providers_default() -> None:
+    for name, entry in PROVIDERS.items():
+        choice = resolve_model(ProviderSettings(name=name))  # type: ignore[arg-type]
+        assert choice.name == entry.default_model and choice.info is lookup(entry.default_model)
+    assert resolve_model(ProviderSettings(model="claude-opus-5-5")).name == "claude-opus-5-5"
+    assert (
+        resolve_model(ProviderSettings(model="claude-opus-5-5"), "claude-haiku-5-5").name
+        == "claude-haiku-5-5"
+    )
+
+
+def test_the_effort_sent_is_one_the_model_takes() -> None:
+    known = resolve_model(ProviderSettings(name="openai", effort="none"), "gpt-6.2-sol")
+    assert known.effort is None  # gpt-6.2-sol refuses "none": its default is used
+    assert resolve_model(ProviderSettings(name="openai", effort="high"), "gpt-6.2-sol").effort == "high"
+    unknown = resolve_model(ProviderSettings(name="openai", effort="none"), "my-model")
+    assert unknown.info is None and unknown.effort == "none"  # the table does not know: as set

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import email.utils
+import json
+import typing
+from typing import Any
 
 import pytest
 
@@ -12,7 +15,9 @@ from agent_cli.core.errors import (
     FatalProviderError,
     OverloadedError,
     ProviderError,
+    ProviderErrorKind,
     RateLimitError,
+    StalledError,
     TransientError,
 )
 from agent_cli.providers.errors import (
@@ -185,3 +190,87 @@ def test_body_message(body: object, expected: str) -> None:
 def test_one_line_cuts() -> None:
     assert one_line("a\n\nb", 10) == "a b"
     assert one_line("abcdefghijkl", 5) == "abcd…"
+
+
+# -- the SDK error ladder, shared by the adapters --------------------------------------------------
+
+
+def _sdk_errors(sdk: Any) -> list[tuple[BaseException, type[ProviderError] | None]]:
+    """One real exception of each rung, as `sdk` raises it, and the member it must become."""
+    import httpx2
+
+    request = httpx2.Request("POST", "http://127.0.0.1:1/v1/x")
+
+    def status(code: int, kind: str, message: str) -> BaseException:
+        body = {"type": "error", "error": {"type": kind, "message": message}}
+        response = httpx2.Response(code, request=request, json=body)
+        return sdk.APIStatusError(f"Error code: {code}", response=response, body=body)
+
+    return [
+        (status(429, "rate_limit_error", "slow down"), RateLimitError),
+        (status(529, "overloaded_error", "Overloaded"), OverloadedError),
+        (status(500, "api_error", "boom"), TransientError),
+        (status(401, "authentication_error", "invalid x-api-key"), AuthError),
+        (
+            status(400, "invalid_request_error", "prompt is too long: 9 tokens > 5 maximum"),
+            ContextOverflowError,
+        ),
+        (status(400, "invalid_request_error", "messages: bad"), FatalProviderError),
+        (sdk.APITimeoutError(request=request), StalledError),
+        (sdk.APIConnectionError(request=request), TransientError),
+        (sdk.APIError("stream error", request, body={"message": "stream error"}), TransientError),
+        (httpx2.ReadTimeout("read timed out", request=request), StalledError),
+        (httpx2.RemoteProtocolError("peer closed connection", request=request), TransientError),
+        (json.JSONDecodeError("Expecting value", "{", 1), TransientError),
+        (ValueError("a bug, not a provider failure"), None),
+    ]
+
+
+def _adapters() -> list[tuple[str, Any, Any]]:
+    import anthropic
+    import openai
+
+    from agent_cli.providers import anthropic as anthropic_adapter
+    from agent_cli.providers import openai as openai_adapter
+
+    return [
+        ("anthropic", anthropic, anthropic_adapter._classify),
+        ("openai", openai, openai_adapter.classify),
+    ]
+
+
+@pytest.mark.parametrize("adapter", [0, 1], ids=["anthropic", "openai"])
+def test_the_sdk_ladder_maps_each_exception_the_same_for_both_adapters(adapter: int) -> None:
+    name, sdk, classify = _adapters()[adapter]
+    for exc, expected in _sdk_errors(sdk):
+        error = classify(exc)
+        assert (type(error) if error is not None else None) is expected, (name, type(exc).__name__)
+        if error is not None:
+            assert str(error).startswith(name), str(error)
+    # The same rung for the same class name, whichever SDK raised it.
+    kinds = {n: [type(classify(e)) for e, _ in _sdk_errors(sdk)] for n, sdk, classify in _adapters()}
+    assert kinds["anthropic"] == kinds["openai"]
+
+
+def test_an_sse_error_event_on_a_200_is_classified_by_its_type() -> None:
+    import anthropic
+    import httpx2
+
+    from agent_cli.providers import anthropic as anthropic_adapter
+
+    request = httpx2.Request("POST", "http://127.0.0.1:1/v1/messages")
+    body = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+    exc = anthropic.APIStatusError("x", response=httpx2.Response(200, request=request, json=body), body=body)
+    error = anthropic_adapter._classify(exc)
+    assert isinstance(error, OverloadedError) and error.status is None
+
+
+def _subclasses(cls: type[ProviderError]) -> list[type[ProviderError]]:
+    return [cls] + [s for sub in cls.__subclasses__() for s in _subclasses(sub)]
+
+
+def test_every_provider_error_has_a_kind_from_the_fixed_set() -> None:
+    classes = _subclasses(ProviderError)
+    # The kind is the class's name: what the loop's ErrorEvent has always said.
+    assert all(cls.kind == cls.__name__ for cls in classes)
+    assert {cls.kind for cls in classes} == set(typing.get_args(ProviderErrorKind))

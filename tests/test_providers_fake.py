@@ -24,13 +24,15 @@ from agent_cli.core.errors import (
 )
 from agent_cli.core.events import RetryEvent
 from agent_cli.core.messages import Message, SummaryBlock, TextBlock, ToolResult, ToolUse, tool_arguments
-from agent_cli.core.requests import Completion, Request, TextDelta, ToolSpec
+from agent_cli.core.requests import Completion, Request, RequestOptions, TextDelta, ToolSpec
 from agent_cli.providers import anthropic as anthropic_adapter
-from agent_cli.providers import openai as openai_adapter
+from agent_cli.providers import chat_wire
 from agent_cli.providers.anthropic import AnthropicProvider
 from agent_cli.providers.base import Provider
-from agent_cli.providers.factory import DEFAULT_MODELS, create_provider
+from agent_cli.providers.factory import create_provider
 from agent_cli.providers.openai import OpenAIProvider
+from agent_cli.providers.registry import ANTHROPIC, OPENAI
+from agent_cli.providers.resolve import resolve_model
 from agent_cli.providers.retry import RetryPolicy, stream_with_retry
 from tests.fakeserver import (
     Drop,
@@ -344,16 +346,35 @@ def test_openai_usage_subtracts_cached_tokens(server: FakeModelServer) -> None:
     assert (done.usage.input_tokens, done.usage.cache_read_tokens, done.usage.output_tokens) == (100, 900, 5)
 
 
-def test_openai_max_tokens_parameter_depends_on_the_server(server: FakeModelServer) -> None:
-    compatible = openai_adapter.to_wire(REQUEST, "m", max_tokens_param="max_tokens")
+def test_openai_max_tokens_parameter_is_the_wires(server: FakeModelServer) -> None:
+    compatible = chat_wire.to_wire(REQUEST, "m", wire="chat-compatible")
     assert compatible["max_tokens"] == 256 and "max_completion_tokens" not in compatible
+    official = chat_wire.to_wire(REQUEST, "m", wire="chat")
+    assert official["max_completion_tokens"] == 256 and "max_tokens" not in official
     provider = OpenAIProvider("gpt-4.1", api_key="k", base_url=server.openai_base_url)
+    assert provider.wire == "chat-compatible"  # built directly at a base URL: a compatible server
     server.queue(Reply("x"))
     completion_of(provider)
     assert server.last_request.body["max_tokens"] == 256
     assert server.last_request.body["stream_options"] == {"include_usage": True}
-    official = OpenAIProvider("gpt-4.1", api_key="k")
-    assert official._max_tokens_param == "max_completion_tokens"
+    assert OpenAIProvider("gpt-4.1", api_key="k").wire == "chat"
+
+
+@pytest.mark.parametrize(
+    ("wire", "field", "other"),
+    [
+        ("chat", "max_completion_tokens", "max_tokens"),
+        ("chat-compatible", "max_tokens", "max_completion_tokens"),
+    ],
+)
+def test_the_wire_not_the_base_url_decides_the_output_cap_field(
+    server: FakeModelServer, wire: str, field: str, other: str
+) -> None:
+    # Both at the same base URL: the wire the factory resolved is what the request follows.
+    provider = OpenAIProvider("gpt-4.1", api_key="k", base_url=server.openai_base_url, wire=wire)  # type: ignore[arg-type]
+    server.queue(Reply("x"))
+    completion_of(provider)
+    assert server.last_request.body[field] == 256 and other not in server.last_request.body
 
 
 # -- pure wire translation --------------------------------------------------------------------------
@@ -422,9 +443,22 @@ def test_anthropic_puts_tool_results_first_in_a_merged_user_turn() -> None:
     assert [b["type"] for b in wire["messages"][1]["content"]] == ["tool_result", "text"]
 
 
+@pytest.mark.parametrize(
+    ("options", "hints"),
+    [
+        ({}, RequestOptions()),
+        ({"tool_choice": "none"}, RequestOptions(tool_choice="none")),
+        ({"tool_choice": "auto", "cache_anchor": 3}, RequestOptions(cache_anchor=3)),
+        ({"tool_choice": "required", "cache_anchor": "3"}, RequestOptions()),  # not ours: unset
+    ],
+)
+def test_a_requests_hints_are_read_typed(options: dict[str, Any], hints: RequestOptions) -> None:
+    assert Request("s", (), options=options).hints == hints
+
+
 def test_openai_to_wire() -> None:
     request = Request("sys", CONVERSATION, TOOLS, options={"tool_choice": "none"})
-    wire = openai_adapter.to_wire(request, "gpt")
+    wire = chat_wire.to_wire(request, "gpt")
     assert wire["messages"] == [
         {"role": "system", "content": "sys"},
         {"role": "user", "content": "Earlier we fixed the parser."},
@@ -452,7 +486,7 @@ def test_openai_to_wire() -> None:
     ("content", "expected"), [("boom", "Error: boom"), ("Error: boom", "Error: boom"), ("error 2", "error 2")]
 )
 def test_openai_error_results_say_so_once(content: str, expected: str) -> None:
-    wire = openai_adapter.to_wire(
+    wire = chat_wire.to_wire(
         Request(
             "",
             (
@@ -483,13 +517,13 @@ def test_openai_parse_arguments(raw: str, expected: dict[str, Any]) -> None:
     ],
 )
 def test_openai_finish_reasons(finish: str, stop: str) -> None:
-    assembler = openai_adapter.ChunkAssembler()
+    assembler = chat_wire.ChunkAssembler()
     assembler.feed({"choices": [{"index": 0, "delta": {"content": "x"}, "finish_reason": finish}]})
     assert assembler.finish().stop_reason == stop
 
 
 def test_assemblers_refuse_a_stream_without_a_stop_reason() -> None:
-    chunks = openai_adapter.ChunkAssembler()
+    chunks = chat_wire.ChunkAssembler()
     chunks.feed({"choices": [{"index": 0, "delta": {"content": "half"}, "finish_reason": None}]})
     with pytest.raises(TransientError):
         chunks.finish()
@@ -508,12 +542,12 @@ def test_assemblers_refuse_a_stream_without_a_stop_reason() -> None:
 
 
 def test_factory_builds_each_adapter_with_defaults(server: FakeModelServer) -> None:
-    a = create_provider(ProviderSettings(name="anthropic", api_key="k", base_url=server.anthropic_base_url))
-    o = create_provider(
-        ProviderSettings(name="openai", api_key="k", base_url=server.openai_base_url), streaming=False
-    )
-    assert (a.name, a.model) == ("anthropic", DEFAULT_MODELS["anthropic"])
-    assert (o.name, o.model) == ("openai", DEFAULT_MODELS["openai"])
+    a_settings = ProviderSettings(name="anthropic", api_key="k", base_url=server.anthropic_base_url)
+    o_settings = ProviderSettings(name="openai", api_key="k", base_url=server.openai_base_url)
+    a = create_provider(a_settings, resolve_model(a_settings))
+    o = create_provider(o_settings, resolve_model(o_settings), streaming=False)
+    assert (a.name, a.model) == ("anthropic", ANTHROPIC.default_model)
+    assert (o.name, o.model) == ("openai", OPENAI.default_model)
     server.queue(Reply("from factory"))
     assert completion_of(o)[1].message.text == "from factory"
 
@@ -521,7 +555,8 @@ def test_factory_builds_each_adapter_with_defaults(server: FakeModelServer) -> N
 @pytest.mark.parametrize(("name", "env"), [("anthropic", "ANTHROPIC_API_KEY"), ("openai", "OPENAI_API_KEY")])
 def test_factory_names_the_missing_key(name: str, env: str) -> None:
     with pytest.raises(ConfigError) as raised:
-        create_provider(ProviderSettings(name=name, api_key=None))  # type: ignore[arg-type]
+        settings = ProviderSettings(name=name, api_key=None)  # type: ignore[arg-type]
+        create_provider(settings, resolve_model(settings))
     assert str(raised.value) == f"{env} is not set: export it or set provider.api_key in the config"
 
 
@@ -565,7 +600,7 @@ def test_anthropic_wire_is_always_valid(messages: tuple[Message, ...], caching: 
 
 @given(conversations())
 def test_openai_wire_answers_every_tool_call_in_order(messages: tuple[Message, ...]) -> None:
-    wire = openai_adapter.to_wire(Request("sys", messages, TOOLS), "m")["messages"]
+    wire = chat_wire.to_wire(Request("sys", messages, TOOLS), "m")["messages"]
     assert wire[0]["role"] == "system"
     for i, message in enumerate(wire):
         if message.get("tool_calls"):

@@ -23,7 +23,7 @@ from agent_cli.core.messages import Message, ToolResult
 from agent_cli.core.requests import Completion, Request, ToolSpec
 from agent_cli.providers.anthropic import AnthropicProvider
 from agent_cli.providers.anthropic_wire import ThinkingConfig
-from agent_cli.providers.models import lookup
+from agent_cli.providers.models import lookup, tokenizer_for
 from agent_cli.store.archive import Archive
 from agent_cli.tokens.counter import TokenCounter
 from tests.fakeserver import FakeModelServer, Reply, ToolCallSpec
@@ -82,7 +82,7 @@ def engine(tmp_path: Path, window: int) -> ContextEngine:
         ),
         window=window,
         max_output=2_000,
-        counter=TokenCounter(MODEL, "anthropic"),
+        counter=TokenCounter(MODEL, tokenizer_for(MODEL, "anthropic")),
         archive=Archive(tmp_path / "a"),
         summarize=FakeSummarizer(),
     )

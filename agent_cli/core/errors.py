@@ -16,11 +16,14 @@
 
 Providers classify SDK exceptions into this tree exactly once, in their own
 module. Tool failures never raise: they become error results the model reads.
+A provider error's `kind` names its class from a fixed set (`ProviderErrorKind`):
+what an `ErrorEvent` reports, so readers of the event stream can rely on it.
 """
 
 from __future__ import annotations
 
 import errno
+from typing import ClassVar, Literal, TypeAlias
 
 __all__ = [
     "AgentError",
@@ -31,6 +34,7 @@ __all__ = [
     "FatalProviderError",
     "OverloadedError",
     "ProviderError",
+    "ProviderErrorKind",
     "RateLimitError",
     "SessionBusyError",
     "SessionLogError",
@@ -72,9 +76,24 @@ def disk_full_reason(exc: BaseException | None) -> str | None:
     return _FULL.get(exc.errno) if isinstance(exc, OSError) and exc.errno is not None else None
 
 
+ProviderErrorKind: TypeAlias = Literal[
+    "ProviderError",
+    "ContextOverflowError",
+    "RateLimitError",
+    "OverloadedError",
+    "TransientError",
+    "UnreachableError",
+    "StalledError",
+    "AuthError",
+    "FatalProviderError",
+    "ThinkingRejectedError",
+]
+
+
 class ProviderError(AgentError):
     """A request to the model provider failed."""
 
+    kind: ClassVar[ProviderErrorKind] = "ProviderError"
     retryable: bool = False
     retry_limit: int | None = None  # at most this many retries, whatever the policy allows
 
@@ -86,6 +105,8 @@ class ProviderError(AgentError):
 
 class ContextOverflowError(ProviderError):
     """The prompt did not fit. `tokens` / `limit` are parsed from the error text when it gives them."""
+
+    kind: ClassVar[ProviderErrorKind] = "ContextOverflowError"
 
     def __init__(
         self,
@@ -101,14 +122,17 @@ class ContextOverflowError(ProviderError):
 
 
 class RateLimitError(ProviderError):
+    kind: ClassVar[ProviderErrorKind] = "RateLimitError"
     retryable = True
 
 
 class OverloadedError(ProviderError):
+    kind: ClassVar[ProviderErrorKind] = "OverloadedError"
     retryable = True
 
 
 class TransientError(ProviderError):
+    kind: ClassVar[ProviderErrorKind] = "TransientError"
     retryable = True
 
 
@@ -116,23 +140,27 @@ class UnreachableError(TransientError):
     """Nothing answers at the address (connection refused, no such host): one quick retry covers a
     server that is restarting; six with backoff would keep the user waiting most of a minute."""
 
+    kind: ClassVar[ProviderErrorKind] = "UnreachableError"
     retry_limit = 1
 
 
 class StalledError(TransientError):
     """The stream went quiet for longer than the read timeout."""
 
+    kind: ClassVar[ProviderErrorKind] = "StalledError"
     retry_limit = 2
 
 
 class AuthError(ProviderError):
-    pass
+    kind: ClassVar[ProviderErrorKind] = "AuthError"
 
 
 class FatalProviderError(ProviderError):
-    pass
+    kind: ClassVar[ProviderErrorKind] = "FatalProviderError"
 
 
 class ThinkingRejectedError(FatalProviderError):
     """The provider refused a thinking block sent back (bound to a different conversation, or its
     signature invalid). The loop's answer: send the history once more without any thinking."""
+
+    kind: ClassVar[ProviderErrorKind] = "ThinkingRejectedError"

@@ -16,6 +16,7 @@ from agent_cli.core.messages import Message, Usage
 __all__ = [
     "Completion",
     "Request",
+    "RequestOptions",
     "StopReason",
     "StreamEvent",
     "TextDelta",
@@ -39,15 +40,38 @@ class ToolSpec:
 
 
 @dataclass(frozen=True, slots=True)
+class RequestOptions:
+    """A request's hints, typed: what `Request.options` may say, read once (`Request.hints`).
+
+    `tool_choice` "none": a summary request keeps the tools, so the cached prefix is reused, but asks
+    for no calls. `cache_anchor`: the index of the last message the context engine's next clear will
+    keep (a cache that works at marked points marks it). A value of another type counts as unset."""
+
+    tool_choice: Literal["auto", "none"] = "auto"
+    cache_anchor: int | None = None
+
+    @classmethod
+    def of(cls, options: Mapping[str, Any]) -> RequestOptions:
+        anchor = options.get("cache_anchor")
+        return cls(
+            tool_choice="none" if options.get("tool_choice") == "none" else "auto",
+            cache_anchor=anchor if isinstance(anchor, int) else None,
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class Request:
     system: str
     messages: tuple[Message, ...]
     tools: tuple[ToolSpec, ...] = ()
     max_tokens: int = 8192
-    # Hints that do not change the meaning: `tool_choice` "none" (a summary request keeps the tools,
-    # so the cached prefix is reused, but asks for no calls); `cache_anchor`, the index of the last
-    # message the context engine's next clear will keep (a cache that works at marked points marks it).
+    # Hints that do not change the meaning, by the keys of `RequestOptions` (adapters read `hints`).
     options: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def hints(self) -> RequestOptions:
+        """`options`, typed."""
+        return RequestOptions.of(self.options)
 
 
 @dataclass(frozen=True, slots=True)

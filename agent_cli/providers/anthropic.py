@@ -2,21 +2,25 @@
 
 The only module importing `anthropic` (lazily, inside functions). The wire
 translation is `anthropic_wire.py` (pure); the shape of the call is
-`sdk_client.SDKProvider`. The SDK's own retries are off: `providers.retry`
+`sdk_client.SDKProvider`; SDK exceptions climb the ladder shared with the OpenAI
+adapters (`sdk_errors.py`). The SDK's own retries are off: `providers.retry`
 retries, including a stream that dies half way, which the SDK never retries.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
-from agent_cli.core.errors import ProviderError, StalledError, TransientError
+from agent_cli.config.settings import ProviderSettings
+from agent_cli.core.errors import ProviderError
 from agent_cli.core.requests import Completion, Request
 from agent_cli.providers.anthropic_wire import StreamAssembler, ThinkingConfig, from_wire, to_wire
-from agent_cli.providers.errors import body_message, classify_http
+from agent_cli.providers.errors import body_message
+from agent_cli.providers.registry import ANTHROPIC, Wire
+from agent_cli.providers.resolve import ModelChoice
 from agent_cli.providers.sdk_client import STALL_SECONDS, SDKProvider
+from agent_cli.providers.sdk_errors import classify_sdk_error
 
 __all__ = ["AnthropicProvider", "load_sdk", "query_limits"]
 
@@ -32,27 +36,17 @@ def load_sdk() -> None:
 # -- errors -------------------------------------------------------------------
 
 
+def _detail(exc: Any) -> tuple[str, str | None]:
+    """The human part of the error's body, and its type (`overloaded_error`, ...)."""
+    api_message = getattr(exc, "api_message", None) or ""
+    return body_message(exc.body, api_message) or api_message, getattr(exc, "type", None)
+
+
 def _classify(exc: BaseException) -> ProviderError | None:
     """The error-tree member for an exception from the SDK or its transport, or None."""
     import anthropic
-    import httpx2
 
-    if isinstance(exc, anthropic.APIStatusError):
-        # An SSE `error` event arrives on a 200 response: the body's type decides.
-        status = exc.status_code if exc.status_code >= 400 else None
-        message = body_message(exc.body, exc.api_message or "") or exc.api_message or ""
-        return classify_http(status, message, exc.response.headers, code=exc.type, provider="anthropic")
-    if isinstance(exc, anthropic.APITimeoutError):
-        return StalledError("anthropic: the request timed out (no answer in time)")
-    if isinstance(exc, anthropic.APIConnectionError):
-        return TransientError(f"anthropic: connection failed: {exc.message}")
-    if isinstance(exc, httpx2.TimeoutException):
-        return StalledError("anthropic: the stream stalled (nothing received for a while)")
-    if isinstance(exc, httpx2.RequestError):
-        return TransientError(f"anthropic: connection lost mid-stream ({type(exc).__name__})")
-    if isinstance(exc, json.JSONDecodeError):
-        return TransientError("anthropic: the stream sent a malformed event")
-    return None
+    return classify_sdk_error(exc, anthropic, provider=ANTHROPIC.name, detail=_detail)
 
 
 # -- provider -----------------------------------------------------------------
@@ -61,7 +55,7 @@ def _classify(exc: BaseException) -> ProviderError | None:
 class AnthropicProvider(SDKProvider):
     """`Provider` for the Anthropic Messages API (or anything serving it at `base_url`)."""
 
-    name = "anthropic"
+    name = ANTHROPIC.name
 
     def __init__(
         self,
@@ -85,6 +79,32 @@ class AnthropicProvider(SDKProvider):
         )
         self.prompt_caching = prompt_caching
         self.thinking = thinking
+
+    @classmethod
+    def build(
+        cls, settings: ProviderSettings, model: ModelChoice, *, wire: Wire, streaming: bool
+    ) -> AnthropicProvider:
+        thinking = ThinkingConfig.for_model(model.accepts, effort=model.effort, display=settings.display)
+        return cls(
+            model.name,
+            api_key=settings.api_key or "",
+            base_url=settings.base_url,
+            timeout=settings.timeout,
+            stall=settings.stall_timeout,
+            prompt_caching=settings.prompt_caching,
+            streaming=streaming,
+            thinking=thinking,
+        )
+
+    @staticmethod
+    def load_sdk() -> None:
+        load_sdk()
+
+    @classmethod
+    def query_limits(cls, settings: ProviderSettings, model: str) -> tuple[int, int] | None:
+        if not settings.api_key:
+            return None
+        return query_limits(model, api_key=settings.api_key, base_url=settings.base_url)
 
     def _new_client(self) -> Any:
         import anthropic

@@ -22,11 +22,11 @@ Wire rules:
   no tool of ours makes the API send one;
 - prompt caching puts `cache_control` on the system block, the last tool, the
   last block of the last message and, when the context engine names one
-  (`options["cache_anchor"]`), the last block of the turn that ends with the
+  (the request's `cache_anchor`), the last block of the turn that ends with the
   last message its next clear keeps: the API reads a cached prefix only where a
   request marked one, so without it every clear would write the whole history
   again (4 breakpoints, the API's limit);
-- `options["tool_choice"] == "none"` sends `tool_choice: none` but keeps the
+- the request's `tool_choice` "none" sends `tool_choice: none` but keeps the
   tools, so the cached prefix stays byte-identical (used for summaries);
 - thinking and effort are sent only as the model table says the model takes
   them (`ThinkingConfig.for_model`); sampling parameters, a prefilled reply and
@@ -54,6 +54,7 @@ from agent_cli.core.messages import (
 )
 from agent_cli.core.requests import Completion, Request, StopReason, TextDelta, ThinkingDelta
 from agent_cli.providers.model_info import Accepts
+from agent_cli.providers.registry import ANTHROPIC
 from agent_cli.providers.usage import UsageReading, mapping
 
 __all__ = ["BINDING_BETA", "StreamAssembler", "ThinkingConfig", "from_wire", "to_wire"]
@@ -157,10 +158,7 @@ def to_wire(
         "model": model,
         "max_tokens": request.max_tokens,
     }
-    anchor = request.options.get("cache_anchor")
-    wire["messages"], anchor_turn = _wire_messages(
-        request.messages, anchor if isinstance(anchor, int) else None
-    )
+    wire["messages"], anchor_turn = _wire_messages(request.messages, request.hints.cache_anchor)
     if request.system:
         system: dict[str, Any] = {"type": "text", "text": request.system}
         if caching:
@@ -174,7 +172,7 @@ def to_wire(
         if caching:
             tools[-1]["cache_control"] = dict(_EPHEMERAL)
         wire["tools"] = tools
-        if request.options.get("tool_choice") == "none":
+        if request.hints.tool_choice == "none":
             wire["tool_choice"] = {"type": "none"}
     if caching and wire["messages"]:
         marks = {len(wire["messages"]) - 1}
@@ -209,7 +207,7 @@ def _usage(data: object) -> tuple[Usage, tuple[str, ...]]:
         cache_write_tokens=read.figure(data, "cache_creation_input_tokens"),
         reasoning_tokens=read.figure(data, "output_tokens_details", "thinking_tokens"),
     )
-    note = read.note("anthropic")
+    note = read.note(ANTHROPIC.name)
     return usage, (note,) if note else ()
 
 

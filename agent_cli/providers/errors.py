@@ -41,9 +41,9 @@ from agent_cli.core.errors import (
     UnreachableError,
 )
 from agent_cli.core.requests import StreamEvent
+from agent_cli.providers.registry import PROVIDERS
 
 __all__ = [
-    "API_KEY_ENV",
     "OVERFLOW_PHRASES",
     "body_message",
     "classify_http",
@@ -54,8 +54,6 @@ __all__ = [
     "translate_errors",
     "unreachable",
 ]
-
-API_KEY_ENV = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
 
 # Lower-case substrings that mean "the prompt does not fit", from the real APIs
 # and the compatible servers people run (vLLM, llama.cpp, Ollama, gateways).
@@ -242,7 +240,8 @@ def classify_http(
     if status == 400 and any(phrase in message for phrase in _THINKING_PHRASES):
         return ThinkingRejectedError(f"{where}thinking block refused ({label}): {text}", status=status)
     if status in (401, 403) or (status is None and kind in _AUTH_CODES):
-        env = API_KEY_ENV.get(provider or "", "the API key variable")
+        entry = PROVIDERS.get(provider or "")
+        env = entry.api_key_env if entry is not None else "the API key variable"
         return AuthError(
             f"{where}authentication failed ({label}): {text}; check {env} or provider.api_key",
             status=status,

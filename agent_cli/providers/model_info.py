@@ -4,6 +4,7 @@
 model rejects: the thinking modes, effort levels, whether sampling
 parameters, a prefilled assistant turn or forced tool use are allowed, and
 whether its thinking blocks are bound to the conversation (the prefix check).
+`tokenizer` says how the model's tokens are counted here (`tokens.Tokenizer`).
 The entries themselves are in `models.py`.
 """
 
@@ -11,6 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
+
+from agent_cli.tokens.tokenizer import Tokenizer
 
 __all__ = ["Accepts", "Lifecycle", "ModelInfo", "Prices", "Thinking"]
 
@@ -47,7 +50,7 @@ class Accepts:
 @dataclass(frozen=True, slots=True)
 class ModelInfo:
     name: str
-    provider: str  # "anthropic" or "openai"
+    provider: str  # a name in the provider registry (`registry.py`)
     context_window: int
     max_output: int
     prices: Prices
@@ -61,6 +64,7 @@ class ModelInfo:
     source: str = ""  # the page the figures came from
     checked: str = ""  # the date they were read there
     note: str = ""  # what the source leaves uncertain
+    tokenizer: Tokenizer = field(default_factory=Tokenizer)  # how its tokens are counted here
 
     @property
     def input_limit(self) -> int:

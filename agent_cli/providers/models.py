@@ -10,6 +10,14 @@ The entry's shape is `model_info.py`. Around the table:
   or `gpt-6*`) the window its family has, instead of the small default.
 - `cost` prices one usage report, with the long-context tier where a model
   has one (Haiku 5.5 above 100k input tokens, GPT-6.x above 272k).
+- `tokenizer_for` says how a model's tokens are counted here: OpenAI's own
+  vocabulary for its models (exact), else cl100k_base scaled from a start
+  ratio that is higher for Claude's newer tokenizer. Each entry carries its
+  answer (`ModelInfo.tokenizer`); a model the table does not know gets it from
+  the same rules by name.
+
+Every rule that reads a model's name (a `claude-` or `gpt-` prefix, a family's
+version) is here, nowhere else.
 """
 
 from __future__ import annotations
@@ -19,14 +27,28 @@ from dataclasses import dataclass
 
 from agent_cli.core.messages import Usage
 from agent_cli.providers.model_info import Accepts, Lifecycle, ModelInfo, Prices
+from agent_cli.providers.registry import ANTHROPIC, OPENAI
+from agent_cli.tokens.ratio import NEW_TOKENIZER_FACTOR, START_RATIO
+from agent_cli.tokens.tokenizer import Tokenizer
 
-__all__ = ["MODELS", "UNKNOWN_WINDOW", "ModelInfo", "cost", "family_limits", "lookup", "normalize"]
+__all__ = [
+    "MODELS",
+    "UNKNOWN_WINDOW",
+    "ModelInfo",
+    "cost",
+    "family_limits",
+    "lookup",
+    "normalize",
+    "tokenizer_for",
+]
 
 UNKNOWN_WINDOW = 32_000
 
 _ANTHROPIC = "https://platform.claude.com/docs/en"
 _OPENAI = "https://developers.openai.com/api/docs"
 _CHECKED = "2026-11-30"
+_A = ANTHROPIC.name
+_O = OPENAI.name
 _EFFORTS = ("low", "medium", "high", "xhigh", "max")
 _GPT_EFFORTS = ("none", "low", "medium", "high", "xhigh", "max")
 
@@ -98,7 +120,32 @@ def _entry(
         source=source,
         checked=_CHECKED,
         note=note,
+        tokenizer=tokenizer_for(name, provider),
     )
+
+
+# OpenAI's vocabularies by model family (tiktoken's own model table); routed names (`openai/gpt-4o`)
+# and fine-tunes (`ft:gpt-4o-mini:org::id`) count as their base model.
+_O200K_MODEL = re.compile(r"^(gpt-4o|chatgpt-4o|gpt-4\.1|gpt-4\.5|gpt-5|gpt-oss|o[134](-|$)|codex-)")
+_CL100K_MODEL = re.compile(r"^(gpt-4|gpt-3\.5|gpt-35|text-embedding-ada-002|text-embedding-3)")
+# Claude 4.7 and later, every 5.x, Fable and Mythos: the newer tokenizer (see tokens/ratio.py).
+_NEW_CLAUDE = re.compile(r"claude-(?:(?:opus|sonnet|haiku)-(?:[5-9]|4-(?:[7-9]|\d\d))|fable|mythos)")
+_NEW_CLAUDE_RATIO = round(START_RATIO * NEW_TOKENIZER_FACTOR, 3)
+
+
+def tokenizer_for(name: str, provider: str) -> Tokenizer:
+    """How `name`'s tokens are counted when `provider` serves it (see the module docstring).
+
+    Anthropic's API serves no OpenAI model, so a `gpt-` name there is not counted as exact."""
+    base = name.strip().lower().rsplit("/", 1)[-1].removeprefix("ft:")
+    if provider != ANTHROPIC.name:
+        if _O200K_MODEL.match(base):
+            return Tokenizer("o200k_base", exact=True)
+        if _CL100K_MODEL.match(base):
+            return Tokenizer("cl100k_base", exact=True)
+    if _NEW_CLAUDE.search(name.lower()):
+        return Tokenizer(start_ratio=_NEW_CLAUDE_RATIO)
+    return Tokenizer()
 
 
 def _gpt_accepts(efforts: tuple[str, ...]) -> Accepts:
@@ -131,90 +178,90 @@ _3P = "from third-party copies of the page (the official page was not reachable)
 # fmt: off
 _ENTRIES: tuple[ModelInfo, ...] = (
     # Anthropic: current
-    _entry("claude-opus-5-5", "anthropic", _1M, (4.0, 20.0, 0.20, 5.0),
+    _entry("claude-opus-5-5", _A, _1M, (4.0, 20.0, 0.20, 5.0),
            _claude_5_5("medium"), _NOW, f"{_ANTHROPIC}/models/opus-5-5/overview"),
-    _entry("claude-sonnet-5-5", "anthropic", _1M, (2.0, 10.0, 0.20, 2.5),
+    _entry("claude-sonnet-5-5", _A, _1M, (2.0, 10.0, 0.20, 2.5),
            _claude_5_5("high"), _NOW, f"{_ANTHROPIC}/models/sonnet-5-5/overview"),
     # Haiku 5.5 takes thinking off (at effort high or below) and forced tool use (then it does not think).
-    _entry("claude-haiku-5-5", "anthropic", _1M, (0.10, 0.50, 0.01, 0.125),
+    _entry("claude-haiku-5-5", _A, _1M, (0.10, 0.50, 0.01, 0.125),
            _claude_5_5("medium", thinking_off=True, forced_tools=True), _NOW,
            f"{_ANTHROPIC}/models/haiku-5-5/overview", long=_HAIKU_LONG,
            note="whether cached tokens count toward the 100k price line is not stated"),
-    _entry("claude-fable-5-2", "anthropic", _1M, (8.0, 40.0, 0.20, 10.0),
+    _entry("claude-fable-5-2", _A, _1M, (8.0, 40.0, 0.20, 10.0),
            _claude_5_5("high"), _NOW, f"{_ANTHROPIC}/models/fable-5-2/whats-new-fable-5-2",
            note="cache prices from third-party release notes; request rules taken as Fable 5.1's"),
-    _entry("claude-fable-5-1", "anthropic", _1M, (10.0, 50.0, 0.25, 12.5),
+    _entry("claude-fable-5-1", _A, _1M, (10.0, 50.0, 0.25, 12.5),
            _claude_5_5("high"), _NOW, f"{_ANTHROPIC}/models/fable-5-1/whats-new-fable-5-1"),
     # Anthropic: legacy, still served
-    _entry("claude-opus-5", "anthropic", _1M, (5.0, 25.0, 0.50, 6.25), _ADAPTIVE, _NOW, _PRICING),
-    _entry("claude-sonnet-5", "anthropic", _1M, (2.0, 10.0, 0.20, 2.5), _ADAPTIVE, _NOW, _PRICING),
-    _entry("claude-fable-5", "anthropic", _1M, (10.0, 50.0, 1.0, 12.5), _ADAPTIVE, _NOW, _PRICING),
-    _entry("claude-opus-4-8", "anthropic", _1M, (5.0, 25.0, 0.50, 6.25), _ADAPTIVE, _NOW, _PRICING),
-    _entry("claude-opus-4-7", "anthropic", _1M, (5.0, 25.0, 0.50, 6.25), _ADAPTIVE, _NOW, _PRICING),
-    _entry("claude-opus-4-6", "anthropic", _1M, (5.0, 25.0, 0.50, 6.25), _ADAPTIVE, _NOW, _PRICING),
-    _entry("claude-sonnet-4-6", "anthropic", _1M, (3.0, 15.0, 0.30, 3.75), _ADAPTIVE, _NOW,
+    _entry("claude-opus-5", _A, _1M, (5.0, 25.0, 0.50, 6.25), _ADAPTIVE, _NOW, _PRICING),
+    _entry("claude-sonnet-5", _A, _1M, (2.0, 10.0, 0.20, 2.5), _ADAPTIVE, _NOW, _PRICING),
+    _entry("claude-fable-5", _A, _1M, (10.0, 50.0, 1.0, 12.5), _ADAPTIVE, _NOW, _PRICING),
+    _entry("claude-opus-4-8", _A, _1M, (5.0, 25.0, 0.50, 6.25), _ADAPTIVE, _NOW, _PRICING),
+    _entry("claude-opus-4-7", _A, _1M, (5.0, 25.0, 0.50, 6.25), _ADAPTIVE, _NOW, _PRICING),
+    _entry("claude-opus-4-6", _A, _1M, (5.0, 25.0, 0.50, 6.25), _ADAPTIVE, _NOW, _PRICING),
+    _entry("claude-sonnet-4-6", _A, _1M, (3.0, 15.0, 0.30, 3.75), _ADAPTIVE, _NOW,
            _PRICING),
-    _entry("claude-haiku-4-5", "anthropic", _200K, (1.0, 5.0, 0.10, 1.25), _EXTENDED, _NOW,
+    _entry("claude-haiku-4-5", _A, _200K, (1.0, 5.0, 0.10, 1.25), _EXTENDED, _NOW,
            _PRICING),
-    _entry("claude-opus-4-5", "anthropic", _200K, (5.0, 25.0, 0.50, 6.25), _EXTENDED,
+    _entry("claude-opus-4-5", _A, _200K, (5.0, 25.0, 0.50, 6.25), _EXTENDED,
            _deprecated("2027-01-22", "claude-opus-5-5"), _A_DEPR, note="date as listed by the anthropic SDK"),
     # Anthropic: retired (requests fail; kept so the name gets a clear warning)
-    _entry("claude-sonnet-4-5", "anthropic", _200K, (3.0, 15.0, 0.30, 3.75), _EXTENDED,
+    _entry("claude-sonnet-4-5", _A, _200K, (3.0, 15.0, 0.30, 3.75), _EXTENDED,
            _retired("2026-11-30", "claude-sonnet-5-5"), _A_DEPR, note="date as listed by the anthropic SDK"),
-    _entry("claude-opus-4-1", "anthropic", (200_000, 32_000, None), (15.0, 75.0, 1.5, 18.75), _EXTENDED,
+    _entry("claude-opus-4-1", _A, (200_000, 32_000, None), (15.0, 75.0, 1.5, 18.75), _EXTENDED,
            _retired("2026-08-05", "claude-opus-5-5"), _A_DEPR),
-    _entry("claude-opus-4", "anthropic", (200_000, 32_000, None), (15.0, 75.0, 1.5, 18.75), _EXTENDED,
+    _entry("claude-opus-4", _A, (200_000, 32_000, None), (15.0, 75.0, 1.5, 18.75), _EXTENDED,
            _retired("2026-06-15", "claude-opus-5-5"), _A_DEPR),
-    _entry("claude-sonnet-4", "anthropic", _200K, (3.0, 15.0, 0.30, 3.75), _EXTENDED,
+    _entry("claude-sonnet-4", _A, _200K, (3.0, 15.0, 0.30, 3.75), _EXTENDED,
            _retired("2026-06-15", "claude-sonnet-5-5"), _A_DEPR),
-    _entry("claude-3-7-sonnet", "anthropic", _200K, (3.0, 15.0, 0.30, 3.75), _EXTENDED,
+    _entry("claude-3-7-sonnet", _A, _200K, (3.0, 15.0, 0.30, 3.75), _EXTENDED,
            _retired("2026-02-19", "claude-sonnet-5-5"), _A_DEPR),
-    _entry("claude-3-5-haiku", "anthropic", (200_000, 8_192, None), (0.8, 4.0, 0.08, 1.0), _PLAIN,
+    _entry("claude-3-5-haiku", _A, (200_000, 8_192, None), (0.8, 4.0, 0.08, 1.0), _PLAIN,
            _retired("2026-02-19", "claude-haiku-5-5"), _A_DEPR),
     # OpenAI: current
-    _entry("gpt-6.2-sol", "openai", _GPT6, _SOL_62, _gpt_accepts(_GPT_EFFORTS[1:]), _NOW,
+    _entry("gpt-6.2-sol", _O, _GPT6, _SOL_62, _gpt_accepts(_GPT_EFFORTS[1:]), _NOW,
            f"{_OPENAI}/models/gpt-6.2-sol", long=_gpt_long(_SOL_62),
            note="the API rejects effort none (third parties say minimal too)"),
-    _entry("gpt-6.2-astra", "openai", _GPT6, _ASTRA_62, _gpt_accepts(_GPT_EFFORTS[1:]), _NOW,
+    _entry("gpt-6.2-astra", _O, _GPT6, _ASTRA_62, _gpt_accepts(_GPT_EFFORTS[1:]), _NOW,
            f"{_OPENAI}/models/gpt-6.2-astra", long=_gpt_long(_ASTRA_62),
            note=_3P + "; cached input inferred"),
-    _entry("gpt-6.1-sol", "openai", _GPT6, _SOL, _gpt_accepts(_GPT_EFFORTS[1:]), _NOW,
+    _entry("gpt-6.1-sol", _O, _GPT6, _SOL, _gpt_accepts(_GPT_EFFORTS[1:]), _NOW,
            f"{_OPENAI}/models/gpt-6.1-sol", long=_gpt_long(_SOL), note=_3P),
-    _entry("gpt-6.1-terra", "openai", _GPT6, _TERRA_61, _gpt_accepts(_GPT_EFFORTS), _NOW,
+    _entry("gpt-6.1-terra", _O, _GPT6, _TERRA_61, _gpt_accepts(_GPT_EFFORTS), _NOW,
            f"{_OPENAI}/models/gpt-6.1-terra", long=_gpt_long(_TERRA_61)),
-    _entry("gpt-6-sol", "openai", _GPT6, (2.0, 10.0, 0.20, 2.5), _gpt_accepts(_GPT_EFFORTS), _NOW,
+    _entry("gpt-6-sol", _O, _GPT6, (2.0, 10.0, 0.20, 2.5), _gpt_accepts(_GPT_EFFORTS), _NOW,
            f"{_OPENAI}/models/gpt-6-sol"),
-    _entry("gpt-6-astra", "openai", _GPT6, (10.0, 50.0, 1.0, 12.5), _gpt_accepts(_GPT_EFFORTS[1:]), _NOW,
+    _entry("gpt-6-astra", _O, _GPT6, (10.0, 50.0, 1.0, 12.5), _gpt_accepts(_GPT_EFFORTS[1:]), _NOW,
            f"{_OPENAI}/models/gpt-6-astra", note=_3P),
-    _entry("gpt-6-luna", "openai", _GPT6, (0.10, 0.50, 0.01, 0.125), _gpt_accepts(_GPT_EFFORTS), _NOW,
+    _entry("gpt-6-luna", _O, _GPT6, (0.10, 0.50, 0.01, 0.125), _gpt_accepts(_GPT_EFFORTS), _NOW,
            f"{_OPENAI}/models/gpt-6-luna", note=_3P),
-    _entry("gpt-5.6-sol", "openai", (1_050_000, 128_000, None), (4.0, 20.0, 0.40, 4.0),
+    _entry("gpt-5.6-sol", _O, (1_050_000, 128_000, None), (4.0, 20.0, 0.40, 4.0),
            _gpt_accepts(_GPT_EFFORTS), _NOW, f"{_OPENAI}/models/gpt-5.6-sol",
            note=_3P + "; their prices conflict ($4/$20 and $5/$30)"),
-    _entry("gpt-5.6-terra", "openai", (1_050_000, 128_000, None), (2.0, 12.0, 0.20, 2.0),
+    _entry("gpt-5.6-terra", _O, (1_050_000, 128_000, None), (2.0, 12.0, 0.20, 2.0),
            _gpt_accepts(_GPT_EFFORTS), _NOW, f"{_OPENAI}/models/gpt-5.6-terra", note=_3P),
-    _entry("gpt-5.6-luna", "openai", (1_050_000, 128_000, None), (0.20, 1.20, 0.02, 0.20),
+    _entry("gpt-5.6-luna", _O, (1_050_000, 128_000, None), (0.20, 1.20, 0.02, 0.20),
            _gpt_accepts(_GPT_EFFORTS), _NOW, f"{_OPENAI}/models/gpt-5.6-luna", note=_3P),
     # OpenAI: deprecated (they answer until their shutdown date)
-    _entry("gpt-5", "openai", (400_000, 128_000, None), (1.25, 10.0, 0.125, 1.25),
+    _entry("gpt-5", _O, (400_000, 128_000, None), (1.25, 10.0, 0.125, 1.25),
            _gpt_accepts(_GPT5_EFFORTS), _deprecated("2026-12-11", "gpt-6.1-sol"), _O_DEPR),
-    _entry("gpt-5-mini", "openai", (400_000, 128_000, None), (0.25, 2.0, 0.025, 0.25),
+    _entry("gpt-5-mini", _O, (400_000, 128_000, None), (0.25, 2.0, 0.025, 0.25),
            _gpt_accepts(_GPT5_EFFORTS), _deprecated("2026-12-11", "gpt-6.1-terra"),
            _O_DEPR),
-    _entry("o3", "openai", (200_000, 100_000, None), (2.0, 8.0, 0.5, 2.0), _gpt_accepts(_O_EFFORTS),
+    _entry("o3", _O, (200_000, 100_000, None), (2.0, 8.0, 0.5, 2.0), _gpt_accepts(_O_EFFORTS),
            _deprecated("2026-12-11", "gpt-6.1-sol"), _O_DEPR),
-    _entry("gpt-4.1", "openai", (1_047_576, 32_768, None), (2.0, 8.0, 0.5, 2.0), _PLAIN,
+    _entry("gpt-4.1", _O, (1_047_576, 32_768, None), (2.0, 8.0, 0.5, 2.0), _PLAIN,
            _deprecated("2027-01-14", "gpt-6-luna"), _O_DEPR),
-    _entry("gpt-4.1-mini", "openai", (1_047_576, 32_768, None), (0.4, 1.6, 0.1, 0.4), _PLAIN,
+    _entry("gpt-4.1-mini", _O, (1_047_576, 32_768, None), (0.4, 1.6, 0.1, 0.4), _PLAIN,
            _deprecated("2027-01-14", "gpt-6-luna"), _O_DEPR),
-    _entry("gpt-4o", "openai", (128_000, 16_384, None), (2.5, 10.0, 1.25, 2.5), _PLAIN,
+    _entry("gpt-4o", _O, (128_000, 16_384, None), (2.5, 10.0, 1.25, 2.5), _PLAIN,
            _deprecated("2027-01-14", "gpt-6-luna"), _O_DEPR),
-    _entry("gpt-4o-mini", "openai", (128_000, 16_384, None), (0.15, 0.6, 0.075, 0.15), _PLAIN,
+    _entry("gpt-4o-mini", _O, (128_000, 16_384, None), (0.15, 0.6, 0.075, 0.15), _PLAIN,
            _deprecated("2027-01-14", "gpt-6-luna"), _O_DEPR),
     # OpenAI: retired
-    _entry("gpt-4.1-nano", "openai", (1_047_576, 32_768, None), (0.1, 0.4, 0.025, 0.1), _PLAIN,
+    _entry("gpt-4.1-nano", _O, (1_047_576, 32_768, None), (0.1, 0.4, 0.025, 0.1), _PLAIN,
            _retired("2026-10-23", "gpt-6-luna"), _O_DEPR),
-    _entry("o4-mini", "openai", (200_000, 100_000, None), (1.1, 4.4, 0.275, 1.1),
+    _entry("o4-mini", _O, (200_000, 100_000, None), (1.1, 4.4, 0.275, 1.1),
            _gpt_accepts(_O_EFFORTS), _retired("2026-10-23", "gpt-6.1-terra"), _O_DEPR),
 )
 # fmt: on

@@ -2,7 +2,7 @@
 
 The wire translation is `responses_wire.py` (pure); the shape of the call is
 `sdk_client.SDKProvider`; errors are classified as for Chat Completions
-(`openai.classify`), and a failed response inside a stream by the wire
+(`openai.classify`, the shared SDK ladder), and a failed response inside a stream by the wire
 module. Stream events are read with `to_dict()`, which keeps the API's own
 field names (`model_dump()` renames a function call's `async` field).
 Chat Completions (`openai.py`) stays for compatible servers.
@@ -13,9 +13,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from agent_cli.config.settings import ProviderSettings
 from agent_cli.core.errors import ProviderError
 from agent_cli.core.requests import Completion, Request
-from agent_cli.providers.openai import DEFAULT_BASE_URL, classify
+from agent_cli.providers.openai import DEFAULT_BASE_URL, classify, load_sdk
+from agent_cli.providers.registry import OPENAI, Wire
+from agent_cli.providers.resolve import ModelChoice
 from agent_cli.providers.responses_wire import ReasoningConfig, StreamAssembler, from_wire, to_wire
 from agent_cli.providers.sdk_client import STALL_SECONDS, SDKProvider
 
@@ -25,7 +28,7 @@ __all__ = ["OpenAIResponsesProvider"]
 class OpenAIResponsesProvider(SDKProvider):
     """`Provider` for the OpenAI Responses API (or a server that speaks it at `base_url`)."""
 
-    name = "openai"
+    name = OPENAI.name
 
     def __init__(
         self,
@@ -43,6 +46,27 @@ class OpenAIResponsesProvider(SDKProvider):
             model, api_key=api_key, base_url=base, timeout=timeout, streaming=streaming, stall=stall
         )
         self.reasoning = reasoning
+
+    @classmethod
+    def build(
+        cls, settings: ProviderSettings, model: ModelChoice, *, wire: Wire, streaming: bool
+    ) -> OpenAIResponsesProvider:
+        # A model that reasons (the table gives it efforts), or an effort the user set for an unknown one.
+        reasons = bool(model.accepts.efforts) or model.effort is not None
+        reasoning = ReasoningConfig(model.effort, settings.display != "omitted") if reasons else None
+        return cls(
+            model.name,
+            api_key=settings.api_key or "",
+            base_url=settings.base_url,
+            timeout=settings.timeout,
+            stall=settings.stall_timeout,
+            streaming=streaming,
+            reasoning=reasoning,
+        )
+
+    @staticmethod
+    def load_sdk() -> None:
+        load_sdk()
 
     def _new_client(self) -> Any:
         import openai

@@ -49,6 +49,7 @@ from agent_cli.core.messages import (
 )
 from agent_cli.core.requests import Completion, Request, StopReason, TextDelta, ThinkingDelta
 from agent_cli.providers.errors import classify_http
+from agent_cli.providers.registry import OPENAI
 from agent_cli.providers.usage import UsageReading
 
 __all__ = ["ReasoningConfig", "StreamAssembler", "from_wire", "to_wire"]
@@ -150,7 +151,7 @@ def to_wire(request: Request, model: str, *, reasoning: ReasoningConfig | None =
             }
             for t in request.tools
         ]
-        wire["tool_choice"] = "none" if request.options.get("tool_choice") == "none" else "auto"
+        wire["tool_choice"] = request.hints.tool_choice
     if reasoning is not None:
         body: dict[str, Any] = {}
         if reasoning.effort:
@@ -178,7 +179,7 @@ def _usage(data: object) -> tuple[Usage, tuple[str, ...]]:
         cache_write_tokens=written,
         reasoning_tokens=read.figure(data, "output_tokens_details", "reasoning_tokens"),
     )
-    note = read.note("openai")
+    note = read.note(OPENAI.name)
     return usage, (note,) if note else ()
 
 
@@ -187,7 +188,7 @@ def failure(error: Mapping[str, Any] | None) -> ProviderError:
     error = error or {}
     code = error.get("code") or error.get("type")
     message = str(error.get("message") or code or "the response failed")
-    classified = classify_http(None, message, {}, code=str(code) if code else None, provider="openai")
+    classified = classify_http(None, message, {}, code=str(code) if code else None, provider=OPENAI.name)
     # Codex's reading: a failed response is worth retrying unless it says overflow, auth or quota.
     if type(classified) is FatalProviderError and code != "insufficient_quota":
         return TransientError(str(classified))

@@ -11,9 +11,10 @@ whole-request deadline (`timeout`: the whole reply, however it trickles in; `dea
 server that drips a byte at a time or sends only pings passes the first and is cut by the second;
 both are a `StalledError`, retried twice.
 
-An adapter (anthropic.py, openai.py) subclasses it with its wire translation,
-its assembler, the SDK call and its error classification; the SDK is imported
-only when the first request is made. The SDK's own retries are off:
+An adapter (anthropic.py, openai.py, openai_responses.py) subclasses it with its wire
+translation, its assembler, the SDK call and its error classification (`sdk_errors.py`, shared),
+and says how it is built from the settings and the resolved model (`build`); the SDK is imported
+only when the first request is made (or `load_sdk` is called). The SDK's own retries are off:
 `providers.retry` retries, including a stream that dies half way.
 """
 
@@ -22,11 +23,14 @@ from __future__ import annotations
 import dataclasses
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Protocol, Self
 
+from agent_cli.config.settings import ProviderSettings
 from agent_cli.core.errors import ProviderError, StalledError, TransientError
 from agent_cli.core.requests import Completion, Request, StreamEvent, TextDelta, ThinkingDelta
 from agent_cli.providers.errors import translate_errors, unreachable
+from agent_cli.providers.registry import Wire
+from agent_cli.providers.resolve import ModelChoice
 
 CONNECT_SECONDS = 10.0
 # Anthropic sends a ping every few seconds and both APIs stream thinking as it happens: this long
@@ -46,7 +50,7 @@ class Assembler(Protocol):
 
 
 class SDKProvider(ABC):
-    name: ClassVar[str]  # "anthropic" or "openai"
+    name: ClassVar[str]  # the provider's name in the registry
 
     def __init__(
         self,
@@ -169,6 +173,22 @@ class SDKProvider(ABC):
         return dict(event.model_dump(warnings=False))
 
     # -- what each adapter supplies ----------------------------------------------
+
+    @classmethod
+    @abstractmethod
+    def build(cls, settings: ProviderSettings, model: ModelChoice, *, wire: Wire, streaming: bool) -> Self:
+        """The adapter for `model` under `settings`, speaking `wire` (one of this adapter's)."""
+
+    @staticmethod
+    @abstractmethod
+    def load_sdk() -> None:
+        """Import the SDK (about a second on a small machine); later imports are free."""
+
+    @classmethod
+    def query_limits(cls, settings: ProviderSettings, model: str) -> tuple[int, int] | None:
+        """(window, max output) from the provider's Models API, for a model the table does not know;
+        None when its API does not say (the default)."""
+        return None
 
     @abstractmethod
     def _new_client(self) -> Any:

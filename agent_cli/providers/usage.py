@@ -7,7 +7,7 @@ internal error. So every adapter reads its figures through one `UsageReading`:
 
     reading = UsageReading()
     Usage(input_tokens=reading.figure(data, "input_tokens"), ...)
-    reading.note("anthropic")   # one line naming what was not a token count, or None
+    reading.note(provider)      # one line naming what was not a token count, or None
 
 A *token count* is a non-negative integer (an integral float is taken; a bool is not) no larger
 than `MAX_FIGURE`. Anything else is *unknown* and counts as 0: the context engine then falls back

@@ -15,7 +15,8 @@ Three sources, best first:
 - A local count with tiktoken: exact for OpenAI models (o200k_base or
   cl100k_base); for Claude and every other model, cl100k_base scaled by a ratio
   learned from the provider's reports (starting at a conservative 1.25,
-  smoothed, clamped to [0.8, 2.0]).
+  smoothed, clamped to [0.8, 2.0]). Which applies is the model table's word,
+  handed in as a `Tokenizer`: the counter reads no model names.
 - The CJK-aware character estimate (`estimate.py`) when no vocabulary loads.
 
 Raw (unscaled) counts are cached per message id (a message's content never
@@ -28,7 +29,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -49,7 +49,8 @@ from agent_cli.core.messages import (
 from agent_cli.core.requests import ToolSpec
 from agent_cli.tokens.encodings import EncodingName, VocabularyError, get_encoding
 from agent_cli.tokens.estimate import estimate_tokens
-from agent_cli.tokens.ratio import MIN_LEARN_RAW_TOKENS, clamp, learned, start_ratio
+from agent_cli.tokens.ratio import MIN_LEARN_RAW_TOKENS, clamp, learned
+from agent_cli.tokens.tokenizer import Tokenizer
 
 __all__ = [
     "Anchor",
@@ -57,7 +58,7 @@ __all__ = [
     "MessageTokens",
     "RequestCount",
     "TokenCounter",
-    "encoding_for_model",
+    "Tokenizer",
 ]
 
 # Wire framing the text alone does not show, in raw tokens. OpenAI's chat format
@@ -79,28 +80,10 @@ OPAQUE_CHARS_PER_TOKEN = 5
 UNDER_REPORT = 0.5
 
 
-_O200K_MODEL = re.compile(r"^(gpt-4o|chatgpt-4o|gpt-4\.1|gpt-4\.5|gpt-5|gpt-oss|o[134](-|$)|codex-)")
-_CL100K_MODEL = re.compile(r"^(gpt-4|gpt-3\.5|gpt-35|text-embedding-ada-002|text-embedding-3)")
-
-
 class Encoder(Protocol):
     """The part of `tiktoken.Encoding` the counter uses."""
 
     def encode_ordinary(self, text: str) -> list[int]: ...
-
-
-def encoding_for_model(model: str, provider: str) -> tuple[EncodingName, bool]:
-    """The encoding to count `model` with, and whether that count is exact (OpenAI's own models).
-
-    Accepts routed names (`openai/gpt-4o`) and fine-tunes (`ft:gpt-4o-mini:org::id`).
-    """
-    name = model.strip().lower().rsplit("/", 1)[-1].removeprefix("ft:")
-    if provider != "anthropic":
-        if _O200K_MODEL.match(name):
-            return "o200k_base", True
-        if _CL100K_MODEL.match(name):
-            return "cl100k_base", True
-    return "cl100k_base", False
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,17 +144,17 @@ class TokenCounter:
     def __init__(
         self,
         model: str,
-        provider: str,
+        tokenizer: Tokenizer,
         *,
         claude_ratio: float | None = None,
         cache_size: int = 16_384,
         load_encoding: Callable[[EncodingName], Encoder] = get_encoding,
     ) -> None:
         self.model = model
-        self.provider = provider
-        self.encoding_name, self._exact_model = encoding_for_model(model, provider)
+        self.tokenizer = tokenizer
+        self.encoding_name, self._exact_model = tokenizer.encoding, tokenizer.exact
         # OpenAI models that fall back to the estimate start unscaled; others start conservative.
-        start = start_ratio(model) if claude_ratio is None else claude_ratio
+        start = tokenizer.start_ratio if claude_ratio is None else claude_ratio
         self._ratio = 1.0 if self._exact_model else clamp(start)
         self._cache_size = max(1, cache_size)
         self._load_encoding = load_encoding

@@ -1,14 +1,12 @@
 """The learned ratio: how many of a provider's tokens one tiktoken token is, for models it cannot count.
 
-A counter starts from `start_ratio(model)` (conservative, so the first compaction is early rather
-than late) and moves towards each sample a usage report gives (`learned`), smoothed and clamped to
-[RATIO_MIN, RATIO_MAX]. Samples from small requests are not taken: below `MIN_LEARN_RAW_TOKENS`
-the providers' fixed overheads swamp them. Pure.
+A counter starts from its `Tokenizer.start_ratio` (conservative, so the first compaction is early
+rather than late; the model table picks it from these constants) and moves towards each sample a
+usage report gives (`learned`), smoothed and clamped to [RATIO_MIN, RATIO_MAX]. Samples from small
+requests are not taken: below `MIN_LEARN_RAW_TOKENS` the providers' fixed overheads swamp them. Pure.
 """
 
 from __future__ import annotations
-
-import re
 
 __all__ = [
     "MIN_LEARN_RAW_TOKENS",
@@ -19,7 +17,6 @@ __all__ = [
     "START_RATIO",
     "clamp",
     "learned",
-    "start_ratio",
 ]
 
 RATIO_MIN = 0.8
@@ -30,17 +27,9 @@ MIN_LEARN_RAW_TOKENS = 512  # below this, fixed provider overheads swamp the sam
 # Where the learned ratio starts, before the first usage report: conservative, so the first
 # compaction is early rather than late. Claude 4.7 and later (and every 5.x, Fable, Mythos) use a
 # newer tokenizer that counts about 30% more tokens for the same text ("roughly 1x to 1.35x",
-# Anthropic's Opus 5.5 migration guide and pricing page).
+# Anthropic's Opus 5.5 migration guide and pricing page); which models do is the model table's rule.
 START_RATIO = 1.25
 NEW_TOKENIZER_FACTOR = 1.3
-_NEW_CLAUDE = re.compile(r"claude-(?:(?:opus|sonnet|haiku)-(?:[5-9]|4-(?:[7-9]|\d\d))|fable|mythos)")
-
-
-def start_ratio(model: str) -> float:
-    """The ratio a counter for `model` starts from (see START_RATIO)."""
-    if _NEW_CLAUDE.search(model.lower()):
-        return round(START_RATIO * NEW_TOKENIZER_FACTOR, 3)
-    return START_RATIO
 
 
 def clamp(ratio: float) -> float:
