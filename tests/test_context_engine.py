@@ -26,7 +26,7 @@ from agent_cli.context.emergency import ACK
 from agent_cli.core.errors import ContextOverflowError, TransientError
 from agent_cli.core.events import CompactEvent, ErrorEvent, WarningEvent
 from agent_cli.core.messages import Message, SummaryBlock, ToolResult, ToolUse
-from agent_cli.core.requests import Request
+from agent_cli.core.requests import Request, RequestOptions
 
 
 def chat(turns: int, size: int = 4_000, start: int = 0) -> list[Message]:
@@ -44,7 +44,7 @@ def compacts(events: list[object]) -> list[CompactEvent]:
 def is_summary_request(request: Request) -> bool:
     """By structure, as the acceptance checks do: tool calls off, the instruction the last text block."""
     last = request.messages[-1]
-    return request.options.get("tool_choice") == "none" and last.role == "user" and bool(last.content)
+    return request.options.tool_choice == "none" and last.role == "user" and bool(last.content)
 
 
 # -- the fast path -----------------------------------------------------------------
@@ -143,7 +143,7 @@ def test_l2_replaces_the_old_part_with_a_record_and_keeps_the_tail(tmp_path: Pat
     assert event.tokens_before == before and event.tokens_after <= engine.thresholds.target
     assert event.duration == 1.0  # the injected clock ticks once per call
     (request,) = summarizer.requests
-    assert is_summary_request(request) and request.options == {"tool_choice": "none"}
+    assert is_summary_request(request) and request.options == RequestOptions(tool_choice="none")
     first = prepared.messages[0]
     assert first.role == "user" and first.summary is not None
     record = first.summary.text

@@ -315,7 +315,7 @@ def test_span_request_reuses_the_prefix_and_ends_with_the_instruction() -> None:
     span = [*_work_span()[:-1], assistant("paused")]
     req = span_request(span, FRAME, 600, focus="the parser bug")
     assert req.system == FRAME.system and req.tools == FRAME.tools
-    assert req.options["tool_choice"] == "none" and req.max_tokens == 600 * THINKING_ROOM
+    assert req.options.tool_choice == "none" and req.max_tokens == 600 * THINKING_ROOM
     assert list(req.messages[:-1]) == span  # the same messages, same ids: the cached prefix
     last = req.messages[-1]
     assert last.role == "user" and "Summarize" in last.text and "the parser bug" in last.text

@@ -54,7 +54,7 @@ EXAMPLES: list[Event] = [
     RetryEvent(attempt=2, delay=1.5, reason="overloaded"),
     StatusEvent(text="waiting for model"),
     WarningEvent(message="careful"),
-    ErrorEvent(message="no key", kind="config"),
+    ErrorEvent(message="no key", kind="AuthError"),
     ResultEvent(text="done", stop="end_turn", iterations=3, usage=USAGE, session_id="s1"),
 ]
 

@@ -29,7 +29,7 @@ from agent_cli.core.events import (
 )
 from agent_cli.core.messages import Message, RedactedThinkingBlock, ThinkingBlock, ToolResult, ToolUse, Usage
 from agent_cli.core.pairing import pairing_errors
-from agent_cli.core.requests import Completion, Request
+from agent_cli.core.requests import Completion, Request, RequestOptions
 from agent_cli.providers.retry import RetryPolicy
 from agent_cli.tools.base import ToolContext
 from agent_cli.tools.registry import default_tools
@@ -99,8 +99,8 @@ def test_the_engine_cache_anchor_rides_on_the_request(tmp_path: Path) -> None:
         tmp_path, [call("read_file", path="a.txt"), say("done")], context=_AnchoringContext()
     )
     list(loop.run("read a.txt"))
-    assert "cache_anchor" not in provider.requests[0].options
-    assert provider.requests[1].options == {"cache_anchor": 0}
+    assert provider.requests[0].options.cache_anchor is None
+    assert provider.requests[1].options == RequestOptions(cache_anchor=0)
 
 
 def test_headless_denial_is_a_readable_error_result(tmp_path: Path) -> None:

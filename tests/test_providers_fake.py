@@ -298,11 +298,13 @@ def _cleared_twice(provider: AnthropicProvider, system: str, *, anchored: bool) 
             Message.of("user", [ToolResult(use.id, body)]),
         ]
     history.append(Message.user("now explain them"))
-    first = Request(system, tuple(history), TOOLS, options={"cache_anchor": 1} if anchored else {})
+    first = Request(
+        system, tuple(history), TOOLS, options=RequestOptions(cache_anchor=1 if anchored else None)
+    )
     completion_of(provider, first)
     stub = Message.of("user", [ToolResult("c1", "[cleared to save context: read_file m1.py]")])
     cleared = (*history[:2], stub, *history[3:])
-    second = Request(system, cleared, TOOLS, options={"cache_anchor": 3} if anchored else {})
+    second = Request(system, cleared, TOOLS, options=RequestOptions(cache_anchor=3 if anchored else None))
     _, done = completion_of(provider, second)
     return done.usage.cache_read_tokens, done.usage.cache_write_tokens
 
@@ -392,7 +394,7 @@ CONVERSATION = (
 
 
 def test_anthropic_to_wire() -> None:
-    request = Request("sys", CONVERSATION, TOOLS, max_tokens=99, options={"tool_choice": "none"})
+    request = Request("sys", CONVERSATION, TOOLS, max_tokens=99, options=RequestOptions(tool_choice="none"))
     wire = anthropic_adapter.to_wire(request, "claude", caching=True)
     messages = wire["messages"]
     assert [m["role"] for m in messages] == ["user", "assistant", "user", "assistant", "user"]
@@ -415,7 +417,7 @@ def test_anthropic_to_wire() -> None:
 
 def test_anthropic_marks_the_engine_anchor_only_where_a_turn_ends_with_it() -> None:
     def marks(anchor: int) -> list[tuple[int, int]]:
-        request = Request("sys", CONVERSATION, TOOLS, options={"cache_anchor": anchor})
+        request = Request("sys", CONVERSATION, TOOLS, options=RequestOptions(cache_anchor=anchor))
         wire = anthropic_adapter.to_wire(request, "claude", caching=True)
         return [
             (t, b)
@@ -429,7 +431,7 @@ def test_anthropic_marks_the_engine_anchor_only_where_a_turn_ends_with_it() -> N
     assert marks(2) == [(2, 0), (4, 1)]  # the empty message after it adds nothing to its turn
     assert marks(5) == [(4, 1)]  # the result shares its turn with "Then stop.": not a stable end
     assert marks(6) == [(4, 1)]  # the last message is marked anyway
-    request = Request("sys", CONVERSATION, TOOLS, options={"cache_anchor": 4})
+    request = Request("sys", CONVERSATION, TOOLS, options=RequestOptions(cache_anchor=4))
     assert json.dumps(anthropic_adapter.to_wire(request, "claude", caching=True)).count("cache_control") == 4
 
 
@@ -443,21 +445,8 @@ def test_anthropic_puts_tool_results_first_in_a_merged_user_turn() -> None:
     assert [b["type"] for b in wire["messages"][1]["content"]] == ["tool_result", "text"]
 
 
-@pytest.mark.parametrize(
-    ("options", "hints"),
-    [
-        ({}, RequestOptions()),
-        ({"tool_choice": "none"}, RequestOptions(tool_choice="none")),
-        ({"tool_choice": "auto", "cache_anchor": 3}, RequestOptions(cache_anchor=3)),
-        ({"tool_choice": "required", "cache_anchor": "3"}, RequestOptions()),  # not ours: unset
-    ],
-)
-def test_a_requests_hints_are_read_typed(options: dict[str, Any], hints: RequestOptions) -> None:
-    assert Request("s", (), options=options).hints == hints
-
-
 def test_openai_to_wire() -> None:
-    request = Request("sys", CONVERSATION, TOOLS, options={"tool_choice": "none"})
+    request = Request("sys", CONVERSATION, TOOLS, options=RequestOptions(tool_choice="none"))
     wire = chat_wire.to_wire(request, "gpt")
     assert wire["messages"] == [
         {"role": "system", "content": "sys"},

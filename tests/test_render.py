@@ -310,7 +310,7 @@ def test_compact_shows_the_whole_record() -> None:
     [
         (RetryEvent(attempt=2, delay=3.0, reason="overloaded (529)"), "… retry 2 in 3.0s: overloaded (529)"),
         (WarningEvent(message="unknown model 'x'"), "! unknown model 'x'"),
-        (ErrorEvent(message="the API key was rejected", kind="auth"), "✗ the API key was rejected"),
+        (ErrorEvent(message="the API key was rejected", kind="AuthError"), "✗ the API key was rejected"),
         (
             ResultEvent(text="", stop="max_iterations", iterations=100),
             "the turn stopped at the iteration limit; send a message to go on",

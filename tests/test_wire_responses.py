@@ -14,7 +14,7 @@ from agent_cli.core.messages import (
     ToolResult,
     ToolUse,
 )
-from agent_cli.core.requests import Request, TextDelta, ThinkingDelta, ToolSpec
+from agent_cli.core.requests import Request, RequestOptions, TextDelta, ThinkingDelta, ToolSpec
 from agent_cli.providers.responses_wire import ReasoningConfig, StreamAssembler, from_wire, to_wire
 
 TOOLS = (
@@ -78,7 +78,7 @@ def test_a_call_loses_its_id_with_its_reasoning_and_reasoning_without_content_st
 
 
 def test_reasoning_and_summary_request_and_tool_choice_none() -> None:
-    request = Request("s", (Message.user("summarize"),), TOOLS, options={"tool_choice": "none"})
+    request = Request("s", (Message.user("summarize"),), TOOLS, options=RequestOptions(tool_choice="none"))
     wire = to_wire(request, "gpt-6.2-sol", reasoning=ReasoningConfig("high", summary=True))
     assert wire["reasoning"] == {"effort": "high", "summary": "auto"}
     assert wire["include"] == ["reasoning.encrypted_content"] and wire["tool_choice"] == "none"

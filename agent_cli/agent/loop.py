@@ -48,7 +48,7 @@ from agent_cli.core.events import (
 )
 from agent_cli.core.messages import Message, ToolResult, ToolUse, Usage
 from agent_cli.core.pairing import repair_history
-from agent_cli.core.requests import Completion, Request, TextDelta, ThinkingDelta
+from agent_cli.core.requests import Completion, Request, RequestOptions, TextDelta, ThinkingDelta
 from agent_cli.core.thinking import strip_thinking
 from agent_cli.providers.base import Provider
 from agent_cli.providers.retry import RetryPolicy, stream_with_retry
@@ -204,7 +204,7 @@ class AgentLoop:
         else:
             outcome = yield from self._request_with_reactive_retry()
         if isinstance(outcome, _Failed):
-            return Stopped("error", str(outcome.error), type(outcome.error).__name__)
+            return Stopped("error", str(outcome.error), outcome.error.kind)
         message = outcome.message
         self._append(message)
         for thought in _visible_thoughts(message):
@@ -253,7 +253,7 @@ class AgentLoop:
         forced = unthought = False
         while True:
             anchor = self.context.cache_anchor(self.history)
-            options = {} if anchor is None else {"cache_anchor": anchor}
+            options = RequestOptions(cache_anchor=anchor)
             request = Request(
                 self.system, tuple(self.history), self.tools.specs(), self.context.max_output, options
             )

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TypeAlias
 
-from agent_cli.core.events import ResultStop
+from agent_cli.core.events import ErrorKind, ResultStop
 from agent_cli.core.messages import ToolUse
 
 __all__ = ["FinalOutput", "Interrupted", "NextStep", "RunAgain", "Stopped"]
@@ -42,7 +42,7 @@ class Stopped:
 
     stop: ResultStop
     message: str
-    kind: str
+    kind: ErrorKind
     text: str = ""
 
 

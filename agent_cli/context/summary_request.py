@@ -20,7 +20,7 @@ from agent_cli.context.protocol import Frame
 from agent_cli.context.sections import strip_user_messages
 from agent_cli.context.thresholds import Counter
 from agent_cli.core.messages import Message, TextBlock, Usage
-from agent_cli.core.requests import Request
+from agent_cli.core.requests import Request, RequestOptions
 
 __all__ = [
     "THINKING_ROOM",
@@ -43,7 +43,7 @@ class SummaryReply:
 
 # One ordinary model call; a plain string is a reply whose cost is not known (a script, a test).
 Summarize = Callable[[Request], "SummaryReply | str"]
-OPTIONS = {"tool_choice": "none"}
+OPTIONS = RequestOptions(tool_choice="none")
 # Per-message overhead allowance when packing chunks (role markers, separators).
 PIECE_OVERHEAD = 8
 # Part of the budget left unused in chunk requests, for counting error.
@@ -106,7 +106,7 @@ def span_request(span: Sequence[Message], frame: Frame, cap: int, focus: str | N
     else:
         messages.append(Message.user(text))
     room = cap * THINKING_ROOM
-    return Request(frame.system, tuple(messages), frame.tools, max_tokens=room, options=dict(OPTIONS))
+    return Request(frame.system, tuple(messages), frame.tools, max_tokens=room, options=OPTIONS)
 
 
 def _chunks(pieces: Sequence[str], room: int, counter: Counter) -> list[str]:
@@ -183,7 +183,7 @@ def run_summary(
             (Message("user", (TextBlock(body), TextBlock(text))),),
             frame.tools,
             max_tokens=cap * THINKING_ROOM,
-            options=dict(OPTIONS),
+            options=OPTIONS,
         )
         reply = _ask(summarize, req)
         usage = usage + reply.usage

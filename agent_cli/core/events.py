@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, ClassVar, Literal, TypeAlias, get_args
 
+from agent_cli.core.errors import ProviderErrorKind
 from agent_cli.core.messages import Usage
 
 __all__ = [
@@ -21,6 +22,7 @@ __all__ = [
     "CompactLayer",
     "CompactTrigger",
     "ErrorEvent",
+    "ErrorKind",
     "Event",
     "ResultEvent",
     "ResultStop",
@@ -36,6 +38,11 @@ __all__ = [
     "event_from_json",
 ]
 
+# What an ErrorEvent is about: a provider's failure (its error's kind), or the turn's own stop.
+ErrorKind: TypeAlias = (
+    ProviderErrorKind
+    | Literal["error", "compact", "compaction", "interrupted", "max_iterations", "pause_turn"]
+)
 Status: TypeAlias = Literal["checking the context", "waiting for model", "summarizing"]
 CompactLayer: TypeAlias = Literal["cap", "clear", "summarize", "manual", "emergency"]
 # What set a compaction off: the engine's own check, the user (/compact), the model (the compact
@@ -208,7 +215,7 @@ class WarningEvent:
 class ErrorEvent:
     type: ClassVar[str] = "error"
     message: str
-    kind: str = "error"
+    kind: ErrorKind = "error"
 
     def to_json(self) -> dict[str, Any]:
         return {"type": self.type, "kind": self.kind, "message": self.message}

@@ -41,22 +41,14 @@ class ToolSpec:
 
 @dataclass(frozen=True, slots=True)
 class RequestOptions:
-    """A request's hints, typed: what `Request.options` may say, read once (`Request.hints`).
+    """A request's hints: they do not change what is asked, only how it is sent.
 
     `tool_choice` "none": a summary request keeps the tools, so the cached prefix is reused, but asks
     for no calls. `cache_anchor`: the index of the last message the context engine's next clear will
-    keep (a cache that works at marked points marks it). A value of another type counts as unset."""
+    keep (a cache that works at marked points marks it)."""
 
     tool_choice: Literal["auto", "none"] = "auto"
     cache_anchor: int | None = None
-
-    @classmethod
-    def of(cls, options: Mapping[str, Any]) -> RequestOptions:
-        anchor = options.get("cache_anchor")
-        return cls(
-            tool_choice="none" if options.get("tool_choice") == "none" else "auto",
-            cache_anchor=anchor if isinstance(anchor, int) else None,
-        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,13 +57,7 @@ class Request:
     messages: tuple[Message, ...]
     tools: tuple[ToolSpec, ...] = ()
     max_tokens: int = 8192
-    # Hints that do not change the meaning, by the keys of `RequestOptions` (adapters read `hints`).
-    options: Mapping[str, Any] = field(default_factory=dict)
-
-    @property
-    def hints(self) -> RequestOptions:
-        """`options`, typed."""
-        return RequestOptions.of(self.options)
+    options: RequestOptions = field(default_factory=RequestOptions)
 
 
 @dataclass(frozen=True, slots=True)

@@ -158,7 +158,7 @@ def to_wire(
         "model": model,
         "max_tokens": request.max_tokens,
     }
-    wire["messages"], anchor_turn = _wire_messages(request.messages, request.hints.cache_anchor)
+    wire["messages"], anchor_turn = _wire_messages(request.messages, request.options.cache_anchor)
     if request.system:
         system: dict[str, Any] = {"type": "text", "text": request.system}
         if caching:
@@ -172,7 +172,7 @@ def to_wire(
         if caching:
             tools[-1]["cache_control"] = dict(_EPHEMERAL)
         wire["tools"] = tools
-        if request.hints.tool_choice == "none":
+        if request.options.tool_choice == "none":
             wire["tool_choice"] = {"type": "none"}
     if caching and wire["messages"]:
         marks = {len(wire["messages"]) - 1}

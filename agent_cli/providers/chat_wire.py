@@ -142,7 +142,7 @@ def to_wire(
             }
             for t in request.tools
         ]
-        if request.hints.tool_choice == "none":
+        if request.options.tool_choice == "none":
             body["tool_choice"] = "none"
     return body
 

@@ -151,7 +151,7 @@ def to_wire(request: Request, model: str, *, reasoning: ReasoningConfig | None =
             }
             for t in request.tools
         ]
-        wire["tool_choice"] = request.hints.tool_choice
+        wire["tool_choice"] = request.options.tool_choice
     if reasoning is not None:
         body: dict[str, Any] = {}
         if reasoning.effort:
