@@ -171,3 +171,15 @@ def test_transcripts_search_sends_no_control_character_to_the_terminal(
     assert transcripts_command("search", f"nothing {HOSTILE}", cwd=tmp_path) == 1
     shown = capsys.readouterr()
     assert shown.out == "" and "no match" in shown.err and RAW.findall(shown.err) == []
+
+
+def test_a_file_linked_into_a_session_folder_is_not_read_through(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log, records = _session(tmp_path / "project")
+    outside = tmp_path / "id_rsa"
+    outside.write_text("[title]\nZORBLAX private key")
+    (log.dir / "output-050-key.txt").symlink_to(outside)
+    assert _recalled(tmp_path, log, "private key") == []
+    assert _recalled(tmp_path, log, "zorblax")[-2:] == [records["output"], records["older"]]
+    assert _listed(tmp_path / "project", "private key", capsys)[0] == []

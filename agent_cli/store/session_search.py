@@ -37,7 +37,7 @@ from agent_cli.store.layout import ARCHIVE_NAME_RE, SESSION_FILE, transcripts_di
 from agent_cli.store.log_records import EventRecord, MessageRecord, read_log
 from agent_cli.store.sessions import session_ids
 
-__all__ = ["RECALL", "Document", "Found", "Match", "search_project", "search_session", "session_files"]
+__all__ = ["Document", "Found", "Match", "search_project", "search_session", "session_files"]
 
 RECALL = "recall"  # the tool whose calls and results the search leaves out
 _TITLE_ID_RE = re.compile(r" · id (.+)\]\Z")  # the call id at the end of a result's title
@@ -100,7 +100,8 @@ def session_files(directory: Path) -> list[Path]:
     found: list[tuple[int, str]] = []
     for entry in os.scandir(directory):
         match = ARCHIVE_NAME_RE.match(entry.name)
-        if entry.is_file() and (match or entry.name == SESSION_FILE):
+        # Not through a link: a folder that came with a clone could point one at ~/.ssh.
+        if entry.is_file(follow_symlinks=False) and (match or entry.name == SESSION_FILE):
             found.append((int(match.group(1)) if match else 0, entry.name))
     return [directory / name for _, name in sorted(found)]
 
