@@ -363,17 +363,20 @@ def test_search_finds_hits_across_files_and_sessions(tmp_path: Path, clock: Cloc
     (new.dir / "span-001-early.jsonl").write_text(json.dumps(span.to_json()) + "\n")  # ASCII-escaped JSON
     (new.dir / "output-002-t9.txt").write_text("[full output]\nnothing\n... frobnicateWidget() at line 3\n")
     (new.dir / "notes.md").write_text("frobnicatewidget in a file type search ignores")
+    # As in a session: the span, then the output, were written before the log's last line.
+    for second, name in enumerate(["span-001-early.jsonl", "output-002-t9.txt", SESSION_FILE], 1):
+        os.utime(new.dir / name, ns=(second * 10**9, second * 10**9))
 
     hits = view.search(tmp_path, "frobnicatewidget")
     where = [(h.session_id, h.file, h.kind, h.rid) for h in hits]
-    assert where == [
+    assert where == [  # newest first, in a session as across sessions
+        (new.id, SESSION_FILE, "event/compact", hits[0].rid),
         (new.id, SESSION_FILE, "message", msg.id),
-        (new.id, SESSION_FILE, "event/compact", hits[1].rid),
         (new.id, "output-002-t9.txt", "output", "output-002-t9.txt:3"),
         (new.id, "span-001-early.jsonl", "message", span.id),
         (old.id, SESSION_FILE, "message", hits[4].rid),
     ]
-    assert "lives in widgets.py" in hits[0].snippet
+    assert "lives in widgets.py" in hits[1].snippet and hits[0].snippet == "talked about FROBNICATEWIDGET"
     assert [h.file for h in view.search(tmp_path, "CAFÉ")] == ["span-001-early.jsonl"]  # non-ASCII, escaped
     assert [h.file for h in view.search(tmp_path, '"quoted"')] == ["span-001-early.jsonl"]
     assert len(view.search(tmp_path, "frobnicatewidget", limit=2)) == 2

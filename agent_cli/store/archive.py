@@ -1,51 +1,37 @@
-"""The archive: what the context engine writes to disk before removing it, and the search behind recall.
+"""The archive: what the context engine writes to disk before removing it, and recall's answer.
 
 `Archive(session_dir)` owns the engine's files in `.transcripts/<session>/`: spans of
 messages written before a layer replaces them (`span-NNN-<label>.jsonl`, one
-`Message.to_json` per line), full tool outputs written before L0 cuts them
-(`output-NNN-<id>.txt`), and `search`, which reads those files plus the
-session log (`session.jsonl`, written by session_log.py) and returns the
-passages that match a phrase, verbatim and newest first. A query that is
-exactly a tool call's id returns that call's output and nothing else.
+`Message.to_json` per line), and full tool outputs written before L0 cuts them
+(`output-NNN-<id>.txt`). `search` is recall: it runs the store's one search
+(session_search.py) over those files and the session log, and returns the matching
+passages for the model, verbatim, newest first, as many as fit its budget.
 
 Files are 0600 and fsynced; the directory is 0700, created on first write.
 """
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import json
 import os
 import re
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from agent_cli.core.messages import Message
 from agent_cli.core.text import clean as clean_text
-from agent_cli.store.layout import SESSION_FILE
+from agent_cli.store.layout import ARCHIVE_NAME_RE
 from agent_cli.store.redact import Redactor
+from agent_cli.store.session_search import Match, search_session, session_files
 
 __all__ = ["Archive"]
 
-RECALL = "recall"  # the tool whose calls and results search leaves out
 # Lines of context shown either side of a hit.
 WINDOW_LINES = 5
 _LABEL_RE = re.compile(r"[^a-z0-9]+")
-_SEQ_RE = re.compile(r"^(?:span|output)-(\d+)-")
-
-
-@dataclass(frozen=True, slots=True)
-class _Doc:
-    """One searchable text: a block of a logged message, or a saved tool output."""
-
-    source: str  # file name
-    ref: str  # record / message id, or the tool call id for outputs
-    key: str  # the message id, the same in the session log and a span file
-    header: str  # a first line describing the text ("" when none)
-    text: str
-    order: tuple[int, int, int]  # (file mtime, line, block): larger is newer
+_NEWLINE = re.compile("\n")
 
 
 class Archive:
@@ -103,7 +89,7 @@ class Archive:
     def _next_seq(self) -> int:
         highest = 0
         for entry in os.scandir(self.session_dir):
-            match = _SEQ_RE.match(entry.name)
+            match = ARCHIVE_NAME_RE.match(entry.name)
             if match:
                 highest = max(highest, int(match.group(1)))
         return highest + 1
@@ -112,144 +98,58 @@ class Archive:
 
     def files(self) -> list[Path]:
         """Every file recall searches: the store's own plus the session log."""
-        if not self.session_dir.is_dir():
-            return []
-        found: list[tuple[int, str]] = []
-        for entry in os.scandir(self.session_dir):
-            match = _SEQ_RE.match(entry.name)
-            if entry.is_file() and (match or entry.name == SESSION_FILE):
-                found.append((int(match.group(1)) if match else 0, entry.name))
-        return [self.session_dir / name for _, name in sorted(found)]
+        return session_files(self.session_dir)
 
     def search(self, query: str, max_chars: int) -> str:
-        """Passages matching `query` (literal, case-insensitive), newest first, within `max_chars`."""
-        needle = query.strip().lower()
-        if not needle:
-            return "recall needs a phrase to look for (a file name, an error message, a few words)."
-        files = self.files()
-        docs = list(self._docs(files))
-        called = _by_call_id(docs, needle)
-        passages: list[tuple[tuple[int, int, int], str]] = []
-        seen: set[tuple[str, str]] = set()
-        for doc in called or docs:
-            for passage in _passages(doc, needle):
-                key = (doc.key, passage)
-                if key in seen:  # the session log and a span file hold the same message
-                    continue
-                seen.add(key)
-                passages.append((doc.order, f"[{doc.source} · {doc.ref}]\n{passage}"))
-        if not passages:
-            return f"No match for {query!r} in this session's transcripts ({len(files)} files searched)."
-        passages.sort(key=lambda p: p[0], reverse=True)
-        return _fit(query, [p for _, p in passages], max_chars)
+        """Recall: the conversation's passages matching `query`, newest first, within `max_chars`.
 
-    def _docs(self, files: Sequence[Path]) -> Iterator[_Doc]:
-        for path in files:
-            try:
-                mtime = path.stat().st_mtime_ns
-                # Bytes, not read_text: universal newlines would turn a progress bar's \r into \n.
-                raw = path.read_bytes().decode("utf-8", errors="replace")
-            except OSError:
-                continue
-            if path.suffix == ".txt":
-                header, _, text = raw.partition("\n")
-                ref = _output_ref(path.name)
-                yield _Doc(path.name, ref, ref, header, text, (mtime, 0, 0))
-            else:
-                yield from _jsonl_docs(path.name, raw, mtime)
+        The matches are `session_search.search_session`'s, the ones `agent transcripts search`
+        shows a person; the log's events are left out (the model never saw them as messages).
+        """
+        if not query.strip():
+            return "recall needs a phrase to look for (a file name, an error message, a few words)."
+        found = search_session(self.session_dir, query)
+        passages = [
+            f"[{match.doc.file} · {match.doc.ref}]\n{passage}"
+            for match in found.matches
+            if match.doc.conversation
+            for passage in _passages(match)
+        ]
+        if not passages:
+            return f"No match for {query!r} in this session's transcripts ({found.files} files searched)."
+        return _fit(query, passages, max_chars)
 
 
 def _slug(label: str) -> str:
     return _LABEL_RE.sub("-", label.lower()).strip("-")[:40]
 
 
-def _output_ref(name: str) -> str:
-    # output-NNN-<id>.txt -> <id>
-    stem = name.rsplit(".", 1)[0]
-    parts = stem.split("-", 2)
-    return parts[2] if len(parts) == 3 else stem
-
-
-def _jsonl_docs(source: str, raw: str, mtime: int) -> Iterator[_Doc]:
-    calls: dict[str, str] = {}  # tool_use id -> "name {input}", to title its result
-    for line_no, line in enumerate(raw.splitlines()):
-        try:
-            record: Any = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if not isinstance(record, dict):
-            continue
-        data = record.get("message") if "message" in record else record
-        if not isinstance(data, dict) or "role" not in data:
-            continue
-        ref = str(record.get("rid") or data.get("id") or f"line {line_no + 1}")
-        key = str(data.get("id") or ref)
-        for block_no, block in enumerate(data.get("content") or []):
-            if not isinstance(block, dict):
-                continue
-            order = (mtime, line_no, block_no)
-            kind = block.get("type")
-            if kind in ("text", "summary"):
-                yield _Doc(source, ref, key, "", str(block.get("text", "")), order)
-            elif kind == "tool_use":
-                call = f"{block.get('name')} {json.dumps(block.get('input') or {}, ensure_ascii=False)}"
-                calls[str(block.get("id"))] = call
-                if block.get("name") != RECALL:  # recall's own calls and results would match themselves
-                    yield _Doc(source, ref, key, "", f"[tool call {call}]", order)
-            elif kind == "tool_result":
-                use_id = str(block.get("tool_use_id"))
-                call = calls.get(use_id, "a tool call")
-                if call.startswith(f"{RECALL} "):
-                    continue
-                header = f"[result of {call} · id {use_id}]"
-                yield _Doc(source, ref, key, header, str(block.get("content", "")), order)
-
-
-def _by_call_id(docs: Sequence[_Doc], needle: str) -> list[_Doc]:
-    """The results of the tool call whose id is exactly `needle` (the full output first), else [].
-
-    A cleared result's stub names its call id, so recall(id) returns exactly that
-    output, even when later calls used the same path or command.
-    """
-    suffix = f"· id {needle}]"
-    hits = [doc for doc in docs if doc.header.lower().endswith(suffix)]
-    full = [doc for doc in hits if doc.source.endswith(".txt")]  # saved before L0 cut it
-    return full or hits
-
-
-def _passages(doc: _Doc, needle: str) -> list[str]:
-    """Windows of lines around each hit in `doc`; a hit on the header returns the whole text."""
-    if doc.header and needle in doc.header.lower():
-        return [f"{doc.header}\n{doc.text}"]
-    lower = doc.text.lower()
-    if needle not in lower:
-        return []
-    lines = doc.text.split("\n")
-    starts: list[int] = []  # character offset of each line
-    offset = 0
-    for line in lines:
-        starts.append(offset)
-        offset += len(line) + 1
+def _passages(match: Match) -> list[str]:
+    """Windows of lines around each hit; a match on the title returns the whole text."""
+    doc = match.doc
+    if match.whole:
+        return [f"{doc.title}\n{doc.text}"]
+    starts = [0, *(m.end() for m in _NEWLINE.finditer(doc.text))]  # offset of each line
     windows: list[list[int]] = []
-    pos = lower.find(needle)
-    line_idx = 0
-    while pos != -1:
-        while line_idx + 1 < len(starts) and starts[line_idx + 1] <= pos:
-            line_idx += 1
-        end_line = line_idx + needle.count("\n")
-        lo, hi = max(line_idx - WINDOW_LINES, 0), min(end_line + WINDOW_LINES, len(lines) - 1)
+    for start, end in match.hits:
+        first, last = _line_of(starts, start), _line_of(starts, max(end - 1, start))
+        lo, hi = max(first - WINDOW_LINES, 0), min(last + WINDOW_LINES, len(starts) - 1)
         if windows and lo <= windows[-1][1] + 1:
             windows[-1][1] = max(windows[-1][1], hi)
         else:
             windows.append([lo, hi])
-        pos = lower.find(needle, pos + max(len(needle), 1))
+    lines = doc.text.split("\n")
     out = []
     for lo, hi in windows:
         body = "\n".join(lines[lo : hi + 1])
         if lo > 0:
             body = f"(from line {lo + 1})\n{body}"
-        out.append(f"{doc.header}\n{body}" if doc.header else body)
+        out.append(f"{doc.title}\n{body}" if doc.title else body)
     return out
+
+
+def _line_of(starts: list[int], offset: int) -> int:
+    return bisect.bisect_right(starts, offset) - 1
 
 
 def _fit(query: str, passages: list[str], max_chars: int) -> str:

@@ -29,6 +29,7 @@ from pathlib import Path
 from agent_cli.core.errors import ConfigError, DiskFullError, disk_full_reason
 
 __all__ = [
+    "ARCHIVE_NAME_RE",
     "DIR_MODE",
     "FILE_MODE",
     "ID_RE",
@@ -49,6 +50,8 @@ SESSION_FILE = "session.jsonl"
 LOCK_FILE = "session.lock"
 DIR_MODE = 0o700
 FILE_MODE = 0o600
+# The archive's files, numbered in the order written: span-NNN-<label>.jsonl, output-NNN-<id>.txt.
+ARCHIVE_NAME_RE = re.compile(r"^(?:span|output)-(\d+)-")
 # A session id is one plain path component (no separators, no leading dot).
 ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 

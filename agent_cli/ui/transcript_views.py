@@ -1,10 +1,9 @@
 """Plain-text views of the transcripts for `agent transcripts list|show|search`.
 
-Formatting is pure (values in, text out, no rich); `format_show` and `search`
-read the files under `.transcripts/` and hand the records to those pure parts.
-Search is literal and case-insensitive over every `.jsonl` and `.txt` file in
-every session directory: the session log and what the context engine saved
-before it removed it (spans, full tool outputs).
+Formatting is pure (values in, text out, no rich); `format_show` reads a log and
+`search` runs the store's one search (`store.session_search`, the one recall runs)
+over every session, and they hand what they read to those pure parts. A search hit
+is one line a record: where it is, and the text around the first match.
 
 A log holds what the model and the tools wrote: every view passes through
 `core.text.visible` (controls written out, before a line is flattened), so
@@ -14,8 +13,7 @@ printing a session never sends its escape sequences to the terminal.
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from pathlib import Path
@@ -23,7 +21,7 @@ from typing import Any
 
 from agent_cli.core.messages import Message, SummaryBlock, TextBlock, ToolResult, ToolUse
 from agent_cli.core.text import visible
-from agent_cli.store.layout import SESSION_FILE, session_dir, transcripts_dir
+from agent_cli.store.layout import SESSION_FILE, session_dir
 from agent_cli.store.log_records import (
     EventRecord,
     HistoryRecord,
@@ -32,6 +30,7 @@ from agent_cli.store.log_records import (
     MetaRecord,
     read_log,
 )
+from agent_cli.store.session_search import Match, search_project
 from agent_cli.store.sessions import SessionInfo
 
 __all__ = ["SearchHit", "format_list", "format_search", "format_show", "render_records", "search"]
@@ -176,108 +175,49 @@ def format_show(root: Path | str, session_id: str) -> str:
 @dataclass(frozen=True, slots=True)
 class SearchHit:
     session_id: str
-    rid: str  # record or message id; "<file>:<line>" for text files
-    kind: str  # "message", "event/compact", "history", "span", "output", ...
+    rid: str  # record or message id; "<file>:<line>" for a saved output
+    kind: str  # "message", "output", "event/compact", "event/warning", "event/error"
     snippet: str
     file: str = SESSION_FILE
 
 
-# Bookkeeping fields: not what anyone searches for, and noise in a snippet.
-_SKIP_KEYS = frozenset({"rid", "ts", "kind", "id", "role", "type", "tool_use_id"})
+def _snippet(text: str, start: int, end: int) -> str:
+    lo, hi = max(0, start - _SNIPPET_SIDE), min(len(text), end + _SNIPPET_SIDE)
+    body = " ".join(visible(text[lo:hi]).split())
+    return ("..." if lo > 0 else "") + body + ("..." if hi < len(text) else "")
 
 
-def _strings(value: Any) -> Iterator[str]:
-    """Every string value in a JSON value (not keys, not bookkeeping), depth first."""
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for k, v in value.items():
-            if k not in _SKIP_KEYS:
-                yield from _strings(v)
-    elif isinstance(value, list):
-        for v in value:
-            yield from _strings(v)
-
-
-def _snippet(text: str, match: re.Match[str]) -> str:
-    start, end = max(0, match.start() - _SNIPPET_SIDE), min(len(text), match.end() + _SNIPPET_SIDE)
-    body = " ".join(visible(text[start:end]).split())
-    return ("..." if start > 0 else "") + body + ("..." if end < len(text) else "")
-
-
-def _session_dirs(root: Path | str) -> list[Path]:
-    base = transcripts_dir(root)
-    if not base.is_dir():
-        return []
-    return sorted((p for p in base.iterdir() if p.is_dir() and not p.name.startswith(".")), reverse=True)
-
-
-def _files(directory: Path) -> list[Path]:
-    found = [p for p in directory.iterdir() if p.is_file() and p.suffix in (".jsonl", ".txt")]
-    return sorted(found, key=lambda p: (p.name != SESSION_FILE, p.name))
-
-
-def _record_hit(line: str, lineno: int, path: Path, pattern: re.Pattern[str]) -> tuple[str, str, str] | None:
-    """(rid, kind, snippet) for one JSONL line that matches, else None."""
-    try:
-        value = json.loads(line)
-    except ValueError:
-        value = line  # a torn line is still worth finding
-    text = "\n".join(_strings(value))
-    match = pattern.search(text)
-    if match is None:
-        return None
-    rec = value if isinstance(value, dict) else {}
-    rid = str(rec.get("rid") or rec.get("id") or f"{path.name}:{lineno}")
-    kind = str(rec.get("kind") or ("message" if "role" in rec else path.stem.split("-")[0]))
-    if kind == "event" and isinstance(rec.get("event"), dict):
-        kind = f"event/{rec['event'].get('type', '?')}"
-    return rid, kind, _snippet(text, match)
+def _hit(session_id: str, match: Match) -> SearchHit:
+    doc = match.doc
+    if match.hits and not match.whole:
+        snippet = _snippet(doc.text, *match.hits[0])
+    else:  # the title holds it: the title is what to show
+        snippet = _snippet(doc.title, *(match.title_hit or (0, 0)))
+    rid = f"{doc.file}:{match.line}" if doc.kind == "output" else doc.ref
+    return SearchHit(session_id, rid, doc.kind, snippet, doc.file)
 
 
 def search(
     root: Path | str, text: str, *, limit: int = 50, unreadable: list[str] | None = None
 ) -> list[SearchHit]:
-    """Records and lines containing `text` (literal, any case), newest session first. Files that
-    cannot be read are skipped and named in `unreadable` ("path: reason")."""
-    needle = text.strip()
-    if not needle or limit <= 0:
+    """One hit per record holding `text` (literal, any case), newest first: the store's one
+    search (`session_search`, which recall runs too) over every session of the project. Files
+    that cannot be read are skipped and named in `unreadable` ("path: reason")."""
+    if not text.strip() or limit <= 0:
         return []
-    pattern = re.compile(re.escape(needle), re.IGNORECASE)
-    # A cheap pre-check on the raw line works only when JSON would not escape the needle.
-    raw_ok = needle.isascii() and not any(c in needle for c in '"\\') and needle.isprintable()
-    lowered = needle.lower()
     hits: list[SearchHit] = []
-    for directory in _session_dirs(root):
-        try:
-            files = _files(directory)
-        except OSError as exc:
-            if unreadable is not None:
-                unreadable.append(f"{directory}: {exc.strerror or exc}")
-            continue
-        for path in files:
-            try:
-                lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-            except OSError as exc:
-                if unreadable is not None:
-                    unreadable.append(f"{path}: {exc.strerror or exc}")
+    for found in search_project(root, text):
+        if unreadable is not None:
+            unreadable.extend(found.unreadable)
+        shown: set[tuple[str, str]] = set()
+        for match in found.matches:
+            where = (match.doc.file, match.doc.ref)
+            if where in shown:  # a message's other blocks: one line a record
                 continue
-            for lineno, line in enumerate(lines, 1):
-                if raw_ok and lowered not in line.lower():
-                    continue
-                if path.suffix == ".jsonl":
-                    found = _record_hit(line, lineno, path, pattern)
-                    if found is None:
-                        continue
-                    rid, kind, snippet = found
-                else:
-                    match = pattern.search(line)
-                    if match is None:
-                        continue
-                    rid, kind, snippet = f"{path.name}:{lineno}", "output", _snippet(line, match)
-                hits.append(SearchHit(directory.name, rid, kind, snippet, path.name))
-                if len(hits) >= limit:
-                    return hits
+            shown.add(where)
+            hits.append(_hit(found.session_id, match))
+            if len(hits) >= limit:
+                return hits
     return hits
 
 
