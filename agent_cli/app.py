@@ -54,6 +54,7 @@ from agent_cli.store.sessions import continue_candidates, load_session, resolve_
 from agent_cli.store.signing import SIGNATURE_KEY, SessionSigner
 from agent_cli.tokens.counter import TokenCounter
 from agent_cli.tools.base import ToolContext
+from agent_cli.tools.context_tools import Recall
 from agent_cli.tools.registry import default_tools
 
 __all__ = ["Assembly", "ProviderFactory", "model_limits", "open_session", "secret_env_values"]
@@ -291,7 +292,7 @@ class Assembly:
             raise ConfigError(f"{why}; not resumed")
 
     def archive(self, log: SessionLog) -> Archive:
-        return Archive(log.dir, redactor=self._redactor)
+        return Archive(log.dir, redactor=self._redactor, searcher=Recall.spec.name)
 
 
 _SECRET_NAME = re.compile(r"KEY|SECRET|TOKEN|PASSW|CREDENTIAL|AUTH|PRIVATE|DSN", re.IGNORECASE)

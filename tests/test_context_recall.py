@@ -84,7 +84,7 @@ def test_recall_of_a_capped_output_by_id_returns_the_full_text(tmp_path: Path) -
 
 
 def test_recall_does_not_find_its_own_calls(tmp_path: Path) -> None:
-    store = Archive(tmp_path)
+    store = Archive(tmp_path, searcher="recall")
     use = ToolUse("toolu_r1", "recall", {"query": "NOPE-NOTHING"})
     result = ToolResult("toolu_r1", "earlier passages mentioning NOPE-NOTHING")
     store.write_span([Message("assistant", (use,)), Message("user", (result,))], "x")

@@ -92,7 +92,7 @@ def _session(root: Path) -> tuple[SessionLog, dict[str, tuple[str, str]]]:
 
 def _recalled(root: Path, log: SessionLog, query: str) -> list[tuple[str, str]]:
     """The records recall's answer quotes, in its order (a saved output by its file)."""
-    engine, _, _ = make_engine(root, archive=Archive(log.dir), recall_max_chars=100_000)
+    engine, _, _ = make_engine(root, archive=Archive(log.dir, searcher="recall"), recall_max_chars=100_000)
     out = Recall().run({"query": query}, ToolContext(root, recall=engine.recall))
     assert not out.is_error, out.content
     found: list[tuple[str, str]] = []

@@ -37,8 +37,11 @@ _NEWLINE = re.compile("\n")
 class Archive:
     """Writes spans and outputs under `session_dir` and searches them."""
 
-    def __init__(self, session_dir: Path, *, redactor: Redactor | None = None) -> None:
+    def __init__(
+        self, session_dir: Path, *, redactor: Redactor | None = None, searcher: str | None = None
+    ) -> None:
         self.session_dir = Path(session_dir)
+        self.searcher = searcher  # the tool that runs `search` (recall): its own calls are left out
         # Secrets (API keys, tokens in tool output) are removed before anything reaches disk.
         self._redactor = redactor or Redactor()
 
@@ -108,7 +111,7 @@ class Archive:
         """
         if not query.strip():
             return "recall needs a phrase to look for (a file name, an error message, a few words)."
-        found = search_session(self.session_dir, query)
+        found = search_session(self.session_dir, query, searcher=self.searcher)
         passages = [
             f"[{match.doc.file} · {match.doc.ref}]\n{passage}"
             for match in found.matches

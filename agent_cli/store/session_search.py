@@ -39,7 +39,6 @@ from agent_cli.store.sessions import session_ids
 
 __all__ = ["Document", "Found", "Match", "search_project", "search_session", "session_files"]
 
-RECALL = "recall"  # the tool whose calls and results the search leaves out
 _TITLE_ID_RE = re.compile(r" · id (.+)\]\Z")  # the call id at the end of a result's title
 
 
@@ -106,20 +105,22 @@ def session_files(directory: Path) -> list[Path]:
     return [directory / name for _, name in sorted(found)]
 
 
-def search_session(directory: Path, query: str) -> Found:
-    """The matches for `query` in one session's folder (see the module's docstring)."""
+def search_session(directory: Path, query: str, *, searcher: str | None = None) -> Found:
+    """The matches for `query` in one session's folder (see the module's docstring). `searcher`
+    names the tool that runs this search (recall): its own calls and results would match
+    themselves, so they are left out."""
     files = session_files(directory)
     needle = query.strip()
     if not needle:
         return Found(directory.name, (), len(files))
-    docs, unreadable = _documents(files)
+    docs, unreadable = _documents(files, searcher)
     pattern = re.compile(re.escape(needle), re.IGNORECASE)
     matches = _by_call_id(docs, needle, pattern) or [m for d in docs if (m := _match(d, pattern))]
     matches.sort(key=lambda m: m.doc.order, reverse=True)
     return Found(directory.name, tuple(matches), len(files), tuple(unreadable))
 
 
-def search_project(root: Path | str, query: str) -> Iterator[Found]:
+def search_project(root: Path | str, query: str, *, searcher: str | None = None) -> Iterator[Found]:
     """`search_session` over every session of the project, newest first, one session at a time.
 
     The sessions are those `agent transcripts list` knows (`sessions.session_ids`): a folder
@@ -127,13 +128,13 @@ def search_project(root: Path | str, query: str) -> Iterator[Found]:
     """
     base = transcripts_dir(root)
     for session_id in reversed(session_ids(root)):  # ids sort by the time they were made
-        yield search_session(base / session_id, query)
+        yield search_session(base / session_id, query, searcher=searcher)
 
 
 # ---- documents -------------------------------------------------------------------------------
 
 
-def _documents(files: Sequence[Path]) -> tuple[list[Document], list[str]]:
+def _documents(files: Sequence[Path], searcher: str | None) -> tuple[list[Document], list[str]]:
     docs: list[Document] = []
     unreadable: list[str] = []
     calls: dict[str, ToolUse] = {}  # every call of the session, to title its results
@@ -142,11 +143,11 @@ def _documents(files: Sequence[Path]) -> tuple[list[Document], list[str]]:
         try:
             mtime = path.stat().st_mtime_ns
             if path.name == SESSION_FILE:
-                found = list(_log_documents(path, (mtime, number), calls))
+                found = list(_log_documents(path, (mtime, number), calls, searcher))
             elif path.suffix == ".txt":
-                found = list(_output_documents(path, (mtime, number), calls))
+                found = list(_output_documents(path, (mtime, number), calls, searcher))
             else:
-                found = list(_span_documents(path, (mtime, number), calls))
+                found = list(_span_documents(path, (mtime, number), calls, searcher))
         except OSError as exc:
             unreadable.append(f"{path}: {exc.strerror or exc}")
             continue
@@ -158,12 +159,14 @@ def _documents(files: Sequence[Path]) -> tuple[list[Document], list[str]]:
     return docs, unreadable
 
 
-def _log_documents(path: Path, at: tuple[int, int], calls: dict[str, ToolUse]) -> Iterator[Document]:
+def _log_documents(
+    path: Path, at: tuple[int, int], calls: dict[str, ToolUse], searcher: str | None
+) -> Iterator[Document]:
     records, _ = read_log(path)
     for place, rec in enumerate(records):
         if isinstance(rec, MessageRecord):
             ref = rec.rid or rec.message.id
-            yield from _message_documents(rec.message, path.name, ref, (*at, place), calls)
+            yield from _message_documents(rec.message, path.name, ref, (*at, place), calls, searcher)
         elif isinstance(rec, EventRecord):
             event, text = rec.event, ""
             if isinstance(event, CompactEvent):
@@ -174,7 +177,9 @@ def _log_documents(path: Path, at: tuple[int, int], calls: dict[str, ToolUse]) -
                 yield Document(path.name, rec.rid, rec.rid, f"event/{event.type}", "", text, (*at, place, 0))
 
 
-def _span_documents(path: Path, at: tuple[int, int], calls: dict[str, ToolUse]) -> Iterator[Document]:
+def _span_documents(
+    path: Path, at: tuple[int, int], calls: dict[str, ToolUse], searcher: str | None
+) -> Iterator[Document]:
     # Bytes, not read_text: universal newlines would turn a progress bar's \r into \n.
     raw = path.read_bytes().decode("utf-8", errors="replace")
     for place, line in enumerate(raw.split("\n")):
@@ -184,13 +189,15 @@ def _span_documents(path: Path, at: tuple[int, int], calls: dict[str, ToolUse]) 
             message = Message.from_json(json.loads(line))
         except (ValueError, KeyError, TypeError, AttributeError):  # torn, or not a message
             continue
-        yield from _message_documents(message, path.name, message.id, (*at, place), calls)
+        yield from _message_documents(message, path.name, message.id, (*at, place), calls, searcher)
 
 
-def _output_documents(path: Path, at: tuple[int, int], calls: dict[str, ToolUse]) -> Iterator[Document]:
+def _output_documents(
+    path: Path, at: tuple[int, int], calls: dict[str, ToolUse], searcher: str | None
+) -> Iterator[Document]:
     title, _, text = path.read_bytes().decode("utf-8", errors="replace").partition("\n")
     called = _TITLE_ID_RE.search(title)
-    if called and _is_recall(calls.get(called.group(1))):
+    if called and _is_searcher(calls.get(called.group(1)), searcher):
         return
     stem = path.name.rsplit(".", 1)[0].split("-", 2)  # output-NNN-<id>.txt -> <id>
     ref = stem[2] if len(stem) == 3 else path.stem
@@ -198,7 +205,12 @@ def _output_documents(path: Path, at: tuple[int, int], calls: dict[str, ToolUse]
 
 
 def _message_documents(
-    message: Message, file: str, ref: str, at: tuple[int, int, int], calls: dict[str, ToolUse]
+    message: Message,
+    file: str,
+    ref: str,
+    at: tuple[int, int, int],
+    calls: dict[str, ToolUse],
+    searcher: str | None,
 ) -> Iterator[Document]:
     for number, block in enumerate(message.content):
         order = (*at, number)
@@ -206,11 +218,11 @@ def _message_documents(
             yield Document(file, ref, message.id, "message", "", block.text, order)
         elif isinstance(block, ToolUse):
             calls[block.id] = block
-            if not _is_recall(block):  # recall's own calls and results would match themselves
+            if not _is_searcher(block, searcher):  # recall's own calls and results would match themselves
                 yield Document(file, ref, message.id, "message", "", f"[tool call {_call(block)}]", order)
         elif isinstance(block, ToolResult):
             use = calls.get(block.tool_use_id)
-            if _is_recall(use):
+            if _is_searcher(use, searcher):
                 continue
             title = f"[result of {_call(use) if use else 'a tool call'} · id {block.tool_use_id}]"
             yield Document(file, ref, message.id, "message", title, block.content, order)
@@ -220,8 +232,8 @@ def _call(use: ToolUse) -> str:
     return f"{use.name} {json.dumps(dict(use.input), ensure_ascii=False)}"
 
 
-def _is_recall(use: ToolUse | None) -> bool:
-    return use is not None and use.name == RECALL
+def _is_searcher(use: ToolUse | None, searcher: str | None) -> bool:
+    return use is not None and use.name == searcher
 
 
 # ---- matching --------------------------------------------------------------------------------

@@ -32,6 +32,7 @@ from agent_cli.store.log_records import (
 )
 from agent_cli.store.session_search import Match, search_project
 from agent_cli.store.sessions import SessionInfo
+from agent_cli.tools.context_tools import Recall
 
 __all__ = ["SearchHit", "format_list", "format_search", "format_show", "render_records", "search"]
 
@@ -206,7 +207,7 @@ def search(
     if not text.strip() or limit <= 0:
         return []
     hits: list[SearchHit] = []
-    for found in search_project(root, text):
+    for found in search_project(root, text, searcher=Recall.spec.name):
         if unreadable is not None:
             unreadable.extend(found.unreadable)
         shown: set[tuple[str, str]] = set()
