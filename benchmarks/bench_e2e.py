@@ -10,10 +10,10 @@ a command runs as the session wrote it (`pytest -q tests/test_auth.py`), through
 on PATH that prints the step's output (exit 1 when it failed), so the transcript names the command
 the session ran; an edit gets a unique marker to replace; searches run over what is there.
 
-Summary requests (recognised by structure, `tests.e2e.is_summary_request`) are answered by one of
-the replay's two stand-ins (`bench_standins`: lossy or faithful), from the request's own messages
-rendered to (role, text) entries, within the product's record cap (the request's `max_tokens`
-over `THINKING_ROOM`), counted as characters / 4.
+Summary requests (recognised by structure, `agent_cli.testing.summary_shape.is_summary_request`) are
+answered by one of the replay's two stand-ins (`bench_standins`: lossy or faithful), from the
+request's own messages rendered to (role, text) entries, within the product's record cap (the
+request's `max_tokens` over `THINKING_ROOM`), counted as characters / 4.
 
 Probes, on the same requests as the replay's: every `PROBE_EVERY`-th main request (a request the
 fake answers with a step of the session; summary requests, a recall round trip's second request and
@@ -66,8 +66,8 @@ from bench_standins import STAND_INS, faithful_record, lossy_record  # noqa: E40
 from agent_cli.context.summary_request import THINKING_ROOM  # noqa: E402
 from agent_cli.core.messages import Message, TextBlock, ToolUse, Usage  # noqa: E402
 from agent_cli.providers.models import cost, lookup  # noqa: E402
-from tests.e2e import is_summary_request  # noqa: E402
-from tests.fakeserver import FakeModelServer, RecordedRequest, Reply, ToolCallSpec  # noqa: E402
+from agent_cli.testing.fakeserver import FakeModelServer, RecordedRequest, Reply, ToolCallSpec  # noqa: E402
+from agent_cli.testing.summary_shape import is_summary_request  # noqa: E402
 
 __all__ = ["E2ERun", "RecallCheck", "judge_recall", "request_entries", "run_e2e", "segments"]
 

@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from long_session import CLAUDE_CODE_CACHED, CLAUDE_CODE_INPUT, run  # noqa: E402
 
-from tests.e2e import is_summary_request  # noqa: E402
+from agent_cli.testing.summary_shape import is_summary_request  # noqa: E402
 
 WINDOWS = (32_000, 200_000, 1_000_000)
 BUDGETS = (64_000, 100_000, 160_000, 0)

@@ -29,8 +29,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.e2e import is_summary_request  # noqa: E402
-from tests.fakeserver import (  # noqa: E402
+from agent_cli.testing.fakeserver import (  # noqa: E402
     FakeModelServer,
     Fault,
     RecordedRequest,
@@ -38,6 +37,7 @@ from tests.fakeserver import (  # noqa: E402
     ToolCallSpec,
     strip_cache_control,
 )
+from agent_cli.testing.summary_shape import is_summary_request  # noqa: E402
 
 CLAUDE_CODE_INPUT = 2_320_000
 CLAUDE_CODE_CACHED = 660_000

@@ -26,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.fakeserver import FakeModelServer, Reply  # noqa: E402
+from agent_cli.testing.fakeserver import FakeModelServer, Reply  # noqa: E402
 
 
 def median_ms(cmd: list[str], runs: int, **kw: object) -> float:

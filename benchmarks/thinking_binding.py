@@ -31,7 +31,7 @@ from agent_cli.core.thinking import settle_thinking  # noqa: E402
 from agent_cli.providers.anthropic import AnthropicProvider  # noqa: E402
 from agent_cli.providers.anthropic_wire import ThinkingConfig, to_wire  # noqa: E402
 from agent_cli.providers.models import lookup  # noqa: E402
-from tests.fakeserver import FakeModelServer, Reply, ToolCallSpec  # noqa: E402
+from agent_cli.testing.fakeserver import FakeModelServer, Reply, ToolCallSpec  # noqa: E402
 
 MODEL = "claude-sonnet-5-5"
 TOOLS = (

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from tests.fakeserver import FakeModelServer, RecordedRequest
+from agent_cli.testing.fakeserver import FakeModelServer, RecordedRequest
 
 ANTHROPIC_KEY = "sk-ant-api03-E2ECANARYkey0123456789abcdefghij"
 OPENAI_KEY = "sk-proj-E2ECANARYkey0123456789abcdefghijklmn"
@@ -62,22 +62,6 @@ def stream_events(stdout: str) -> list[dict[str, Any]]:
         if line.startswith("{"):
             events.append(json.loads(line))
     return events
-
-
-def is_summary_request(body: dict[str, Any]) -> bool:
-    """A summary request as the acceptance checks see one, by its structure only: tool calls switched
-    off (`tool_choice` none, or no tools) and a text block ending the last user message. No words
-    are read: the user's messages and the records may say anything."""
-    choice = body.get("tool_choice")
-    off = not body.get("tools") or choice in ({"type": "none"}, "none")
-    items = body.get("messages") or body.get("input") or []
-    users = [m for m in items if isinstance(m, dict) and m.get("role") == "user"]
-    if not off or not users or items[-1] is not users[-1]:
-        return False
-    content = users[-1].get("content")
-    if isinstance(content, str):
-        return bool(content.strip())
-    return bool(content) and content[-1].get("type") in ("text", "input_text")
 
 
 def transcript_blob(project: Path) -> str:

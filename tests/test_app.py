@@ -60,7 +60,7 @@ def test_switching_model_retargets_window_output_and_counter(tmp_path: Path) -> 
     made: list[str | None] = []
 
     def provider(pset):  # type: ignore[no-untyped-def]
-        from tests.fakes import ScriptedProvider
+        from agent_cli.testing.scripted import ScriptedProvider
 
         made.append(pset.model)
         return ScriptedProvider([], model=pset.model or "")
@@ -75,7 +75,7 @@ def test_switching_model_retargets_window_output_and_counter(tmp_path: Path) -> 
 
 
 def _session(tmp_path: Path):  # type: ignore[no-untyped-def]
-    from tests.fakes import ScriptedProvider
+    from agent_cli.testing.scripted import ScriptedProvider
 
     env = _env(tmp_path)
     settings = load_settings(config_path=None, env=env, flags=Flags(model="claude-sonnet-4-6"), cwd=tmp_path)
@@ -116,7 +116,7 @@ def test_resume_takes_the_models_own_output_limit_not_one_learned_in_the_old_ses
 
 
 def test_an_unknown_claude_model_asks_the_models_api_then_falls_back_to_its_family(tmp_path: Path) -> None:
-    from tests.fakeserver import FakeModelServer
+    from agent_cli.testing.fakeserver import FakeModelServer
 
     with FakeModelServer(models={"claude-opus-6": (400_000, 64_000)}) as server:
         env = _env(tmp_path, ANTHROPIC_BASE_URL=server.anthropic_base_url)

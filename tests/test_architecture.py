@@ -161,6 +161,8 @@ RULES = [
     ("agent_cli.session", ("agent_cli.ui.", "agent_cli.cli", "agent_cli.app")),
     ("agent_cli.app", ("agent_cli.ui.", "agent_cli.cli")),
     ("agent_cli.ui.", ("agent_cli.cli", "agent_cli.app")),  # the UI gets its session handed in
+    # The test doubles stand in at the seams below the session (provider, context policy, log).
+    ("agent_cli.testing.", _APP),
 ]
 
 
@@ -172,6 +174,23 @@ def test_layer_rules(importer: str, forbidden: tuple[str, ...]) -> None:
         if src.startswith(importer) or src == importer.rstrip(".")
         for dst in targets
         if any(dst.startswith(f) or dst == f.rstrip(".") for f in forbidden)
+    ]
+    assert broken == []
+
+
+TESTING = "agent_cli.testing"
+
+
+def test_the_product_never_imports_the_test_doubles() -> None:
+    """`agent_cli.testing` ships with the package for the tests and benchmarks; nothing else in
+    the package imports it, so the product runs the same with or without it."""
+    assert any(m.startswith(f"{TESTING}.") for m in MODULES), "the test doubles are in the graph"
+    broken = [
+        f"{src} imports {dst}"
+        for src, targets in _graph().items()
+        if not (src == TESTING or src.startswith(f"{TESTING}."))
+        for dst in targets
+        if dst == TESTING or dst.startswith(f"{TESTING}.")
     ]
     assert broken == []
 

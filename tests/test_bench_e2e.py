@@ -30,7 +30,7 @@ from bench_replay import PROBE_EVERY  # noqa: E402
 from bench_sessions import PORT, Fact, Session, make_session  # noqa: E402
 from bench_standins import faithful_record  # noqa: E402
 
-from tests.e2e import is_summary_request  # noqa: E402
+from agent_cli.testing.summary_shape import is_summary_request  # noqa: E402
 
 SMALL, MEDIUM = 16_000, 24_000
 # Said in the session (the dev server's address), asked with words no text of the session holds:

@@ -1,7 +1,7 @@
 """The model's compact tool called again and again (issue "Found from outside", item 8): twenty
 compact calls in a row make one summary call, not twenty; two in one round are one compaction;
 the calls that had nothing to do say so to the model. End to end (`agent -p` against
-tests/fakeserver) and on the pure rule."""
+agent_cli/testing/fakeserver) and on the pure rule."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ from pathlib import Path
 
 from agent_cli.agent.compact_calls import ALREADY_SCHEDULED, NOTHING_NEW_TO_COMPACT, nothing_new_since
 from agent_cli.core.messages import Message, ToolResult, ToolUse
-from tests.e2e import agent_env, is_summary_request, run_agent
-from tests.fakeserver import FakeModelServer, RecordedRequest, Reply, ScriptItem, ToolCallSpec
+from agent_cli.testing.fakeserver import FakeModelServer, RecordedRequest, Reply, ScriptItem, ToolCallSpec
+from agent_cli.testing.summary_shape import is_summary_request
+from tests.e2e import agent_env, run_agent
 
 SUMMARY = "## Goal\nRead notes.txt.\n\n## Files touched\n- notes.txt (read)\n\n## Next steps\n- finish"
 

@@ -20,8 +20,8 @@ from agent_cli.store.log_records import MessageRecord, read_log
 from agent_cli.store.redact import Redactor
 from agent_cli.store.session_log import SessionLog
 from agent_cli.store.sessions import load_session
+from agent_cli.testing.fakeserver import FakeModelServer, Reply, ToolCallSpec
 from tests.e2e import agent_env, run_agent
-from tests.fakeserver import FakeModelServer, Reply, ToolCallSpec
 
 
 def mount_small_disk(where: Path, size: str) -> None:

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from agent_cli.testing.fakeserver import FakeModelServer, RecordedRequest, Reply, ToolCallSpec
+from agent_cli.testing.summary_shape import is_summary_request as is_summary_body
 from tests.e2e import MODELS, agent_env, run_agent, stream_events, transcript_blob
-from tests.e2e import is_summary_request as is_summary_body
-from tests.fakeserver import FakeModelServer, RecordedRequest, Reply, ToolCallSpec
 
 pytestmark = pytest.mark.e2e
 PROVIDERS = ["anthropic", "openai"]

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from agent_cli.testing.fakeserver import Drop, FakeModelServer, Fault, Reply, ToolCallSpec
 from tests.e2e import (
     ANTHROPIC_KEY,
     MODELS,
@@ -21,7 +22,6 @@ from tests.e2e import (
     stream_events,
     transcript_blob,
 )
-from tests.fakeserver import Drop, FakeModelServer, Fault, Reply, ToolCallSpec
 
 pytestmark = pytest.mark.e2e
 PROVIDERS = ["anthropic", "openai"]

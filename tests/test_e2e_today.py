@@ -15,8 +15,9 @@ from typing import Any
 
 import pytest
 
-from tests.e2e import agent_env, is_summary_request, run_agent, stream_events
-from tests.fakeserver import Drop, FakeModelServer, Fault, RecordedRequest, Reply, ToolCallSpec
+from agent_cli.testing.fakeserver import Drop, FakeModelServer, Fault, RecordedRequest, Reply, ToolCallSpec
+from agent_cli.testing.summary_shape import is_summary_request
+from tests.e2e import agent_env, run_agent, stream_events
 
 pytestmark = pytest.mark.e2e
 OVERFLOW = "Your input exceeds the context window of this model. Please adjust your input and try again."

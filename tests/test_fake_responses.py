@@ -11,7 +11,15 @@ from typing import Any
 import openai
 import pytest
 
-from tests.fakeserver import Drop, FakeModelServer, Fault, Reply, StreamError, ToolCallSpec, Truncate
+from agent_cli.testing.fakeserver import (
+    Drop,
+    FakeModelServer,
+    Fault,
+    Reply,
+    StreamError,
+    ToolCallSpec,
+    Truncate,
+)
 
 SOL = "gpt-6.2-sol"
 TOOLS: list[Any] = [

@@ -11,7 +11,7 @@ from typing import Any
 import anthropic
 import pytest
 
-from tests.fakeserver import DEFAULT_THINKING, FakeModelServer, Reply, ToolCallSpec
+from agent_cli.testing.fakeserver import DEFAULT_THINKING, FakeModelServer, Reply, ToolCallSpec
 
 OPUS, SONNET, HAIKU = "claude-opus-5-5", "claude-sonnet-5-5", "claude-haiku-5-5"
 THINKING_MODELS = [OPUS, SONNET, HAIKU, "claude-fable-5-1", "claude-fable-5-2"]

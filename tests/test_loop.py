@@ -31,9 +31,9 @@ from agent_cli.core.messages import Message, RedactedThinkingBlock, ThinkingBloc
 from agent_cli.core.pairing import pairing_errors
 from agent_cli.core.requests import Completion, Request, RequestOptions
 from agent_cli.providers.retry import RetryPolicy
+from agent_cli.testing.scripted import MemorySession, PassThroughContext, ScriptedProvider, call, calls, say
 from agent_cli.tools.base import ToolContext
 from agent_cli.tools.registry import default_tools
-from tests.fakes import MemorySession, PassThroughContext, ScriptedProvider, call, calls, say
 
 
 def make_loop(

@@ -1,7 +1,7 @@
 """A provider whose usage reports lie (issue "Found from outside", item 8).
 
 Figures that are not token counts (negative, huge, a string, a bool) are unknown at the adapter
-edge, through the real SDKs against tests/fakeserver, with one note said once; a report far below
+edge, through the real SDKs against agent_cli/testing/fakeserver, with one note said once; a report far below
 the local count does not lower the count (so compaction stays on), and that is said once."""
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ from agent_cli.providers.openai import OpenAIProvider
 from agent_cli.providers.openai_responses import OpenAIResponsesProvider
 from agent_cli.providers.sdk_client import SDKProvider
 from agent_cli.providers.usage import MAX_FIGURE, token_count
+from agent_cli.testing.fakeserver import FakeModelServer, Reply, ToolCallSpec
 from agent_cli.tokens.counter import TokenCounter
 from tests.e2e import agent_env, run_agent, stream_events
-from tests.fakeserver import FakeModelServer, Reply, ToolCallSpec
 
 REQUEST = Request("You are terse.", (Message.user("hi"),), (), max_tokens=64)
 MAKERS: dict[str, Callable[[FakeModelServer, bool], SDKProvider]] = {

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from agent_cli.testing.fakeserver import FakeModelServer, Reply, Stall
 from tests.e2e import agent_cmd, agent_env
-from tests.fakeserver import FakeModelServer, Reply, Stall
 
 WIRES = [("anthropic", []), ("openai", ["--wire", "chat"]), ("openai", ["--wire", "responses"])]
 

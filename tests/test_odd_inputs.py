@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from agent_cli.core.text import clean, decode
+from agent_cli.testing.fakeserver import FakeModelServer, Reply, ToolCallSpec
 from agent_cli.tools.base import ToolContext
 from agent_cli.tools.registry import default_tools
 from tests.e2e import agent_cmd, agent_env, tool_results, without_read_rights
-from tests.fakeserver import FakeModelServer, Reply, ToolCallSpec
 
 ODD_DIR = b"caf\xe9"  # Latin-1 bytes: not UTF-8
 ODD_FILE = b"n\xffme.txt"

@@ -1,5 +1,5 @@
 """A turn the provider pauses, and reply blocks of a type this client does not know (issue "Found
-from outside", item 8), end to end: `agent -p` against tests/fakeserver, which takes a paused
+from outside", item 8), end to end: `agent -p` against agent_cli/testing/fakeserver, which takes a paused
 reply back as the last turn (as Anthropic documents `pause_turn`) and refuses any other trailing
 assistant turn on the models that refuse a prefill."""
 
@@ -14,8 +14,8 @@ from agent_cli.core.messages import Message
 from agent_cli.core.requests import Completion, Request
 from agent_cli.providers.anthropic import AnthropicProvider
 from agent_cli.providers.openai_responses import OpenAIResponsesProvider
+from agent_cli.testing.fakeserver import FakeModelServer, Reply
 from tests.e2e import agent_env, run_agent
-from tests.fakeserver import FakeModelServer, Reply
 
 
 def test_a_paused_turn_is_continued_and_its_answer_printed(tmp_path: Path) -> None:

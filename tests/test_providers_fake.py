@@ -1,4 +1,5 @@
-"""Both adapters through the real SDKs over HTTP against tests/fakeserver/, plus pure wire translation."""
+"""Both adapters through the real SDKs over HTTP against agent_cli/testing/fakeserver/, plus pure wire
+translation."""
 
 from __future__ import annotations
 
@@ -34,7 +35,7 @@ from agent_cli.providers.openai import OpenAIProvider
 from agent_cli.providers.registry import ANTHROPIC, OPENAI
 from agent_cli.providers.resolve import resolve_model
 from agent_cli.providers.retry import RetryPolicy, stream_with_retry
-from tests.fakeserver import (
+from agent_cli.testing.fakeserver import (
     Drop,
     FakeModelServer,
     Fault,

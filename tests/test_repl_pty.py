@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from agent_cli.testing.fakeserver import FakeModelServer, RecordedRequest, Reply, ToolCallSpec, last_user_text
 from tests.e2e import agent_env
-from tests.fakeserver import FakeModelServer, RecordedRequest, Reply, ToolCallSpec, last_user_text
 
 pexpect = pytest.importorskip("pexpect")
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from agent_cli.testing.fakeserver import FakeModelServer, Reply, ToolCallSpec
 from agent_cli.ui.turn import discard_typeahead, quiet_input
 from tests.e2e import agent_cmd, agent_env
-from tests.fakeserver import FakeModelServer, Reply, ToolCallSpec
 
 
 @pytest.fixture

@@ -1,6 +1,6 @@
 """The whole-request deadline (`provider.timeout`): a reply that drips a byte at a time, or a
 stream of nothing but keep-alive pings, never trips the read timeout; the deadline cuts it, through
-the real SDKs against tests/fakeserver, streamed and not, on every wire."""
+the real SDKs against agent_cli/testing/fakeserver, streamed and not, on every wire."""
 
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ from agent_cli.providers.anthropic import AnthropicProvider
 from agent_cli.providers.openai import OpenAIProvider
 from agent_cli.providers.openai_responses import OpenAIResponsesProvider
 from agent_cli.providers.sdk_client import SDKProvider
+from agent_cli.testing.fakeserver import Drip, FakeModelServer, Pings, Reply, ScriptItem
 from tests.e2e import agent_cmd, agent_env
-from tests.fakeserver import Drip, FakeModelServer, Pings, Reply, ScriptItem
 
 REQUEST = Request("You are terse.", (Message.user("hi"),), (), max_tokens=64)
 

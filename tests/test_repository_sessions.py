@@ -22,7 +22,7 @@ from agent_cli.store.layout import SESSION_FILE
 from agent_cli.store.redact import Redactor
 from agent_cli.store.session_log import SessionLog
 from agent_cli.store.sessions import list_sessions
-from tests.fakes import ScriptedProvider
+from agent_cli.testing.scripted import ScriptedProvider
 
 
 def _env(tmp_path: Path) -> dict[str, str]:

@@ -1,14 +1,14 @@
 """The Responses API's items go back as the API returned them (issue "Found from outside", item
 11): a reasoning item with its `id`, `summary` and `encrypted_content`, a function call with its
 `call_id` and, beside its reasoning, its own `id`. End to end: `agent -p` on the Responses wire
-against tests/fakeserver, which refuses a reasoning item without its id, as the real API does."""
+against agent_cli/testing/fakeserver, which refuses a reasoning item without its id, as the real API does."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from agent_cli.testing.fakeserver import FakeModelServer, Reply, ToolCallSpec
 from tests.e2e import agent_env, run_agent
-from tests.fakeserver import FakeModelServer, Reply, ToolCallSpec
 
 
 def test_reasoning_ids_round_trip_through_a_tool_loop(tmp_path: Path) -> None:

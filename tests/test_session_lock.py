@@ -23,8 +23,8 @@ from agent_cli.core.messages import Message
 from agent_cli.store.layout import LOCK_FILE
 from agent_cli.store.redact import Redactor
 from agent_cli.store.session_log import SessionLog
+from agent_cli.testing.fakeserver import FakeModelServer, Reply, Stall, ToolCallSpec
 from tests.e2e import agent_cmd, agent_env, run_agent
-from tests.fakeserver import FakeModelServer, Reply, Stall, ToolCallSpec
 
 META = {"provider": "anthropic", "model": "claude-test", "cwd": "/p", "version": "0.1.0"}
 

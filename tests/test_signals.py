@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from agent_cli.testing.fakeserver import FakeModelServer, Reply, ToolCallSpec
 from agent_cli.tools import children
 from agent_cli.tools.bash import run_command
 from tests.e2e import agent_env
-from tests.fakeserver import FakeModelServer, Reply, ToolCallSpec
 from tests.reliability import procs
 from tests.reliability.procs import new_tag, processes, spawn_repl, wait_for
 

@@ -28,6 +28,7 @@ from agent_cli.session import AgentSession
 from agent_cli.store.redact import Redactor
 from agent_cli.store.session_log import SessionLog
 from agent_cli.store.sessions import SessionInfo
+from agent_cli.testing.scripted import ScriptedProvider, call, say
 from agent_cli.tools.registry import default_tools
 from agent_cli.ui.approval import ApprovalPrompt
 from agent_cli.ui.commands import SlashCommand, closest, parse
@@ -42,7 +43,6 @@ from agent_cli.ui.reports import (
     resume_lines,
     session_rows,
 )
-from tests.fakes import ScriptedProvider, call, say
 
 # ---- parsing and hints ---------------------------------------------------------------
 

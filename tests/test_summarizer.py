@@ -13,7 +13,7 @@ from agent_cli.core.errors import FatalProviderError
 from agent_cli.core.messages import Message
 from agent_cli.core.requests import Request, StreamEvent, TextDelta
 from agent_cli.providers.retry import RetryPolicy
-from tests.fakes import say
+from agent_cli.testing.scripted import say
 
 REQUEST = Request("system", (Message.user("summarize this"),))
 

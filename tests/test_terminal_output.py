@@ -15,9 +15,9 @@ import subprocess
 from pathlib import Path
 
 from agent_cli.core.events import ErrorEvent, ResultEvent, ThinkingText, ToolCallEvent, WarningEvent
+from agent_cli.testing.fakeserver import FakeModelServer, Reply, ToolCallSpec
 from agent_cli.ui.headless import render_headless
 from tests.e2e import agent_cmd, agent_env
-from tests.fakeserver import FakeModelServer, Reply, ToolCallSpec
 
 HOSTILE = "\x1b]52;c;cHduZWQ=\x07\x1b]0;owned\x07\x1b[2J\x9b31m\u202e"
 RAW = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")

@@ -25,7 +25,7 @@ from agent_cli.store.layout import SESSION_FILE
 from agent_cli.store.redact import Redactor
 from agent_cli.store.session_log import SessionLog
 from agent_cli.store.sessions import load_session
-from tests.fakes import ScriptedProvider
+from agent_cli.testing.scripted import ScriptedProvider
 from tests.test_context_fakes import FRAME, filler, make_engine, user
 
 

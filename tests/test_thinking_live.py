@@ -25,8 +25,8 @@ from agent_cli.providers.anthropic import AnthropicProvider
 from agent_cli.providers.anthropic_wire import ThinkingConfig
 from agent_cli.providers.models import lookup, tokenizer_for
 from agent_cli.store.archive import Archive
+from agent_cli.testing.fakeserver import FakeModelServer, Reply, ToolCallSpec
 from agent_cli.tokens.counter import TokenCounter
-from tests.fakeserver import FakeModelServer, Reply, ToolCallSpec
 from tests.test_context_fakes import FakeSummarizer
 
 MODEL = "claude-sonnet-5-5"

@@ -12,8 +12,7 @@ from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
-from tests.e2e import is_summary_request
-from tests.fakeserver import (
+from agent_cli.testing.fakeserver import (
     Drop,
     FakeModelServer,
     Fault,
@@ -25,6 +24,7 @@ from tests.fakeserver import (
     ToolCallSpec,
     Truncate,
 )
+from agent_cli.testing.summary_shape import is_summary_request
 from tests.reliability.harness import (
     FINISHED,
     LINE,

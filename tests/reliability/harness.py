@@ -15,8 +15,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agent_cli.testing.fakeserver import FakeModelServer
 from tests.e2e import agent_cmd, agent_env
-from tests.fakeserver import FakeModelServer
 from tests.reliability.keys import sweep
 
 # What the fault and input cases run with: retries and timeouts short enough for a suite.

@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from agent_cli.agent.approvals import Answer
+from agent_cli.testing.fakeserver import FakeModelServer, Reply, ToolCallSpec
 from tests.e2e import tool_results
-from tests.fakeserver import FakeModelServer, Reply, ToolCallSpec
 from tests.reliability.harness import Case, Outcome, agent, env_for, judge, project_in
 
 DONE = "ALLOWLIST-CASE-DONE"

@@ -18,8 +18,8 @@ import time
 from functools import partial
 from pathlib import Path
 
+from agent_cli.testing.fakeserver import FakeModelServer, Reply, ToolCallSpec
 from tests.e2e import tool_results
-from tests.fakeserver import FakeModelServer, Reply, ToolCallSpec
 from tests.reliability.harness import Case, Outcome, agent, env_for, judge, project_in
 from tests.reliability.procs import new_tag, processes, start_headless, wait_for
 

@@ -2,7 +2,7 @@
 
 Issue "Found from outside", items 7 (streams), 8, 11 and the /compact message of 12.
 
-Each case is a real `agent -p` process against tests/fakeserver in a directory of its own, judged
+Each case is a real `agent -p` process against agent_cli/testing/fakeserver in a directory of its own, judged
 by `harness.judge` and a check of what the fake recorded (request sizes, ids sent back, summary
 calls). The /compact cases run the model's compact tool, the same engine path as /compact
 (`ContextEngine.compact`), since a headless run has no slash commands.
@@ -17,8 +17,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from tests.e2e import is_summary_request
-from tests.fakeserver import (
+from agent_cli.testing.fakeserver import (
     Drip,
     FakeModelServer,
     Fault,
@@ -28,6 +27,7 @@ from tests.fakeserver import (
     ScriptItem,
     ToolCallSpec,
 )
+from agent_cli.testing.summary_shape import is_summary_request
 from tests.reliability.harness import Case, Outcome, agent, env_for, judge, project_in
 
 SUITE = "providers"

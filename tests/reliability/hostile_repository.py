@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tests.fakeserver import FakeModelServer, Reply
+from agent_cli.testing.fakeserver import FakeModelServer, Reply
 from tests.reliability.harness import Case, Outcome, agent, env_for, judge, project_in
 from tests.reliability.procs import spawn_repl
 

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
-from tests.fakeserver import FakeModelServer, Reply, ToolCallSpec
+from agent_cli.testing.fakeserver import FakeModelServer, Reply, ToolCallSpec
 from tests.reliability.harness import Case, Outcome, agent, env_for, judge, project_in
 from tests.reliability.keys import written_by_the_agent
 

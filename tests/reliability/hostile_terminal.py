@@ -15,8 +15,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agent_cli.testing.fakeserver import FakeModelServer, RecordedRequest, Reply, ToolCallSpec, last_user_text
 from tests.e2e import ANTHROPIC_KEY, agent_cmd
-from tests.fakeserver import FakeModelServer, RecordedRequest, Reply, ToolCallSpec, last_user_text
 from tests.reliability.harness import Case, Outcome, agent, env_for, judge, project_in
 from tests.screen import Screen, have_tmux, python_path_env
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
+from agent_cli.testing.fakeserver import FakeModelServer, Reply, ScriptItem, ToolCallSpec
 from tests.e2e import tool_results, without_read_rights
-from tests.fakeserver import FakeModelServer, Reply, ScriptItem, ToolCallSpec
 from tests.reliability.harness import (
     FINISHED,
     LINE,

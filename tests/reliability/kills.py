@@ -23,8 +23,9 @@ from functools import partial
 from pathlib import Path
 
 from agent_cli.store.sessions import load_session, session_ids
-from tests.e2e import agent_cmd, is_summary_request
-from tests.fakeserver import FakeModelServer, RecordedRequest, Reply, ScriptItem, ToolCallSpec
+from agent_cli.testing.fakeserver import FakeModelServer, RecordedRequest, Reply, ScriptItem, ToolCallSpec
+from agent_cli.testing.summary_shape import is_summary_request
+from tests.e2e import agent_cmd
 from tests.reliability.harness import Case, Outcome, env_for, project_in
 
 STEPS = 36

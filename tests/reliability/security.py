@@ -14,8 +14,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from agent_cli.testing.fakeserver import FakeModelServer, Reply, ToolCallSpec
 from tests.e2e import ANTHROPIC_KEY, OPENAI_KEY, agent_cmd, tool_results
-from tests.fakeserver import FakeModelServer, Reply, ToolCallSpec
 from tests.reliability.harness import Case, Outcome, agent, env_for, judge, project_in
 from tests.reliability.keys import pieces
 

@@ -11,7 +11,7 @@ import subprocess
 from functools import partial
 from pathlib import Path
 
-from tests.fakeserver import FakeModelServer, Reply, ToolCallSpec
+from agent_cli.testing.fakeserver import FakeModelServer, Reply, ToolCallSpec
 from tests.reliability.harness import Case, Outcome, env_for, project_in
 from tests.reliability.procs import new_tag, processes, spawn_repl, start_headless, wait_for
 

@@ -1,7 +1,7 @@
 """Fakes for core tests: a scripted provider, a pass-through context policy, an in-memory session.
 
 Real tools in a temp dir and these fakes test the loop without HTTP; the
-provider edge is tested through the real SDKs against tests/fakeserver/.
+provider edge is tested through the real SDKs against `agent_cli.testing.fakeserver`.
 """
 
 from __future__ import annotations
@@ -13,9 +13,11 @@ from typing import Any
 
 from agent_cli.context.protocol import Frame, Prepared
 from agent_cli.core.errors import ContextOverflowError, ProviderError
-from agent_cli.core.events import CompactEvent, Event
+from agent_cli.core.events import CompactEvent, CompactTrigger, Event
 from agent_cli.core.messages import Block, Message, TextBlock, ToolResult, ToolUse, Usage
 from agent_cli.core.requests import Completion, Request, StopReason, StreamEvent, TextDelta
+
+__all__ = ["MemorySession", "PassThroughContext", "ScriptedProvider", "Step", "call", "calls", "say"]
 
 _ids = itertools.count(1)
 
@@ -96,7 +98,9 @@ class PassThroughContext:
         )
         return Prepared(keep, [event])
 
-    def compact(self, history: Sequence[Message], frame: Frame, focus: str | None, trigger: str) -> Prepared:
+    def compact(
+        self, history: Sequence[Message], frame: Frame, focus: str | None, trigger: CompactTrigger
+    ) -> Prepared:
         self.compact_calls.append((focus, trigger))
         summary = Message.user(f"[condensed record, focus={focus}]")
         event = CompactEvent(

@@ -22,7 +22,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from . import anthropic_api, openai_chat, responses_api
-from .handler import Answer, Found, Handler, Http, Refusal
+from .handler import Answer, Found, Http, Refusal
 from .prompt_cache import PromptCache, prompt_text
 from .script import Fault, Reply, ScriptItem, StreamError
 from .wire import JSON, Admission, WireApi, arguments, blocks
@@ -123,8 +123,7 @@ class FakeModelServer:
     # -- lifecycle and addresses ----------------------------------------------
 
     def start(self) -> FakeModelServer:
-        self._http = Http(("127.0.0.1", self._port), Handler)
-        self._http.fake = self
+        self._http = Http(("127.0.0.1", self._port), self)
         self._port = self._http.server_address[1]
         self._thread = threading.Thread(
             target=self._http.serve_forever, name="fake-model-server", daemon=True

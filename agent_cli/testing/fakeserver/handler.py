@@ -55,8 +55,13 @@ class Decider(Protocol):
 
 
 class Http(ThreadingHTTPServer):
+    """The HTTP server, holding the fake that decides each answer (the handler reaches it here)."""
+
     daemon_threads = True
-    fake: Decider
+
+    def __init__(self, address: tuple[str, int], fake: Decider) -> None:
+        super().__init__(address, Handler)
+        self.fake = fake
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         # Clients hanging up (SDK pools closing, our own Drop faults) are normal here.

@@ -55,7 +55,8 @@ items), and one module per API: `anthropic_api`, `openai_chat`,
 listed in `server.APIS`.
 
 Standalone, for terminal tests (from the repository root):
-    python -m tests.fakeserver --port 8765 [--script FILE.json] [--echo] [--reply TEXT] [--context-window N]
+    python -m agent_cli.testing.fakeserver --port 8765 [--script FILE.json] [--echo] [--reply TEXT]
+        [--context-window N]
 A script file is a JSON list of items: {"text": ..., "tool_calls": [{"name": ..., "input": {...}}]},
 {"fault": {"status": 529}}, {"drop": {}}, {"truncate": {}}, {"stream_error": {"kind": "api_error"}},
 {"drip": {"interval": 0.2}} (a byte at a time), {"pings": {"seconds": 60}} (keep-alives only).

@@ -1,4 +1,4 @@
-"""The fake as a standalone process, for terminal tests: `python -m tests.fakeserver --port 8765`.
+"""The fake as a standalone process, for terminal tests: `python -m agent_cli.testing.fakeserver --port 8765`.
 
 Run from the repository root. It prints the URL it listens on, then serves until interrupted.
 """
@@ -18,7 +18,8 @@ __all__ = ["main"]
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m tests.fakeserver", description="Fake Anthropic + OpenAI model server for tests."
+        prog="python -m agent_cli.testing.fakeserver",
+        description="Fake Anthropic + OpenAI model server for tests.",
     )
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--script", help="JSON list of replies/faults, answered in order")
