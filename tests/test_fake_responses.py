@@ -5,7 +5,6 @@ what the newest models refuse, and the encrypted reasoning round trip."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import openai
@@ -39,20 +38,9 @@ STATELESS: dict[str, Any] = {
 OVERFLOW = "Your input exceeds the context window of this model. Please adjust your input and try again."
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[FakeModelServer]:
-    with FakeModelServer() as fake:
-        yield fake
-
-
-@pytest.fixture(autouse=True)
-def clean(server: FakeModelServer) -> None:
-    server.reset()
-
-
 @pytest.fixture
-def client(server: FakeModelServer) -> openai.OpenAI:
-    return openai.OpenAI(base_url=server.openai_base_url, api_key="k", max_retries=0)
+def client(fake_server: FakeModelServer) -> openai.OpenAI:
+    return openai.OpenAI(base_url=fake_server.openai_base_url, api_key="k", max_retries=0)
 
 
 def create(client: openai.OpenAI, input: Any, *, model: str = SOL, **kw: Any) -> Any:
@@ -75,12 +63,12 @@ def refusal(client: openai.OpenAI, input: Any, status: int = 400, **kw: Any) -> 
     return body
 
 
-def tool_loop(client: openai.OpenAI, server: FakeModelServer, turns: int = 2) -> list[dict[str, Any]]:
+def tool_loop(client: openai.OpenAI, fake_server: FakeModelServer, turns: int = 2) -> list[dict[str, Any]]:
     """`turns` replies, each reasoning then calling a tool, with their outputs, as input items
     (the items as the SDK gives them back, ids included)."""
     items: list[dict[str, Any]] = [{"role": "user", "content": "Read f0.py and f1.py."}]
     for n in range(turns):
-        server.queue(Reply(tool_calls=[ToolCallSpec("read_file", {"path": f"f{n}.py"}, id=f"call_{n}")]))
+        fake_server.queue(Reply(tool_calls=[ToolCallSpec("read_file", {"path": f"f{n}.py"}, id=f"call_{n}")]))
         reply = create(client, items, **STATELESS)
         items += [item.to_dict() for item in reply.output]
         items.append(
@@ -89,16 +77,16 @@ def tool_loop(client: openai.OpenAI, server: FakeModelServer, turns: int = 2) ->
     return items
 
 
-def finish(client: openai.OpenAI, server: FakeModelServer, items: Any, **kw: Any) -> Any:
-    server.queue(Reply("done"))
+def finish(client: openai.OpenAI, fake_server: FakeModelServer, items: Any, **kw: Any) -> Any:
+    fake_server.queue(Reply("done"))
     return create(client, items, **{**STATELESS, **kw})
 
 
 # -- replies ---------------------------------------------------------------------------------------
 
 
-def test_a_plain_model_answers_with_one_message(client: openai.OpenAI, server: FakeModelServer) -> None:
-    server.queue(Reply("It is short."))
+def test_a_plain_model_answers_with_one_message(client: openai.OpenAI, fake_server: FakeModelServer) -> None:
+    fake_server.queue(Reply("It is short."))
     reply = create(client, "What is in a.py?", model="gpt-4.1")
     assert [item.type for item in reply.output] == ["message"]
     assert reply.output_text == "It is short." and reply.status == "completed"
@@ -117,9 +105,9 @@ def test_a_plain_model_answers_with_one_message(client: openai.OpenAI, server: F
     ],
 )
 def test_reasoning_models_open_with_a_reasoning_item(
-    model: str, kw: dict[str, Any], client: openai.OpenAI, server: FakeModelServer
+    model: str, kw: dict[str, Any], client: openai.OpenAI, fake_server: FakeModelServer
 ) -> None:
-    server.queue(Reply("ok"))
+    fake_server.queue(Reply("ok"))
     reply = create(client, "hi", model=model, **kw)
     reasoning, message = reply.output
     assert reasoning.type == "reasoning" and reasoning.id.startswith("rs_")
@@ -128,14 +116,16 @@ def test_reasoning_models_open_with_a_reasoning_item(
     assert reply.usage.output_tokens_details.reasoning_tokens == 200
 
 
-def test_effort_none_means_no_reasoning_item(client: openai.OpenAI, server: FakeModelServer) -> None:
-    server.queue(Reply("ok"))
+def test_effort_none_means_no_reasoning_item(client: openai.OpenAI, fake_server: FakeModelServer) -> None:
+    fake_server.queue(Reply("ok"))
     reply = create(client, "hi", model="gpt-6-sol", reasoning={"effort": "none"})
     assert [item.type for item in reply.output] == ["message"]
 
 
-def test_summary_and_encrypted_content_when_asked(client: openai.OpenAI, server: FakeModelServer) -> None:
-    server.queue(Reply("ok", thinking="Plan: read a.py."))
+def test_summary_and_encrypted_content_when_asked(
+    client: openai.OpenAI, fake_server: FakeModelServer
+) -> None:
+    fake_server.queue(Reply("ok", thinking="Plan: read a.py."))
     reasoning = create(client, "hi", **STATELESS).output[0]
     assert [part.to_dict() for part in reasoning.summary] == [
         {"type": "summary_text", "text": "Plan: read a.py."}
@@ -143,9 +133,11 @@ def test_summary_and_encrypted_content_when_asked(client: openai.OpenAI, server:
     assert reasoning.encrypted_content and len(reasoning.encrypted_content) > 500
 
 
-def test_the_stream_events_in_order(client: openai.OpenAI, server: FakeModelServer) -> None:
+def test_the_stream_events_in_order(client: openai.OpenAI, fake_server: FakeModelServer) -> None:
     calls = [ToolCallSpec("read_file", {"path": p}) for p in ("a.py", "b.py")]
-    server.queue(Reply("Let me look at both files.", tool_calls=calls, thinking="Read both, then answer."))
+    fake_server.queue(
+        Reply("Let me look at both files.", tool_calls=calls, thinking="Read both, then answer.")
+    )
     events = events_of(client, "Read a.py and b.py.", **STATELESS)
     assert [e["sequence_number"] for e in events] == list(range(len(events)))
     kinds = [e["type"] for e in events]
@@ -186,10 +178,12 @@ def test_the_stream_events_in_order(client: openai.OpenAI, server: FakeModelServ
     assert final["status"] == "completed" and final["output"] == done
 
 
-def test_usage_counts_all_the_input_and_the_reasoning(client: openai.OpenAI, server: FakeModelServer) -> None:
-    server.queue(Reply("x" * 40, reasoning_tokens=150))
+def test_usage_counts_all_the_input_and_the_reasoning(
+    client: openai.OpenAI, fake_server: FakeModelServer
+) -> None:
+    fake_server.queue(Reply("x" * 40, reasoning_tokens=150))
     usage = create(client, "What is in a.py?").usage
-    recorded = server.last_request
+    recorded = fake_server.last_request
     assert usage.input_tokens == recorded.input_tokens > 0
     assert usage.output_tokens == 10 + 150 and usage.output_tokens_details.reasoning_tokens == 150
     assert usage.total_tokens == usage.input_tokens + usage.output_tokens
@@ -197,13 +191,13 @@ def test_usage_counts_all_the_input_and_the_reasoning(client: openai.OpenAI, ser
 
 
 def test_automatic_prompt_caching_reads_the_longest_prefix_seen(
-    client: openai.OpenAI, server: FakeModelServer
+    client: openai.OpenAI, fake_server: FakeModelServer
 ) -> None:
     long = "Follow the house style. " * 250  # about 1500 tokens
     first = [{"role": "user", "content": "What is in a.py?"}]
-    server.queue(Reply("A docstring."), Reply("Nothing."), Reply("x"), Reply("x"))
+    fake_server.queue(Reply("A docstring."), Reply("Nothing."), Reply("x"), Reply("x"))
     assert create(client, first, instructions=long).usage.input_tokens_details.cached_tokens == 0
-    seen = server.last_request.input_tokens
+    seen = fake_server.last_request.input_tokens
     later = [
         *first,
         {"role": "assistant", "content": "A docstring."},
@@ -211,15 +205,17 @@ def test_automatic_prompt_caching_reads_the_longest_prefix_seen(
     ]
     usage = create(client, later, instructions=long).usage
     assert usage.input_tokens_details.cached_tokens == seen >= 1024
-    assert usage.input_tokens == server.last_request.input_tokens > seen
+    assert usage.input_tokens == fake_server.last_request.input_tokens > seen
     create(client, first, instructions="Short.")
     again = create(client, first, instructions="Short.").usage
     assert again.input_tokens_details.cached_tokens == 0  # a prefix under 1024 tokens is not cached
 
 
 @pytest.mark.parametrize("streaming", [False, True])
-def test_a_length_stop_is_incomplete(streaming: bool, client: openai.OpenAI, server: FakeModelServer) -> None:
-    server.queue(Reply("It goes on and on", stop="max_tokens"))
+def test_a_length_stop_is_incomplete(
+    streaming: bool, client: openai.OpenAI, fake_server: FakeModelServer
+) -> None:
+    fake_server.queue(Reply("It goes on and on", stop="max_tokens"))
     if streaming:
         events = events_of(client, "hi")
         assert events[-1]["type"] == "response.incomplete"
@@ -234,7 +230,7 @@ def test_a_length_stop_is_incomplete(streaming: bool, client: openai.OpenAI, ser
 
 
 def test_overflow_is_a_400_counting_instructions_tools_and_input(
-    client: openai.OpenAI, server: FakeModelServer
+    client: openai.OpenAI, fake_server: FakeModelServer
 ) -> None:
     with FakeModelServer(context_window=200) as small:
         tight = openai.OpenAI(base_url=small.openai_base_url, api_key="k", max_retries=0)
@@ -251,7 +247,7 @@ def test_overflow_is_a_400_counting_instructions_tools_and_input(
     }
 
 
-def test_overflow_inside_a_stream(server: FakeModelServer) -> None:
+def test_overflow_inside_a_stream(fake_server: FakeModelServer) -> None:
     with FakeModelServer(context_window=50, overflow_in_stream=True) as small:
         tight = openai.OpenAI(base_url=small.openai_base_url, api_key="k", max_retries=0)
         events = events_of(tight, "x" * 400)
@@ -264,21 +260,21 @@ def test_overflow_inside_a_stream(server: FakeModelServer) -> None:
         assert small.pending == 0 and len(small.requests) == 2
 
 
-def test_the_script_faults_work_here_too(client: openai.OpenAI, server: FakeModelServer) -> None:
-    server.queue(Fault(429, headers={"retry-after": "0"}), Fault(500), Fault(529))
+def test_the_script_faults_work_here_too(client: openai.OpenAI, fake_server: FakeModelServer) -> None:
+    fake_server.queue(Fault(429, headers={"retry-after": "0"}), Fault(500), Fault(529))
     for error in (openai.RateLimitError, openai.InternalServerError, openai.APIStatusError):
         with pytest.raises(error) as caught:
             create(client, "hi")
     assert caught.value.status_code == 529
-    server.queue(Truncate())
+    fake_server.queue(Truncate())
     kinds = [e["type"] for e in events_of(client, "hi")]
     assert "response.output_item.done" in kinds
     assert "response.completed" not in kinds and "response.incomplete" not in kinds
-    server.queue(StreamError(after_events=4))
+    fake_server.queue(StreamError(after_events=4))
     events = events_of(client, "hi")
     assert len(events) == 5 and events[-1]["type"] == "error" and events[-1]["code"] == "server_error"
     assert events[-1]["sequence_number"] == 4
-    server.queue(Drop(after_events=4))
+    fake_server.queue(Drop(after_events=4))
     seen: list[str] = []
     with pytest.raises(openai.APIConnectionError):  # the connection dies mid-stream
         for event in create(client, "hi", stream=True):
@@ -314,9 +310,9 @@ def test_a_call_without_its_output_is_400(then_user: bool, client: openai.OpenAI
 
 
 def test_reasoning_by_reference_is_a_404_when_nothing_is_stored(
-    client: openai.OpenAI, server: FakeModelServer
+    client: openai.OpenAI, fake_server: FakeModelServer
 ) -> None:
-    items = tool_loop(client, server, 1)
+    items = tool_loop(client, fake_server, 1)
     del items[1]["encrypted_content"]
     assert refusal(client, items, 404, **STATELESS)["error"]["message"] == (
         f"Item with id '{items[1]['id']}' not found. Items are not persisted when `store` is set to false. "
@@ -324,8 +320,10 @@ def test_reasoning_by_reference_is_a_404_when_nothing_is_stored(
     )
 
 
-def test_reasoning_without_its_following_item_is_400(client: openai.OpenAI, server: FakeModelServer) -> None:
-    items = tool_loop(client, server, 1)
+def test_reasoning_without_its_following_item_is_400(
+    client: openai.OpenAI, fake_server: FakeModelServer
+) -> None:
+    items = tool_loop(client, fake_server, 1)
     reasoning = items[1]
     del items[2:]
     items.append({"role": "user", "content": "never mind"})
@@ -338,8 +336,8 @@ def test_reasoning_without_its_following_item_is_400(client: openai.OpenAI, serv
     assert (error["code"], error["param"]) == ("missing_required_parameter", "input[1].id")
 
 
-def test_a_call_with_its_id_needs_its_reasoning(client: openai.OpenAI, server: FakeModelServer) -> None:
-    items = tool_loop(client, server, 1)
+def test_a_call_with_its_id_needs_its_reasoning(client: openai.OpenAI, fake_server: FakeModelServer) -> None:
+    items = tool_loop(client, fake_server, 1)
     reasoning = items.pop(1)
     call = items[1]
     assert refusal(client, items, **STATELESS)["error"]["message"] == (
@@ -347,7 +345,7 @@ def test_a_call_with_its_id_needs_its_reasoning(client: openai.OpenAI, server: F
         f"'{reasoning['id']}'."
     )
     del call["id"]  # without ids, as Codex sends them, dropping the reasoning is fine
-    assert finish(client, server, items).output_text == "done"
+    assert finish(client, fake_server, items).output_text == "done"
 
 
 # -- what the newest models refuse -----------------------------------------------------------------
@@ -364,11 +362,11 @@ def test_effort_none_is_refused_by_the_newest_models(model: str, client: openai.
 
 @pytest.mark.parametrize("name", ["temperature", "top_p"])
 def test_sampling_parameters_are_refused_by_gpt6(
-    name: str, client: openai.OpenAI, server: FakeModelServer
+    name: str, client: openai.OpenAI, fake_server: FakeModelServer
 ) -> None:
     error = refusal(client, "hi", **{name: 0.5})["error"]
     assert error["message"] == f"Unsupported parameter: '{name}' is not supported with this model."
-    server.queue(Reply("ok"), Reply("ok"))
+    fake_server.queue(Reply("ok"), Reply("ok"))
     assert create(client, "hi", **{name: 1}).output_text == "ok"  # the default is fine
     assert create(client, "hi", model="gpt-4.1", **{name: 0.5}).output_text == "ok"
 
@@ -378,29 +376,37 @@ def test_sampling_parameters_are_refused_by_gpt6(
 
 @pytest.mark.parametrize("with_ids", [True, False])
 def test_replayed_reasoning_is_accepted_and_counted(
-    with_ids: bool, client: openai.OpenAI, server: FakeModelServer
+    with_ids: bool, client: openai.OpenAI, fake_server: FakeModelServer
 ) -> None:
-    items = tool_loop(client, server)
-    assert [r.reasoning_accepted for r in server.requests] == [0, 1]
+    items = tool_loop(client, fake_server)
+    assert [r.reasoning_accepted for r in fake_server.requests] == [0, 1]
     if not with_ids:  # but the reasoning items' (required); a string and its input_text parts are one message
         items = [
             {k: v for k, v in item.items() if k not in ("id", "status") or item.get("type") == "reasoning"}
             for item in items
         ]
         items[0]["content"] = [{"type": "input_text", "text": items[0]["content"]}]
-    reply = finish(client, server, items)
+    reply = finish(client, fake_server, items)
     assert reply.output_text == "done" and reply.input_transformations is None
-    assert (server.last_request.reasoning_accepted, server.last_request.reasoning_withheld) == (2, 0)
+    assert (fake_server.last_request.reasoning_accepted, fake_server.last_request.reasoning_withheld) == (
+        2,
+        0,
+    )
 
 
-def test_reasoning_after_an_edit_is_withheld_silently(client: openai.OpenAI, server: FakeModelServer) -> None:
-    items = tool_loop(client, server)
-    finish(client, server, items)
-    full = server.last_request.input_tokens
+def test_reasoning_after_an_edit_is_withheld_silently(
+    client: openai.OpenAI, fake_server: FakeModelServer
+) -> None:
+    items = tool_loop(client, fake_server)
+    finish(client, fake_server, items)
+    full = fake_server.last_request.input_tokens
     items[3]["output"] = "contents of f0"  # the first result, shortened: the second reasoning no longer holds
-    reply = finish(client, server, items)
+    reply = finish(client, fake_server, items)
     assert reply.output_text == "done"
-    assert (server.last_request.reasoning_accepted, server.last_request.reasoning_withheld) == (1, 1)
+    assert (fake_server.last_request.reasoning_accepted, fake_server.last_request.reasoning_withheld) == (
+        1,
+        1,
+    )
     (withheld,) = [t.to_dict() for t in reply.input_transformations or []]
     assert withheld == {
         "id": items[4]["id"],
@@ -408,11 +414,13 @@ def test_reasoning_after_an_edit_is_withheld_silently(client: openai.OpenAI, ser
         "type": "reasoning",
         "reason": "prefix_mismatch",
     }
-    assert full - server.last_request.input_tokens > 150  # the withheld reasoning is not read, so not counted
+    assert (
+        full - fake_server.last_request.input_tokens > 150
+    )  # the withheld reasoning is not read, so not counted
 
 
-def test_another_models_reasoning_is_withheld(client: openai.OpenAI, server: FakeModelServer) -> None:
-    items = tool_loop(client, server, 1)
-    reply = finish(client, server, items, model="gpt-6.1-terra")
+def test_another_models_reasoning_is_withheld(client: openai.OpenAI, fake_server: FakeModelServer) -> None:
+    items = tool_loop(client, fake_server, 1)
+    reply = finish(client, fake_server, items, model="gpt-6.1-terra")
     assert [t.reason for t in reply.input_transformations or []] == ["model_mismatch"]
-    assert server.last_request.reasoning_withheld == 1
+    assert fake_server.last_request.reasoning_withheld == 1

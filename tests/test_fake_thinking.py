@@ -5,7 +5,6 @@ usage, and the Models API. Each rule is stated as the providers' docs state it."
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import anthropic
@@ -40,20 +39,12 @@ def unbound(path: str, *, beta: bool = False) -> str:
     return text
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[FakeModelServer]:
-    with FakeModelServer(models={"claude-opus-6": (1_000_000, 128_000)}) as fake:
-        yield fake
-
-
-@pytest.fixture(autouse=True)
-def clean(server: FakeModelServer) -> None:
-    server.reset()
+FAKE_SERVER = {"models": {"claude-opus-6": (1_000_000, 128_000)}}  # the conftest fixture's server
 
 
 @pytest.fixture
-def client(server: FakeModelServer) -> anthropic.Anthropic:
-    return anthropic.Anthropic(base_url=server.anthropic_base_url, api_key="k", max_retries=0)
+def client(fake_server: FakeModelServer) -> anthropic.Anthropic:
+    return anthropic.Anthropic(base_url=fake_server.anthropic_base_url, api_key="k", max_retries=0)
 
 
 def create(client: anthropic.Anthropic, messages: list[Any], *, model: str = OPUS, **kw: Any) -> Any:
@@ -80,7 +71,7 @@ def blocks_of(reply: Any) -> list[dict[str, Any]]:
 
 
 def tool_loop(
-    client: anthropic.Anthropic, server: FakeModelServer, turns: int = 3, *, model: str = OPUS
+    client: anthropic.Anthropic, fake_server: FakeModelServer, turns: int = 3, *, model: str = OPUS
 ) -> list[dict[str, Any]]:
     """A tool loop of `turns` replies (each a thinking block, then a tool call) and its results.
 
@@ -88,7 +79,9 @@ def tool_loop(
     """
     messages: list[dict[str, Any]] = [{"role": "user", "content": "Read f0.py, f1.py and f2.py."}]
     for n in range(turns):
-        server.queue(Reply(tool_calls=[ToolCallSpec("read_file", {"path": f"f{n}.py"}, id=f"toolu_{n}")]))
+        fake_server.queue(
+            Reply(tool_calls=[ToolCallSpec("read_file", {"path": f"f{n}.py"}, id=f"toolu_{n}")])
+        )
         reply = create(client, messages, model=model)
         result = {"type": "tool_result", "tool_use_id": f"toolu_{n}", "content": f"contents of f{n}.py"}
         messages += [
@@ -98,8 +91,8 @@ def tool_loop(
     return messages
 
 
-def finish(client: anthropic.Anthropic, server: FakeModelServer, messages: list[Any], **kw: Any) -> Any:
-    server.queue(Reply("done"))
+def finish(client: anthropic.Anthropic, fake_server: FakeModelServer, messages: list[Any], **kw: Any) -> Any:
+    fake_server.queue(Reply("done"))
     return create(client, messages, **kw)
 
 
@@ -108,26 +101,28 @@ def finish(client: anthropic.Anthropic, server: FakeModelServer, messages: list[
 
 @pytest.mark.parametrize("model", THINKING_MODELS)
 def test_thinking_models_open_with_an_empty_signed_thinking_block(
-    model: str, client: anthropic.Anthropic, server: FakeModelServer
+    model: str, client: anthropic.Anthropic, fake_server: FakeModelServer
 ) -> None:
-    server.queue(Reply("It is short."))
+    fake_server.queue(Reply("It is short."))
     reply = create(client, [{"role": "user", "content": "What is in a.py?"}], model=model)
     first, second = blocks_of(reply)
     assert first["type"] == "thinking" and first["thinking"] == "" and len(first["signature"]) > 100
     assert second == {"type": "text", "text": "It is short."}
 
 
-def test_older_models_reply_without_thinking(client: anthropic.Anthropic, server: FakeModelServer) -> None:
-    server.queue(Reply("It is short."))
+def test_older_models_reply_without_thinking(
+    client: anthropic.Anthropic, fake_server: FakeModelServer
+) -> None:
+    fake_server.queue(Reply("It is short."))
     reply = create(client, [{"role": "user", "content": "What is in a.py?"}], model="claude-sonnet-4-6")
     assert blocks_of(reply) == [{"type": "text", "text": "It is short."}]
     assert reply.usage.output_tokens_details is None
 
 
 def test_summarized_display_returns_the_scripted_text(
-    client: anthropic.Anthropic, server: FakeModelServer
+    client: anthropic.Anthropic, fake_server: FakeModelServer
 ) -> None:
-    server.queue(Reply("ok", thinking="Checking a.py first."), Reply("ok"))
+    fake_server.queue(Reply("ok", thinking="Checking a.py first."), Reply("ok"))
     ask = [{"role": "user", "content": "What is in a.py?"}]
     shown = create(client, ask, thinking={"type": "adaptive", "display": "summarized"})
     assert blocks_of(shown)[0]["thinking"] == "Checking a.py first."
@@ -137,9 +132,9 @@ def test_summarized_display_returns_the_scripted_text(
 
 @pytest.mark.parametrize("display", ["omitted", "summarized"])
 def test_a_streamed_thinking_block_is_start_deltas_one_signature_stop(
-    display: str, client: anthropic.Anthropic, server: FakeModelServer
+    display: str, client: anthropic.Anthropic, fake_server: FakeModelServer
 ) -> None:
-    server.queue(Reply("ok", thinking="Checking a.py first, then b.py."))
+    fake_server.queue(Reply("ok", thinking="Checking a.py first, then b.py."))
     stream = client.messages.create(
         model=OPUS,
         max_tokens=1024,
@@ -163,10 +158,10 @@ def test_a_streamed_thinking_block_is_start_deltas_one_signature_stop(
 
 
 def test_progress_blocks_precede_each_tool_call_and_replay(
-    client: anthropic.Anthropic, server: FakeModelServer
+    client: anthropic.Anthropic, fake_server: FakeModelServer
 ) -> None:
     calls = [ToolCallSpec("read_file", {"path": p}, id=f"toolu_{p}") for p in ("a.py", "b.py")]
-    server.queue(Reply(tool_calls=calls, progress=["Reading a.py.", "Now b.py."]))
+    fake_server.queue(Reply(tool_calls=calls, progress=["Reading a.py.", "Now b.py."]))
     ask: list[Any] = [{"role": "user", "content": "Read a.py and b.py."}]
     reply = create(client, ask, thinking={"type": "adaptive", "display": "summarized"})
     content = blocks_of(reply)
@@ -174,16 +169,16 @@ def test_progress_blocks_precede_each_tool_call_and_replay(
     assert [content[1]["thinking"], content[3]["thinking"]] == ["Reading a.py.", "Now b.py."]
     results = [{"type": "tool_result", "tool_use_id": f"toolu_{p}", "content": p} for p in ("a.py", "b.py")]
     history = [*ask, {"role": "assistant", "content": content}, {"role": "user", "content": results}]
-    finish(client, server, history)
-    assert server.last_request.reasoning_accepted == 3
+    finish(client, fake_server, history)
+    assert fake_server.last_request.reasoning_accepted == 3
     del content[1]  # the middle one of three
     assert refusal(client, history)["message"] == unbound("messages.1.content.2")
 
 
 def test_a_redacted_block_arrives_whole_and_replays(
-    client: anthropic.Anthropic, server: FakeModelServer
+    client: anthropic.Anthropic, fake_server: FakeModelServer
 ) -> None:
-    server.queue(Reply("ok", redacted=True))
+    fake_server.queue(Reply("ok", redacted=True))
     ask: list[Any] = [{"role": "user", "content": "What is in a.py?"}]
     events = [e.to_dict() for e in create(client, ask, stream=True)]
     starts = [e for e in events if e["type"] == "content_block_start"]
@@ -201,14 +196,14 @@ def test_a_redacted_block_arrives_whole_and_replays(
     history[1]["content"][0]["signature"] = next(
         e["delta"]["signature"] for e in events if e.get("delta", {}).get("type") == "signature_delta"
     )
-    finish(client, server, history)
-    assert server.last_request.reasoning_accepted == 2
+    finish(client, fake_server, history)
+    assert fake_server.last_request.reasoning_accepted == 2
     redacted["data"] = "not a signature"
     assert refusal(client, history)["message"] == unbound("messages.1.content.1")
 
 
-def test_haiku_without_thinking(client: anthropic.Anthropic, server: FakeModelServer) -> None:
-    server.queue(Reply("ok"), Reply(tool_calls=[ToolCallSpec("read_file", {"path": "a.py"})]))
+def test_haiku_without_thinking(client: anthropic.Anthropic, fake_server: FakeModelServer) -> None:
+    fake_server.queue(Reply("ok"), Reply(tool_calls=[ToolCallSpec("read_file", {"path": "a.py"})]))
     ask = [{"role": "user", "content": "What is in a.py?"}]
     off = create(client, ask, model=HAIKU, thinking={"type": "disabled"}, output_config={"effort": "high"})
     assert [b["type"] for b in blocks_of(off)] == ["text"]
@@ -217,9 +212,9 @@ def test_haiku_without_thinking(client: anthropic.Anthropic, server: FakeModelSe
 
 
 def test_context_window_stop_reason_is_scriptable(
-    client: anthropic.Anthropic, server: FakeModelServer
+    client: anthropic.Anthropic, fake_server: FakeModelServer
 ) -> None:
-    server.queue(Reply("partial", stop="model_context_window_exceeded"))
+    fake_server.queue(Reply("partial", stop="model_context_window_exceeded"))
     reply = create(client, [{"role": "user", "content": "Go on."}])
     assert reply.stop_reason == "model_context_window_exceeded"
 
@@ -229,11 +224,11 @@ def test_context_window_stop_reason_is_scriptable(
 
 @pytest.mark.parametrize("streaming", [False, True])
 def test_a_tool_loop_replayed_unchanged_is_accepted(
-    streaming: bool, client: anthropic.Anthropic, server: FakeModelServer
+    streaming: bool, client: anthropic.Anthropic, fake_server: FakeModelServer
 ) -> None:
-    history = tool_loop(client, server)
-    assert [server.requests[n].reasoning_accepted for n in range(3)] == [0, 1, 2]
-    server.queue(Reply("done"))
+    history = tool_loop(client, fake_server)
+    assert [fake_server.requests[n].reasoning_accepted for n in range(3)] == [0, 1, 2]
+    fake_server.queue(Reply("done"))
     if streaming:
         with client.messages.stream(
             model=OPUS, max_tokens=1024, system=SYSTEM, tools=TOOLS, messages=history
@@ -242,20 +237,22 @@ def test_a_tool_loop_replayed_unchanged_is_accepted(
     else:
         reply = create(client, history)
     assert reply.content[-1].text == "done"
-    assert server.last_request.reasoning_accepted == 3 and server.last_request.reasoning_withheld == 0
+    assert (
+        fake_server.last_request.reasoning_accepted == 3 and fake_server.last_request.reasoning_withheld == 0
+    )
 
 
 def test_key_order_cache_marks_and_the_blocks_own_text_do_not_count(
-    client: anthropic.Anthropic, server: FakeModelServer
+    client: anthropic.Anthropic, fake_server: FakeModelServer
 ) -> None:
-    history = tool_loop(client, server)
+    history = tool_loop(client, fake_server)
     history[0]["content"] = [{"text": "Read f0.py, f1.py and f2.py.", "type": "text"}]  # str -> block
     history[2]["content"][0]["cache_control"] = {"type": "ephemeral"}
     history[3]["content"] = [dict(reversed(list(b.items()))) for b in history[3]["content"]]
     history[1]["content"][1]["caller"] = None  # as model_dump() sends it back: a null is no change
     history[5]["content"][0]["thinking"] = "Something I made up."
-    finish(client, server, history)
-    assert server.last_request.reasoning_accepted == 3
+    finish(client, fake_server, history)
+    assert fake_server.last_request.reasoning_accepted == 3
 
 
 def edit_system(request: dict[str, Any], history: list[Any]) -> None:
@@ -294,26 +291,28 @@ def add_a_reminder(request: dict[str, Any], history: list[Any]) -> None:
     ],
 )
 def test_an_edit_before_a_block_is_the_exact_400(
-    edit: Any, path: str, client: anthropic.Anthropic, server: FakeModelServer
+    edit: Any, path: str, client: anthropic.Anthropic, fake_server: FakeModelServer
 ) -> None:
-    history = tool_loop(client, server)
+    history = tool_loop(client, fake_server)
     request: dict[str, Any] = {}
     edit(request, history)
-    server.queue(Reply("done"))
+    fake_server.queue(Reply("done"))
     assert refusal(client, history, **request)["message"] == unbound(path)
-    assert server.pending == 1  # refused before the script was read
+    assert fake_server.pending == 1  # refused before the script was read
 
 
 def test_a_block_left_out_between_kept_blocks_is_400(
-    client: anthropic.Anthropic, server: FakeModelServer
+    client: anthropic.Anthropic, fake_server: FakeModelServer
 ) -> None:
-    history = tool_loop(client, server)
+    history = tool_loop(client, fake_server)
     del history[3]["content"][0]
     assert refusal(client, history)["message"] == unbound("messages.5.content.0")
 
 
-def test_a_block_moved_to_another_turn_is_400(client: anthropic.Anthropic, server: FakeModelServer) -> None:
-    history = tool_loop(client, server)
+def test_a_block_moved_to_another_turn_is_400(
+    client: anthropic.Anthropic, fake_server: FakeModelServer
+) -> None:
+    history = tool_loop(client, fake_server)
     b, c = history[3]["content"][0], history[5]["content"][0]
     history[3]["content"][0], history[5]["content"][0] = c, b
     assert refusal(client, history)["message"] == unbound("messages.3.content.0")
@@ -325,18 +324,18 @@ def test_a_block_moved_to_another_turn_is_400(client: anthropic.Anthropic, serve
     ids=["all-removed", "from-the-start", "from-the-end", "all-but-the-last"],
 )
 def test_removing_thinking_from_the_start_the_end_or_all_is_accepted(
-    keep: tuple[int, ...], accepted: int, client: anthropic.Anthropic, server: FakeModelServer
+    keep: tuple[int, ...], accepted: int, client: anthropic.Anthropic, fake_server: FakeModelServer
 ) -> None:
-    history = tool_loop(client, server)
+    history = tool_loop(client, fake_server)
     for n in (1, 3, 5):
         if n not in keep:
             del history[n]["content"][0]
-    assert finish(client, server, history).content[-1].text == "done"
-    assert server.last_request.reasoning_accepted == accepted
+    assert finish(client, fake_server, history).content[-1].text == "done"
+    assert fake_server.last_request.reasoning_accepted == accepted
 
 
-def test_a_tampered_signature_is_the_400(client: anthropic.Anthropic, server: FakeModelServer) -> None:
-    history = tool_loop(client, server, 1)
+def test_a_tampered_signature_is_the_400(client: anthropic.Anthropic, fake_server: FakeModelServer) -> None:
+    history = tool_loop(client, fake_server, 1)
     signature = history[1]["content"][0]["signature"]
     history[1]["content"][0]["signature"] = (
         signature[:20] + ("A" if signature[20] != "A" else "B") + signature[21:]
@@ -347,9 +346,9 @@ def test_a_tampered_signature_is_the_400(client: anthropic.Anthropic, server: Fa
 
 
 def test_with_the_beta_header_the_400_does_not_ask_for_it(
-    client: anthropic.Anthropic, server: FakeModelServer
+    client: anthropic.Anthropic, fake_server: FakeModelServer
 ) -> None:
-    history = tool_loop(client, server)
+    history = tool_loop(client, fake_server)
     edit_first_message({}, history)
     error = refusal(client, history, extra_headers={"anthropic-beta": BINDING})
     assert error["message"] == unbound("messages.1.content.0", beta=True)
@@ -357,11 +356,11 @@ def test_with_the_beta_header_the_400_does_not_ask_for_it(
 
 @pytest.mark.parametrize("streaming", [False, True])
 def test_drop_block_with_the_header_drops_and_reports(
-    streaming: bool, client: anthropic.Anthropic, server: FakeModelServer
+    streaming: bool, client: anthropic.Anthropic, fake_server: FakeModelServer
 ) -> None:
-    history = tool_loop(client, server)
+    history = tool_loop(client, fake_server)
     del history[3]["content"][0]  # B: now C fails, and is dropped
-    server.queue(Reply("done"))
+    fake_server.queue(Reply("done"))
     expected = [
         {"type": "thinking_dropped", "path": "messages.5.content.0", "reason": "prefix_binding_mismatch"}
     ]
@@ -379,16 +378,16 @@ def test_drop_block_with_the_header_drops_and_reports(
             model=OPUS, max_tokens=1024, system=SYSTEM, tools=TOOLS, messages=history, **kw
         )
         assert [t.to_dict() for t in reply.input_transformations or []] == expected
-    recorded = server.last_request
+    recorded = fake_server.last_request
     assert (recorded.reasoning_accepted, recorded.reasoning_withheld) == (1, 1)
 
 
 def test_drop_block_drops_every_later_block_and_they_cost_nothing(
-    client: anthropic.Anthropic, server: FakeModelServer
+    client: anthropic.Anthropic, fake_server: FakeModelServer
 ) -> None:
-    history = tool_loop(client, server)
+    history = tool_loop(client, fake_server)
     edit_first_message({}, history)  # A fails, so B and C go too
-    server.queue(Reply("done"))
+    fake_server.queue(Reply("done"))
     reply = client.beta.messages.create(
         model=OPUS,
         max_tokens=1024,
@@ -400,44 +399,44 @@ def test_drop_block_drops_every_later_block_and_they_cost_nothing(
     )
     paths = [t.to_dict()["path"] for t in reply.input_transformations or []]
     assert paths == ["messages.1.content.0", "messages.3.content.0", "messages.5.content.0"]
-    dropped = server.last_request.input_tokens
+    dropped = fake_server.last_request.input_tokens
     for n in (1, 3, 5):
         del history[n]["content"][0]
-    finish(client, server, history)
-    assert dropped == server.last_request.input_tokens  # the dropped blocks were not counted
+    finish(client, fake_server, history)
+    assert dropped == fake_server.last_request.input_tokens  # the dropped blocks were not counted
 
 
 def test_after_a_drop_every_later_block_goes_too(
-    client: anthropic.Anthropic, server: FakeModelServer
+    client: anthropic.Anthropic, fake_server: FakeModelServer
 ) -> None:
-    history = tool_loop(client, server)
+    history = tool_loop(client, fake_server)
     del history[3]["content"][0]  # B: C is dropped from now on
-    server.queue(Reply(tool_calls=[ToolCallSpec("read_file", {"path": "f3.py"}, id="toolu_3")]))
+    fake_server.queue(Reply(tool_calls=[ToolCallSpec("read_file", {"path": "f3.py"}, id="toolu_3")]))
     kw: dict[str, Any] = {"thinking": DROP, "extra_headers": {"anthropic-beta": BINDING}}
     reply = create(client, history, **kw)  # D, written after the drop
     result = {"type": "tool_result", "tool_use_id": "toolu_3", "content": "contents of f3.py"}
     history += [{"role": "assistant", "content": blocks_of(reply)}, {"role": "user", "content": [result]}]
-    finish(client, server, history, **kw)
-    recorded = server.last_request
+    finish(client, fake_server, history, **kw)
+    recorded = fake_server.last_request
     assert (recorded.reasoning_accepted, recorded.reasoning_withheld) == (1, 2)
 
 
 def test_block_binding_without_the_header_is_400(
-    client: anthropic.Anthropic, server: FakeModelServer
+    client: anthropic.Anthropic, fake_server: FakeModelServer
 ) -> None:
     error = refusal(client, [{"role": "user", "content": "hi"}], thinking=DROP)
     assert error["message"].endswith("block_binding: Extra inputs are not permitted")
 
 
 def test_another_models_blocks_are_dropped_silently(
-    client: anthropic.Anthropic, server: FakeModelServer
+    client: anthropic.Anthropic, fake_server: FakeModelServer
 ) -> None:
-    history = tool_loop(client, server, 2, model=SONNET)
-    reply = finish(client, server, history)  # now on Opus 5.5
+    history = tool_loop(client, fake_server, 2, model=SONNET)
+    reply = finish(client, fake_server, history)  # now on Opus 5.5
     assert reply.content[-1].text == "done"
-    recorded = server.last_request
+    recorded = fake_server.last_request
     assert (recorded.reasoning_accepted, recorded.reasoning_withheld) == (0, 2)
-    server.queue(Reply("done"))
+    fake_server.queue(Reply("done"))
     beta = client.beta.messages.create(
         model=OPUS, max_tokens=1024, system=SYSTEM, tools=TOOLS, messages=history, betas=[BINDING]
     )
@@ -544,17 +543,19 @@ def test_a_prefill_is_refused(model: str, client: anthropic.Anthropic) -> None:
     ],
 )
 def test_what_they_accept(
-    model: str, kw: dict[str, Any], client: anthropic.Anthropic, server: FakeModelServer
+    model: str, kw: dict[str, Any], client: anthropic.Anthropic, fake_server: FakeModelServer
 ) -> None:
-    server.queue(Reply("ok"))
+    fake_server.queue(Reply("ok"))
     assert create(client, [{"role": "user", "content": "hi"}], model=model, **kw).content[-1].text == "ok"
 
 
 # -- usage and the prompt cache --------------------------------------------------------------------
 
 
-def test_output_tokens_include_the_reasoning(client: anthropic.Anthropic, server: FakeModelServer) -> None:
-    server.queue(Reply("x" * 40, reasoning_tokens=321), Reply("x" * 40, reasoning_tokens=321))
+def test_output_tokens_include_the_reasoning(
+    client: anthropic.Anthropic, fake_server: FakeModelServer
+) -> None:
+    fake_server.queue(Reply("x" * 40, reasoning_tokens=321), Reply("x" * 40, reasoning_tokens=321))
     ask = [{"role": "user", "content": "hi"}]
     thinking = create(client, ask)
     assert thinking.usage.output_tokens == 10 + 321
@@ -563,40 +564,42 @@ def test_output_tokens_include_the_reasoning(client: anthropic.Anthropic, server
 
 
 def test_replayed_thinking_costs_about_a_fifth_of_its_signature(
-    client: anthropic.Anthropic, server: FakeModelServer
+    client: anthropic.Anthropic, fake_server: FakeModelServer
 ) -> None:
-    history = tool_loop(client, server)
-    finish(client, server, history)
-    with_thinking = server.last_request.input_tokens
+    history = tool_loop(client, fake_server)
+    finish(client, fake_server, history)
+    with_thinking = fake_server.last_request.input_tokens
     signatures = sum(len(history[n]["content"][0]["signature"]) for n in (1, 3, 5))
     for n in (1, 3, 5):
         del history[n]["content"][0]
-    finish(client, server, history)
-    assert abs((with_thinking - server.last_request.input_tokens) - signatures / 5) <= 3
+    finish(client, fake_server, history)
+    assert abs((with_thinking - fake_server.last_request.input_tokens) - signatures / 5) <= 3
     assert 550 <= signatures / 5 <= 650  # three replies of 200 reasoning tokens each
 
 
 def test_thinking_blocks_are_part_of_the_cached_prefix(
-    client: anthropic.Anthropic, server: FakeModelServer
+    client: anthropic.Anthropic, fake_server: FakeModelServer
 ) -> None:
-    history = tool_loop(client, server, 2)
+    history = tool_loop(client, fake_server, 2)
 
     def marked(messages: list[Any]) -> list[Any]:
         copy = json.loads(json.dumps(messages))
         copy[-1]["content"][-1]["cache_control"] = {"type": "ephemeral"}
         return copy
 
-    write = finish(client, server, marked(history[:3])).usage.cache_creation_input_tokens
-    read = finish(client, server, marked(history)).usage.cache_read_input_tokens
+    write = finish(client, fake_server, marked(history[:3])).usage.cache_creation_input_tokens
+    read = finish(client, fake_server, marked(history)).usage.cache_read_input_tokens
     assert read == write > 50  # the first reply's thinking block is in the prefix read back
     del history[1]["content"][0]
-    assert finish(client, server, marked(history)).usage.cache_read_input_tokens == 0
+    assert finish(client, fake_server, marked(history)).usage.cache_read_input_tokens == 0
 
 
 # -- the Models API --------------------------------------------------------------------------------
 
 
-def test_the_models_api_answers_from_the_table(client: anthropic.Anthropic, server: FakeModelServer) -> None:
+def test_the_models_api_answers_from_the_table(
+    client: anthropic.Anthropic, fake_server: FakeModelServer
+) -> None:
     info = client.models.retrieve("claude-opus-6").to_dict(mode="json")
     assert info == {
         "type": "model",
@@ -609,8 +612,8 @@ def test_the_models_api_answers_from_the_table(client: anthropic.Anthropic, serv
     with pytest.raises(anthropic.NotFoundError) as caught:
         client.models.retrieve("claude-mystery-9")
     assert isinstance(caught.value.body, dict) and caught.value.body["error"]["type"] == "not_found_error"
-    assert [r.path for r in server.model_lookups] == [
+    assert [r.path for r in fake_server.model_lookups] == [
         "/v1/models/claude-opus-6",
         "/v1/models/claude-mystery-9",
     ]
-    assert server.requests == []
+    assert fake_server.requests == []

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -58,30 +57,19 @@ REQUEST = Request("You are terse.", (Message.user("What is in a.py?"),), TOOLS, 
 FAST = RetryPolicy(max_retries=6, base_delay=0.0, max_delay=0.0)
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[FakeModelServer]:
-    with FakeModelServer() as fake:
-        yield fake
-
-
-@pytest.fixture(autouse=True)
-def clean(server: FakeModelServer) -> None:
-    server.reset()
-    server.context_window = None
-    server.responder = None
-
-
 CASES = [("anthropic", True), ("anthropic", False), ("openai", True), ("openai", False)]
 
 
 @pytest.fixture(params=CASES, ids=[f"{api}-{'stream' if s else 'whole'}" for api, s in CASES])
-def provider(request: pytest.FixtureRequest, server: FakeModelServer) -> AnthropicProvider | OpenAIProvider:
+def provider(
+    request: pytest.FixtureRequest, fake_server: FakeModelServer
+) -> AnthropicProvider | OpenAIProvider:
     api, streaming = request.param
     if api == "anthropic":
         return AnthropicProvider(
-            "claude-sonnet-4-6", api_key="k", base_url=server.anthropic_base_url, streaming=streaming
+            "claude-sonnet-4-6", api_key="k", base_url=fake_server.anthropic_base_url, streaming=streaming
         )
-    return OpenAIProvider("gpt-4.1", api_key="k", base_url=server.openai_base_url, streaming=streaming)
+    return OpenAIProvider("gpt-4.1", api_key="k", base_url=fake_server.openai_base_url, streaming=streaming)
 
 
 def completion_of(provider: Provider, request: Request = REQUEST) -> tuple[list[TextDelta], Completion]:
@@ -94,15 +82,15 @@ def completion_of(provider: Provider, request: Request = REQUEST) -> tuple[list[
 # -- over HTTP -------------------------------------------------------------------------------------
 
 
-def test_text_reply(provider: AnthropicProvider | OpenAIProvider, server: FakeModelServer) -> None:
-    server.queue(Reply("Just a docstring and one function."))
+def test_text_reply(provider: AnthropicProvider | OpenAIProvider, fake_server: FakeModelServer) -> None:
+    fake_server.queue(Reply("Just a docstring and one function."))
     deltas, done = completion_of(provider)
     assert done.message.text == "Just a docstring and one function."
     assert done.stop_reason == "end_turn"
     streaming = provider.streaming
     assert ("".join(d.text for d in deltas) == done.message.text) if streaming else deltas == []
     assert len(deltas) > 1 or not streaming
-    recorded = server.last_request
+    recorded = fake_server.last_request
     assert recorded.body["model"] == provider.model
     assert bool(recorded.body.get("stream")) == streaming
     assert done.usage.prompt_tokens == recorded.input_tokens > 0
@@ -110,8 +98,8 @@ def test_text_reply(provider: AnthropicProvider | OpenAIProvider, server: FakeMo
     assert "authorization" not in recorded.headers and "x-api-key" not in recorded.headers
 
 
-def test_tool_call_round_trip(provider: Provider, server: FakeModelServer) -> None:
-    server.queue(
+def test_tool_call_round_trip(provider: Provider, fake_server: FakeModelServer) -> None:
+    fake_server.queue(
         Reply("Let me look.", tool_calls=[ToolCallSpec("read_file", {"path": "a.py"})]),
         Reply("It defines main()."),
     )
@@ -127,8 +115,8 @@ def test_tool_call_round_trip(provider: Provider, server: FakeModelServer) -> No
     )
     _, second = completion_of(provider, follow_up)
     assert second.message.text == "It defines main()."
-    body = server.last_request.body
-    if server.last_request.api == "anthropic":
+    body = fake_server.last_request.body
+    if fake_server.last_request.api == "anthropic":
         assert body["messages"][1]["content"][1]["id"] == call.id
         assert body["messages"][2]["content"][0]["tool_use_id"] == call.id
     else:
@@ -136,9 +124,9 @@ def test_tool_call_round_trip(provider: Provider, server: FakeModelServer) -> No
         assert body["messages"][3] == {"role": "tool", "tool_call_id": call.id, "content": "def main(): ..."}
 
 
-def test_several_tool_calls_keep_their_order(provider: Provider, server: FakeModelServer) -> None:
+def test_several_tool_calls_keep_their_order(provider: Provider, fake_server: FakeModelServer) -> None:
     calls = [ToolCallSpec("read_file", {"path": f"{n}.py", "long": "x" * 40}) for n in range(3)]
-    server.queue(Reply(tool_calls=calls))
+    fake_server.queue(Reply(tool_calls=calls))
     _, done = completion_of(provider)
     assert [u.input["path"] for u in done.message.tool_uses] == ["0.py", "1.py", "2.py"]
     assert done.message.text == ""
@@ -158,12 +146,12 @@ def test_several_tool_calls_keep_their_order(provider: Provider, server: FakeMod
 )
 def test_http_errors_are_classified(
     provider: Provider,
-    server: FakeModelServer,
+    fake_server: FakeModelServer,
     fault: Fault,
     expected: type[ProviderError],
     retry_after: float | None,
 ) -> None:
-    server.queue(fault)
+    fake_server.queue(fault)
     with pytest.raises(expected) as raised:
         list(provider.stream(REQUEST))
     assert type(raised.value) is expected
@@ -171,24 +159,24 @@ def test_http_errors_are_classified(
     assert "\n" not in str(raised.value) and "{" not in str(raised.value)
 
 
-def test_overflow_from_the_context_window(provider: Provider, server: FakeModelServer) -> None:
-    server.context_window = 50
-    server.queue(Reply("never sent"))
+def test_overflow_from_the_context_window(provider: Provider, fake_server: FakeModelServer) -> None:
+    fake_server.context_window = 50
+    fake_server.queue(Reply("never sent"))
     big = Request("s", (Message.user("word " * 200),), TOOLS)
     with pytest.raises(ContextOverflowError) as raised:
         list(provider.stream(big))
     assert raised.value.limit == 50
-    assert raised.value.tokens == server.last_request.input_tokens > 50
-    assert server.pending == 1  # an overflow does not consume the script
+    assert raised.value.tokens == fake_server.last_request.input_tokens > 50
+    assert fake_server.pending == 1  # an overflow does not consume the script
 
 
 @pytest.mark.parametrize(
     "fault", [Drop(), Drop(after_events=1), Truncate()], ids=["drop", "drop-early", "truncate"]
 )
 def test_broken_streams_raise_transient_and_keep_nothing(
-    provider: Provider, server: FakeModelServer, fault: ScriptItem
+    provider: Provider, fake_server: FakeModelServer, fault: ScriptItem
 ) -> None:
-    server.queue(fault)
+    fake_server.queue(fault)
     seen: list[object] = []
     with pytest.raises(TransientError):
         for event in provider.stream(REQUEST):
@@ -204,18 +192,18 @@ def test_broken_streams_raise_transient_and_keep_nothing(
     ],
 )
 def test_error_events_inside_a_stream_are_retryable(
-    provider: Provider, server: FakeModelServer, fault: StreamError, expected: type[ProviderError]
+    provider: Provider, fake_server: FakeModelServer, fault: StreamError, expected: type[ProviderError]
 ) -> None:
-    server.queue(fault)
+    fake_server.queue(fault)
     with pytest.raises(expected) as raised:
         list(provider.stream(REQUEST))
     assert raised.value.retryable
 
 
 def test_retries_survive_429_529_500_drop_truncate_in_a_row(
-    provider: Provider, server: FakeModelServer
+    provider: Provider, fake_server: FakeModelServer
 ) -> None:
-    server.queue(
+    fake_server.queue(
         Fault(429, headers={"retry-after": "0"}),
         Fault(529),
         Fault(500),
@@ -231,53 +219,55 @@ def test_retries_survive_429_529_500_drop_truncate_in_a_row(
     assert len(completions) == 1 and events[-1] is completions[0]
     assert completions[0].message.text == "Finally, the whole answer."
     assert [r.attempt for r in retries] == [1, 2, 3, 4, 5]
-    assert len(server.requests) == 6
+    assert len(fake_server.requests) == 6
 
 
-def test_retries_exhausted_raise_the_last_error(provider: Provider, server: FakeModelServer) -> None:
-    server.queue(*[Fault(529)] * 3)
+def test_retries_exhausted_raise_the_last_error(provider: Provider, fake_server: FakeModelServer) -> None:
+    fake_server.queue(*[Fault(529)] * 3)
     with pytest.raises(OverloadedError):
         list(stream_with_retry(provider, REQUEST, policy=RetryPolicy(2, 0.0, 0.0), sleep=lambda _: None))
-    assert len(server.requests) == 3
+    assert len(fake_server.requests) == 3
 
 
 def test_server_rejects_unpaired_tool_calls_like_the_real_apis(
-    provider: Provider, server: FakeModelServer
+    provider: Provider, fake_server: FakeModelServer
 ) -> None:
     orphan = Request("s", (Message.user("hi"), Message.of("user", [ToolResult("toolu_gone", "x")])))
     dangling = Request("s", (Message.user("hi"), Message.of("assistant", [ToolUse("t1", "read_file", {})])))
     for request, needle in ((orphan, "toolu_gone"), (dangling, "t1")):
-        server.queue(Reply("unused"))
+        fake_server.queue(Reply("unused"))
         with pytest.raises(FatalProviderError) as raised:
             list(provider.stream(request))
         # OpenAI's real orphan message names no id; Anthropic's always does.
         assert needle in str(raised.value) or "role 'tool' must be a response" in str(raised.value)
-    assert server.pending == 2
+    assert fake_server.pending == 2
 
 
-def test_responder_answers_when_the_queue_is_empty(provider: Provider, server: FakeModelServer) -> None:
+def test_responder_answers_when_the_queue_is_empty(provider: Provider, fake_server: FakeModelServer) -> None:
     seen: list[RecordedRequest] = []
 
     def respond(recorded: RecordedRequest) -> Reply:
         seen.append(recorded)
         return Reply(f"request {len(seen)}")
 
-    server.responder = respond
+    fake_server.responder = respond
     assert completion_of(provider)[1].message.text == "request 1"
     assert completion_of(provider)[1].message.text == "request 2"
-    assert seen[0].api == server.last_request.api
+    assert seen[0].api == fake_server.last_request.api
 
 
 # -- Anthropic specifics ---------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("streaming", [True, False])
-def test_anthropic_usage_reports_cache_reads_and_writes(server: FakeModelServer, streaming: bool) -> None:
+def test_anthropic_usage_reports_cache_reads_and_writes(
+    fake_server: FakeModelServer, streaming: bool
+) -> None:
     provider = AnthropicProvider(
-        "claude-sonnet-4-6", api_key="k", base_url=server.anthropic_base_url, streaming=streaming
+        "claude-sonnet-4-6", api_key="k", base_url=fake_server.anthropic_base_url, streaming=streaming
     )
     system = "You are a careful coding agent. " * 40
-    server.queue(Reply("first"), Reply("second"))
+    fake_server.queue(Reply("first"), Reply("second"))
     first = Request(system, (Message.user("one"),), TOOLS)
     _, done1 = completion_of(provider, first)
     assert done1.usage.cache_read_tokens == 0 and done1.usage.cache_write_tokens > 300
@@ -285,7 +275,7 @@ def test_anthropic_usage_reports_cache_reads_and_writes(server: FakeModelServer,
     _, done2 = completion_of(provider, second)
     assert done2.usage.cache_read_tokens == done1.usage.prompt_tokens
     assert done2.usage.cache_write_tokens > 0
-    assert done2.usage.prompt_tokens == server.last_request.input_tokens
+    assert done2.usage.prompt_tokens == fake_server.last_request.input_tokens
 
 
 def _cleared_twice(provider: AnthropicProvider, system: str, *, anchored: bool) -> tuple[int, int]:
@@ -310,22 +300,24 @@ def _cleared_twice(provider: AnthropicProvider, system: str, *, anchored: bool) 
     return done.usage.cache_read_tokens, done.usage.cache_write_tokens
 
 
-def test_anthropic_a_clear_reads_back_the_prefix_the_engine_anchored(server: FakeModelServer) -> None:
-    provider = AnthropicProvider("claude-sonnet-4-6", api_key="k", base_url=server.anthropic_base_url)
-    server.queue(Reply("one"), Reply("two"), Reply("three"), Reply("four"))
+def test_anthropic_a_clear_reads_back_the_prefix_the_engine_anchored(fake_server: FakeModelServer) -> None:
+    provider = AnthropicProvider("claude-sonnet-4-6", api_key="k", base_url=fake_server.anthropic_base_url)
+    fake_server.queue(Reply("one"), Reply("two"), Reply("three"), Reply("four"))
     read, write = _cleared_twice(provider, "Agent A. " * 80, anchored=True)
     plain_read, plain_write = _cleared_twice(provider, "Agent B. " * 80, anchored=False)
     # Without the mark only the system and tools are read back: every message is written again.
-    task = server.counter("Read the three files. The task, in detail: " + "explain each handler. " * 100)
+    task = fake_server.counter("Read the three files. The task, in detail: " + "explain each handler. " * 100)
     assert read - plain_read >= task and plain_write - write >= task
-    assert json.dumps(server.last_request.body).count("cache_control") == 3  # unanchored: no 4th mark
+    assert json.dumps(fake_server.last_request.body).count("cache_control") == 3  # unanchored: no 4th mark
 
 
-def test_anthropic_without_caching_sends_no_breakpoints(server: FakeModelServer) -> None:
-    provider = AnthropicProvider("m", api_key="k", base_url=server.anthropic_base_url, prompt_caching=False)
-    server.queue(Reply("a"))
+def test_anthropic_without_caching_sends_no_breakpoints(fake_server: FakeModelServer) -> None:
+    provider = AnthropicProvider(
+        "m", api_key="k", base_url=fake_server.anthropic_base_url, prompt_caching=False
+    )
+    fake_server.queue(Reply("a"))
     _, done = completion_of(provider)
-    assert "cache_control" not in json.dumps(server.last_request.body)
+    assert "cache_control" not in json.dumps(fake_server.last_request.body)
     assert done.usage.cache_read_tokens == done.usage.cache_write_tokens == 0
 
 
@@ -333,33 +325,35 @@ def test_anthropic_without_caching_sends_no_breakpoints(server: FakeModelServer)
 
 
 @pytest.mark.parametrize("streaming", [True, False])
-def test_openai_invalid_tool_arguments_become_raw(server: FakeModelServer, streaming: bool) -> None:
-    provider = OpenAIProvider("gpt-4.1", api_key="k", base_url=server.openai_base_url, streaming=streaming)
-    server.queue(Reply(tool_calls=[ToolCallSpec("read_file", raw_arguments='{"path": "a.py"')]))
+def test_openai_invalid_tool_arguments_become_raw(fake_server: FakeModelServer, streaming: bool) -> None:
+    provider = OpenAIProvider(
+        "gpt-4.1", api_key="k", base_url=fake_server.openai_base_url, streaming=streaming
+    )
+    fake_server.queue(Reply(tool_calls=[ToolCallSpec("read_file", raw_arguments='{"path": "a.py"')]))
     _, done = completion_of(provider)
     (call,) = done.message.tool_uses
     assert dict(call.input) == {"_raw": '{"path": "a.py"'}
     assert done.stop_reason == "tool_use"
 
 
-def test_openai_usage_subtracts_cached_tokens(server: FakeModelServer) -> None:
-    provider = OpenAIProvider("gpt-4.1", api_key="k", base_url=server.openai_base_url)
-    server.queue(Reply("hi", usage={"input_tokens": 100, "cache_read_tokens": 900, "output_tokens": 5}))
+def test_openai_usage_subtracts_cached_tokens(fake_server: FakeModelServer) -> None:
+    provider = OpenAIProvider("gpt-4.1", api_key="k", base_url=fake_server.openai_base_url)
+    fake_server.queue(Reply("hi", usage={"input_tokens": 100, "cache_read_tokens": 900, "output_tokens": 5}))
     _, done = completion_of(provider)
     assert (done.usage.input_tokens, done.usage.cache_read_tokens, done.usage.output_tokens) == (100, 900, 5)
 
 
-def test_openai_max_tokens_parameter_is_the_wires(server: FakeModelServer) -> None:
+def test_openai_max_tokens_parameter_is_the_wires(fake_server: FakeModelServer) -> None:
     compatible = chat_wire.to_wire(REQUEST, "m", wire="chat-compatible")
     assert compatible["max_tokens"] == 256 and "max_completion_tokens" not in compatible
     official = chat_wire.to_wire(REQUEST, "m", wire="chat")
     assert official["max_completion_tokens"] == 256 and "max_tokens" not in official
-    provider = OpenAIProvider("gpt-4.1", api_key="k", base_url=server.openai_base_url)
-    assert provider.wire == "chat-compatible"  # built directly at a base URL: a compatible server
-    server.queue(Reply("x"))
+    provider = OpenAIProvider("gpt-4.1", api_key="k", base_url=fake_server.openai_base_url)
+    assert provider.wire == "chat-compatible"  # built directly at a base URL: a compatible fake_server
+    fake_server.queue(Reply("x"))
     completion_of(provider)
-    assert server.last_request.body["max_tokens"] == 256
-    assert server.last_request.body["stream_options"] == {"include_usage": True}
+    assert fake_server.last_request.body["max_tokens"] == 256
+    assert fake_server.last_request.body["stream_options"] == {"include_usage": True}
     assert OpenAIProvider("gpt-4.1", api_key="k").wire == "chat"
 
 
@@ -371,13 +365,13 @@ def test_openai_max_tokens_parameter_is_the_wires(server: FakeModelServer) -> No
     ],
 )
 def test_the_wire_not_the_base_url_decides_the_output_cap_field(
-    server: FakeModelServer, wire: str, field: str, other: str
+    fake_server: FakeModelServer, wire: str, field: str, other: str
 ) -> None:
     # Both at the same base URL: the wire the factory resolved is what the request follows.
-    provider = OpenAIProvider("gpt-4.1", api_key="k", base_url=server.openai_base_url, wire=wire)  # type: ignore[arg-type]
-    server.queue(Reply("x"))
+    provider = OpenAIProvider("gpt-4.1", api_key="k", base_url=fake_server.openai_base_url, wire=wire)  # type: ignore[arg-type]
+    fake_server.queue(Reply("x"))
     completion_of(provider)
-    assert server.last_request.body[field] == 256 and other not in server.last_request.body
+    assert fake_server.last_request.body[field] == 256 and other not in fake_server.last_request.body
 
 
 # -- pure wire translation --------------------------------------------------------------------------
@@ -531,14 +525,14 @@ def test_assemblers_refuse_a_stream_without_a_stop_reason() -> None:
 # -- factory ---------------------------------------------------------------------------------------
 
 
-def test_factory_builds_each_adapter_with_defaults(server: FakeModelServer) -> None:
-    a_settings = ProviderSettings(name="anthropic", api_key="k", base_url=server.anthropic_base_url)
-    o_settings = ProviderSettings(name="openai", api_key="k", base_url=server.openai_base_url)
+def test_factory_builds_each_adapter_with_defaults(fake_server: FakeModelServer) -> None:
+    a_settings = ProviderSettings(name="anthropic", api_key="k", base_url=fake_server.anthropic_base_url)
+    o_settings = ProviderSettings(name="openai", api_key="k", base_url=fake_server.openai_base_url)
     a = create_provider(a_settings, resolve_model(a_settings))
     o = create_provider(o_settings, resolve_model(o_settings), streaming=False)
     assert (a.name, a.model) == ("anthropic", ANTHROPIC.default_model)
     assert (o.name, o.model) == ("openai", OPENAI.default_model)
-    server.queue(Reply("from factory"))
+    fake_server.queue(Reply("from factory"))
     assert completion_of(o)[1].message.text == "from factory"
 
 
@@ -618,3 +612,14 @@ def test_script_files_load(tmp_path: Any) -> None:
     assert items[0] == Reply("hi", [ToolCallSpec("read_file", {"path": "a"})])
     assert items[1] == Fault(429, "", {"retry-after": "1"})
     assert items[2] == Drop(2) and items[3] == Truncate() and isinstance(items[4], StreamError)
+
+
+def test_reset_puts_back_what_the_server_was_built_with() -> None:
+    """The conftest fixture shares one fake_server per module: a setting a test changed is back after."""
+    fake = FakeModelServer(context_window=100, models={"m": (10, 5)})
+    fake.context_window = 5
+    fake.responder = lambda request: Reply("changed")
+    fake.models["other"] = (1, 1)
+    fake.queue(Reply("left over"))
+    fake.reset()
+    assert (fake.context_window, fake.responder, fake.models, fake.pending) == (100, None, {"m": (10, 5)}, 0)

@@ -63,19 +63,22 @@ def _answers_read_of_app(request: RecordedRequest) -> bool:
     return answered and reads_app
 
 
-@pytest.fixture
-def server() -> Iterator[FakeModelServer]:
+FAKE_SERVER = {"responder": respond}  # the conftest fixture's server
+
+
+@pytest.fixture(autouse=True)
+def release() -> Iterator[None]:
+    """A slow answer waits for its test's Ctrl-C, and no longer than the test."""
     RELEASE.clear()
-    with FakeModelServer(responder=respond) as fake:
-        yield fake
+    yield
     RELEASE.set()
 
 
-def spawn(tmp_path: Path, server: FakeModelServer) -> tuple[pexpect.spawn, Path]:
+def spawn(tmp_path: Path, fake_server: FakeModelServer) -> tuple[pexpect.spawn, Path]:
     project = tmp_path / "project"
     project.mkdir()
     (project / "app.py").write_text("print('hi')\n")
-    env = agent_env(tmp_path / "home", server)
+    env = agent_env(tmp_path / "home", fake_server)
     env.pop("NO_COLOR", None)  # the real terminal path: Markdown, Live, spinner
     env["TERM"] = "xterm-256color"
     child = pexpect.spawn(
@@ -100,8 +103,8 @@ def expect(child: pexpect.spawn, pattern: object) -> None:
         child.send("\x1b[1;1R")
 
 
-def test_a_session_through_the_terminal(tmp_path: Path, server: FakeModelServer) -> None:
-    child, project = spawn(tmp_path, server)
+def test_a_session_through_the_terminal(tmp_path: Path, fake_server: FakeModelServer) -> None:
+    child, project = spawn(tmp_path, fake_server)
     try:
         expect(child, "auto-compact at ")  # the toolbar: the prompt is on the screen
         child.send("what is the answer?\r")
@@ -113,7 +116,7 @@ def test_a_session_through_the_terminal(tmp_path: Path, server: FakeModelServer)
         child.send("\x1b[200~first pasted line\nsecond pasted line\x1b[201~")
         child.send("\r")
         expect(child, "Ask me anything else")
-        assert last_user_text(server.requests[-1]) == "first pasted line\nsecond pasted line"
+        assert last_user_text(fake_server.requests[-1]) == "first pasted line\nsecond pasted line"
 
         child.send("/compact the number\r")
         expect(child, "context compacted")
@@ -140,13 +143,13 @@ def test_a_session_through_the_terminal(tmp_path: Path, server: FakeModelServer)
     assert history.stat().st_mode & 0o077 == 0
 
 
-def test_escape_enter_adds_a_line_and_ctrl_d_leaves(tmp_path: Path, server: FakeModelServer) -> None:
-    child, _ = spawn(tmp_path, server)
+def test_escape_enter_adds_a_line_and_ctrl_d_leaves(tmp_path: Path, fake_server: FakeModelServer) -> None:
+    child, _ = spawn(tmp_path, fake_server)
     try:
         expect(child, "auto-compact at ")
         child.send("line one\x1b\rline two\r")
         expect(child, "Ask me anything else")
-        assert last_user_text(server.requests[-1]) == "line one\nline two"
+        assert last_user_text(fake_server.requests[-1]) == "line one\nline two"
         child.send("\x04")
         child.expect(pexpect.EOF)
     finally:
@@ -154,8 +157,10 @@ def test_escape_enter_adds_a_line_and_ctrl_d_leaves(tmp_path: Path, server: Fake
     assert child.exitstatus == 0
 
 
-def test_ctrl_c_cancels_a_running_turn_and_the_next_works(tmp_path: Path, server: FakeModelServer) -> None:
-    child, _ = spawn(tmp_path, server)
+def test_ctrl_c_cancels_a_running_turn_and_the_next_works(
+    tmp_path: Path, fake_server: FakeModelServer
+) -> None:
+    child, _ = spawn(tmp_path, fake_server)
     try:
         expect(child, "auto-compact at ")
         child.send("take your time\r")
@@ -180,15 +185,15 @@ def test_ctrl_c_cancels_a_running_turn_and_the_next_works(tmp_path: Path, server
         child.close(force=True)
     assert child.exitstatus == 0
     # Each interrupted turn left a valid history: the last request has every tool call answered.
-    messages = server.requests[-1].body["messages"]
+    messages = fake_server.requests[-1].body["messages"]
     blocks = [b for m in messages for b in m["content"] if isinstance(b, dict)]
     uses = [b["id"] for b in blocks if b["type"] == "tool_use"]
     results = [b["tool_use_id"] for b in blocks if b["type"] == "tool_result"]
     assert uses and uses == results
 
 
-def test_the_model_s_thinking_shows_between_tool_calls(tmp_path: Path, server: FakeModelServer) -> None:
-    child, _ = spawn(tmp_path, server)
+def test_the_model_s_thinking_shows_between_tool_calls(tmp_path: Path, fake_server: FakeModelServer) -> None:
+    child, _ = spawn(tmp_path, fake_server)
     try:
         expect(child, "auto-compact at ")
         child.send("what does app.py do? think it through\r")
@@ -199,8 +204,8 @@ def test_the_model_s_thinking_shows_between_tool_calls(tmp_path: Path, server: F
         assert "read_file app.py" in shown
         assert shown.index("∴ I will look at app.py") < shown.index("read_file app.py")
         assert "∴ app.py only prints hi, nothing else to check." in shown
-        assert server.requests[0].body["model"] == "claude-sonnet-5-5"
-        assert server.requests[1].reasoning_accepted == 1  # its thinking went back with the tool result
+        assert fake_server.requests[0].body["model"] == "claude-sonnet-5-5"
+        assert fake_server.requests[1].reasoning_accepted == 1  # its thinking went back with the tool result
         child.send("/exit\r")
         child.expect(pexpect.EOF)
     finally:

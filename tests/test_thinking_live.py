@@ -9,7 +9,6 @@ that edits the history without settling the thinking is refused, so the check is
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -36,17 +35,11 @@ TOOLS = (
 FRAME = Frame("You are a coding agent.", TOOLS)
 
 
-@pytest.fixture
-def server() -> Iterator[FakeModelServer]:
-    with FakeModelServer() as fake:
-        yield fake
-
-
-def provider(server: FakeModelServer) -> AnthropicProvider:
+def provider(fake_server: FakeModelServer) -> AnthropicProvider:
     info = lookup(MODEL)
     assert info is not None
     thinking = ThinkingConfig.for_model(info.accepts, effort=None, display="summarized")
-    return AnthropicProvider(MODEL, api_key="k", base_url=server.anthropic_base_url, thinking=thinking)
+    return AnthropicProvider(MODEL, api_key="k", base_url=fake_server.anthropic_base_url, thinking=thinking)
 
 
 def send(p: AnthropicProvider, history: list[Message]) -> Completion:
@@ -56,11 +49,11 @@ def send(p: AnthropicProvider, history: list[Message]) -> Completion:
     return done
 
 
-def conversation(server: FakeModelServer, p: AnthropicProvider, rounds: int) -> list[Message]:
+def conversation(fake_server: FakeModelServer, p: AnthropicProvider, rounds: int) -> list[Message]:
     """`rounds` tool rounds, each reply signed by the fake and passed back unchanged."""
     history = [Message.user("read every module")]
     for n in range(rounds):
-        server.queue(
+        fake_server.queue(
             Reply(
                 f"notes on module {n} " * 150,
                 tool_calls=[ToolCallSpec("read_file", {"path": f"m{n}.py"})],
@@ -71,7 +64,7 @@ def conversation(server: FakeModelServer, p: AnthropicProvider, rounds: int) -> 
         assert reply.thoughts, "the 5.5 family thinks by default"
         (use,) = reply.tool_uses
         history += [reply, Message("user", (ToolResult(use.id, f"def f{n}(): pass  # " + "x" * 6_000),))]
-    assert server.requests[-1].reasoning_accepted == rounds - 1  # every earlier block was read
+    assert fake_server.requests[-1].reasoning_accepted == rounds - 1  # every earlier block was read
     return history
 
 
@@ -92,23 +85,23 @@ def layers(events: list[object]) -> list[str]:
     return [e.layer for e in events if isinstance(e, CompactEvent)]
 
 
-def test_the_control_an_unsettled_edit_is_refused(server: FakeModelServer, tmp_path: Path) -> None:
-    p = provider(server)
-    history = conversation(server, p, 4)
+def test_the_control_an_unsettled_edit_is_refused(fake_server: FakeModelServer, tmp_path: Path) -> None:
+    p = provider(fake_server)
+    history = conversation(fake_server, p, 4)
     edited = [*history]
     first = edited[2]
     edited[2] = first.replace([ToolResult(first.tool_results[0].tool_use_id, "[cleared]")])
-    server.queue(Reply("ok"))
+    fake_server.queue(Reply("ok"))
     with pytest.raises(ThinkingRejectedError):
         send(p, edited)
 
 
 @pytest.mark.parametrize("layer", ["clear", "manual", "emergency"])
 def test_each_layer_leaves_a_request_the_api_accepts(
-    server: FakeModelServer, tmp_path: Path, layer: str
+    fake_server: FakeModelServer, tmp_path: Path, layer: str
 ) -> None:
-    p = provider(server)
-    history = conversation(server, p, 6)
+    p = provider(fake_server)
+    history = conversation(fake_server, p, 6)
     if layer == "clear":
         eng = engine(tmp_path, 30_000)
         prepared = eng.prepare(history, FRAME)
@@ -120,7 +113,7 @@ def test_each_layer_leaves_a_request_the_api_accepts(
         eng.stop_automatic()  # as after the loop guard stopped automatic compaction: only L4 is left
         prepared = eng.prepare(history, FRAME)
     assert layer in layers(prepared.events), layers(prepared.events)
-    server.queue(Reply("continuing"))
+    fake_server.queue(Reply("continuing"))
     done = send(
         p,
         [*prepared.messages, Message.user("go on")]
@@ -129,6 +122,6 @@ def test_each_layer_leaves_a_request_the_api_accepts(
     )
     assert done.message.text == "continuing"  # accepted: no 400 for a bound block
     kept_before_change = sum(len(m.thoughts) for m in prepared.messages)
-    assert server.requests[-1].reasoning_accepted == kept_before_change
+    assert fake_server.requests[-1].reasoning_accepted == kept_before_change
     if layer == "clear":
         assert kept_before_change > 0  # the thinking before the first cleared result still counts

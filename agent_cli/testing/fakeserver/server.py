@@ -81,6 +81,22 @@ def display_name(model: str) -> str:
     return " ".join(words)
 
 
+@dataclass(frozen=True)
+class _Settings:
+    """What the constructor was given, kept so reset() can put it back."""
+
+    context_window: int | None
+    counter: Callable[[str], int]
+    responder: Callable[[RecordedRequest], ScriptItem] | None
+    default: Reply | None
+    echo: bool
+    api_key: str | None
+    chunk_chars: int
+    models: Mapping[str, tuple[int, int]]
+    overflow_in_stream: bool
+    signing_key: bytes
+
+
 class FakeModelServer:
     """The fake, in a background thread. Use as a context manager or call start()/stop()."""
 
@@ -99,16 +115,19 @@ class FakeModelServer:
         overflow_in_stream: bool = False,
         signing_key: bytes = DEFAULT_KEY,
     ) -> None:
-        self.context_window = context_window
-        self.counter = counter
-        self.responder = responder
-        self.default = default
-        self.echo = echo
-        self.api_key = api_key  # when set, other keys get each API's real 401
-        self.chunk_chars = chunk_chars
-        self.models = dict(models or {})  # the Models API: id -> (max_input_tokens, max_tokens)
-        self.overflow_in_stream = overflow_in_stream  # Responses: overflow as response.failed in a stream
-        self.signing_key = signing_key
+        self._built = _Settings(
+            context_window=context_window,
+            counter=counter,
+            responder=responder,
+            default=default,
+            echo=echo,
+            api_key=api_key,
+            chunk_chars=chunk_chars,
+            models=dict(models or {}),
+            overflow_in_stream=overflow_in_stream,
+            signing_key=signing_key,
+        )
+        self._settle(self._built)
         self.apis = APIS
         self._port = port
         self._lock = threading.Lock()
@@ -119,6 +138,19 @@ class FakeModelServer:
         self._paused: set[str] = set()  # what replies that paused their turn said (WireApi.paused_key)
         self._http: Http | None = None
         self._thread: threading.Thread | None = None
+
+    def _settle(self, built: _Settings) -> None:
+        # Public and settable: a test may change one between requests; reset() puts them back.
+        self.context_window = built.context_window
+        self.counter = built.counter
+        self.responder = built.responder
+        self.default = built.default
+        self.echo = built.echo
+        self.api_key = built.api_key  # when set, other keys get each API's real 401
+        self.chunk_chars = built.chunk_chars
+        self.models = dict(built.models)  # the Models API: id -> (max_input_tokens, max_tokens)
+        self.overflow_in_stream = built.overflow_in_stream  # Responses: overflow as response.failed
+        self.signing_key = built.signing_key
 
     # -- lifecycle and addresses ----------------------------------------------
 
@@ -184,7 +216,9 @@ class FakeModelServer:
             return list(self._lookups)
 
     def reset(self) -> None:
-        """Forget queued items, recorded requests and the prompt cache."""
+        """Back to as built, still listening: forget queued items, recorded requests and the prompt
+        cache, and put back the settings the constructor was given."""
+        self._settle(self._built)
         with self._lock:
             self._queue.clear()
             self._requests.clear()
