@@ -11,9 +11,10 @@ from typing import Any
 
 import pytest
 
-from agent_cli.agent.approvals import AutoApprover, HeadlessApprover
+from agent_cli.agent.approvals import AutoApprover, Decision, HeadlessApprover
 from agent_cli.agent.hooks import Hooks
 from agent_cli.agent.loop import AgentLoop
+from agent_cli.agent.tool_runner import ToolRunner
 from agent_cli.context.protocol import Frame, Prepared
 from agent_cli.core.errors import ContextOverflowError, RateLimitError, TransientError
 from agent_cli.core.events import (
@@ -29,10 +30,10 @@ from agent_cli.core.events import (
 )
 from agent_cli.core.messages import Message, RedactedThinkingBlock, ThinkingBlock, ToolResult, ToolUse, Usage
 from agent_cli.core.pairing import pairing_errors
-from agent_cli.core.requests import Completion, Request, RequestOptions
+from agent_cli.core.requests import Completion, Request, RequestOptions, ToolSpec
 from agent_cli.providers.retry import RetryPolicy
 from agent_cli.testing.scripted import MemorySession, PassThroughContext, ScriptedProvider, call, calls, say
-from agent_cli.tools.base import ToolContext
+from agent_cli.tools.base import Approval, CallView, ToolContext, ToolOutput, ToolRegistry
 from agent_cli.tools.registry import default_tools
 
 
@@ -253,17 +254,25 @@ def test_assistant_text_events_match_messages(tmp_path: Path, text: str) -> None
 
 
 def test_tool_duration_excludes_the_time_spent_asking(tmp_path: Path) -> None:
-    from agent_cli.agent.approvals import Decision
+    now = [0.0]  # the runner's clock, moved only by the user and the tool below
 
     class SlowUser:
         def decide(self, name: str, args: Any) -> Decision:
-            time.sleep(0.5)
+            now[0] += 50.0  # the user thinks it over
             return Decision.allow()
 
-    loop, _, _ = make_loop(tmp_path, [call("bash", command="true"), say("ok")], approver=SlowUser())
-    events = list(loop.run("go"))
-    result = next(e for e in events if isinstance(e, ToolResultEvent))
-    assert not result.is_error and result.duration < 0.4
+    class TwoSeconds:
+        spec = ToolSpec("two_seconds", "Takes two seconds.", {"type": "object", "properties": {}})
+        approval: Approval = "ask"
+        view = CallView()
+
+        def run(self, args: Any, ctx: ToolContext) -> ToolOutput:
+            now[0] += 2.0
+            return ToolOutput("done")
+
+    runner = ToolRunner(ToolRegistry([TwoSeconds()]), SlowUser(), Hooks(), clock=lambda: now[0])
+    output, seconds = runner.run(ToolUse("toolu_1", "two_seconds", {}), ToolContext(root=tmp_path))
+    assert (output.content, output.is_error, seconds) == ("done", False, 2.0)
 
 
 def test_ctrl_c_during_a_model_stream_keeps_no_half_message(tmp_path: Path) -> None:

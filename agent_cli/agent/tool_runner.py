@@ -46,8 +46,10 @@ class ToolRunner:
         approver: Approver,
         hooks: Hooks,
         redact: Callable[[str], str] | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.tools = tools
+        self._clock = clock
         self._approver = approver
         self._hooks = hooks
         self._redact = redact or (lambda text: text)
@@ -61,11 +63,11 @@ class ToolRunner:
         if veto:
             return ToolOutput(f"Error: {veto}", True), 0.0
         self._hooks.on_pre_tool(use)
-        started = time.monotonic()
+        started = self._clock()
         output = self._in_worker(use, ctx)
         # Undecodable bytes (a file name that is not UTF-8) become U+FFFD before anything stores it.
         output = dataclasses.replace(output, content=self._redact(clean(output.content)))
-        return output, time.monotonic() - started
+        return output, self._clock() - started
 
     def _in_worker(self, use: ToolUse, ctx: ToolContext) -> ToolOutput:
         box: list[ToolOutput] = []
