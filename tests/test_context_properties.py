@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -105,7 +106,11 @@ def check_invariants(
         # at ingest, but these generated histories skip ingest, so a larger round may not fit.
         unseen = sum(engine.counter.count_message(m) for m in after[open_round_start(after) :])
         if latest_tokens < engine.thresholds.target // 2 and unseen <= engine.thresholds.tool_result_cap:
+            BUDGET_CHECKS["asserted"] += 1
             assert engine.tokens(after, FRAME) <= engine.thresholds.budget
+        else:
+            BUDGET_CHECKS["excused"] += 1
+            event("budget not asserted: the latest message or the unseen round is too large")
 
 
 def cleared_are_stored(before: list[Message], after: list[Message], engine: ContextEngine) -> list[str]:
@@ -122,8 +127,10 @@ def cleared_are_stored(before: list[Message], after: list[Message], engine: Cont
     ]
 
 
-# Which layers the properties exercised (layer, trigger), checked by the last test.
+# Which layers the properties exercised (layer, trigger), and how often check_invariants held a
+# result to the budget rather than excusing it: both checked by the last test.
 EXERCISED: set[tuple[str, str]] = set()
+BUDGET_CHECKS: Counter[str] = Counter()
 
 
 def note_layers(events: list[object]) -> None:
@@ -194,21 +201,35 @@ def test_overflow_recovers_or_says_why(history: list[Message], behaviour: str, f
         assert engine.tokens(prepared.messages, FRAME) <= engine.thresholds.budget
 
 
+# Ingest's cap in the two properties below. Drawn outputs fall on either side of it about equally,
+# so each property moves its draw to its own side (repeated until over, halved until within):
+# every example reaches the assertions, none returns early.
+CAP = 300
+output_lines = st.lists(st.text(alphabet=st.characters(codec="utf-8"), max_size=120), min_size=1, max_size=30)
+capped_tools = st.sampled_from(["read_file", "bash", "grep"])
+
+
+def numbered(lines: list[str], reps: int) -> str:
+    return "\n".join(f"{n}: {line}" for n, line in enumerate(lines * reps))
+
+
+def tool_use(tool: str) -> ToolUse:
+    return ToolUse("toolu_cap", tool, {"path": "a.txt"} if tool == "read_file" else {"command": "x"})
+
+
 @SETTINGS
-@given(
-    st.lists(st.text(alphabet=st.characters(codec="utf-8"), max_size=120), min_size=1, max_size=30),
-    st.integers(1, 80),
-    st.sampled_from(["read_file", "bash", "grep"]),
-)
+@given(output_lines, st.integers(1, 80), capped_tools)
 def test_ingest_caps_to_the_limit_and_keeps_the_whole_output(lines: list[str], reps: int, tool: str) -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        engine, counter, _ = make_engine(Path(tmp), tool_result_max_tokens=300, recall_max_chars=100_000)
-        output = "\n".join(f"{n}: {line}" for n, line in enumerate(lines * reps))
-        use = ToolUse("toolu_cap", tool, {"path": "a.txt"} if tool == "read_file" else {"command": "x"})
+        engine, counter, _ = make_engine(Path(tmp), tool_result_max_tokens=CAP, recall_max_chars=100_000)
+        output = numbered(lines, reps)
+        while counter.count_text(output) <= CAP:  # each line is a token at least: this ends
+            reps *= 2
+            output = numbered(lines, reps)
+        times = counter.count_text(output) // CAP
+        event(f"output {times}-{times + 1} times the cap")
+        use = tool_use(tool)
         capped, cap_event = engine.ingest(use, ToolResult(use.id, output))
-        if counter.count_text(output) <= 300:
-            assert cap_event is None and capped.content == output
-            return
         assert cap_event is not None
         EXERCISED.add((cap_event.layer, cap_event.trigger))
         assert counter.count_text(capped.content) <= 300 and capped.tool_use_id == use.id
@@ -218,6 +239,19 @@ def test_ingest_caps_to_the_limit_and_keeps_the_whole_output(lines: list[str], r
         assert output in engine.recall(use.id)
 
 
+@SETTINGS
+@given(output_lines, st.integers(1, 80), capped_tools)
+def test_ingest_leaves_an_output_within_the_limit_as_it_is(lines: list[str], reps: int, tool: str) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        engine, counter, _ = make_engine(Path(tmp), tool_result_max_tokens=CAP, recall_max_chars=100_000)
+        output = numbered(lines, reps)
+        while counter.count_text(output) > CAP:  # halving keeps half the tokens or more: never empty
+            output = output[: len(output) // 2]
+        use = tool_use(tool)
+        capped, cap_event = engine.ingest(use, ToolResult(use.id, output))
+        assert cap_event is None and capped.content == output
+
+
 def test_every_layer_was_exercised() -> None:
     """The properties above are only as good as the layers their examples reach."""
     if not EXERCISED:  # run on its own: exercise them now
@@ -225,6 +259,9 @@ def test_every_layer_was_exercised() -> None:
         test_manual_compact_keeps_every_invariant()
         test_overflow_recovers_or_says_why()
         test_ingest_caps_to_the_limit_and_keeps_the_whole_output()
+    # Most results are held to the budget; the excused ones (a huge latest message, an unseen round
+    # over the cap, which ingest would have cut in a session) must stay the exception.
+    assert BUDGET_CHECKS["asserted"] > BUDGET_CHECKS["excused"], BUDGET_CHECKS
     wanted = {
         ("cap", "ingest"),
         ("clear", "auto"),
