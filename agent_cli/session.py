@@ -140,6 +140,11 @@ class AgentSession:
         return self._loop.tools
 
     @property
+    def engine(self) -> ContextEngine:
+        """The context engine this session runs; the session resets it on clear, switch and resume."""
+        return self._engine
+
+    @property
     def history(self) -> tuple[Message, ...]:
         return tuple(self._loop.history)
 

@@ -7,12 +7,14 @@ from pathlib import Path
 from agent_cli.app import LATEST, open_session
 from agent_cli.config.load import Flags, load_settings
 from agent_cli.context.latch import CompactionState
+from agent_cli.core.errors import ContextOverflowError
 from agent_cli.core.events import UsageEvent
 from agent_cli.core.messages import Message, Usage
 from agent_cli.providers.models import tokenizer_for
 from agent_cli.store.redact import Redactor
 from agent_cli.store.session_log import SessionLog
 from agent_cli.store.signing import SIGNATURE_KEY, SessionSigner
+from agent_cli.testing.scripted import ScriptedProvider, Step, say
 from agent_cli.tokens.counter import TokenCounter
 
 ENV = {"ANTHROPIC_API_KEY": "sk-ant-test-wiring-0000", "HOME": "/nonexistent-home"}
@@ -60,8 +62,6 @@ def test_switching_model_retargets_window_output_and_counter(tmp_path: Path) -> 
     made: list[str | None] = []
 
     def provider(pset):  # type: ignore[no-untyped-def]
-        from agent_cli.testing.scripted import ScriptedProvider
-
         made.append(pset.model)
         return ScriptedProvider([], model=pset.model or "")
 
@@ -74,17 +74,16 @@ def test_switching_model_retargets_window_output_and_counter(tmp_path: Path) -> 
     session.close()
 
 
-def _session(tmp_path: Path):  # type: ignore[no-untyped-def]
-    from agent_cli.testing.scripted import ScriptedProvider
-
+def _session(tmp_path: Path, script: list[Step] | None = None):  # type: ignore[no-untyped-def]
     env = _env(tmp_path)
     settings = load_settings(config_path=None, env=env, flags=Flags(model="claude-sonnet-4-6"), cwd=tmp_path)
-    return open_session(settings, env=env, make_provider=lambda p: ScriptedProvider([], model=p.model or ""))
+    make = lambda p: ScriptedProvider(list(script or []), model=p.model or "")  # noqa: E731 - a one-line factory
+    return open_session(settings, env=env, make_provider=make)
 
 
 def test_clear_turns_automatic_compaction_and_the_summarizer_back_on(tmp_path: Path) -> None:
     session = _session(tmp_path)
-    engine = session._engine
+    engine = session.engine
     engine.stop_automatic()  # as the loop guard leaves it
     assert not session.breakdown().auto_compact and engine.state != CompactionState()
     session.clear()
@@ -93,20 +92,14 @@ def test_clear_turns_automatic_compaction_and_the_summarizer_back_on(tmp_path: P
 
 
 def test_resume_takes_the_models_own_output_limit_not_one_learned_in_the_old_session(tmp_path: Path) -> None:
-    from agent_cli.context.protocol import Frame
-    from agent_cli.core.errors import ContextOverflowError
-
     meta = _signed(_env(tmp_path), "claude-sonnet-4-6")
     other = SessionLog.create(tmp_path, redactor=Redactor(), meta=meta)
     other.log_message(Message.user("earlier"))
     other.close()
-    session = _session(tmp_path)
+    # The provider refuses the first request as too long for a window of 20,000, then answers.
+    session = _session(tmp_path, [ContextOverflowError("too long", tokens=40_000, limit=20_000), say("ok")])
     full = session.max_output
-    session._engine.on_overflow(
-        [Message.user("x " * 30_000)],
-        Frame("s"),
-        ContextOverflowError("too long", tokens=40_000, limit=20_000),
-    )
+    list(session.run("x " * 30_000))
     assert session.max_output < full  # learned from the error: this session's provider is smaller
     # The toolbar (the engine's lines) and /model (the session's window) say the same window.
     assert session.window == session.thresholds.window == 20_000

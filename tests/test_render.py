@@ -329,10 +329,10 @@ def test_spinner_and_live_stop_at_the_end_of_a_turn_on_a_terminal() -> None:
     r = Renderer(con, refresh_per_second=50)
     assert r.fancy
     r.handle(StatusEvent(text="waiting for model"))
-    assert r._live is not None
+    assert r.live
     r.handle(AssistantTextDelta(text="hello\n\nwor"))
     r.handle(AssistantText(text="hello\n\nworld"))
-    assert r._live is None
+    assert not r.live
     r.handle(ResultEvent(text="hello\n\nworld", stop="end_turn", iterations=1))
     # The final screen holds each block once, outside the (erased) live area.
     final = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", out.getvalue())
@@ -482,13 +482,13 @@ def test_the_tool_spinner_comes_back_after_the_approval_prompt() -> None:
     con, _ = console(terminal=True)
     r = Renderer(con, refresh_per_second=50)
     r.handle(ToolCallEvent(id="a", name="bash", input={"command": "sleep 5"}))
-    assert r._live is not None
+    assert r.live
     r.approval("bash", {"command": "sleep 5"}, "bash commands starting with `sleep`")
-    assert r._live is None  # the prompt has the terminal
+    assert not r.live  # the prompt has the terminal
     r.resume()
-    assert r._live is not None and r._spinner == "bash sleep 5"
+    assert r.live and r.spinner == "bash sleep 5"
     r.handle(ToolResultEvent(id="a", name="bash", content="", is_error=False, duration=5.0))
-    assert r._live is None
+    assert not r.live
 
 
 def test_thinking_leaves_one_line_per_block_and_never_floods() -> None:

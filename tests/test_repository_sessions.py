@@ -22,7 +22,7 @@ from agent_cli.store.layout import SESSION_FILE
 from agent_cli.store.redact import Redactor
 from agent_cli.store.session_log import SessionLog
 from agent_cli.store.sessions import list_sessions
-from agent_cli.testing.scripted import ScriptedProvider
+from agent_cli.testing.scripted import ScriptedProvider, Step, say
 
 
 def _env(tmp_path: Path) -> dict[str, str]:
@@ -32,18 +32,22 @@ def _env(tmp_path: Path) -> dict[str, str]:
 
 
 def _open(
-    project: Path, env: dict[str, str], resume: str | None = None, ask: Asker | None = None
+    project: Path,
+    env: dict[str, str],
+    resume: str | None = None,
+    ask: Asker | None = None,
+    script: list[Step] | None = None,
 ) -> AgentSession:
     flags = Flags(model="claude-sonnet-4-5")
     settings = load_settings(config_path=None, env=env, flags=flags, cwd=project)
-    make = lambda p: ScriptedProvider([])  # noqa: E731 - a one-line factory
+    make = lambda p: ScriptedProvider(list(script or []))  # noqa: E731 - a one-line factory
     return open_session(settings, env=env, resume=resume, ask=ask, make_provider=make)
 
 
 def _said(project: Path, env: dict[str, str], text: str) -> str:
     """A session of this user's in which `text` was said; its id."""
-    session = _open(project, env)
-    session._log.log_message(Message.user(text))  # as the loop logs the user's turn
+    session = _open(project, env, script=[say("ok")])
+    list(session.run(text))
     session.close()
     return session.id
 

@@ -127,6 +127,16 @@ class Renderer:
         self._early_thoughts = 0  # thought lines printed as the answer began, before their ThinkingText
         self.last_usage: UsageEvent | None = None
 
+    @property
+    def live(self) -> bool:
+        """A live area (a spinner, the streaming tail) is on the screen."""
+        return self._live is not None
+
+    @property
+    def spinner(self) -> str | None:
+        """What the spinner says now, if one is shown."""
+        return self._spinner
+
     # ---- events ----------------------------------------------------------
 
     def handle(self, event: Event) -> None:
