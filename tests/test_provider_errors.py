@@ -234,7 +234,7 @@ def _adapters() -> list[tuple[str, Any, Any]]:
     from agent_cli.providers import openai as openai_adapter
 
     return [
-        ("anthropic", anthropic, anthropic_adapter._classify),
+        ("anthropic", anthropic, anthropic_adapter.classify),
         ("openai", openai, openai_adapter.classify),
     ]
 
@@ -261,7 +261,7 @@ def test_an_sse_error_event_on_a_200_is_classified_by_its_type() -> None:
     request = httpx2.Request("POST", "http://127.0.0.1:1/v1/messages")
     body = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
     exc = anthropic.APIStatusError("x", response=httpx2.Response(200, request=request, json=body), body=body)
-    error = anthropic_adapter._classify(exc)
+    error = anthropic_adapter.classify(exc)
     assert isinstance(error, OverloadedError) and error.status is None
 
 

@@ -22,7 +22,7 @@ from agent_cli.providers.resolve import ModelChoice
 from agent_cli.providers.sdk_client import STALL_SECONDS, SDKProvider
 from agent_cli.providers.sdk_errors import classify_sdk_error
 
-__all__ = ["AnthropicProvider", "load_sdk", "query_limits"]
+__all__ = ["AnthropicProvider", "classify", "load_sdk", "query_limits"]
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 
@@ -42,7 +42,7 @@ def _detail(exc: Any) -> tuple[str, str | None]:
     return body_message(exc.body, api_message) or api_message, getattr(exc, "type", None)
 
 
-def _classify(exc: BaseException) -> ProviderError | None:
+def classify(exc: BaseException) -> ProviderError | None:
     """The error-tree member for an exception from the SDK or its transport, or None."""
     import anthropic
 
@@ -135,7 +135,7 @@ class AnthropicProvider(SDKProvider):
 
     @staticmethod
     def _classify(exc: BaseException) -> ProviderError | None:
-        return _classify(exc)
+        return classify(exc)
 
 
 def query_limits(

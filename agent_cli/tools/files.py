@@ -25,13 +25,7 @@ from agent_cli.tools.base import Approval, CallView, ToolContext, ToolError, Too
 from agent_cli.tools.replace import replace_file
 from agent_cli.tools.sandbox import display_path, file_kind, open_regular, resolve_path, writable_path
 
-__all__ = [
-    "BINARY_SNIFF_BYTES",
-    "EditFile",
-    "ReadFile",
-    "WriteFile",
-    "looks_binary",
-]
+__all__ = ["BINARY_SNIFF_BYTES", "EditFile", "ReadFile", "WriteFile", "looks_binary"]
 
 DEFAULT_LIMIT = 2000
 MAX_OUTPUT_BYTES = 64 * 1024
