@@ -29,6 +29,12 @@ from agent_cli.core.messages import Message, SummaryBlock, ToolResult, ToolUse
 from agent_cli.core.requests import Request, RequestOptions
 
 
+def _shown(transcript: str | None) -> str:
+    """A saved file as the model is told it: relative to the project (`.transcripts/<session>/...`)."""
+    path = Path(transcript or "")
+    return path.relative_to(path.parents[2]).as_posix()
+
+
 def chat(turns: int, size: int = 4_000, start: int = 0) -> list[Message]:
     """Plain turns: a short user request and a long assistant answer (~size/4 tokens)."""
     out: list[Message] = []
@@ -73,7 +79,7 @@ def test_ingest_caps_saves_and_recall_finds_the_cut_part(tmp_path: Path) -> None
     capped, event = engine.ingest(use, ToolResult(use.id, output))
     assert event is not None and (event.layer, event.trigger) == ("cap", "ingest")
     assert event.tokens_before > 1_500 >= event.tokens_after
-    assert "disk full" not in capped.content and event.transcript in capped.content
+    assert "disk full" not in capped.content and _shown(event.transcript) in capped.content
     found = engine.recall("disk full")
     assert "step 1500 FAILED: disk full" in found and "step 1499 ok" in found
     small, none = engine.ingest(use, ToolResult(use.id, "fine"))
@@ -147,7 +153,7 @@ def test_l2_replaces_the_old_part_with_a_record_and_keeps_the_tail(tmp_path: Pat
     first = prepared.messages[0]
     assert first.role == "user" and first.summary is not None
     record = first.summary.text
-    assert first.summary.transcript == event.transcript and event.transcript in record
+    assert first.summary.transcript == _shown(event.transcript) and _shown(event.transcript) in record
     assert "summarize" not in record.lower() and "recall(" in record
     assert "Done: the earlier steps." in record  # the model's text
     assert "request 0: explain part 0" in record  # the user's own words, verbatim
@@ -326,7 +332,7 @@ def test_emergency_drops_oldest_groups_with_a_marker(tmp_path: Path) -> None:
     assert (event.layer, event.trigger) == ("emergency", "auto")
     assert event.tokens_after <= engine.thresholds.target and summarizer.requests == []
     marker = prepared.messages[0]
-    assert marker.role == "user" and event.transcript in marker.text and "recall(" in marker.text
+    assert marker.role == "user" and _shown(event.transcript) in marker.text and "recall(" in marker.text
     assert any(m.text == "the latest request" for m in prepared.messages)
     assert pairing_errors(prepared.messages) == []
     assert removed_are_stored(history, prepared.messages, engine.archive) == []

@@ -129,7 +129,8 @@ def test_clear_stubs_old_results_keeps_ids_and_the_newest() -> None:
         (
             ToolUse("t", "bash", {"command": "make test"}),
             ToolResult("t", "a\nb\nFAIL", True),
-            '[cleared to save context: bash {"command": "make test"} failed with 3 lines; call recall("t")',
+            '[cleared to save context: bash {"command": "make test"} failed with 3 lines (error: a); '
+            'call recall("t")',
         ),
         (
             ToolUse("t", "bash", {"command": 'echo "hi"'}),

@@ -1,7 +1,9 @@
 """L1: replace old tool results with one-line stubs, in batches.
 
 Pure. The newest results are protected by a token budget; everything older
-becomes a stub naming the tool, its input and how to get it back. The
+becomes a stub naming the tool, its input, what the output held (a failure's
+status and error line, a file's top-level names, a search's files: see
+`stub_content.py`) and how to get it back. The
 tool_use / tool_result ids stay, so every pair stays valid. Any edit to the
 history invalidates the provider's prompt cache from that point on, so L1 acts
 only when a batch frees at least `min_batch_tokens` (gemini-cli: 30k;
@@ -14,6 +16,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from agent_cli.context.stub_content import held
 from agent_cli.core.messages import Block, Message, ToolResult, ToolUse
 
 __all__ = [
@@ -59,10 +62,13 @@ def stub_for(use: ToolUse | None, result: ToolResult) -> str:
         call = f"tool call {result.tool_use_id}"
     lines = result.content.count("\n") + (1 if result.content and not result.content.endswith("\n") else 0)
     what = "failed with" if result.is_error else "returned"
+    content = held(result)
+    about = f" ({content})" if content else ""
     # The call id, not the path: recall(id) returns this very output, while a path
     # would find the newest of several reads of the same file first.
     phrase = json.dumps(result.tool_use_id, ensure_ascii=False)
-    return f"{STUB_PREFIX}{call} {what} {lines:,} lines; call recall({phrase}) or re-run it to see it again]"
+    how = f"call recall({phrase}) or re-run it to see it again"
+    return f"{STUB_PREFIX}{call} {what} {lines:,} lines{about}; {how}]"
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from agent_cli.context.clear import is_stub
 from agent_cli.context.plain import abbreviate
 from agent_cli.context.sections import strip_user_messages
 from agent_cli.context.signals import call_paths, command_of, failure, last_exit_code
+from agent_cli.context.stub_content import stub_failure
 from agent_cli.core.messages import Message, ToolResult, ToolUse
 
 __all__ = ["build_digest"]
@@ -63,7 +65,8 @@ def build_digest(span: Sequence[Message]) -> str:
             command = command_of(call)
             if command is not None:
                 commands.append(f"- `{abbreviate(command, 200)}` -> {_outcome(result)}")
-            failed = failure(result, 300)
+            # A cleared result's error is the one its stub records (the output itself is on disk).
+            failed = stub_failure(result.content) if is_stub(result) else failure(result, 300)
             if failed is not None:
                 status = f" ({failed.status})" if failed.status else ""
                 what = f"`{abbreviate(command, 80)}`" if command is not None else name

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from agent_cli.context.clear import is_stub
 from agent_cli.context.signals import call_paths, failure
+from agent_cli.context.stub_content import stub_failure
 from agent_cli.context.thresholds import is_engine_note
 from agent_cli.core.messages import Message
 
@@ -52,8 +53,8 @@ def span_facts(span: Sequence[Message]) -> Facts:
     """The last user request, the paths touched (first-seen order) and the latest error in `span`.
 
     Paths come from path inputs and from command lines (`pytest tests/test_a.py`);
-    an error is a flagged tool error or a command that exited non-zero. A result L1 already cleared
-    holds no error text any more (only its stub), so no record can be asked to keep it.
+    an error is a flagged tool error or a command that exited non-zero; for a result L1 already
+    cleared, the error line its stub records.
     """
     request: str | None = None
     error: str | None = None
@@ -71,9 +72,8 @@ def span_facts(span: Sequence[Message]) -> Facts:
             for path in call_paths(use):
                 paths.setdefault(path, None)
         for result in message.tool_results:
-            if is_stub(result):
-                continue
-            failed = failure(result, ERROR_PROBE_CHARS)
+            # A result L1 cleared keeps its error line in its stub (`stub_content`).
+            failed = stub_failure(result.content) if is_stub(result) else failure(result, ERROR_PROBE_CHARS)
             if failed is not None:
                 error = failed.line
                 error_call = calls.get(result.tool_use_id, "a tool call")

@@ -129,7 +129,8 @@ class LayerRunner:
         except OSError:  # not on disk, so not cut: L1, L2 and L4 still keep the request in bounds
             return result, None
         count = self.counter.count_text
-        capped = cap_result(use, result, max_tokens=limit, tokens=tokens, count_text=count, saved_to=path)
+        shown = self.archive.shown(path)
+        capped = cap_result(use, result, max_tokens=limit, tokens=tokens, count_text=count, saved_to=shown)
         event = CompactEvent(
             layer="cap",
             trigger="ingest",
@@ -163,7 +164,9 @@ class LayerRunner:
             if path is None:
                 continue
             blocks = [
-                cap_input(b, max_chars=limit * over[b.id][0] // over[b.id][1], saved_to=path)
+                cap_input(
+                    b, max_chars=limit * over[b.id][0] // over[b.id][1], saved_to=self.archive.shown(path)
+                )
                 if isinstance(b, ToolUse) and b.id in over
                 else b
                 for b in message.content
@@ -281,7 +284,7 @@ class LayerRunner:
         path, refused = self._save(dropped, "emergency")
         if path is None:
             return Step(messages, total, refused)
-        new = apply_drop(messages, plan, marker_text(len(dropped), path))
+        new = apply_drop(messages, plan, marker_text(len(dropped), self.archive.shown(path)))
         after = self.recount(frame, messages, new)
         return Step(
             new, after, (self._event("emergency", trigger, messages, new, total, after, path, start),)
@@ -338,6 +341,7 @@ class LayerRunner:
         or that would not shrink a request that must shrink."""
         span, tail = plan.span(messages), plan.tail(messages)
         pending = messages[-1].role == "user"
+        path = self.archive.shown(path)  # the record names it as the model may pass it to recall
         failure: str | None = None
         usage: Usage | None = None
         if not use_model:

@@ -59,7 +59,5 @@ def judge_record(
     if written > cap * OVERLONG:
         return Verdict(shortfall=f"ran over its length ({written:,} tokens for {cap:,}), so its end was cut")
     if misses_facts():
-        return Verdict(
-            shortfall="left out the latest error or every file it touched; code added them to the record"
-        )
+        return Verdict(shortfall=MISSED_FACTS)
     return Verdict()

@@ -45,6 +45,18 @@ class Archive:
         # Secrets (API keys, tokens in tool output) are removed before anything reaches disk.
         self._redactor = redactor or Redactor()
 
+    def shown(self, path: Path | str) -> str:
+        """`path` as the model is told it: relative to the project (`.transcripts/<session>/...`),
+        which recall takes and which stays true if the project moves; absolute for a session folder
+        outside a project's `.transcripts/`."""
+        folder = self.session_dir.parent
+        if folder.name != ".transcripts":
+            return str(path)
+        try:
+            return Path(path).relative_to(folder.parent).as_posix()
+        except ValueError:
+            return str(path)
+
     # -- writing -----------------------------------------------------------
 
     def write_span(self, messages: Sequence[Message], label: str) -> Path:
