@@ -148,7 +148,7 @@ class _BenchArchive(Archive):
     and files written in the same clock tick would tie by chance), so the requests are the same
     bytes on every run."""
 
-    shown = Path("/project/.transcripts/bench")
+    place = Path("/project/.transcripts/bench")
 
     def __init__(self, session_dir: Path) -> None:
         super().__init__(session_dir)
@@ -158,7 +158,11 @@ class _BenchArchive(Archive):
         real = super()._write(kind, label, ext, body)
         self._tick += 1
         os.utime(real, ns=(self._tick * 10**9, self._tick * 10**9))
-        return self.shown / real.name
+        return self.place / real.name
+
+    def shown(self, path: Path | str) -> str:
+        """Relative to the fixed project, as the product names a saved file to the model."""
+        return Path(path).relative_to(self.place.parent.parent).as_posix()
 
 
 class Ours(Policy):

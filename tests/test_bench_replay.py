@@ -133,7 +133,9 @@ def test_no_temporary_path_reaches_a_request() -> None:
     s = make_session("long", seed=1)
     run, policy = _run(_Seen, s, 32_000)
     texts = policy.texts  # type: ignore[attr-defined]
-    assert run.summary_calls and any("/project/.transcripts/" in t for t in texts)
+    # Saved files are named relative to the project, as the product names them to the model.
+    assert run.summary_calls and any(".transcripts/bench/" in t for t in texts)
+    assert not any("/project/.transcripts/" in t for t in texts)
     assert not any(tempfile.gettempdir() in t for t in texts)
     assert not any(tempfile.gettempdir() in m.text for c in policy.summaries for m in c.messages)
 
