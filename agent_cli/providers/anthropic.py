@@ -109,13 +109,7 @@ class AnthropicProvider(SDKProvider):
     def _new_client(self) -> Any:
         import anthropic
 
-        return anthropic.Anthropic(
-            api_key=self._api_key,
-            base_url=self._base_url,
-            timeout=self._timeouts(),
-            max_retries=0,
-            http_client=self._http_client(anthropic.DefaultHttpxClient),
-        )
+        return anthropic.Anthropic(**self._client_options(anthropic.DefaultHttpxClient))
 
     def _to_wire(self, request: Request) -> dict[str, Any]:
         return to_wire(request, self._model, caching=self.prompt_caching, thinking=self.thinking)

@@ -104,13 +104,7 @@ class OpenAIProvider(SDKProvider):
     def _new_client(self) -> Any:
         import openai
 
-        return openai.OpenAI(
-            api_key=self._api_key,
-            base_url=self._base_url,
-            timeout=self._timeouts(),
-            max_retries=0,
-            http_client=self._http_client(openai.DefaultHttpxClient),
-        )
+        return openai.OpenAI(**self._client_options(openai.DefaultHttpxClient))
 
     def _to_wire(self, request: Request) -> dict[str, Any]:
         return to_wire(request, self._model, wire=self.wire, effort=self.effort)

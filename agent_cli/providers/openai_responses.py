@@ -71,10 +71,7 @@ class OpenAIResponsesProvider(SDKProvider):
     def _new_client(self) -> Any:
         import openai
 
-        key, url = self._api_key, self._base_url
-        http = self._http_client(openai.DefaultHttpxClient)
-        timeout = self._timeouts()
-        return openai.OpenAI(api_key=key, base_url=url, timeout=timeout, max_retries=0, http_client=http)
+        return openai.OpenAI(**self._client_options(openai.DefaultHttpxClient))
 
     def _to_wire(self, request: Request) -> dict[str, Any]:
         return to_wire(request, self._model, reasoning=self.reasoning)

@@ -106,6 +106,17 @@ class SDKProvider(ABC):
 
         return factory(timeout=self._timeouts(), event_hooks={"response": [on_response]})
 
+    def _client_options(self, http_factory: Callable[..., Any]) -> dict[str, Any]:
+        """What every SDK client is made with: the key and endpoint, our timeouts, no SDK retries
+        (`retry.py` retries), and the SDK's HTTP client with the deadline's hook."""
+        return {
+            "api_key": self._api_key,
+            "base_url": self._base_url,
+            "timeout": self._timeouts(),
+            "max_retries": 0,
+            "http_client": self._http_client(http_factory),
+        }
+
     def _too_long(self) -> StalledError:
         return StalledError(
             f"{self.name}: the reply took longer than {self._timeout:g} s in all and was cut off "
