@@ -38,7 +38,6 @@ Approvers:
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, TypeAlias
@@ -46,7 +45,7 @@ from typing import Any, Literal, Protocol, TypeAlias
 from agent_cli.agent import programs
 from agent_cli.agent.shell_words import plain_command
 from agent_cli.tools.base import Approval
-from agent_cli.tools.registry import default_tools
+from agent_cli.tools.registry import known_tools
 
 __all__ = [
     "RESUME_UNSIGNED",
@@ -116,10 +115,7 @@ def matches_prefix(command: str, prefix: str) -> bool:
 
 
 def _default_approval(name: str) -> Approval:
-    return _DEFAULT_TOOLS().approval(name)
-
-
-_DEFAULT_TOOLS = functools.cache(default_tools)
+    return known_tools().approval(name)
 
 
 def _allow_listed(approval: Approval, args: Mapping[str, Any], prefixes: Iterable[str]) -> bool:

@@ -38,7 +38,7 @@ from agent_cli.core.events import (
 )
 from agent_cli.core.text import visible
 from agent_cli.tools.base import ToolRegistry
-from agent_cli.tools.registry import default_tools
+from agent_cli.tools.registry import known_tools
 from agent_cli.ui import ending
 from agent_cli.ui.reports import describe_call
 
@@ -72,7 +72,7 @@ def render_headless(
 ) -> int:
     """Consume the events of one task; return the process exit code. `tools` (the session's) say
     how a call is shown on the progress lines."""
-    tools = tools or default_tools()
+    tools = tools or known_tools()
     out = out or sys.stdout
     err = err or sys.stderr
     progress = fmt == "text" and err.isatty()

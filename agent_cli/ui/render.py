@@ -58,7 +58,7 @@ from agent_cli.core.events import (
 )
 from agent_cli.core.text import visible
 from agent_cli.tools.base import ToolRegistry
-from agent_cli.tools.registry import default_tools
+from agent_cli.tools.registry import known_tools
 from agent_cli.ui.approval_view import approval_text
 from agent_cli.ui.glyphs import ascii_only
 from agent_cli.ui.markdown_blocks import MarkdownStream
@@ -101,7 +101,7 @@ class Renderer:
         *,
         fancy: bool | None = None,
         refresh_per_second: float = 8,
-        tools: Callable[[], ToolRegistry] = default_tools,
+        tools: Callable[[], ToolRegistry] = known_tools,
     ) -> None:
         self.console = console
         # The session's tools, asked how a call is shown (a function: the session opens after the
