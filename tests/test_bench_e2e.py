@@ -34,7 +34,7 @@ from agent_cli.testing.summary_shape import is_summary_request  # noqa: E402
 
 SMALL, MEDIUM = 16_000, 24_000
 # Said in the session (the dev server's address), asked with words no text of the session holds:
-# whenever the request has lost it, the recall finds nothing, and the probe must fail.
+# whenever the request has lost it, the recall returns other passages, and the probe must fail.
 UNFINDABLE = Fact("recall", f"127.0.0.1:{PORT}", "Which socket is the server bound to?", "listening socket")
 
 
@@ -92,7 +92,7 @@ def test_a_recall_is_judged_by_the_result_the_agent_returned_then() -> None:
     # A recall whose result does not hold the answer fails: nothing the session says matches the words.
     unfindable = [c for c in run.recalls if c.query == UNFINDABLE.query]
     assert unfindable and not any(c.passed for c in unfindable)
-    assert all("No match" in (c.result or "") for c in unfindable)
+    assert all(c.result and f"127.0.0.1:{PORT}" not in c.result for c in unfindable)
     found = [c for c in run.recalls if c.query != UNFINDABLE.query]
     assert any(c.passed for c in found)
 

@@ -38,7 +38,7 @@ def test_nothing_is_written_until_asked(tmp_path: Path) -> None:
     store = Archive(tmp_path / "s")
     assert not (tmp_path / "s").exists()
     assert store.files() == []
-    assert "No match" in store.search("anything", 1_000)
+    assert "Nothing is saved" in store.search("anything", 1_000)
 
 
 def _session_log(store: Archive, messages: list[Message]) -> None:
@@ -88,7 +88,7 @@ def test_recall_newest_first_dedupes_and_caps(tmp_path: Path) -> None:
     assert out.index("newest") < out.index("token-2") < out.index("token-0")
     assert out.count("token-1 old mention") == 1  # the span file's copy is the same message
     capped = store.search("mention", 90)
-    assert "more matching passages" in capped and len(capped) < 300
+    assert "more passages for 'mention' not shown" in capped and len(capped) < 300
 
 
 def test_recall_finds_the_cut_part_of_a_capped_output(tmp_path: Path) -> None:

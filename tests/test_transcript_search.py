@@ -1,4 +1,7 @@
-"""One search over `.transcripts/`: recall and `agent transcripts search` find the same records.
+"""One search over `.transcripts/`: recall and `agent transcripts search` read the same records.
+
+`agent transcripts search` lists the records holding the query as typed, newest first; recall
+ranks passages by the query's words, those holding it as typed first.
 
 A session written by the real `SessionLog` and `Archive` holds what the search must find (messages
 in the log and in a span, a tool result, a saved output) and what it must leave out: recall's own
@@ -122,18 +125,19 @@ def _listed(root: Path, query: str, capsys: pytest.CaptureFixture[str]) -> tuple
 @pytest.mark.parametrize(
     "query", ["zorblax", "ZORBLAX = 1", "grep -rn", "toolu_g", "検索する", "src/y.py", "nowhere-at-all"]
 )
-def test_recall_and_transcripts_search_find_the_same_records_in_the_same_order(
+def test_recall_returns_first_what_transcripts_search_lists(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], query: str
 ) -> None:
     log, _ = _session(tmp_path)
     listed, _ = _listed(tmp_path, query, capsys)
-    assert _recalled(tmp_path, log, query) == listed
+    recalled = _recalled(tmp_path, log, query)
+    assert sorted(recalled[: len(listed)]) == sorted(listed)
 
 
 def test_what_the_search_finds_and_leaves_out(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     log, records = _session(tmp_path)
     newest_first = ["answer", "result", "call", "ask", "output", "older"]
-    assert _recalled(tmp_path, log, "zorblax") == [records[name] for name in newest_first]
+    assert sorted(_recalled(tmp_path, log, "zorblax")) == sorted(records[name] for name in newest_first)
     listed, out = _listed(tmp_path, "zorblax", capsys)
     assert listed == [records[name] for name in newest_first]
     # The person sees the compaction and the warning too; nothing of the recall call, the
@@ -180,6 +184,6 @@ def test_a_file_linked_into_a_session_folder_is_not_read_through(
     outside = tmp_path / "id_rsa"
     outside.write_text("[title]\nZORBLAX private key")
     (log.dir / "output-050-key.txt").symlink_to(outside)
-    assert _recalled(tmp_path, log, "private key") == []
-    assert _recalled(tmp_path, log, "zorblax")[-2:] == [records["output"], records["older"]]
+    assert "output-050-key.txt" not in {file for file, _ in _recalled(tmp_path, log, "private key")}
+    assert sorted(_recalled(tmp_path, log, "zorblax")) == sorted(records.values())
     assert _listed(tmp_path / "project", "private key", capsys)[0] == []

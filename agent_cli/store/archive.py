@@ -4,15 +4,15 @@
 messages written before a layer replaces them (`span-NNN-<label>.jsonl`, one
 `Message.to_json` per line), and full tool outputs written before L0 cuts them
 (`output-NNN-<id>.txt`). `search` is recall: it runs the store's one search
-(session_search.py) over those files and the session log, and returns the matching
-passages for the model, verbatim, newest first, as many as fit its budget.
+(session_search.py) over those files and the session log, ranks their passages by the words of
+the question (ranking.py), and returns the best few for the model, verbatim, with their source,
+as many as fit its budget.
 
 Files are 0600 and fsynced; the directory is 0700, created on first write.
 """
 
 from __future__ import annotations
 
-import bisect
 import contextlib
 import json
 import os
@@ -23,15 +23,15 @@ from pathlib import Path
 from agent_cli.core.messages import Message
 from agent_cli.core.text import clean as clean_text
 from agent_cli.store.layout import ARCHIVE_NAME_RE
+from agent_cli.store.ranking import CHUNK_LINES, Passage, rank
 from agent_cli.store.redact import Redactor
-from agent_cli.store.session_search import Match, search_session, session_files
+from agent_cli.store.session_search import call_results, session_documents, session_files
 
 __all__ = ["Archive"]
 
-# Lines of context shown either side of a hit.
-WINDOW_LINES = 5
+MAX_PASSAGES = 8  # the best few: more would be noise, and the model can ask again
+FALLBACK_PASSAGES = 3  # shown when nothing saved shares a word with the question
 _LABEL_RE = re.compile(r"[^a-z0-9]+")
-_NEWLINE = re.compile("\n")
 
 
 class Archive:
@@ -116,55 +116,49 @@ class Archive:
         return session_files(self.session_dir)
 
     def search(self, query: str, max_chars: int) -> str:
-        """Recall: the conversation's passages matching `query`, newest first, within `max_chars`.
+        """Recall: the saved passages that best answer `query`, best first, within `max_chars`.
 
-        The matches are `session_search.search_session`'s, the ones `agent transcripts search`
-        shows a person; the log's events are left out (the model never saw them as messages).
+        A call's id returns that call's whole output. Anything else is a question: its passages
+        are ranked by its words (ranking.py), and when no saved text shares one, the newest
+        saved passages are returned, said so, rather than nothing. The log's events are left
+        out (the model never saw them as messages).
         """
         if not query.strip():
             return "recall needs a phrase to look for (a file name, an error message, a few words)."
-        found = search_session(self.session_dir, query, searcher=self.searcher)
-        passages = [
-            f"[{match.doc.file} · {match.doc.ref}]\n{passage}"
-            for match in found.matches
-            if match.doc.conversation
-            for passage in _passages(match)
-        ]
-        if not passages:
-            return f"No match for {query!r} in this session's transcripts ({found.files} files searched)."
-        return _fit(query, passages, max_chars)
+        docs, files = session_documents(self.session_dir, searcher=self.searcher)
+        docs = [doc for doc in docs if doc.conversation]
+        if not docs:
+            return f"Nothing is saved in this session's transcripts yet ({files} files searched)."
+        called = call_results(docs, query.strip())
+        if called:
+            return _fit(query, [f"[{d.file} · {d.ref}]\n{d.title}\n{d.text}" for d in called], max_chars)
+        ranked = rank(docs, query)[:MAX_PASSAGES]
+        if ranked:
+            return _fit(query, [_shown(p) for p in ranked], max_chars)
+        newest = sorted(docs, key=lambda d: d.order, reverse=True)[:FALLBACK_PASSAGES]
+        head = (
+            f"Nothing saved in this session shares a word with {query!r}; "
+            "the newest saved passages follow (ask with the words of a file name, a command or an error).\n\n"
+        )
+        shown = [_shown(Passage(doc, 0, CHUNK_LINES, 0.0, 0)) for doc in newest]
+        return head + _fit(query, shown, max_chars - len(head))
 
 
 def _slug(label: str) -> str:
     return _LABEL_RE.sub("-", label.lower()).strip("-")[:40]
 
 
-def _passages(match: Match) -> list[str]:
-    """Windows of lines around each hit; a match on the title returns the whole text."""
-    doc = match.doc
-    if match.whole:
-        return [f"{doc.title}\n{doc.text}"]
-    starts = [0, *(m.end() for m in _NEWLINE.finditer(doc.text))]  # offset of each line
-    windows: list[list[int]] = []
-    for start, end in match.hits:
-        first, last = _line_of(starts, start), _line_of(starts, max(end - 1, start))
-        lo, hi = max(first - WINDOW_LINES, 0), min(last + WINDOW_LINES, len(starts) - 1)
-        if windows and lo <= windows[-1][1] + 1:
-            windows[-1][1] = max(windows[-1][1], hi)
-        else:
-            windows.append([lo, hi])
+def _shown(passage: Passage) -> str:
+    """A passage as recall returns it: its source, its title (the call), then its lines."""
+    doc = passage.doc
+    head = f"[{doc.file} · {doc.ref}]"
+    if passage.whole:
+        return f"{head}\n{doc.title}\n{doc.text}" if doc.title else f"{head}\n{doc.text}"
     lines = doc.text.split("\n")
-    out = []
-    for lo, hi in windows:
-        body = "\n".join(lines[lo : hi + 1])
-        if lo > 0:
-            body = f"(from line {lo + 1})\n{body}"
-        out.append(f"{doc.title}\n{body}" if doc.title else body)
-    return out
-
-
-def _line_of(starts: list[int], offset: int) -> int:
-    return bisect.bisect_right(starts, offset) - 1
+    body = "\n".join(lines[passage.start : passage.end])
+    if passage.start > 0 or passage.end < len(lines):
+        body = f"(lines {passage.start + 1}-{min(passage.end, len(lines))} of {len(lines)})\n{body}"
+    return "\n".join(part for part in (head, doc.title, body) if part)
 
 
 def _fit(query: str, passages: list[str], max_chars: int) -> str:
@@ -183,9 +177,5 @@ def _fit(query: str, passages: list[str], max_chars: int) -> str:
         shown.append(passage)
         used += cost
     rest = len(passages) - len(shown)
-    note = (
-        f"\n\n[{rest} more matching passages for {query!r} not shown; use a more specific phrase]"
-        if rest
-        else ""
-    )
+    note = f"\n\n[{rest} more passages for {query!r} not shown; ask with more specific words]" if rest else ""
     return "\n\n".join(shown) + note

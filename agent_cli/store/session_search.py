@@ -37,7 +37,16 @@ from agent_cli.store.layout import ARCHIVE_NAME_RE, SESSION_FILE, transcripts_di
 from agent_cli.store.log_records import EventRecord, MessageRecord, read_log
 from agent_cli.store.sessions import session_ids
 
-__all__ = ["Document", "Found", "Match", "search_project", "search_session", "session_files"]
+__all__ = [
+    "Document",
+    "Found",
+    "Match",
+    "call_results",
+    "search_project",
+    "search_session",
+    "session_documents",
+    "session_files",
+]
 
 _TITLE_ID_RE = re.compile(r" · id (.+)\]\Z")  # the call id at the end of a result's title
 
@@ -118,6 +127,23 @@ def search_session(directory: Path, query: str, *, searcher: str | None = None) 
     matches = _by_call_id(docs, needle, pattern) or [m for d in docs if (m := _match(d, pattern))]
     matches.sort(key=lambda m: m.doc.order, reverse=True)
     return Found(directory.name, tuple(matches), len(files), tuple(unreadable))
+
+
+def session_documents(directory: Path, *, searcher: str | None = None) -> tuple[list[Document], int]:
+    """Every document of one session's folder, oldest first, and how many files it has (recall
+    ranks these, ranking.py); files that cannot be read are skipped."""
+    files = session_files(directory)
+    docs, _ = _documents(files, searcher)
+    return docs, len(files)
+
+
+def call_results(docs: Sequence[Document], call_id: str) -> list[Document]:
+    """The results of the tool call whose id is exactly `call_id`: the full saved output when
+    there is one (a cleared result's stub names its call id), else the result as sent; [] when
+    `call_id` is no call's id."""
+    suffix = f" · id {call_id}]".lower()
+    called = [doc for doc in docs if doc.title.lower().endswith(suffix)]
+    return [doc for doc in called if doc.kind == "output"] or called
 
 
 def search_project(root: Path | str, query: str, *, searcher: str | None = None) -> Iterator[Found]:
@@ -253,11 +279,8 @@ def _by_call_id(docs: Sequence[Document], needle: str, pattern: re.Pattern[str])
     A cleared result's stub names its call id, so recall(id) returns exactly that
     output, even when later calls used the same path or command.
     """
-    suffix = f" · id {needle}]".lower()
-    called = [doc for doc in docs if doc.title.lower().endswith(suffix)]
-    full = [doc for doc in called if doc.kind == "output"]  # saved before L0 cut it
     found = []
-    for doc in full or called:
+    for doc in call_results(docs, needle):
         in_title = pattern.search(doc.title)
         hits = tuple(m.span() for m in pattern.finditer(doc.text))
         found.append(Match(doc, hits, in_title.span() if in_title else None, by_id=True))

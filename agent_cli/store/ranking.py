@@ -1,0 +1,137 @@
+"""Recall's ranking: the passages of a session's documents that best answer a question.
+
+    rank(documents, "which TCP port does the server accept connections on?") -> [Passage, ...]
+
+A document's text is read as *chunks* of `CHUNK_LINES` lines, each starting `STRIDE` lines after
+the one before (they overlap, so a fact is never split from the lines around it). A chunk's terms
+are its own and its document's title's (a result is titled by its call: the path read, the
+command run), counted once. Chunks are scored by BM25 (k1 1.2, b 0.75) over the question's
+weighted terms (terms.py), then in tiers: a document whose title holds the question as typed
+(a path, a command) comes first, whole; then chunks that hold it as typed; then the rest by
+score. Ties go to the newer document.
+
+A document gives at most `PER_DOCUMENT` passages (a long log must not crowd out the others), and
+chunks of one document that touch are joined, up to `MAX_LINES` lines. Passages scoring under
+`FLOOR` of the best are left out: they share a word with the question, not its meaning.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from agent_cli.store.session_search import Document
+from agent_cli.store.terms import question_terms, terms
+
+__all__ = ["CHUNK_LINES", "FLOOR", "PER_DOCUMENT", "Passage", "rank"]
+
+CHUNK_LINES = 12
+STRIDE = 6
+PER_DOCUMENT = 2
+MAX_LINES = 2 * CHUNK_LINES  # chunks are joined up to this many lines
+FLOOR = 0.3
+_K1 = 1.2
+_B = 0.75
+_MIN_LITERAL = 3  # a question shorter than this is not looked for as typed
+
+
+@dataclass(frozen=True, slots=True)
+class Passage:
+    """Lines `start` to `end` (0-based, end excluded) of a document's text, and how they ranked."""
+
+    doc: Document
+    start: int
+    end: int
+    score: float
+    tier: int  # 2: the title holds the question as typed (the whole text); 1: these lines do; 0: neither
+
+    @property
+    def whole(self) -> bool:
+        return self.tier == 2
+
+
+@dataclass(frozen=True, slots=True)
+class _Chunk:
+    doc: Document
+    start: int
+    end: int
+    counts: Counter[str]
+    length: int
+    tier: int
+
+
+def rank(docs: Sequence[Document], question: str) -> list[Passage]:
+    """The passages of `docs` that answer `question`, best first (see the module's docstring);
+    [] when none shares a term with it."""
+    weights = question_terms(question)
+    needle = question.strip().lower()
+    literal = needle if len(needle) >= _MIN_LITERAL else ""
+    chunks = [chunk for doc in docs for chunk in _chunks(doc, literal)]
+    if not chunks or not weights:
+        return []
+    scored = [
+        Passage(c.doc, c.start, c.end, score, c.tier)
+        for c, score in zip(chunks, _scores(chunks, weights), strict=True)
+    ]
+    best = max((p.score for p in scored if p.tier == 0), default=0.0)
+    kept = [p for p in scored if p.tier > 0 or (p.score > 0 and p.score >= FLOOR * best)]
+    kept.sort(key=lambda p: (p.tier, round(p.score, 6), p.doc.order, -p.start), reverse=True)
+    return _per_document(kept)
+
+
+def _chunks(doc: Document, literal: str) -> list[_Chunk]:
+    title = set(terms(doc.title)) if doc.title else set()
+    if literal and literal in doc.title.lower():
+        counts = Counter(terms(doc.text))
+        counts.update(title)
+        return [_Chunk(doc, 0, doc.text.count("\n") + 1, counts, sum(counts.values()), 2)]
+    lines = doc.text.split("\n")
+    per_line = [terms(line) for line in lines]
+    out = []
+    for start in range(0, max(len(lines) - CHUNK_LINES + STRIDE, 1), STRIDE):
+        end = min(start + CHUNK_LINES, len(lines))
+        counts = Counter(t for line in per_line[start:end] for t in line)
+        counts.update(title)
+        holds = bool(literal) and literal in "\n".join(lines[start:end]).lower()
+        out.append(_Chunk(doc, start, end, counts, sum(counts.values()), 1 if holds else 0))
+    return out
+
+
+def _scores(chunks: list[_Chunk], weights: dict[str, float]) -> list[float]:
+    """Each chunk's BM25 score for the weighted terms."""
+    scores = [0.0] * len(chunks)
+    total = len(chunks)
+    average = sum(c.length for c in chunks) / total or 1.0
+    for term, weight in weights.items():
+        held = [n for n, c in enumerate(chunks) if term in c.counts]
+        if not held:
+            continue
+        idf = math.log(1 + (total - len(held) + 0.5) / (len(held) + 0.5))
+        for n in held:
+            c = chunks[n]
+            tf = c.counts[term]
+            scores[n] += weight * idf * tf * (_K1 + 1) / (tf + _K1 * (1 - _B + _B * c.length / average))
+    return scores
+
+
+def _per_document(ranked: list[Passage]) -> list[Passage]:
+    taken: dict[tuple[str, str, str], list[Passage]] = {}
+    out: list[Passage] = []
+    for c in ranked:
+        key = (c.doc.key, c.doc.file, c.doc.title)
+        mine = taken.setdefault(key, [])
+        touching = next((p for p in mine if c.start <= p.end and p.start <= c.end), None)
+        if touching is not None:  # joined to a better chunk of the same document it touches
+            start, end = min(touching.start, c.start), max(touching.end, c.end)
+            if end - start <= MAX_LINES:
+                joined = Passage(c.doc, start, end, touching.score, touching.tier)
+                mine[mine.index(touching)] = joined
+                out[out.index(touching)] = joined
+            continue
+        if len(mine) >= PER_DOCUMENT:
+            continue
+        mine.append(c)
+        out.append(c)
+    return out

@@ -1,0 +1,170 @@
+"""The words recall ranks by: code-aware terms of a text, and the weighted terms of a question.
+
+    terms("RetryTimeout in src/upload/config.py")  -> ["retrytimeout", "retri", "timeout", "in",
+                                                      "src", "upload", "config", "py"]
+    question_terms("Which port does the server listen on?")
+        -> {"port": 1.0, "server": 1.0, "listen": 1.0, "bind": 0.4, "address": 0.4, ...}
+
+A *word* is a run of letters, digits and underscores. A word made of parts (`tenant_id`,
+`RetryTimeout`, `HTTP2Server`) gives itself and each part, so `tenant` finds `tenant_id` and
+`tenant_id` finds it more surely than `tenant` does; a path or a dotted name gives its parts
+(`/` and `.` end words). Each alphabetic term is lowercased and stemmed (Snowball English:
+`listener` -> `listen`, `connections` -> `connect`, `retries` -> `retri`); numbers stay as they
+are. A run of CJK characters gives its character pairs (those scripts put no space between
+words).
+
+A question drops its function words ("which", "does", "the", "again", "remind me") and keeps the
+rest at weight 1. It also gains, at a lower weight, the words developers use for the same thing
+(`error` for `exception`, `listen` for `port`, `change` for `edit`): a question in the user's own
+words should find an output in the tool's, and the table below is the general vocabulary of
+programming, not any one project's.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterator
+
+import snowballstemmer
+
+__all__ = ["RELATED_WEIGHT", "question_terms", "terms"]
+
+RELATED_WEIGHT = 0.4  # a related word counts this much of a word the question says
+
+_WORD = re.compile(r"[^\W_](?:\w*[^\W_])?")  # underscores inside a word, not at its ends
+_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_a-zA-Z]+")
+_CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
+
+_STOP = frozenset(
+    """a about above after again against all also am an and any are aren as at be because been
+    before being below between both but by can could did didn do does doesn doing don down during
+    each earlier ever few for from further get got had has have having he her here hers him his how
+    i if in into is isn it its itself just know last let like me mean meant more most my no nor not
+    now of off on once one only or other our ours out over own please recall remember remind said
+    same say says see seen she should show so some such tell than that the their theirs them then
+    there these they this those through to too under until up us very was wasn we were weren what
+    when where which while who whom why will with would you your yours""".split()  # noqa: SIM905
+)
+
+# Groups of words developers use for one thing; each word of a question brings in the others.
+_RELATED_GROUPS = (
+    "error exception fail failure crash traceback raise panic fault",
+    "port listen listener bind socket address connect connection accept",
+    "host hostname address domain",
+    "remove delete drop unlink",
+    "add create insert new",
+    "change edit modify update replace set rename",
+    "config configuration setting settings option options flag env environment",
+    "timeout deadline expire",
+    "retry retries attempt attempts backoff",
+    "max maximum limit cap ceiling",
+    "min minimum floor",
+    "version release tag",
+    "function def method func fn procedure",
+    "class type struct interface",
+    "test tests spec assert",
+    "commit hash sha revision",
+    "branch ref",
+    "memory mem ram",
+    "replica replicas instance instances pod pods",
+    "image container docker",
+    "column field attribute",
+    "table schema migration",
+    "author committer wrote",
+    "database db sql postgres postgresql sqlite mysql",
+    "start launch run boot",
+    "stop kill halt shutdown",
+    "log logs logging logger",
+    "package dependency dependencies library lib module",
+    "directory folder dir path",
+    "url endpoint route link uri",
+    "status code",
+    "user account login",
+    "password secret token credential key",
+    "warning warn",
+    "build compile compiler",
+    "install installed",
+    "size length bytes",
+    "speed latency duration seconds ms",
+)
+
+
+@functools.cache
+def _stemmer() -> snowballstemmer.Stemmer:  # made on the first search: most sessions never recall
+    return snowballstemmer.stemmer("english")
+
+
+@functools.lru_cache(maxsize=200_000)
+def _stem(word: str) -> str:
+    """The term of one lowercase word: stemmed when alphabetic, as it is otherwise."""
+    if not word.isalpha() or not word.isascii() or len(word) < 3:
+        return word
+    stemmed: str = _stemmer().stemWord(word)
+    return stemmed
+
+
+@functools.lru_cache(maxsize=200_000)
+def _word_terms(word: str) -> tuple[str, ...]:
+    """The terms of one word: itself, and its parts when it has more than one."""
+    if _CJK.search(word):
+        return tuple(_cjk_terms(word))
+    whole = _stem(word.lower())
+    parts = [_stem(p.lower()) for p in _PART.findall(word)]
+    if len(parts) <= 1:
+        return (whole,)
+    return (whole, *parts)
+
+
+def _cjk_terms(word: str) -> Iterator[str]:
+    for piece in re.split(f"({_CJK.pattern})", word):
+        if not piece:
+            continue
+        if _CJK.fullmatch(piece):
+            if len(piece) == 1:
+                yield piece
+            yield from (piece[i : i + 2] for i in range(len(piece) - 1))
+        else:
+            yield from _word_terms(piece)
+
+
+def terms(text: str) -> list[str]:
+    """Every term of `text`, in order (see the module's docstring)."""
+    out: list[str] = []
+    for word in _WORD.findall(text):
+        out.extend(_word_terms(word))
+    return out
+
+
+def _related() -> dict[str, frozenset[str]]:
+    table: dict[str, set[str]] = {}
+    for group in _RELATED_GROUPS:
+        stems = {_stem(word) for word in group.split()}
+        for stem in stems:
+            table.setdefault(stem, set()).update(stems)
+    return {stem: frozenset(others - {stem}) for stem, others in table.items()}
+
+
+@functools.cache
+def _related_table() -> dict[str, frozenset[str]]:
+    return _related()
+
+
+def question_terms(question: str) -> dict[str, float]:
+    """The terms a question is ranked by, each with its weight (see the module's docstring).
+
+    Function words are dropped unless nothing else is left ("how is it?" still searches)."""
+    said: dict[str, float] = {}
+    for word in _WORD.findall(question):
+        if word.lower() in _STOP:
+            continue
+        for term in _word_terms(word):
+            said[term] = 1.0
+    if not said:
+        said = {term: 1.0 for term in terms(question)}
+    weights = dict(said)
+    related = _related_table()
+    for term in said:
+        for other in related.get(term, ()):
+            weights.setdefault(other, RELATED_WEIGHT)
+    return weights
