@@ -21,7 +21,9 @@ the closing "Done" of a turn are not numbered), scored as the request arrives, s
 project as it is on disk then:
     recall        a planted fact's answer is in the request; if not, the fake answers that request
                   with one `recall` tool call per missing fact, all in one reply, whose input is the
-                  fact's query (the words of its question, never the answer); the agent runs its
+                  fact's question, or at every other probe its paraphrase (`Fact.asked`: a
+                  question's words only, never the answer nor a phrase picked to match the
+                  output, so no oracle); the agent runs its
                   real tool, and the fact passes if the tool result in the next main request holds
                   the answer. Then the session's step is played as it would have been. The round
                   trip is billed as the product bills it, and its results stay in the history.
@@ -196,7 +198,7 @@ def _outputs(step: Step) -> dict[str, tuple[str, bool]]:
 def judge_recall(pending: Sequence[tuple[Fact, str]], body: dict[str, Any], point: int) -> list[RecallCheck]:
     """The recall calls made at `point`, judged from the tool results the agent sent back in `body`."""
     results = tool_results(body)
-    return [RecallCheck(point, i, f.query, f.text, results.get(i)) for f, i in pending]
+    return [RecallCheck(point, i, f.asked(point // PROBE_EVERY), f.text, results.get(i)) for f, i in pending]
 
 
 # -- the fake model's side --------------------------------------------------------------------
@@ -247,7 +249,11 @@ class Player:
             missing = self._probe(point, request_text(body))
             if missing:
                 calls = [
-                    ToolCallSpec(RECALL_TOOL, {"query": f.query}, id=f"toolu_recall_{point:04d}_{i}")
+                    ToolCallSpec(
+                        RECALL_TOOL,
+                        {"query": f.asked(point // PROBE_EVERY)},
+                        id=f"toolu_recall_{point:04d}_{i}",
+                    )
                     for i, f in enumerate(missing)
                 ]
                 self.pending = [(f, str(c.id)) for f, c in zip(missing, calls, strict=True)]

@@ -25,7 +25,8 @@ same rules hold for every policy:
   blocks the turn it runs in): `SUMMARY_FIRST_TOKEN_S` plus its output at `OUTPUT_TOKENS_PER_S`.
 - **Probes** on the same requests for every policy (every `PROBE_EVERY`-th), after Factory (Dec
   2025): *recall* (each fact planted so far: its answer is in the request, or the policy's recall,
-  called with the phrase of the fact's question, returns it; each such recall is billed as a tool
+  called with the fact's question or, at every other probe, its paraphrase (`Fact.asked`: words of
+  a question only, no oracle phrase), returns it; each such recall is billed as a tool
   round trip, one more request carrying the calls and their results), *artifact* (every file a
   tool call touched so far is named in the request), *continuation* (the latest user request, and
   the next step stated since it), *decision* (the user's constraints and decisions, verbatim).
@@ -260,6 +261,7 @@ class _State:
     facts: list[Fact] = field(default_factory=list)
     paths: list[str] = field(default_factory=list)
     last_user: str = ""
+    probes: int = 0  # probe points so far
     next_step: str = ""
 
 
@@ -350,12 +352,14 @@ def _probe(run: Run, policy: Policy, biller: _Biller, history: list[Message], st
             run.probes["recall"].append(True)
         else:
             missing.append(fact)
-    results: list[tuple[Fact, str | None]] = [(f, policy.recall(f.query)) for f in missing]
+    probe = state.probes
+    state.probes += 1
+    results: list[tuple[Fact, str | None]] = [(f, policy.recall(f.asked(probe))) for f in missing]
     run.probes["recall"] += [found is not None and f.text in found for f, found in results]
     asked = [(f, found) for f, found in results if found is not None]
     if asked:  # the recall round trip: one reply with the calls, then a request carrying their results
         calls = [
-            ToolUse(f"recall_{run.recall_calls + n}", "recall", {"query": f.query})
+            ToolUse(f"recall_{run.recall_calls + n}", "recall", {"query": f.asked(probe)})
             for n, (f, _) in enumerate(asked)
         ]
         call = Message("assistant", tuple(calls))

@@ -21,8 +21,9 @@ Sizes are drawn from stated distributions (tokens, before the cap any policy app
 Planted in the first steps (and named in `facts`): an error string from a failing test, the
 port the dev server listens on, a constraint the user sets, a decision and its reason, and a
 line an edit changed. Each fact has a question a user would ask about it and its answer; a
-recall fact also names the phrase of its question a model would search for (`query`: words of
-the question, never the answer). Every assistant step that ends a phase states its next step
+recall fact also has the question in other words (`paraphrase`). A probe asks recall with one of
+them, in turn (`Fact.asked`): the words of a question only, never the answer nor a phrase picked
+to match the output. Every assistant step that ends a phase states its next step
 ("Next: ...").
 """
 
@@ -81,13 +82,18 @@ WORDS = [
 @dataclass(frozen=True, slots=True)
 class Fact:
     """Something said early that must survive. `text` is the answer (verbatim in a request, or in
-    what a recall returns); `question` is what a user would ask about it; `query` is the phrase of
-    the question a model would pass to a recall tool ("" for decisions, scored verbatim only)."""
+    what a recall returns); `question` is what a user would ask about it, `paraphrase` the same
+    question in other words ("" for decisions, scored verbatim only)."""
 
     kind: FactKind  # "decision": the user's constraints and decisions, verbatim in the request
     text: str
     question: str
-    query: str = ""
+    paraphrase: str = ""
+
+    def asked(self, probe: int) -> str:
+        """What the `probe`-th probe passes to recall: the question, and the paraphrase at every
+        other probe."""
+        return self.paraphrase if self.paraphrase and probe % 2 else self.question
 
 
 @dataclass(slots=True)
@@ -193,7 +199,12 @@ def _plant(w: _Writer, session: Session) -> None:
     output = f"F.F\n{ERROR}\n" + w.prose(300, "the traceback") + "\n[exit code 1]"
     step = _reply(w, "I will run the auth tests first.", (test, output, True))
     step.facts = (
-        Fact("recall", ERROR, "What error did tests/test_auth.py fail with?", "tests/test_auth.py"),
+        Fact(
+            "recall",
+            ERROR,
+            "What error did tests/test_auth.py fail with?",
+            "Why were the auth tests failing when we started?",
+        ),
     )
     s.append(step)
     serve = w.call("bash", {"command": "make dev-server"})
@@ -201,7 +212,12 @@ def _plant(w: _Writer, session: Session) -> None:
         w, "Starting the dev server to reproduce.", (serve, f"Serving on http://127.0.0.1:{PORT}\n", False)
     )
     step.facts = (
-        Fact("recall", f"127.0.0.1:{PORT}", "Which address does make dev-server listen on?", "dev-server"),
+        Fact(
+            "recall",
+            f"127.0.0.1:{PORT}",
+            "Which address does make dev-server listen on?",
+            "Where can I reach the local development server?",
+        ),
     )
     s.append(step)
     s.append(_user(DECISION, Fact("decision", DECISION, "What do we keep the job queue in, and why?")))
@@ -220,7 +236,7 @@ def _plant(w: _Writer, session: Session) -> None:
             "recall",
             CHANGED,
             "What did the edit to src/upload/config.py change?",
-            "src/upload/config.py",
+            "What did we set the upload timeout to, and from what?",
         ),
     )
     s.append(step)

@@ -49,6 +49,16 @@ def test_call_paths_joins_inputs_and_command_lines() -> None:
             Failure("E   AssertionError: 1 != 2", "exit code 1"),
         ),
         ("collected 3\n1 failed\n[exit code 1]", False, Failure("1 failed", "exit code 1")),
+        (  # an error stated tells more than a later line that only mentions one
+            "F\nE   KeyError: 'id'\nsee the traceback above for the cause\n[exit code 1]",
+            False,
+            Failure("E   KeyError: 'id'", "exit code 1"),
+        ),
+        (
+            "src/a.rs:3: error[E0502]: cannot borrow\nwarning: unused\nfailed to compile\n[exit code 101]",
+            False,
+            Failure("src/a.rs:3: error[E0502]: cannot borrow", "exit code 101"),
+        ),
         ("building\nlinking\n[exit code 2]", False, Failure("linking", "exit code 2")),
         ("(no output)\n[killed by signal 9]", False, Failure("(no output)", "killed by signal 9")),
         (

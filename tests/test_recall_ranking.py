@@ -11,10 +11,11 @@ from pathlib import Path
 
 from test_context_fakes import tool_round, user
 
+from agent_cli.core.messages import Message, SummaryBlock, ToolResult, ToolUse
 from agent_cli.store.archive import Archive
 from agent_cli.store.ranking import PER_DOCUMENT, rank
 from agent_cli.store.session_search import session_documents
-from agent_cli.store.terms import RELATED_WEIGHT, question_terms, terms
+from agent_cli.store.terms import PREFIX_WEIGHT, RELATED_WEIGHT, question_terms, terms
 
 SERVER_TOML = """# server settings
 [metrics]
@@ -56,7 +57,8 @@ def _padding(archive: Archive, count: int) -> None:
 def test_terms_split_code_words_and_stem_them() -> None:
     assert terms("tenant_id") == ["tenant_id", "tenant", "id"]
     assert terms("RetryTimeout") == ["retrytimeout", "retri", "timeout"]
-    assert terms("HTTP2Server") == ["http2server", "http", "2", "server"]
+    assert terms("HTTP2Server") == ["http2server", "http", "server"]  # one digit is no word
+    assert terms("api-7c9f6d5b8") == ["api", "7c9f6d5b8"]
     assert terms("src/upload/config.py") == ["src", "upload", "config", "py"]
     assert terms("the listener accepts connections") == ["the", "listen", "accept", "connect"]
     assert terms("__init__ 48213") == ["init", "48213"]
@@ -133,3 +135,36 @@ def test_never_no_match_while_anything_is_saved(tmp_path: Path) -> None:
     found = archive.search("qqqzzz xyzzy", 2_000)
     assert "Nothing saved in this session shares a word with 'qqqzzz xyzzy'" in found
     assert "built 3 targets" in found  # the newest saved passages, said so
+
+
+def test_a_question_gains_joined_words_and_abbreviations_at_lower_weights() -> None:
+    weights = question_terms("how long should we back off on coverage?")
+    assert weights["back"] == 1.0 and weights["backoff"] == RELATED_WEIGHT  # "back off" -> backoff
+    assert weights["cov"] == PREFIX_WEIGHT  # coverage -> cov, as `--cov-fail-under`
+    assert "co" not in weights  # two letters are no abbreviation
+
+
+def test_recall_returns_the_output_not_its_stub_nor_a_record(tmp_path: Path) -> None:
+    archive = Archive(tmp_path / "s")
+    original = "F.F\nE   KeyError: 'tenant_id' in handlers/auth.py:142\n[exit code 1]"
+    cleared = "[cleared to save context: bash pytest failed with 3 lines (error: KeyError); call recall(...)]"
+    use = ToolUse("toolu_1", "bash", {"command": "pytest -q tests/test_auth.py"})
+    asked = Message("assistant", (use,))
+    archive.write_span([asked, Message("user", (ToolResult("toolu_1", original, True),))], "clear")
+    record = Message("user", (SummaryBlock("Latest error: KeyError in the auth tests (auth tests failing)"),))
+    archive.write_span([asked, Message("user", (ToolResult("toolu_1", cleared, True),)), record], "compact")
+    found = archive.search("why were the auth tests failing?", 12_000)
+    assert "'tenant_id' in handlers/auth.py:142" in found
+    assert "[cleared to save context" not in found and "Latest error" not in found
+
+
+def test_a_long_line_is_ranked_in_pieces(tmp_path: Path) -> None:
+    archive = Archive(tmp_path / "s")
+    filler = " ".join(f"word{i}" for i in range(600))
+    archive.write_output(
+        "toolu_a", f"{filler} the cache eviction policy is LRU {filler}", header="[a · id toolu_a]"
+    )
+    archive.write_output("toolu_b", "cache warmed\n" * 3, header="[b · id toolu_b]")
+    docs, _ = session_documents(archive.session_dir)
+    top = rank(docs, "which cache eviction policy?")[0]
+    assert top.doc.title == "[a · id toolu_a]"  # not drowned by the 1,200 other words of its line

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agent_cli.context.stub_content import held
-from agent_cli.core.messages import Block, Message, ToolResult, ToolUse
+from agent_cli.core.messages import CLEARED_PREFIX, Block, Message, ToolResult, ToolUse
 
 __all__ = [
     "STUB_PREFIX",
@@ -30,7 +30,7 @@ __all__ = [
     "stub_for",
 ]
 
-STUB_PREFIX = "[cleared to save context: "
+STUB_PREFIX = CLEARED_PREFIX
 # A result this small is not worth a stub (the stub costs about this much).
 MIN_CLEARABLE_TOKENS = 60
 _PHRASE_KEYS = ("path", "file_path", "pattern", "command", "query", "url")

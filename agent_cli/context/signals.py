@@ -29,6 +29,8 @@ _STATUS_RE = re.compile(
 _EXIT_RE = re.compile(r"exit(?:ed)?(?:[ _]code|[ _]status)?\s*[:=]?\s*(-?\d+)", re.IGNORECASE)
 # Lines that name an error, strongest first: "E   KeyError: 'id'" tells more than "1 failed".
 _ERROR_WORDS = (
+    # An error stated: an exception's type, `error:` / `error[E0502]:`, pytest's `E   ` lines.
+    re.compile(r"\b[A-Z]\w*(?:Error|Exception)\b|(?i:\berror(?:\[\w+\])?:|\b(?:fatal|panic):)|^E\s{2,}\S"),
     re.compile(r"error|exception|traceback|fatal|panic|denied|not found|no such|cannot", re.IGNORECASE),
     re.compile(r"fail", re.IGNORECASE),
 )

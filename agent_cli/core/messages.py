@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
 __all__ = [
+    "CLEARED_PREFIX",
     "RAW_ARGUMENTS",
     "Block",
     "Message",
@@ -56,6 +57,10 @@ class TextBlock:
 # Tool-call arguments that are not a JSON object keep their text under this one key: the call keeps
 # its id (so its pair stays valid) and the tool layer answers with a readable error.
 RAW_ARGUMENTS = "_raw"
+
+# How a tool result the context engine cleared begins (its stub, context/clear.py); the store's
+# search reads the result as it was sent instead.
+CLEARED_PREFIX = "[cleared to save context: "
 
 
 def tool_arguments(raw: str) -> dict[str, Any]:

@@ -25,7 +25,7 @@ from agent_cli.core.text import clean as clean_text
 from agent_cli.store.layout import ARCHIVE_NAME_RE
 from agent_cli.store.ranking import CHUNK_LINES, Passage, rank
 from agent_cli.store.redact import Redactor
-from agent_cli.store.session_search import call_results, session_documents, session_files
+from agent_cli.store.session_search import call_results, fullest, session_documents, session_files
 
 __all__ = ["Archive"]
 
@@ -126,13 +126,15 @@ class Archive:
         if not query.strip():
             return "recall needs a phrase to look for (a file name, an error message, a few words)."
         docs, files = session_documents(self.session_dir, searcher=self.searcher)
-        docs = [doc for doc in docs if doc.conversation]
+        # Records are left out: each is what the engine wrote about messages that are saved
+        # verbatim, and the model holds the newest one already.
+        docs = [doc for doc in docs if doc.conversation and doc.kind != "record"]
         if not docs:
             return f"Nothing is saved in this session's transcripts yet ({files} files searched)."
         called = call_results(docs, query.strip())
         if called:
             return _fit(query, [f"[{d.file} · {d.ref}]\n{d.title}\n{d.text}" for d in called], max_chars)
-        ranked = rank(docs, query)[:MAX_PASSAGES]
+        ranked = rank(fullest(docs), query)[:MAX_PASSAGES]
         if ranked:
             return _fit(query, [_shown(p) for p in ranked], max_chars)
         newest = sorted(docs, key=lambda d: d.order, reverse=True)[:FALLBACK_PASSAGES]

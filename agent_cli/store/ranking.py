@@ -2,8 +2,9 @@
 
     rank(documents, "which TCP port does the server accept connections on?") -> [Passage, ...]
 
-A document's text is read as *chunks* of `CHUNK_LINES` lines, each starting `STRIDE` lines after
-the one before (they overlap, so a fact is never split from the lines around it). A chunk's terms
+A document's text is read as *chunks* of up to `CHUNK_LINES` lines and `CHUNK_TERMS` terms (a
+longer line is read in pieces), each starting halfway through the one before (they overlap, so a
+fact is never split from the lines around it). A chunk's terms
 are its own and its document's title's (a result is titled by its call: the path read, the
 command run), counted once. Chunks are scored by BM25 (k1 1.2, b 0.75) over the question's
 weighted terms (terms.py), then in tiers: a document whose title holds the question as typed
@@ -28,9 +29,10 @@ from agent_cli.store.terms import question_terms, terms
 __all__ = ["CHUNK_LINES", "FLOOR", "PER_DOCUMENT", "Passage", "rank"]
 
 CHUNK_LINES = 12
-STRIDE = 6
+CHUNK_TERMS = 160  # and at most this many terms
+PIECE_TERMS = 80  # a longer line is scored in pieces of this many terms
 PER_DOCUMENT = 2
-MAX_LINES = 2 * CHUNK_LINES  # chunks are joined up to this many lines
+MAX_LINES = 40  # touching chunks of a document are joined up to this many lines
 FLOOR = 0.3
 _K1 = 1.2
 _B = 0.75
@@ -88,15 +90,30 @@ def _chunks(doc: Document, literal: str) -> list[_Chunk]:
         counts.update(title)
         return [_Chunk(doc, 0, doc.text.count("\n") + 1, counts, sum(counts.values()), 2)]
     lines = doc.text.split("\n")
-    per_line = [terms(line) for line in lines]
+    # Pieces of at most PIECE_TERMS terms: a line, or a part of a long one (minified code, a
+    # paragraph on one line), so one long line is not one long chunk that no question ranks.
+    pieces: list[tuple[int, list[str]]] = []
+    for number, line in enumerate(lines):
+        found = terms(line)
+        pieces += [(number, found[i : i + PIECE_TERMS]) for i in range(0, max(len(found), 1), PIECE_TERMS)]
     out = []
-    for start in range(0, max(len(lines) - CHUNK_LINES + STRIDE, 1), STRIDE):
-        end = min(start + CHUNK_LINES, len(lines))
-        counts = Counter(t for line in per_line[start:end] for t in line)
+    first = 0
+    while True:
+        last, size = first, 0
+        while (
+            last < len(pieces) and last - first < CHUNK_LINES and size + len(pieces[last][1]) <= CHUNK_TERMS
+        ):
+            size += len(pieces[last][1])
+            last += 1
+        last = max(last, first + 1)  # a piece is never more than CHUNK_TERMS
+        start, end = pieces[first][0], pieces[last - 1][0] + 1
+        counts = Counter(t for _, found in pieces[first:last] for t in found)
         counts.update(title)
         holds = bool(literal) and literal in "\n".join(lines[start:end]).lower()
         out.append(_Chunk(doc, start, end, counts, sum(counts.values()), 1 if holds else 0))
-    return out
+        if last >= len(pieces):
+            return out
+        first = max(first + (last - first + 1) // 2, first + 1)  # the next starts halfway through this one
 
 
 def _scores(chunks: list[_Chunk], weights: dict[str, float]) -> list[float]:

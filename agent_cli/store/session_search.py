@@ -5,7 +5,8 @@ archive (`span-NNN-<label>.jsonl`, `output-NNN-<id>.txt`, written by archive.py)
 reads them as *documents*:
 
 - a block of a message, from a message record of the log or a line of a span: its text, a
-  summary, a tool call (`[tool call name {input}]`), or a tool result, *titled* by the call it
+  record the engine wrote in place of a span (kind "record"), a tool call
+  (`[tool call name {input}]`), or a tool result, *titled* by the call it
   answers (`[result of name {input} · id <call id>]`);
 - a tool's full output saved before L0 cut it (its first line is its title);
 - what the log tells a person besides the conversation, the events `agent transcripts show`
@@ -32,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agent_cli.core.events import CompactEvent, ErrorEvent, WarningEvent
-from agent_cli.core.messages import Message, SummaryBlock, TextBlock, ToolResult, ToolUse
+from agent_cli.core.messages import CLEARED_PREFIX, Message, SummaryBlock, TextBlock, ToolResult, ToolUse
 from agent_cli.store.layout import ARCHIVE_NAME_RE, SESSION_FILE, transcripts_dir
 from agent_cli.store.log_records import EventRecord, MessageRecord, read_log
 from agent_cli.store.sessions import session_ids
@@ -42,6 +43,7 @@ __all__ = [
     "Found",
     "Match",
     "call_results",
+    "fullest",
     "search_project",
     "search_session",
     "session_documents",
@@ -58,10 +60,11 @@ class Document:
     file: str  # the file's name in the session folder
     ref: str  # the log record's id, a span message's id, or the call id an output's name holds
     key: str  # the message's id, the same in the log and a span; `ref` for the rest
-    kind: str  # "message", "output", "event/compact", "event/warning", "event/error"
+    kind: str  # "message", "record", "output", "event/compact", "event/warning", "event/error"
     title: str  # a first line saying what the text is ("" when none)
     text: str
     order: tuple[int, int, int, int]  # (file time, file number, place, block): larger is newer
+    call: str = ""  # the id of the tool call this document is, or answers ("" for the rest)
 
     @property
     def conversation(self) -> bool:
@@ -135,6 +138,29 @@ def session_documents(directory: Path, *, searcher: str | None = None) -> tuple[
     files = session_files(directory)
     docs, _ = _documents(files, searcher)
     return docs, len(files)
+
+
+def fullest(docs: Sequence[Document]) -> list[Document]:
+    """`docs` with one document for each tool call: its result holding the most text.
+
+    A result is saved as it was sent (a span L1 wrote before clearing it), in full (L0's output
+    file), and as its stub or its cut form in later spans and the log; its call is a document of
+    its own. Recall ranks what the call returned, titled by the call, not the stub pointing at it
+    nor the bare call (both short, so both would rank above the output)."""
+    best: dict[str, Document] = {}
+    for doc in docs:
+        if not doc.call:
+            continue
+        held = best.get(doc.call)
+        if held is None or _fullness(doc) > _fullness(held):
+            best[doc.call] = doc
+    kept = {id(doc) for doc in best.values()}
+    return [doc for doc in docs if not doc.call or id(doc) in kept]
+
+
+def _fullness(doc: Document) -> tuple[bool, bool, int]:
+    """A result (titled) over its call, the result as sent over its stub, then the longest."""
+    return bool(doc.title), not doc.text.startswith(CLEARED_PREFIX), len(doc.text)
 
 
 def call_results(docs: Sequence[Document], call_id: str) -> list[Document]:
@@ -227,7 +253,8 @@ def _output_documents(
         return
     stem = path.name.rsplit(".", 1)[0].split("-", 2)  # output-NNN-<id>.txt -> <id>
     ref = stem[2] if len(stem) == 3 else path.stem
-    yield Document(path.name, ref, ref, "output", title, text, (*at, 0, 0))
+    call = called.group(1) if called else ""
+    yield Document(path.name, ref, ref, "output", title, text, (*at, 0, 0), call)
 
 
 def _message_documents(
@@ -241,17 +268,19 @@ def _message_documents(
     for number, block in enumerate(message.content):
         order = (*at, number)
         if isinstance(block, TextBlock | SummaryBlock):
-            yield Document(file, ref, message.id, "message", "", block.text, order)
+            kind = "record" if isinstance(block, SummaryBlock) else "message"
+            yield Document(file, ref, message.id, kind, "", block.text, order)
         elif isinstance(block, ToolUse):
             calls[block.id] = block
             if not _is_searcher(block, searcher):  # recall's own calls and results would match themselves
-                yield Document(file, ref, message.id, "message", "", f"[tool call {_call(block)}]", order)
+                text = f"[tool call {_call(block)}]"
+                yield Document(file, ref, message.id, "message", "", text, order, block.id)
         elif isinstance(block, ToolResult):
             use = calls.get(block.tool_use_id)
             if _is_searcher(use, searcher):
                 continue
             title = f"[result of {_call(use) if use else 'a tool call'} · id {block.tool_use_id}]"
-            yield Document(file, ref, message.id, "message", title, block.content, order)
+            yield Document(file, ref, message.id, "message", title, block.content, order, block.tool_use_id)
 
 
 def _call(use: ToolUse) -> str:

@@ -23,14 +23,16 @@ programming, not any one project's.
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 from collections.abc import Iterator
 
 import snowballstemmer
 
-__all__ = ["RELATED_WEIGHT", "question_terms", "terms"]
+__all__ = ["PREFIX_WEIGHT", "RELATED_WEIGHT", "question_terms", "terms"]
 
 RELATED_WEIGHT = 0.4  # a related word counts this much of a word the question says
+PREFIX_WEIGHT = 0.25  # and a word's first letters, as an abbreviation of it, this much
 
 _WORD = re.compile(r"[^\W_](?:\w*[^\W_])?")  # underscores inside a word, not at its ends
 _PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_a-zA-Z]+")
@@ -38,12 +40,12 @@ _CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\
 
 _STOP = frozenset(
     """a about above after again against all also am an and any are aren as at be because been
-    before being below between both but by can could did didn do does doesn doing don down during
+    before being below between both but by can could did didn do does doesn doing don during
     each earlier ever few for from further get got had has have having he her here hers him his how
     i if in into is isn it its itself just know last let like me mean meant more most my no nor not
-    now of off on once one only or other our ours out over own please recall remember remind said
+    now of on once one only or other our ours over own please recall remember remind said
     same say says see seen she should show so some such tell than that the their theirs them then
-    there these they this those through to too under until up us very was wasn we were weren what
+    there these they this those through to too under until us very was wasn we were weren what
     when where which while who whom why will with would you your yours""".split()  # noqa: SIM905
 )
 
@@ -87,6 +89,28 @@ _RELATED_GROUPS = (
     "install installed",
     "size length bytes",
     "speed latency duration seconds ms",
+    # Kinds of tools, and the names developers know them by.
+    "frontend web ui client browser",
+    "backend server api service",
+    "orm sqlalchemy django prisma typeorm sequelize hibernate gorm diesel activerecord",
+    "driver pgx psycopg psycopg2 asyncpg libpq jdbc",
+    "broker queue kafka rabbitmq sqs nats celery",
+    "cache redis memcached",
+    "bundler webpack vite esbuild rollup parcel turbopack",
+    "runner pytest jest vitest mocha playwright cypress",
+    "linter lint eslint ruff flake8 pylint clippy",
+    "formatter prettier black rustfmt gofmt",
+    "typecheck mypy tsc pyright",
+    "http httpx requests axios fetch reqwest urllib",
+    "fetching tanstack swr apollo",
+    "manager pip npm yarn pnpm cargo poetry uv",
+    "kubernetes k8s kubectl helm cluster",
+    "ci pipeline workflow actions jenkins gitlab",
+    "infra infrastructure terraform pulumi cloudformation",
+    "health healthz liveness readiness probe",
+    "oom oomkilled killed memory",
+    "duplicate double twice idempotent idempotency dedupe",
+    "current checked checkout head",
 )
 
 
@@ -110,10 +134,11 @@ def _word_terms(word: str) -> tuple[str, ...]:
     if _CJK.search(word):
         return tuple(_cjk_terms(word))
     whole = _stem(word.lower())
-    parts = [_stem(p.lower()) for p in _PART.findall(word)]
+    parts = _PART.findall(word)
     if len(parts) <= 1:
         return (whole,)
-    return (whole, *parts)
+    # One letter or digit is no word of its own (the pieces of a hash or an id: 7c9f6d5b8).
+    return (whole, *(_stem(p.lower()) for p in parts if len(p) > 1))
 
 
 def _cjk_terms(word: str) -> Iterator[str]:
@@ -154,17 +179,27 @@ def question_terms(question: str) -> dict[str, float]:
     """The terms a question is ranked by, each with its weight (see the module's docstring).
 
     Function words are dropped unless nothing else is left ("how is it?" still searches)."""
-    said: dict[str, float] = {}
-    for word in _WORD.findall(question):
-        if word.lower() in _STOP:
-            continue
-        for term in _word_terms(word):
-            said[term] = 1.0
+    words = [word for word in _WORD.findall(question) if word.lower() not in _STOP]
+    said = {term: 1.0 for word in words for term in _word_terms(word)}
     if not said:
-        said = {term: 1.0 for term in terms(question)}
+        return {term: 1.0 for term in terms(question)}
     weights = dict(said)
+    # Two words said together may be one in the text ("back off" -> backoff, "checked out" ->
+    # checkout): the first word's stem and the second; particles (off, out, up, down) are words here.
+    joined = {
+        _stem(f"{_stem(a.lower())}{b.lower()}")
+        for a, b in itertools.pairwise(words)
+        if a.isalpha() and b.isalpha()
+    }
+    for term in joined:
+        weights.setdefault(term, RELATED_WEIGHT)
     related = _related_table()
-    for term in said:
+    for term in [*said, *joined]:
         for other in related.get(term, ()):
             weights.setdefault(other, RELATED_WEIGHT)
+    # The text may shorten a word ("cov" for coverage, "cfg" aside): its first letters count a little.
+    for term in said:
+        if term.isalpha() and len(term) >= 5:
+            for end in range(3, len(term) - 1):
+                weights.setdefault(term[:end], PREFIX_WEIGHT)
     return weights

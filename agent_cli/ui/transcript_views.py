@@ -177,7 +177,7 @@ def format_show(root: Path | str, session_id: str) -> str:
 class SearchHit:
     session_id: str
     rid: str  # record or message id; "<file>:<line>" for a saved output
-    kind: str  # "message", "output", "event/compact", "event/warning", "event/error"
+    kind: str  # "message", "record", "output", "event/compact", "event/warning", "event/error"
     snippet: str
     file: str = SESSION_FILE
 

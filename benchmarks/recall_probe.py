@@ -1,0 +1,187 @@
+"""The fair recall probe: planted facts asked for in a user's words, with no oracle phrase.
+
+    python benchmarks/recall_probe.py [--seeds 5] [--distractors 200 1000]
+
+A session is written as the product writes one: every message through the real `SessionLog`
+(`.transcripts/<session>/session.jsonl`), each scene (benchmarks/recall_facts.py: the 45 facts'
+tool calls and `--distractors` look-alike outputs, shuffled by the seed) as an assistant message
+naming the call and a user message carrying its result, and every 40 scenes the span so far
+written to the archive as L2 writes it. Then each fact is asked for with each of its three
+questions (direct, paraphrase, vague), as the model would pass them to `recall`: the question's
+words, nothing picked to match the output. A fact is *found* when the answer is in what recall
+returns within its budget (`recall_max_chars`, 12,000 characters); *first* when it is in the first
+passage.
+
+Two searches over the same folder, in the same run:
+- `literal`: what recall did before ranking: the documents holding the question as typed (the
+  store's literal search, `session_search.search_session`), newest first, as many as fit;
+- `ranked`: the product's recall (`Archive.search`: terms.py, ranking.py).
+
+Deterministic: the same seeds give the same figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from recall_facts import FACTS, Scene, distractors
+
+from agent_cli.config.settings import ContextSettings
+from agent_cli.core.messages import Message, TextBlock, ToolResult, ToolUse
+from agent_cli.store.archive import Archive
+from agent_cli.store.redact import Redactor
+from agent_cli.store.session_log import SessionLog
+from agent_cli.store.session_search import search_session
+
+__all__ = ["KINDS", "Score", "probe"]
+
+KINDS = ("direct", "paraphrase", "vague")
+SEARCHES = ("literal", "ranked")
+BUDGET = ContextSettings().recall_max_chars
+SPAN_EVERY = 40
+
+
+@dataclass(slots=True)
+class Score:
+    """Per search and question kind: facts asked, found, found in the first passage; chars returned."""
+
+    asked: dict[tuple[str, str], int] = field(default_factory=lambda: defaultdict(int))
+    found: dict[tuple[str, str], int] = field(default_factory=lambda: defaultdict(int))
+    first: dict[tuple[str, str], int] = field(default_factory=lambda: defaultdict(int))
+    chars: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    seconds: dict[str, float] = field(default_factory=lambda: defaultdict(float))
+    misses: list[tuple[str, str]] = field(default_factory=list)  # (kind, question) ranked missed
+
+    def share(self, search: str, kind: str | None = None) -> float:
+        kinds = [kind] if kind else list(KINDS)
+        asked = sum(self.asked[search, k] for k in kinds)
+        return sum(self.found[search, k] for k in kinds) / asked if asked else 0.0
+
+    def first_share(self, search: str) -> float:
+        asked = sum(self.asked[search, k] for k in KINDS)
+        return sum(self.first[search, k] for k in KINDS) / asked if asked else 0.0
+
+
+def _messages(scene: Scene, n: int) -> list[Message]:
+    use = ToolUse(f"toolu_{n:05d}", scene.tool, scene.args)
+    what = scene.args.get("path") or scene.args.get("command") or scene.args.get("pattern")
+    return [
+        Message("assistant", (TextBlock(f"Looking at {what}."), use)),
+        Message("user", (ToolResult(use.id, scene.output, scene.is_error),)),
+    ]
+
+
+def _session(root: Path, seed: int, count: int) -> Archive:
+    """A session folder holding the facts' scenes among `count` distractors, shuffled by `seed`."""
+    scenes = [fact.scene for fact in FACTS] + distractors(seed, count)
+    random.Random(seed).shuffle(scenes)
+    log = SessionLog.create(root, redactor=Redactor([]), meta={"model": "bench"})
+    archive = Archive(log.dir, searcher="recall")
+    log.log_message(Message.user("Get the billing service ready for the release; look around first."))
+    span: list[Message] = []
+    for n, scene in enumerate(scenes):
+        for message in _messages(scene, n):
+            log.log_message(message)
+            span.append(message)
+        if len(span) >= 2 * SPAN_EVERY:
+            archive.write_span(span, "compact")
+            span = []
+    log.close()
+    return archive
+
+
+def _literal(archive: Archive, question: str) -> str:
+    """Recall before ranking: the documents holding `question` as typed, newest first, in budget."""
+    found = search_session(archive.session_dir, question, searcher="recall")
+    out, used = [], 0
+    for match in found.matches:
+        if not match.doc.conversation:
+            continue
+        text = f"{match.doc.title}\n{match.doc.text}"
+        if used + len(text) > BUDGET:
+            break
+        out.append(text)
+        used += len(text)
+    return "\n\n".join(out) or f"No match for {question!r}"
+
+
+def _first_passage(answer: str) -> str:
+    """The first passage of a ranked answer (each starts with `[file · ref]`)."""
+    parts = answer.split("\n\n[")
+    return parts[0]
+
+
+def probe(seeds: list[int], count: int) -> Score:
+    score = Score()
+    for seed in seeds:
+        with tempfile.TemporaryDirectory() as tmp:
+            archive = _session(Path(tmp), seed, count)
+            for fact in FACTS:
+                for kind, question in zip(KINDS, fact.questions, strict=True):
+                    for search in SEARCHES:
+                        start = time.perf_counter()
+                        got = (
+                            _literal(archive, question)
+                            if search == "literal"
+                            else archive.search(question, BUDGET)
+                        )
+                        score.seconds[search] += time.perf_counter() - start
+                        score.asked[search, kind] += 1
+                        score.chars[search] += len(got)
+                        if fact.answer in got:
+                            score.found[search, kind] += 1
+                            if fact.answer in _first_passage(got):
+                                score.first[search, kind] += 1
+                        elif search == "ranked" and seed == seeds[0]:
+                            score.misses.append((kind, question))
+    return score
+
+
+def report(seeds: list[int], counts: list[int]) -> list[str]:
+    lines = [
+        f"{len(FACTS)} planted facts x 3 questions, seeds {seeds[0]}-{seeds[-1]}, "
+        f"recall budget {BUDGET:,} characters.",
+        "",
+        "| distractors | search | direct | paraphrase | vague | all | in the first passage "
+        "| mean answer, chars | mean time, ms |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    misses: list[tuple[str, str]] = []
+    for count in counts:
+        score = probe(seeds, count)
+        for search in SEARCHES:
+            asked = sum(score.asked[search, k] for k in KINDS)
+            lines.append(
+                f"| {count} | {search} | "
+                + " | ".join(f"{score.share(search, k):.0%}" for k in KINDS)
+                + f" | **{score.share(search):.1%}** | {score.first_share(search):.0%}"
+                + f" | {score.chars[search] / asked:,.0f} | {1000 * score.seconds[search] / asked:,.0f} |"
+            )
+        if count == counts[-1]:
+            misses = score.misses
+    if misses:
+        lines += ["", f"Questions ranked recall missed (seed {seeds[0]}, {counts[-1]} distractors):", ""]
+        lines += [f"- {kind}: {question}" for kind, question in misses]
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--distractors", type=int, nargs="+", default=[200, 1000])
+    args = parser.parse_args()
+    print("\n".join(report(list(range(1, args.seeds + 1)), args.distractors)))
+
+
+if __name__ == "__main__":
+    main()
