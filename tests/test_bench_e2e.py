@@ -157,7 +157,9 @@ def test_two_runs_give_the_same_scores_and_counts() -> None:
     assert [(c.point, c.query, c.passed) for c in one.recalls] == [
         (c.point, c.query, c.passed) for c in two.recalls
     ]
-    assert [q.input_tokens for q in one.recorded] == [q.input_tokens for q in two.recorded]
+    # The same requests, of the same sizes; a record prepared ahead may arrive before or after the
+    # main request sent beside it.
+    assert sorted(q.input_tokens for q in one.recorded) == sorted(q.input_tokens for q in two.recorded)
 
 
 def test_summary_requests_are_answered_by_the_stand_in_within_the_products_cap() -> None:

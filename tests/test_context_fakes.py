@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agent_cli.config.settings import ContextSettings
+from agent_cli.context.ahead import Submit, in_thread
 from agent_cli.context.engine import ContextEngine, Frame
 from agent_cli.core.messages import Block, Message, TextBlock, ToolResult, ToolUse, Usage
 from agent_cli.core.requests import Request, ToolSpec
@@ -131,6 +132,7 @@ def make_engine(
     counter: FakeCounter | None = None,
     clock: Callable[[], float] | None = None,
     archive: Archive | None = None,
+    submit: Submit | None = None,
     **overrides: object,
 ) -> tuple[ContextEngine, FakeCounter, FakeSummarizer]:
     """An engine over a small window, with settings scaled down to it unless overridden."""
@@ -156,6 +158,7 @@ def make_engine(
         archive=archive or Archive(tmp / ".transcripts" / "s1"),
         summarize=summarizer,
         clock=clock or (lambda: float(next(ticks))),
+        submit=submit or in_thread,
     )
     return engine, counter, summarizer
 

@@ -45,6 +45,9 @@ class ContextSettings:
     target_ratio: float = 0.45  # after compacting, the request is at most this share of the budget
     emergency_ratio: float = 0.95  # L4 fires above this share of the budget
     clear_ratio: float = 0.50  # L1 (clear old tool results) may start above this share
+    # Above this share L2's record is prepared in the background, to be swapped in at the trigger
+    # (no turn waits on a summary); at or above trigger_ratio it is made at the trigger, as it waits.
+    prepare_ratio: float = 0.65
     clear_protect_tokens: int = 25_000  # newest tool results kept verbatim by L1
     clear_min_batch_tokens: int = 20_000  # L1 acts only when it frees at least this much
     tool_result_max_tokens: int = 20_000  # L0: larger tool results are cut to head + tail

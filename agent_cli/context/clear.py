@@ -80,12 +80,18 @@ class ClearPlan:
 
 
 def clearable(
-    messages: Sequence[Message], counts: Sequence[int], *, protect_tokens: int, stub_tokens: int = 50
+    messages: Sequence[Message],
+    counts: Sequence[int],
+    *,
+    protect_tokens: int,
+    stub_tokens: int = 50,
+    start: int = 0,
 ) -> tuple[dict[int, set[str]], int]:
     """The results older than the newest `protect_tokens` (by message index), and what stubbing them frees.
 
     `counts[i]` is message i's token count; a result's share of its message is
-    estimated by characters, so no text is counted again here.
+    estimated by characters, so no text is counted again here. Messages before `start` are left
+    as they are (a span whose record is being prepared, ahead.py).
     """
     newer = 0  # tokens of results newer than the one being looked at
     to_clear: dict[int, set[str]] = {}
@@ -99,7 +105,7 @@ def clearable(
         for result in reversed(results):
             size = counts[i] * len(result.content) // total_chars
             newer += size
-            protected = newest_round or newer <= protect_tokens
+            protected = newest_round or newer <= protect_tokens or i < start
             if protected or is_stub(result) or size < MIN_CLEARABLE_TOKENS:
                 continue
             to_clear.setdefault(i, set()).add(result.tool_use_id)

@@ -7,7 +7,8 @@ window, and the loop guard's failure count) and decides, cheapest first:
 
     ingest      L0 cap a tool result as it arrives
     prepare     L1 clear old results, L2 condense at the trigger (L1 alone only if it
-                reaches the target), L4 drop at the emergency line
+                reaches the target; its record prepared ahead from the prepare line, ahead.py),
+                L4 drop at the emergency line
     on_overflow learn the true count, force L2 then L4 down to the target, or raise
     compact     L3: condense the whole conversation now, steered by a focus
 
@@ -24,6 +25,7 @@ import time
 from collections.abc import Callable, Sequence
 
 from agent_cli.config.settings import ContextSettings
+from agent_cli.context.ahead import RecordAhead, Submit, Taken, in_thread
 from agent_cli.context.breakdown import Breakdown, compute_breakdown
 from agent_cli.context.clear import clearable, next_change
 from agent_cli.context.latch import CompactionState, Limits
@@ -35,7 +37,7 @@ from agent_cli.context.notices import (
     summary_outcome,
     under_reported,
 )
-from agent_cli.context.plan import plan_condense
+from agent_cli.context.plan import CondensePlan, plan_condense
 from agent_cli.context.protocol import EngineEvent, Frame, Prepared
 from agent_cli.context.summary_request import Summarize
 from agent_cli.context.thresholds import (
@@ -71,9 +73,11 @@ class ContextEngine:
         archive: Archive,
         summarize: Summarize,
         clock: Callable[[], float] = time.monotonic,
+        submit: Submit = in_thread,
     ) -> None:
         self.settings = settings
         self._clock = clock
+        self._ahead = RecordAhead(submit, clock)  # L2's record, prepared before the trigger
         self._run = LayerRunner(counter, archive, summarize, clock)
         self.max_output = max_output
         self.thresholds: Thresholds = compute_thresholds(settings, window, max_output)
@@ -108,6 +112,7 @@ class ContextEngine:
     def restart(self) -> None:
         """A fresh start (`/clear`, another model or session): past failures no longer count."""
         self._state, self._clear_skip = CompactionState.fresh(), ("", 0)
+        self._ahead.drop()
 
     @property
     def state(self) -> CompactionState:
@@ -166,7 +171,13 @@ class ContextEngine:
         messages = settle_thinking(history, messages)
         failed = False
         if total >= th.trigger_at and self.auto_compact:
-            outcome = self._condense(messages, frame, total, "summarize", "auto", None)
+            outcome = self._condense(
+                messages, frame, total, "summarize", "auto", None, self._ahead.take(messages)
+            )
+            if outcome.acted and outcome.tokens >= th.trigger_at and outcome.ahead:  # the tail grew past it
+                settled = settle_thinking(history, outcome.messages)  # the span goes out again
+                again = self._condense(settled, frame, outcome.tokens, "summarize", "auto", None)
+                outcome = dataclasses.replace(again, events=(*outcome.events, *again.events))
             messages, total = outcome.messages, outcome.tokens
             events += outcome.events
             # A record built and still above the trigger (or thrown away for not shrinking) is a failure;
@@ -174,6 +185,8 @@ class ContextEngine:
             failed = outcome.attempted and total >= th.trigger_at
             if outcome.attempted:
                 events += self._note_result(failed)
+        elif total >= th.prepare_at and self.auto_compact and not cleared.events:
+            self._prepare_ahead(messages, frame, total)
         if total >= th.emergency_at or (failed and total >= th.trigger_at):
             step = self._run.drop(messages, frame, total, th.target, trigger="auto")
             messages, total = step.messages, step.tokens
@@ -283,7 +296,9 @@ class ContextEngine:
         key = messages[0].id if messages else ""
         if key == self._clear_skip[0] and total < self._clear_skip[1]:
             return Step(messages, total)
-        to_clear, freed = clearable(messages, self._run.counts(messages), protect_tokens=th.clear_protect)
+        to_clear, freed = clearable(
+            messages, self._run.counts(messages), protect_tokens=th.clear_protect, start=self._ahead.holds
+        )
         if freed < th.clear_min_batch or not to_clear:
             # What L1 could free grows by at most what the history grows: while the same
             # history (same first message) has not grown by the shortfall, there is no
@@ -302,13 +317,18 @@ class ContextEngine:
         layer: CompactLayer,
         trigger: CompactTrigger,
         focus: str | None,
+        ahead: Taken | None = None,
     ) -> Condensed:
-        """L2 / L3 where the plan finds a span worth a record."""
+        """L2 / L3 where the plan finds a span worth a record; with `ahead`, the record prepared for
+        its span (the plan it was made for, and its reply)."""
         requested = layer == "manual"  # L3: asked for by the user or the model
-        plan = plan_condense(messages, self._run.counts(messages), self.thresholds, requested=requested)
+        if ahead is not None:
+            plan: CondensePlan | None = ahead.plan
+        else:
+            plan = plan_condense(messages, self._run.counts(messages), self.thresholds, requested=requested)
         if plan is None:
             return Condensed(messages, total, False)
-        use_model = requested or self._state.may_call(self.limits)
+        use_model = requested or ahead is not None or self._state.may_call(self.limits)
         outcome = self._run.condense(
             messages,
             plan,
@@ -319,12 +339,34 @@ class ContextEngine:
             trigger=trigger,
             focus=focus,
             use_model=use_model,
+            reply=ahead.reply if ahead is not None else None,
         )
+        if ahead is not None:  # its event says the record was made ahead
+            marked = tuple(
+                dataclasses.replace(e, ahead=True) if isinstance(e, CompactEvent) else e
+                for e in outcome.events
+            )
+            outcome = dataclasses.replace(outcome, events=marked, ahead=True)
         self._state, latched = self._state.summary(outcome.summary, self.limits, trigger=trigger)
         notice = summary_outcome(outcome.failure, outcome.shortfall, outcome.transcript, latched)
         if notice:  # one message: what happened, and what follows
             return dataclasses.replace(outcome, events=(*outcome.events, WarningEvent(message=notice)))
         return outcome
+
+    def _prepare_ahead(self, messages: list[Message], frame: Frame, total: int) -> None:
+        """Above the prepare line, with L1 idle: start the record of the span L2 would cut, while the
+        model may be asked (not while the latch holds). The span is then L1's to leave alone.
+
+        What arrives until the trigger joins the verbatim tail, so the tail kept now is smaller by
+        that much: at the swap it is about the tail a blocking summary keeps."""
+        if self._ahead.holds or not self._state.may_call(self.limits):
+            return
+        th = self.thresholds
+        th = dataclasses.replace(th, keep_tail=max(th.keep_tail - (th.trigger_at - total), 0))
+        plan = plan_condense(messages, self._run.counts(messages), th, requested=False)
+        if plan is not None:
+            span = plan.span(messages)
+            self._ahead.start(plan, span, self._run.summary_call(span, frame, self.thresholds))
 
     def _note_result(self, failed: bool) -> list[EngineEvent]:
         """The loop guard: stop automatic compaction after repeated failures, and say so."""

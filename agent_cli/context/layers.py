@@ -37,7 +37,7 @@ from agent_cli.context.plain import abbreviate, call_text, tool_calls_by_id
 from agent_cli.context.plan import CondensePlan
 from agent_cli.context.protocol import EngineEvent, Frame
 from agent_cli.context.record_choice import judge_record
-from agent_cli.context.summary_request import Summarize, SummaryFailed, run_summary
+from agent_cli.context.summary_request import Summarize, SummaryFailed, SummaryReply, run_summary
 from agent_cli.context.thresholds import Counter, Thresholds
 from agent_cli.core.errors import ProviderError
 from agent_cli.core.events import CompactEvent, CompactLayer, CompactTrigger, WarningEvent
@@ -70,6 +70,7 @@ class Condensed:
     shortfall: str | None = None  # how the model's record, used, fell short (repaired by code)
     transcript: str = ""  # where the span went
     events: tuple[EngineEvent, ...] = ()
+    ahead: bool = False  # the record was prepared before the trigger (ahead.py)
 
 
 SummaryOutcome = Literal["ok", "failed", "skipped"]
@@ -222,9 +223,11 @@ class LayerRunner:
         trigger: CompactTrigger,
         focus: str | None,
         use_model: bool = True,
+        reply: Callable[[], SummaryReply] | None = None,
     ) -> Condensed:
         """L2 / L3: the span of `plan` becomes a record (the model's, or the digest; only the digest
-        when `use_model` is False, as while the summarizer latch holds).
+        when `use_model` is False, as while the summarizer latch holds). `reply` is the summary call
+        made ahead for this span (ahead.py), waited for here; None makes it now.
 
         A requested compaction (L3) of a short conversation may grow it a little; that is
         what the user asked for. An automatic one must shrink the request.
@@ -234,7 +237,8 @@ class LayerRunner:
         if path is None:
             return Condensed(messages, total, False, events=refused)
         must_shrink = layer != "manual"
-        record = self._record(messages, plan, frame, total, path, thresholds, focus, must_shrink, use_model)
+        call = reply or self.summary_call(plan.span(messages), frame, thresholds, focus)
+        record = self._record(messages, plan, frame, total, path, thresholds, call, must_shrink, use_model)
         if must_shrink and record.tokens >= total:  # not even the digest shrinks it: leave it as it was
             warning = WarningEvent(
                 message=f"Compaction could not shrink the conversation ({total:,} tokens)."
@@ -250,15 +254,23 @@ class LayerRunner:
             usage=record.usage,
         )  # fmt: skip
         return Condensed(
-            record.messages,
-            record.tokens,
-            True,
-            record.summary,
-            True,
-            failure,
-            record.shortfall,
-            path,
+            record.messages, record.tokens, True, record.summary, True, failure, record.shortfall, path,
             (event,),
+        )  # fmt: skip
+
+    def summary_call(
+        self, span: Sequence[Message], frame: Frame, th: Thresholds, focus: str | None = None
+    ) -> Callable[[], SummaryReply]:
+        """The summary call for `span`, to make now or ahead: the same request either way."""
+        span = list(span)
+        return lambda: run_summary(
+            span,
+            frame,
+            cap=th.summary_cap,
+            focus=focus,
+            budget=th.budget,
+            counter=self.counter,
+            summarize=self.summarize,
         )
 
     def drop(
@@ -333,7 +345,7 @@ class LayerRunner:
         total: int,
         path: str,
         th: Thresholds,
-        focus: str | None,
+        call: Callable[[], SummaryReply],
         must_shrink: bool,
         use_model: bool,
     ) -> _Record:
@@ -350,15 +362,7 @@ class LayerRunner:
             )
             return _Record(new, self.recount(frame, messages, new), "latched", None, "skipped")
         try:
-            reply = run_summary(
-                span,
-                frame,
-                cap=th.summary_cap,
-                focus=focus,
-                budget=th.budget,
-                counter=self.counter,
-                summarize=self.summarize,
-            )
+            reply = call()
             body, usage = reply.text, reply.usage
         except (ProviderError, TimeoutError, SummaryFailed, OSError) as exc:
             # The summary call's own failures must not lose the session: the digest stands in. A bug

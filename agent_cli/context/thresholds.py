@@ -89,6 +89,7 @@ class Thresholds:
     working: int  # the budget the layers work to: min(B, context.working_budget)
     clear_at: int  # L1 may clear old tool results above this
     trigger_at: int  # L2 fires at or above this
+    prepare_at: int  # L2's record is prepared in the background above this (ahead.py); trigger_at: never
     target: int  # compactions aim at or below this (hysteresis)
     emergency_at: int  # L4 drops the oldest groups above this
     keep_tail: int  # L2 keeps at most this much recent conversation verbatim
@@ -135,6 +136,7 @@ def compute_thresholds(settings: ContextSettings, window: int, max_output: int) 
     emergency = _ratio(settings.emergency_ratio, 0.05, 1.0)
     trigger = _ratio(settings.trigger_ratio, 0.05, emergency)
     clear = _ratio(settings.clear_ratio, 0.0, trigger)
+    prepare = _ratio(settings.prepare_ratio, clear, trigger)
     target = _ratio(settings.target_ratio, 0.01, trigger * 0.9)
 
     target_at = int(work * target)
@@ -153,6 +155,7 @@ def compute_thresholds(settings: ContextSettings, window: int, max_output: int) 
         working=work,
         clear_at=int(work * clear),
         trigger_at=int(work * trigger),
+        prepare_at=int(work * prepare),
         target=target_at,
         emergency_at=max(int(budget * emergency), int(work * trigger)),
         keep_tail=keep_tail,

@@ -145,6 +145,7 @@ class CompactEvent:
     degraded: bool = False
     usage: Usage | None = None  # what the summary call cost (L2/L3), thinking and cache included
     detail: str | None = None  # L0 / L1: what was cut or cleared (calls), for a one-line notice
+    ahead: bool = False  # L2: the record was prepared in the background; `duration` is the wait for it
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)

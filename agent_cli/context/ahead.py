@@ -1,0 +1,107 @@
+"""The record prepared ahead: L2's summary call, started before the trigger, taken when it is reached.
+
+    ahead = RecordAhead()
+    ahead.start(plan, span, call)      # above the prepare line: `call` runs in a worker thread
+    ahead.holds                        # the span's end while it runs: L1 leaves that span alone
+    ahead.take(messages) -> Taken      # at the trigger: the same span? its plan and its reply
+
+A summary call takes seconds to minutes; made at the trigger, the turn waits for it. Made ahead,
+it runs while the model's reply streams or the user types. The reply is the one a blocking call
+would have got: the same request, built from the same span by the same code (`call`), so the
+history after the swap is what a blocking summary of that span would have made. If the span has
+changed since (L0 cut an argument in it, `/model` reset the engine), the reply is dropped and the
+turn summarizes as before. If it is not ready when the trigger is reached, the turn waits for it,
+as it would have waited for a call made then.
+
+One record is prepared at a time. The worker is a daemon thread, so a session that ends while
+a record is being prepared does not wait for it.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass
+
+from agent_cli.context.plan import CondensePlan
+from agent_cli.context.summary_request import SummaryReply
+from agent_cli.core.messages import Message
+
+__all__ = ["RecordAhead", "Submit", "Taken", "in_thread"]
+
+# Runs a call and hands back its future (a thread by default; the benchmark runs it at once).
+Submit = Callable[[Callable[[], SummaryReply]], "Future[SummaryReply]"]
+
+
+def in_thread(call: Callable[[], SummaryReply]) -> Future[SummaryReply]:
+    """`call` in a daemon thread: its reply, or what it raised, in the future."""
+    future: Future[SummaryReply] = Future()
+
+    def work() -> None:
+        if not future.set_running_or_notify_cancel():
+            return
+        try:
+            future.set_result(call())
+        except BaseException as exc:  # handed to whoever takes the record
+            future.set_exception(exc)
+
+    threading.Thread(target=work, name="record-ahead", daemon=True).start()
+    return future
+
+
+@dataclass(frozen=True, slots=True)
+class Taken:
+    """A prepared record whose span is still the history's: its plan, and its reply (waited for)."""
+
+    plan: CondensePlan
+    reply: Callable[[], SummaryReply]  # blocks until the call ends; raises what it raised
+    started: float  # when the call was made (the engine's clock)
+
+
+@dataclass(frozen=True, slots=True)
+class _Job:
+    plan: CondensePlan
+    span: tuple[Message, ...]
+    future: Future[SummaryReply]
+    started: float
+
+
+class RecordAhead:
+    def __init__(self, submit: Submit = in_thread, clock: Callable[[], float] = time.monotonic) -> None:
+        self._submit = submit
+        self._clock = clock
+        self._job: _Job | None = None
+
+    @property
+    def holds(self) -> int:
+        """The end of the span being summarized (0 when none): messages before it must not change."""
+        return self._job.plan.cut if self._job is not None else 0
+
+    def start(self, plan: CondensePlan, span: Sequence[Message], call: Callable[[], SummaryReply]) -> None:
+        """Start `call`, the summary of `span` (the messages `plan` replaces), unless one runs."""
+        if self._job is None:
+            self._job = _Job(plan, tuple(span), self._submit(call), self._clock())
+
+    def take(self, messages: Sequence[Message]) -> Taken | None:
+        """The prepared record, when its span still leads `messages` unchanged; else None (and a
+        record for a span that is gone is dropped)."""
+        job, self._job = self._job, None
+        if job is None:
+            return None
+        cut = job.plan.cut
+        if len(messages) <= cut or not _same(messages[:cut], job.span):
+            job.future.cancel()
+            return None
+        return Taken(job.plan, job.future.result, job.started)
+
+    def drop(self) -> None:
+        """Forget the record being prepared (the engine was reset); its call's reply is not used."""
+        if self._job is not None:
+            self._job.future.cancel()
+        self._job = None
+
+
+def _same(now: Sequence[Message], then: Sequence[Message]) -> bool:
+    return all(a is b or a == b for a, b in zip(now, then, strict=True))

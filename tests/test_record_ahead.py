@@ -1,0 +1,179 @@
+"""L2's record prepared ahead (context/ahead.py): started above the prepare line, swapped in at
+the trigger, equal to what a blocking summary of the same span makes.
+
+Through the real `ContextEngine` over a conversation that only grows (no tool output, so L1 has
+nothing to clear and L2 is the only way down), with a deterministic summarizer; the reference is
+the engine's own `LayerRunner` making the summary at the trigger, blocking, for the same span.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from concurrent.futures import Future
+from pathlib import Path
+
+from test_context_fakes import (
+    FRAME,
+    FakeCounter,
+    FakeSummarizer,
+    assistant,
+    filler,
+    make_engine,
+    tool_round,
+    user,
+)
+
+from agent_cli.context.ahead import RecordAhead
+from agent_cli.context.clear import clearable
+from agent_cli.context.engine import ContextEngine
+from agent_cli.context.layers import LayerRunner
+from agent_cli.context.plan import CondensePlan, engine_prefix
+from agent_cli.context.summary_request import SummaryReply
+from agent_cli.core.events import CompactEvent
+from agent_cli.core.messages import Message
+from agent_cli.core.requests import Request
+
+
+def _record(request: Request) -> str:
+    """A record that depends on every message of the request, so another span gives another one."""
+    text = "".join(block.text for m in request.messages for block in m.content if hasattr(block, "text"))
+    return f"## Work state\nDone: {len(request.messages)} messages, {len(text)} characters."
+
+
+def _now(call):  # type: ignore[no-untyped-def]
+    """Runs the call at once: the record is ready before the next request."""
+    future: Future[SummaryReply] = Future()
+    future.set_result(call())
+    return future
+
+
+def _grow(engine: ContextEngine, until: int = 60) -> tuple[list[Message], list[Message], list[CompactEvent]]:
+    """Talk until an L2 compaction happens: (the history it was given, what it made, its events)."""
+    history: list[Message] = [user("Refactor the parser, then the cache.")]
+    for n in range(until):
+        history += [
+            user(f"step {n}\n" + filler(1_200, f"u{n}")),
+            assistant(f"done {n}\n" + filler(800, f"a{n}")),
+        ]
+        prepared = engine.prepare(history, FRAME)
+        compactions = [e for e in prepared.events if isinstance(e, CompactEvent) and e.layer == "summarize"]
+        if compactions:
+            return history, prepared.messages, compactions
+        history = prepared.messages
+    raise AssertionError("no compaction")
+
+
+def _tail_start(before: list[Message], after: list[Message]) -> int:
+    """Where the verbatim tail starts in `before`: the longest end both share."""
+    shared = 0
+    while shared < min(len(before), len(after)) and before[-1 - shared] == after[-1 - shared]:
+        shared += 1
+    return len(before) - shared
+
+
+def _sent(requests: list[Request]) -> list[object]:
+    """What goes on the wire: the requests without the messages' own ids (new for each message)."""
+    return [
+        (r.system, r.tools, r.max_tokens, r.options, [(m.role, m.content) for m in r.messages])
+        for r in requests
+    ]
+
+
+def _unnamed(messages: list[Message]) -> list[str]:
+    """The messages' texts, with the span file each record names made one name."""
+    return [re.sub(r"span-\d+-compact", "span-N-compact", m.text) for m in messages]
+
+
+def test_the_swap_is_what_a_blocking_summary_of_the_same_span_makes(tmp_path: Path) -> None:
+    summarizer = FakeSummarizer([_record])
+    engine, counter, _ = make_engine(tmp_path, summarizer, submit=_now)
+    before, after, events = _grow(engine)
+    assert [e.ahead for e in events] == [True]
+    assert len(summarizer.requests) == 1  # made ahead, and no call at the trigger
+    cut = _tail_start(before, after)
+    # The reference: the same span summarized at the trigger, the turn waiting for it.
+    reference_summarizer = FakeSummarizer([_record])
+    runner = LayerRunner(counter, engine.archive, reference_summarizer, lambda: 0.0)
+    total = engine.tokens(before, FRAME)
+    blocking = runner.condense(
+        before, CondensePlan(engine_prefix(before), cut), FRAME, total,
+        thresholds=engine.thresholds, layer="summarize", trigger="auto", focus=None,
+    )  # fmt: skip
+    assert blocking.acted and _sent(reference_summarizer.requests) == _sent(summarizer.requests)
+    assert _unnamed(after) == _unnamed(blocking.messages)
+    assert events[0].tokens_after == blocking.tokens
+
+
+def test_without_a_prepare_line_the_trigger_waits_as_before(tmp_path: Path) -> None:
+    summarizer = FakeSummarizer([_record])
+    engine, _, _ = make_engine(tmp_path, summarizer, submit=_now, prepare_ratio=0.9)
+    _, _, events = _grow(engine)
+    assert [e.ahead for e in events] == [False] and len(summarizer.requests) == 1
+
+
+def test_a_span_that_changed_is_summarized_again_at_the_trigger(tmp_path: Path) -> None:
+    summarizer = FakeSummarizer([_record])
+    engine, _, _ = make_engine(tmp_path, summarizer, submit=_now)
+    history: list[Message] = [user("Refactor the parser.")]
+    edited = False
+    for n in range(60):
+        history += [
+            user(f"step {n}\n" + filler(1_200, f"u{n}")),
+            assistant(f"done {n}\n" + filler(800, f"a{n}")),
+        ]
+        prepared = engine.prepare(history, FRAME)
+        history = prepared.messages
+        if summarizer.requests and not edited:  # prepared ahead: now the span changes under it
+            history = [user("Refactor the parser, and keep the old API."), *history[1:]]
+            edited = True
+        done = [e for e in prepared.events if isinstance(e, CompactEvent) and e.layer == "summarize"]
+        if done:
+            assert [e.ahead for e in done] == [False]
+            assert len(summarizer.requests) == 2  # the prepared record was dropped
+            sent = summarizer.requests[-1].messages
+            assert any(
+                "keep the old API" in block.text
+                for m in sent
+                for block in m.content
+                if hasattr(block, "text")
+            )
+            return
+    raise AssertionError("no compaction")
+
+
+def test_a_record_not_ready_at_the_trigger_is_waited_for(tmp_path: Path) -> None:
+    release = threading.Event()
+
+    def slow(request: Request) -> str:
+        release.wait(5)
+        return _record(request)
+
+    summarizer = FakeSummarizer([slow])
+    engine, _, _ = make_engine(tmp_path, summarizer, clock=time.monotonic)
+    threading.Timer(0.3, release.set).start()
+    _, _, events = _grow(engine)
+    assert [e.ahead for e in events] == [True] and len(summarizer.requests) == 1
+    assert events[0].duration >= 0.1  # the turn waited for the rest of the call
+
+
+def test_l1_leaves_the_span_being_summarized_alone() -> None:
+    messages = [user("go")]
+    for n in range(6):
+        messages += tool_round("read_file", {"path": f"src/m{n}.py"}, filler(4_000, f"w{n}"))
+    counts = [FakeCounter().count_message(m) for m in messages]
+    everything, _ = clearable(messages, counts, protect_tokens=1_000)
+    held, _ = clearable(messages, counts, protect_tokens=1_000, start=7)
+    assert min(everything) < 7 and held and min(held) >= 7
+
+
+def test_one_record_is_prepared_at_a_time_and_dropped_on_reset() -> None:
+    calls: list[int] = []
+    ahead = RecordAhead(_now)
+    span = [user("a"), assistant("b")]
+    ahead.start(CondensePlan(0, 2), span, lambda: calls.append(1) or SummaryReply("r"))  # type: ignore[func-returns-value]
+    ahead.start(CondensePlan(0, 2), span, lambda: calls.append(2) or SummaryReply("r"))  # type: ignore[func-returns-value]
+    assert calls == [1] and ahead.holds == 2
+    ahead.drop()
+    assert ahead.holds == 0 and ahead.take([*span, user("c")]) is None
