@@ -38,7 +38,8 @@ import os
 import re
 import tempfile
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from concurrent.futures import Future
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from bench_e2e_wire import text_entries
@@ -70,6 +71,9 @@ class SummaryCall:
 
     messages: tuple[Message, ...]
     output: str
+    started: float = 0.0  # the replay's steady clock when the request was sent
+    ahead: bool = False  # made in the background, before the trigger (ours' prepared record)
+    taken: float | None = None  # when an ahead record was swapped in (None: never, nobody waited)
 
 
 def message_text(message: Message) -> str:
@@ -109,6 +113,7 @@ class Policy:
     def __init__(self, window: int, frame: Frame, count: Count, write: Writer) -> None:
         self.window, self.frame, self.count, self.write = window, frame, count, write
         self.summaries: list[SummaryCall] = []
+        self.now = 0.0  # the replay's steady clock, set before each prepare
         self.digests = 0  # records built by code instead of a summary call (ours' latch)
         self.calls: dict[str, str] = {}
 
@@ -180,7 +185,22 @@ class Ours(Policy):
             counter=TokenCounter("claude-sonnet-5-5", tokenizer_for("claude-sonnet-5-5", "anthropic")),
             archive=_BenchArchive(Path(self._tmp.name)),
             summarize=self._summarize,
+            submit=self._ahead,
         )
+        self._making_ahead = False
+
+    def _ahead(self, call: Callable[[], SummaryReply]) -> Future[SummaryReply]:
+        """The product's record prepared ahead, made at once (no thread: the replay is
+        deterministic); the replay's clock says how much of it a turn waited for."""
+        future: Future[SummaryReply] = Future()
+        self._making_ahead = True
+        try:
+            future.set_result(call())
+        except Exception as exc:  # as the product's worker thread hands it over
+            future.set_exception(exc)
+        finally:
+            self._making_ahead = False
+        return future
 
     def _summarize(self, request: Request) -> SummaryReply:
         messages = [
@@ -188,7 +208,7 @@ class Ours(Policy):
             for m in request.messages
         ]
         record = self.write(_entries(messages), max(request.max_tokens // THINKING_ROOM, 1))
-        self.summaries.append(SummaryCall(tuple(request.messages), record))
+        self.summaries.append(SummaryCall(tuple(request.messages), record, self.now, self._making_ahead))
         return SummaryReply(record, Usage(output_tokens=self.count(record)))
 
     def ingest(self, use: ToolUse, result: ToolResult, round_size: int) -> ToolResult:
@@ -197,6 +217,10 @@ class Ours(Policy):
 
     def _events(self, events: Sequence[object]) -> None:
         self.digests += sum(1 for e in events if isinstance(e, CompactEvent) and e.degraded)
+        for event in events:
+            if isinstance(event, CompactEvent) and event.ahead:
+                pending = next(c for c in reversed(self.summaries) if c.ahead and c.taken is None)
+                self.summaries[self.summaries.index(pending)] = replace(pending, taken=self.now)
 
     def prepare(self, history: list[Message]) -> list[Message]:
         prepared = self.engine.prepare(history, self.frame)

@@ -21,8 +21,11 @@ same rules hold for every policy:
   pauses drawn from a lognormal, median 120 s, sigma 1.2: about one in five past the 5-minute
   TTL). A cache entry lives 5 minutes (Anthropic) or 30 minutes (OpenAI) after its last use.
 - **Summary calls** are requests like any other: the frame, then the policy's own summary input,
-  through the same caches; their output billed. The user waits on each (every policy's summary
-  blocks the turn it runs in): `SUMMARY_FIRST_TOKEN_S` plus its output at `OUTPUT_TOKENS_PER_S`.
+  through the same caches; their output billed. A summary made at the trigger blocks the turn it
+  runs in: the user waits `SUMMARY_FIRST_TOKEN_S` plus its output at `OUTPUT_TOKENS_PER_S`. Ours
+  prepares its record ahead (context/ahead.py) and is billed for it when it is sent; the user waits
+  only for what is left of that time when the record is swapped in (the steady clock since), and
+  for none of a record never swapped in. The seed policies have no such path: every summary blocks.
 - **Probes** on the same requests for every policy (every `PROBE_EVERY`-th), after Factory (Dec
   2025): *recall* (each fact planted so far: its answer is in the request, or the policy's recall,
   called with the fact's question or, at every other probe, its paraphrase (`Fact.asked`: words of
@@ -42,7 +45,7 @@ import math
 import random
 from dataclasses import dataclass, field
 
-from bench_policies import Policy
+from bench_policies import Policy, SummaryCall
 from bench_sessions import Fact, Session, seeded_ids
 
 from agent_cli.core.messages import Message, ToolResult, ToolUse, Usage
@@ -288,6 +291,7 @@ def _replay(session: Session, policy: Policy, frame_tokens: int, seed: int) -> R
             clocks.user()
             continue
         clocks.model()
+        policy.now = clocks.steady
         history = policy.prepare(history)
         size = frame_tokens + sum(counts.tokens(history))
         if claude(size) > policy.window:
@@ -328,7 +332,18 @@ def _replay(session: Session, policy: Policy, frame_tokens: int, seed: int) -> R
         state.facts += step.facts
         state.next_step = step.next_step or state.next_step
     run.digests = policy.digests
+    run.wait_seconds = sum(_waited(call) for call in policy.summaries)
     return run
+
+
+def _waited(call: SummaryCall) -> float:
+    """How long a turn waited on one summary call: all of it when made at the trigger; what was
+    left of it at the swap when made ahead (the steady clock since it was sent); none when an
+    ahead record was never swapped in."""
+    seconds = SUMMARY_FIRST_TOKEN_S + claude(reference_count(call.output)) / OUTPUT_TOKENS_PER_S
+    if not call.ahead:
+        return seconds
+    return 0.0 if call.taken is None else max(seconds - (call.taken - call.started), 0.0)
 
 
 def _bill_summaries(run: Run, policy: Policy, biller: _Biller, done: int) -> int:
@@ -338,7 +353,6 @@ def _bill_summaries(run: Run, policy: Policy, biller: _Biller, done: int) -> int
         run.summary_calls += 1
         run.summary_input += claude(size)
         run.summary_output += claude(output)
-        run.wait_seconds += SUMMARY_FIRST_TOKEN_S + claude(output) / OUTPUT_TOKENS_PER_S
     return len(policy.summaries)
 
 

@@ -25,12 +25,14 @@ from test_context_fakes import (
     user,
 )
 
+from agent_cli.config.settings import ContextSettings
 from agent_cli.context.ahead import RecordAhead
 from agent_cli.context.clear import clearable
 from agent_cli.context.engine import ContextEngine
 from agent_cli.context.layers import LayerRunner
 from agent_cli.context.plan import CondensePlan, engine_prefix
 from agent_cli.context.summary_request import SummaryReply
+from agent_cli.context.thresholds import compute_thresholds
 from agent_cli.core.events import CompactEvent
 from agent_cli.core.messages import Message
 from agent_cli.core.requests import Request
@@ -177,3 +179,14 @@ def test_one_record_is_prepared_at_a_time_and_dropped_on_reset() -> None:
     assert calls == [1] and ahead.holds == 2
     ahead.drop()
     assert ahead.holds == 0 and ahead.take([*span, user("c")]) is None
+
+
+def test_the_prepare_line_sits_below_the_trigger_where_a_large_result_fits_between() -> None:
+    settings = ContextSettings()
+    large = compute_thresholds(settings, 200_000, 32_000)
+    assert large.clear_at < large.prepare_at == 65_000 < large.trigger_at == 80_000
+    # 32k: 15% of a 23k budget is less than half of one large result; the record waits for the trigger.
+    small = compute_thresholds(settings, 32_000, 32_000)
+    assert small.prepare_at == small.trigger_at
+    off = compute_thresholds(ContextSettings(prepare_ratio=0.9), 200_000, 32_000)
+    assert off.prepare_at == off.trigger_at

@@ -174,10 +174,8 @@ class ContextEngine:
             outcome = self._condense(
                 messages, frame, total, "summarize", "auto", None, self._ahead.take(messages)
             )
-            if outcome.acted and outcome.tokens >= th.trigger_at and outcome.ahead:  # the tail grew past it
-                settled = settle_thinking(history, outcome.messages)  # the span goes out again
-                again = self._condense(settled, frame, outcome.tokens, "summarize", "auto", None)
-                outcome = dataclasses.replace(again, events=(*outcome.events, *again.events))
+            if outcome.acted and outcome.tokens >= th.trigger_at and outcome.ahead:
+                outcome = self._past_swap(history, outcome, frame)
             messages, total = outcome.messages, outcome.tokens
             events += outcome.events
             # A record built and still above the trigger (or thrown away for not shrinking) is a failure;
@@ -352,6 +350,19 @@ class ContextEngine:
         if notice:  # one message: what happened, and what follows
             return dataclasses.replace(outcome, events=(*outcome.events, WarningEvent(message=notice)))
         return outcome
+
+    def _past_swap(self, history: Sequence[Message], swapped: Condensed, frame: Frame) -> Condensed:
+        """The tail grew past the trigger while the record was prepared: L1 first (the span it had to
+        leave alone is gone), then, if that is not enough, a summary made now."""
+        cleared = self._clear(swapped.messages, frame, swapped.tokens, past=True)
+        events = (*swapped.events, *cleared.events)
+        if cleared.tokens < self.thresholds.trigger_at:
+            return dataclasses.replace(
+                swapped, messages=cleared.messages, tokens=cleared.tokens, events=events
+            )
+        settled = settle_thinking(history, cleared.messages)  # the span goes out again
+        again = self._condense(settled, frame, cleared.tokens, "summarize", "auto", None)
+        return dataclasses.replace(again, events=(*events, *again.events))
 
     def _prepare_ahead(self, messages: list[Message], frame: Frame, total: int) -> None:
         """Above the prepare line, with L1 idle: start the record of the span L2 would cut, while the
