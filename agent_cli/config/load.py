@@ -87,6 +87,7 @@ _PROVIDER_BOUND = (
     "provider.api_key",
     "provider.base_url",
     "provider.wire",
+    "context.summary_model",
 )
 
 
@@ -99,6 +100,7 @@ class Flags:
     context_window: int | None = None  # --context-window
     wire: str | None = None  # --wire
     effort: str | None = None  # --effort
+    summary_model: str | None = None  # --summary-model
     yes: bool = False  # --yes: approve every tool call
 
 
@@ -182,6 +184,7 @@ FLAG_KEYS: tuple[tuple[str, str, str], ...] = (  # Flags attribute, settings key
     ("context_window", "context.context_window", "--context-window"),
     ("wire", "provider.wire", "--wire"),
     ("effort", "provider.effort", "--effort"),
+    ("summary_model", "context.summary_model", "--summary-model"),
 )
 
 # (lower, higher): the first must stay strictly below the second.
