@@ -5,7 +5,8 @@
 
 The replay: 3 session shapes x 2 tool-output distributions x 5 seeds x 3 windows, every policy, each
 summarizing policy with both stand-ins (about 1,100 runs, a few minutes on 2 cores); the defaults'
-neighbours on the same sessions with the faithful stand-in; the end-to-end runs through `agent -p`
+neighbours on the same sessions with the faithful stand-in; ours with a cheaper summary writer on
+the same sessions (`summary_writer.py`, 360 more runs); the end-to-end runs through `agent -p`
 (`--no-e2e` leaves them out); the timing scripts (`--no-timings`).
 
 Deterministic: sessions are seeded, the summarizers are stand-ins, counts use one reference
@@ -36,6 +37,8 @@ from bench_setup import SEEDS, WINDOWS, frame, frame_tokens, prices, session, wr
 from bench_standins import STAND_INS  # noqa: E402
 from bench_tables import Agg, Group, policy_table, verdicts  # noqa: E402
 from bench_text import honest, method, timings, verdict_text  # noqa: E402
+from summary_writer import cells as writer_cells  # noqa: E402
+from summary_writer import section as writer_section  # noqa: E402
 
 from agent_cli.config.settings import ContextSettings  # noqa: E402
 
@@ -188,6 +191,8 @@ def main() -> None:
     ]
     for g in near:
         report += [f"### Neighbours: {g.title}", "", *policy_table(g, p), ""]
+    report += writer_section(writer_cells(shapes, kinds, seeds, windows, args.jobs))
+    note("summary writer")
     if not args.no_e2e:
         e2e = [
             run_e2e(shape, window, summarizer=stand_in)
