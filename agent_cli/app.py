@@ -28,11 +28,11 @@ from agent_cli.agent.approvals import (
 )
 from agent_cli.agent.hooks import Hooks
 from agent_cli.agent.loop import AgentLoop
-from agent_cli.agent.summary_call import ProviderSummarizer
+from agent_cli.agent.summary_call import ProviderSummarizer, Writer
 from agent_cli.config.settings import ProviderSettings, Settings
 from agent_cli.context.engine import ContextEngine
 from agent_cli.context.protocol import Frame
-from agent_cli.context.thresholds import Counter, output_for_window
+from agent_cli.context.thresholds import Counter, compute_thresholds, output_for_window
 from agent_cli.core.errors import ConfigError
 from agent_cli.core.events import WarningEvent
 from agent_cli.core.messages import Message
@@ -43,7 +43,7 @@ from agent_cli.providers.base import Provider
 from agent_cli.providers.factory import create_provider, query_limits
 from agent_cli.providers.models import UNKNOWN_WINDOW, ModelInfo, family_limits
 from agent_cli.providers.registry import PROVIDERS
-from agent_cli.providers.resolve import ModelChoice, resolve_model
+from agent_cli.providers.resolve import ModelChoice, resolve_model, resolve_writer
 from agent_cli.providers.retry import RetryPolicy
 from agent_cli.session import AgentSession, ModelParts
 from agent_cli.store.archive import Archive
@@ -137,6 +137,7 @@ def open_session(
         retry=assembly.retry,
         redact=redactor.redact,
         history=history,
+        summary_model=model.summary_model,
     )
     warnings = [WarningEvent(message=n) for n in notices] + ([model.warning] if model.warning else [])
     return AgentSession(
@@ -223,24 +224,48 @@ class Assembly:
         return choice
 
     def for_model(self, model: str) -> ModelParts:
-        """The parts for `model` (empty: the provider's default model)."""
+        """The parts for `model` (empty: the provider's default model), and its summary writer.
+
+        Raises ConfigError when `context.summary_model` names no model this provider serves."""
         choice = self._choice(model)
+        writer = resolve_writer(self.settings.provider, self.settings.context.summary_model, choice)
+        provider = self._provider(choice)
+        summarize = self._summarizer(provider if writer is choice else self._provider(writer), writer, choice)
+        asked = None
+        if choice.info is None and not self.settings.context.context_window:
+            asked = query_limits(replace(self.settings.provider, model=choice.name), choice.name)
+        window, max_output, warning = model_limits(self.settings, choice, asked=asked)
+        if writer is not choice and writer.info is not None and writer.info.lifecycle == "deprecated":
+            note = f"summary_model {_lifecycle_note(writer.info)}"
+            warning = WarningEvent(message=f"{warning.message}; {note}" if warning else note)
+        counter = self.counter(choice.name)
+        return ModelParts(
+            choice.name, provider, counter, summarize, window, max_output, warning, summary_model=writer.name
+        )
+
+    def _provider(self, choice: ModelChoice) -> Provider:
         pset = replace(self.settings.provider, model=choice.name)
         made = self._make_provider
-        provider = create_provider(pset, choice) if made is None else made(pset)
-        summarize = ProviderSummarizer(
+        return create_provider(pset, choice) if made is None else made(pset)
+
+    def _summarizer(self, provider: Provider, writer: ModelChoice, model: ModelChoice) -> ProviderSummarizer:
+        """The summary call, through `provider` to `writer`: sized for the writer when it is not `model`."""
+        limits = None
+        if writer is not model and writer.info is not None:  # resolve_writer admits table models only
+            info = writer.info
+            window = info.input_limit
+            reply = output_for_window(min(info.max_output, MAX_OUTPUT_CAP), window)
+            budget = compute_thresholds(self.settings.context, window, reply).budget
+            counter = self.counter(writer.name) if writer.tokenizer != model.tokenizer else None
+            limits = Writer(budget=budget, max_output=info.max_output, counter=counter)
+        return ProviderSummarizer(
             provider,
             # A summary retries a transient error at most twice: the digest is its fallback.
             policy=replace(self.retry, max_retries=min(self.retry.max_retries, SUMMARY_RETRIES)),
             timeout=self.settings.context.summarize_timeout,
             on_request=self._hooks.on_pre_request,
+            writer=limits,
         )
-        asked = None
-        if choice.info is None and not self.settings.context.context_window:
-            asked = query_limits(pset, choice.name)
-        window, max_output, warning = model_limits(self.settings, choice, asked=asked)
-        counter = self.counter(choice.name)
-        return ModelParts(choice.name, provider, counter, summarize, window, max_output, warning)
 
     def counter(self, model: str) -> Counter:
         return TokenCounter(model, self._choice(model).tokenizer)

@@ -42,6 +42,7 @@ class CliArgs:
     resume: str | None = None
     wire: str | None = None
     effort: str | None = None
+    summary_model: str | None = None
 
 
 def main() -> None:
@@ -139,6 +140,12 @@ def _build_app() -> Any:  # a typer.Typer; typer is imported lazily to keep --ve
             str | None,
             typer.Option("--effort", help="How hard the model thinks: low, medium, high, xhigh or max."),
         ] = None,
+        summary_model: Annotated[
+            str | None,
+            typer.Option(
+                "--summary-model", help="Model that writes the context's summaries (default: --model)."
+            ),
+        ] = None,
         output_format: Annotated[
             str, typer.Option("--output-format", help="Headless output: text, json or stream-json.")
         ] = "text",
@@ -175,6 +182,7 @@ def _build_app() -> Any:  # a typer.Typer; typer is imported lazily to keep --ve
                 resume=resume,
                 wire=wire,
                 effort=effort,
+                summary_model=summary_model,
             )
         )
         raise typer.Exit(code)
@@ -248,6 +256,7 @@ def run_cli(args: CliArgs, *, env: dict[str, str] | None = None, cwd: Path | Non
         context_window=args.context_window,
         wire=args.wire,
         effort=args.effort,
+        summary_model=args.summary_model,
         yes=args.yes,
     )
     resume = args.resume if args.resume else (LATEST if args.continue_session else None)

@@ -8,6 +8,7 @@ runner act only through its methods:
     compact(focus)      /compact
     clear()             /clear
     switch_model(name)  /model NAME: provider, window, counter and summary call change together
+                        (the summary writer follows unless context.summary_model names one)
     resume(id)          /resume ID: another session of this project, its log and history
     breakdown()         /context
     usage_log           /cost
@@ -46,7 +47,8 @@ __all__ = ["AgentSession", "ModelParts", "Parts"]
 
 @dataclass(frozen=True, slots=True)
 class ModelParts:
-    """What talking to one model takes: its provider, counter and summary call, and its limits."""
+    """What talking to one model takes: its provider, counter and summary call, and its limits.
+    `summary_model` writes the summaries: `model` itself unless `context.summary_model` names another."""
 
     model: str
     provider: Provider
@@ -55,6 +57,7 @@ class ModelParts:
     window: int
     max_output: int
     warning: WarningEvent | None = None
+    summary_model: str = ""
 
 
 class Parts(Protocol):
@@ -120,6 +123,11 @@ class AgentSession:
         return self._model.model
 
     @property
+    def summary_model(self) -> str:
+        """The model that writes the context's summaries (the session's own unless configured)."""
+        return self._model.summary_model or self._model.model
+
+    @property
     def window(self) -> int:
         """The context window in force: the model's, or the smaller one learned from the provider's
         refusals. The toolbar, /model and /context all say this one."""
@@ -183,7 +191,7 @@ class AgentSession:
     def switch_model(self, model: str) -> WarningEvent | None:
         """Talk to `model` from the next request on, with its window, output limit and counter."""
         parts = self._parts.for_model(model)
-        self._loop.reset(provider=parts.provider)
+        self._loop.reset(provider=parts.provider, summary_model=parts.summary_model)
         self._engine.reset(
             window=parts.window, max_output=parts.max_output, counter=parts.counter, summarize=parts.summarize
         )

@@ -26,6 +26,8 @@ same rules hold for every policy:
   prepares its record ahead (context/ahead.py) and is billed for it when it is sent; the user waits
   only for what is left of that time when the record is swapped in (the steady clock since), and
   for none of a record never swapped in. The seed policies have no such path: every summary blocks.
+  (`replay(..., writer=...)` bills them instead through another model's own caches, as
+  `summary_writer.py` does; without it every figure is as before.)
 - **Probes** on the same requests for every policy (every `PROBE_EVERY`-th), after Factory (Dec
   2025): *recall* (each fact planted so far: its answer is in the request, or the policy's recall,
   called with the fact's question or, at every other probe, its paraphrase (`Fact.asked`: words of
@@ -43,7 +45,9 @@ import hashlib
 import json
 import math
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from bench_policies import Policy, SummaryCall
 from bench_sessions import Fact, Session, seeded_ids
@@ -268,15 +272,30 @@ class _State:
     next_step: str = ""
 
 
-def replay(session: Session, policy: Policy, frame_tokens: int, *, seed: int = 0) -> Run:
+class Bills(Protocol):
+    """What sends a request through some caches and bills it (`_Biller`, or another model's own)."""
+
+    def bill(self, messages: list[Message], output: int, part: str, anchor: int | None = None) -> int: ...
+
+
+# Who bills the summary calls, made from the run's counts and clocks (None: the main model's caches).
+WriterBiller = Callable[[Run, _Counts, _Clocks], Bills]
+
+
+def replay(
+    session: Session, policy: Policy, frame_tokens: int, *, seed: int = 0, writer: WriterBiller | None = None
+) -> Run:
     with seeded_ids(f"{session.name}-{seed}-{policy.name}"):
-        return _replay(session, policy, frame_tokens, seed)
+        return _replay(session, policy, frame_tokens, seed, writer)
 
 
-def _replay(session: Session, policy: Policy, frame_tokens: int, seed: int) -> Run:
+def _replay(
+    session: Session, policy: Policy, frame_tokens: int, seed: int, writer: WriterBiller | None
+) -> Run:
     run = Run(policy.name, policy.window, session.name, seed)
     counts, clocks = _Counts(frame_tokens), _Clocks(seed)
     biller = _Biller(run, counts, clocks)
+    summaries: Bills = biller if writer is None else writer(run, counts, clocks)
     history: list[Message] = []
     originals: set[int] = set()
     state = _State()
@@ -299,7 +318,7 @@ def _replay(session: Session, policy: Policy, frame_tokens: int, seed: int) -> R
             if reacted is not None:
                 history = reacted
                 size = frame_tokens + sum(counts.tokens(history))
-        billed_summaries = _bill_summaries(run, policy, biller, billed_summaries)
+        billed_summaries = _bill_summaries(run, policy, summaries, billed_summaries)
         if claude(size) > policy.window:
             run.failed_at = sent + 1
             break
@@ -346,7 +365,7 @@ def _waited(call: SummaryCall) -> float:
     return 0.0 if call.taken is None else max(seconds - (call.taken - call.started), 0.0)
 
 
-def _bill_summaries(run: Run, policy: Policy, biller: _Biller, done: int) -> int:
+def _bill_summaries(run: Run, policy: Policy, biller: Bills, done: int) -> int:
     for call in policy.summaries[done:]:
         output = reference_count(call.output)
         size = biller.bill(list(call.messages), output, "summaries")

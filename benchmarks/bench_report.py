@@ -5,7 +5,8 @@
 
 The replay: 3 session shapes x 2 tool-output distributions x 5 seeds x 3 windows, every policy, each
 summarizing policy with both stand-ins (about 1,100 runs, a few minutes on 2 cores); the defaults'
-neighbours on the same sessions with the faithful stand-in; the end-to-end runs through `agent -p`
+neighbours on the same sessions with the faithful stand-in; ours with a cheaper summary writer on
+the same sessions (`summary_writer.py`, 360 more runs); the end-to-end runs through `agent -p`
 (`--no-e2e` leaves them out); the timing scripts (`--no-timings`).
 
 Deterministic: sessions are seeded, the summarizers are stand-ins, counts use one reference
@@ -21,7 +22,6 @@ import os
 import sys
 import time
 from collections.abc import Sequence
-from functools import cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -30,22 +30,18 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bench_e2e import E2ERun, run_e2e  # noqa: E402
 from bench_pictures import pictures  # noqa: E402
-from bench_policies import POLICIES, SUMMARIZING, Ours, Policy, Writer  # noqa: E402
+from bench_policies import POLICIES, SUMMARIZING, Ours, Policy  # noqa: E402
 from bench_replay import PROBES, Run, reference_count, replay  # noqa: E402
-from bench_sessions import OUTPUTS, SHAPES, Session, make_session  # noqa: E402
-from bench_standins import STAND_INS, faithful_record, lossy_record  # noqa: E402
-from bench_tables import Agg, Group, Prices, policy_table, verdicts  # noqa: E402
+from bench_sessions import OUTPUTS, SHAPES  # noqa: E402
+from bench_setup import SEEDS, WINDOWS, frame, frame_tokens, prices, session, writer  # noqa: E402
+from bench_standins import STAND_INS  # noqa: E402
+from bench_tables import Agg, Group, policy_table, verdicts  # noqa: E402
 from bench_text import honest, method, timings, verdict_text  # noqa: E402
+from summary_writer import cells as writer_cells  # noqa: E402
+from summary_writer import section as writer_section  # noqa: E402
 
 from agent_cli.config.settings import ContextSettings  # noqa: E402
-from agent_cli.context.protocol import Frame  # noqa: E402
-from agent_cli.prompt.system import build_system_prompt  # noqa: E402
-from agent_cli.providers.models import lookup  # noqa: E402
-from agent_cli.tools.registry import default_tools  # noqa: E402
 
-WINDOWS = (32_000, 200_000, 1_000_000)
-SEEDS = (1, 2, 3, 4, 5)
-PRICED = ("claude-sonnet-5-5", "gpt-6.2-sol")
 NEIGHBOURS = {  # the defaults against their neighbours, on every workload
     "working budget 64k": ContextSettings(working_budget=64_000),
     "defaults": ContextSettings(),
@@ -57,38 +53,6 @@ NEIGHBOURS = {  # the defaults against their neighbours, on every workload
 }
 E2E_SHAPES = ("long", "survey")
 Unit = tuple[str, str, int, int, str, str, str]  # shape, outputs, seed, window, policy, stand-in, neighbour
-
-
-def prices() -> Prices:
-    claude, openai = lookup(PRICED[0]), lookup(PRICED[1])
-    assert claude is not None and openai is not None
-    return {"claude": claude, "claude-paused": claude, "openai": openai, "openai-paused": openai}
-
-
-@cache
-def frame() -> Frame:
-    from datetime import date
-
-    system = build_system_prompt(Path("/project"), instructions=None, today=date(2026, 11, 30))
-    return Frame(system, default_tools().specs())
-
-
-@cache
-def frame_tokens() -> int:
-    f = frame()
-    return reference_count(f.system) + sum(reference_count(str(t)) for t in f.tools)
-
-
-@cache
-def session(shape: str, seed: int, outputs: str) -> Session:
-    return make_session(shape, seed=seed, outputs=outputs)
-
-
-def writer(stand_in: str, s: Session) -> Writer:
-    if stand_in == "lossy":
-        return lambda entries, cap: lossy_record(entries, reference_count, cap)
-    facts = s.facts
-    return lambda entries, cap: faithful_record(entries, facts, reference_count, cap)
 
 
 def run_unit(unit: Unit) -> Run:
@@ -227,6 +191,8 @@ def main() -> None:
     ]
     for g in near:
         report += [f"### Neighbours: {g.title}", "", *policy_table(g, p), ""]
+    report += writer_section(writer_cells(shapes, kinds, seeds, windows, args.jobs))
+    note("summary writer")
     if not args.no_e2e:
         e2e = [
             run_e2e(shape, window, summarizer=stand_in)

@@ -196,11 +196,12 @@ class Harness:
         script: list[Completion | Callable[[Request], Completion]],
         answers: list[Answer] | None = None,
         context_window: int | None = None,
+        summary_model: str | None = None,
     ) -> None:
         env = {"ANTHROPIC_API_KEY": "k", "HOME": str(tmp_path), "XDG_STATE_HOME": str(tmp_path / "state")}
         project = tmp_path / "project"
         project.mkdir(parents=True)
-        flags = Flags(model="claude-sonnet-4-5", context_window=context_window)
+        flags = Flags(model="claude-sonnet-4-5", context_window=context_window, summary_model=summary_model)
         settings = load_settings(config_path=None, env=env, flags=flags, cwd=project)
         self.provider = ScriptedProvider(list(script))
         # Providers made later (/model NAME) answer once, naming their model.
@@ -374,6 +375,17 @@ def test_model_switch_follows_the_new_window_unless_one_was_set(tmp_path: Path) 
     text = pinned.run("/model claude-haiku-4-5")
     assert "keeps compacting for 50k" in text and pinned.session.thresholds.window == 50_000
     assert pinned.session.max_output == 12_500  # a quarter of the window at most
+
+
+def test_model_names_a_configured_summary_writer(tmp_path: Path) -> None:
+    h = Harness(tmp_path, [], summary_model="claude-haiku-5-5")
+    text = h.run("/model", "/model claude-opus-5-5", "/model claude-haiku-5-5", "/model")
+    assert text.count("summaries are written by claude-haiku-5-5 (context.summary_model)") == 1
+    assert "model: claude-opus-5-5 (1.0M window)" in text
+    assert "summaries are still written by claude-haiku-5-5" in text
+    assert h.session.model == h.session.summary_model == "claude-haiku-5-5"  # (said no more once alike)
+    plain = Harness(tmp_path / "plain", [])
+    assert "summaries are" not in plain.run("/model", "/model claude-opus-5-5")
 
 
 def test_model_refuses_another_providers_model(tmp_path: Path) -> None:

@@ -95,8 +95,10 @@ class AgentLoop:
         sleep: Callable[[float], None] = time.sleep,
         history: Sequence[Message] = (),
         redact: Callable[[str], str] | None = None,
+        summary_model: str = "",
     ) -> None:
         self.provider = provider
+        self.summary_model = summary_model  # who writes the engine's summaries ("": the provider's model)
         self.tools = tools
         self.context = context
         self.system = system
@@ -134,9 +136,11 @@ class AgentLoop:
         provider: Provider | None = None,
         history: Sequence[Message] | None = None,
         log: SessionSink | None = None,
+        summary_model: str | None = None,
     ) -> None:
-        """From the next turn on: another model, another session's history and log."""
+        """From the next turn on: another model (and summary writer), another session's history and log."""
         self.provider = provider or self.provider
+        self.summary_model = self.summary_model if summary_model is None else summary_model
         self.log = log or self.log
         if history is not None:
             self.history = repair_history(history)
@@ -359,7 +363,7 @@ class AgentLoop:
             yield self._emit(event)
             if isinstance(event, CompactEvent):
                 if event.usage is not None:  # a summary is a model call: it counts in /cost and the totals
-                    self.usage_log.append((self.provider.model, event.usage))
+                    self.usage_log.append((self.summary_model or self.provider.model, event.usage))
                 self.hooks.on_compact(event)
 
     def _append(self, message: Message) -> None:
@@ -375,9 +379,7 @@ class AgentLoop:
         )
 
     def _result(self, text: str, stop: ResultStop, iterations: int) -> Event:
-        usage = Usage()
-        for _, each in self.usage_log:
-            usage = usage + each
+        usage = sum((each for _, each in self.usage_log), Usage())
         return self._emit(
             ResultEvent(text=text, stop=stop, iterations=iterations, usage=usage, session_id=self.log.id)
         )

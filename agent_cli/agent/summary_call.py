@@ -1,4 +1,10 @@
-"""The context engine's summary call: one ordinary request to the session's provider.
+"""The context engine's summary call: one ordinary request to the model that writes summaries.
+
+That model is the session's own unless `context.summary_model` names another of the same provider
+(`Writer`). A request for another model is made valid for it before it goes: its own output limit,
+and no thinking (a thinking block or reasoning item is bound to the model that produced it; the
+API drops what another model cannot read, so sending it only costs bytes). The engine sizes the
+request for that model's window and tokens through `sized` (`context.summary_request`).
 
 It runs with the same retry policy as every request, under a timeout, in a
 worker thread so a stalled stream cannot hang the session: past the timeout
@@ -8,16 +14,29 @@ or backoff, and the engine falls back to its no-LLM digest.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from agent_cli.context.summary_request import SummaryReply
+from agent_cli.context.thresholds import Counter
 from agent_cli.core.requests import Completion, Request
+from agent_cli.core.thinking import strip_thinking
 from agent_cli.providers.base import Provider
 from agent_cli.providers.retry import RetryPolicy, stream_with_retry
 
-__all__ = ["ProviderSummarizer"]
+__all__ = ["ProviderSummarizer", "Writer"]
+
+
+@dataclass(frozen=True, slots=True)
+class Writer:
+    """What a summary request must keep to when another model than the session's writes it."""
+
+    budget: int  # the most one request may hold, in the writer's tokens: its window less its reply
+    max_output: int  # the writer's own output limit
+    counter: Counter | None = None  # how the writer counts, when its tokenizer is not the session's
 
 
 class ProviderSummarizer:
@@ -29,14 +48,39 @@ class ProviderSummarizer:
         timeout: float,
         on_request: Callable[[Request], None] | None = None,
         sleep: Callable[[float], None] = time.sleep,
+        writer: Writer | None = None,
     ) -> None:
         self._provider = provider
         self._policy = policy
         self._timeout = timeout
         self._on_request = on_request
         self._sleep = sleep
+        self._writer = writer
+
+    @property
+    def model(self) -> str:
+        """The model that writes the summaries."""
+        return self._provider.model
+
+    def sized(self, budget: int, counter: Counter) -> tuple[int, Counter]:
+        """The session's budget and counter, or the writer's where its window is smaller or it counts
+        text its own way (see `context.summary_request.SizedSummarize`)."""
+        if self._writer is None:
+            return budget, counter
+        return min(budget, self._writer.budget), self._writer.counter or counter
+
+    def _for_writer(self, request: Request) -> Request:
+        writer = self._writer
+        if writer is None:
+            return request
+        return dataclasses.replace(
+            request,
+            messages=tuple(strip_thinking(request.messages, 0)),
+            max_tokens=min(request.max_tokens, writer.max_output),
+        )
 
     def __call__(self, request: Request) -> SummaryReply:
+        request = self._for_writer(request)
         if self._on_request is not None:
             self._on_request(request)
         box: list[Completion | BaseException] = []

@@ -35,6 +35,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from agent_cli.config.key_lines import find_key_lines, key_place
 from agent_cli.config.project_costs import review_project_choices
 from agent_cli.config.schema import (
     SECTIONS,
@@ -81,7 +82,13 @@ PROJECT_RESTRICTED_KEYS: frozenset[str] = frozenset(
 )
 
 # Fields the files wrote for one provider; meaningless after `--provider` switches to another.
-_PROVIDER_BOUND = ("provider.model", "provider.api_key", "provider.base_url", "provider.wire")
+_PROVIDER_BOUND = (
+    "provider.model",
+    "provider.api_key",
+    "provider.base_url",
+    "provider.wire",
+    "context.summary_model",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +100,7 @@ class Flags:
     context_window: int | None = None  # --context-window
     wire: str | None = None  # --wire
     effort: str | None = None  # --effort
+    summary_model: str | None = None  # --summary-model
     yes: bool = False  # --yes: approve every tool call
 
 
@@ -104,65 +112,6 @@ class ConfigLayer:
     values: Mapping[str, object]
     lines: Mapping[str, int]
     project: bool = False  # came with the repository (see project_costs.py)
-
-
-# ---- finding lines -----------------------------------------------------------------------------
-
-_PART = r'(?:[A-Za-z0-9_-]+|"[^"\n]*"|\'[^\'\n]*\')'
-_HEADER_RE = re.compile(rf"^\s*\[\[?\s*({_PART}(?:\s*\.\s*{_PART})*)\s*\]\]?\s*(?:#.*)?$")
-_KEY_RE = re.compile(rf"^\s*({_PART}(?:\s*\.\s*{_PART})*)\s*=")
-_PART_RE = re.compile(_PART)
-
-
-def _dotted(text: str) -> str:
-    return ".".join(p.strip("\"'") for p in _PART_RE.findall(text))
-
-
-def find_key_lines(text: str) -> dict[str, int]:
-    """Dotted key -> first 1-based line where it is set or its table opens.
-
-    A line scan, not a parser: it knows tables, dotted and quoted keys and skips
-    the inside of multi-line strings; keys inside inline tables are found
-    through their parent key (see `_line_of`).
-    """
-    lines: dict[str, int] = {}
-    table = ""
-    in_string: str | None = None
-    for number, line in enumerate(text.splitlines(), start=1):
-        if in_string is not None:
-            if line.count(in_string) % 2 == 1:
-                in_string = None
-            continue
-        header = _HEADER_RE.match(line)
-        if header:
-            table = _dotted(header.group(1))
-            lines.setdefault(table, number)
-            continue
-        key = _KEY_RE.match(line)
-        if key:
-            parts = _dotted(key.group(1)).split(".")
-            for n in range(1, len(parts) + 1):  # `a.b.c = 1` also opens `a` and `a.b` here
-                full = ".".join(parts[:n])
-                lines.setdefault(f"{table}.{full}" if table else full, number)
-            rest = line[key.end() :]
-            for quote in ('"""', "'''"):
-                if rest.count(quote) % 2 == 1:
-                    in_string = quote
-    return lines
-
-
-def _line_of(lines: Mapping[str, int], key: str) -> int | None:
-    parts = key.split(".")
-    for n in range(len(parts), 0, -1):
-        found = lines.get(".".join(parts[:n]))
-        if found is not None:
-            return found
-    return None
-
-
-def _at(path: Path, lines: Mapping[str, int], key: str) -> str:
-    line = _line_of(lines, key)
-    return f"{path}:{line}" if line is not None else str(path)
 
 
 # ---- parsing one file --------------------------------------------------------------------------
@@ -200,7 +149,7 @@ def parse_config(
     secrets = [*secrets, file_key] if isinstance(file_key, str) else list(secrets)
     values: dict[str, object] = {}
     for section, body in document.items():
-        where = _at(path, lines, section)
+        where = key_place(path, lines, section)
         if section not in SECTIONS:
             if isinstance(body, dict):
                 table = closest(section, list(SECTIONS))
@@ -213,7 +162,7 @@ def parse_config(
             raise config_error(where, f"{section} must be a table, like [{section}]")
         for name, value in body.items():
             key = f"{section}.{name}"
-            where = _at(path, lines, key)
+            where = key_place(path, lines, key)
             field = schema.get(key)
             if field is None:
                 raise config_error(where, f"unknown key {key}{suggest_key(section, name)}")
@@ -235,6 +184,7 @@ FLAG_KEYS: tuple[tuple[str, str, str], ...] = (  # Flags attribute, settings key
     ("context_window", "context.context_window", "--context-window"),
     ("wire", "provider.wire", "--wire"),
     ("effort", "provider.effort", "--effort"),
+    ("summary_model", "context.summary_model", "--summary-model"),
 )
 
 # (lower, higher): the first must stay strictly below the second.
@@ -274,7 +224,7 @@ def resolve_settings(
 
     for layer in layers:
         for key, value in layer.values.items():
-            put(key, value, _at(layer.path, layer.lines, key))
+            put(key, value, key_place(layer.path, layer.lines, key))
             if layer.project:
                 from_project.add(key)
 

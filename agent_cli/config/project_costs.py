@@ -28,6 +28,7 @@ __all__ = ["COSTLY_KEYS", "PROJECT_CAPS", "ProjectCosts", "review_project_choice
 COSTLY_KEYS: tuple[str, ...] = (
     "provider.name",
     "provider.model",
+    "context.summary_model",  # a writer dearer than the session's model
     "provider.effort",
     "provider.prompt_caching",
     "provider.max_output_tokens",

@@ -54,6 +54,9 @@ class ContextSettings:
     keep_tail_tokens: int = 12_000  # L2 keeps this much recent conversation verbatim (clamped)
     user_messages_tokens: int = 8_000  # L2 keeps the user's own messages verbatim up to this
     summary_max_tokens: int = 4_000  # cap on the summary's length
+    # The model that writes summaries, served by the session's provider and key ("": the session's own
+    # model, and it follows /model). Another model reads none of the session model's cached prefix.
+    summary_model: str = ""
     summarize_timeout: float = 180.0  # seconds before the summary call counts as failed
     max_failures: int = 2  # consecutive failed compactions before stopping to tell the user
     summary_failures_to_latch: int = 2  # failed summaries in a row before records are built by code

@@ -8,12 +8,18 @@ record, when there is one, is the span's first message, so it is folded in
 (rolling). When the span would not fit the budget ("too long to compact"), it
 is rendered to text with tool outputs abbreviated and sent in chunks, each
 request carrying the record so far, so every request fits.
+
+When another model than the session's writes the summaries (`context.summary_model`), the call
+says what its requests must keep to (`SizedSummarize.sized`): the writer's own budget, when its
+window is smaller, and its own counter, when it counts text differently. A request then fits the
+writer, in one piece or in chunks, as it would fit the session's model.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
 
 from agent_cli.context.plain import abbreviate, render_messages
 from agent_cli.context.protocol import Frame
@@ -24,6 +30,7 @@ from agent_cli.core.requests import Request, RequestOptions
 
 __all__ = [
     "THINKING_ROOM",
+    "SizedSummarize",
     "Summarize",
     "SummaryFailed",
     "SummaryReply",
@@ -43,6 +50,20 @@ class SummaryReply:
 
 # One ordinary model call; a plain string is a reply whose cost is not known (a script, a test).
 Summarize = Callable[[Request], "SummaryReply | str"]
+
+
+@runtime_checkable
+class SizedSummarize(Protocol):
+    """A summary call that may be written by another model than the session's (agent/summary_call.py)."""
+
+    def __call__(self, request: Request, /) -> SummaryReply | str: ...
+
+    def sized(self, budget: int, counter: Counter, /) -> tuple[int, Counter]:
+        """The budget a summary request must keep to and the counter that counts it, given the
+        session's own: the writer's, where its window is smaller or it counts text differently."""
+        ...
+
+
 OPTIONS = RequestOptions(tool_choice="none")
 # Per-message overhead allowance when packing chunks (role markers, separators).
 PIECE_OVERHEAD = 8
@@ -149,6 +170,8 @@ def run_summary(
 
     Raises SummaryFailed, or whatever `summarize` raises (ProviderError, TimeoutError).
     """
+    if isinstance(summarize, SizedSummarize):  # another model writes: its window, its tokens
+        budget, counter = summarize.sized(budget, counter)
     request = span_request(span, frame, cap, focus)
     if counter.count_request(frame.system, frame.tools, list(request.messages)) <= budget:
         reply = _ask(summarize, request)

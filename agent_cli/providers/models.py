@@ -173,6 +173,7 @@ _SOL = (2.0, 10.0, 0.10, 2.5)
 _SOL_62 = _SOL
 _TERRA_61 = (1.0, 5.0, 0.05, 1.25)
 _ASTRA_62 = (8.0, 40.0, 0.40, 10.0)
+_LUNA = (0.10, 0.50, 0.01, 0.125)
 _3P = "from third-party copies of the page (the official page was not reachable)"
 
 # fmt: off
@@ -233,8 +234,9 @@ _ENTRIES: tuple[ModelInfo, ...] = (
            f"{_OPENAI}/models/gpt-6-sol"),
     _entry("gpt-6-astra", _O, _GPT6, (10.0, 50.0, 1.0, 12.5), _gpt_accepts(_GPT_EFFORTS[1:]), _NOW,
            f"{_OPENAI}/models/gpt-6-astra", note=_3P),
-    _entry("gpt-6-luna", _O, _GPT6, (0.10, 0.50, 0.01, 0.125), _gpt_accepts(_GPT_EFFORTS), _NOW,
-           f"{_OPENAI}/models/gpt-6-luna", note=_3P),
+    _entry("gpt-6-luna", _O, _GPT6, _LUNA, _gpt_accepts(_GPT_EFFORTS), _NOW,
+           f"{_OPENAI}/models/gpt-6-luna", long=_gpt_long(_LUNA),
+           note="read on the page's Japanese edition (ja-JP): the same figures, the 272K rule included"),
     _entry("gpt-5.6-sol", _O, (1_050_000, 128_000, None), (4.0, 20.0, 0.40, 4.0),
            _gpt_accepts(_GPT_EFFORTS), _NOW, f"{_OPENAI}/models/gpt-5.6-sol",
            note=_3P + "; their prices conflict ($4/$20 and $5/$30)"),

@@ -35,12 +35,14 @@ Wire: TypeAlias = Literal["messages", "responses", "chat", "chat-compatible"]
 
 @dataclass(frozen=True, slots=True)
 class ProviderEntry:
-    """One provider. `wires`: `provider.wire` (None: unset) -> (on its own endpoint, at a base URL)."""
+    """One provider. `wires`: `provider.wire` (None: unset) -> (on its own endpoint, at a base URL);
+    `small_model`: its small fast model, the one to suggest for `context.summary_model`."""
 
     name: ProviderName
     default_model: str
     api_key_env: str
     wires: Mapping[WireSetting | None, tuple[Wire, Wire]]
+    small_model: str = ""
 
     def spoken(self) -> tuple[Wire, ...]:
         """Every wire this provider may speak, in the table's order."""
@@ -52,6 +54,7 @@ ANTHROPIC = ProviderEntry(
     default_model="claude-sonnet-5-5",
     api_key_env="ANTHROPIC_API_KEY",
     wires={None: ("messages", "messages")},
+    small_model="claude-haiku-5-5",
 )
 # The Responses API on OpenAI's own endpoint; Chat Completions when a base URL points elsewhere.
 OPENAI = ProviderEntry(
@@ -63,6 +66,7 @@ OPENAI = ProviderEntry(
         "responses": ("responses", "responses"),
         "chat": ("chat", "chat-compatible"),
     },
+    small_model="gpt-6-luna",
 )
 
 PROVIDERS: dict[str, ProviderEntry] = {entry.name: entry for entry in (ANTHROPIC, OPENAI)}

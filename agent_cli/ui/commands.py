@@ -159,6 +159,8 @@ def _model(repl: CommandHost, arg: str) -> None:
     provider = session.provider_name
     if not arg:
         repl.renderer.line(f"model: {session.model} ({format_tokens(session.window)} window)", "bold")
+        if session.summary_model != session.model:
+            repl.renderer.info(f"summaries are written by {session.summary_model} (context.summary_model)")
         repl.renderer.info(f"known {provider} models: " + ", ".join(known_models(provider)))
         repl.renderer.info("/model NAME switches; any name the provider serves works")
         return
@@ -174,6 +176,8 @@ def _model(repl: CommandHost, arg: str) -> None:
     warning = session.switch_model(arg)
     window = format_tokens(session.window)
     repl.renderer.line(f"model: {arg} ({window} window)", "bold")
+    if session.summary_model != session.model:
+        repl.renderer.info(f"summaries are still written by {session.summary_model} (context.summary_model)")
     hint = difflib.get_close_matches(arg, known_models(provider), n=1) if info is None else []
     guess = f"; did you mean {hint[0]}?" if hint else ""
     if warning is not None:

@@ -11,9 +11,10 @@ costs about what its reasoning cost), else the unit's JSON. A *breakpoint* is a 
 Two caches. *Breakpoints*, like Anthropic's: a request writes its prefix up to each breakpoint,
 and reads the longest cached prefix it starts with, at unit boundaries up to its last breakpoint.
 *Automatic*, like OpenAI's: every request writes all its prefixes, and reads the longest one seen
-before, when that is at least 1024 tokens. A prefix is known by the running hash of its units
-without their cache_control marks, because moving a mark to a later block must not change what an
-earlier prefix is.
+before, when that is at least 1024 tokens. Both are per model, as the providers' are: a model reads
+only what it cached itself. A prefix is known by the running hash of its units (seeded with the
+model) without their cache_control marks, because moving a mark to a later block must not change
+what an earlier prefix is.
 """
 
 from __future__ import annotations
@@ -69,14 +70,17 @@ class PromptCache:
         self._prefixes: set[str] = set()
         self._seen: set[str] = set()  # the automatic cache's prefixes
 
-    def usage(self, units: list[JSON], counter: Callable[[str], int]) -> tuple[int, int, int]:
-        """(uncached input, cache read, cache write) for one request; writes its breakpoints."""
+    def usage(
+        self, units: list[JSON], counter: Callable[[str], int], model: str = ""
+    ) -> tuple[int, int, int]:
+        """(uncached input, cache read, cache write) for one request; writes its breakpoints (per
+        model: another model reads nothing a first one cached, whatever the prefix)."""
         texts = [unit_text(u) for u in units]
         total = counter("".join(texts))
         breakpoints = [i for i, u in enumerate(units) if "cache_control" in u]
         if not breakpoints:
             return total, 0, 0
-        hashes = _running_hashes(units, "")
+        hashes = _running_hashes(units, model)
         last = breakpoints[-1]
         with self._lock:
             hit = max((i for i in range(last + 1) if hashes[i] in self._prefixes), default=-1)

@@ -262,7 +262,7 @@ class FakeModelServer:
         # The prompt was read before a StreamError strikes, so the cache is written either way.
         fresh, read, write = (estimate, 0, 0)
         if api.CACHING == "breakpoints":
-            fresh, read, write = self._cache.usage(units, self.counter)
+            fresh, read, write = self._cache.usage(units, self.counter, str(body.get("model", "")))
         elif api.CACHING == "automatic":
             fresh, read, write = self._cache.automatic(units, self.counter, str(body.get("model", "")))
         out = self.counter(reply.text + "".join(arguments(c) for c in reply.tool_calls)) or 1
