@@ -168,3 +168,13 @@ def test_a_long_line_is_ranked_in_pieces(tmp_path: Path) -> None:
     docs, _ = session_documents(archive.session_dir)
     top = rank(docs, "which cache eviction policy?")[0]
     assert top.doc.title == "[a · id toolu_a]"  # not drowned by the 1,200 other words of its line
+
+
+def test_a_word_the_question_says_finds_longer_words_it_begins(tmp_path: Path) -> None:
+    archive = Archive(tmp_path / "s")
+    archive.write_output(
+        "toolu_ci", "jobs:\n  e2e:\n    timeout-minutes: 25\n    steps: []", header="[ci · id toolu_ci]"
+    )
+    archive.write_output("toolu_x", "e2e:\n  retries: 2\n  workers: 4", header="[other · id toolu_x]")
+    docs, _ = session_documents(archive.session_dir)
+    assert rank(docs, "what's the time limit on the e2e job?")[0].doc.title == "[ci · id toolu_ci]"

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agent_cli.store.session_search import Document
-from agent_cli.store.terms import question_terms, terms
+from agent_cli.store.terms import PREFIX_WEIGHT, question_terms, terms
 
 __all__ = ["CHUNK_LINES", "FLOOR", "PER_DOCUMENT", "Passage", "rank"]
 
@@ -37,6 +37,7 @@ FLOOR = 0.3
 _K1 = 1.2
 _B = 0.75
 _MIN_LITERAL = 3  # a question shorter than this is not looked for as typed
+_MIN_STEM = 4  # a word the question says this long also finds longer words it begins
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +74,7 @@ def rank(docs: Sequence[Document], question: str) -> list[Passage]:
     chunks = [chunk for doc in docs for chunk in _chunks(doc, literal)]
     if not chunks or not weights:
         return []
+    weights = _with_longer_words(weights, chunks)
     scored = [
         Passage(c.doc, c.start, c.end, score, c.tier)
         for c, score in zip(chunks, _scores(chunks, weights), strict=True)
@@ -81,6 +83,20 @@ def rank(docs: Sequence[Document], question: str) -> list[Passage]:
     kept = [p for p in scored if p.tier > 0 or (p.score > 0 and p.score >= FLOOR * best)]
     kept.sort(key=lambda p: (p.tier, round(p.score, 6), p.doc.order, -p.start), reverse=True)
     return _per_document(kept)
+
+
+def _with_longer_words(weights: dict[str, float], chunks: Sequence[_Chunk]) -> dict[str, float]:
+    """The weights, and at `PREFIX_WEIGHT` each word of the texts that a word the question says
+    begins ("time" -> timeout, "config" -> configmap): the text's word may be a longer one."""
+    said = [t for t, w in weights.items() if w == 1.0 and t.isalpha() and len(t) >= _MIN_STEM]
+    if not said:
+        return weights
+    out = dict(weights)
+    vocabulary = set().union(*(c.counts for c in chunks))
+    for word in vocabulary:
+        if word.isalpha() and any(word.startswith(t) and word != t for t in said):
+            out.setdefault(word, PREFIX_WEIGHT)
+    return out
 
 
 def _chunks(doc: Document, literal: str) -> list[_Chunk]:
