@@ -175,6 +175,6 @@ def test_a_word_the_question_says_finds_longer_words_it_begins(tmp_path: Path) -
     archive.write_output(
         "toolu_ci", "jobs:\n  e2e:\n    timeout-minutes: 25\n    steps: []", header="[ci · id toolu_ci]"
     )
-    archive.write_output("toolu_x", "e2e:\n  retries: 2\n  workers: 4", header="[other · id toolu_x]")
+    archive.write_output("toolu_x", "the e2e job:\n  retries: 2", header="[other · id toolu_x]")
     docs, _ = session_documents(archive.session_dir)
     assert rank(docs, "what's the time limit on the e2e job?")[0].doc.title == "[ci · id toolu_ci]"
