@@ -37,6 +37,7 @@ from bench_setup import SEEDS, WINDOWS, frame, frame_tokens, prices, session, wr
 from bench_standins import STAND_INS  # noqa: E402
 from bench_tables import Agg, Group, policy_table, verdicts  # noqa: E402
 from bench_text import honest, method, timings, verdict_text  # noqa: E402
+from recall_probe import report as recall_report  # noqa: E402
 from summary_writer import cells as writer_cells  # noqa: E402
 from summary_writer import section as writer_section  # noqa: E402
 
@@ -193,6 +194,19 @@ def main() -> None:
         report += [f"### Neighbours: {g.title}", "", *policy_table(g, p), ""]
     report += writer_section(writer_cells(shapes, kinds, seeds, windows, args.jobs))
     note("summary writer")
+    report += [
+        "## The fair recall probe",
+        "",
+        "`python benchmarks/recall_probe.py --seeds 5 --distractors 300`: planted facts in realistic",
+        "outputs among look-alikes, each asked three ways in a user's words, no phrase picked to match;",
+        "*literal* is the search recall ran before ranking, in the same run. The development set is the",
+        "one recall's vocabulary was written beside; the held-out set was written afterwards, for another",
+        "project, by someone who read no search code: its figure is the honest one.",
+        "",
+        *recall_report(list(seeds), [300]),
+        "",
+    ]
+    note("recall probe")
     if not args.no_e2e:
         e2e = [
             run_e2e(shape, window, summarizer=stand_in)
