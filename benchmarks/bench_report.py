@@ -44,9 +44,9 @@ from summary_writer import section as writer_section  # noqa: E402
 from agent_cli.config.settings import ContextSettings  # noqa: E402
 
 NEIGHBOURS = {  # the defaults against their neighbours, on every workload
-    "working budget 64k": ContextSettings(working_budget=64_000),
+    "working budget 48k": ContextSettings(working_budget=48_000),
     "defaults": ContextSettings(),
-    "working budget 160k": ContextSettings(working_budget=160_000),
+    "working budget 100k": ContextSettings(working_budget=100_000),
     "L1 protects 12k": ContextSettings(clear_protect_tokens=12_000),
     "L1 protects 18k": ContextSettings(clear_protect_tokens=18_000),
     "trigger 70%": ContextSettings(trigger_ratio=0.70),

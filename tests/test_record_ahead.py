@@ -38,6 +38,10 @@ from agent_cli.core.messages import Message
 from agent_cli.core.requests import Request
 
 
+# A window whose budget leaves room for a large result between the prepare line and the trigger.
+WINDOW = 80_000
+
+
 def _record(request: Request) -> str:
     """A record that depends on every message of the request, so another span gives another one."""
     text = "".join(block.text for m in request.messages for block in m.content if hasattr(block, "text"))
@@ -51,7 +55,7 @@ def _now(call):  # type: ignore[no-untyped-def]
     return future
 
 
-def _grow(engine: ContextEngine, until: int = 60) -> tuple[list[Message], list[Message], list[CompactEvent]]:
+def _grow(engine: ContextEngine, until: int = 200) -> tuple[list[Message], list[Message], list[CompactEvent]]:
     """Talk until an L2 compaction happens: (the history it was given, what it made, its events)."""
     history: list[Message] = [user("Refactor the parser, then the cache.")]
     for n in range(until):
@@ -90,7 +94,7 @@ def _unnamed(messages: list[Message]) -> list[str]:
 
 def test_the_swap_is_what_a_blocking_summary_of_the_same_span_makes(tmp_path: Path) -> None:
     summarizer = FakeSummarizer([_record])
-    engine, counter, _ = make_engine(tmp_path, summarizer, submit=_now)
+    engine, counter, _ = make_engine(tmp_path, summarizer, submit=_now, window=WINDOW)
     before, after, events = _grow(engine)
     assert [e.ahead for e in events] == [True]
     assert len(summarizer.requests) == 1  # made ahead, and no call at the trigger
@@ -110,17 +114,17 @@ def test_the_swap_is_what_a_blocking_summary_of_the_same_span_makes(tmp_path: Pa
 
 def test_without_a_prepare_line_the_trigger_waits_as_before(tmp_path: Path) -> None:
     summarizer = FakeSummarizer([_record])
-    engine, _, _ = make_engine(tmp_path, summarizer, submit=_now, prepare_ratio=0.9)
+    engine, _, _ = make_engine(tmp_path, summarizer, submit=_now, window=WINDOW, prepare_ratio=0.9)
     _, _, events = _grow(engine)
     assert [e.ahead for e in events] == [False] and len(summarizer.requests) == 1
 
 
 def test_a_span_that_changed_is_summarized_again_at_the_trigger(tmp_path: Path) -> None:
     summarizer = FakeSummarizer([_record])
-    engine, _, _ = make_engine(tmp_path, summarizer, submit=_now)
+    engine, _, _ = make_engine(tmp_path, summarizer, submit=_now, window=WINDOW)
     history: list[Message] = [user("Refactor the parser.")]
     edited = False
-    for n in range(60):
+    for n in range(200):
         history += [
             user(f"step {n}\n" + filler(1_200, f"u{n}")),
             assistant(f"done {n}\n" + filler(800, f"a{n}")),
@@ -153,7 +157,7 @@ def test_a_record_not_ready_at_the_trigger_is_waited_for(tmp_path: Path) -> None
         return _record(request)
 
     summarizer = FakeSummarizer([slow])
-    engine, _, _ = make_engine(tmp_path, summarizer, clock=time.monotonic)
+    engine, _, _ = make_engine(tmp_path, summarizer, clock=time.monotonic, window=WINDOW)
     threading.Timer(0.3, release.set).start()
     _, _, events = _grow(engine)
     assert [e.ahead for e in events] == [True] and len(summarizer.requests) == 1
@@ -184,8 +188,8 @@ def test_one_record_is_prepared_at_a_time_and_dropped_on_reset() -> None:
 def test_the_prepare_line_sits_below_the_trigger_where_a_large_result_fits_between() -> None:
     settings = ContextSettings()
     large = compute_thresholds(settings, 200_000, 32_000)
-    assert large.clear_at < large.prepare_at == 65_000 < large.trigger_at == 80_000
-    # 32k: 15% of a 23k budget is less than half of one large result; the record waits for the trigger.
+    assert large.clear_at < large.prepare_at == 41_600 < large.trigger_at == 51_200
+    # 32k: 15% of a 23k budget has no room for one large result; the record waits for the trigger.
     small = compute_thresholds(settings, 32_000, 32_000)
     assert small.prepare_at == small.trigger_at
     off = compute_thresholds(ContextSettings(prepare_ratio=0.9), 200_000, 32_000)

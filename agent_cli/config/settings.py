@@ -40,7 +40,7 @@ class ContextSettings:
     context_window: int | None = None  # None: from the model table
     # The budget the layers work to, in tokens, whatever the window (0: the whole window). On a
     # 1M-token model a request costs money, time and quality long before it stops fitting.
-    working_budget: int = 100_000
+    working_budget: int = 64_000
     trigger_ratio: float = 0.80  # L2 fires at this share of the budget (window - output reserve)
     target_ratio: float = 0.45  # after compacting, the request is at most this share of the budget
     emergency_ratio: float = 0.95  # L4 fires above this share of the budget

@@ -52,6 +52,10 @@ CLEAR_BATCH_SHARE = 0.125
 # verbatim through a summary, so it must leave room for the rest in a small window.
 TOOL_RESULT_SHARE = 0.5
 MIN_SHARED_CAP = 256  # tokens each result of a very wide round may still keep
+# The least room between the prepare line and the trigger for a record prepared ahead: a large
+# result (a 30 KiB file read) that arrives in between must not overtake it.
+AHEAD_ROOM = 8_000
+
 # Replies may take at most this share of a small window (the rest holds the prompt).
 OUTPUT_SHARE = 0.25
 MIN_OUTPUT_TOKENS = 1_024
@@ -152,7 +156,7 @@ def compute_thresholds(settings: ContextSettings, window: int, max_output: int) 
     # A record prepared ahead is of use only if the room up to the trigger holds a large result:
     # else one result jumps past it and the turn summarizes again (a small window: made at the trigger).
     prepare_at = int(work * prepare)
-    if int(work * trigger) - prepare_at < tool_result_cap // 2:
+    if int(work * trigger) - prepare_at < AHEAD_ROOM:
         prepare_at = int(work * trigger)
     return Thresholds(
         window=window,
