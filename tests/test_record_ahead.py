@@ -37,7 +37,6 @@ from agent_cli.core.events import CompactEvent
 from agent_cli.core.messages import Message
 from agent_cli.core.requests import Request
 
-
 # A window whose budget leaves room for a large result between the prepare line and the trigger.
 WINDOW = 80_000
 
