@@ -18,6 +18,7 @@ chunks of one document that touch are joined, up to `MAX_LINES` lines. Passages 
 
 from __future__ import annotations
 
+import functools
 import math
 from collections import Counter
 from collections.abc import Sequence
@@ -100,12 +101,30 @@ def _with_longer_words(weights: dict[str, float], chunks: Sequence[_Chunk]) -> d
 
 
 def _chunks(doc: Document, literal: str) -> list[_Chunk]:
-    title = set(terms(doc.title)) if doc.title else set()
+    title = _title_terms(doc.title)
     if literal and literal in doc.title.lower():
         counts = Counter(terms(doc.text))
         counts.update(title)
         return [_Chunk(doc, 0, doc.text.count("\n") + 1, counts, sum(counts.values()), 2)]
-    lines = doc.text.split("\n")
+    lines = doc.text.split("\n") if literal and literal in doc.text.lower() else None
+    out = []
+    for start, end, counts, length in _windows(doc.title, doc.text):
+        holds = lines is not None and literal in "\n".join(lines[start:end]).lower()
+        out.append(_Chunk(doc, start, end, counts, length, 1 if holds else 0))
+    return out
+
+
+@functools.lru_cache(maxsize=1024)
+def _title_terms(title: str) -> frozenset[str]:
+    return frozenset(terms(title)) if title else frozenset()
+
+
+@functools.lru_cache(maxsize=8192)
+def _windows(title: str, text: str) -> tuple[tuple[int, int, Counter[str], int], ...]:
+    """A document's chunks, (first line, end line, terms, how many): the same document (a saved
+    file is read again on every recall) is split and counted once."""
+    heading = _title_terms(title)
+    lines = text.split("\n")
     # Pieces of at most PIECE_TERMS terms: a line, or a part of a long one (minified code, a
     # paragraph on one line), so one long line is not one long chunk that no question ranks.
     pieces: list[tuple[int, list[str]]] = []
@@ -122,13 +141,11 @@ def _chunks(doc: Document, literal: str) -> list[_Chunk]:
             size += len(pieces[last][1])
             last += 1
         last = max(last, first + 1)  # a piece is never more than CHUNK_TERMS
-        start, end = pieces[first][0], pieces[last - 1][0] + 1
         counts = Counter(t for _, found in pieces[first:last] for t in found)
-        counts.update(title)
-        holds = bool(literal) and literal in "\n".join(lines[start:end]).lower()
-        out.append(_Chunk(doc, start, end, counts, sum(counts.values()), 1 if holds else 0))
+        counts.update(heading)
+        out.append((pieces[first][0], pieces[last - 1][0] + 1, counts, sum(counts.values())))
         if last >= len(pieces):
-            return out
+            return tuple(out)
         first = max(first + (last - first + 1) // 2, first + 1)  # the next starts halfway through this one
 
 
