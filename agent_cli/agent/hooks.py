@@ -16,7 +16,8 @@ __all__ = ["Hooks"]
 
 class Hooks:
     def on_pre_request(self, request: Request) -> None:
-        """Called with every request just before it is sent (summaries included)."""
+        """Called with every request just before it is sent (summaries included: a record prepared
+        ahead calls it from the thread that prepares it)."""
 
     def on_before_tool(self, use: ToolUse) -> str | None:
         """Return a reason to refuse this tool call; None lets it run."""
