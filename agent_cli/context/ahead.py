@@ -20,7 +20,6 @@ a record is being prepared does not wait for it.
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -57,7 +56,6 @@ class Taken:
 
     plan: CondensePlan
     reply: Callable[[], SummaryReply]  # blocks until the call ends; raises what it raised
-    started: float  # when the call was made (the engine's clock)
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,13 +63,11 @@ class _Job:
     plan: CondensePlan
     span: tuple[Message, ...]
     future: Future[SummaryReply]
-    started: float
 
 
 class RecordAhead:
-    def __init__(self, submit: Submit = in_thread, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, submit: Submit = in_thread) -> None:
         self._submit = submit
-        self._clock = clock
         self._job: _Job | None = None
 
     @property
@@ -82,7 +78,7 @@ class RecordAhead:
     def start(self, plan: CondensePlan, span: Sequence[Message], call: Callable[[], SummaryReply]) -> None:
         """Start `call`, the summary of `span` (the messages `plan` replaces), unless one runs."""
         if self._job is None:
-            self._job = _Job(plan, tuple(span), self._submit(call), self._clock())
+            self._job = _Job(plan, tuple(span), self._submit(call))
 
     def take(self, messages: Sequence[Message]) -> Taken | None:
         """The prepared record, when its span still leads `messages` unchanged; else None (and a
@@ -94,7 +90,7 @@ class RecordAhead:
         if len(messages) <= cut or not _same(messages[:cut], job.span):
             job.future.cancel()
             return None
-        return Taken(job.plan, job.future.result, job.started)
+        return Taken(job.plan, job.future.result)
 
     def drop(self) -> None:
         """Forget the record being prepared (the engine was reset); its call's reply is not used."""

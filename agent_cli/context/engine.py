@@ -77,7 +77,7 @@ class ContextEngine:
     ) -> None:
         self.settings = settings
         self._clock = clock
-        self._ahead = RecordAhead(submit, clock)  # L2's record, prepared before the trigger
+        self._ahead = RecordAhead(submit)  # L2's record, prepared before the trigger
         self._run = LayerRunner(counter, archive, summarize, clock)
         self.max_output = max_output
         self.thresholds: Thresholds = compute_thresholds(settings, window, max_output)

@@ -152,28 +152,28 @@ def compute_thresholds(settings: ContextSettings, window: int, max_output: int) 
     # The tail must leave room under the target for the summary and the user's messages.
     tail_room = max(target_at - summary_cap - user_messages, 0)
     keep_tail = max(min(settings.keep_tail_tokens, int(work * TAIL_SHARE), tail_room), 0)
-    tool_result_cap = max(min(settings.tool_result_max_tokens, int(work * TOOL_RESULT_SHARE)), 1)
+    trigger_at = int(work * trigger)
     # A record prepared ahead is of use only if the room up to the trigger holds a large result:
     # else one result jumps past it and the turn summarizes again (a small window: made at the trigger).
     prepare_at = int(work * prepare)
-    if int(work * trigger) - prepare_at < AHEAD_ROOM:
-        prepare_at = int(work * trigger)
+    if trigger_at - prepare_at < AHEAD_ROOM:
+        prepare_at = trigger_at
     return Thresholds(
         window=window,
         reserve=reserve,
         budget=budget,
         working=work,
         clear_at=int(work * clear),
-        trigger_at=int(work * trigger),
+        trigger_at=trigger_at,
         prepare_at=prepare_at,
         target=target_at,
-        emergency_at=max(int(budget * emergency), int(work * trigger)),
+        emergency_at=max(int(budget * emergency), trigger_at),
         keep_tail=keep_tail,
         summary_cap=summary_cap,
         user_messages=user_messages,
         clear_protect=max(min(settings.clear_protect_tokens, int(work * CLEAR_PROTECT_SHARE)), 0),
         clear_min_batch=max(min(settings.clear_min_batch_tokens, int(work * CLEAR_BATCH_SHARE)), 0),
-        tool_result_cap=tool_result_cap,
+        tool_result_cap=max(min(settings.tool_result_max_tokens, int(work * TOOL_RESULT_SHARE)), 1),
     )
 
 

@@ -133,7 +133,7 @@ class Archive:
             return f"Nothing is saved in this session's transcripts yet ({files} files searched)."
         called = call_results(docs, query.strip())
         if called:
-            return _fit(query, [f"[{d.file} · {d.ref}]\n{d.title}\n{d.text}" for d in called], max_chars)
+            return _fit(query, [_shown(Passage(doc, 0, 0, 0.0, 2)) for doc in called], max_chars)
         ranked = rank(fullest(docs), query)[:MAX_PASSAGES]
         if ranked:
             return _fit(query, [_shown(p) for p in ranked], max_chars)

@@ -4,12 +4,11 @@
 
 A document's text is read as *chunks* of up to `CHUNK_LINES` lines and `CHUNK_TERMS` terms (a
 longer line is read in pieces), each starting halfway through the one before (they overlap, so a
-fact is never split from the lines around it). A chunk's terms
-are its own and its document's title's (a result is titled by its call: the path read, the
-command run), counted once. Chunks are scored by BM25 (k1 1.2, b 0.75) over the question's
-weighted terms (terms.py), then in tiers: a document whose title holds the question as typed
-(a path, a command) comes first, whole; then chunks that hold it as typed; then the rest by
-score. Ties go to the newer document.
+fact is never split from the lines around it). A chunk's terms are its own and its document's
+title's (a result is titled by its call: the path read, the command run), counted once. Chunks
+are scored by BM25 (k1 1.2, b 0.75) over the question's weighted terms (terms.py), then in
+tiers: a document whose title holds the question as typed (a path, a command) comes first,
+whole; then chunks that hold it as typed; then the rest by score. Ties go to the newer document.
 
 A document gives at most `PER_DOCUMENT` passages (a long log must not crowd out the others), and
 chunks of one document that touch are joined, up to `MAX_LINES` lines. Passages scoring under
@@ -151,18 +150,17 @@ def _windows(title: str, text: str) -> tuple[tuple[int, int, Counter[str], int],
 
 def _scores(chunks: list[_Chunk], weights: dict[str, float]) -> list[float]:
     """Each chunk's BM25 score for the weighted terms."""
-    scores = [0.0] * len(chunks)
     total = len(chunks)
     average = sum(c.length for c in chunks) / total or 1.0
-    for term, weight in weights.items():
-        held = [n for n, c in enumerate(chunks) if term in c.counts]
-        if not held:
-            continue
-        idf = math.log(1 + (total - len(held) + 0.5) / (len(held) + 0.5))
-        for n in held:
-            c = chunks[n]
-            tf = c.counts[term]
-            scores[n] += weight * idf * tf * (_K1 + 1) / (tf + _K1 * (1 - _B + _B * c.length / average))
+    shared = [c.counts.keys() & weights.keys() for c in chunks]  # each chunk's terms the question has
+    held = Counter(term for found in shared for term in found)
+    idf = {term: math.log(1 + (total - n + 0.5) / (n + 0.5)) for term, n in held.items()}
+    scores = []
+    for c, found in zip(chunks, shared, strict=True):
+        norm = _K1 * (1 - _B + _B * c.length / average)
+        scores.append(
+            sum(weights[t] * idf[t] * c.counts[t] * (_K1 + 1) / (c.counts[t] + norm) for t in found)
+        )
     return scores
 
 

@@ -167,8 +167,8 @@ def call_results(docs: Sequence[Document], call_id: str) -> list[Document]:
     """The results of the tool call whose id is exactly `call_id`: the full saved output when
     there is one (a cleared result's stub names its call id), else the result as sent; [] when
     `call_id` is no call's id."""
-    suffix = f" · id {call_id}]".lower()
-    called = [doc for doc in docs if doc.title.lower().endswith(suffix)]
+    wanted = call_id.lower()
+    called = [doc for doc in docs if doc.title and doc.call.lower() == wanted]  # results, not the call
     return [doc for doc in called if doc.kind == "output"] or called
 
 

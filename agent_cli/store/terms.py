@@ -26,6 +26,7 @@ import functools
 import itertools
 import re
 from collections.abc import Iterator
+from typing import Protocol
 
 import snowballstemmer
 
@@ -114,9 +115,14 @@ _RELATED_GROUPS = (
 )
 
 
+class _Stemmer(Protocol):
+    def stemWord(self, word: str, /) -> str: ...  # the library's name
+
+
 @functools.cache
-def _stemmer() -> snowballstemmer.Stemmer:  # made on the first search: most sessions never recall
-    return snowballstemmer.stemmer("english")
+def _stemmer() -> _Stemmer:  # made on the first search: most sessions never recall
+    stemmer: _Stemmer = snowballstemmer.stemmer("english")
+    return stemmer
 
 
 @functools.lru_cache(maxsize=200_000)
@@ -124,8 +130,7 @@ def _stem(word: str) -> str:
     """The term of one lowercase word: stemmed when alphabetic, as it is otherwise."""
     if not word.isalpha() or not word.isascii() or len(word) < 3:
         return word
-    stemmed: str = _stemmer().stemWord(word)
-    return stemmed
+    return _stemmer().stemWord(word)
 
 
 @functools.lru_cache(maxsize=200_000)
@@ -161,18 +166,15 @@ def terms(text: str) -> list[str]:
     return out
 
 
+@functools.cache
 def _related() -> dict[str, frozenset[str]]:
+    """Each stem of a group, and the other stems of its groups."""
     table: dict[str, set[str]] = {}
     for group in _RELATED_GROUPS:
         stems = {_stem(word) for word in group.split()}
         for stem in stems:
             table.setdefault(stem, set()).update(stems)
     return {stem: frozenset(others - {stem}) for stem, others in table.items()}
-
-
-@functools.cache
-def _related_table() -> dict[str, frozenset[str]]:
-    return _related()
 
 
 def question_terms(question: str) -> dict[str, float]:
@@ -193,11 +195,11 @@ def question_terms(question: str) -> dict[str, float]:
     }
     for term in joined:
         weights.setdefault(term, RELATED_WEIGHT)
-    related = _related_table()
+    related = _related()
     for term in [*said, *joined]:
         for other in related.get(term, ()):
             weights.setdefault(other, RELATED_WEIGHT)
-    # The text may shorten a word ("cov" for coverage, "cfg" aside): its first letters count a little.
+    # The text may shorten a word (`--cov` for coverage): its first letters count a little.
     for term in said:
         if term.isalpha() and len(term) >= 5:
             for end in range(3, len(term) - 1):
