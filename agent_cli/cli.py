@@ -1,7 +1,8 @@
 """The `agent` command: flags, dispatch, the headless run and `agent transcripts`.
 
     agent                 the REPL (ui/repl.py) on a new session
-    agent -p PROMPT       one task headless (ui/headless.py prints its events)
+    agent -p PROMPT       one task headless (ui/headless.py prints its events); `/NAME args`
+                          names a Markdown command, expanded as in the REPL
     echo PROMPT | agent   the same, from stdin
     cat F | agent -p P    the same, with what was piped in as context after the prompt
     agent transcripts ... browse this project's sessions
@@ -238,6 +239,7 @@ def run_cli(args: CliArgs, *, env: dict[str, str] | None = None, cwd: Path | Non
     if args.prompt is not None and not args.prompt.strip():
         return _fail("-p needs a prompt: agent -p 'what to do'")
     interactive = args.prompt is None
+    context = ""  # what was piped in next to -p
     if interactive and not sys.stdin.isatty():  # `echo "fix the tests" | agent`: one headless task
         piped = decode(sys.stdin.buffer.read()).strip()  # not sys.stdin.read(): odd bytes must not fail
         if not piped:
@@ -246,10 +248,14 @@ def run_cli(args: CliArgs, *, env: dict[str, str] | None = None, cwd: Path | Non
     elif interactive and not sys.stdout.isatty():  # `agent > file`: nobody would see the prompt
         return _fail("stdout is not a terminal; for output to a file or a pipe use agent -p PROMPT")
     elif args.prompt is not None:  # `cat log | agent -p "why does it fail?"`: the prompt, then the log
-        piped = _read_piped()
-        if piped:
-            args = replace(args, prompt=with_piped_input(args.prompt, piped))
+        context = _read_piped()
     env = dict(os.environ) if env is None else env
+    if args.prompt is not None:
+        try:  # `/NAME args`: the command's body, expanded; then what was piped in, as for any prompt
+            prompt = _custom_command(args.prompt, cwd or Path.cwd(), env)
+        except ConfigError as exc:
+            return _fail(str(exc))
+        args = replace(args, prompt=with_piped_input(prompt, context) if context else prompt)
     flags = Flags(
         provider=args.provider,
         model=args.model,
@@ -275,6 +281,23 @@ def run_cli(args: CliArgs, *, env: dict[str, str] | None = None, cwd: Path | Non
         return _fail(f"cannot open the session log: {exc}", 1)
     assert args.prompt is not None
     return _headless(session, args.prompt, args.output_format)
+
+
+def _custom_command(prompt: str, root: Path, env: dict[str, str]) -> str:
+    """`prompt`, or the Markdown command it names expanded (warnings about it on stderr)."""
+    if not prompt.lstrip().startswith("/"):
+        return prompt
+    from agent_cli.ui.commands import custom_command_files, parse
+    from agent_cli.ui.custom_commands import headless_prompt
+
+    command = parse(prompt)
+    if command is None or command.known:  # a path, or a REPL command: a message, as before
+        return prompt
+    catalog = custom_command_files(root, env).catalog()
+    expanded, warnings = headless_prompt(prompt, catalog, command.name, command.arg)
+    for warning in warnings:
+        print(f"agent: warning: {warning}", file=sys.stderr, flush=True)
+    return expanded
 
 
 STDIN_NOTE_AFTER = 3.0  # seconds without a byte on a piped stdin before saying what is awaited

@@ -4,21 +4,28 @@
 for its argument, its aliases and the function that runs it; the help, the completer and `parse`
 read it, so adding a command is one row and one function here. A command acts on the running
 `AgentSession` through its methods and shows the result through the renderer; it needs only a
-`CommandHost` (the REPL is one): the session, the renderer, a way to drive a turn's events and to
-recount the context. What a command shows is computed in `reports.py`.
+`CommandHost` (the REPL is one): the session, the renderer, the Markdown command files, a way to
+drive a turn's events and to recount the context. What a command shows is computed in `reports.py`.
+
+A name no row has may be a Markdown command (`custom_commands.py`); a row's name or alias always
+wins over a file of that name (`custom_command_files` passes them as reserved).
 """
 
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable, Iterator
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol, TypeAlias
 
 from agent_cli.core.errors import AgentError
 from agent_cli.core.events import Event
+from agent_cli.prompt.command_files import CommandFiles, command_dirs
 from agent_cli.providers.models import lookup
 from agent_cli.session import AgentSession
+from agent_cli.ui.custom_commands import custom_help_rows
 from agent_cli.ui.reports import context_report, cost_rows, format_tokens, known_models, session_rows
 
 if TYPE_CHECKING:
@@ -31,6 +38,7 @@ __all__ = [
     "CommandHost",
     "SlashCommand",
     "closest",
+    "custom_command_files",
     "help_rows",
     "parse",
     "run_command",
@@ -46,6 +54,11 @@ class CommandHost(Protocol):
     @property
     def renderer(self) -> Renderer: ...
 
+    @property
+    def commands(self) -> CommandFiles:
+        """The Markdown command files of this session."""
+        ...
+
     def drive(self, events: Iterator[Event]) -> None:
         """Render a stream of events as a turn (Ctrl-C cancels it)."""
         ...
@@ -59,6 +72,7 @@ KEY_HELP = (
     "Enter sends · Alt+Enter or Esc Enter adds a line · Tab completes /commands and paths (@src/…) · "
     "Ctrl-C cancels a turn · Ctrl-D exits"
 )
+_NAME_AND_REST = re.compile(r"(\S*)\s*(.*)", re.DOTALL)
 # Parts /context lists even when empty; the others only when they hold something.
 _ALWAYS_SHOWN = ("system prompt", "tool specs", "messages")
 
@@ -76,21 +90,22 @@ def parse(line: str) -> SlashCommand | None:
     """The command on `line`, or None when the line is a message for the model.
 
     A line starting with a path (`/etc/hosts: what is this?`) is a message: its
-    first word has a second `/` in it.
+    first word has a second `/` in it. The name ends at the first space or line end.
     """
     text = line.strip()
     if not text.startswith("/") or text == "/":
         return None
-    head, _, arg = text[1:].partition(" ")
+    match = _NAME_AND_REST.fullmatch(text[1:])
+    head, arg = match.groups() if match else ("", "")
     if "/" in head or not head:
         return None
     name = _ALIASES.get(head.lower(), head.lower())
     return SlashCommand(name, arg.strip(), name in _BY_NAME)
 
 
-def closest(name: str) -> str | None:
-    """The command the user most likely meant by an unknown `name`."""
-    names = list(_BY_NAME)
+def closest(name: str, custom: Iterable[str] = ()) -> str | None:
+    """The command the user most likely meant by an unknown `name` (`custom`: the Markdown ones)."""
+    names = [*_BY_NAME, *custom]
     prefixed = [n for n in names if n.startswith(name.lower())]
     if prefixed:
         return prefixed[0]
@@ -117,10 +132,26 @@ def help_rows() -> list[tuple[str, str]]:
     return [(f"/{c.name}" + (f" {c.args}" if c.args else ""), c.help) for c in COMMANDS]
 
 
+def custom_command_files(root: Path, env: Mapping[str, str] | None) -> CommandFiles:
+    """The Markdown command files for a session in `root`: the project's folders and, given the
+    environment, the user's; the built-in names and aliases reserved."""
+    dirs = command_dirs(root, env or {})
+    if env is None:
+        dirs = tuple(d for d in dirs if d.scope == "project")
+    return CommandFiles(root, dirs, [*_BY_NAME, *_ALIASES])
+
+
 def _help(repl: CommandHost, arg: str) -> None:
     from agent_cli.ui.widgets import help_table
 
     repl.renderer.show(help_table(help_rows()))
+    catalog = repl.commands.catalog()
+    if catalog.commands:
+        repl.renderer.line("")
+        repl.renderer.line("Markdown commands", "bold")
+        repl.renderer.show(help_table(custom_help_rows(catalog)))
+    for notice in catalog.notices:
+        repl.renderer.warn(notice.text)
     repl.renderer.info(KEY_HELP)
 
 

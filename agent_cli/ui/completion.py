@@ -1,4 +1,4 @@
-"""Completion at the REPL prompt: slash commands and their arguments, and paths.
+"""Completion at the REPL prompt: slash commands (built-in and Markdown) and their arguments, and paths.
 
 Cheap by design: one directory listing per keystroke, capped, hidden files
 only when asked for.
@@ -14,7 +14,9 @@ from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 
 from agent_cli.core.text import clean
+from agent_cli.prompt.command_files import Catalog
 from agent_cli.ui.commands import COMMANDS
+from agent_cli.ui.custom_commands import completion_rows
 from agent_cli.ui.reports import known_models
 
 __all__ = ["MAX_PATH_COMPLETIONS", "PathAndCommandCompleter"]
@@ -23,11 +25,20 @@ MAX_PATH_COMPLETIONS = 200
 
 
 class PathAndCommandCompleter(Completer):
-    """Slash commands (and /model, /resume arguments) at the start; paths after `@` or with a `/`."""
+    """Slash commands (and /model, /resume arguments) at the start; paths after `@` or with a `/`.
 
-    def __init__(self, root: Path, sessions: Callable[[], Iterable[str]] = lambda: ()) -> None:
+    A Markdown command shows its argument hint after its name and its description (and where it
+    comes from) beside it; `/test` offers `/frontend:test` too."""
+
+    def __init__(
+        self,
+        root: Path,
+        sessions: Callable[[], Iterable[str]] = lambda: (),
+        commands: Callable[[], Catalog] = Catalog,
+    ) -> None:
         self.root = root
         self.sessions = sessions
+        self.commands = commands
 
     def get_completions(self, document: Document, complete_event: CompleteEvent) -> Iterator[Completion]:
         text = document.text_before_cursor
@@ -37,6 +48,8 @@ class PathAndCommandCompleter(Completer):
                 for spec in COMMANDS:
                     if spec.name.startswith(head.lower()):
                         yield Completion(f"/{spec.name}", -len(text), display_meta=spec.help)
+                for inserted, shown, meta in completion_rows(self.commands(), head):
+                    yield Completion(inserted, -len(text), display=shown, display_meta=meta)
                 return
             completes = next((c.completes for c in COMMANDS if c.name == head), "")
             if completes and " " not in arg:

@@ -7,6 +7,8 @@
   adds a line, bracketed paste never sends, completion for slash commands and
   paths (completion.py), a bottom toolbar with the model, the context in use
   and where auto-compaction fires.
+- Markdown commands (`/NAME args`, `custom_commands.py`): the file's body, expanded, is sent as
+  the message; the line says which file it came from.
 - A turn: the session's events go to `render.Renderer` through `turn.py`,
   which makes Ctrl-C cancel the turn; the REPL goes on. At an empty prompt a
   first Ctrl-C shows a hint, a second exits.
@@ -31,13 +33,15 @@ from agent_cli import __version__
 from agent_cli.agent.approvals import Asker
 from agent_cli.core.events import Event
 from agent_cli.core.text import visible
+from agent_cli.prompt.command_files import CommandFiles
 from agent_cli.session import AgentSession
 from agent_cli.store.user_dirs import state_dir
 from agent_cli.tools.base import ToolRegistry
 from agent_cli.tools.registry import default_tools
 from agent_cli.ui import ending, glyphs
 from agent_cli.ui.approval import ApprovalPrompt, answer_prompt
-from agent_cli.ui.commands import closest, parse, run_command
+from agent_cli.ui.commands import SlashCommand, closest, custom_command_files, parse, run_command
+from agent_cli.ui.custom_commands import invoke
 from agent_cli.ui.reports import format_context_line, format_tokens, resume_lines
 from agent_cli.ui.turn import drive_turn, quiet_input
 
@@ -87,8 +91,11 @@ class Repl:
         toolbar: Toolbar | None = None,
         invalidate: Callable[[], None] = lambda: None,
         quiet: Callable[[], AbstractContextManager[None]] = contextlib.nullcontext,
+        commands: CommandFiles | None = None,
     ) -> None:
         self.session = session
+        # Without the user's folders (tests): only the project's.
+        self.commands = commands or custom_command_files(session.project_root, None)
         self._renderer = renderer  # a function: the renderer is made on first use (rich loads late)
         self.read_line = read_line
         self.status = toolbar or Toolbar(session)
@@ -123,6 +130,7 @@ class Repl:
         if s.history:
             lines.append((f"resumed: {len(s.history)} messages in the working context", "dim"))
         lines += [(f"! {w.message}", "yellow") for w in s.warnings]
+        lines += [(f"! {n.text}", "yellow") for n in self.commands.catalog().notices]
         return [(visible(text), style) for text, style in lines]  # warnings quote project files
 
     def welcome(self) -> None:
@@ -175,11 +183,25 @@ class Repl:
             self.drive(self.session.run(line))
             return "continue"
         if not command.known:
-            hint = closest(command.name)
-            guess = f"; did you mean /{hint}?" if hint else ""
-            self.renderer.warn(f"unknown command /{command.name}{guess} (/help lists them)")
+            self._custom(command)
             return "continue"
         return run_command(self, command)
+
+    def _custom(self, command: SlashCommand) -> None:
+        """A Markdown command: its expansion sent as the message; else why not, or a hint."""
+        catalog = self.commands.catalog()
+        found = invoke(catalog, command.name, command.arg)
+        if found is None:
+            hint = closest(command.name, catalog.names())
+            guess = f"; did you mean /{hint}?" if hint else ""
+            self.renderer.warn(f"unknown command /{command.name}{guess} (/help lists them)")
+        elif isinstance(found, str):
+            self.renderer.warn(found)
+        else:
+            self.renderer.info(found.origin)
+            for warning in found.warnings:
+                self.renderer.warn(warning)
+            self.drive(self.session.run(found.text))
 
     def drive(self, events: Iterator[Event]) -> None:
         """Render one turn's events (see `turn.py`), then recount the context for the toolbar."""
@@ -225,7 +247,7 @@ def input_history(redact: Callable[[str], str]) -> History:
         return InMemoryHistory()
 
 
-def _prompt_session(session: AgentSession, toolbar: Toolbar) -> PromptSession[str]:
+def _prompt_session(session: AgentSession, toolbar: Toolbar, commands: CommandFiles) -> PromptSession[str]:
     from prompt_toolkit import PromptSession
     from prompt_toolkit.application import get_app
     from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
@@ -251,7 +273,8 @@ def _prompt_session(session: AgentSession, toolbar: Toolbar) -> PromptSession[st
     return PromptSession(
         history=input_history(session.redact),
         key_bindings=bindings,
-        completer=PathAndCommandCompleter(root, lambda: session_ids(root)),
+        # The folders are listed again at most every 2 s while typing: a file added meanwhile shows up.
+        completer=PathAndCommandCompleter(root, lambda: session_ids(root), lambda: commands.catalog(2.0)),
         complete_while_typing=True,
         bottom_toolbar=lambda: glyphs.fit(toolbar.text(get_app().output.get_size().columns), sys.stdout),
         enable_suspend=True,
@@ -282,7 +305,8 @@ def run_repl(open_session: Callable[[Asker], AgentSession]) -> int:
     session = open_session(ApprovalPrompt(renderer, answer_prompt).ask)
     tools = session.tools
     toolbar = Toolbar(session)
-    prompt = _prompt_session(session, toolbar)
+    commands = custom_command_files(session.project_root, os.environ)
+    prompt = _prompt_session(session, toolbar, commands)
     repl = Repl(
         session,
         renderer,
@@ -290,6 +314,7 @@ def run_repl(open_session: Callable[[Asker], AgentSession]) -> int:
         toolbar=toolbar,
         invalidate=prompt.app.invalidate,
         quiet=lambda: quiet_input(sys.stdin.fileno()),
+        commands=commands,
     )
     # The greeting goes out through prompt_toolkit, so rich can load after the prompt is drawn.
     for text, style in repl.welcome_lines():
