@@ -5,6 +5,7 @@
                           names a Markdown command, expanded as in the REPL
     echo PROMPT | agent   the same, from stdin
     cat F | agent -p P    the same, with what was piped in as context after the prompt
+                          (ui/task_prompt.py: what a headless task is asked)
     agent transcripts ... browse this project's sessions
 
 The only module importing typer. Settings are loaded here and the session is
@@ -25,7 +26,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 if TYPE_CHECKING:
     from agent_cli.session import AgentSession
 
-__all__ = ["CliArgs", "main", "run_cli", "transcripts_command", "with_piped_input"]
+__all__ = ["CliArgs", "main", "run_cli", "transcripts_command"]
 
 OUTPUT_FORMATS = ("text", "json", "stream-json")
 
@@ -225,6 +226,7 @@ def run_cli(args: CliArgs, *, env: dict[str, str] | None = None, cwd: Path | Non
     from agent_cli.config.load import Flags, load_settings
     from agent_cli.core.errors import AgentError, ConfigError
     from agent_cli.core.text import clean, decode
+    from agent_cli.ui.task_prompt import read_piped, task_prompt
 
     if args.output_format not in OUTPUT_FORMATS:
         return _fail(
@@ -248,14 +250,13 @@ def run_cli(args: CliArgs, *, env: dict[str, str] | None = None, cwd: Path | Non
     elif interactive and not sys.stdout.isatty():  # `agent > file`: nobody would see the prompt
         return _fail("stdout is not a terminal; for output to a file or a pipe use agent -p PROMPT")
     elif args.prompt is not None:  # `cat log | agent -p "why does it fail?"`: the prompt, then the log
-        context = _read_piped()
+        context = read_piped()
     env = dict(os.environ) if env is None else env
-    if args.prompt is not None:
-        try:  # `/NAME args`: the command's body, expanded; then what was piped in, as for any prompt
-            prompt = _custom_command(args.prompt, cwd or Path.cwd(), env)
+    if args.prompt is not None:  # `/NAME args` names a Markdown command: its body, expanded
+        try:
+            args = replace(args, prompt=task_prompt(args.prompt, context, cwd or Path.cwd(), env))
         except ConfigError as exc:
             return _fail(str(exc))
-        args = replace(args, prompt=with_piped_input(prompt, context) if context else prompt)
     flags = Flags(
         provider=args.provider,
         model=args.model,
@@ -281,64 +282,6 @@ def run_cli(args: CliArgs, *, env: dict[str, str] | None = None, cwd: Path | Non
         return _fail(f"cannot open the session log: {exc}", 1)
     assert args.prompt is not None
     return _headless(session, args.prompt, args.output_format)
-
-
-def _custom_command(prompt: str, root: Path, env: dict[str, str]) -> str:
-    """`prompt`, or the Markdown command it names expanded (warnings about it on stderr)."""
-    if not prompt.lstrip().startswith("/"):
-        return prompt
-    from agent_cli.ui.commands import custom_command_files, parse
-    from agent_cli.ui.custom_commands import headless_prompt
-
-    command = parse(prompt)
-    if command is None or command.known:  # a path, or a REPL command: a message, as before
-        return prompt
-    catalog = custom_command_files(root, env).catalog()
-    expanded, warnings = headless_prompt(prompt, catalog, command.name, command.arg)
-    for warning in warnings:
-        print(f"agent: warning: {warning}", file=sys.stderr, flush=True)
-    return expanded
-
-
-STDIN_NOTE_AFTER = 3.0  # seconds without a byte on a piped stdin before saying what is awaited
-
-
-def with_piped_input(prompt: str, piped: str) -> str:
-    """The prompt, then what was piped in, in a `<stdin>` block (as Codex frames it): the model can tell
-    the user's words from the data, and the data ends where the block does."""
-    return f"{prompt}\n\n<stdin>\n{piped.rstrip()}\n</stdin>"
-
-
-def _read_piped() -> str:
-    """What a pipe or a redirected file on stdin holds (text, odd bytes as U+FFFD), read to its end.
-
-    A terminal, /dev/null or any other device gives "" without a read. A pipe is read until the
-    writer closes it, as `cat` would; when nothing has come for a while and stderr is a terminal,
-    one line says what is awaited (a caller that leaves stdin open for ever would wait for ever).
-    """
-    import os
-    import select
-    import stat
-
-    from agent_cli.core.text import clean, decode
-
-    try:
-        fd = sys.stdin.fileno()
-        mode = os.fstat(fd).st_mode
-    except (AttributeError, OSError, ValueError):  # no stdin at all, or a closed one
-        return ""
-    if not (stat.S_ISFIFO(mode) or stat.S_ISREG(mode) or stat.S_ISSOCK(mode)):
-        return ""
-    if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
-        ready, _, _ = select.select([fd], [], [], STDIN_NOTE_AFTER)
-        if not ready and sys.stderr.isatty():
-            print(
-                "agent: waiting for the piped input to end (run with < /dev/null to go without it)",
-                file=sys.stderr,
-                flush=True,
-            )
-    text = clean(decode(sys.stdin.buffer.read())).strip("\n")
-    return text if text.strip() else ""
 
 
 def _headless(session: "AgentSession", prompt: str, output_format: str) -> int:
