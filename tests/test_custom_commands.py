@@ -478,3 +478,36 @@ def test_the_repl_hints_at_a_markdown_command_and_refuses_a_broken_one(tmp_path:
     assert "! unknown command /deploy-stagin; did you mean /deploy-staging? (/help lists them)" in text
     assert "! /ghost: .claude/commands/ghost.md was not read: it cannot be read" in text
     assert h.sent() == []
+
+
+def test_a_file_name_never_draws_a_line_of_its_own(tmp_path: Path) -> None:
+    f = Folders(tmp_path)
+    write(f.claude / "x\n\u2713 approved\u202e.md", "x")
+    (notice,) = f.notices()
+    assert "\n" not in notice and "\u202e" not in notice
+    assert notice.startswith(".claude/commands/x\\x0a\u2713 approved\\u202e.md is not used")
+
+
+def test_the_same_file_through_a_linked_folder_is_not_news(tmp_path: Path) -> None:
+    f = Folders(tmp_path)
+    write(f.claude / "review.md", "review")
+    (f.project / ".agent").mkdir()
+    f.agent.symlink_to(f.claude)  # one folder for both tools, inside the project
+    write(f.user_claude / "mine.md", "mine")
+    f.user.parent.mkdir(parents=True)
+    f.user.symlink_to(f.user_claude)
+    assert f.catalog().names() == ["mine", "review"]
+    assert found(f.catalog(), "review").shown_path == ".agent/commands/review.md"
+    assert f.notices() == []
+
+
+def test_the_greeting_names_a_few_notices_and_help_all(tmp_path: Path) -> None:
+    f = Folders(tmp_path)
+    for name in ("compact", "context", "clear", "model", "cost", "resume", "exit"):
+        write(f.claude / f"{name}.md", "shadowed")
+    h = Repl1(f, replies=0)
+    text = h.run("/help")
+    greeting, _, help_text = text.partition("/help              show this help")
+    assert greeting.count("is a built-in command") == 5
+    assert "! and 2 more about command files (/help lists them)" in greeting
+    assert help_text.count("is a built-in command") == 7

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, TypeAlias
 
-from agent_cli.core.text import clean
+from agent_cli.core.text import clean, escape_char
 from agent_cli.prompt.command_text import CommandText, parse_command_text
 from agent_cli.store.file_reads import UnreadableFile, describe_size, read_project_file, read_user_file
 from agent_cli.store.user_dirs import config_dir, home_dir
@@ -64,11 +64,17 @@ class CommandDir:
     shown: str  # how the folder is named to the user
 
 
+def _plain(text: str) -> str:
+    """A path as one line of text: every character that does not show as itself written out (a file
+    name may hold a newline or a bidi override; a notice naming it must not draw a second line)."""
+    return "".join(c if c.isprintable() else escape_char(c) for c in clean(text))
+
+
 def _shown(path: Path, home: Path) -> str:
     try:
-        return clean(f"~/{path.relative_to(home)}")
+        return _plain(f"~/{path.relative_to(home)}")
     except ValueError:
-        return clean(str(path))
+        return _plain(str(path))
 
 
 def command_dirs(project_root: Path, env: Mapping[str, str]) -> tuple[CommandDir, ...]:
@@ -184,17 +190,21 @@ class CommandFiles:
         refused: list[Refused] = []
         for name, files in sorted(candidates.items()):
             winner: CustomCommand | None = None
+            winner_path = Path()
             first_refused: Refused | None = None
             for found in files:
                 if winner is not None:
-                    notices.append(Notice(f"/{name} is {winner.shown_path}; {found.shown} is not used", name))
+                    if not _same_file(winner_path, found.path):  # one folder linked to another: no news
+                        notices.append(
+                            Notice(f"/{name} is {winner.shown_path}; {found.shown} is not used", name)
+                        )
                     continue
                 text = self._text(found)
                 if isinstance(text, str):
                     notices.append(Notice(f"{found.shown} was not read: it {text}", name))
                     first_refused = first_refused or Refused(name, found.shown, text)
                     continue
-                winner = CustomCommand(name, found.folder.scope, found.shown, text)
+                winner, winner_path = CustomCommand(name, found.folder.scope, found.shown, text), found.path
                 commands.append(winner)
             if winner is None and first_refused is not None:
                 refused.append(first_refused)
@@ -209,7 +219,7 @@ class CommandFiles:
             if project:
                 real = folder.path.resolve(strict=True)
                 if not real.is_relative_to(self.project_root.resolve(strict=True)):
-                    where = f"{folder.shown} leads outside the project (to {clean(str(real))})"
+                    where = f"{folder.shown} leads outside the project (to {_plain(str(real))})"
                     notices.append(Notice(f"{where}; its commands are not read"))
                     return []
         except (OSError, RuntimeError):
@@ -223,7 +233,7 @@ class CommandFiles:
                 if file_name.startswith(".") or not file_name.endswith(".md"):
                     continue
                 parts = [*rel.parts, file_name[: -len(".md")]]
-                shown = clean(f"{folder.shown}/{'/'.join((*rel.parts, file_name))}")
+                shown = _plain(f"{folder.shown}/{'/'.join((*rel.parts, file_name))}")
                 if not all(_SEGMENT.fullmatch(p) for p in parts):
                     rule = "a command's name is letters, digits, '-', '_' and '.'"
                     notices.append(Notice(f"{shown} is not used: {rule}"))
@@ -267,3 +277,10 @@ class CommandFiles:
             return parse_command_text(read.data.decode("utf-8-sig"))
         except UnicodeDecodeError:
             return "is not UTF-8 text"
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False

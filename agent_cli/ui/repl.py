@@ -55,6 +55,7 @@ __all__ = ["Repl", "Toolbar", "input_history", "run_repl"]
 
 PROMPT = "› "
 CTRL_C_HINT = "(Ctrl-C again or /exit to leave; Ctrl-C during a turn cancels it)"
+MAX_NOTICES = 5  # about command files, in the greeting
 WARMUP_DELAY = 0.15  # seconds: let the prompt draw before background imports compete for the GIL
 
 
@@ -130,7 +131,12 @@ class Repl:
         if s.history:
             lines.append((f"resumed: {len(s.history)} messages in the working context", "dim"))
         lines += [(f"! {w.message}", "yellow") for w in s.warnings]
-        lines += [(f"! {n.text}", "yellow") for n in self.commands.catalog().notices]
+        notices = self.commands.catalog().notices
+        lines += [(f"! {n.text}", "yellow") for n in notices[:MAX_NOTICES]]
+        if len(notices) > MAX_NOTICES:
+            lines.append(
+                (f"! and {len(notices) - MAX_NOTICES} more about command files (/help lists them)", "yellow")
+            )
         return [(visible(text), style) for text, style in lines]  # warnings quote project files
 
     def welcome(self) -> None:
