@@ -49,6 +49,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from bench_ledger import Ledger, edits, first
 from bench_policies import Policy, SummaryCall
 from bench_sessions import Fact, Session, seeded_ids
 
@@ -128,6 +129,7 @@ class Run:
     parts: dict[str, Bill] = field(default_factory=lambda: {k: Bill() for k in PARTS})  # Claude, steady
     fingerprint: str = ""  # a hash of every request's bytes, in order
     probes: dict[str, list[bool]] = field(default_factory=lambda: {p: [] for p in PROBES})
+    ledger: Ledger = field(default_factory=Ledger)  # the Claude bill at the steady pace, by cause
 
     @property
     def finished(self) -> bool:
@@ -202,6 +204,9 @@ class _Counts:
     def tokens(self, messages: list[Message]) -> list[int]:
         return [self._of(m)[1] for m in messages]
 
+    def keys(self, messages: list[Message]) -> list[str]:
+        return [self._of(m)[0] for m in messages]
+
 
 class _Clocks:
     def __init__(self, seed: int) -> None:
@@ -224,8 +229,16 @@ class _Biller:
         self.run, self.counts, self.clocks = run, counts, clocks
         self.caches = {c: _Cache(marked=c.startswith("claude")) for c in CACHES}
 
-    def bill(self, messages: list[Message], output: int, part: str, anchor: int | None = None) -> int:
-        """Bill one request as `part` of the session; returns its reference count."""
+    def bill(
+        self,
+        messages: list[Message],
+        output: int,
+        part: str,
+        anchor: int | None = None,
+        own: list[bool] | None = None,
+    ) -> int:
+        """Bill one request as `part` of the session; returns its reference count. `own[i]`: message i
+        is the session's own (for the ledger; given for main requests)."""
         chain = self.counts.chain(messages)
         self.run.fingerprint = hashlib.sha1((self.run.fingerprint + chain[-1]).encode()).hexdigest()
         sizes = [self.counts.frame, *self.counts.tokens(messages)]
@@ -241,6 +254,12 @@ class _Biller:
                 bill.read += prefix[hit]
                 bill.write += total - prefix[hit]
                 bill.output += output
+            if name == "claude":
+                if own is not None:
+                    self.run.ledger.turn(self.counts.keys(messages), sizes, hit, output, own)
+                else:
+                    line = "summary calls" if part == "summaries" else part
+                    self.run.ledger.whole(line, prefix[hit], total - prefix[hit], output)
         return total
 
 
@@ -311,11 +330,14 @@ def _replay(
             continue
         clocks.model()
         policy.now = clocks.steady
+        given = history
         history = policy.prepare(history)
+        cause = edits(given, history)
         size = frame_tokens + sum(counts.tokens(history))
         if claude(size) > policy.window:
             reacted = policy.react(history, claude(size))
             if reacted is not None:
+                cause = first(cause, edits(history, reacted))
                 history = reacted
                 size = frame_tokens + sum(counts.tokens(history))
         billed_summaries = _bill_summaries(run, policy, summaries, billed_summaries)
@@ -324,7 +346,9 @@ def _replay(
             break
         sent += 1
         reply, *results = step.messages
-        biller.bill(history, counts.tokens([reply])[0], "turns", policy.anchor(history, originals))
+        run.ledger.cause = cause
+        own = [id(m) in originals for m in history]
+        biller.bill(history, counts.tokens([reply])[0], "turns", policy.anchor(history, originals), own)
         run.requests.append(claude(size))
         policy.observe(history, Usage(input_tokens=claude(size)))
         if sent % PROBE_EVERY == 0:
@@ -401,6 +425,7 @@ def _probe(run: Run, policy: Policy, biller: _Biller, history: list[Message], st
         )
         for bill in [*run.bills.values(), run.parts["recall"]]:  # the probed request's reply is the calls ...
             bill.output += biller.counts.tokens([call])[0]
+        run.ledger.whole("recall", 0, 0, biller.counts.tokens([call])[0])
         biller.bill([*history, call, answers], 0, "recall")  # ... and their results enter one more request
         run.recall_calls += len(asked)
     if state.paths:

@@ -29,6 +29,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bench_e2e import E2ERun, run_e2e  # noqa: E402
+from bench_layers import layer_section  # noqa: E402
 from bench_pictures import pictures  # noqa: E402
 from bench_policies import POLICIES, SUMMARIZING, Ours, Policy  # noqa: E402
 from bench_replay import PROBES, Run, reference_count, replay  # noqa: E402
@@ -182,6 +183,7 @@ def main() -> None:
     report += ["## Policies side by side", ""]
     for g in table:
         report += [f"### {g.title}", "", *policy_table(g, p), ""]
+    report += layer_section(table, p)
     report += ["## Pictures", "", *pictures(runs, work, Path(args.out).parent / "img", p)]
     report += [
         "## The defaults against their neighbours",

@@ -141,6 +141,11 @@ def _why_cost(ours: Agg, best: Agg, saving: float, prices: Prices) -> str:
     if a["recall"]:
         calls = ours.avg("recall_calls")
         said += f", recall round trips ${a['recall']:.2f} ({calls:.0f} calls; {best.policy} has no recall)"
+    low = _mean([r.ledger.floor(prices["claude"]) for r in ours.done])
+    said += (
+        f"; at most {1 - low / best.dollars(prices):.0%} cheaper than {best.policy} for any policy here (what"
+        f" keeping nothing but the frame would cost: ${low:.2f} of new messages, output and frame reads)"
+    )
     diffs = {k: a[k] - b[k] for k in PARTS}
     if saving < 0:
         worst = max(diffs, key=lambda k: diffs[k])
