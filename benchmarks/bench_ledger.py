@@ -7,9 +7,9 @@
 
 A request reads its cached prefix and writes the rest. What it writes is one of:
 
-- *new*: messages the session added since the last request (the reply, its tool results, the user's
+- *new*: content the session added since the last request (the reply, its tool results, the user's
   next message) and the frame of the first request: what every policy writes once;
-- *rewritten* by a layer: messages sent before whose cached prefix the layer's edit invalidated, and
+- *rewritten* by a layer: content sent before whose cached prefix the layer's edit invalidated, and
   the layer's own new text (a stub, a placeholder, a record). The cause is what the policy did to the
   history before this request, seen from the outside the same way for every policy (`edits`): a
   record it added is *summary*; fewer messages and no record, *drop*; a message changed in place
@@ -69,7 +69,7 @@ class Ledger:
     )
     cause: str | None = None
     frame_reads: int = 0  # of "reads": the frame, read back by every main request after the first
-    _sent: set[str] = field(default_factory=set)  # the content of every message a main request sent
+    _sent: set[str] = field(default_factory=set)  # every content block a main request sent
 
     def turn(
         self,
@@ -79,9 +79,9 @@ class Ledger:
         output: int,
         own: Sequence[bool],
     ) -> None:
-        """One main request: message `keys` (content hashes) and `sizes` (the frame first, then each
-        message), `hit` of them read from the cache, `own[i]` whether message i is the session's own
-        (added by the session, not made by the policy)."""
+        """One main request: its content blocks' `keys` (role and content, hashed) and `sizes` (the
+        frame first, then each block), `hit` of them read from the cache, `own[i]` whether block i is
+        in a message of the session's own (added by the session, not made by the policy)."""
         self.tokens["reads"]["read"] += sum(sizes[:hit])
         self.frame_reads += sizes[0] if hit else 0
         self.tokens["output"]["output"] += output

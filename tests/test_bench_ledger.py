@@ -73,3 +73,24 @@ def test_edits_are_told_apart_from_outside() -> None:
     assert edits(history, [record, results]) == "summary"
     assert first("clear", "summary") == "summary" and first(None, "drop") == "drop"
     assert first(None, None) is None
+
+
+def test_a_block_added_to_the_last_message_reads_the_blocks_before_it_back() -> None:
+    # A summary request adds its instruction as a block after the last tool result; the providers
+    # match a prefix up to a content block, so everything before the instruction is read back.
+    from bench_replay import _Cache, _Counts
+
+    from agent_cli.core.messages import TextBlock
+
+    counts = _Counts(100)
+    first_turn = [Message.user("read the file"), Message("user", (ToolResult("t1", "line\n" * 400),))]
+    sent = counts.chain(first_turn)
+    cache = _Cache(marked=True)
+    assert cache.read(sent, 0.0) == 0  # the first request writes its frame and its last block
+    last = first_turn[-1]
+    asked = [first_turn[0], last.replace([*last.content, TextBlock("Stop here and summarize.")])]
+    chain = counts.chain(asked)
+    hit = cache.read(chain, 1.0)
+    assert hit == len(sent) and hit == len(chain) - 1
+    sizes = counts.sizes(asked)
+    assert sum(sizes[:hit]) == sum(counts.sizes(first_turn))
