@@ -48,8 +48,8 @@ NEIGHBOURS = {  # the defaults against their neighbours, on every workload
     "working budget 48k": ContextSettings(working_budget=48_000),
     "defaults": ContextSettings(),
     "working budget 100k": ContextSettings(working_budget=100_000),
+    "L1 protects 8k": ContextSettings(clear_protect_tokens=8_000),
     "L1 protects 12k": ContextSettings(clear_protect_tokens=12_000),
-    "L1 protects 18k": ContextSettings(clear_protect_tokens=18_000),
     "trigger 70%": ContextSettings(trigger_ratio=0.70),
     "trigger 90%": ContextSettings(trigger_ratio=0.90),
 }
