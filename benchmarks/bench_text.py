@@ -116,6 +116,7 @@ def method(stamp: str, runs: int, seeds: int) -> list[str]:
 
 def verdict_text(rows: list[str], whys: list[str], groups: Sequence[Group], prices: Prices) -> list[str]:
     met = sum(1 for r in rows[2:] if r.rstrip().endswith("| met |"))
+    out_of_reach = sum(1 for r in rows[2:] if _below_goal(r))
     alone = sum(1 for r in rows[2:] if r.rstrip().endswith("| only ours finishes |"))
     total = len(rows) - 2
     return [
@@ -130,6 +131,12 @@ def verdict_text(rows: list[str], whys: list[str], groups: Sequence[Group], pric
         f"**Met in {met} of {total} cells; missed in {total - met - alone}; in {alone} no seed policy"
         " finishes the session (ours does), so there is nothing to be cheaper than.**",
         "",
+        "*At most, any policy*: the largest saving against the best seed policy that any policy could",
+        "make, down to what keeping nothing but the frame would cost (the session's new messages",
+        "written once, every reply's output, the frame read back by each request; see *What each layer",
+        f"costs in the prompt cache*). In {out_of_reach} of the cells that is under {COST_GOAL:.0%}: there",
+        "the goal is out of reach for every policy, however it compacts.",
+        "",
         *rows,
         "",
         *(
@@ -138,6 +145,13 @@ def verdict_text(rows: list[str], whys: list[str], groups: Sequence[Group], pric
             else []
         ),
     ]
+
+
+def _below_goal(row: str) -> bool:
+    """A verdict row whose *at most, any policy* is under the goal."""
+    cells = [c.strip() for c in row.strip().strip("|").split("|")]
+    most = cells[7] if len(cells) > 7 else ""
+    return most.endswith("%") and float(most[:-1]) < COST_GOAL * 100
 
 
 def wait_text(groups: Sequence[Group], at_trigger: str) -> list[str]:
