@@ -16,7 +16,8 @@ same rules hold for every policy:
 - **Caching**, four ways at once over the same requests: Anthropic's marked cache (a prefix is read
   back only where some request marked one: every request marks the frame, its last message, and
   the policy's edit point, `Policy.anchor`: for a baseline the newest message it rewrote, for ours
-  what the product marks) and OpenAI's automatic cache (any prefix sent before), each at two paces:
+  what the product marks) and OpenAI's automatic cache (any prefix sent before), a prefix ending at
+  a content block as both providers match it, each at two paces:
   `steady` (20 s a model step, 90 s a user message: no entry expires) and `paused` (the user's
   pauses drawn from a lognormal, median 120 s, sigma 1.2: about one in five past the 5-minute
   TTL). A cache entry lives 5 minutes (Anthropic) or 30 minutes (OpenAI) after its last use.
@@ -49,6 +50,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from bench_ledger import Ledger, edits, first
 from bench_policies import Policy, SummaryCall
 from bench_sessions import Fact, Session, seeded_ids
 
@@ -128,6 +130,7 @@ class Run:
     parts: dict[str, Bill] = field(default_factory=lambda: {k: Bill() for k in PARTS})  # Claude, steady
     fingerprint: str = ""  # a hash of every request's bytes, in order
     probes: dict[str, list[bool]] = field(default_factory=lambda: {p: [] for p in PROBES})
+    ledger: Ledger = field(default_factory=Ledger)  # the Claude bill at the steady pace, by cause
 
     @property
     def finished(self) -> bool:
@@ -150,11 +153,14 @@ class Run:
 
 
 class _Cache:
-    """Prefixes (chains of message keys, hashed) with the time they were last used.
+    """Prefixes (chains of content-block keys, hashed) with the time they were last used.
 
-    Two kinds. *Marked* (Anthropic's): a request writes only the prefixes it marks (the frame, the
-    last message, the policy's anchor) and reads the longest one it starts with. *Automatic*
-    (OpenAI's): every prefix a request sent can be read back."""
+    A prefix ends at a content block, as the providers match it: Anthropic reads back a prefix "up to
+    and including the block" a breakpoint marks, and OpenAI any prefix sent before. So a request that
+    adds a block to a message (a summary request's instruction after the last tool result) reads the
+    blocks before it back. Two kinds. *Marked* (Anthropic's): a request writes only the prefixes it
+    marks (the frame, its last block, the end of the policy's anchor message) and reads the longest
+    one it starts with. *Automatic* (OpenAI's): every prefix a request sent can be read back."""
 
     def __init__(self, marked: bool) -> None:
         self.marked = marked
@@ -174,30 +180,52 @@ class _Cache:
         return best
 
 
+_Block = tuple[str, int]  # a content block's key (its role and JSON, hashed) and its reference count
+
+
 class _Counts:
-    """Per-message keys and reference counts, computed once per message object."""
+    """Per-message and per-block keys and reference counts, computed once per message object."""
 
     def __init__(self, frame_tokens: int) -> None:
         self.frame = frame_tokens
-        self._keys: dict[int, tuple[str, int, Message]] = {}
+        self._keys: dict[int, tuple[str, int, tuple[_Block, ...], Message]] = {}
 
-    def _of(self, message: Message) -> tuple[str, int, Message]:
+    def _of(self, message: Message) -> tuple[str, int, tuple[_Block, ...], Message]:
         got = self._keys.get(id(message))
-        if got is None or got[2] is not message:
+        if got is None or got[3] is not message:
             content = [b.to_json() for b in message.content]
             key = hashlib.sha1(json.dumps([message.role, content], sort_keys=True).encode()).hexdigest()
-            tokens = 4 + sum(reference_count(json.dumps(b, ensure_ascii=False)) for b in content)
-            got = (key, tokens, message)
+            blocks = [
+                (
+                    hashlib.sha1(json.dumps([message.role, b], sort_keys=True).encode()).hexdigest(),
+                    reference_count(json.dumps(b, ensure_ascii=False)),
+                )
+                for b in content
+            ] or [(key, 0)]
+            blocks[0] = (blocks[0][0], blocks[0][1] + 4)  # the message's own overhead, on its first block
+            got = (key, sum(t for _, t in blocks), tuple(blocks), message)
             self._keys[id(message)] = got
         return got
 
+    def blocks(self, messages: list[Message]) -> list[tuple[int, _Block]]:
+        """Every content block of `messages` in order, with the index of its message."""
+        return [(i, block) for i, m in enumerate(messages) for block in self._of(m)[2]]
+
     def chain(self, messages: list[Message]) -> list[str]:
-        """Hash of each prefix: the frame, then the frame and the first n messages."""
+        """Hash of each prefix: the frame, then the frame and the first n content blocks."""
         out = [h := "frame"]
-        for m in messages:
-            h = hashlib.sha1((h + self._of(m)[0]).encode()).hexdigest()
+        for _, (key, _) in self.blocks(messages):
+            h = hashlib.sha1((h + key).encode()).hexdigest()
             out.append(h)
         return out
+
+    def sizes(self, messages: list[Message]) -> list[int]:
+        """The frame's count, then each content block's (the chain's units)."""
+        return [self.frame, *(tokens for _, (_, tokens) in self.blocks(messages))]
+
+    def end(self, messages: list[Message], index: int) -> int:
+        """The chain position that ends message `index` (the frame is position 1)."""
+        return 1 + sum(len(self._of(m)[2]) for m in messages[: index + 1])
 
     def tokens(self, messages: list[Message]) -> list[int]:
         return [self._of(m)[1] for m in messages]
@@ -224,23 +252,40 @@ class _Biller:
         self.run, self.counts, self.clocks = run, counts, clocks
         self.caches = {c: _Cache(marked=c.startswith("claude")) for c in CACHES}
 
-    def bill(self, messages: list[Message], output: int, part: str, anchor: int | None = None) -> int:
-        """Bill one request as `part` of the session; returns its reference count."""
+    def bill(
+        self,
+        messages: list[Message],
+        output: int,
+        part: str,
+        anchor: int | None = None,
+        own: list[bool] | None = None,
+    ) -> int:
+        """Bill one request as `part` of the session; returns its reference count. `own[i]`: message i
+        is the session's own (for the ledger; given for main requests)."""
         chain = self.counts.chain(messages)
         self.run.fingerprint = hashlib.sha1((self.run.fingerprint + chain[-1]).encode()).hexdigest()
-        sizes = [self.counts.frame, *self.counts.tokens(messages)]
+        sizes = self.counts.sizes(messages)
         total = sum(sizes)
+        mark = None if anchor is None else self.counts.end(messages, anchor)
         prefix = [0]
         for s in sizes:
             prefix.append(prefix[-1] + s)
         for name, cache in self.caches.items():
             now = self.clocks.paused if name.endswith("paused") else self.clocks.steady
-            hit = cache.read(chain, now, None if anchor is None else anchor + 2)
+            hit = cache.read(chain, now, mark)
             bills = [self.run.bills[name]] + ([self.run.parts[part]] if name == "claude" else [])
             for bill in bills:
                 bill.read += prefix[hit]
                 bill.write += total - prefix[hit]
                 bill.output += output
+            if name == "claude":
+                if own is not None:
+                    blocks = self.counts.blocks(messages)
+                    keys = [key for _, (key, _) in blocks]
+                    self.run.ledger.turn(keys, sizes, hit, output, [own[i] for i, _ in blocks])
+                else:
+                    line = "summary calls" if part == "summaries" else part
+                    self.run.ledger.whole(line, prefix[hit], total - prefix[hit], output)
         return total
 
 
@@ -311,11 +356,14 @@ def _replay(
             continue
         clocks.model()
         policy.now = clocks.steady
+        given = history
         history = policy.prepare(history)
+        cause = edits(given, history)
         size = frame_tokens + sum(counts.tokens(history))
         if claude(size) > policy.window:
             reacted = policy.react(history, claude(size))
             if reacted is not None:
+                cause = first(cause, edits(history, reacted))
                 history = reacted
                 size = frame_tokens + sum(counts.tokens(history))
         billed_summaries = _bill_summaries(run, policy, summaries, billed_summaries)
@@ -324,7 +372,9 @@ def _replay(
             break
         sent += 1
         reply, *results = step.messages
-        biller.bill(history, counts.tokens([reply])[0], "turns", policy.anchor(history, originals))
+        run.ledger.cause = cause
+        own = [id(m) in originals for m in history]
+        biller.bill(history, counts.tokens([reply])[0], "turns", policy.anchor(history, originals), own)
         run.requests.append(claude(size))
         policy.observe(history, Usage(input_tokens=claude(size)))
         if sent % PROBE_EVERY == 0:
@@ -401,6 +451,7 @@ def _probe(run: Run, policy: Policy, biller: _Biller, history: list[Message], st
         )
         for bill in [*run.bills.values(), run.parts["recall"]]:  # the probed request's reply is the calls ...
             bill.output += biller.counts.tokens([call])[0]
+        run.ledger.whole("recall", 0, 0, biller.counts.tokens([call])[0])
         biller.bill([*history, call, answers], 0, "recall")  # ... and their results enter one more request
         run.recall_calls += len(asked)
     if state.paths:

@@ -29,6 +29,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bench_e2e import E2ERun, run_e2e  # noqa: E402
+from bench_layers import layer_section  # noqa: E402
 from bench_pictures import pictures  # noqa: E402
 from bench_policies import POLICIES, SUMMARIZING, Ours, Policy  # noqa: E402
 from bench_replay import PROBES, Run, reference_count, replay  # noqa: E402
@@ -36,21 +37,23 @@ from bench_sessions import OUTPUTS, SHAPES  # noqa: E402
 from bench_setup import SEEDS, WINDOWS, frame, frame_tokens, prices, session, writer  # noqa: E402
 from bench_standins import STAND_INS  # noqa: E402
 from bench_tables import Agg, Group, policy_table, verdicts  # noqa: E402
-from bench_text import honest, method, timings, verdict_text  # noqa: E402
+from bench_text import honest, method, timings, verdict_text, wait_text  # noqa: E402
 from recall_probe import report as recall_report  # noqa: E402
 from summary_writer import cells as writer_cells  # noqa: E402
 from summary_writer import section as writer_section  # noqa: E402
 
 from agent_cli.config.settings import ContextSettings  # noqa: E402
 
+AT_TRIGGER = "record made at the trigger"
 NEIGHBOURS = {  # the defaults against their neighbours, on every workload
     "working budget 48k": ContextSettings(working_budget=48_000),
     "defaults": ContextSettings(),
     "working budget 100k": ContextSettings(working_budget=100_000),
+    "L1 protects 8k": ContextSettings(clear_protect_tokens=8_000),
     "L1 protects 12k": ContextSettings(clear_protect_tokens=12_000),
-    "L1 protects 18k": ContextSettings(clear_protect_tokens=18_000),
     "trigger 70%": ContextSettings(trigger_ratio=0.70),
     "trigger 90%": ContextSettings(trigger_ratio=0.90),
+    AT_TRIGGER: ContextSettings(prepare_ratio=0.80),  # the prepare line at the trigger: never ahead
 }
 E2E_SHAPES = ("long", "survey")
 Unit = tuple[str, str, int, int, str, str, str]  # shape, outputs, seed, window, policy, stand-in, neighbour
@@ -182,6 +185,7 @@ def main() -> None:
     report += ["## Policies side by side", ""]
     for g in table:
         report += [f"### {g.title}", "", *policy_table(g, p), ""]
+    report += layer_section(table, p)
     report += ["## Pictures", "", *pictures(runs, work, Path(args.out).parent / "img", p)]
     report += [
         "## The defaults against their neighbours",
@@ -190,6 +194,7 @@ def main() -> None:
         "the same seeds. A default is chosen on all of these together, never on one.",
         "",
     ]
+    report += wait_text(near, AT_TRIGGER)
     for g in near:
         report += [f"### Neighbours: {g.title}", "", *policy_table(g, p), ""]
     report += writer_section(writer_cells(shapes, kinds, seeds, windows, args.jobs))

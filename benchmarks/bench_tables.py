@@ -17,7 +17,7 @@ from bench_replay import CACHES, CLAUDE_RATIO, PARTS, PROBES, Run
 
 from agent_cli.providers.model_info import ModelInfo
 
-__all__ = ["COST_GOAL", "SEED_POLICIES", "Group", "Prices", "policy_table", "verdicts"]
+__all__ = ["COST_GOAL", "SEED_POLICIES", "Group", "Prices", "most_saving", "policy_table", "verdicts"]
 
 SEED_POLICIES = ("java-s06", "kotlin", "javascript")
 COST_GOAL = 0.30
@@ -130,6 +130,13 @@ def _parts(agg: Agg, prices: Prices) -> dict[str, float]:
     return {k: _mean([r.parts[k].dollars(prices["claude"], CLAUDE_RATIO) for r in agg.done]) for k in PARTS}
 
 
+def most_saving(ours: Agg, best: Agg, prices: Prices) -> float:
+    """The most any policy could save against `best`: down to the floor (ours' new messages, output
+    and frame reads: what keeping nothing but the frame would cost, bench_ledger.py)."""
+    low = _mean([r.ledger.floor(prices["claude"]) for r in ours.done])
+    return 1 - low / best.dollars(prices)
+
+
 def _why_cost(ours: Agg, best: Agg, saving: float, prices: Prices) -> str:
     """Where the two bills differ, part by part, and which part decides it."""
     a, b = _parts(ours, prices), _parts(best, prices)
@@ -141,6 +148,11 @@ def _why_cost(ours: Agg, best: Agg, saving: float, prices: Prices) -> str:
     if a["recall"]:
         calls = ours.avg("recall_calls")
         said += f", recall round trips ${a['recall']:.2f} ({calls:.0f} calls; {best.policy} has no recall)"
+    low = _mean([r.ledger.floor(prices["claude"]) for r in ours.done])
+    said += (
+        f"; at most {most_saving(ours, best, prices):.0%} cheaper than {best.policy} for any policy here"
+        f" (keeping nothing but the frame would cost ${low:.2f}: new messages, output and frame reads)"
+    )
     diffs = {k: a[k] - b[k] for k in PARTS}
     if saving < 0:
         worst = max(diffs, key=lambda k: diffs[k])
@@ -156,15 +168,15 @@ def verdicts(groups: Sequence[Group], prices: Prices) -> tuple[list[str], list[s
     """(the verdict table, the list of misses with by how much and why)."""
     lines = [
         "| session | outputs | window | stand-in | ours $ | best finishing seed policy | cheaper by "
-        "(goal >= 30%) | fidelity, every probe | cheaper and as faithful | verdict |",
-        "|" + "---|" * 10,
+        "(goal >= 30%) | at most, any policy | fidelity, every probe | cheaper and as faithful | verdict |",
+        "|" + "---|" * 11,
     ]
     whys: list[str] = []
     for g in groups:
         ours = g.aggs["ours"]
         head = f"| {g.shape} | {g.outputs} | {g.window // 1000}k | {g.stand_in} |"
         if not ours.finished:
-            lines.append(f"{head} failed | | | | | **missed**: ours did not finish |")
+            lines.append(f"{head} failed | | | | | | **missed**: ours did not finish |")
             whys.append(
                 f"- **{g.title}: ours did not finish** (refused at request {ours.runs[0].failed_at})."
             )
@@ -177,7 +189,7 @@ def verdicts(groups: Sequence[Group], prices: Prices) -> tuple[list[str], list[s
         plane = ", ".join(a.policy for a in beaten_by) or "none"
         if not seeds:  # nothing to be cheaper than: said as it is, not counted as met
             lines.append(
-                f"{head} {ours.dollars(prices):.2f} | none finishes | n/a | n/a | {plane} | "
+                f"{head} {ours.dollars(prices):.2f} | none finishes | n/a | n/a | n/a | {plane} | "
                 + ("only ours finishes" if not beaten_by else "**missed**")
                 + " |"
             )
@@ -186,10 +198,12 @@ def verdicts(groups: Sequence[Group], prices: Prices) -> tuple[list[str], list[s
             continue
         best = min(seeds, key=lambda a: a.dollars(prices))
         saving = 1 - ours.dollars(prices) / best.dollars(prices)
+        most = most_saving(ours, best, prices)
         gaps = _fidelity_gaps(ours, best)
         met = saving >= COST_GOAL and not gaps and not beaten_by
         lines.append(
             f"{head} {ours.dollars(prices):.2f} | {best.policy} {best.dollars(prices):.2f} | {saving:+.0%} | "
+            f"{most:.0%} | "
             + ("as good or better" if not gaps else "worse: " + "; ".join(gaps))
             + f" | {plane} | "
             + ("met" if met else "**missed**")

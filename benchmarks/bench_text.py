@@ -89,7 +89,9 @@ def method(stamp: str, runs: int, seeds: int) -> list[str]:
         "**Cost** at Claude Sonnet 5.5's prices with Anthropic's cache (a prefix is read back only where",
         "a request marked one; every request marks the frame, its last message, and the policy's own",
         "edit point: the newest message a baseline rewrote, or what the product marks for ours) and at",
-        "GPT-6.2 Sol's with OpenAI's automatic cache (any prefix sent before). Reads at the cache-read",
+        "GPT-6.2 Sol's with OpenAI's automatic cache (any prefix sent before); a prefix ends at a content",
+        "block, as both match one (a request that adds a block to a message reads the blocks before it",
+        "back). Reads at the cache-read",
         f"price, the rest at the cache-write price; entries live {TTL / 60:.0f} minutes (Anthropic) or",
         f"{AUTOMATIC_TTL / 60:.0f} (OpenAI) after their last use. Two paces: *steady*",
         f"({MODEL_STEP_SECONDS:.0f} s a model step, {USER_STEP_SECONDS:.0f} s a user message: nothing",
@@ -114,6 +116,7 @@ def method(stamp: str, runs: int, seeds: int) -> list[str]:
 
 def verdict_text(rows: list[str], whys: list[str], groups: Sequence[Group], prices: Prices) -> list[str]:
     met = sum(1 for r in rows[2:] if r.rstrip().endswith("| met |"))
+    out_of_reach = sum(1 for r in rows[2:] if _below_goal(r))
     alone = sum(1 for r in rows[2:] if r.rstrip().endswith("| only ours finishes |"))
     total = len(rows) - 2
     return [
@@ -128,6 +131,12 @@ def verdict_text(rows: list[str], whys: list[str], groups: Sequence[Group], pric
         f"**Met in {met} of {total} cells; missed in {total - met - alone}; in {alone} no seed policy"
         " finishes the session (ours does), so there is nothing to be cheaper than.**",
         "",
+        "*At most, any policy*: the largest saving against the best seed policy that any policy could",
+        "make, down to what keeping nothing but the frame would cost (the session's new messages",
+        "written once, every reply's output, the frame read back by each request; see *What each layer",
+        f"costs in the prompt cache*). In {out_of_reach} of the cells that is under {COST_GOAL:.0%}: there",
+        "the goal is out of reach for every policy, however it compacts.",
+        "",
         *rows,
         "",
         *(
@@ -135,6 +144,40 @@ def verdict_text(rows: list[str], whys: list[str], groups: Sequence[Group], pric
             if whys
             else []
         ),
+    ]
+
+
+def _below_goal(row: str) -> bool:
+    """A verdict row whose *at most, any policy* is under the goal."""
+    cells = [c.strip() for c in row.strip().strip("|").split("|")]
+    most = cells[7] if len(cells) > 7 else ""
+    return most.endswith("%") and float(most[:-1]) < COST_GOAL * 100
+
+
+def wait_text(groups: Sequence[Group], at_trigger: str) -> list[str]:
+    """The wait on summaries, summed over every session kind and tool-output size at each window:
+    the defaults (the record prepared ahead) against the same engine with its record made at the
+    trigger, as every summary was made before the record was prepared ahead."""
+    windows = sorted({g.window for g in groups})
+    rows = []
+    for window in windows:
+        cells = [g for g in groups if g.window == window and "defaults" in g.aggs and at_trigger in g.aggs]
+        ahead = sum(g.aggs["defaults"].avg("wait_seconds") for g in cells)
+        blocking = sum(g.aggs[at_trigger].avg("wait_seconds") for g in cells)
+        share = f"{ahead / blocking:.2f}" if blocking else "n/a"
+        rows.append(f"| {window // 1000}k | {len(cells)} | {blocking:,.0f} s | {ahead:,.0f} s | {share} |")
+    ahead_all = sum(g.aggs["defaults"].avg("wait_seconds") for g in groups if "defaults" in g.aggs)
+    blocking_all = sum(g.aggs[at_trigger].avg("wait_seconds") for g in groups if at_trigger in g.aggs)
+    return [
+        "**The wait on summaries** (a session's mean, summed over the session kinds and output sizes;",
+        f"goal: a tenth of the wait with every record made at the trigger, *{at_trigger}* below):",
+        "",
+        "| window | cells | made at the trigger | prepared ahead (defaults) | share |",
+        "|---|---|---|---|---|",
+        *rows,
+        f"| all | {sum(1 for g in groups if 'defaults' in g.aggs)} | {blocking_all:,.0f} s "
+        f"| {ahead_all:,.0f} s | " + (f"{ahead_all / blocking_all:.2f}" if blocking_all else "n/a") + " |",
+        "",
     ]
 
 

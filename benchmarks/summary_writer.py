@@ -73,11 +73,11 @@ class OwnCaches:
     def bill(self, messages: list[Message], output: int, part: str, anchor: int | None = None) -> int:
         chain = self.counts.chain(messages)
         self.run.fingerprint = hashlib.sha1((self.run.fingerprint + chain[-1]).encode()).hexdigest()
-        sizes = [self.counts.frame, *self.counts.tokens(messages)]
+        sizes = self.counts.sizes(messages)
         total = sum(sizes)
         for name, cache in self.caches.items():
             now = self.clocks.paused if name.endswith("paused") else self.clocks.steady
-            hit = cache.read(chain, now)  # its own marks: the frame and the last message
+            hit = cache.read(chain, now)  # its own marks: the frame and the last block
             read = sum(sizes[:hit])
             ratio = CLAUDE_RATIO if name.startswith("claude") else 1.0  # Claude's tokens, for its tiers
 
