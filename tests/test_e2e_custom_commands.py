@@ -9,21 +9,20 @@ file that leads outside the project is refused with exit code 2 before any reque
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 
 import pytest
 
 from agent_cli.testing.fakeserver import FakeModelServer, Reply, last_user_text
 from tests.e2e import agent_env, run_agent
+from tests.reliability.procs import spawn_repl
+from tests.test_repl_pty import ANSI, expect
 
 pexpect = pytest.importorskip("pexpect")
 
 pytestmark = pytest.mark.e2e
 
 FAKE_SERVER = {"default": Reply("On it: the issue is fixed.")}
-CPR_REQUEST = re.compile(re.escape("\x1b[6n"))
-ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()][0-9A-Za-z]|\x1b[=>]")
 FIX_ISSUE = """\
 ---
 description: Fix a GitHub issue
@@ -47,26 +46,12 @@ def make_project(tmp_path: Path) -> tuple[Path, Path]:
     return project, tmp_path / "home"
 
 
-def expect(child: pexpect.spawn, pattern: object) -> None:
-    """`child.expect(pattern)`, answering the cursor-position requests a real terminal would answer."""
-    while child.expect([CPR_REQUEST, pattern]) == 0:
-        child.send("\x1b[1;1R")
-
-
 def test_a_markdown_command_in_the_repl(tmp_path: Path, fake_server: FakeModelServer) -> None:
     project, home = make_project(tmp_path)
     env = agent_env(home, fake_server)
     env.pop("NO_COLOR", None)
     env["TERM"] = "xterm-256color"
-    child = pexpect.spawn(
-        sys.executable,
-        ["-c", "from agent_cli.cli import main; main()"],
-        cwd=str(project),
-        env=env,
-        dimensions=(40, 120),
-        encoding="utf-8",
-        timeout=20,
-    )
+    child = spawn_repl(project, env, timeout=20)
     try:
         expect(child, "auto-compact at ")
         child.send("/fix")  # completion while typing: the menu shows the hint and the description
