@@ -28,6 +28,7 @@ shell that finds and reads the files.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import tomllib
 import typing
@@ -37,6 +38,7 @@ from pathlib import Path
 
 from agent_cli.config.key_lines import find_key_lines, key_place
 from agent_cli.config.project_costs import review_project_choices
+from agent_cli.config.raw_tables import RAW_TABLES, RawTable
 from agent_cli.config.schema import (
     SECTIONS,
     all_fields,
@@ -112,6 +114,7 @@ class ConfigLayer:
     values: Mapping[str, object]
     lines: Mapping[str, int]
     project: bool = False  # came with the repository (see project_costs.py)
+    tables: tuple[RawTable, ...] = ()  # `[mcp]`, `[hooks]`: validated by their owners (raw_tables.py)
 
 
 # ---- parsing one file --------------------------------------------------------------------------
@@ -148,11 +151,18 @@ def parse_config(
     file_key = provider.get("api_key") if isinstance(provider, dict) else None
     secrets = [*secrets, file_key] if isinstance(file_key, str) else list(secrets)
     values: dict[str, object] = {}
+    tables: list[RawTable] = []
     for section, body in document.items():
         where = key_place(path, lines, section)
+        if section in RAW_TABLES:
+            if not isinstance(body, dict):
+                raise config_error(where, f"{section} must be a table, like [{section}]")
+            section_lines = {k: v for k, v in lines.items() if k == section or k.startswith(section + ".")}
+            tables.append(RawTable(section, body, path, project, section_lines))
+            continue
         if section not in SECTIONS:
             if isinstance(body, dict):
-                table = closest(section, list(SECTIONS))
+                table = closest(section, [*SECTIONS, *RAW_TABLES])
                 hint = f"; did you mean [{table}]?" if table is not None else ""
                 raise config_error(where, f"unknown table [{section}]{hint}")
             raise config_error(
@@ -174,7 +184,7 @@ def parse_config(
                 )
             values[key] = coerce(field, value, where, secrets)
     kept = {k: v for k, v in lines.items() if k in values}
-    return ConfigLayer(path=path, values=values, lines=kept, project=project)
+    return ConfigLayer(path=path, values=values, lines=kept, project=project, tables=tuple(tables))
 
 
 # ---- merging -----------------------------------------------------------------------------------
@@ -258,7 +268,8 @@ def resolve_settings(
     costs = review_project_choices(values, from_project, str(project_file), secrets)
     _check_order(costs.values, origin, secrets)
     notices = (costs.notice,) if costs.notice else ()
-    return _build(costs.values, cwd, tuple(str(layer.path) for layer in layers), notices)
+    settings = _build(costs.values, cwd, tuple(str(layer.path) for layer in layers), notices)
+    return dataclasses.replace(settings, tables=tuple(t for layer in layers for t in layer.tables))
 
 
 def _check_order(values: Mapping[str, object], origin: Mapping[str, str], secrets: Collection[str]) -> None:

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from agent_cli.config.raw_tables import RawTable
 
 __all__ = ["ApprovalSettings", "ContextSettings", "ProviderSettings", "Settings", "ToolSettings"]
 
@@ -86,3 +89,4 @@ class Settings:
     project_root: Path = field(default_factory=Path.cwd)
     sources: tuple[str, ...] = ()  # config files that were read, for /context and errors
     notices: tuple[str, ...] = ()  # for the user's eyes at start-up: what the project file chose
+    tables: tuple[RawTable, ...] = ()  # `[mcp]` and `[hooks]` as written, for their owners to validate
