@@ -28,6 +28,7 @@ from agent_cli.config.settings import ContextSettings
 from agent_cli.context.ahead import RecordAhead, Submit, Taken, in_thread
 from agent_cli.context.breakdown import Breakdown, compute_breakdown
 from agent_cli.context.clear import clearable, next_change
+from agent_cli.context.gate import Gate, open_gate, skippable
 from agent_cli.context.latch import CompactionState, Limits
 from agent_cli.context.layers import Condensed, LayerRunner, Step
 from agent_cli.context.notices import (
@@ -74,8 +75,10 @@ class ContextEngine:
         summarize: Summarize,
         clock: Callable[[], float] = time.monotonic,
         submit: Submit = in_thread,
+        gate: Gate = open_gate,
     ) -> None:
         self.settings = settings
+        self._gate = gate  # asked before each summary (gate.py): the user's PreCompact hooks
         self._clock = clock
         self._ahead = RecordAhead(submit)  # L2's record, prepared before the trigger
         self._run = LayerRunner(counter, archive, summarize, clock)
@@ -326,6 +329,12 @@ class ContextEngine:
             plan = plan_condense(messages, self._run.counts(messages), self.thresholds, requested=requested)
         if plan is None:
             return Condensed(messages, total, False)
+        extra = ""
+        if ahead is None:  # (a record made ahead passed the gate when it was started)
+            verdict = self._gate(layer, trigger, focus)
+            if verdict.skip and skippable(trigger):
+                return Condensed(messages, total, False)  # not a failure: L4 still acts at its line
+            extra = verdict.extra
         use_model = requested or ahead is not None or self._state.may_call(self.limits)
         outcome = self._run.condense(
             messages,
@@ -338,6 +347,7 @@ class ContextEngine:
             focus=focus,
             use_model=use_model,
             reply=ahead.reply if ahead is not None else None,
+            extra=extra,
         )
         if ahead is not None:  # its event says the record was made ahead
             marked = tuple(
@@ -376,8 +386,12 @@ class ContextEngine:
         th = dataclasses.replace(th, keep_tail=max(th.keep_tail - (th.trigger_at - total), 0))
         plan = plan_condense(messages, self._run.counts(messages), th, requested=False)
         if plan is not None:
+            verdict = self._gate("summarize", "auto", None)
+            if verdict.skip:
+                return
             span = plan.span(messages)
-            self._ahead.start(plan, span, self._run.summary_call(span, frame, self.thresholds))
+            call = self._run.summary_call(span, frame, self.thresholds, None, verdict.extra)
+            self._ahead.start(plan, span, call)
 
     def _note_result(self, failed: bool) -> list[EngineEvent]:
         """The loop guard: stop automatic compaction after repeated failures, and say so."""
