@@ -227,3 +227,39 @@ def test_project_hooks_run_headless_only_once_approved(tmp_path: Path, project: 
     third = run()
     assert "not approved" in third.stderr, "a changed hook asks again"
     assert marker.read_text() == "started\n"
+
+
+def test_a_bad_hook_config_is_one_line_and_exit_2(tmp_path: Path, project: Path, home: Path) -> None:
+    config = tmp_path / "hooks.toml"
+    config.write_text('[[hooks.PreToolUs]]\ncommand = "./x.sh"\n')
+    r = run_agent(["-p", "hi", "--config", str(config)], project, agent_env(home))
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    (line,) = r.stderr.strip().splitlines()
+    assert f"{config}:1" in line and "did you mean PreToolUse?" in line
+
+
+def test_stop_and_session_end_fire_headless_and_their_output_stays_off_stdout(
+    tmp_path: Path, project: Path, home: Path
+) -> None:
+    log = tmp_path / "hook.jsonl"
+    dump = dump_command(tmp_path, log)
+    hooks = [
+        ("Stop", {"command": f"{dump} && echo stop-said"}),
+        ("SessionEnd", {"command": f"{dump} && echo bye"}),
+    ]
+    config = write_config(tmp_path / "hooks.toml", hooks)
+    with FakeModelServer() as server:
+        server.queue(Reply("The answer."))
+        r = run_agent(
+            ["-p", "hi", "--config", str(config), "--output-format", "stream-json"],
+            project,
+            agent_env(home, server),
+        )
+    assert r.returncode == 0, r.stderr
+    events = stream_events(r.stdout)
+    assert events[-1]["type"] == "result"
+    assert {"type": "hook_output", "hook": "Stop", "text": "stop-said"} in events
+    assert "agent: SessionEnd hook: bye" in r.stderr and "bye" not in r.stdout
+    stop, end = read_log(log)
+    assert stop["event"] == "Stop" and stop["reply"] == "The answer."
+    assert end["event"] == "SessionEnd" and end["session_id"] == events[-1]["session_id"]

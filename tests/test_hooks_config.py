@@ -176,3 +176,25 @@ def test_the_environment_of_the_agent_reaches_the_hook(tmp_path: Path) -> None:
     env = {**os.environ, "HOOK_PROBE": "seen"}
     run = run_hook('printf %s "$HOOK_PROBE"', b"{}", tmp_path, 5, env)
     assert run.stdout == "seen"
+
+
+def test_ctrl_c_while_a_hook_runs_kills_its_group_and_goes_on_up(tmp_path: Path) -> None:
+    import signal
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    pids = tmp_path / "pids"
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    signal.setitimer(signal.ITIMER_REAL, 0.5)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            run_hook(f"sleep 60 & echo $! > {pids}; sleep 60", b"{}", tmp_path, 30)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    child = int(pids.read_text())
+    deadline = time.monotonic() + 5
+    while _alive(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(child)
