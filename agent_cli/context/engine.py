@@ -12,6 +12,8 @@ window, and the loop guard's failure count) and decides, cheapest first:
     on_overflow learn the true count, force L2 then L4 down to the target, or raise
     compact     L3: condense the whole conversation now, steered by a focus
 
+Before each summary it asks its gate (`gate.py`: the user's PreCompact hooks), which may skip an
+automatic one or add to its instruction; the emergency line holds whatever the gate says.
 How a layer runs (archive first, one CompactEvent each) is `layers.LayerRunner`;
 where L2 cuts is `plan.plan_condense`. `prepare` costs one count when nothing fires.
 Whatever a layer changes, the thinking blocks after the change go with it
