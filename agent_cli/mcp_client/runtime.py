@@ -211,6 +211,10 @@ class Connection:
         try:
             result = task.result()
         except Exception as exc:
+            from mcp_types import CONNECTION_CLOSED
+
+            if getattr(exc, "code", None) == CONNECTION_CLOSED:
+                self.lost = "the server closed the connection"
             raise McpFailure(_why(exc)) from None
         parts: list[str] = []
         for block in result.content:
