@@ -41,7 +41,11 @@ def main() -> None:
         return {"type": "object", "properties": props}
 
     tools = [
-        types.Tool(name="search", description="Search the notes for words.", input_schema=obj(query={"type": "string"})),
+        types.Tool(
+            name="search",
+            description="Search the notes for words.",
+            input_schema=obj(query={"type": "string"}),
+        ),
         types.Tool(name="whoami", description="The Authorization header of the request.", input_schema=obj()),
         types.Tool(name="big", description="A large result.", input_schema=obj(size={"type": "integer"})),
         types.Tool(name="fail", description="Always fails.", input_schema=obj()),
@@ -66,7 +70,9 @@ def main() -> None:
     async def list_tools(ctx: object, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         start = int(params.cursor) if params is not None and params.cursor else 0
         end = start + opts.page
-        return types.ListToolsResult(tools=tools[start:end], next_cursor=str(end) if end < len(tools) else None)
+        return types.ListToolsResult(
+            tools=tools[start:end], next_cursor=str(end) if end < len(tools) else None
+        )
 
     async def call_tool(ctx: object, params: types.CallToolRequestParams) -> types.CallToolResult:
         args = params.arguments or {}
@@ -78,7 +84,11 @@ def main() -> None:
         if name == "search":
             query = str(args.get("query", ""))
             return types.CallToolResult(
-                content=[types.TextContent(type="text", text=f"found {query!r} in {os.environ.get('NOTES_DIR', '?')}")],
+                content=[
+                    types.TextContent(
+                        type="text", text=f"found {query!r} in {os.environ.get('NOTES_DIR', '?')}"
+                    )
+                ],
                 structured_content={"hits": 2, "query": query},
             )
         if name == "whoami":
