@@ -128,11 +128,12 @@ def test_crash_hang_and_missing_servers_are_one_line_each_and_the_run_finishes(
     said = warnings(r.stderr)
     assert sum("missing did not start" in line for line in said) == 1, said
     assert sum("nohttp did not start" in line for line in said) == 1, said
-    assert sum("crashy" in line for line in said) <= 2, said  # the crash, then the dead connection
+    assert sum("crashy" in line for line in said) == 1, said  # the crash; the next call is told it is gone
     assert sum("slow" in line and "2 s" in line for line in said) == 1, said
     results = tool_results(fake_server.requests)
     assert all(results[k][1] for k in ("x1", "x2", "h1")), results
     assert "no answer within 2 s" in results["h1"][0]
+    assert "not running" in results["x2"][0]
     assert "mcp__missing" not in " ".join(offered(fake_server.requests[0]))
     assert gone_soon(int(pidfile.read_text())), "the hung server outlived the agent"
 

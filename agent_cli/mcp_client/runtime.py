@@ -214,7 +214,8 @@ class Connection:
             from mcp_types import CONNECTION_CLOSED
 
             if getattr(exc, "code", None) == CONNECTION_CLOSED:
-                self.lost = "the server closed the connection"
+                self.lost = "the server closed the connection (it exited or crashed)"
+                raise McpFailure(self.lost) from None
             raise McpFailure(_why(exc)) from None
         parts: list[str] = []
         for block in result.content:

@@ -55,6 +55,9 @@ class McpTool:
         self._warn = warn
 
     def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
+        lost = self._connection.lost
+        if lost is not None:  # said once already, when it was lost
+            return ToolOutput(f"Error: the MCP server {self.server!r} is not running: {lost}", True)
         future = self._connection.call(self.remote, args)
         try:
             result = self._wait(future, ctx)
