@@ -78,8 +78,7 @@ def _quiet_sdk_logs() -> None:
     """The SDK logs parse failures with their tracebacks; none of that may reach the terminal."""
     logger = logging.getLogger("mcp")
     if not any(isinstance(h, logging.NullHandler) for h in logger.handlers):
-        logger.addHandler(logging.NullHandler())
-    logger.propagate = False
+        logger.addHandler(logging.NullHandler())  # (so Python's last-resort handler never prints them)
 
 
 class Connection:

@@ -18,7 +18,7 @@ import concurrent.futures
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from agent_cli.core.text import visible
@@ -34,11 +34,11 @@ APPROVAL_KIND = "mcp"
 AskStart = Callable[[ServerSpec], bool]
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class ServerState:
     spec: ServerSpec
     state: str  # "connected", "failed: ...", "awaiting approval", "starting"
-    tools: list[McpTool] = field(default_factory=list)
+    tools: tuple[McpTool, ...] = ()
 
 
 class McpServers:
@@ -78,7 +78,7 @@ class McpServers:
                 and not approvals.approved(APPROVAL_KIND, spec.name, spec.definition())
             ):
                 if ask is None or not ask(spec):
-                    entry.state = "awaiting approval"
+                    states.append(replace(entry, state="awaiting approval"))
                     how = (
                         "approve it once in the REPL (agent), or run with --yes"
                         if ask is None
@@ -117,20 +117,22 @@ class McpServers:
                 listed = future.result(max(deadline - time.monotonic(), 0.1))
             except concurrent.futures.TimeoutError:
                 connection.close()
-                entry.state = f"failed: no answer within {entry.spec.timeout:g} s"
+                why = f"no answer within {entry.spec.timeout:g} s"
             except McpFailure as exc:
-                entry.state = f"failed: {exc}"
+                why = str(exc)
             else:
-                entry.state = "connected"
-                entry.tools = self._tools(entry.spec.name, listed, connection, taken, notes)
+                tools = self._tools(entry.spec.name, listed, connection, taken, notes)
+                self._settle(entry, ServerState(entry.spec, "connected", tools))
                 continue
-            notes.append(
-                f"MCP server {entry.spec.name} did not start ({entry.state[8:]}); going on without it"
-            )
+            self._settle(entry, ServerState(entry.spec, f"failed: {why}"))
+            notes.append(f"MCP server {entry.spec.name} did not start ({why}); going on without it")
+
+    def _settle(self, entry: ServerState, settled: ServerState) -> None:
+        self._states[self._states.index(entry)] = settled
 
     def _tools(
         self, server: str, listed: list[ListedTool], connection: Connection, taken: set[str], notes: list[str]
-    ) -> list[McpTool]:
+    ) -> tuple[McpTool, ...]:
         tools: list[McpTool] = []
         for item in listed:
             name = tool_name(server, item.name)
@@ -139,7 +141,7 @@ class McpServers:
                 continue
             taken.add(name)
             tools.append(McpTool(server, item, connection, self._warn))
-        return tools
+        return tuple(tools)
 
     def _warn(self, line: str) -> None:
         """A call failed: said once per server and failure, as a warning after the call."""
