@@ -205,3 +205,27 @@ def test_agent_mcp_list(tmp_path: Path) -> None:
     config.write_text('[mcp.servers.x]\nurl = "nope"\n')
     r = subprocess.run(cmd, cwd=project, env=env, capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "url must be" in r.stderr and r.stderr.count("\n") == 1
+
+
+def test_the_servers_schemas_count_in_the_frame(tmp_path: Path) -> None:
+    from agent_cli.app import open_session
+    from agent_cli.config.load import Flags, load_settings
+    from agent_cli.testing.scripted import ScriptedProvider
+
+    env = agent_env(tmp_path / "home")
+    env["ANTHROPIC_API_KEY"] = "sk-ant-test-key-0123456789"
+    project = tmp_path / "p"
+    project.mkdir()
+    counts = []
+    for text in ("", stdio_table("notes")):
+        config = tmp_path / "c.toml"
+        config.write_text(text)
+        settings = load_settings(config_path=config, env=env, flags=Flags(), cwd=project)
+        session = open_session(settings, env=env, make_provider=lambda p: ScriptedProvider([]))
+        try:
+            counts.append(session.breakdown().tools)
+            names = session.tools.names()
+        finally:
+            session.close()
+    assert "mcp__notes__search" in names
+    assert counts[1] > counts[0] + 50, counts

@@ -1,10 +1,10 @@
 """tool_search(query): find deferred tools by words of their name and description, and load them.
 
 When the extension tools' schemas would take more than a tenth of the working budget
-(`DEFER_SHARE`), they are deferred (`ToolRegistry.defer`): only their names stand in
-`tool_search`'s description budget-free, and a search returns the full schema of the tools that
+(`DEFER_SHARE`), they are deferred (`ToolRegistry.defer`): the requests carry `tool_search` in their
+place (its description says how many wait), and a search returns the full schema of the tools that
 match and offers them from the next request on, as Claude Code and Codex do. `select:a,b` loads
-tools by exact name.
+tools by exact name. Words match a tool's name (worth more) or its description.
 """
 
 from __future__ import annotations
