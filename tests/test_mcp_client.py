@@ -229,3 +229,45 @@ def test_the_servers_schemas_count_in_the_frame(tmp_path: Path) -> None:
             session.close()
     assert "mcp__notes__search" in names
     assert counts[1] > counts[0] + 50, counts
+
+
+def test_a_result_over_the_http_event_limit_is_a_tool_error_that_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A late answer over HTTP comes as one SSE event: 2 MB of it arrives whole under the raised
+    limit, and under the SDK's own 1 MiB it is a tool error that says why (the server lives on)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from agent_cli.mcp_client import runtime
+    from agent_cli.mcp_client.config import ServerSpec
+    from agent_cli.mcp_client.servers import McpServers
+    from agent_cli.store.project_approvals import ProjectApprovals
+    from tests.mcp_servers.helpers import http_server
+
+    approvals = ProjectApprovals(tmp_path / "a.json", tmp_path)
+    ctx = ToolContext(root=tmp_path)
+    with http_server() as url:
+        raised, _ = McpServers.start(
+            [ServerSpec("web", url=url, timeout=40)], approvals=approvals, ask=None, yes=False, state=tmp_path
+        )
+        monkeypatch.setattr(runtime, "MAX_EVENT_BYTES", 1024 * 1024)  # the SDK's own default
+        small, notes = McpServers.start(
+            [ServerSpec("web", url=url, timeout=40)], approvals=approvals, ask=None, yes=False, state=tmp_path
+        )
+        try:
+            assert notes == []
+
+            def call(servers: McpServers, name: str) -> ToolOutput:
+                return next(t for t in servers.tools if t.spec.name == name).run({}, ctx)
+
+            with ThreadPoolExecutor(2) as pool:
+                whole, refused = pool.map(lambda s: call(s, "mcp__web__ssebig"), [raised, small])
+            assert not whole.is_error and "NEEDLE-7f3a" in whole.content and len(whole.content) >= 1_999_000
+            assert (
+                refused.is_error and "1 MiB" in refused.content and "did not arrive whole" in refused.content
+            )
+            after = call(small, "mcp__web__whoami")  # the server is still there
+            assert not after.is_error
+        finally:
+            raised.close()
+            small.close()

@@ -213,6 +213,12 @@ class Connection:
             from mcp_types import CONNECTION_CLOSED
 
             if getattr(exc, "code", None) == CONNECTION_CLOSED:
+                said = str(getattr(exc, "message", "") or exc)
+                if said.startswith("SSE stream"):  # this answer's stream broke (too large, cut off)
+                    limit = MAX_EVENT_BYTES // (1024 * 1024)
+                    raise McpFailure(
+                        f"the answer did not arrive whole ({said}); one HTTP event may hold {limit} MiB"
+                    ) from None
                 self.lost = "the server closed the connection (it exited or crashed)"
                 raise McpFailure(self.lost) from None
             raise McpFailure(_why(exc)) from None

@@ -6,6 +6,7 @@ Over stdio by default, or streamable HTTP on 127.0.0.1:PORT/mcp. Its tools:
   search(query)  text that names the query and $NOTES_DIR, plus structured content
   whoami()       the Authorization header the HTTP request carried
   big(size)      `size` characters of numbered lines (a marker near the end)
+  ssebig()       2 MB after 16 s (over HTTP that answer is one SSE event, not a JSON body)
   fail()         a result with is_error set
   crash()        the process exits in the middle of the call
   hang()         never answers
@@ -48,6 +49,7 @@ def main() -> None:
         ),
         types.Tool(name="whoami", description="The Authorization header of the request.", input_schema=obj()),
         types.Tool(name="big", description="A large result.", input_schema=obj(size={"type": "integer"})),
+        types.Tool(name="ssebig", description="A large result, late (as one SSE event).", input_schema=obj()),
         types.Tool(name="fail", description="Always fails.", input_schema=obj()),
         types.Tool(name="crash", description="Exits mid-call.", input_schema=obj()),
         types.Tool(name="hang", description="Never answers.", input_schema=obj()),
@@ -95,6 +97,9 @@ def main() -> None:
             request = getattr(ctx, "request", None)
             headers = getattr(request, "headers", {}) or {}
             return text(f"auth={headers.get('authorization', 'none')}")
+        if name == "ssebig":  # past the server's 15 s window an HTTP answer is an SSE stream: then 2 MB
+            await anyio.sleep(16)
+            name, args = "big", {"size": 2_000_000}
         if name == "big":
             size = int(args.get("size", 2_000_000))
             line = "".join(f"line {i:07d} of the big result\n" for i in range(size // 30 + 1))
