@@ -10,6 +10,9 @@ The servers' processes end with the agent.
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +20,7 @@ import pytest
 
 from agent_cli.store.project_approvals import ProjectApprovals
 from agent_cli.testing.fakeserver import FakeModelServer, RecordedRequest, Reply, ToolCallSpec
-from tests.e2e import agent_env, run_agent, tool_results
+from tests.e2e import agent_cmd, agent_env, run_agent, tool_results
 from tests.mcp_servers.helpers import SERVER, gone_soon, http_server, stdio_table
 
 pytestmark = pytest.mark.e2e
@@ -237,3 +240,33 @@ def test_bad_mcp_config_is_one_line_and_exit_2(
     assert r.stderr.count("\n") == 1 and "did you mean command?" in r.stderr and "config.toml:" in r.stderr
     r = run(project, home, fake_server, '[mcp.servers.notes]\ncommand = "x"\nurl = "http://h/mcp"\n')
     assert r.returncode == 2 and "not both" in r.stderr
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL], ids=["SIGTERM", "SIGKILL"])
+def test_no_server_outlives_an_agent_stopped_mid_call(
+    project: Path, home: Path, fake_server: FakeModelServer, tmp_path: Path, sig: signal.Signals
+) -> None:
+    pidfile = tmp_path / "pid"
+    config = project.parent / "config.toml"
+    config.write_text(stdio_table("slow", "--pidfile", str(pidfile), timeout=60))
+    fake_server.queue(Reply(tool_calls=[ToolCallSpec("mcp__slow__hang", {})]), Reply("never"))
+    proc = subprocess.Popen(
+        agent_cmd("-p", "go", "--config", str(config), "--yes"),
+        cwd=project,
+        env=agent_env(home, fake_server),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not fake_server.requests and time.monotonic() < deadline:  # the call is on its way
+            time.sleep(0.1)
+        time.sleep(1.5)
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert proc.returncode in (128 + sig, -sig), err
+    assert "Traceback" not in err, err
+    assert gone_soon(int(pidfile.read_text())), "the server outlived the agent"

@@ -57,11 +57,23 @@ def _why(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
+def _retrieved(task: asyncio.Future[Any]) -> None:
+    """Mark a call's outcome as seen: one nobody waits for any more is not reported at exit."""
+    if not task.cancelled():
+        task.exception()
+
+
+def _unreported(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """asyncio's report of an error nobody awaited would print a traceback: the failures that
+    matter reach the user as tool errors and warnings already."""
+
+
 class EventLoop:
     """An asyncio loop on a daemon thread."""
 
     def __init__(self) -> None:
         self._loop = asyncio.new_event_loop()
+        self._loop.set_exception_handler(_unreported)
         self._thread = threading.Thread(target=self._loop.run_forever, name="mcp-clients", daemon=True)
         self._thread.start()
 
@@ -200,8 +212,15 @@ class Connection:
         # The served task ends when the server dies: a call waiting on it must not wait out its timeout.
         served = asyncio.wrap_future(self._served) if self._served is not None else None
         task = asyncio.ensure_future(call)
+        task.add_done_callback(_retrieved)
         waits: set[asyncio.Future[Any]] = {task} | ({served} if served is not None else set())
-        done, _ = await asyncio.wait(waits, timeout=self.spec.timeout, return_when=asyncio.FIRST_COMPLETED)
+        try:
+            done, _ = await asyncio.wait(
+                waits, timeout=self.spec.timeout, return_when=asyncio.FIRST_COMPLETED
+            )
+        finally:  # (the caller gave up on it: the user cancelled, or the agent is stopping)
+            if not task.done():
+                task.cancel()
         if task not in done:
             task.cancel()
             if done:
