@@ -271,3 +271,16 @@ def test_a_result_over_the_http_event_limit_is_a_tool_error_that_says_so(
         finally:
             raised.close()
             small.close()
+
+
+def test_a_server_in_the_project_s_config_is_the_project_s(tmp_path: Path) -> None:
+    from agent_cli.config.load import Flags, load_settings
+
+    project = tmp_path / "p"
+    (project / ".agent").mkdir(parents=True)
+    (project / ".agent" / "config.toml").write_text('[mcp.servers.theirs]\ncommand = "/bin/true"\n')
+    env = agent_env(tmp_path / "home")
+    settings = load_settings(config_path=None, env=env, flags=Flags(), cwd=project)
+    specs, _ = server_specs(settings.tables, project)
+    assert [(s.name, s.project) for s in specs] == [("theirs", True)]
+    assert specs[0].where.endswith("config.toml:1")

@@ -124,7 +124,10 @@ class Connection:
         self._loop.submit(self._set(closing))
         try:
             served.result(STOP_GRACE)
-        except (concurrent.futures.TimeoutError, concurrent.futures.CancelledError, Exception):
+        except (
+            concurrent.futures.TimeoutError,
+            concurrent.futures.CancelledError,
+        ):  # (_serve raises no other)
             served.cancel()
 
     @staticmethod
