@@ -284,3 +284,26 @@ def test_a_server_in_the_project_s_config_is_the_project_s(tmp_path: Path) -> No
     specs, _ = server_specs(settings.tables, project)
     assert [(s.name, s.project) for s in specs] == [("theirs", True)]
     assert specs[0].where.endswith("config.toml:1")
+
+
+def test_a_server_that_never_answers_at_start_is_one_line_and_is_stopped(tmp_path: Path) -> None:
+    import time
+
+    from agent_cli.mcp_client.config import ServerSpec
+    from agent_cli.mcp_client.servers import McpServers
+    from agent_cli.store.project_approvals import ProjectApprovals
+    from tests.mcp_servers.helpers import gone_soon
+
+    pidfile = tmp_path / "pid"
+    script = f"import os, time; open({str(pidfile)!r}, 'w').write(str(os.getpid())); time.sleep(100)"
+    spec = ServerSpec("mute", command=sys.executable, args=("-c", script), timeout=2)
+    approvals = ProjectApprovals(tmp_path / "a.json", tmp_path)
+    started = time.monotonic()
+    servers, notes = McpServers.start([spec], approvals=approvals, ask=None, yes=False, state=tmp_path)
+    try:
+        assert time.monotonic() - started < 15
+        assert notes == ["MCP server mute did not start (no answer within 2 s); going on without it"]
+        assert servers.tools == [] and servers.states[0].state == "failed: no answer within 2 s"
+    finally:
+        servers.close()
+    assert gone_soon(int(pidfile.read_text())), "the silent server was left running"

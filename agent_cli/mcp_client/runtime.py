@@ -15,7 +15,7 @@ import asyncio
 import concurrent.futures
 import logging
 import threading
-from collections.abc import Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO, TypeVar
@@ -80,6 +80,9 @@ class EventLoop:
     def submit(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
         return asyncio.run_coroutine_threadsafe(coro, self._loop)
 
+    def call_soon(self, callback: Callable[[], object]) -> None:
+        self._loop.call_soon_threadsafe(callback)
+
     def stop(self) -> None:
         if self._loop.is_running():
             self._loop.call_soon_threadsafe(self._loop.stop)
@@ -102,7 +105,10 @@ class Connection:
         self._errlog = errlog
         self._client: Any = None
         self._closing: asyncio.Event | None = None
+        self._task: asyncio.Task[Any] | None = None
         self._served: concurrent.futures.Future[None] | None = None
+        # Set when the server's task has truly ended (its process stopped), cancelled or not.
+        self._finished: concurrent.futures.Future[None] = concurrent.futures.Future()
         self._ready: concurrent.futures.Future[list[ListedTool]] = concurrent.futures.Future()
         self.lost: str | None = None  # why the connection ended, once it did
 
@@ -116,19 +122,31 @@ class Connection:
 
     def close(self) -> None:
         """Ask the server to stop and wait (bounded) until its process is gone."""
-        closing, served = self._closing, self._served
-        if closing is None or served is None:
-            if served is not None:
-                served.cancel()
-            return
-        self._loop.submit(self._set(closing))
+        closing = self._closing
+        if closing is not None:
+            self._loop.submit(self._set(closing))
+            if self._wait_finished(STOP_GRACE):
+                return
+        self.abandon()
+
+    def abandon(self) -> None:
+        """Stop the server now, whatever it is doing (starting, say): its task is cancelled, and the
+        SDK's shielded shutdown still stops its process; waits (bounded) for that."""
+        task = self._task
+        if task is not None:
+            self._loop.call_soon(task.cancel)
+        elif self._served is not None and self._served.cancel():
+            return  # it had not begun: it never will
+        self._wait_finished(STOP_GRACE)
+
+    def _wait_finished(self, seconds: float) -> bool:
+        if self._served is None:
+            return True
         try:
-            served.result(STOP_GRACE)
-        except (
-            concurrent.futures.TimeoutError,
-            concurrent.futures.CancelledError,
-        ):  # (_serve raises no other)
-            served.cancel()
+            self._finished.result(seconds)
+        except concurrent.futures.TimeoutError:
+            return False
+        return True
 
     @staticmethod
     async def _set(event: asyncio.Event) -> None:
@@ -157,7 +175,14 @@ class Connection:
         return stdio_client(params, errlog=self._errlog), None
 
     async def _serve(self) -> None:
+        try:
+            await self._run()
+        finally:
+            self._finished.set_result(None)
+
+    async def _run(self) -> None:
         self._closing = asyncio.Event()
+        self._task = asyncio.current_task()
         try:
             _quiet_sdk_logs()
             from mcp import Client

@@ -116,7 +116,7 @@ class McpServers:
             try:
                 listed = future.result(max(deadline - time.monotonic(), 0.1))
             except concurrent.futures.TimeoutError:
-                connection.close()
+                connection.abandon()
                 why = f"no answer within {entry.spec.timeout:g} s"
             except McpFailure as exc:
                 why = str(exc)
