@@ -157,7 +157,7 @@ def test_600_tools_are_deferred_behind_tool_search(
     first = offered(fake_server.requests[0])
     assert "tool_search" in first
     assert not any(name.startswith("mcp__") for name in first)
-    assert "608 tools" in first["tool_search"]["description"]
+    assert "609 tools" in first["tool_search"]["description"]
     results = tool_results(fake_server.requests)
     assert results["early"][1] and "tool_search" in results["early"][0]
     loaded = json.loads(results["s1"][0].split("\n", 1)[1])

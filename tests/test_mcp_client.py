@@ -307,3 +307,24 @@ def test_a_server_that_never_answers_at_start_is_one_line_and_is_stopped(tmp_pat
     finally:
         servers.close()
     assert gone_soon(int(pidfile.read_text())), "the silent server was left running"
+
+
+def test_a_server_that_answers_garbage_is_a_tool_error_and_one_warning(tmp_path: Path) -> None:
+    from agent_cli.mcp_client.config import ServerSpec
+    from agent_cli.mcp_client.servers import McpServers
+    from agent_cli.store.project_approvals import ProjectApprovals
+    from tests.mcp_servers.helpers import SERVER
+
+    spec = ServerSpec("g", command=sys.executable, args=(str(SERVER),), timeout=3)
+    approvals = ProjectApprovals(tmp_path / "a.json", tmp_path)
+    servers, _ = McpServers.start([spec], approvals=approvals, ask=None, yes=False, state=tmp_path)
+    try:
+        tools = {t.spec.name: t for t in servers.tools}
+        ctx = ToolContext(root=tmp_path)
+        out = tools["mcp__g__garbage"].run({}, ctx)
+        assert out.is_error and "no answer within 3 s" in out.content
+        assert servers.take_notes() == ["MCP server g: garbage failed: no answer within 3 s (its timeout)"]
+        assert not tools["mcp__g__search"].run({"query": "q"}, ctx).is_error  # it still answers
+        assert servers.take_notes() == []
+    finally:
+        servers.close()

@@ -7,6 +7,7 @@ Over stdio by default, or streamable HTTP on 127.0.0.1:PORT/mcp. Its tools:
   whoami()       the Authorization header the HTTP request carried
   big(size)      `size` characters of numbered lines (a marker near the end)
   ssebig()       2 MB after 16 s (over HTTP that answer is one SSE event, not a JSON body)
+  garbage()      writes lines that are not JSON-RPC (over stdio), then never answers
   fail()         a result with is_error set
   crash()        the process exits in the middle of the call
   hang()         never answers
@@ -50,6 +51,7 @@ def main() -> None:
         types.Tool(name="whoami", description="The Authorization header of the request.", input_schema=obj()),
         types.Tool(name="big", description="A large result.", input_schema=obj(size={"type": "integer"})),
         types.Tool(name="ssebig", description="A large result, late (as one SSE event).", input_schema=obj()),
+        types.Tool(name="garbage", description="Answers garbage.", input_schema=obj()),
         types.Tool(name="fail", description="Always fails.", input_schema=obj()),
         types.Tool(name="crash", description="Exits mid-call.", input_schema=obj()),
         types.Tool(name="hang", description="Never answers.", input_schema=obj()),
@@ -105,6 +107,12 @@ def main() -> None:
             line = "".join(f"line {i:07d} of the big result\n" for i in range(size // 30 + 1))
             body = line[: size - 40] + "\nNEEDLE-7f3a near the end\n"
             return text(body)
+        if name == "garbage":  # lines on stdout that are not JSON-RPC, an answer to no request; then nothing
+            os.write(
+                1,
+                b"this is not JSON-RPC \x1b[2J at all\n" + b'{"jsonrpc": "2.0", "id": 99999, "result": 5}\n',
+            )
+            await anyio.sleep(3600)
         if name == "fail":
             return text("the notes index is locked", is_error=True)
         if name == "crash":
