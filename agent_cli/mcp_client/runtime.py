@@ -124,7 +124,7 @@ class Connection:
         """Ask the server to stop and wait (bounded) until its process is gone."""
         closing = self._closing
         if closing is not None:
-            self._loop.submit(self._set(closing))
+            self._loop.call_soon(closing.set)
             if self._wait_finished(STOP_GRACE):
                 return
         self.abandon()
@@ -147,10 +147,6 @@ class Connection:
         except concurrent.futures.TimeoutError:
             return False
         return True
-
-    @staticmethod
-    async def _set(event: asyncio.Event) -> None:
-        event.set()
 
     def _target(self) -> Any:
         import httpx2
