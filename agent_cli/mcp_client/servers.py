@@ -71,7 +71,6 @@ class McpServers:
         allowed: list[ServerState] = []
         for spec in specs:
             entry = ServerState(spec, "starting")
-            states.append(entry)
             if (
                 spec.project
                 and not yes
@@ -95,6 +94,7 @@ class McpServers:
                     notes.append(
                         f"MCP server {spec.name}: the approval is not remembered ({exc.strerror or exc})"
                     )
+            states.append(entry)
             allowed.append(entry)
         if not allowed:
             return cls(states, None, []), notes
