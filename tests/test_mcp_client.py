@@ -200,7 +200,9 @@ def test_agent_mcp_list(tmp_path: Path) -> None:
     assert any(line.startswith("notes  connected") for line in lines)
     assert "  mcp__notes__search  Search the notes for words." in lines
     assert any(line.startswith("gone  failed: FileNotFoundError") for line in lines)
-    assert any(line.startswith("theirs  awaiting approval") for line in lines)
+    assert [line.split("  ")[:2] for line in lines if line.startswith("theirs")] == [
+        ["theirs", "awaiting approval"]
+    ]
     assert "\x1b" not in r.stdout and "Escapes\\x1b[31m" in r.stdout
     config.write_text('[mcp.servers.x]\nurl = "nope"\n')
     r = subprocess.run(cmd, cwd=project, env=env, capture_output=True, text=True, timeout=60)
