@@ -111,6 +111,21 @@ class Connection:
         self._finished: concurrent.futures.Future[None] = concurrent.futures.Future()
         self._ready: concurrent.futures.Future[list[ListedTool]] = concurrent.futures.Future()
         self.lost: str | None = None  # why the connection ended, once it did
+        self._notes: list[str] = []  # failed calls, for the session to warn about (each said once)
+        self._said: set[str] = set()
+        self._notes_lock = threading.Lock()
+
+    def note(self, line: str) -> None:
+        """A call failed: a line to warn with, once per distinct failure."""
+        with self._notes_lock:
+            if line not in self._said:
+                self._said.add(line)
+                self._notes.append(line)
+
+    def take_notes(self) -> list[str]:
+        with self._notes_lock:
+            notes, self._notes = self._notes, []
+        return notes
 
     def start(self) -> concurrent.futures.Future[list[ListedTool]]:
         """Start the server; the future holds its tools (McpFailure when it fails)."""

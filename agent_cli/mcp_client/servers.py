@@ -50,9 +50,6 @@ class McpServers:
         self._states = states
         self._loop = loop
         self._connections = connections
-        self._notes: list[str] = []
-        self._warned: set[str] = set()
-        self._lock = threading.Lock()
         self._closed = False
 
     @classmethod
@@ -140,21 +137,12 @@ class McpServers:
                 notes.append(f"MCP server {server}: tool {item.name!r} is skipped: {name} is taken")
                 continue
             taken.add(name)
-            tools.append(McpTool(server, item, connection, self._warn))
+            tools.append(McpTool(server, item, connection))
         return tuple(tools)
-
-    def _warn(self, line: str) -> None:
-        """A call failed: said once per server and failure, as a warning after the call."""
-        with self._lock:
-            if line not in self._warned:
-                self._warned.add(line)
-                self._notes.append(line)
 
     def take_notes(self) -> list[str]:
         """The warnings about failed calls since last asked."""
-        with self._lock:
-            notes, self._notes = self._notes, []
-        return notes
+        return [note for connection in self._connections for note in connection.take_notes()]
 
     @property
     def tools(self) -> list[McpTool]:

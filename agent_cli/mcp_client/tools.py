@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from agent_cli.core.requests import ToolSpec
@@ -42,9 +42,7 @@ class McpTool:
     approval: Approval = "ask"
     view = CallView()
 
-    def __init__(
-        self, server: str, listed: ListedTool, connection: Connection, warn: Callable[[str], None]
-    ) -> None:
+    def __init__(self, server: str, listed: ListedTool, connection: Connection) -> None:
         self.server = server
         self.remote = listed.name
         description = listed.description.strip() or f"{listed.name} (from the MCP server {server})"
@@ -52,7 +50,6 @@ class McpTool:
             description = description[:MAX_DESCRIPTION] + "..."
         self.spec = ToolSpec(tool_name(server, listed.name), description, _schema(listed))
         self._connection = connection
-        self._warn = warn
 
     def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
         lost = self._connection.lost
@@ -62,7 +59,7 @@ class McpTool:
         try:
             result = self._wait(future, ctx)
         except McpFailure as exc:
-            self._warn(f"MCP server {self.server}: {self.remote} failed: {exc}")
+            self._connection.note(f"MCP server {self.server}: {self.remote} failed: {exc}")
             return ToolOutput(f"Error: the MCP server {self.server!r} failed this call: {exc}", True)
         if result is None:
             return ToolOutput("Error: the user stopped this call before it finished", True)
