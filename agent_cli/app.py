@@ -19,6 +19,7 @@ from pathlib import Path
 from agent_cli import __version__
 from agent_cli.agent.approvals import (
     RESUME_UNSIGNED,
+    START_PROJECT_SERVER,
     ApprovalOf,
     Approver,
     Asker,
@@ -40,6 +41,8 @@ from agent_cli.core.thinking import strip_thinking
 from agent_cli.hooks_user.config import load_hooks
 from agent_cli.hooks_user.trust import hooks_to_run
 from agent_cli.hooks_user.user_hooks import UserHooks
+from agent_cli.mcp_client.config import ServerSpec, server_specs
+from agent_cli.mcp_client.servers import McpServers
 from agent_cli.prompt.instructions import read_project_instructions
 from agent_cli.prompt.system import build_system_prompt
 from agent_cli.providers.base import Provider
@@ -56,12 +59,21 @@ from agent_cli.store.redact import Redactor
 from agent_cli.store.session_log import SessionLog
 from agent_cli.store.sessions import continue_candidates, load_session, resolve_session_id
 from agent_cli.store.signing import SIGNATURE_KEY, SessionSigner
+from agent_cli.store.user_dirs import state_dir
 from agent_cli.tokens.counter import TokenCounter
-from agent_cli.tools.base import ToolContext
+from agent_cli.tools.base import ToolContext, ToolRegistry
 from agent_cli.tools.context_tools import Recall
 from agent_cli.tools.registry import default_tools
+from agent_cli.tools.tool_search import ToolSearch, should_defer
 
-__all__ = ["Assembly", "ProviderFactory", "model_limits", "open_session", "secret_env_values"]
+__all__ = [
+    "Assembly",
+    "ProviderFactory",
+    "model_limits",
+    "open_session",
+    "secret_env_values",
+    "start_mcp_servers",
+]
 
 MAX_OUTPUT_CAP = 32_000
 SUMMARY_RETRIES = 2
@@ -99,68 +111,122 @@ def open_session(
     tools = default_tools()
     instructions = read_project_instructions(root)
     notices = [*settings.notices, *instructions.notices, *hook_notices]
-    frame = Frame(build_system_prompt(root, instructions=instructions.text), tools.specs())
+    system = build_system_prompt(root, instructions=instructions.text)
     signer = SessionSigner.for_user(env)
     if signer.problem:
         notices.append(f"{signer.problem}: this session is not signed, so --continue will pass over it")
-    assembly = Assembly(settings, hooks, redactor, make_provider, frame, signer=signer, ask=ask)
+    assembly = Assembly(
+        settings, hooks, redactor, make_provider, lambda: Frame(system, tools.specs()), signer=signer, ask=ask
+    )
     model = assembly.for_model(pset.model)  # empty: the provider's default, as resolve_model says
-    history: list[Message] = []
-    if resume is not None:
-        check_private_dir(transcripts_dir(root))  # a planted link or another's folder: one line
-        if resume:
-            session_id = resolve_session_id(root, resume)
+    servers, mcp_notes = start_mcp_servers(settings, env, ask)
+    notices.extend(mcp_notes)
+    try:
+        if servers is not None:
+            _offer_mcp_tools(settings, model, tools, servers)
+        history: list[Message] = []
+        if resume is not None:
+            check_private_dir(transcripts_dir(root))  # a planted link or another's folder: one line
+            if resume:
+                session_id = resolve_session_id(root, resume)
+            else:
+                session_id, skipped = _latest_signed(root, signer)
+                notices.extend(skipped)
+            log, history = assembly.reopen(session_id, model.model)
         else:
-            session_id, skipped = _latest_signed(root, signer)
-            notices.extend(skipped)
-        log, history = assembly.reopen(session_id, model.model)
-    else:
-        ensure_transcripts_dir(root)
-        log = SessionLog.create(root, redactor=redactor, meta=assembly.meta(model.model, new=True))
-    engine = ContextEngine(
-        settings=settings.context,
-        window=model.window,
-        max_output=model.max_output,
-        counter=model.counter,
-        archive=assembly.archive(log),
-        summarize=model.summarize,
-        gate=hooks.on_pre_compact,
-    )
-    tool_context = ToolContext(
-        root=root,
-        allow_outside_root=settings.tools.allow_outside_root,
-        bash_timeout=settings.tools.bash_timeout,
-        recall=engine.recall,
-        secret_spans=redactor.spans,
-    )
-    loop = AgentLoop(
-        provider=model.provider,
-        tools=tools,
-        context=engine,
-        system=frame.system,
-        log=log,
-        approver=_approver(settings, ask, tools.approval),
-        tool_context=tool_context,
-        hooks=hooks,
-        max_iterations=settings.tools.max_iterations,
-        retry=assembly.retry,
-        redact=redactor.redact,
-        history=history,
-        summary_model=model.summary_model,
-    )
-    warnings = [WarningEvent(message=n) for n in notices] + ([model.warning] if model.warning else [])
-    session = AgentSession(
-        settings=settings,
-        loop=loop,
-        engine=engine,
-        log=log,
-        parts=assembly,
-        model=model,
-        warnings=warnings,
-        redact=redactor.redact,
-    )
-    hooks.follow(session)
+            ensure_transcripts_dir(root)
+            log = SessionLog.create(root, redactor=redactor, meta=assembly.meta(model.model, new=True))
+        engine = ContextEngine(
+            settings=settings.context,
+            window=model.window,
+            max_output=model.max_output,
+            counter=model.counter,
+            archive=assembly.archive(log),
+            summarize=model.summarize,
+            gate=hooks.on_pre_compact,
+        )
+        tool_context = ToolContext(
+            root=root,
+            allow_outside_root=settings.tools.allow_outside_root,
+            bash_timeout=settings.tools.bash_timeout,
+            recall=engine.recall,
+            secret_spans=redactor.spans,
+        )
+        loop = AgentLoop(
+            provider=model.provider,
+            tools=tools,
+            context=engine,
+            system=system,
+            log=log,
+            approver=_approver(settings, ask, tools.approval),
+            tool_context=tool_context,
+            hooks=hooks,
+            max_iterations=settings.tools.max_iterations,
+            retry=assembly.retry,
+            redact=redactor.redact,
+            history=history,
+            summary_model=model.summary_model,
+        )
+        warnings = [WarningEvent(message=n) for n in notices] + ([model.warning] if model.warning else [])
+        session = AgentSession(
+            settings=settings,
+            loop=loop,
+            engine=engine,
+            log=log,
+            parts=assembly,
+            model=model,
+            warnings=warnings,
+            redact=redactor.redact,
+            extensions=servers,
+        )
+        hooks.follow(session)
+    except BaseException:
+        if servers is not None:
+            servers.close()
+        raise
     return session
+
+
+def start_mcp_servers(
+    settings: Settings, env: Mapping[str, str], ask: Asker | None
+) -> tuple[McpServers | None, list[str]]:
+    """The configured MCP servers, started as far as they may be (None: none is configured), and
+    a line for each one skipped or failed. Nothing of `mcp` is imported when none is configured."""
+    root = settings.project_root
+    specs, notes = server_specs(settings.tables, root)
+    if not specs:
+        return None, notes
+
+    def ask_start(spec: ServerSpec) -> bool:
+        assert ask is not None
+        question = (
+            f"this project ({spec.where}) asks to start the MCP server {spec.name!r}: {spec.describe()}. "
+            "Start it (and remember that for this project)?"
+        )
+        return ask(START_PROJECT_SERVER, {"question": question, "server": spec.name}, None) != "no"
+
+    servers, more = McpServers.start(
+        specs,
+        approvals=ProjectApprovals.for_user(env, root),
+        ask=None if ask is None else ask_start,
+        yes=settings.approvals.yes,
+        state=state_dir(env),
+    )
+    return servers, [*notes, *more]
+
+
+def _offer_mcp_tools(settings: Settings, model: ModelParts, tools: ToolRegistry, servers: McpServers) -> None:
+    """The servers' tools, offered; or, when their schemas would take over a tenth of the working
+    budget, deferred behind tool_search."""
+    found = servers.tools
+    working = compute_thresholds(settings.context, model.window, model.max_output).working
+    if should_defer([t.spec for t in found], lambda specs: model.counter.count_frame("", specs), working):
+        for tool in found:
+            tools.defer(tool)
+        tools.add(ToolSearch(tools))
+    else:
+        for tool in found:
+            tools.add(tool)
 
 
 def _latest_signed(root: Path, signer: SessionSigner) -> tuple[str, list[str]]:
@@ -203,14 +269,14 @@ class Assembly:
         hooks: Hooks,
         redactor: Redactor,
         make_provider: ProviderFactory | None,
-        frame: Frame,
+        frame: Callable[[], Frame],
         *,
         signer: SessionSigner | None = None,
         ask: Asker | None = None,
     ) -> None:
         self.settings = settings
-        self.frame = frame
-        self._signer = signer or SessionSigner(None)
+        self._frame = frame  # the frame as it stands: extension tools join it once they are found
+        self.signer = signer or SessionSigner(None)
         self._ask = ask
         self.retry = RetryPolicy(max_retries=settings.provider.max_retries)
         self._hooks = hooks
@@ -222,9 +288,9 @@ class Assembly:
         """The session log's meta record: who ran it, with what; `new`: signed as the user's."""
         pset = self.settings.provider
         root = str(self.settings.project_root)
-        frame = self.frame.digest()
+        frame = self._frame().digest()
         meta = {"provider": pset.name, "model": model, "cwd": root, "version": __version__, "frame": frame}
-        signature = self._signer.new_signature() if new else None
+        signature = self.signer.new_signature() if new else None
         return {**meta, SIGNATURE_KEY: signature} if signature else meta
 
     def _choice(self, model: str) -> ModelChoice:
@@ -293,11 +359,11 @@ class Assembly:
         log = SessionLog.open(root, session_id, redactor=self._redactor)  # the lock first, then read
         try:
             loaded = load_session(root, session_id)
-            adopt = not self._signer.signed(loaded.meta)
+            adopt = not self.signer.signed(loaded.meta)
             if adopt:
                 self._accept_unsigned(session_id)
             history = list(loaded.messages)
-            if loaded.meta.get("frame") != self.frame.digest():
+            if loaded.meta.get("frame") != self._frame().digest():
                 # Another system prompt (a new day in it) or other tools: no thinking block matches now.
                 history = strip_thinking(history, 0)
             meta = self.meta(model)

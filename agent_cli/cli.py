@@ -7,6 +7,7 @@
     cat F | agent -p P    the same, with what was piped in as context after the prompt
                           (ui/task_prompt.py: what a headless task is asked)
     agent transcripts ... browse this project's sessions
+    agent mcp list        the configured MCP servers, their state and their tools
 
 The only module importing typer. Settings are loaded here and the session is
 built by `app.open_session`. `agent --version` (and the bare `agent` that
@@ -26,7 +27,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 if TYPE_CHECKING:
     from agent_cli.session import AgentSession
 
-__all__ = ["CliArgs", "main", "run_cli", "transcripts_command"]
+__all__ = ["CliArgs", "main", "mcp_command", "run_cli", "transcripts_command"]
 
 OUTPUT_FORMATS = ("text", "json", "stream-json")
 
@@ -100,6 +101,8 @@ def _build_app() -> Any:  # a typer.Typer; typer is imported lazily to keep --ve
         help="Browse and search this project's session transcripts.", add_completion=False
     )
     app.add_typer(transcripts, name="transcripts")
+    mcp = typer.Typer(help="The MCP servers this project's sessions start.", add_completion=False)
+    app.add_typer(mcp, name="mcp")
 
     def version_callback(value: bool) -> None:
         if value:
@@ -207,6 +210,15 @@ def _build_app() -> Any:  # a typer.Typer; typer is imported lazily to keep --ve
     ) -> None:
         """Search every session's transcripts in this project."""
         raise typer.Exit(transcripts_command("search", text))
+
+    @mcp.command("list")
+    def mcp_list(
+        config: Annotated[
+            Path | None, typer.Option("--config", help="Config file (TOML), as for a session.")
+        ] = None,
+    ) -> None:
+        """Start the configured MCP servers, list each with its state and tools, and stop them."""
+        raise typer.Exit(mcp_command(config))
 
     return app
 
@@ -356,6 +368,34 @@ def transcripts_command(action: str, arg: str | None, *, cwd: Path | None = None
         return _fail(str(exc))
     except OSError as exc:  # .transcripts/ or a log owned by another user, or mode 000
         return _fail(f"cannot read {exc.filename or 'the transcripts'}: {exc.strerror or exc}", 1)
+    return 0
+
+
+def mcp_command(config: Path | None, *, env: dict[str, str] | None = None, cwd: Path | None = None) -> int:
+    """`agent mcp list`: the servers as a session here would start them (a project's server that is
+    not approved is listed as awaiting approval, and not started)."""
+    import os
+
+    from agent_cli.app import start_mcp_servers
+    from agent_cli.config.load import Flags, load_settings
+    from agent_cli.core.errors import ConfigError
+    from agent_cli.core.text import visible
+
+    env = dict(os.environ) if env is None else env
+    try:
+        settings = load_settings(config_path=config, env=env, flags=Flags(), cwd=cwd or Path.cwd())
+        servers, notes = start_mcp_servers(settings, env, None)
+    except ConfigError as exc:
+        return _fail(str(exc))
+    for note in notes:
+        print(f"agent: warning: {visible(note)}", file=sys.stderr)
+    if servers is None:
+        print("no MCP servers configured ([mcp.servers.NAME] in the config, or the project's .mcp.json)")
+        return 0
+    try:
+        print("\n".join(servers.report()))
+    finally:
+        servers.close()
     return 0
 
 

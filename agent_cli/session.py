@@ -14,6 +14,7 @@ runner act only through its methods:
     breakdown()         /context
     usage_log           /cost
     redact(text)        what of a text may be stored (the REPL's input history): secrets replaced
+    extension_report()  /mcp: the MCP servers, their state and their tools
 
 Nothing reaches into the parts: a change of model or session goes through
 their own `reset` methods. What each model needs (provider, counter, summary
@@ -34,7 +35,7 @@ from agent_cli.context.breakdown import Breakdown
 from agent_cli.context.engine import ContextEngine
 from agent_cli.context.summary_request import Summarize
 from agent_cli.context.thresholds import Counter, Thresholds
-from agent_cli.core.events import Event, UsageEvent, WarningEvent
+from agent_cli.core.events import Event, ResultEvent, UsageEvent, WarningEvent
 from agent_cli.core.messages import Message, Usage
 from agent_cli.providers.base import Provider
 from agent_cli.store.archive import Archive
@@ -43,7 +44,21 @@ from agent_cli.store.session_log import SessionLog
 from agent_cli.store.sessions import resolve_session_id
 from agent_cli.tools.base import ToolRegistry
 
-__all__ = ["AgentSession", "ModelParts", "Parts"]
+__all__ = ["AgentSession", "Extensions", "ModelParts", "Parts"]
+
+
+class Extensions(Protocol):
+    """What the session runs besides its own tools (the MCP servers, mcp_client.servers.McpServers)."""
+
+    def take_notes(self) -> list[str]:
+        """Warnings about failed calls since last asked, each said once."""
+        ...
+
+    def report(self) -> list[str]:
+        """The servers, their state and their tools, as lines safe for a terminal."""
+        ...
+
+    def close(self) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,8 +104,10 @@ class AgentSession:
         model: ModelParts,
         redact: Callable[[str], str],
         warnings: Sequence[WarningEvent] = (),
+        extensions: Extensions | None = None,
     ) -> None:
         self.settings = settings
+        self._extensions = extensions
         self._loop = loop
         self._engine = engine
         self._log = log
@@ -188,7 +205,30 @@ class AgentSession:
         return self._loop.end()
 
     def run(self, prompt: str) -> Iterator[Event]:
-        return self._loop.run(prompt)
+        extensions = self._extensions
+        if extensions is None:
+            return self._loop.run(prompt)
+        return self._with_notes(self._loop.run(prompt), extensions)
+
+    @staticmethod
+    def _with_notes(events: Iterator[Event], extensions: Extensions) -> Iterator[Event]:
+        """The turn's events, each failed extension call's warning after the event it came with."""
+        for event in events:
+            notes = extensions.take_notes()
+            if isinstance(event, ResultEvent):
+                yield from (WarningEvent(message=n) for n in notes)
+                yield event
+            else:
+                yield event
+                yield from (WarningEvent(message=n) for n in notes)
+
+    def extension_report(self) -> list[str]:
+        """`/mcp`: each MCP server, its state and its tools."""
+        if self._extensions is None:
+            return [
+                "no MCP servers configured ([mcp.servers.NAME] in the config, or the project's .mcp.json)"
+            ]
+        return self._extensions.report()
 
     def compact(self, focus: str | None = None) -> Iterator[Event]:
         return self._loop.compact(focus)
@@ -232,7 +272,11 @@ class AgentSession:
         return session_id
 
     def close(self) -> None:
-        self._log.close()
+        try:
+            if self._extensions is not None:
+                self._extensions.close()
+        finally:
+            self._log.close()
 
     # ---- internals ---------------------------------------------------------------
 

@@ -158,6 +158,8 @@ RULES = [
         (*_APP, "agent_cli.agent.", "agent_cli.context.", "agent_cli.providers.", "agent_cli.tools."),
     ),
     ("agent_cli.prompt.", _APP),
+    # The MCP client offers tools: it sits beside the tools, below the agent and the context engine.
+    ("agent_cli.mcp_client.", (*_APP, "agent_cli.agent.", "agent_cli.context.", "agent_cli.providers.")),
     ("agent_cli.session", ("agent_cli.ui.", "agent_cli.cli", "agent_cli.app")),
     ("agent_cli.app", ("agent_cli.ui.", "agent_cli.cli")),
     ("agent_cli.ui.", ("agent_cli.cli", "agent_cli.app")),  # the UI gets its session handed in
@@ -252,16 +254,38 @@ def test_no_module_assigns_another_objects_attributes(module: str) -> None:
     assert writes == [], f"{rel} sets another object's attributes; give that object a method"
 
 
-@pytest.mark.parametrize("argv", [["--version"], ["--help"], ["transcripts", "--help"]])
+@pytest.mark.parametrize("argv", [["--version"], ["--help"], ["transcripts", "--help"], ["mcp", "--help"]])
 def test_startup_commands_import_no_sdk(argv: list[str]) -> None:
     code = (
         "import sys\n"
         "from agent_cli.cli import main\n"
         f"sys.argv = ['agent', *{argv!r}]\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
-        "heavy = sorted(m for m in ('anthropic', 'openai', 'httpx2', 'tiktoken') if m in sys.modules)\n"
+        "heavy = ('anthropic', 'openai', 'httpx2', 'tiktoken', 'mcp')\n"
+        "heavy = sorted(m for m in heavy if m in sys.modules)\n"
         "print('HEAVY', heavy)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert "HEAVY []" in out.stdout, out.stdout[-400:]
+
+
+def test_a_session_without_mcp_servers_imports_no_mcp(tmp_path: Path) -> None:
+    """`mcp` costs 0.3-0.5 s to import: a session with no server configured never loads it."""
+    code = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from agent_cli.app import open_session\n"
+        "from agent_cli.config.load import Flags, load_settings\n"
+        "from agent_cli.testing.scripted import ScriptedProvider\n"
+        f"root = Path({str(tmp_path)!r})\n"
+        "env = {'HOME': str(root), 'XDG_CONFIG_HOME': str(root / 'c'), 'XDG_STATE_HOME': str(root / 's'),"
+        " 'ANTHROPIC_API_KEY': 'sk-ant-test'}\n"
+        "settings = load_settings(config_path=None, env=env, flags=Flags(), cwd=root)\n"
+        "session = open_session(settings, env=env, make_provider=lambda p: ScriptedProvider([]))\n"
+        "session.close()\n"
+        "print('MCP', sorted(m for m in sys.modules if m == 'mcp' or m.startswith(('mcp.', 'mcp_types'))))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert "MCP []" in out.stdout, out.stdout[-400:]

@@ -16,6 +16,8 @@ policy itself is pure:
   `lsblk`, `./ls`, `"ls"`, `ls; rm -rf /` nor `ls\f/usr/bin/touch x` (bash reads
   that as one word: the program `ls\f` a repository can ship). A prefix allows
   any arguments after it, so prefer narrow prefixes such as `git status` over `git`.
+- An allow-list entry that is a tool's full name (`mcp__notes__search`) runs every call of that
+  tool without asking (not a shell tool's: bash is allowed by command prefixes only).
 
 Approvers:
 
@@ -51,6 +53,7 @@ __all__ = [
     "APPROVE_PROJECT_HOOKS",
     "RESUME_UNSIGNED",
     "SESSION_QUESTIONS",
+    "START_PROJECT_SERVER",
     "AlwaysRule",
     "Answer",
     "ApprovalOf",
@@ -70,7 +73,8 @@ __all__ = [
 # dress a call up as one of them.
 RESUME_UNSIGNED = "resume unsigned session"
 APPROVE_PROJECT_HOOKS = "approve project hooks"
-SESSION_QUESTIONS = frozenset({RESUME_UNSIGNED, APPROVE_PROJECT_HOOKS})
+START_PROJECT_SERVER = "start project mcp server"
+SESSION_QUESTIONS = frozenset({RESUME_UNSIGNED, APPROVE_PROJECT_HOOKS, START_PROJECT_SERVER})
 
 Answer: TypeAlias = Literal["yes", "no", "always"]
 # Shows a call and what "always" would approve (None: a question of the session's own, where
@@ -120,7 +124,9 @@ def _default_approval(name: str) -> Approval:
     return known_tools().approval(name)
 
 
-def _allow_listed(approval: Approval, args: Mapping[str, Any], prefixes: Iterable[str]) -> bool:
+def _allow_listed(name: str, approval: Approval, args: Mapping[str, Any], prefixes: Iterable[str]) -> bool:
+    if approval == "ask" and name in prefixes:  # a whole tool by its full name (mcp__notes__search)
+        return True
     command = args.get("command")
     if approval != "command" or not isinstance(command, str):
         return False
@@ -207,7 +213,7 @@ class HeadlessApprover:
 
     def decide(self, name: str, args: Mapping[str, Any]) -> Decision:
         approval = self.approval_of(name)
-        if approval == "never" or _allow_listed(approval, args, self.allow_prefixes):
+        if approval == "never" or _allow_listed(name, approval, args, self.allow_prefixes):
             return Decision.allow()
         if approval == "command":
             return Decision.deny(
@@ -216,8 +222,8 @@ class HeadlessApprover:
                 "spelled-out program name, or control characters)"
             )
         return Decision.deny(
-            f"{name} needs approval: rerun with --yes "
-            "(approvals.allow in the config covers bash commands only)"
+            f"{name} needs approval: rerun with --yes, or name the tool ({name}) in approvals.allow "
+            "in the config"
         )
 
 
@@ -234,7 +240,7 @@ class InteractiveApprover:
 
     def decide(self, name: str, args: Mapping[str, Any]) -> Decision:
         approval = self.approval_of(name)
-        if approval == "never" or _allow_listed(approval, args, self.allow_prefixes):
+        if approval == "never" or _allow_listed(name, approval, args, self.allow_prefixes):
             return Decision.allow()
         if any(rule.covers(name, args) for rule in self.rules):
             return Decision.allow()

@@ -120,15 +120,34 @@ class Tool(Protocol):
 
 
 class ToolRegistry:
-    """Tools by name, in the order offered to the model."""
+    """Tools by name, in the order offered to the model.
+
+    A *deferred* tool is known but not offered: its schema stays out of the requests until a
+    search (`tool_search`) reveals it; from then on it is offered and callable like any other."""
 
     def __init__(self, tools: Iterable[Tool] = ()) -> None:
         self._tools: dict[str, Tool] = {}
+        self._deferred: dict[str, Tool] = {}
         for tool in tools:
             self.add(tool)
 
     def add(self, tool: Tool) -> None:
         self._tools[tool.spec.name] = tool
+
+    def defer(self, tool: Tool) -> None:
+        """Know `tool` without offering it until `reveal` names it."""
+        self._deferred[tool.spec.name] = tool
+
+    def deferred(self) -> list[Tool]:
+        """The tools still held back, in the order they were deferred."""
+        return list(self._deferred.values())
+
+    def reveal(self, names: Iterable[str]) -> list[str]:
+        """Offer these deferred tools from now on; the names that were revealed."""
+        shown = [n for n in names if n in self._deferred]
+        for name in shown:
+            self._tools[name] = self._deferred.pop(name)
+        return shown
 
     def names(self) -> list[str]:
         return list(self._tools)
@@ -137,7 +156,7 @@ class ToolRegistry:
         return tuple(t.spec for t in self._tools.values())
 
     def get(self, name: str) -> Tool | None:
-        return self._tools.get(name)
+        return self._tools.get(name) or self._deferred.get(name)
 
     def approval(self, name: str) -> Approval:
         """A tool's approval; a name no tool has asks (it will fail, but never unasked)."""
@@ -151,6 +170,11 @@ class ToolRegistry:
 
     def run(self, name: str, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
         """Run a tool by name; unknown names, bad arguments and crashes become error results."""
+        if name in self._deferred:
+            return ToolOutput(
+                f"Error: {name} is not loaded yet: call tool_search with its name first to get its schema.",
+                True,
+            )
         tool = self._tools.get(name)
         if tool is None:
             known = ", ".join(self._tools)

@@ -268,6 +268,11 @@ def _resume(repl: CommandHost, arg: str) -> None:
     repl.renderer.line(f"resumed session {session_id}: {len(session.history)} messages in context", "bold")
 
 
+def _mcp(repl: CommandHost, arg: str) -> None:
+    for line in repl.session.extension_report():  # (server texts already made visible)
+        repl.renderer.line(line)
+
+
 def _exit(repl: CommandHost, arg: str) -> str:
     return "exit"
 
@@ -302,6 +307,7 @@ COMMANDS: tuple[Command, ...] = (
         _resume,
         "session",
     ),
+    Command("mcp", "", "the MCP servers: their state (connected, failed, awaiting approval) and tools", _mcp),
     Command("exit", "", "leave (Ctrl-D works too)", _exit, aliases=("quit", "q")),
 )
 _BY_NAME = {c.name: c for c in COMMANDS}

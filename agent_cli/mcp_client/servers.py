@@ -1,0 +1,186 @@
+"""The session's MCP servers: which may start, starting them, their tools, their state, stopping them.
+
+    McpServers.start(specs, approvals=..., ask=..., yes=..., state=...) -> McpServers
+
+A project's server (its `.mcp.json`, its `.agent/config.toml`) starts only when the user approved
+that exact definition for the project (`store.project_approvals`, kind "mcp"): the REPL asks once
+(y/n) and remembers the answer; headless runs need the approval already, or `--yes` (which approves
+it for this run and remembers nothing); otherwise the server is skipped with one line saying how
+to approve it. The user's own servers start without asking. All servers start at once; one that
+fails to start is one line, and the session runs without it.
+
+Each server has a *state*: "connected", "failed: WHY" or "awaiting approval".
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from agent_cli.core.text import visible
+from agent_cli.mcp_client.config import ServerSpec
+from agent_cli.mcp_client.runtime import Connection, EventLoop, ListedTool, McpFailure, open_errlog
+from agent_cli.mcp_client.tools import McpTool, tool_name
+from agent_cli.store.project_approvals import ProjectApprovals
+
+__all__ = ["APPROVAL_KIND", "AskStart", "McpServers", "ServerState"]
+
+APPROVAL_KIND = "mcp"
+# The REPL's question for a project server: (server, its definition as one line) -> yes.
+AskStart = Callable[[ServerSpec], bool]
+
+
+@dataclass(frozen=True, slots=True)
+class ServerState:
+    spec: ServerSpec
+    state: str  # "connected", "failed: ...", "awaiting approval", "starting"
+    tools: tuple[McpTool, ...] = ()
+
+
+class McpServers:
+    """The servers of one session (and the event loop their clients run on)."""
+
+    def __init__(
+        self, states: list[ServerState], loop: EventLoop | None, connections: list[Connection]
+    ) -> None:
+        self._states = states
+        self._loop = loop
+        self._connections = connections
+        self._closed = False
+
+    @classmethod
+    def start(
+        cls,
+        specs: list[ServerSpec],
+        *,
+        approvals: ProjectApprovals,
+        ask: AskStart | None,
+        yes: bool,
+        state: Path,
+    ) -> tuple[McpServers, list[str]]:
+        """Start what may start; the servers, and one line for each one skipped or failed."""
+        notes: list[str] = []
+        states: list[ServerState] = []
+        allowed: list[ServerState] = []
+        for spec in specs:
+            entry = ServerState(spec, "starting")
+            if (
+                spec.project
+                and not yes
+                and not approvals.approved(APPROVAL_KIND, spec.name, spec.definition())
+            ):
+                if ask is None or not ask(spec):
+                    states.append(replace(entry, state="awaiting approval"))
+                    how = (
+                        "approve it once in the REPL (agent), or run with --yes"
+                        if ask is None
+                        else "it will be asked again next time"
+                    )
+                    notes.append(
+                        f"MCP server {spec.name} ({spec.where}: {spec.describe()}) is the project's and "
+                        f"not approved; not started: {how}"
+                    )
+                    continue
+                try:
+                    approvals.approve(APPROVAL_KIND, spec.name, spec.definition())
+                except OSError as exc:
+                    notes.append(
+                        f"MCP server {spec.name}: the approval is not remembered ({exc.strerror or exc})"
+                    )
+            states.append(entry)
+            allowed.append(entry)
+        if not allowed:
+            return cls(states, None, []), notes
+        loop = EventLoop()
+        servers = cls(states, loop, [])
+        servers._connect(allowed, state, notes)
+        return servers, notes
+
+    def _connect(self, entries: list[ServerState], state: Path, notes: list[str]) -> None:
+        assert self._loop is not None
+        started: list[tuple[ServerState, Connection, concurrent.futures.Future[list[ListedTool]]]] = []
+        for entry in entries:
+            connection = Connection(entry.spec, self._loop, open_errlog(state / "mcp-logs", entry.spec.name))
+            self._connections.append(connection)
+            started.append((entry, connection, connection.start()))
+        deadline = time.monotonic() + max(e.spec.timeout for e in entries)
+        taken: set[str] = set()
+        for entry, connection, future in started:
+            try:
+                listed = future.result(max(deadline - time.monotonic(), 0.1))
+            except concurrent.futures.TimeoutError:
+                connection.abandon()
+                why = f"no answer within {entry.spec.timeout:g} s"
+            except McpFailure as exc:
+                why = str(exc)
+            else:
+                tools = self._tools(entry.spec.name, listed, connection, taken, notes)
+                self._settle(entry, ServerState(entry.spec, "connected", tools))
+                continue
+            self._settle(entry, ServerState(entry.spec, f"failed: {why}"))
+            notes.append(f"MCP server {entry.spec.name} did not start ({why}); going on without it")
+
+    def _settle(self, entry: ServerState, settled: ServerState) -> None:
+        self._states[self._states.index(entry)] = settled
+
+    def _tools(
+        self, server: str, listed: list[ListedTool], connection: Connection, taken: set[str], notes: list[str]
+    ) -> tuple[McpTool, ...]:
+        tools: list[McpTool] = []
+        for item in listed:
+            name = tool_name(server, item.name)
+            if name in taken:
+                notes.append(f"MCP server {server}: tool {item.name!r} is skipped: {name} is taken")
+                continue
+            taken.add(name)
+            tools.append(McpTool(server, item, connection))
+        return tuple(tools)
+
+    def take_notes(self) -> list[str]:
+        """The warnings about failed calls since last asked."""
+        return [note for connection in self._connections for note in connection.take_notes()]
+
+    @property
+    def tools(self) -> list[McpTool]:
+        return [tool for entry in self._states for tool in entry.tools]
+
+    @property
+    def states(self) -> tuple[ServerState, ...]:
+        return tuple(self._states)
+
+    def report(self) -> list[str]:
+        """`/mcp` and `agent mcp list`: each server, its state, its tools (every text made visible)."""
+        if not self._states:
+            return [
+                "no MCP servers configured ([mcp.servers.NAME] in the config, or the project's .mcp.json)"
+            ]
+        lines: list[str] = []
+        for entry in self._states:
+            spec = entry.spec
+            state = entry.state
+            connection = next((c for c in self._connections if c.spec is spec), None)
+            if state == "connected" and connection is not None and connection.lost is not None:
+                state = f"failed: {connection.lost}"
+            origin = "project" if spec.project else "user"
+            lines.append(visible(f"{spec.name}  {state}  ({origin}: {spec.describe()})"))
+            for tool in entry.tools:
+                first = tool.spec.description.splitlines()[0] if tool.spec.description else ""
+                lines.append(visible(f"  {tool.spec.name}  {first[:100]}"))
+        return lines
+
+    def close(self) -> None:
+        """Stop every server (their processes go with them) and the event loop."""
+        if self._closed:
+            return
+        self._closed = True
+        threads = [threading.Thread(target=c.close, daemon=True) for c in self._connections]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        if self._loop is not None:
+            self._loop.stop()
