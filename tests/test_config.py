@@ -91,7 +91,12 @@ def test_example_file_mentions_every_field() -> None:
 
 
 def test_every_settings_section_is_a_table() -> None:
-    settings_tables = {f.name for f in dataclasses.fields(Settings)} - {"project_root", "sources", "notices", "tables"}
+    settings_tables = {f.name for f in dataclasses.fields(Settings)} - {
+        "project_root",
+        "sources",
+        "notices",
+        "tables",
+    }
     assert set(SECTIONS) == settings_tables
     assert {k.split(".")[0] for k in all_fields()} == settings_tables
 
