@@ -182,7 +182,9 @@ class ContextEngine:
             events += outcome.events
             # A record built and still above the trigger (or thrown away for not shrinking) is a failure;
             # nothing to condense costs nothing and is not.
-            failed = outcome.attempted and total >= th.trigger_at
+            # A record still on its way for what is left (the hold, after a swap) is not a failure either.
+            held = total < th.hold_at and self._ahead.leads(messages)
+            failed = outcome.attempted and total >= th.trigger_at and not held
             if outcome.attempted:
                 events += self._note_result(failed)
         elif total >= th.prepare_at and self.auto_compact and not cleared.events:
