@@ -37,6 +37,9 @@ from agent_cli.core.errors import ConfigError
 from agent_cli.core.events import WarningEvent
 from agent_cli.core.messages import Message
 from agent_cli.core.thinking import strip_thinking
+from agent_cli.hooks_user.config import load_hooks
+from agent_cli.hooks_user.trust import hooks_to_run
+from agent_cli.hooks_user.user_hooks import UserHooks
 from agent_cli.prompt.instructions import read_project_instructions
 from agent_cli.prompt.system import build_system_prompt
 from agent_cli.providers.base import Provider
@@ -48,6 +51,7 @@ from agent_cli.providers.retry import RetryPolicy
 from agent_cli.session import AgentSession, ModelParts
 from agent_cli.store.archive import Archive
 from agent_cli.store.layout import check_private_dir, ensure_transcripts_dir, transcripts_dir
+from agent_cli.store.project_approvals import ProjectApprovals
 from agent_cli.store.redact import Redactor
 from agent_cli.store.session_log import SessionLog
 from agent_cli.store.sessions import continue_candidates, load_session, resolve_session_id
@@ -86,11 +90,15 @@ def open_session(
     provider_keys = [env.get(entry.api_key_env) for entry in PROVIDERS.values()]
     keys = (pset.api_key, *provider_keys, *secret_env_values(env))
     redactor = Redactor([k for k in keys if k])
-    hooks = Hooks()
     root = settings.project_root
+    approvals = ProjectApprovals.for_user(env, root)
+    hook_specs, hook_notices = hooks_to_run(
+        load_hooks(settings.tables), approvals, ask=ask, yes=settings.approvals.yes
+    )
+    hooks = UserHooks(hook_specs, root=root, env=env)  # the user's commands on the loop's events
     tools = default_tools()
     instructions = read_project_instructions(root)
-    notices = [*settings.notices, *instructions.notices]
+    notices = [*settings.notices, *instructions.notices, *hook_notices]
     frame = Frame(build_system_prompt(root, instructions=instructions.text), tools.specs())
     signer = SessionSigner.for_user(env)
     if signer.problem:
@@ -116,6 +124,7 @@ def open_session(
         counter=model.counter,
         archive=assembly.archive(log),
         summarize=model.summarize,
+        gate=hooks.on_pre_compact,
     )
     tool_context = ToolContext(
         root=root,
@@ -140,7 +149,7 @@ def open_session(
         summary_model=model.summary_model,
     )
     warnings = [WarningEvent(message=n) for n in notices] + ([model.warning] if model.warning else [])
-    return AgentSession(
+    session = AgentSession(
         settings=settings,
         loop=loop,
         engine=engine,
@@ -150,6 +159,8 @@ def open_session(
         warnings=warnings,
         redact=redactor.redact,
     )
+    hooks.follow(session)
+    return session
 
 
 def _latest_signed(root: Path, signer: SessionSigner) -> tuple[str, list[str]]:

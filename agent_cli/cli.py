@@ -290,14 +290,14 @@ def _headless(session: "AgentSession", prompt: str, output_format: str) -> int:
     from agent_cli.core.errors import AgentError
     from agent_cli.store.crash_log import internal_error
     from agent_cli.ui import ending
-    from agent_cli.ui.headless import OutputFormat, render_headless
+    from agent_cli.ui.headless import OutputFormat, render_aside, render_headless
 
     fmt: OutputFormat = output_format  # type: ignore[assignment]  # checked by run_cli
     ending.install()
     try:
-        code = render_headless(
-            itertools.chain(session.warnings, session.run(prompt)), fmt, tools=session.tools
-        )
+        events = itertools.chain(session.warnings, session.begin(), session.run(prompt))
+        code = render_headless(events, fmt, tools=session.tools)
+        render_aside(session.end())  # after the result: on stderr, so stream-json still ends with it
         return _ended_by_signal() or code
     except KeyboardInterrupt:
         return _ended_by_signal() or 130

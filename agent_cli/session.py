@@ -4,6 +4,7 @@ The session owns the loop (the working history, the provider, the tools), the
 context engine and the session log. The REPL's commands and the headless
 runner act only through its methods:
 
+    begin() / end()     the session's start and end, as events (the user's hooks run)
     run(prompt)         one user turn, as events
     compact(focus)      /compact
     clear()             /clear
@@ -111,6 +112,11 @@ class AgentSession:
         return self._log.dir
 
     @property
+    def transcript_path(self) -> Path:
+        """The session's log (what hooks are told as `transcript_path`)."""
+        return self._log.path
+
+    @property
     def project_root(self) -> Path:
         return self.settings.project_root
 
@@ -172,6 +178,14 @@ class AgentSession:
         return self._engine.breakdown(self._loop.history, self._loop.frame)
 
     # ---- what the user does --------------------------------------------------------
+
+    def begin(self) -> Iterator[Event]:
+        """The session starts (its SessionStart hooks): call once, before the first prompt."""
+        return self._loop.begin("resume" if self._loop.history else "startup")
+
+    def end(self) -> Iterator[Event]:
+        """The agent leaves the session (its SessionEnd hooks): call once, before close()."""
+        return self._loop.end()
 
     def run(self, prompt: str) -> Iterator[Event]:
         return self._loop.run(prompt)

@@ -33,12 +33,13 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from long_session import CLAUDE_CODE_CACHED, CLAUDE_CODE_INPUT, run  # noqa: E402
 
+from agent_cli.config.settings import ContextSettings  # noqa: E402
 from agent_cli.testing.summary_shape import is_summary_request  # noqa: E402
 
 WINDOWS = (32_000, 200_000, 1_000_000)
 BUDGETS = (64_000, 100_000, 160_000, 0)
 WORKLOADS = {"survey": (20, 40), "chat": (60, 4)}
-DEFAULT_BUDGET = 100_000
+DEFAULT_BUDGET = ContextSettings().working_budget  # the row the report marks, and the one table 2 reads
 WORDS_PROMPT = "Please summarize each module's role — «naïve café», 日本語のメモ, 🙂 — then stop."
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from agent_cli.config.settings import ContextSettings
 from agent_cli.context.ahead import Submit, in_thread
 from agent_cli.context.engine import ContextEngine, Frame
+from agent_cli.context.gate import Gate, open_gate
 from agent_cli.core.messages import Block, Message, TextBlock, ToolResult, ToolUse, Usage
 from agent_cli.core.requests import Request, ToolSpec
 from agent_cli.store.archive import Archive
@@ -133,6 +134,7 @@ def make_engine(
     clock: Callable[[], float] | None = None,
     archive: Archive | None = None,
     submit: Submit | None = None,
+    gate: Gate = open_gate,
     **overrides: object,
 ) -> tuple[ContextEngine, FakeCounter, FakeSummarizer]:
     """An engine over a small window, with settings scaled down to it unless overridden."""
@@ -160,6 +162,7 @@ def make_engine(
         summarize=summarizer,
         clock=clock or (lambda: float(next(ticks))),
         submit=submit or in_thread,
+        gate=gate,
     )
     return engine, counter, summarizer
 

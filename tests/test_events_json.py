@@ -14,6 +14,7 @@ from agent_cli.core.events import (
     CompactEvent,
     ErrorEvent,
     Event,
+    HookOutput,
     ResultEvent,
     RetryEvent,
     StatusEvent,
@@ -54,6 +55,7 @@ EXAMPLES: list[Event] = [
     RetryEvent(attempt=2, delay=1.5, reason="overloaded"),
     StatusEvent(text="waiting for model"),
     WarningEvent(message="careful"),
+    HookOutput(hook="PostToolUse", text="lint: clean"),
     ErrorEvent(message="no key", kind="AuthError"),
     ResultEvent(text="done", stop="end_turn", iterations=3, usage=USAGE, session_id="s1"),
 ]

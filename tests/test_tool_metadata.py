@@ -25,6 +25,7 @@ OTHER_MEANINGS = {
     ("agent/loop.py", "compact"),  # the error kind of /compact with nothing to compact
     ("context/layers.py", "compact"),  # the archive's label for L2's spans
     ("agent/programs.py", "bash"),  # the program, in the list of shells
+    ("hooks_user/process.py", "bash"),  # the program that runs a hook's command
     ("context/cap.py", "read_file"),  # the file readers whose cuts the marker pages by line
 }
 

@@ -48,6 +48,7 @@ from agent_cli.tools.base import Approval
 from agent_cli.tools.registry import known_tools
 
 __all__ = [
+    "APPROVE_PROJECT_HOOKS",
     "RESUME_UNSIGNED",
     "SESSION_QUESTIONS",
     "AlwaysRule",
@@ -68,7 +69,8 @@ __all__ = [
 # hold a space, which no tool name may (both APIs take [a-zA-Z0-9_-] only), so a model cannot
 # dress a call up as one of them.
 RESUME_UNSIGNED = "resume unsigned session"
-SESSION_QUESTIONS = frozenset({RESUME_UNSIGNED})
+APPROVE_PROJECT_HOOKS = "approve project hooks"
+SESSION_QUESTIONS = frozenset({RESUME_UNSIGNED, APPROVE_PROJECT_HOOKS})
 
 Answer: TypeAlias = Literal["yes", "no", "always"]
 # Shows a call and what "always" would approve (None: a question of the session's own, where

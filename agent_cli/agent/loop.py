@@ -46,7 +46,7 @@ from agent_cli.core.events import (
     UsageEvent,
     WarningEvent,
 )
-from agent_cli.core.messages import Message, ToolResult, ToolUse, Usage
+from agent_cli.core.messages import Message, TextBlock, ToolResult, ToolUse, Usage
 from agent_cli.core.pairing import repair_history
 from agent_cli.core.requests import Completion, Request, RequestOptions, TextDelta, ThinkingDelta
 from agent_cli.core.thinking import strip_thinking
@@ -116,6 +116,7 @@ class AgentLoop:
         # The last message of the history as the last compaction left it: a compact call with
         # nothing but compact calls after it has nothing new to condense (no summary call).
         self._compacted_at: str | None = None
+        self._start_context = ""  # what the SessionStart hooks said, until the first prompt takes it
 
     # ---- public surface -------------------------------------------------
 
@@ -145,11 +146,30 @@ class AgentLoop:
         if history is not None:
             self.history = repair_history(history)
 
+    def begin(self, source: str = "startup") -> Iterator[Event]:
+        """The session opened: its hooks run; what they add to the context goes with the first prompt."""
+        self._start_context = self.hooks.on_session_start(source)
+        yield from self._hook_events()
+
+    def end(self) -> Iterator[Event]:
+        """The agent leaves the session: its hooks run."""
+        self.hooks.on_session_end()
+        yield from self._hook_events()
+
     def run(self, prompt: str) -> Iterator[Event]:
         """Run one user turn to completion. The last event is always a ResultEvent."""
         # A fresh cancel signal per turn: a tool that ignored the last Ctrl-C keeps its own, still set.
         self.tool_context = dataclasses.replace(self.tool_context, cancel=threading.Event())
-        self._append(Message.user(prompt))
+        verdict = self.hooks.on_user_prompt(prompt)
+        yield from self._hook_events()
+        if verdict.blocked is not None:  # the prompt is dropped: it never joins the history
+            yield self._emit(ErrorEvent(message=verdict.blocked, kind="hook"))
+            yield self._result("", "blocked", 0)
+            return
+        added = "\n\n".join(t for t in (self._start_context, verdict.context) if t.strip())
+        self._start_context = ""
+        # The prompt stays byte for byte in its own block; what the hooks add is a block after it.
+        self._append(Message("user", (TextBlock(prompt), *((TextBlock(added),) if added else ()))))
         try:
             yield from self._turn()
         except KeyboardInterrupt:
@@ -181,6 +201,8 @@ class AgentLoop:
                 case RunAgain():
                     continue
                 case FinalOutput(text=text):
+                    self.hooks.on_stop(text)
+                    yield from self._hook_events()
                     yield self._result(text, "end_turn", iteration)
                 case Interrupted(cut_short=cut_short):
                     yield from self._interrupted(cut_short)
@@ -323,10 +345,12 @@ class AgentLoop:
             for use in uses:
                 yield self._emit(ToolCallEvent(id=use.id, name=use.name, input=dict(use.input)))
                 output, duration = self._runner.run(use, self.tool_context)
+                yield from self._hook_events()
                 # One compaction a round at most, and none when nothing is new since the last.
                 output = honoured(output, compact, self.history, self._compacted_at)
                 compact = output.compact or compact
                 result = self.hooks.on_post_tool(use, ToolResult(use.id, output.content, output.is_error))
+                yield from self._hook_events()
                 event = ToolResultEvent(
                     id=use.id,
                     name=use.name,
@@ -340,6 +364,7 @@ class AgentLoop:
                 if cap is not None:
                     yield self._emit(cap)
                     self.hooks.on_compact(cap)
+                    yield from self._hook_events()
         except KeyboardInterrupt:
             interrupted = True
         finally:
@@ -365,6 +390,11 @@ class AgentLoop:
                 if event.usage is not None:  # a summary is a model call: it counts in /cost and the totals
                     self.usage_log.append((self.summary_model or self.provider.model, event.usage))
                 self.hooks.on_compact(event)
+        yield from self._hook_events()  # (the gate's, asked while the engine prepared, too)
+
+    def _hook_events(self) -> Iterator[Event]:
+        for event in self.hooks.take_events():
+            yield self._emit(event)
 
     def _append(self, message: Message) -> None:
         self.history.append(message)

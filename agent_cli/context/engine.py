@@ -12,6 +12,8 @@ window, and the loop guard's failure count) and decides, cheapest first:
     on_overflow learn the true count, force L2 then L4 down to the target, or raise
     compact     L3: condense the whole conversation now, steered by a focus
 
+Before each summary it asks its gate (`gate.py`: the user's PreCompact hooks), which may skip an
+automatic one or add to its instruction; the emergency line holds whatever the gate says.
 How a layer runs (archive first, one CompactEvent each) is `layers.LayerRunner`;
 where L2 cuts is `plan.plan_condense`. `prepare` costs one count when nothing fires.
 Whatever a layer changes, the thinking blocks after the change go with it
@@ -28,6 +30,7 @@ from agent_cli.config.settings import ContextSettings
 from agent_cli.context.ahead import RecordAhead, Submit, Taken, in_thread
 from agent_cli.context.breakdown import Breakdown, compute_breakdown
 from agent_cli.context.clear import clearable, next_change
+from agent_cli.context.gate import Gate, open_gate, skippable
 from agent_cli.context.latch import CompactionState, Limits
 from agent_cli.context.layers import Condensed, LayerRunner, Step
 from agent_cli.context.notices import (
@@ -74,8 +77,10 @@ class ContextEngine:
         summarize: Summarize,
         clock: Callable[[], float] = time.monotonic,
         submit: Submit = in_thread,
+        gate: Gate = open_gate,
     ) -> None:
         self.settings = settings
+        self._gate = gate  # asked before each summary (gate.py): the user's PreCompact hooks
         self._clock = clock
         self._ahead = RecordAhead(submit)  # L2's record, prepared before the trigger
         self._run = LayerRunner(counter, archive, summarize, clock)
@@ -330,6 +335,12 @@ class ContextEngine:
             plan = plan_condense(messages, self._run.counts(messages), self.thresholds, requested=requested)
         if plan is None:
             return Condensed(messages, total, False)
+        extra = ""
+        if ahead is None:  # (a record made ahead passed the gate when it was started)
+            verdict = self._gate(layer, trigger, focus)
+            if verdict.skip and skippable(trigger):
+                return Condensed(messages, total, False)  # not a failure: L4 still acts at its line
+            extra = verdict.extra
         use_model = requested or ahead is not None or self._state.may_call(self.limits)
         outcome = self._run.condense(
             messages,
@@ -342,6 +353,7 @@ class ContextEngine:
             focus=focus,
             use_model=use_model,
             reply=ahead.reply if ahead is not None else None,
+            extra=extra,
         )
         if ahead is not None:  # its event says the record was made ahead
             marked = tuple(
@@ -400,8 +412,12 @@ class ContextEngine:
         th = dataclasses.replace(th, keep_tail=max(th.keep_tail - (th.trigger_at - total), 0))
         plan = plan_condense(messages, self._run.counts(messages), th, requested=False)
         if plan is not None:
+            verdict = self._gate("summarize", "auto", None)
+            if verdict.skip:
+                return
             span = plan.span(messages)
-            self._ahead.start(plan, span, self._run.summary_call(span, frame, self.thresholds))
+            call = self._run.summary_call(span, frame, self.thresholds, None, verdict.extra)
+            self._ahead.start(plan, span, call)
 
     def _note_result(self, failed: bool) -> list[EngineEvent]:
         """The loop guard: stop automatic compaction after repeated failures, and say so."""

@@ -224,6 +224,7 @@ class LayerRunner:
         focus: str | None,
         use_model: bool = True,
         reply: Callable[[], SummaryReply] | None = None,
+        extra: str = "",
     ) -> Condensed:
         """L2 / L3: the span of `plan` becomes a record (the model's, or the digest; only the digest
         when `use_model` is False, as while the summarizer latch holds). `reply` is the summary call
@@ -237,7 +238,7 @@ class LayerRunner:
         if path is None:
             return Condensed(messages, total, False, events=refused)
         must_shrink = layer != "manual"
-        call = reply or self.summary_call(plan.span(messages), frame, thresholds, focus)
+        call = reply or self.summary_call(plan.span(messages), frame, thresholds, focus, extra)
         record = self._record(messages, plan, frame, total, path, thresholds, call, must_shrink, use_model)
         if must_shrink and record.tokens >= total:  # not even the digest shrinks it: leave it as it was
             warning = WarningEvent(
@@ -259,9 +260,10 @@ class LayerRunner:
         )  # fmt: skip
 
     def summary_call(
-        self, span: Sequence[Message], frame: Frame, th: Thresholds, focus: str | None = None
+        self, span: Sequence[Message], frame: Frame, th: Thresholds, focus: str | None = None, extra: str = ""
     ) -> Callable[[], SummaryReply]:
-        """The summary call for `span`, to make now or ahead: the same request either way."""
+        """The summary call for `span`, to make now or ahead: the same request either way (`extra`:
+        text appended to its instruction, see gate.py)."""
         span = list(span)
         return lambda: run_summary(
             span,
@@ -271,6 +273,7 @@ class LayerRunner:
             budget=th.budget,
             counter=self.counter,
             summarize=self.summarize,
+            extra=extra,
         )
 
     def drop(

@@ -93,8 +93,9 @@ message, and whether and how each was resolved.
 Done: what is finished. In progress: exactly where the work stopped. Next step: what to do next."""
 
 
-def instruction(cap: int, focus: str | None, *, earlier: bool, transcript: bool) -> str:
-    """The final user turn of a summary request."""
+def instruction(cap: int, focus: str | None, *, earlier: bool, transcript: bool, extra: str = "") -> str:
+    """The final user turn of a summary request; `extra` (a PreCompact hook's additionalContext) is
+    appended as it is, as the last paragraph."""
     source = "the conversation transcript above" if transcript else "the conversation so far"
     lines = [
         f"Stop here and write no tool calls. Summarize {source} so that the work can continue from your "
@@ -112,13 +113,17 @@ def instruction(cap: int, focus: str | None, *, earlier: bool, transcript: bool)
         )
     if focus:
         lines.append(f"The user asked to focus on: {focus.strip()}. Give that the most room and detail.")
+    if extra.strip():
+        lines.append(extra)
     return "\n\n".join(lines)
 
 
-def span_request(span: Sequence[Message], frame: Frame, cap: int, focus: str | None) -> Request:
+def span_request(
+    span: Sequence[Message], frame: Frame, cap: int, focus: str | None, extra: str = ""
+) -> Request:
     """The span itself, plus the instruction as a final user turn."""
     earlier = bool(span) and span[0].summary is not None
-    text = instruction(cap, focus, earlier=earlier, transcript=False)
+    text = instruction(cap, focus, earlier=earlier, transcript=False, extra=extra)
     messages = list(span)
     if messages and messages[-1].role == "user":
         # Two user turns in a row are not accepted everywhere: add the instruction to the last one.
@@ -164,6 +169,7 @@ def run_summary(
     budget: int,
     counter: Counter,
     summarize: Summarize,
+    extra: str = "",
 ) -> SummaryReply:
     """The model's record of `span`, from one request or a rolling series over text chunks, with what
     the calls cost.
@@ -172,7 +178,7 @@ def run_summary(
     """
     if isinstance(summarize, SizedSummarize):  # another model writes: its window, its tokens
         budget, counter = summarize.sized(budget, counter)
-    request = span_request(span, frame, cap, focus)
+    request = span_request(span, frame, cap, focus, extra)
     if counter.count_request(frame.system, frame.tools, list(request.messages)) <= budget:
         reply = _ask(summarize, request)
         if not reply.text.strip():
@@ -187,7 +193,7 @@ def run_summary(
         tokens = counter.count_text(record)
         if tokens > cap:  # keep the chunk requests' fixed part bounded
             record = abbreviate(record, int(len(record) * cap / tokens))
-    probe = instruction(cap, focus, earlier=True, transcript=True)
+    probe = instruction(cap, focus, earlier=True, transcript=True, extra=extra)
     fixed = counter.count_frame(frame.system, frame.tools) + counter.count_text(probe) + 2 * cap + 64
     room = int(budget * (1 - CHUNK_SLACK)) - fixed
     if room < 256:
@@ -199,7 +205,7 @@ def run_summary(
     for n, chunk in enumerate(chunks, start=1):
         head = f"EARLIER CONDENSED RECORD:\n{record}\n\n" if record else ""
         body = f"{head}CONVERSATION TRANSCRIPT, PART {n} OF {len(chunks)}:\n{chunk}"
-        text = instruction(cap, focus, earlier=bool(record), transcript=True)
+        text = instruction(cap, focus, earlier=bool(record), transcript=True, extra=extra)
         req = Request(
             frame.system,
             # The transcript and the instruction are two text blocks: the instruction is the last one.

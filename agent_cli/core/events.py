@@ -24,6 +24,7 @@ __all__ = [
     "ErrorEvent",
     "ErrorKind",
     "Event",
+    "HookOutput",
     "ResultEvent",
     "ResultStop",
     "RetryEvent",
@@ -41,7 +42,7 @@ __all__ = [
 # What an ErrorEvent is about: a provider's failure (its error's kind), or the turn's own stop.
 ErrorKind: TypeAlias = (
     ProviderErrorKind
-    | Literal["error", "compact", "compaction", "interrupted", "max_iterations", "pause_turn"]
+    | Literal["error", "compact", "compaction", "interrupted", "max_iterations", "pause_turn", "hook"]
 )
 Status: TypeAlias = Literal["checking the context", "waiting for model", "summarizing"]
 CompactLayer: TypeAlias = Literal["cap", "clear", "summarize", "manual", "emergency"]
@@ -49,8 +50,9 @@ CompactLayer: TypeAlias = Literal["cap", "clear", "summarize", "manual", "emerge
 # tool), a provider's refusal, the emergency drop, a result capped as it arrived, a tool call's
 # oversized input capped in the history.
 CompactTrigger: TypeAlias = Literal["auto", "manual", "tool", "overflow", "emergency", "ingest", "input"]
-# How a task ended (`ResultEvent.stop`): only "end_turn" is a finished answer.
-ResultStop: TypeAlias = Literal["end_turn", "max_iterations", "interrupted", "error", "pause_turn"]
+# How a task ended (`ResultEvent.stop`): only "end_turn" is a finished answer ("blocked": a
+# UserPromptSubmit hook dropped the prompt).
+ResultStop: TypeAlias = Literal["end_turn", "max_iterations", "interrupted", "error", "pause_turn", "blocked"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -213,6 +215,18 @@ class WarningEvent:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class HookOutput:
+    """What a user's hook command printed, for the user to read (shown dim): `hook` names its event."""
+
+    type: ClassVar[str] = "hook_output"
+    hook: str
+    text: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": self.type, "hook": self.hook, "text": self.text}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ErrorEvent:
     type: ClassVar[str] = "error"
     message: str
@@ -260,6 +274,7 @@ Event: TypeAlias = (
     | RetryEvent
     | StatusEvent
     | WarningEvent
+    | HookOutput
     | ErrorEvent
     | ResultEvent
 )

@@ -1,7 +1,8 @@
 """Headless output (`agent -p`): render the loop's events as text, one JSON object, or JSON lines.
 
 - text: the final answer on stdout; progress lines (tools, compactions, retries)
-  on stderr only when stderr is a terminal; warnings and errors on stderr always.
+  on stderr only when stderr is a terminal; warnings, errors and what the user's
+  hooks print on stderr always.
 - json: one object at the end: the result plus the errors and compactions seen.
 - stream-json: one JSON object per line with a `type` field, flushed as it happens.
 
@@ -27,6 +28,7 @@ from agent_cli.core.events import (
     CompactEvent,
     ErrorEvent,
     Event,
+    HookOutput,
     ResultEvent,
     RetryEvent,
     StatusEvent,
@@ -42,7 +44,7 @@ from agent_cli.tools.registry import known_tools
 from agent_cli.ui import ending
 from agent_cli.ui.reports import describe_call
 
-__all__ = ["OutputFormat", "exit_code", "json_line", "render_headless"]
+__all__ = ["OutputFormat", "exit_code", "json_line", "render_aside", "render_headless"]
 
 OutputFormat = Literal["text", "json", "stream-json"]
 
@@ -89,6 +91,8 @@ def render_headless(
                 print(f"agent: {visible(event.message)}", file=err, flush=True)
         if isinstance(event, WarningEvent) and fmt != "stream-json" and not progress:
             print(f"agent: warning: {visible(event.message)}", file=err, flush=True)
+        if isinstance(event, HookOutput) and fmt != "stream-json":
+            print(f"agent: {event.hook} hook: {visible(event.text)}", file=err, flush=True)
         if isinstance(event, CompactEvent):
             compactions.append(event.to_json())
         if fmt == "stream-json":
@@ -109,6 +113,17 @@ def render_headless(
         out.write(json_line(payload) + "\n")
     out.flush()
     return exit_code(result)
+
+
+def render_aside(events: Iterable[Event], err: TextIO | None = None) -> None:
+    """Events after the task's result (the SessionEnd hooks'): their warnings, errors and hook
+    output as lines on stderr, whatever the format, so stdout ends with the result."""
+    err = err or sys.stderr
+    for event in events:
+        if isinstance(event, WarningEvent | ErrorEvent):
+            print(f"agent: warning: {visible(event.message)}", file=err, flush=True)
+        elif isinstance(event, HookOutput):
+            print(f"agent: {event.hook} hook: {visible(event.text)}", file=err, flush=True)
 
 
 def _isatty(stream: TextIO) -> bool:

@@ -46,6 +46,7 @@ from agent_cli.core.events import (
     CompactEvent,
     ErrorEvent,
     Event,
+    HookOutput,
     ResultEvent,
     RetryEvent,
     StatusEvent,
@@ -204,6 +205,8 @@ class Renderer:
             self.line(f"… retry {event.attempt} in {event.delay:.1f}s: {event.reason}{note}", "yellow")
         elif isinstance(event, WarningEvent):
             self.warn(event.message)
+        elif isinstance(event, HookOutput):  # a user's command: shown, dim, never obeyed by the terminal
+            self.line(f"{event.hook} hook: {event.text}", "dim")
         elif isinstance(event, ErrorEvent):
             self.error(event.message)
         elif isinstance(event, ResultEvent):

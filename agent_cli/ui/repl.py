@@ -329,11 +329,13 @@ def run_repl(open_session: Callable[[Asker], AgentSession]) -> int:
     _preload_sdk(session.provider_name)
     ending.install()
     try:
+        drive_turn(session.begin(), repl.renderer, session.cancel)  # the SessionStart hooks
         code = repl.run()
         sig = ending.received()
         return 128 + sig if sig is not None else code
     finally:
         repl.renderer.end_turn()
+        drive_turn(session.end(), repl.renderer, session.cancel)  # the SessionEnd hooks
         for line in resume_lines(session.id, repl.renderer.console.width):
             repl.renderer.info(line)
         session.close()

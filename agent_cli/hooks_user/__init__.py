@@ -1,0 +1,10 @@
+"""The user's hooks: their own commands, run on the agent's events (Claude Code's conventions).
+
+    config.py      `[[hooks.EVENT]]` tables -> `HookSpec`s (validated; a bad one is a ConfigError)
+    trust.py       which of a project's own hooks the user approved (asked once, in the REPL)
+    process.py     one command run: JSON on stdin, its own process group, a timeout, capped output
+    outcome.py     what a run means: go on, block (with the reason), or a warning (pure)
+    user_hooks.py  `UserHooks`, the `agent.hooks.Hooks` that runs them at each point
+
+They are a second consumer of the loop's hook surface, beside the panels that render events.
+"""
