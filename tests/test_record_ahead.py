@@ -304,3 +304,32 @@ def test_a_record_for_a_span_that_changed_during_the_hold_is_replaced(tmp_path: 
     prepared = engine.prepare(changed, FRAME)
     assert prepared.messages == changed and len(later.calls) == 2  # the old one dropped, a new one started
     assert later.calls[0][1].cancelled()
+
+
+def test_the_record_started_at_the_trigger_asks_the_gate_once(tmp_path: Path) -> None:
+    """A PreCompact hook is asked when the record is started: its text reaches the summary request,
+    and a skip lets the request go as it is with no record started."""
+    from agent_cli.context.gate import CompactGate
+
+    asked: list[str] = []
+
+    def gate(layer, trigger, focus):  # type: ignore[no-untyped-def]
+        asked.append(trigger)
+        return CompactGate(skip=len(asked) == 1, extra="Keep the parser's grammar.")
+
+    summarizer, later = FakeSummarizer([_record]), _Later()
+    engine, _, _ = make_engine(
+        tmp_path, summarizer, submit=later, window=WINDOW, prepare_ratio=0.80, hold_ratio=0.95, gate=gate
+    )
+    th = engine.thresholds
+    history: list[Message] = [user("Refactor the parser, then the cache.")]
+    n = 0
+    while engine.tokens(history, FRAME) < th.trigger_at:
+        history = engine.prepare(_step(history, n), FRAME).messages
+        n += 1
+    assert asked == ["auto"] and not later.calls  # skipped: nothing started, the request went as it is
+    history = _step(history, n)
+    assert engine.prepare(history, FRAME).messages == history
+    assert asked == ["auto", "auto"] and len(later.calls) == 1
+    later.finish()
+    assert "Keep the parser's grammar." in summarizer.requests[0].messages[-1].text

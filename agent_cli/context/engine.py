@@ -396,8 +396,11 @@ class ContextEngine:
         plan = plan_condense(messages, self._run.counts(messages), th, requested=False)
         if plan is None:
             return False
+        verdict = self._gate("summarize", "auto", None)
+        if verdict.skip:
+            return True  # skipped this turn, as the gate may: the request goes as it is (L4 still acts)
         span = plan.span(messages)
-        self._ahead.start(plan, span, self._run.summary_call(span, frame, th))
+        self._ahead.start(plan, span, self._run.summary_call(span, frame, th, None, verdict.extra))
         return True
 
     def _prepare_ahead(self, messages: list[Message], frame: Frame, total: int) -> None:
