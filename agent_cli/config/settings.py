@@ -53,7 +53,8 @@ class ContextSettings:
     prepare_ratio: float = 0.65
     # Past the trigger, while its record is still being made, a request may grow to this share of the
     # budget and go as it is (the record is swapped in at a later request); above it, the turn waits.
-    hold_ratio: float = 0.95
+    # At or below trigger_ratio (the default, until the report is rerun with it): every turn waits.
+    hold_ratio: float = 0.80
     clear_protect_tokens: int = 25_000  # newest tool results kept verbatim by L1
     clear_min_batch_tokens: int = 20_000  # L1 acts only when it frees at least this much
     tool_result_max_tokens: int = 20_000  # L0: larger tool results are cut to head + tail
