@@ -114,6 +114,8 @@ class Policy:
         self.window, self.frame, self.count, self.write = window, frame, count, write
         self.summaries: list[SummaryCall] = []
         self.now = 0.0  # the replay's steady clock, set before each prepare
+        # How long a summary call with this output takes (set by the replay, which owns the clock model).
+        self.summary_seconds: Callable[[str], float] = lambda record: 0.0
         self.digests = 0  # records built by code instead of a summary call (ours' latch)
         self.calls: dict[str, str] = {}
 
@@ -170,6 +172,18 @@ class _BenchArchive(Archive):
         return Path(path).relative_to(self.place.parent.parent).as_posix()
 
 
+class _ClockFuture(Future[SummaryReply]):
+    """A summary made at once that reports itself done only when the replay's clock says so."""
+
+    def __init__(self, policy: Policy) -> None:
+        super().__init__()
+        self._policy = policy
+        self.ready_at = 0.0
+
+    def done(self) -> bool:
+        return super().done() and self._policy.now >= self.ready_at
+
+
 class Ours(Policy):
     name = "ours"
 
@@ -191,11 +205,14 @@ class Ours(Policy):
 
     def _ahead(self, call: Callable[[], SummaryReply]) -> Future[SummaryReply]:
         """The product's record prepared ahead, made at once (no thread: the replay is
-        deterministic); the replay's clock says how much of it a turn waited for."""
-        future: Future[SummaryReply] = Future()
+        deterministic); it counts as done once the replay's clock has passed the call's own time, so
+        a turn that may go on without it does, and the clock says how much of it a turn waited for."""
+        future = _ClockFuture(self)
         self._making_ahead = True
         try:
-            future.set_result(call())
+            reply = call()
+            future.ready_at = self.now + self.summary_seconds(reply.text)
+            future.set_result(reply)
         except Exception as exc:  # as the product's worker thread hands it over
             future.set_exception(exc)
         finally:

@@ -346,6 +346,7 @@ def _replay(
     state = _State()
     billed_summaries = 0
     sent = 0
+    policy.summary_seconds = _summary_seconds
     for step in session.steps:
         if step.is_user:
             history.append(step.messages[0])
@@ -405,11 +406,16 @@ def _replay(
     return run
 
 
+def _summary_seconds(output: str) -> float:
+    """How long a summary call with this output runs: the first token, then the output streamed."""
+    return SUMMARY_FIRST_TOKEN_S + claude(reference_count(output)) / OUTPUT_TOKENS_PER_S
+
+
 def _waited(call: SummaryCall) -> float:
     """How long a turn waited on one summary call: all of it when made at the trigger; what was
     left of it at the swap when made ahead (the steady clock since it was sent); none when an
     ahead record was never swapped in."""
-    seconds = SUMMARY_FIRST_TOKEN_S + claude(reference_count(call.output)) / OUTPUT_TOKENS_PER_S
+    seconds = _summary_seconds(call.output)
     if not call.ahead:
         return seconds
     return 0.0 if call.taken is None else max(seconds - (call.taken - call.started), 0.0)

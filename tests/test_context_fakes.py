@@ -146,6 +146,7 @@ def make_engine(
         "user_messages_tokens": 800,
         "summary_max_tokens": 600,
         "recall_max_chars": 4_000,
+        "hold_ratio": 0.80,  # at the trigger: a turn waits for its record (tests of the hold set it above)
     }
     small.update(overrides)
     settings = ContextSettings(**small)  # type: ignore[arg-type]

@@ -193,3 +193,143 @@ def test_the_prepare_line_sits_below_the_trigger_where_a_large_result_fits_betwe
     assert small.prepare_at == small.trigger_at
     off = compute_thresholds(ContextSettings(prepare_ratio=0.9), 200_000, 32_000)
     assert off.prepare_at == off.trigger_at
+
+
+class _Later:
+    """A submit whose calls run only when the test says: the record is not ready until then."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[object, Future[SummaryReply]]] = []
+
+    def __call__(self, call):  # type: ignore[no-untyped-def]
+        future: Future[SummaryReply] = Future()
+        self.calls.append((call, future))
+        return future
+
+    def finish(self) -> None:
+        for call, future in self.calls:
+            if not future.done():
+                future.set_result(call())  # type: ignore[operator]
+
+
+def _step(history: list[Message], n: int) -> list[Message]:
+    return [
+        *history,
+        user(f"step {n}\n" + filler(1_200, f"u{n}")),
+        assistant(f"done {n}\n" + filler(800, f"a{n}")),
+    ]
+
+
+def test_past_the_trigger_a_request_goes_as_it_is_until_its_record_is_ready(tmp_path: Path) -> None:
+    """No record prepared ahead (prepare line at the trigger): the turn that reaches the trigger starts
+    the record and goes on; the record is swapped in at the first request after it is ready, and the
+    result is what a blocking summary of the same span makes, with what came since in the tail."""
+    summarizer, later = FakeSummarizer([_record]), _Later()
+    engine, counter, _ = make_engine(
+        tmp_path, summarizer, submit=later, window=WINDOW, prepare_ratio=0.80, hold_ratio=0.95
+    )
+    th = engine.thresholds
+    assert th.prepare_at == th.trigger_at < th.hold_at
+    history: list[Message] = [user("Refactor the parser, then the cache.")]
+    n = 0
+    while engine.tokens(history, FRAME) < th.trigger_at:
+        history = engine.prepare(_step(history, n), FRAME).messages
+        n += 1
+    assert len(later.calls) == 1 and not summarizer.requests  # started at the trigger, not waited for
+    started_on = list(history)
+    held = 0
+    while engine.tokens(_step(history, n), FRAME) < th.hold_at and held < 2:
+        history = _step(history, n)
+        n += 1
+        prepared = engine.prepare(history, FRAME)
+        assert prepared.messages == history and not prepared.events  # goes as it is, nothing waits
+        held += 1
+    assert held == 2 and len(later.calls) == 1
+    later.finish()
+    history = _step(history, n)
+    total = engine.tokens(history, FRAME)
+    prepared = engine.prepare(history, FRAME)
+    (event,) = [e for e in prepared.events if isinstance(e, CompactEvent)]
+    assert event.ahead and event.layer == "summarize" and len(summarizer.requests) == 1
+    # The reference: the span the record was started for, summarized blocking, over today's history.
+    cut = _tail_start(
+        started_on, prepared.messages[: len(prepared.messages) - (len(history) - len(started_on))]
+    )
+    reference = FakeSummarizer([_record])
+    runner = LayerRunner(counter, engine.archive, reference, lambda: 0.0)
+    blocking = runner.condense(
+        history, CondensePlan(engine_prefix(history), cut), FRAME, total,
+        thresholds=th, layer="summarize", trigger="auto", focus=None,
+    )  # fmt: skip
+    assert _sent(reference.requests) == _sent(summarizer.requests)
+    assert _unnamed(prepared.messages) == _unnamed(blocking.messages)
+
+
+def test_past_the_hold_line_the_turn_waits_for_the_record(tmp_path: Path) -> None:
+    summarizer, later = FakeSummarizer([_record]), _Later()
+    engine, _, _ = make_engine(
+        tmp_path, summarizer, submit=later, window=WINDOW, prepare_ratio=0.80, hold_ratio=0.95
+    )
+    th = engine.thresholds
+    history: list[Message] = [user("Refactor the parser, then the cache.")]
+    n = 0
+    while engine.tokens(history, FRAME) < th.trigger_at:
+        history = engine.prepare(_step(history, n), FRAME).messages
+        n += 1
+    assert len(later.calls) == 1
+    history += [user("paste\n" + filler(8 * (th.hold_at - th.trigger_at), "big"))]
+    assert engine.tokens(history, FRAME) >= th.hold_at  # one message jumps past the hold line
+    threading.Timer(0.3, later.finish).start()
+    began = time.monotonic()
+    prepared = engine.prepare(history, FRAME)
+    assert time.monotonic() - began >= 0.25  # it waited for the record
+    (event,) = [e for e in prepared.events if isinstance(e, CompactEvent)]
+    assert event.ahead and len(summarizer.requests) == 1
+    assert engine.tokens(prepared.messages, FRAME) < th.trigger_at
+
+
+def test_a_record_for_a_span_that_changed_during_the_hold_is_replaced(tmp_path: Path) -> None:
+    summarizer, later = FakeSummarizer([_record]), _Later()
+    engine, _, _ = make_engine(
+        tmp_path, summarizer, submit=later, window=WINDOW, prepare_ratio=0.80, hold_ratio=0.95
+    )
+    th = engine.thresholds
+    history: list[Message] = [user("Refactor the parser, then the cache.")]
+    n = 0
+    while engine.tokens(history, FRAME) < th.trigger_at:
+        history = engine.prepare(_step(history, n), FRAME).messages
+        n += 1
+    assert len(later.calls) == 1
+    changed = [user("Refactor the parser, then the cache, in Rust."), *history[1:], *_step([], n)]
+    prepared = engine.prepare(changed, FRAME)
+    assert prepared.messages == changed and len(later.calls) == 2  # the old one dropped, a new one started
+    assert later.calls[0][1].cancelled()
+
+
+def test_the_record_started_at_the_trigger_asks_the_gate_once(tmp_path: Path) -> None:
+    """A PreCompact hook is asked when the record is started: its text reaches the summary request,
+    and a skip lets the request go as it is with no record started."""
+    from agent_cli.context.gate import CompactGate
+
+    asked: list[str] = []
+
+    def gate(layer, trigger, focus):  # type: ignore[no-untyped-def]
+        asked.append(trigger)
+        return CompactGate(skip=len(asked) == 1, extra="Keep the parser's grammar.")
+
+    summarizer, later = FakeSummarizer([_record]), _Later()
+    engine, _, _ = make_engine(
+        tmp_path, summarizer, submit=later, window=WINDOW, prepare_ratio=0.80, hold_ratio=0.95, gate=gate
+    )
+    th = engine.thresholds
+    history: list[Message] = [user("Refactor the parser, then the cache.")]
+    n = 0
+    while engine.tokens(history, FRAME) < th.trigger_at:
+        history = engine.prepare(_step(history, n), FRAME).messages
+        n += 1
+    assert asked == ["auto"] and not later.calls  # skipped: nothing started, the request went as it is
+    history = _step(history, n)
+    assert engine.prepare(history, FRAME).messages == history
+    assert asked == ["auto", "auto"] and len(later.calls) == 1
+    later.finish()
+    assert "Keep the parser's grammar." in summarizer.requests[0].messages[-1].text

@@ -51,6 +51,10 @@ class ContextSettings:
     # Above this share L2's record is prepared in the background, to be swapped in at the trigger
     # (no turn waits on a summary); at or above trigger_ratio it is made at the trigger, as it waits.
     prepare_ratio: float = 0.65
+    # Past the trigger, while its record is still being made, a request may grow to this share of the
+    # budget and go as it is (the record is swapped in at a later request); above it, the turn waits.
+    # At or below trigger_ratio (the default, until the report is rerun with it): every turn waits.
+    hold_ratio: float = 0.80
     clear_protect_tokens: int = 25_000  # newest tool results kept verbatim by L1
     clear_min_batch_tokens: int = 20_000  # L1 acts only when it frees at least this much
     tool_result_max_tokens: int = 20_000  # L0: larger tool results are cut to head + tail

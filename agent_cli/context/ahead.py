@@ -3,6 +3,7 @@
     ahead = RecordAhead()
     ahead.start(plan, span, call)      # above the prepare line: `call` runs in a worker thread
     ahead.holds                        # the span's end while it runs: L1 leaves that span alone
+    ahead.leads(messages), ahead.ready # its span still leads the history; its call has ended
     ahead.take(messages) -> Taken      # at the trigger: the same span? its plan and its reply
 
 A summary call takes seconds to minutes; made at the trigger, the turn waits for it. Made ahead,
@@ -10,8 +11,10 @@ it runs while the model's reply streams or the user types. The reply is the one 
 would have got: the same request, built from the same span by the same code (`call`), so the
 history after the swap is what a blocking summary of that span would have made. If the span has
 changed since (L0 cut an argument in it, `/model` reset the engine), the reply is dropped and the
-turn summarizes as before. If it is not ready when the trigger is reached, the turn waits for it,
-as it would have waited for a call made then.
+turn summarizes as before. If it is not ready when the trigger is reached, the request goes as it
+is while it stays under the hold line (the record is swapped in at a later request, when ready);
+above that line the turn waits for it, as it would have waited for a call made then. A turn that
+reaches the trigger with no record on its way starts one the same way and goes on.
 
 One record is prepared at a time. The worker is a daemon thread, so a session that ends while
 a record is being prepared does not wait for it.
@@ -79,6 +82,16 @@ class RecordAhead:
         """Start `call`, the summary of `span` (the messages `plan` replaces), unless one runs."""
         if self._job is None:
             self._job = _Job(plan, tuple(span), self._submit(call))
+
+    def leads(self, messages: Sequence[Message]) -> bool:
+        """Whether a record is being prepared (or is ready) for a span that still leads `messages`."""
+        job = self._job
+        return job is not None and len(messages) > job.plan.cut and _same(messages[: job.plan.cut], job.span)
+
+    @property
+    def ready(self) -> bool:
+        """Whether the record's call has ended (taking it waits for nothing)."""
+        return self._job is not None and self._job.future.done()
 
     def take(self, messages: Sequence[Message]) -> Taken | None:
         """The prepared record, when its span still leads `messages` unchanged; else None (and a

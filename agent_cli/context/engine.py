@@ -175,7 +175,9 @@ class ContextEngine:
         # Thinking after a cleared result is bound to what was there: it goes before L2 sends the span.
         messages = settle_thinking(history, messages)
         failed = False
-        if total >= th.trigger_at and self.auto_compact:
+        if total >= th.trigger_at and self.auto_compact and self._hold(messages, frame, total):
+            pass  # its record is on its way and the request fits under the hold line: it goes as it is
+        elif total >= th.trigger_at and self.auto_compact:
             outcome = self._condense(
                 messages, frame, total, "summarize", "auto", None, self._ahead.take(messages)
             )
@@ -185,7 +187,9 @@ class ContextEngine:
             events += outcome.events
             # A record built and still above the trigger (or thrown away for not shrinking) is a failure;
             # nothing to condense costs nothing and is not.
-            failed = outcome.attempted and total >= th.trigger_at
+            # A record still on its way for what is left (the hold, after a swap) is not a failure either.
+            held = total < th.hold_at and self._ahead.leads(messages)
+            failed = outcome.attempted and total >= th.trigger_at and not held
             if outcome.attempted:
                 events += self._note_result(failed)
         elif total >= th.prepare_at and self.auto_compact and not cleared.events:
@@ -368,13 +372,36 @@ class ContextEngine:
         leave alone is gone), then, if that is not enough, a summary made now."""
         cleared = self._clear(swapped.messages, frame, swapped.tokens, past=True)
         events = (*swapped.events, *cleared.events)
-        if cleared.tokens < self.thresholds.trigger_at:
+        settled = settle_thinking(history, cleared.messages)
+        if cleared.tokens < self.thresholds.trigger_at or self._hold(settled, frame, cleared.tokens):
             return dataclasses.replace(
                 swapped, messages=cleared.messages, tokens=cleared.tokens, events=events
             )
-        settled = settle_thinking(history, cleared.messages)  # the span goes out again
         again = self._condense(settled, frame, cleared.tokens, "summarize", "auto", None)
         return dataclasses.replace(again, events=(*events, *again.events))
+
+    def _hold(self, messages: list[Message], frame: Frame, total: int) -> bool:
+        """Past the trigger: whether this request may go as it is while its record is made in the
+        background (under the hold line, a model asked for the record). A record on its way for the
+        span still leading is left running; with none, the one a summary now would make is started."""
+        th = self.thresholds
+        if total >= th.hold_at:
+            return False
+        if self._ahead.holds:
+            if self._ahead.leads(messages):
+                return not self._ahead.ready  # ready: taken now, with no wait
+            self._ahead.drop()  # its span changed: the record is of no use
+        if not self._state.may_call(self.limits):
+            return False  # a record built by code: no call to wait for
+        plan = plan_condense(messages, self._run.counts(messages), th, requested=False)
+        if plan is None:
+            return False
+        verdict = self._gate("summarize", "auto", None)
+        if verdict.skip:
+            return True  # skipped this turn, as the gate may: the request goes as it is (L4 still acts)
+        span = plan.span(messages)
+        self._ahead.start(plan, span, self._run.summary_call(span, frame, th, None, verdict.extra))
+        return True
 
     def _prepare_ahead(self, messages: list[Message], frame: Frame, total: int) -> None:
         """Above the prepare line, with L1 idle: start the record of the span L2 would cut, while the

@@ -102,6 +102,9 @@ class Thresholds:
     clear_protect: int  # L1 keeps the newest tool results up to this many tokens
     clear_min_batch: int  # L1 acts only when it frees at least this much
     tool_result_cap: int  # L0 cuts a tool result above this many tokens
+    # Past the trigger a request below this goes as it is while its record is being made (the swap
+    # comes at a later request); trigger_at or below: the turn waits for the record at the trigger.
+    hold_at: int = 0
 
     def describe(self) -> str:
         return (
@@ -158,6 +161,9 @@ def compute_thresholds(settings: ContextSettings, window: int, max_output: int) 
     prepare_at = int(work * prepare)
     if trigger_at - prepare_at < AHEAD_ROOM:
         prepare_at = trigger_at
+    emergency_at = max(int(budget * emergency), trigger_at)
+    # Never above the emergency line (L4 would act first) nor the working budget's share.
+    hold_at = max(min(int(work * _ratio(settings.hold_ratio, 0.0, 1.0)), emergency_at), trigger_at)
     return Thresholds(
         window=window,
         reserve=reserve,
@@ -167,13 +173,14 @@ def compute_thresholds(settings: ContextSettings, window: int, max_output: int) 
         trigger_at=trigger_at,
         prepare_at=prepare_at,
         target=target_at,
-        emergency_at=max(int(budget * emergency), trigger_at),
+        emergency_at=emergency_at,
         keep_tail=keep_tail,
         summary_cap=summary_cap,
         user_messages=user_messages,
         clear_protect=max(min(settings.clear_protect_tokens, int(work * CLEAR_PROTECT_SHARE)), 0),
         clear_min_batch=max(min(settings.clear_min_batch_tokens, int(work * CLEAR_BATCH_SHARE)), 0),
         tool_result_cap=max(min(settings.tool_result_max_tokens, int(work * TOOL_RESULT_SHARE)), 1),
+        hold_at=hold_at,
     )
 
 
