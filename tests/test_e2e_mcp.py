@@ -172,6 +172,31 @@ def test_600_tools_are_deferred_behind_tool_search(
     assert "mcp__big__filler_0007" in later and len(later) < 40
 
 
+def test_sixty_servers_tools_are_deferred_behind_tool_search(
+    project: Path, home: Path, fake_server: FakeModelServer
+) -> None:
+    """Sixty servers (one HTTP server process behind sixty names, ten tools and more each): none of
+    their tools crowds the first request; the model finds one server's tool and calls it."""
+    with http_server("--tools", "10", "--page", "5") as url:
+        config = "".join(f'[mcp.servers.s{n:02}]\nurl = "{url}"\n' for n in range(60))
+        fake_server.queue(
+            Reply(
+                tool_calls=[ToolCallSpec("tool_search", {"query": "select:mcp__s42__filler_0003"}, id="s1")]
+            ),
+            Reply(tool_calls=[ToolCallSpec("mcp__s42__filler_0003", {"record": "r3"}, id="t1")]),
+            Reply("Found it."),
+        )
+        r = run(project, home, fake_server, config, "--yes", timeout=240)
+    assert r.returncode == 0, r.stderr
+    first = offered(fake_server.requests[0])
+    assert "tool_search" in first and not any(name.startswith("mcp__") for name in first)
+    waiting = re.search(r"(\d+) tools are waiting", first["tool_search"]["description"])
+    assert waiting is not None and int(waiting.group(1)) >= 600, first["tool_search"]["description"][:200]
+    results = tool_results(fake_server.requests)
+    assert results["t1"] == ("filler_0003 record r3: ok", False)
+    assert "mcp__s42__filler_0003" in offered(fake_server.requests[2])
+
+
 def test_a_project_server_starts_only_once_approved(
     project: Path, home: Path, fake_server: FakeModelServer, tmp_path: Path
 ) -> None:
