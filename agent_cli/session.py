@@ -196,9 +196,10 @@ class AgentSession:
 
     # ---- what the user does --------------------------------------------------------
 
-    def begin(self) -> Iterator[Event]:
-        """The session starts (its SessionStart hooks): call once, before the first prompt."""
-        return self._loop.begin("resume" if self._loop.history else "startup")
+    def begin(self, source: str | None = None) -> Iterator[Event]:
+        """The session starts (its SessionStart hooks): call once, before the first prompt, and again
+        after `resume` switched to another session (`source` "resume")."""
+        return self._loop.begin(source or ("resume" if self._loop.history else "startup"))
 
     def end(self) -> Iterator[Event]:
         """The agent leaves the session (its SessionEnd hooks): call once, before close()."""

@@ -266,6 +266,7 @@ def _resume(repl: CommandHost, arg: str) -> None:
         return
     repl.refresh_context()
     repl.renderer.line(f"resumed session {session_id}: {len(session.history)} messages in context", "bold")
+    repl.drive(session.begin("resume"))  # the SessionStart hooks, as at a start with --resume
 
 
 def _mcp(repl: CommandHost, arg: str) -> None:
