@@ -19,7 +19,6 @@ from pathlib import Path
 from agent_cli import __version__
 from agent_cli.agent.approvals import (
     RESUME_UNSIGNED,
-    START_PROJECT_SERVER,
     ApprovalOf,
     Approver,
     Asker,
@@ -38,11 +37,10 @@ from agent_cli.core.errors import ConfigError
 from agent_cli.core.events import WarningEvent
 from agent_cli.core.messages import Message
 from agent_cli.core.thinking import strip_thinking
+from agent_cli.extensions import offer_mcp_tools, start_mcp_servers
 from agent_cli.hooks_user.config import load_hooks
 from agent_cli.hooks_user.trust import hooks_to_run
 from agent_cli.hooks_user.user_hooks import UserHooks
-from agent_cli.mcp_client.config import ServerSpec, server_specs
-from agent_cli.mcp_client.servers import McpServers
 from agent_cli.prompt.instructions import read_project_instructions
 from agent_cli.prompt.system import build_system_prompt
 from agent_cli.providers.base import Provider
@@ -59,12 +57,10 @@ from agent_cli.store.redact import Redactor
 from agent_cli.store.session_log import SessionLog
 from agent_cli.store.sessions import continue_candidates, load_session, resolve_session_id
 from agent_cli.store.signing import SIGNATURE_KEY, SessionSigner
-from agent_cli.store.user_dirs import state_dir
 from agent_cli.tokens.counter import TokenCounter
-from agent_cli.tools.base import ToolContext, ToolRegistry
+from agent_cli.tools.base import ToolContext
 from agent_cli.tools.context_tools import Recall
 from agent_cli.tools.registry import default_tools
-from agent_cli.tools.tool_search import ToolSearch, should_defer
 
 __all__ = [
     "Assembly",
@@ -72,7 +68,6 @@ __all__ = [
     "model_limits",
     "open_session",
     "secret_env_values",
-    "start_mcp_servers",
 ]
 
 MAX_OUTPUT_CAP = 32_000
@@ -119,11 +114,11 @@ def open_session(
         settings, hooks, redactor, make_provider, lambda: Frame(system, tools.specs()), signer=signer, ask=ask
     )
     model = assembly.for_model(pset.model)  # empty: the provider's default, as resolve_model says
-    servers, mcp_notes = start_mcp_servers(settings, env, ask)
+    servers, mcp_notes = start_mcp_servers(settings, env, ask, approvals)
     notices.extend(mcp_notes)
     try:
         if servers is not None:
-            _offer_mcp_tools(settings, model, tools, servers)
+            offer_mcp_tools(settings, model, tools, servers)
         history: list[Message] = []
         if resume is not None:
             check_private_dir(transcripts_dir(root))  # a planted link or another's folder: one line
@@ -185,48 +180,6 @@ def open_session(
             servers.close()
         raise
     return session
-
-
-def start_mcp_servers(
-    settings: Settings, env: Mapping[str, str], ask: Asker | None
-) -> tuple[McpServers | None, list[str]]:
-    """The configured MCP servers, started as far as they may be (None: none is configured), and
-    a line for each one skipped or failed. Nothing of `mcp` is imported when none is configured."""
-    root = settings.project_root
-    specs, notes = server_specs(settings.tables, root)
-    if not specs:
-        return None, notes
-
-    def ask_start(spec: ServerSpec) -> bool:
-        assert ask is not None
-        question = (
-            f"this project ({spec.where}) asks to start the MCP server {spec.name!r}: {spec.describe()}. "
-            "Start it (and remember that for this project)?"
-        )
-        return ask(START_PROJECT_SERVER, {"question": question, "server": spec.name}, None) != "no"
-
-    servers, more = McpServers.start(
-        specs,
-        approvals=ProjectApprovals.for_user(env, root),
-        ask=None if ask is None else ask_start,
-        yes=settings.approvals.yes,
-        state=state_dir(env),
-    )
-    return servers, [*notes, *more]
-
-
-def _offer_mcp_tools(settings: Settings, model: ModelParts, tools: ToolRegistry, servers: McpServers) -> None:
-    """The servers' tools, offered; or, when their schemas would take over a tenth of the working
-    budget, deferred behind tool_search."""
-    found = servers.tools
-    working = compute_thresholds(settings.context, model.window, model.max_output).working
-    if should_defer([t.spec for t in found], lambda specs: model.counter.count_frame("", specs), working):
-        for tool in found:
-            tools.defer(tool)
-        tools.add(ToolSearch(tools))
-    else:
-        for tool in found:
-            tools.add(tool)
 
 
 def _latest_signed(root: Path, signer: SessionSigner) -> tuple[str, list[str]]:

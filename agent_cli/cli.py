@@ -376,10 +376,10 @@ def mcp_command(config: Path | None, *, env: dict[str, str] | None = None, cwd: 
     not approved is listed as awaiting approval, and not started)."""
     import os
 
-    from agent_cli.app import start_mcp_servers
     from agent_cli.config.load import Flags, load_settings
     from agent_cli.core.errors import ConfigError
     from agent_cli.core.text import visible
+    from agent_cli.extensions import start_mcp_servers
 
     env = dict(os.environ) if env is None else env
     try:

@@ -220,6 +220,16 @@ def _step(history: list[Message], n: int) -> list[Message]:
     ]
 
 
+def _to_trigger(engine: ContextEngine) -> tuple[list[Message], int]:
+    """Talk until a request reaches the trigger: the history then, and the next step's number."""
+    history: list[Message] = [user("Refactor the parser, then the cache.")]
+    n = 0
+    while engine.tokens(history, FRAME) < engine.thresholds.trigger_at:
+        history = engine.prepare(_step(history, n), FRAME).messages
+        n += 1
+    return history, n
+
+
 def test_past_the_trigger_a_request_goes_as_it_is_until_its_record_is_ready(tmp_path: Path) -> None:
     """No record prepared ahead (prepare line at the trigger): the turn that reaches the trigger starts
     the record and goes on; the record is swapped in at the first request after it is ready, and the
@@ -230,11 +240,7 @@ def test_past_the_trigger_a_request_goes_as_it_is_until_its_record_is_ready(tmp_
     )
     th = engine.thresholds
     assert th.prepare_at == th.trigger_at < th.hold_at
-    history: list[Message] = [user("Refactor the parser, then the cache.")]
-    n = 0
-    while engine.tokens(history, FRAME) < th.trigger_at:
-        history = engine.prepare(_step(history, n), FRAME).messages
-        n += 1
+    history, n = _to_trigger(engine)
     assert len(later.calls) == 1 and not summarizer.requests  # started at the trigger, not waited for
     started_on = list(history)
     held = 0
@@ -271,11 +277,7 @@ def test_past_the_hold_line_the_turn_waits_for_the_record(tmp_path: Path) -> Non
         tmp_path, summarizer, submit=later, window=WINDOW, prepare_ratio=0.80, hold_ratio=0.95
     )
     th = engine.thresholds
-    history: list[Message] = [user("Refactor the parser, then the cache.")]
-    n = 0
-    while engine.tokens(history, FRAME) < th.trigger_at:
-        history = engine.prepare(_step(history, n), FRAME).messages
-        n += 1
+    history, _n = _to_trigger(engine)
     assert len(later.calls) == 1
     history += [user("paste\n" + filler(8 * (th.hold_at - th.trigger_at), "big"))]
     assert engine.tokens(history, FRAME) >= th.hold_at  # one message jumps past the hold line
@@ -293,12 +295,7 @@ def test_a_record_for_a_span_that_changed_during_the_hold_is_replaced(tmp_path: 
     engine, _, _ = make_engine(
         tmp_path, summarizer, submit=later, window=WINDOW, prepare_ratio=0.80, hold_ratio=0.95
     )
-    th = engine.thresholds
-    history: list[Message] = [user("Refactor the parser, then the cache.")]
-    n = 0
-    while engine.tokens(history, FRAME) < th.trigger_at:
-        history = engine.prepare(_step(history, n), FRAME).messages
-        n += 1
+    history, n = _to_trigger(engine)
     assert len(later.calls) == 1
     changed = [user("Refactor the parser, then the cache, in Rust."), *history[1:], *_step([], n)]
     prepared = engine.prepare(changed, FRAME)
@@ -321,12 +318,7 @@ def test_the_record_started_at_the_trigger_asks_the_gate_once(tmp_path: Path) ->
     engine, _, _ = make_engine(
         tmp_path, summarizer, submit=later, window=WINDOW, prepare_ratio=0.80, hold_ratio=0.95, gate=gate
     )
-    th = engine.thresholds
-    history: list[Message] = [user("Refactor the parser, then the cache.")]
-    n = 0
-    while engine.tokens(history, FRAME) < th.trigger_at:
-        history = engine.prepare(_step(history, n), FRAME).messages
-        n += 1
+    history, n = _to_trigger(engine)
     assert asked == ["auto"] and not later.calls  # skipped: nothing started, the request went as it is
     history = _step(history, n)
     assert engine.prepare(history, FRAME).messages == history

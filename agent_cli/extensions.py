@@ -1,0 +1,67 @@
+"""A session's MCP servers: started as far as the user's approvals allow, their tools offered.
+
+    start_mcp_servers(settings, env, ask)    the servers (None: none configured) and a line per problem
+    offer_mcp_tools(settings, model, tools, servers)
+                                             their tools in the registry, or deferred behind tool_search
+
+Nothing of `mcp` is imported when no server is configured (`mcp_client` imports it lazily).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from agent_cli.agent.approvals import START_PROJECT_SERVER, Asker
+from agent_cli.config.settings import Settings
+from agent_cli.context.thresholds import compute_thresholds
+from agent_cli.mcp_client.config import ServerSpec, server_specs
+from agent_cli.mcp_client.servers import McpServers
+from agent_cli.session import ModelParts
+from agent_cli.store.project_approvals import ProjectApprovals
+from agent_cli.store.user_dirs import state_dir
+from agent_cli.tools.base import ToolRegistry
+from agent_cli.tools.tool_search import ToolSearch, should_defer
+
+__all__ = ["offer_mcp_tools", "start_mcp_servers"]
+
+
+def start_mcp_servers(
+    settings: Settings, env: Mapping[str, str], ask: Asker | None, approvals: ProjectApprovals | None = None
+) -> tuple[McpServers | None, list[str]]:
+    """The configured MCP servers, started as far as they may be (None: none is configured), and
+    a line for each one skipped or failed. Nothing of `mcp` is imported when none is configured."""
+    root = settings.project_root
+    specs, notes = server_specs(settings.tables, root)
+    if not specs:
+        return None, notes
+
+    def ask_start(spec: ServerSpec) -> bool:
+        assert ask is not None
+        question = (
+            f"this project ({spec.where}) asks to start the MCP server {spec.name!r}: {spec.describe()}. "
+            "Start it (and remember that for this project)?"
+        )
+        return ask(START_PROJECT_SERVER, {"question": question, "server": spec.name}, None) != "no"
+
+    servers, more = McpServers.start(
+        specs,
+        approvals=approvals or ProjectApprovals.for_user(env, root),
+        ask=None if ask is None else ask_start,
+        yes=settings.approvals.yes,
+        state=state_dir(env),
+    )
+    return servers, [*notes, *more]
+
+
+def offer_mcp_tools(settings: Settings, model: ModelParts, tools: ToolRegistry, servers: McpServers) -> None:
+    """The servers' tools, offered; or, when their schemas would take over a tenth of the working
+    budget, deferred behind tool_search."""
+    found = servers.tools
+    working = compute_thresholds(settings.context, model.window, model.max_output).working
+    if should_defer([t.spec for t in found], lambda specs: model.counter.count_frame("", specs), working):
+        for tool in found:
+            tools.defer(tool)
+        tools.add(ToolSearch(tools))
+    else:
+        for tool in found:
+            tools.add(tool)
