@@ -186,3 +186,31 @@ def test_the_watchdog_starts_with_the_first_command_only(tmp_path: Path) -> None
         [sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=30
     )
     assert proc.stdout.split() == ["0", "1"], proc.stderr  # one watchdog, for both commands
+
+
+def test_a_kill_9_between_the_start_of_a_command_and_its_registration_leaves_nothing(
+    tmp_path: Path, tag: str
+) -> None:
+    """The watchdog hears of a command's marker before the command starts: an agent killed after
+    the start but before `register` (a loaded machine's window) still has the command stopped."""
+    script = (
+        "import os, signal, subprocess, time\n"
+        "from agent_cli.tools import children\n"
+        "marker = children.new_marker()\n"
+        "env = dict(os.environ, **{children.MARKER_VAR: marker})\n"
+        f"subprocess.Popen(['bash', '-c', 'sleep {tag} & sleep {tag}; wait'], env=env,\n"
+        "                 start_new_session=True)\n"
+        "time.sleep(0.5)\n"
+        "os.kill(os.getpid(), signal.SIGKILL)  # never registered\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, timeout=30, capture_output=True)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    assert wait_for(lambda: not processes("sleep", tag), 10.0), f"survivors: {processes('sleep', tag)}"
+
+
+def test_a_command_that_never_started_is_withdrawn_from_the_watchdog(tmp_path: Path) -> None:
+    marker = children.new_marker()
+    children.withdraw(marker)
+    with pytest.raises(FileNotFoundError):
+        run_command("true", tmp_path / "missing", 10)  # the cwd does not exist: Popen fails
+    assert children.live_groups() == [] and not children._announced

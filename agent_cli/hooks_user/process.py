@@ -89,6 +89,7 @@ def run_hook(
             preexec_fn=children.pdeathsig(),
         )
     except OSError as exc:
+        children.withdraw(marker)
         return HookRun(None, "", "", failed=f"cannot start: {exc.strerror or exc}")
     children.register(proc.pid, marker)
     try:

@@ -174,16 +174,20 @@ def run_command(
     marker = children.new_marker()  # finds what the command starts outside its group (setsid)
     env[children.MARKER_VAR] = marker
     started = time.monotonic()
-    proc = subprocess.Popen(
-        ["bash", "-c", command],
-        cwd=cwd,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-        env=env,
-        preexec_fn=children.pdeathsig(),
-    )
+    try:
+        proc = subprocess.Popen(
+            ["bash", "-c", command],
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            env=env,
+            preexec_fn=children.pdeathsig(),
+        )
+    except BaseException:
+        children.withdraw(marker)
+        raise
     children.register(proc.pid, marker)
     try:
         return _collect(proc, sink, started, timeout, cancel, spans)

@@ -34,6 +34,7 @@ __all__ = [
     "pdeathsig",
     "register",
     "unregister",
+    "withdraw",
 ]
 
 KILL_GRACE_SECONDS = 1.0
@@ -42,29 +43,53 @@ _PR_SET_PDEATHSIG = 1
 
 _lock = threading.RLock()  # kill_all may run in a signal handler while this thread holds it
 _groups: dict[int, str] = {}  # pgid -> marker
+_announced: set[str] = set()  # markers of commands about to start (or that failed to)
 _markers = itertools.count(1)
 _watch: _Watchdog | None = None
 
 
 def new_marker() -> str:
-    """A value for `MARKER_VAR` no other command of any agent has: this process's id and a count."""
-    return f"{os.getpid()}.{next(_markers)}"
+    """A value for `MARKER_VAR` no other command of any agent has: this process's id and a count.
+    The watchdog hears of it before the command starts, so an agent killed between the start and
+    `register` still has what the command started found by its marker."""
+    marker = f"{os.getpid()}.{next(_markers)}"
+    with _lock:
+        _announced.add(marker)
+        _tell(f"+ 0 {marker}")
+    return marker
 
 
 def register(pgid: int, marker: str = "") -> None:
-    global _watch
     with _lock:
         _groups[pgid] = marker
-        if _watch is None or not _watch.send(f"+ {pgid} {marker}"):
-            if _watch is not None:
-                _watch.close()
-            _watch = _Watchdog.start(_groups)  # the first command, or the last watchdog died
+        _announced.discard(marker)
+        _tell(f"+ {pgid} {marker}")
 
 
 def unregister(pgid: int) -> None:
     with _lock:
-        if _groups.pop(pgid, None) is not None and _watch is not None:
-            _watch.send(f"- {pgid}")
+        marker = _groups.pop(pgid, None)
+        if marker is not None and _watch is not None:
+            _watch.send(f"- {pgid} {marker}")
+
+
+def withdraw(marker: str) -> None:
+    """The command announced with `marker` did not start."""
+    with _lock:
+        if marker in _announced:
+            _announced.discard(marker)
+            if _watch is not None:
+                _watch.send(f"- 0 {marker}")
+
+
+def _tell(line: str) -> None:
+    """Send `line` to the watchdog, starting one (told of everything live) if there is none or the
+    last one died. Called with `_lock` held."""
+    global _watch
+    if _watch is None or not _watch.send(line):
+        if _watch is not None:
+            _watch.close()
+        _watch = _Watchdog.start(_groups, _announced)  # the first command, or the last watchdog died
 
 
 def live_groups() -> list[int]:
@@ -81,7 +106,7 @@ def kill_all(grace: float = KILL_GRACE_SECONDS) -> int:
     """TERM every recorded command, wait up to `grace` seconds for them to go, KILL what is left.
     Returns how many were signalled. Safe from a signal handler and at exit."""
     commands = _commands(live_groups())
-    watchdog.stop(commands, grace)
+    watchdog.stop(commands.items(), grace)
     for pgid in commands:
         unregister(pgid)
     return len(commands)
@@ -89,7 +114,7 @@ def kill_all(grace: float = KILL_GRACE_SECONDS) -> int:
 
 def kill_group(pgid: int, reap: Callable[[], object], grace: float = KILL_GRACE_SECONDS) -> None:
     """TERM one command, give it `grace` seconds (calling `reap` so the leader's zombie goes), KILL."""
-    watchdog.stop(_commands([pgid]), grace, reap)
+    watchdog.stop(_commands([pgid]).items(), grace, reap)
 
 
 class _Watchdog:
@@ -100,7 +125,7 @@ class _Watchdog:
         self._fd = fd
 
     @classmethod
-    def start(cls, groups: dict[int, str]) -> _Watchdog | None:
+    def start(cls, groups: dict[int, str], announced: set[str]) -> _Watchdog | None:
         """Start a watchdog told of `groups`; None where it cannot start (the commands still run,
         with every other way of stopping them)."""
         read_end, write_end = os.pipe()  # both close-on-exec: no command inherits the write end
@@ -120,6 +145,8 @@ class _Watchdog:
         finally:
             os.close(read_end)
         watch = cls(proc, write_end)
+        for marker in announced:
+            watch.send(f"+ 0 {marker}")
         for pgid, marker in groups.items():
             watch.send(f"+ {pgid} {marker}")
         return watch

@@ -5,7 +5,8 @@ command's shell when the agent dies (`PR_SET_PDEATHSIG`); but `kill -9` of the a
 and the shell's children live on. So with its first command the agent starts this program
 (`python -I -S watchdog.py FD`, stdlib only, in a session of its own so no terminal signal reaches it,
 SIGINT and SIGHUP ignored) holding the read end of a pipe whose write end only the agent holds. The
-agent writes a line for each command that starts (`+ PGID MARKER`) and ends (`- PGID`). When the
+agent writes a line for each command about to start (`+ 0 MARKER`), started (`+ PGID MARKER`) and
+ended (`- PGID MARKER`): a command is known by its marker before it exists. When the
 pipe reaches EOF, the agent is gone, however it went: the watchdog stops every command still listed
 (TERM, a grace, KILL) and exits.
 
@@ -25,7 +26,7 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable
 
 __all__ = ["MARKER_VAR", "group_alive", "main", "marked", "stop"]
 
@@ -83,38 +84,44 @@ def marked(markers: set[str]) -> list[int]:
     return found
 
 
-def _signal_all(commands: Mapping[int, str], sig: int) -> None:
-    for pgid in commands:
+def _signal_all(groups: list[int], markers: set[str], sig: int) -> None:
+    for pgid in groups:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pgid, sig)
-    for pid in marked(set(commands.values())):
+    for pid in marked(markers):
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, sig)
 
 
 def stop(
-    commands: Mapping[int, str], grace: float = GRACE_SECONDS, reap: Callable[[], object] | None = None
+    commands: Iterable[tuple[int, str]],
+    grace: float = GRACE_SECONDS,
+    reap: Callable[[], object] | None = None,
 ) -> None:
-    """TERM every command (`{pgid: marker}`), give them up to `grace` seconds (calling `reap`, so a
-    shell's zombie goes), then KILL whatever is left."""
-    if not commands:
+    """TERM every command (`(pgid, marker)`, pgid 0 where it is not known yet), give them up to
+    `grace` seconds (calling `reap`, so a shell's zombie goes), then KILL whatever is left."""
+    pairs = list(commands)
+    groups = [pgid for pgid, _ in pairs if pgid > 0]
+    markers = {marker for _, marker in pairs if marker}
+    if not groups and not markers:
         return
-    _signal_all(commands, signal.SIGTERM)
+    _signal_all(groups, markers, signal.SIGTERM)
     end = time.monotonic() + grace
     while time.monotonic() < end:
         if reap is not None:
             reap()
-        if not any(group_alive(g) for g in commands) and not marked(set(commands.values())):
+        if not any(group_alive(g) for g in groups) and not marked(markers):
             break
         time.sleep(0.02)
-    _signal_all(commands, signal.SIGKILL)  # a member may have ignored TERM
+    _signal_all(groups, markers, signal.SIGKILL)  # a member may have ignored TERM
 
 
 def main(argv: list[str]) -> int:
-    """Read `+ PGID MARKER` / `- PGID` lines from the pipe `argv[1]` until EOF, then stop what is left."""
+    """Read `+ PGID MARKER` / `- PGID MARKER` lines from the pipe `argv[1]` until EOF, then stop
+    what is left."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
-    live: dict[int, str] = {}
+    live: dict[str, int] = {}  # marker -> pgid (0: about to start)
     with open(int(argv[1]), "rb", buffering=0) as pipe:
         pending = b""
         while chunk := pipe.read(4096):
@@ -122,11 +129,11 @@ def main(argv: list[str]) -> int:
             for line in lines:
                 op, _, rest = line.decode("ascii", "replace").partition(" ")
                 pgid, _, marker = rest.partition(" ")
-                if op == "+" and pgid.isdigit():
-                    live[int(pgid)] = marker
-                elif op == "-" and pgid.isdigit():
-                    live.pop(int(pgid), None)
-    stop(live)
+                if op == "+" and pgid.isdigit() and marker:
+                    live[marker] = int(pgid)
+                elif op == "-":
+                    live.pop(marker, None)
+    stop((pgid, marker) for marker, pgid in live.items())
     return 0
 
 
