@@ -13,6 +13,7 @@ from agent_cli.store.log_records import (
     HistoryRecord,
     MessageRecord,
     MetaRecord,
+    StateRecord,
     read_log,
 )
 from agent_cli.store.redact import Redactor
@@ -78,3 +79,22 @@ def test_torn_and_misfitting_lines_are_counted_unknown_kinds_are_not(tmp_path: P
     records, skipped = read_log(path)
     assert records == [EventRecord("r1", "t", WarningEvent(message="w"))]
     assert skipped == 5  # torn, two misfits, not a record, undecodable bytes
+
+
+def test_a_state_record_reads_back_with_its_topic_and_data(tmp_path: Path) -> None:
+    with SessionLog.create(tmp_path, redactor=Redactor(), meta={"model": "m"}) as log:
+        log.log_state("pins", {"pins": ["never use tabs", "\u00e9t\u00e9 \u2014 keep"]})
+        path = log.path
+    records, skipped = read_log(path)
+    states = [r for r in records if isinstance(r, StateRecord)]
+    assert skipped == 0 and len(states) == 1
+    assert states[0].topic == "pins" and states[0].data == {
+        "pins": ["never use tabs", "\u00e9t\u00e9 \u2014 keep"]
+    }
+
+
+def test_a_state_record_without_its_data_is_counted_as_unreadable(tmp_path: Path) -> None:
+    path = tmp_path / "session.jsonl"
+    path.write_text(json.dumps({"rid": "r1", "ts": "t", "kind": "state", "topic": "pins"}) + "\n")
+    records, skipped = read_log(path)
+    assert records == [] and skipped == 1

@@ -17,9 +17,9 @@ from __future__ import annotations
 import dataclasses
 import threading
 import time
-from collections.abc import Callable, Generator, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol, assert_never
+from typing import Any, Protocol, assert_never
 
 from agent_cli.agent.approvals import Approver
 from agent_cli.agent.compact_calls import honoured
@@ -71,6 +71,7 @@ class SessionSink(Protocol):
     def log_message(self, message: Message) -> None: ...
     def log_event(self, event: Event) -> None: ...
     def log_history(self, messages: Sequence[Message], reason: str) -> None: ...
+    def log_state(self, topic: str, data: Mapping[str, Any]) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,8 +1,8 @@
 """The session log read back as typed records: the one reader every module that reads a log uses.
 
 `SessionLog` writes `{"rid", "ts", "kind", ...}` lines (see session_log.py); `read_log` turns a
-log into `MetaRecord`, `MessageRecord`, `EventRecord` and `HistoryRecord` values, and counts the
-lines it could not take: torn or undecodable lines, and records that do not fit their kind. A
+log into `MetaRecord`, `MessageRecord`, `EventRecord`, `HistoryRecord` and `StateRecord` values,
+and counts the lines it could not take: torn or undecodable lines, and records that do not fit their kind. A
 record of a kind (or an event of a type) this version does not know is left out without being
 counted, so a log a newer version wrote still reads.
 """
@@ -24,6 +24,7 @@ __all__ = [
     "LogRecord",
     "MessageRecord",
     "MetaRecord",
+    "StateRecord",
     "UnknownRecord",
     "read_log",
     "record_from_json",
@@ -63,7 +64,18 @@ class HistoryRecord:
     reason: str = ""
 
 
-LogRecord: TypeAlias = MetaRecord | MessageRecord | EventRecord | HistoryRecord
+@dataclass(frozen=True, slots=True)
+class StateRecord:
+    """What the user changed about the session besides its messages (`topic`: "pins", "rewind", ...),
+    with the data that topic's reader takes: the pins as they stand, what a rewind restored."""
+
+    rid: str
+    ts: str
+    topic: str
+    data: Mapping[str, Any]
+
+
+LogRecord: TypeAlias = MetaRecord | MessageRecord | EventRecord | HistoryRecord | StateRecord
 
 
 class UnknownRecord(ValueError):
@@ -85,6 +97,11 @@ def record_from_json(data: Mapping[str, Any]) -> LogRecord:
         if kind == "history":
             messages = tuple(Message.from_json(m) for m in data["messages"])
             return HistoryRecord(rid, ts, messages, str(data.get("reason") or ""))
+        if kind == "state":
+            topic, body = data["topic"], data["data"]
+            if not isinstance(topic, str) or not isinstance(body, Mapping):
+                raise ValueError("a state record without its topic and data")
+            return StateRecord(rid, ts, topic, dict(body))
         if kind == "event":
             event = data["event"]
             if not isinstance(event, Mapping):

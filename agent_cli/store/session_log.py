@@ -197,6 +197,10 @@ class SessionLog:
         payload = {"reason": reason, "messages": [m.to_json() for m in messages]}
         self._record("history", new_id("r"), payload)
 
+    def log_state(self, topic: str, data: Mapping[str, Any]) -> None:
+        """A change of the session's own state (its pins, a rewind), read back as a StateRecord."""
+        self._record("state", new_id("r"), {"topic": topic, "data": dict(data)})
+
     def close(self) -> None:
         with self._lock:
             if self._fd is not None:

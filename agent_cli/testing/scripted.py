@@ -7,7 +7,7 @@ provider edge is tested through the real SDKs against `agent_cli.testing.fakeser
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -124,6 +124,7 @@ class MemorySession:
     messages: list[Message] = field(default_factory=list)
     events: list[Event] = field(default_factory=list)
     checkpoints: list[tuple[list[Message], str]] = field(default_factory=list)
+    states: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
 
     def log_message(self, message: Message) -> None:
         self.messages.append(message)
@@ -133,3 +134,6 @@ class MemorySession:
 
     def log_history(self, messages: Sequence[Message], reason: str) -> None:
         self.checkpoints.append((list(messages), reason))
+
+    def log_state(self, topic: str, data: Mapping[str, Any]) -> None:
+        self.states.append((topic, dict(data)))
