@@ -12,7 +12,7 @@ prints or reads the process environment: the caller passes `env`.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -85,8 +85,10 @@ def open_session(
     resume: str | None = None,
     ask: Asker | None = None,
     make_provider: ProviderFactory | None = None,
+    pins: Sequence[str] = (),
 ) -> AgentSession:
-    """A new session, or an earlier one (`resume`: an id or prefix, or LATEST) reopened.
+    """A new session, or an earlier one (`resume`: an id or prefix, or LATEST) reopened, with `pins`
+    (--pin) beside the ones it had.
 
     `ask` is the user's answer to an approval question (the REPL's); without it
     the session runs headless: allow-listed commands run, the rest is refused.
@@ -173,6 +175,7 @@ def open_session(
             warnings=warnings,
             redact=redactor.redact,
             extensions=servers,
+            pins=pins,
         )
         hooks.follow(session)
     except BaseException:

@@ -46,6 +46,7 @@ class CliArgs:
     wire: str | None = None
     effort: str | None = None
     summary_model: str | None = None
+    pins: tuple[str, ...] = ()
 
 
 def main() -> None:
@@ -154,6 +155,12 @@ def _build_app() -> Any:  # a typer.Typer; typer is imported lazily to keep --ve
         output_format: Annotated[
             str, typer.Option("--output-format", help="Headless output: text, json or stream-json.")
         ] = "text",
+        pin: Annotated[
+            list[str] | None,
+            typer.Option(
+                "--pin", help="Pin an instruction every request carries word for word (repeatable)."
+            ),
+        ] = None,
         continue_: Annotated[
             bool, typer.Option("--continue", "-c", help="Continue the latest session in this directory.")
         ] = False,
@@ -188,6 +195,7 @@ def _build_app() -> Any:  # a typer.Typer; typer is imported lazily to keep --ve
                 wire=wire,
                 effort=effort,
                 summary_model=summary_model,
+                pins=tuple(pin or ()),
             )
         )
         raise typer.Exit(code)
@@ -250,6 +258,9 @@ def run_cli(args: CliArgs, *, env: dict[str, str] | None = None, cwd: Path | Non
         return _fail("--resume needs a session id (or a unique prefix); `agent transcripts list` shows them")
     if args.prompt is not None:  # stray bytes on the command line arrive as lone surrogates
         args = replace(args, prompt=clean(args.prompt))
+    args = replace(args, pins=tuple(clean(p) for p in args.pins))
+    if any(not p.strip() for p in args.pins):
+        return _fail("--pin needs the instruction to pin: agent --pin 'never use tabs'")
     if args.prompt is not None and not args.prompt.strip():
         return _fail("-p needs a prompt: agent -p 'what to do'")
     interactive = args.prompt is None
@@ -284,8 +295,9 @@ def run_cli(args: CliArgs, *, env: dict[str, str] | None = None, cwd: Path | Non
         if interactive:
             from agent_cli.ui.repl import run_repl
 
-            return run_repl(lambda ask: open_session(settings, env=env, resume=resume, ask=ask))
-        session = open_session(settings, env=env, resume=resume)
+            pins = args.pins
+            return run_repl(lambda ask: open_session(settings, env=env, resume=resume, ask=ask, pins=pins))
+        session = open_session(settings, env=env, resume=resume, pins=args.pins)
     except ConfigError as exc:
         return _fail(str(exc))
     except AgentError as exc:

@@ -12,6 +12,9 @@ runner act only through its methods:
                         (the summary writer follows unless context.summary_model names one)
     resume(id)          /resume ID: another session of this project, its log and history
     breakdown()         /context
+    pin(text) / unpin(n) / pins    /pin, /unpin, /pins: what every request carries word for word
+    record() / edit_record(text)   /record, /record edit: the condensed record, seen and replaced
+    uncompact()         /uncompact: the last compaction undone, when what it removed fits
     usage_log           /cost
     redact(text)        what of a text may be stored (the REPL's input history): secrets replaced
     extension_report()  /mcp: the MCP servers, their state and their tools
@@ -30,21 +33,32 @@ from pathlib import Path
 from typing import Protocol
 
 from agent_cli.agent.loop import AgentLoop
+from agent_cli.agent.record_edits import (
+    RECORD_EDIT,
+    RecordView,
+    find_record,
+    uncompacted,
+    view_record,
+    with_record,
+)
 from agent_cli.config.settings import Settings
 from agent_cli.context.breakdown import Breakdown
 from agent_cli.context.engine import ContextEngine
 from agent_cli.context.summary_request import Summarize
 from agent_cli.context.thresholds import Counter, Thresholds
+from agent_cli.core.errors import AgentError
 from agent_cli.core.events import Event, ResultEvent, UsageEvent, WarningEvent
 from agent_cli.core.messages import Message, Usage
+from agent_cli.prompt.pins import Pin, PinBoard, logged_pins, section
 from agent_cli.providers.base import Provider
 from agent_cli.store.archive import Archive
+from agent_cli.store.compactions import UNCOMPACT
 from agent_cli.store.log_records import EventRecord, read_log
 from agent_cli.store.session_log import SessionLog
 from agent_cli.store.sessions import resolve_session_id
 from agent_cli.tools.base import ToolRegistry
 
-__all__ = ["AgentSession", "Extensions", "ModelParts", "Parts"]
+__all__ = ["AgentSession", "Extensions", "ModelParts", "Parts", "Uncompacted"]
 
 
 class Extensions(Protocol):
@@ -92,6 +106,16 @@ class Parts(Protocol):
     def archive(self, log: SessionLog) -> Archive: ...
 
 
+@dataclass(frozen=True, slots=True)
+class Uncompacted:
+    """What /uncompact did: `restored` messages back and the context now `tokens`; or, with `over`
+    above 0, nothing, because the conversation would be that many tokens over what the window holds."""
+
+    restored: int
+    tokens: int
+    over: int = 0
+
+
 class AgentSession:
     def __init__(
         self,
@@ -105,6 +129,7 @@ class AgentSession:
         redact: Callable[[str], str],
         warnings: Sequence[WarningEvent] = (),
         extensions: Extensions | None = None,
+        pins: Sequence[str] = (),
     ) -> None:
         self.settings = settings
         self._extensions = extensions
@@ -115,6 +140,10 @@ class AgentSession:
         self._model = model
         self._redact = redact
         self.warnings: tuple[WarningEvent, ...] = tuple(warnings)
+        self._pins = PinBoard(settings.project_root, logged_pins(log.path))
+        for text in pins:  # --pin: the session's own, beside what its log had
+            self._pins.add(text)
+        self._set_pins(logged=list(pins) != [])
         if loop.history:
             self._restore_anchor()
 
@@ -234,6 +263,53 @@ class AgentSession:
     def compact(self, focus: str | None = None) -> Iterator[Event]:
         return self._loop.compact(focus)
 
+    @property
+    def pins(self) -> tuple[Pin, ...]:
+        """The pins every request carries, numbered from 1 in this order (the project's first)."""
+        return self._pins.pins
+
+    def pin(self, text: str, *, project: bool = False) -> Pin | None:
+        """Pin `text` from the next request on (and in .agent/pins.md with `project`); None when it
+        was pinned already. Raises ConfigError for an empty pin or a file that cannot be written."""
+        pin = self._pins.add(text, project=project)
+        self._set_pins(logged=pin is not None)
+        return pin
+
+    def unpin(self, number: int) -> Pin:
+        pin = self._pins.remove(number)
+        self._set_pins(logged=True)
+        return pin
+
+    def record(self) -> RecordView | None:
+        """The condensed record now in the context, taken apart; None when there is none."""
+        records, _ = read_log(self._log.path)
+        return view_record(self._loop.history, records, writer=self.summary_model)
+
+    def edit_record(self, text: str) -> None:
+        """The user's `text` becomes the record, byte for byte, in every later request; the record
+        it replaces goes to the archive first. Raises AgentError when there is no record."""
+        history = self._loop.history
+        index = find_record(history)
+        if index is None:
+            raise AgentError("there is no condensed record in the context yet (/compact makes one)")
+        self._engine.archive.write_span([history[index]], "record-before-edit")
+        self._loop.replace_history(with_record(history, index, text), RECORD_EDIT)
+
+    def uncompact(self) -> Uncompacted | None:
+        """Undo the last L2/L3/L4 compaction when what it removed fits; None when there is none."""
+        records, _ = read_log(self._log.path)
+        found = uncompacted(records, self._loop.history)
+        if found is None:
+            return None
+        messages, restored = found
+        tokens = self._engine.tokens(messages, self._loop.frame)
+        room = self._engine.thresholds.budget
+        if tokens > room:
+            return Uncompacted(restored, tokens, over=tokens - room)
+        self._loop.replace_history(messages, UNCOMPACT)
+        self._engine.keep_size(tokens)
+        return Uncompacted(restored, tokens)
+
     def cancel(self) -> None:
         self._loop.cancel()
 
@@ -269,6 +345,8 @@ class AgentSession:
             counter=self._parts.counter(self.model),  # without the old session's anchor
             archive=self._parts.archive(log),
         )
+        self._pins = PinBoard(self.project_root, logged_pins(log.path))
+        self._set_pins(logged=False)
         self._restore_anchor()
         return session_id
 
@@ -280,6 +358,12 @@ class AgentSession:
             self._log.close()
 
     # ---- internals ---------------------------------------------------------------
+
+    def _set_pins(self, *, logged: bool) -> None:
+        """The pins' section into the system prompt; with `logged`, the session's own into its log."""
+        self._loop.set_pinned(section(self._pins.pins))
+        if logged:
+            self._log.log_state("pins", {"pins": self._pins.own()})
 
     def _restore_anchor(self) -> None:
         """Count a resumed history from the provider's last report, as if the session had not stopped.

@@ -103,6 +103,7 @@ class AgentLoop:
         self.tools = tools
         self.context = context
         self.system = system
+        self.pinned = ""  # the pins' section of the system prompt (prompt/pins.py), set by the session
         self.log = log
         self.hooks = hooks or Hooks()
         self.max_iterations = max_iterations
@@ -123,7 +124,8 @@ class AgentLoop:
 
     @property
     def frame(self) -> Frame:
-        return Frame(self.system, self.tools.specs())
+        """The system prompt with the pins' section at its end (`pinned`), and the tools."""
+        return Frame(self.system + self.pinned, self.tools.specs(), self.pinned)
 
     def context_tokens(self) -> int:
         return self.context.tokens(self.history, self.frame)
@@ -146,6 +148,15 @@ class AgentLoop:
         self.log = log or self.log
         if history is not None:
             self.history = repair_history(history)
+
+    def set_pinned(self, section: str) -> None:
+        """The pins' section of the system prompt from the next request on."""
+        self.pinned = section
+
+    def replace_history(self, messages: Sequence[Message], reason: str) -> None:
+        """The user changed the context (an edited record, an undone compaction): from now on, logged."""
+        self.history = list(messages)
+        self.log.log_history(self.history, reason)
 
     def begin(self, source: str = "startup") -> Iterator[Event]:
         """The session opened: its hooks run; what they add to the context goes with the first prompt."""
@@ -281,8 +292,9 @@ class AgentLoop:
         while True:
             anchor = self.context.cache_anchor(self.history)
             options = RequestOptions(cache_anchor=anchor)
+            frame = self.frame
             request = Request(
-                self.system, tuple(self.history), self.tools.specs(), self.context.max_output, options
+                frame.system, tuple(self.history), frame.tools, self.context.max_output, options
             )
             self.hooks.on_pre_request(request)
             yield StatusEvent(text="waiting for model")

@@ -36,11 +36,13 @@ class Breakdown:
     target: int
     emergency_at: int
     auto_compact: bool  # False after the loop guard stopped automatic compaction
+    pins: int = 0  # the user's pins, part of the system prompt (shown apart from it)
 
     def rows(self) -> list[tuple[str, int, float]]:
         """(label, tokens, % of window) for each part, free last."""
         parts = [
             ("system prompt", self.system),
+            ("pins", self.pins),
             ("tool specs", self.tools),
             ("condensed records", self.summary),
             ("messages", self.messages),
@@ -95,6 +97,8 @@ def compute_breakdown(
     framed = counter.count_frame(frame.system, frame.tools)
     system = min(counter.count_text(frame.system), framed)
     tools = framed - system
+    pins = min(counter.count_text(frame.pins), system) if frame.pins else 0
+    system -= pins
     summary = text = results = 0
     for message in history:
         tokens = counter.count_message(message)
@@ -106,12 +110,15 @@ def compute_breakdown(
             text += tokens
     # Every part (the frame too) is scaled to the anchored total the engine acts on:
     # scaling only the messages left them at 0 when the provider counts less than we do.
-    system, tools, summary, text, results = scale_parts([system, tools, summary, text, results], total)
+    system, pins, tools, summary, text, results = scale_parts(
+        [system, pins, tools, summary, text, results], total
+    )
     return Breakdown(
         window=thresholds.window,
         budget=thresholds.budget,
         total=total,
         system=system,
+        pins=pins,
         tools=tools,
         summary=summary,
         messages=text,

@@ -92,6 +92,7 @@ class ContextEngine:
         )
         self._state = CompactionState()  # the latch and the loop guard (latch.py)
         self._said_under_report = False  # a usage report far below the local count is said once
+        self._still_below = 0  # after /uncompact: no automatic L1 or L2 until the count reaches this
 
     def reset(
         self,
@@ -117,7 +118,14 @@ class ContextEngine:
     def restart(self) -> None:
         """A fresh start (`/clear`, another model or session): past failures no longer count."""
         self._state, self._clear_skip = CompactionState.fresh(), ("", 0)
+        self._still_below = 0
         self._ahead.drop()
+
+    def keep_size(self, tokens: int) -> None:
+        """The user chose a context of `tokens` (/uncompact): L1 and L2 leave it alone until it has
+        grown by the trigger's margin over the target; L4 still guards the window."""
+        self._ahead.drop()
+        self._still_below = tokens + self.thresholds.trigger_at - self.thresholds.target
 
     @property
     def state(self) -> CompactionState:
@@ -165,7 +173,7 @@ class ContextEngine:
         messages = list(history)
         th = self.thresholds
         total = self._run.count(frame, messages)
-        if total < th.clear_at:
+        if total < th.clear_at or (total < self._still_below and total < th.emergency_at):
             return Prepared(messages, [])
         capped = self._run.cap_inputs(messages, frame, total, th.tool_result_cap)
         past = capped.tokens >= th.trigger_at and self.auto_compact

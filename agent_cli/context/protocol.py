@@ -28,10 +28,12 @@ EngineEvent: TypeAlias = CompactEvent | WarningEvent | ErrorEvent
 
 @dataclass(frozen=True, slots=True)
 class Frame:
-    """The fixed prefix of every request: the system prompt and the tool specs."""
+    """The fixed prefix of every request: the system prompt and the tool specs. `pins` is the part
+    of `system` that holds the user's pins (prompt/pins.py), so /context can say what they take."""
 
     system: str
     tools: tuple[ToolSpec, ...] = ()
+    pins: str = ""
 
     def digest(self) -> str:
         """A short fingerprint of the frame. Thinking blocks are bound to it: a session resumed

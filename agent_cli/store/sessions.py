@@ -34,6 +34,7 @@ __all__ = [
     "load_session",
     "replay",
     "resolve_session_id",
+    "sendable",
     "session_ids",
 ]
 
@@ -81,10 +82,10 @@ def load_session(root: Path | str, session_id: str) -> LoadedSession:
         raise ConfigError(f"no session {session_id!r} in {transcripts_dir(root)}")
     records, skipped = read_log(path)
     meta, messages = replay(records)
-    return LoadedSession(session_id, meta, _sendable(messages), skipped, messages)
+    return LoadedSession(session_id, meta, sendable(messages), skipped, messages)
 
 
-def _sendable(logged: list[Message]) -> list[Message]:
+def sendable(logged: list[Message]) -> list[Message]:
     """The logged history, pairing repaired, without the thinking that no longer matches it.
 
     Thinking is bound to the exact conversation before it: after a repaired

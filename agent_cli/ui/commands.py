@@ -25,6 +25,7 @@ from agent_cli.core.events import Event
 from agent_cli.prompt.command_files import CommandFiles, command_dirs
 from agent_cli.providers.models import lookup
 from agent_cli.session import AgentSession
+from agent_cli.ui import context_commands
 from agent_cli.ui.custom_commands import custom_help_rows
 from agent_cli.ui.reports import context_report, cost_rows, format_tokens, known_models, session_rows
 
@@ -182,7 +183,9 @@ def _context(repl: CommandHost, arg: str) -> None:
 def _clear(repl: CommandHost, arg: str) -> None:
     repl.session.clear()
     repl.refresh_context()
-    repl.renderer.info(f"context cleared; everything said so far stays in {repl.session.log_dir}")
+    kept = len(repl.session.pins)
+    pinned = f"; the {kept} pin{'s' if kept != 1 else ''} stay (/pins)" if kept else ""
+    repl.renderer.info(f"context cleared; everything said so far stays in {repl.session.log_dir}{pinned}")
 
 
 def _model(repl: CommandHost, arg: str) -> None:
@@ -296,6 +299,23 @@ COMMANDS: tuple[Command, ...] = (
     Command("compact", "[focus]", "summarize the conversation now, steered by an optional focus", _compact),
     Command("context", "", "what fills the context window, and where auto-compaction fires", _context),
     Command("clear", "", "start over with an empty context (the transcript keeps everything)", _clear),
+    Command(
+        "pin",
+        "[--project] text",
+        "pin an instruction every request carries word for word",
+        context_commands.pin,
+    ),
+    Command("pins", "", "the pinned instructions, numbered", context_commands.pins),
+    Command("unpin", "n", "remove pin n", context_commands.unpin),
+    Command(
+        "record",
+        "[edit]",
+        "the condensed record and where each part came from; edit it",
+        context_commands.record,
+    ),
+    Command(
+        "uncompact", "", "undo the last compaction, when what it removed fits", context_commands.uncompact
+    ),
     Command(
         "model", "[name]", "show the current model and known models, or switch to another", _model, "model"
     ),

@@ -41,6 +41,7 @@ from agent_cli.tools.registry import default_tools
 from agent_cli.ui import ending, glyphs
 from agent_cli.ui.approval import ApprovalPrompt, answer_prompt
 from agent_cli.ui.commands import SlashCommand, closest, custom_command_files, parse, run_command
+from agent_cli.ui.context_commands import pin_line
 from agent_cli.ui.custom_commands import invoke
 from agent_cli.ui.reports import format_context_line, format_tokens, resume_lines
 from agent_cli.ui.turn import drive_turn, quiet_input
@@ -185,6 +186,9 @@ class Repl:
     def submit(self, line: str) -> str:
         """Run one typed line; "exit" when the REPL should end."""
         command = parse(line)
+        pinned = pin_line(line) if command is None else None
+        if pinned is not None:  # `# never use tabs`: a pin, as /pin
+            return run_command(self, SlashCommand("pin", pinned))
         if command is None:
             self.drive(self.session.run(line))
             return "continue"

@@ -92,6 +92,12 @@ def compact_panel(event: CompactEvent, *, full: bool = False) -> Panel:
         shown = summary.strip() if full else summary_preview(summary, SUMMARY_PREVIEW_LINES)
         text = Text(shown, style="" if full else "dim", overflow="fold")
         rows.add_row("record" if full else "summary", text)
+    if event.layer in ("summarize", "manual"):
+        rows.add_row(
+            "next", Text("/record shows it · /record edit changes it · /uncompact undoes it", style="dim")
+        )
+    elif event.layer == "emergency":
+        rows.add_row("next", Text("/uncompact brings the dropped messages back if they fit", style="dim"))
     title = f"context compacted · layer {event.layer} · trigger {event.trigger}"
     return Panel(rows, title=title, title_align="left", border_style="magenta", expand=False)
 

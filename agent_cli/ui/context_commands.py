@@ -1,0 +1,170 @@
+"""The slash commands that put the user in charge of the context: pins, the record, the undo.
+
+    /pin [--project] TEXT   pin an instruction (a REPL line `# TEXT` does the same)
+    /pins                   the pins, numbered
+    /unpin N                remove one
+    /record [edit]          the condensed record and where each part came from; edit it in $EDITOR
+    /uncompact              undo the last compaction when what it removed fits
+
+`commands.py` holds their rows; what they change is the session's (`AgentSession.pin`, ...).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shlex
+import subprocess
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from agent_cli.core.errors import AgentError, ConfigError
+from agent_cli.prompt.pins import PROJECT_PINS
+from agent_cli.ui.reports import format_tokens
+
+if TYPE_CHECKING:
+    from agent_cli.session import AgentSession
+    from agent_cli.ui.render import Renderer
+
+__all__ = ["editor_command", "pin", "pin_line", "pins", "record", "uncompact", "unpin"]
+
+PROJECT_FLAG = "--project"
+
+
+class CommandHost(Protocol):
+    """What these commands use of the REPL (commands.CommandHost has it all)."""
+
+    @property
+    def session(self) -> AgentSession: ...
+
+    @property
+    def renderer(self) -> Renderer: ...
+
+    def refresh_context(self) -> None: ...
+
+
+def pin_line(line: str) -> str | None:
+    """The pin a REPL line asks for (`# never use tabs`), None for any other line. `#` must be
+    followed by a space, so `#123 fails` still goes to the model."""
+    if line.startswith("# ") and line[2:].strip():
+        return line[2:].strip()
+    return None
+
+
+def pin(repl: CommandHost, arg: str) -> None:
+    project = arg == PROJECT_FLAG or arg.startswith(PROJECT_FLAG + " ")
+    text = arg[len(PROJECT_FLAG) :].strip() if project else arg
+    found = repl.session.pin(text, project=project)
+    if found is None:
+        repl.renderer.info("already pinned (/pins lists them)")
+        return
+    number = next(i for i, p in enumerate(repl.session.pins, 1) if p.text == text)
+    where = f", and saved to {PROJECT_PINS} for every session here" if project else ""
+    repl.renderer.info(f"pinned as {number}{where}: every request carries it word for word (/unpin {number})")
+    repl.refresh_context()
+
+
+def pins(repl: CommandHost, arg: str) -> None:
+    listed = repl.session.pins
+    if not listed:
+        repl.renderer.info("no pins: /pin TEXT (or a line `# TEXT`) pins an instruction")
+        return
+    for number, each in enumerate(listed, 1):
+        origin = f"  ({PROJECT_PINS})" if each.project else ""
+        repl.renderer.line(f"{number}. {each.text}{origin}")
+    repl.renderer.info("/unpin N removes one; pins stay through compaction, /clear and --continue")
+
+
+def unpin(repl: CommandHost, arg: str) -> None:
+    if not arg.strip().isdigit():
+        raise ConfigError("/unpin needs the pin's number, as /pins lists it: /unpin 2")
+    gone = repl.session.unpin(int(arg))
+    also = f" (removed from {PROJECT_PINS} too)" if gone.project else ""
+    repl.renderer.info(f"unpinned: {gone.text}{also}")
+    repl.refresh_context()
+
+
+def record(repl: CommandHost, arg: str) -> None:
+    if arg == "edit":
+        _edit_record(repl)
+        return
+    if arg:
+        raise ConfigError("/record shows the condensed record; /record edit opens it in your editor")
+    view = repl.session.record()
+    if view is None:
+        repl.renderer.info("no condensed record in the context yet: it appears after a compaction (/compact)")
+        return
+    if view.origin is not None:
+        repl.renderer.line(f"condensed record · {view.origin.how} · {view.origin.when}", "bold")
+    for part in view.parts:
+        repl.renderer.line(f"── {part.label}: {part.source}", "magenta")
+        repl.renderer.line(part.text)
+    for path in view.files:
+        repl.renderer.info(f"names {path}")
+    repl.renderer.info("/record edit changes it · /uncompact undoes the compaction")
+
+
+def _edit_record(repl: CommandHost) -> None:
+    session = repl.session
+    view = session.record()
+    if view is None:
+        raise AgentError("there is no condensed record in the context yet (/compact makes one)")
+    argv = editor_command(os.environ)
+    path = session.log_dir / "record-edit.md"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+        f.write(view.text)
+    try:
+        done = subprocess.run([*argv, str(path)], check=False)
+        with open(path, encoding="utf-8", errors="replace", newline="") as f:
+            text = f.read()  # byte for byte: no newline translated
+    except OSError as exc:
+        raise AgentError(
+            f"cannot run the editor {argv[0]}: {exc.strerror or exc}; the record is unchanged"
+        ) from None
+    finally:
+        with contextlib.suppress(OSError):
+            Path(path).unlink()
+    if done.returncode != 0:
+        repl.renderer.error(f"the editor exited with status {done.returncode}; the record is unchanged")
+    elif not text.strip():
+        repl.renderer.info("the file was empty: edit cancelled, the record is unchanged")
+    elif text == view.text:
+        repl.renderer.info("the record is unchanged")
+    else:
+        session.edit_record(text)
+        repl.renderer.info(
+            "the edited record is in the context from the next request on; the old one is in the archive"
+        )
+        repl.refresh_context()
+
+
+def editor_command(env: Mapping[str, str]) -> list[str]:
+    """$VISUAL, else $EDITOR, else vi, split as a shell would (`code --wait` is two words)."""
+    value = env.get("VISUAL") or env.get("EDITOR") or "vi"
+    try:
+        argv = shlex.split(value)
+    except ValueError as exc:
+        raise ConfigError(f"cannot read the editor command {value!r}: {exc}") from None
+    if not argv:
+        raise ConfigError("$VISUAL / $EDITOR is empty")
+    return argv
+
+
+def uncompact(repl: CommandHost, arg: str) -> None:
+    done = repl.session.uncompact()
+    if done is None:
+        repl.renderer.info("nothing to undo: no compaction since the session started (or since /clear)")
+        return
+    if done.over:
+        repl.renderer.error(
+            f"the {done.restored} messages would bring the context to {format_tokens(done.tokens)}, "
+            f"{done.over:,} tokens more than the window holds; nothing changed"
+        )
+        return
+    repl.renderer.info(
+        f"compaction undone: {done.restored} messages are back, exactly as they were; the context is "
+        f"{format_tokens(done.tokens)} and compacts again only once it has grown"
+    )
+    repl.refresh_context()
