@@ -150,7 +150,10 @@ class AgentLoop:
             self.history = repair_history(history)
 
     def set_pinned(self, section: str) -> None:
-        """The pins' section of the system prompt from the next request on."""
+        """The pins' section of the system prompt from the next request on. Thinking is bound to
+        the whole prefix, the system prompt included: a change of pins unbinds all of it."""
+        if section != self.pinned and any(m.thoughts for m in self.history):
+            self.replace_history(strip_thinking(self.history, 0), "pins")
         self.pinned = section
 
     def replace_history(self, messages: Sequence[Message], reason: str) -> None:
