@@ -534,3 +534,23 @@ def test_the_files_touched_are_carried_from_record_to_record(tmp_path: Path) -> 
     listed = record.text.split("## Files touched so far")[1]
     for path in ("src/a.py", "src/b.py", "tests/test_c.py"):
         assert f"- {path}" in listed
+
+
+def test_after_uncompact_the_engine_keeps_the_size_until_the_context_grows(tmp_path: Path) -> None:
+    """/uncompact: the user chose this size, so the next turn does not compact it again; the
+    emergency line still holds."""
+    engine, _, summarizer = make_engine(tmp_path)
+    history = [*chat(14), user("go on")]
+    th = engine.thresholds
+    tokens = engine.tokens(history, FRAME)
+    assert th.trigger_at <= tokens < th.emergency_at
+    engine.keep_size(tokens)
+    prepared = engine.prepare(history, FRAME)
+    assert prepared.events == [] and prepared.messages == history and summarizer.requests == []
+    grown = [*history, assistant("answer: " + filler(4_000, "g")), user("more")]
+    assert engine.tokens(grown, FRAME) < tokens + th.trigger_at - th.target
+    assert compacts(engine.prepare(grown, FRAME).events) == []
+    past = [*chat(17), user("go on")]
+    assert engine.tokens(past, FRAME) >= th.emergency_at
+    prepared = engine.prepare(past, FRAME)  # past the emergency line the engine does its whole job
+    assert compacts(prepared.events) and engine.tokens(prepared.messages, FRAME) < th.emergency_at
