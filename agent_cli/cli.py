@@ -315,12 +315,21 @@ def _headless(session: "AgentSession", prompt: str, output_format: str) -> int:
     from agent_cli.store.crash_log import internal_error
     from agent_cli.ui import ending
     from agent_cli.ui.headless import OutputFormat, render_aside, render_headless
+    from agent_cli.ui.headless_report import HeadlessReport, init_event
 
     fmt: OutputFormat = output_format  # type: ignore[assignment]  # checked by run_cli
     ending.install()
     try:
         events = itertools.chain(session.warnings, session.begin(), session.run(prompt))
-        code = render_headless(events, fmt, tools=session.tools)
+        init = init_event(
+            session_id=session.id,
+            model=session.model,
+            cwd=session.project_root,
+            tools=session.tools.names(),
+            yes=session.settings.approvals.yes,
+        )
+        report = HeadlessReport(lambda: session.usage_log)
+        code = render_headless(events, fmt, tools=session.tools, init=init, report=report)
         render_aside(session.end())  # after the result: on stderr, so stream-json still ends with it
         return _ended_by_signal() or code
     except KeyboardInterrupt:

@@ -373,6 +373,7 @@ class AgentLoop:
                     content=result.content,
                     is_error=result.is_error,
                     duration=duration,
+                    denied=output.denied,
                 )
                 result, cap = self.context.ingest(use, result, round_size=len(uses))
                 results.append(result)

@@ -58,10 +58,11 @@ class ToolRunner:
         """Approve, then run one call. A refused call is an error output the model reads."""
         decision = self._approver.decide(use.name, use.input)
         if not decision.allowed:
-            return ToolOutput(f"Error: {decision.reason or 'the user did not approve this call'}", True), 0.0
+            refused = f"Error: {decision.reason or 'the user did not approve this call'}"
+            return ToolOutput(refused, True, denied=True), 0.0
         veto = self._hooks.on_before_tool(use)
         if veto:
-            return ToolOutput(f"Error: {veto}", True), 0.0
+            return ToolOutput(f"Error: {veto}", True, denied=True), 0.0
         self._hooks.on_pre_tool(use)
         started = self._clock()
         output = self._in_worker(use, ctx)

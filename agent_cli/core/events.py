@@ -118,6 +118,7 @@ class ToolResultEvent:
     content: str
     is_error: bool
     duration: float
+    denied: bool = False  # refused before it ran: not approved, or a hook blocked it
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -127,6 +128,7 @@ class ToolResultEvent:
             "content": self.content,
             "is_error": self.is_error,
             "duration": round(self.duration, 3),
+            "denied": self.denied,
         }
 
 

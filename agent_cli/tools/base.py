@@ -51,6 +51,7 @@ class ToolOutput:
     content: str
     is_error: bool = False
     compact: CompactRequest | None = None  # the compact tool's wish, for the loop
+    denied: bool = False  # refused before it ran (not approved, or a hook blocked it)
 
 
 @dataclass(slots=True)

@@ -4,7 +4,9 @@
   on stderr only when stderr is a terminal; warnings, errors and what the user's
   hooks print on stderr always.
 - json: one object at the end: the result plus the errors and compactions seen.
-- stream-json: one JSON object per line with a `type` field, flushed as it happens.
+- stream-json: one JSON object per line with a `type` field, flushed as it happens; the first
+  is Claude Code's init event, and the result has its fields too (headless_report.py).
+- a refused tool call is said on stderr in text output (the progress lines say it on a terminal).
 
 What a person reads is made safe (`core.text.visible`): the lines on stderr
 always, and the answer when stdout is a terminal. An answer piped or
@@ -42,6 +44,7 @@ from agent_cli.core.text import visible
 from agent_cli.tools.base import ToolRegistry
 from agent_cli.tools.registry import known_tools
 from agent_cli.ui import ending
+from agent_cli.ui.headless_report import HeadlessReport, refusal_line
 from agent_cli.ui.reports import describe_call
 
 __all__ = ["OutputFormat", "exit_code", "json_line", "render_aside", "render_headless"]
@@ -71,9 +74,12 @@ def render_headless(
     out: TextIO | None = None,
     err: TextIO | None = None,
     tools: ToolRegistry | None = None,
+    init: dict[str, Any] | None = None,
+    report: HeadlessReport | None = None,
 ) -> int:
     """Consume the events of one task; return the process exit code. `tools` (the session's) say
-    how a call is shown on the progress lines."""
+    how a call is shown on the progress lines; `init` opens stream-json, and `report` adds Claude
+    Code's fields to the result (headless_report.py)."""
     tools = tools or known_tools()
     out = out or sys.stdout
     err = err or sys.stderr
@@ -81,7 +87,13 @@ def render_headless(
     result: ResultEvent | None = None
     errors: list[dict[str, Any]] = []
     compactions: list[dict[str, Any]] = []
+    if fmt == "stream-json" and init is not None:
+        out.write(json_line(init) + "\n")
+        out.flush()
     for event in events:
+        refused = report.watch(event) if report is not None else None
+        if refused is not None and fmt == "text" and not progress:
+            print(visible(refusal_line(refused.name, refused.content)), file=err, flush=True)
         if isinstance(event, ResultEvent):
             result = event
         if isinstance(event, ErrorEvent):
@@ -96,7 +108,9 @@ def render_headless(
         if isinstance(event, CompactEvent):
             compactions.append(event.to_json())
         if fmt == "stream-json":
-            if not isinstance(event, AssistantTextDelta | ThinkingTextDelta | StatusEvent):
+            if isinstance(event, ResultEvent) and report is not None:
+                out.write(json_line(report.result(event)) + "\n")
+            elif not isinstance(event, AssistantTextDelta | ThinkingTextDelta | StatusEvent):
                 out.write(json_line(event.to_json()) + "\n")
                 out.flush()
         elif progress:
@@ -108,7 +122,9 @@ def render_headless(
         out.write((visible(answer) if _isatty(out) else answer) + "\n")
     elif fmt == "json":
         empty = {"type": "result", "text": "", "stop": "error"}
-        payload: dict[str, Any] = result.to_json() if result else empty
+        payload: dict[str, Any] = empty
+        if result is not None:
+            payload = report.result(result) if report is not None else result.to_json()
         payload.update(errors=errors, compactions=compactions)
         out.write(json_line(payload) + "\n")
     out.flush()
