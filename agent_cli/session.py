@@ -27,11 +27,12 @@ composition root (app.py) implements.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from agent_cli.agent.attachments import Attached, attach, shell_message
 from agent_cli.agent.loop import AgentLoop
 from agent_cli.agent.record_edits import (
     RECORD_EDIT,
@@ -48,7 +49,7 @@ from agent_cli.context.summary_request import Summarize
 from agent_cli.context.thresholds import Counter, Thresholds
 from agent_cli.core.errors import AgentError
 from agent_cli.core.events import Event, ResultEvent, UsageEvent, WarningEvent
-from agent_cli.core.messages import Message, Usage
+from agent_cli.core.messages import Message, ToolResult, ToolUse, Usage, new_id
 from agent_cli.prompt.pins import Pin, PinBoard, logged_pins, section
 from agent_cli.providers.base import Provider
 from agent_cli.store.archive import Archive
@@ -56,7 +57,7 @@ from agent_cli.store.compactions import UNCOMPACT
 from agent_cli.store.log_records import EventRecord, read_log
 from agent_cli.store.session_log import SessionLog
 from agent_cli.store.sessions import resolve_session_id
-from agent_cli.tools.base import ToolRegistry
+from agent_cli.tools.base import ToolOutput, ToolRegistry
 
 __all__ = ["AgentSession", "Extensions", "ModelParts", "Parts", "Uncompacted"]
 
@@ -234,23 +235,54 @@ class AgentSession:
         """The agent leaves the session (its SessionEnd hooks): call once, before close()."""
         return self._loop.end()
 
-    def run(self, prompt: str) -> Iterator[Event]:
-        extensions = self._extensions
-        if extensions is None:
-            return self._loop.run(prompt)
-        return self._with_notes(self._loop.run(prompt), extensions)
+    def run(self, prompt: str, attached: Attached | None = None) -> Iterator[Event]:
+        """One turn. The files the prompt's `@path` words name go with it (`attached`, or read now,
+        with a warning for each that names nothing)."""
+        if attached is None:
+            attached = self.attachments(prompt)
+        notes = [WarningEvent(message=n) for n in attached.notes]
+        return self._turn(notes, self._loop.run(prompt, attached.blocks), self._extensions)
+
+    def attachments(self, prompt: str) -> Attached:
+        """What the prompt's `@path` words attach: each file read as `read_file` reads it, each
+        folder listed, then capped by L0 as a tool's result (archived whole when cut)."""
+        if "@" not in prompt:
+            return Attached((), ())
+        return attach(prompt, lambda name, args: self._for_user(ToolUse(new_id("attach"), name, dict(args))))
+
+    def shell(self, command: str) -> ToolOutput:
+        """`!command`: run in the project's shell now, no model and nothing asked (the user typed it);
+        what it printed joins the conversation as the user's own message, capped by L0."""
+        use = ToolUse(new_id("shell"), "bash", {"command": command})
+        output = self._for_user(use)
+        self._loop.add_user_message(shell_message(command, output.content))
+        return output
 
     @staticmethod
-    def _with_notes(events: Iterator[Event], extensions: Extensions) -> Iterator[Event]:
-        """The turn's events, each failed extension call's warning after the event it came with."""
-        for event in events:
-            notes = extensions.take_notes()
-            if isinstance(event, ResultEvent):
-                yield from (WarningEvent(message=n) for n in notes)
-                yield event
-            else:
-                yield event
-                yield from (WarningEvent(message=n) for n in notes)
+    def _turn(
+        first: Sequence[Event], events: Generator[Event, None, None], extensions: Extensions | None
+    ) -> Generator[Event, None, None]:
+        """`first`, then the turn's events, each failed extension call's warning after the event it
+        came with. A KeyboardInterrupt thrown in (the REPL's Ctrl-C, between two events) goes on
+        into the loop's own generator, which ends the turn cleanly."""
+        yield from first
+        thrown: BaseException | None = None
+        while True:
+            try:
+                event = events.throw(thrown) if thrown is not None else next(events)
+            except StopIteration:
+                return
+            thrown = None
+            notes = [WarningEvent(message=n) for n in extensions.take_notes()] if extensions else []
+            try:
+                if isinstance(event, ResultEvent):
+                    yield from notes
+                    yield event
+                else:
+                    yield event
+                    yield from notes
+            except KeyboardInterrupt as exc:
+                thrown = exc
 
     def extension_report(self) -> list[str]:
         """`/mcp`: each MCP server, its state and its tools."""
@@ -358,6 +390,13 @@ class AgentSession:
             self._log.close()
 
     # ---- internals ---------------------------------------------------------------
+
+    def _for_user(self, use: ToolUse) -> ToolOutput:
+        output = self._loop.use_tool(use)
+        if output.is_error:
+            return output
+        capped, _ = self._engine.ingest(use, ToolResult(use.id, output.content))
+        return ToolOutput(capped.content)
 
     def _set_pins(self, *, logged: bool) -> None:
         """The pins' section into the system prompt; with `logged`, the session's own into its log."""

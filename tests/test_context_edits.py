@@ -218,3 +218,43 @@ def test_the_log_keeps_a_stack_of_compactions(tmp_path: Path) -> None:
         assert top is not None and [m.id for m in top.before] == [a.id, b.id, c.id] and top.removed == 2
         log.log_history([], "clear")
         assert last_compaction(read_log(path)[0]) is None
+
+
+# -- the turn's generator ----------------------------------------------------------------
+
+
+class _Notes:
+    def __init__(self) -> None:
+        self.said = ["server x failed"]
+
+    def take_notes(self) -> list[str]:
+        said, self.said = self.said, []
+        return said
+
+    def report(self) -> list[str]:
+        return []
+
+    def close(self) -> None:
+        pass
+
+
+def test_ctrl_c_thrown_into_a_turn_reaches_the_loop_with_extensions_too() -> None:
+    """The REPL throws KeyboardInterrupt into the turn between two events; with MCP servers (their
+    warnings woven in) it must still reach the loop's generator, which ends the turn cleanly."""
+    from agent_cli.core.events import AssistantText, ResultEvent, WarningEvent
+    from agent_cli.core.messages import Usage
+
+    def loop_turn():  # type: ignore[no-untyped-def]
+        try:
+            yield AssistantText(text="working")
+            yield AssistantText(text="never")
+        except KeyboardInterrupt:
+            yield ResultEvent(text="", stop="interrupted", iterations=0, usage=Usage(), session_id="s")
+
+    turn = AgentSession._turn([WarningEvent(message="@x was sent as text")], loop_turn(), _Notes())
+    assert isinstance(next(turn), WarningEvent)
+    assert next(turn) == AssistantText(text="working")
+    after = turn.throw(KeyboardInterrupt())  # while its note is about to be yielded
+    while isinstance(after, WarningEvent):
+        after = next(turn)
+    assert isinstance(after, ResultEvent) and after.stop == "interrupted"

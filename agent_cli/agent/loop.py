@@ -52,7 +52,7 @@ from agent_cli.core.requests import Completion, Request, RequestOptions, TextDel
 from agent_cli.core.thinking import strip_thinking
 from agent_cli.providers.base import Provider
 from agent_cli.providers.retry import RetryPolicy, stream_with_retry
-from agent_cli.tools.base import CompactRequest, ToolContext, ToolRegistry
+from agent_cli.tools.base import CompactRequest, ToolContext, ToolOutput, ToolRegistry
 
 __all__ = ["AgentLoop", "SessionSink"]
 
@@ -171,8 +171,18 @@ class AgentLoop:
         self.hooks.on_session_end()
         yield from self._hook_events()
 
-    def run(self, prompt: str) -> Iterator[Event]:
-        """Run one user turn to completion. The last event is always a ResultEvent."""
+    def use_tool(self, use: ToolUse) -> ToolOutput:
+        """Run a call for the user (`!command`, `@path`), as they typed it: nothing asked."""
+        self.tool_context = dataclasses.replace(self.tool_context, cancel=threading.Event())
+        return self._runner.run_for_user(use, self.tool_context)
+
+    def add_user_message(self, text: str) -> None:
+        """The user's own message without a turn (what `!command` printed): the next prompt follows it."""
+        self._append(Message.user(text))
+
+    def run(self, prompt: str, attached: Sequence[str] = ()) -> Generator[Event, None, None]:
+        """Run one user turn to completion (`attached`: blocks after the prompt, the files its
+        `@path` words name). The last event is always a ResultEvent."""
         # A fresh cancel signal per turn: a tool that ignored the last Ctrl-C keeps its own, still set.
         self.tool_context = dataclasses.replace(self.tool_context, cancel=threading.Event())
         verdict = self.hooks.on_user_prompt(prompt)
@@ -184,7 +194,12 @@ class AgentLoop:
         added = "\n\n".join(t for t in (self._start_context, verdict.context) if t.strip())
         self._start_context = ""
         # The prompt stays byte for byte in its own block; what the hooks add is a block after it.
-        self._append(Message("user", (TextBlock(prompt), *((TextBlock(added),) if added else ()))))
+        blocks = [
+            TextBlock(prompt),
+            *(TextBlock(a) for a in attached),
+            *((TextBlock(added),) if added else ()),
+        ]
+        self._append(Message("user", tuple(blocks)))
         try:
             yield from self._turn()
         except KeyboardInterrupt:

@@ -70,6 +70,12 @@ class ToolRunner:
         output = dataclasses.replace(output, content=self._redact(clean(output.content)))
         return output, self._clock() - started
 
+    def run_for_user(self, use: ToolUse, ctx: ToolContext) -> ToolOutput:
+        """Run a call the user typed (`!command`, `@path`): nothing to approve, no hook to ask;
+        Ctrl-C stops it as it stops a model's call."""
+        output = self._in_worker(use, ctx)
+        return dataclasses.replace(output, content=self._redact(clean(output.content)))
+
     def _in_worker(self, use: ToolUse, ctx: ToolContext) -> ToolOutput:
         box: list[ToolOutput] = []
         done = threading.Event()

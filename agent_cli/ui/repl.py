@@ -189,13 +189,34 @@ class Repl:
         pinned = pin_line(line) if command is None else None
         if pinned is not None:  # `# never use tabs`: a pin, as /pin
             return run_command(self, SlashCommand("pin", pinned))
+        if command is None and line.startswith("!"):
+            self._shell(line[1:].strip())
+            return "continue"
         if command is None:
-            self.drive(self.session.run(line))
+            attached = self.session.attachments(line)
+            for note in attached.notes:
+                self.renderer.info(note)
+            self.drive(self.session.run(line, attached))
             return "continue"
         if not command.known:
             self._custom(command)
             return "continue"
         return run_command(self, command)
+
+    def _shell(self, command: str) -> None:
+        """`!command`: run it now in the project's shell, show what it printed; the model sees it
+        with the next prompt, as the user's own message."""
+        if not command:
+            self.renderer.error("! needs a command: !git status")
+            return
+        try:
+            output = self.session.shell(command)
+        except KeyboardInterrupt:
+            self.renderer.error("interrupted")
+            return
+        self.renderer.line(output.content.rstrip("\n"), "red" if output.is_error else "")
+        self.renderer.info("the model sees this with your next message")
+        self.refresh_context()
 
     def _custom(self, command: SlashCommand) -> None:
         """A Markdown command: its expansion sent as the message; else why not, or a hint."""
