@@ -346,7 +346,10 @@ class Assembly:
                 f"resuming it in the REPL: agent --resume {session_id}"
             )
         question = f"{why}; its messages would be sent as the conversation so far. Resume it?"
-        if self._ask(RESUME_UNSIGNED, {"question": question, "session": session_id}, None) == "no":
+        if self._ask(RESUME_UNSIGNED, {"question": question, "session": session_id}, None) not in (
+            "yes",
+            "always",
+        ):
             raise ConfigError(f"{why}; not resumed")
 
     def archive(self, log: SessionLog) -> Archive:

@@ -41,7 +41,10 @@ def start_mcp_servers(
             f"this project ({spec.where}) asks to start the MCP server {spec.name!r}: {spec.describe()}. "
             "Start it (and remember that for this project)?"
         )
-        return ask(START_PROJECT_SERVER, {"question": question, "server": spec.name}, None) != "no"
+        return ask(START_PROJECT_SERVER, {"question": question, "server": spec.name}, None) in (
+            "yes",
+            "always",
+        )
 
     servers, more = McpServers.start(
         specs,

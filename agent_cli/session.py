@@ -58,6 +58,7 @@ from agent_cli.store.log_records import EventRecord, read_log
 from agent_cli.store.session_log import SessionLog
 from agent_cli.store.sessions import resolve_session_id
 from agent_cli.tools.base import ToolOutput, ToolRegistry
+from agent_cli.tools.registry import BASH
 
 __all__ = ["AgentSession", "Extensions", "ModelParts", "Parts", "Uncompacted"]
 
@@ -253,7 +254,7 @@ class AgentSession:
     def shell(self, command: str) -> ToolOutput:
         """`!command`: run in the project's shell now, no model and nothing asked (the user typed it);
         what it printed joins the conversation as the user's own message, capped by L0."""
-        use = ToolUse(new_id("shell"), "bash", {"command": command})
+        use = ToolUse(new_id("shell"), BASH, {"command": command})
         output = self._for_user(use)
         self._loop.add_user_message(shell_message(command, output.content))
         return output

@@ -256,14 +256,14 @@ def test_the_sessions_own_question_reads_as_a_question_and_a_call_cannot_pose_as
 
     _, con, out = consoles()[0]
     renderer = Renderer(con)
-    prompt = ApprovalPrompt(lambda: renderer, lambda: "yes")
+    prompt = ApprovalPrompt(lambda: renderer, lambda keys: "yes")
     assert prompt.ask(RESUME_UNSIGNED, {"question": "Resume session 1?", "session": "1"}, None) == "yes"
     lines = out.getvalue().splitlines()
     assert lines[0] == "? Resume session 1?"
     assert lines[1] == "  always = the same as yes (this is a question, not a tool call)"
     # A tool call carrying a "question" argument is still shown as the call it is.
     _, con, out = consoles()[0]
-    ApprovalPrompt(lambda: Renderer(con), lambda: "no").ask(
+    ApprovalPrompt(lambda: Renderer(con), lambda keys: "continue").ask(
         "bash", {"command": "rm -f victim.txt", "question": "Resume session 1?"}, "this exact bash command"
     )
     assert out.getvalue().splitlines()[0] == "? bash rm -f victim.txt"

@@ -18,7 +18,6 @@ from prompt_toolkit.completion import CompleteEvent
 from prompt_toolkit.document import Document
 from rich.console import Console
 
-from agent_cli.agent.approvals import Answer
 from agent_cli.app import open_session
 from agent_cli.config.load import Flags, load_settings
 from agent_cli.config.settings import ProviderSettings
@@ -30,7 +29,7 @@ from agent_cli.store.session_log import SessionLog
 from agent_cli.store.sessions import SessionInfo
 from agent_cli.testing.scripted import ScriptedProvider, call, say
 from agent_cli.tools.registry import default_tools
-from agent_cli.ui.approval import ApprovalPrompt
+from agent_cli.ui.approval import ApprovalPrompt, Key
 from agent_cli.ui.commands import SlashCommand, closest, parse
 from agent_cli.ui.completion import PathAndCommandCompleter
 from agent_cli.ui.render import Renderer
@@ -194,7 +193,7 @@ class Harness:
         self,
         tmp_path: Path,
         script: list[Completion | Callable[[Request], Completion]],
-        answers: list[Answer] | None = None,
+        answers: list[Key | tuple[Key, str]] | None = None,
         context_window: int | None = None,
         summary_model: str | None = None,
     ) -> None:
@@ -209,10 +208,19 @@ class Harness:
         self.out = StringIO()
         self.renderer = Renderer(Console(file=self.out, width=120, color_system=None))
         self.lines: list[str | type[BaseException]] = []
-        self.answers = list(answers or [])
-        ask = ApprovalPrompt(lambda: self.renderer, lambda: self.answers.pop(0)).ask
+        self.answers = list(answers or [])  # a key, or ("no", what to do instead)
+        self.asked: list[tuple[Key, ...]] = []
+        self.instead = ""
+        ask = ApprovalPrompt(lambda: self.renderer, self._answer, lambda: self.instead).ask
         self.session: AgentSession = open_session(settings, env=env, ask=ask, make_provider=self._provider)
         self.repl = Repl(self.session, lambda: self.renderer, self._read)
+
+    def _answer(self, keys: tuple[Key, ...]) -> Key:
+        self.asked.append(keys)
+        answer = self.answers.pop(0)
+        if isinstance(answer, tuple):
+            answer, self.instead = answer
+        return answer
 
     def _provider(self, settings: ProviderSettings) -> ScriptedProvider:
         assert settings.model is not None
@@ -297,13 +305,41 @@ def test_approval_asks_and_always_is_remembered(tmp_path: Path) -> None:
     assert text.count("✓ bash") == 2 and h.answers == []
 
 
-def test_denied_call_goes_back_to_the_model(tmp_path: Path) -> None:
+def test_no_go_on_sends_the_refusal_back_to_the_model(tmp_path: Path) -> None:
     h = Harness(
-        tmp_path, [call("write_file", path="x.txt", content="hi"), say("ok, I will not")], answers=["no"]
+        tmp_path,
+        [call("write_file", path="x.txt", content="hi"), say("ok, I will not")],
+        answers=["continue"],
     )
     text = h.run("write x")
-    assert "✗ write_file x.txt" in text and "declined" in text
+    assert "✗ write_file x.txt" in text and "declined" in text and "ok, I will not" in text
     assert not (h.session.project_root / "x.txt").exists()
+    assert h.asked == [("yes", "no", "continue", "always")]
+
+
+def test_no_stops_the_turn_and_the_next_prompt_is_what_to_do_instead(tmp_path: Path) -> None:
+    h = Harness(
+        tmp_path,
+        [call("write_file", path="x.txt", content="hi"), call("bash", command="true"), say("fine")],
+        answers=["no"],
+    )
+    text = h.run("write x", "use y.txt instead")
+    assert "stopped the turn" in text and len(h.provider.requests) == 2  # no request after the refusal
+    refused = h.provider.requests[1].messages[-2].tool_results
+    assert refused[0].content.startswith("Error: the user declined this write_file call and stopped")
+    assert h.provider.requests[1].messages[-1].text == "use y.txt instead"
+
+
+def test_no_with_words_sends_them_to_the_model_as_the_calls_error(tmp_path: Path) -> None:
+    h = Harness(
+        tmp_path,
+        [call("write_file", path="x.txt", content="hi"), say("writing y.txt then")],
+        answers=[("no", "write y.txt, not x.txt")],
+    )
+    text = h.run("write x")
+    assert "writing y.txt then" in text
+    result = h.provider.requests[1].messages[-1].tool_results[0]
+    assert result.is_error and result.content.endswith("said what to do instead: write y.txt, not x.txt")
 
 
 def test_context_cost_clear_and_model(tmp_path: Path) -> None:

@@ -62,6 +62,7 @@ __all__ = [
     "AutoApprover",
     "Decision",
     "HeadlessApprover",
+    "Instead",
     "InteractiveApprover",
     "always_rule",
     "is_simple_command",
@@ -76,7 +77,16 @@ APPROVE_PROJECT_HOOKS = "approve project hooks"
 START_PROJECT_SERVER = "start project mcp server"
 SESSION_QUESTIONS = frozenset({RESUME_UNSIGNED, APPROVE_PROJECT_HOOKS, START_PROJECT_SERVER})
 
-Answer: TypeAlias = Literal["yes", "no", "always"]
+
+@dataclass(frozen=True, slots=True)
+class Instead:
+    """ "No, do this instead": the user's words go to the model as the refused call's error."""
+
+    text: str
+
+
+# "no" refuses the call and lets the turn go on; "stop" refuses it and ends the turn.
+Answer: TypeAlias = Literal["yes", "no", "always", "stop"] | Instead
 # Shows a call and what "always" would approve (None: a question of the session's own, where
 # "always" is "yes"), and returns the user's answer.
 Asker: TypeAlias = Callable[[str, Mapping[str, Any], str | None], Answer]
@@ -89,6 +99,7 @@ class Decision:
 
     allowed: bool
     reason: str = ""
+    stop: bool = False  # the user ended the turn with the refusal
 
     @classmethod
     def allow(cls) -> Decision:
@@ -251,6 +262,12 @@ class InteractiveApprover:
             return Decision.allow()
         if answer == "yes":
             return Decision.allow()
+        if isinstance(answer, Instead):
+            return Decision.deny(
+                f"the user declined this {name} call and said what to do instead: {answer.text}"
+            )
+        if answer == "stop":
+            return Decision(False, f"the user declined this {name} call and stopped the turn", stop=True)
         return Decision.deny(
             f"the user declined this {name} call; do not retry it as is: ask the user how to proceed"
         )

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agent_cli.tools.base import ToolOutput
+from agent_cli.tools.registry import GLOB, READ_FILE
 
 __all__ = ["Attached", "attach", "mentions", "shell_message"]
 
@@ -46,12 +47,12 @@ def attach(prompt: str, run_tool: RunTool) -> Attached:
     notes: list[str] = []
     for path in mentions(prompt):
         if path.endswith("/"):
-            out = run_tool("glob", {"pattern": f"{path}*"})
+            out = run_tool(GLOB, {"pattern": f"{path}*"})
             what = "the listing of"
         else:
-            out = run_tool("read_file", {"path": path})
+            out = run_tool(READ_FILE, {"path": path})
             if out.is_error and "directory" in out.content:
-                out = run_tool("glob", {"pattern": f"{path}/*"})
+                out = run_tool(GLOB, {"pattern": f"{path}/*"})
                 what = "the listing of"
             else:
                 what = "the content of"

@@ -58,6 +58,8 @@ __all__ = ["AgentLoop", "SessionSink"]
 
 INTERRUPTED = "interrupted: the user stopped this tool call before it finished"
 INTERRUPTED_TURN = "[The user interrupted the request above before it was answered.]"
+NOT_RUN_STOPPED = "not run: the user declined an earlier call of this round and stopped the turn"
+STOPPED_BY_USER = "you declined the call and stopped the turn: say what to do instead"
 STILL_TOO_LARGE = "try /compact with a focus, or /clear"
 LOGGED_RESULT_CHARS = 400
 
@@ -273,6 +275,8 @@ class AgentLoop:
             done = yield from self._tool_round(message.tool_uses)
             if done.interrupted:
                 return Interrupted(done.cut_short)
+            if done.stopped:
+                return Stopped("refused", STOPPED_BY_USER, "refused")
             if done.compact is not None:
                 yield StatusEvent(text="summarizing")
                 prepared = self.context.compact(self.history, self.frame, done.compact.focus, "tool")
@@ -371,7 +375,7 @@ class AgentLoop:
         """Run the calls in order; the results go into the history as one message, whatever happens."""
         results: list[ToolResult] = []
         compact: CompactRequest | None = None
-        interrupted = False
+        interrupted = stopped = False
         try:
             for use in uses:
                 yield self._emit(ToolCallEvent(id=use.id, name=use.name, input=dict(use.input)))
@@ -397,14 +401,18 @@ class AgentLoop:
                     yield self._emit(cap)
                     self.hooks.on_compact(cap)
                     yield from self._hook_events()
+                if output.stop_turn:
+                    stopped = True
+                    break
         except KeyboardInterrupt:
             interrupted = True
         finally:
             done = {r.tool_use_id for r in results}
             cut_short = tuple(u for u in uses if u.id not in done)
-            missing = [ToolResult(u.id, INTERRUPTED, True) for u in cut_short]
+            unfinished = NOT_RUN_STOPPED if stopped else INTERRUPTED
+            missing = [ToolResult(u.id, unfinished, True) for u in cut_short]
             self._append(Message("user", (*results, *missing)))
-        return ToolRound(tuple(results), cut_short, compact, interrupted)
+        return ToolRound(tuple(results), cut_short, compact, interrupted, stopped)
 
     # ---- history and events --------------------------------------------
 

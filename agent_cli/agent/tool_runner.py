@@ -37,6 +37,7 @@ class ToolRound:
     cut_short: tuple[ToolUse, ...] = ()  # calls an interrupt stopped before they finished
     compact: CompactRequest | None = None  # the model asked to compact once the round is done
     interrupted: bool = False  # the user pressed Ctrl-C during the round
+    stopped: bool = False  # the user refused a call and ended the turn with it
 
 
 class ToolRunner:
@@ -59,7 +60,7 @@ class ToolRunner:
         decision = self._approver.decide(use.name, use.input)
         if not decision.allowed:
             refused = f"Error: {decision.reason or 'the user did not approve this call'}"
-            return ToolOutput(refused, True, denied=True), 0.0
+            return ToolOutput(refused, True, denied=True, stop_turn=decision.stop), 0.0
         veto = self._hooks.on_before_tool(use)
         if veto:
             return ToolOutput(f"Error: {veto}", True, denied=True), 0.0

@@ -42,7 +42,9 @@ __all__ = [
 # What an ErrorEvent is about: a provider's failure (its error's kind), or the turn's own stop.
 ErrorKind: TypeAlias = (
     ProviderErrorKind
-    | Literal["error", "compact", "compaction", "interrupted", "max_iterations", "pause_turn", "hook"]
+    | Literal[
+        "error", "compact", "compaction", "interrupted", "max_iterations", "pause_turn", "hook", "refused"
+    ]
 )
 Status: TypeAlias = Literal["checking the context", "waiting for model", "summarizing"]
 CompactLayer: TypeAlias = Literal["cap", "clear", "summarize", "manual", "emergency"]
@@ -52,7 +54,9 @@ CompactLayer: TypeAlias = Literal["cap", "clear", "summarize", "manual", "emerge
 CompactTrigger: TypeAlias = Literal["auto", "manual", "tool", "overflow", "emergency", "ingest", "input"]
 # How a task ended (`ResultEvent.stop`): only "end_turn" is a finished answer ("blocked": a
 # UserPromptSubmit hook dropped the prompt).
-ResultStop: TypeAlias = Literal["end_turn", "max_iterations", "interrupted", "error", "pause_turn", "blocked"]
+ResultStop: TypeAlias = Literal[
+    "end_turn", "max_iterations", "interrupted", "error", "pause_turn", "blocked", "refused"
+]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -56,7 +56,7 @@ def hooks_to_run(
         )
         return tuple(s for s in specs if s not in pending), [note]
     answer = ask(APPROVE_PROJECT_HOOKS, {"question": question(pending)}, None)
-    if answer == "no":
+    if answer not in ("yes", "always"):
         return tuple(s for s in specs if s not in pending), [f"{some} not approved: not run this session"]
     notices: list[str] = []
     try:

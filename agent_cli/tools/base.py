@@ -52,6 +52,7 @@ class ToolOutput:
     is_error: bool = False
     compact: CompactRequest | None = None  # the compact tool's wish, for the loop
     denied: bool = False  # refused before it ran (not approved, or a hook blocked it)
+    stop_turn: bool = False  # refused, and the user ended the turn with it
 
 
 @dataclass(slots=True)

@@ -23,3 +23,11 @@ def known_tools() -> ToolRegistry:
     """The default tools, made once: what a caller without a session's registry asks how a tool
     asks and how a call reads (read it only; a session gets its own `default_tools()`)."""
     return default_tools()
+
+
+# The names other layers call the tools by (a user's `!command`, `@path`, an edit's diff).
+BASH = "bash"
+READ_FILE = "read_file"
+GLOB = "glob"
+WRITE_FILE = "write_file"
+EDIT_FILE = "edit_file"

@@ -2,69 +2,114 @@
 
 `ApprovalPrompt.ask` is the `Asker` an interactive session is built with
 (agent.approvals.InteractiveApprover calls it): it shows the call through the
-renderer, reads the answer, and gives the screen back to the turn.
-`answer_prompt` reads y / n / a from the terminal.
+renderer (an edit with its diff), reads the answer, and gives the screen back to the turn.
+
+For a tool call the keys are y (yes), n (no: then what to do instead, typed, goes to the model as
+the call's error; Enter alone stops the turn), c (no, and let the turn go on), a (always) and, when
+the diff shown was cut, v (view all of it, then asked again). A question the session asks itself
+(resume another's session, start a project's server) takes y or n, and anything but yes is no.
 """
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Mapping
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
-from agent_cli.agent.approvals import Answer
+from agent_cli.agent.approvals import Answer, Instead
 from agent_cli.ui.glyphs import fit
 from agent_cli.ui.turn import discard_typeahead
 
-__all__ = ["ApprovalPrompt", "ApprovalView", "answer_prompt"]
+__all__ = ["ApprovalPrompt", "ApprovalView", "Key", "answer_prompt", "instead_prompt"]
+
+Key = Literal["yes", "no", "continue", "always", "view"]
+Reader = Callable[[tuple[Key, ...]], Key]
+CALL_KEYS: tuple[Key, ...] = ("yes", "no", "continue", "always")
+QUESTION_KEYS: tuple[Key, ...] = ("yes", "no")
+_LABELS = {
+    "yes": "[y]es",
+    "no": "[n]o",
+    "continue": "[c] no, go on",
+    "always": "[a]lways",
+    "view": "[v]iew diff",
+}
+_KEYS = {"yes": "y", "no": "n", "continue": "c", "always": "a", "view": "v"}
 
 
 class ApprovalView(Protocol):
     """What asking needs from the renderer (`render.Renderer` is one)."""
 
-    def approval(self, name: str, args: Mapping[str, Any], always: str) -> None: ...
+    def approval(self, name: str, args: Mapping[str, Any], always: str) -> bool:
+        """Show the call; True when there is more of its diff to view."""
+        ...
+
+    def full_diff(self) -> None: ...
 
     def resume(self) -> None: ...
 
 
 class ApprovalPrompt:
-    def __init__(self, view: Callable[[], ApprovalView], answer: Callable[[], Answer] | None) -> None:
+    def __init__(
+        self,
+        view: Callable[[], ApprovalView],
+        answer: Reader | None,
+        instead: Callable[[], str] | None = None,
+    ) -> None:
         self._view = view  # a function: the renderer is made on first use (rich loads late)
         self._answer = answer
+        self._instead = instead or (lambda: "")
 
     def ask(self, name: str, args: Mapping[str, Any], always: str | None) -> Answer:
         """Show the call and what "always" approves (None: a question the session asks itself, such
         as resuming a session someone else wrote, where "always" has nothing more to approve)."""
         view = self._view()
-        view.approval(name, args, always or "the same as yes (this is a question, not a tool call)")
+        more = view.approval(name, args, always or "the same as yes (this is a question, not a tool call)")
         if self._answer is None:
             return "no"
-        answer = self._answer()
+        keys = QUESTION_KEYS if always is None else (*CALL_KEYS, *(("view",) if more else ()))
+        while (key := self._answer(keys)) == "view":
+            view.full_diff()
+        answer: Answer = "no"
+        if key in ("yes", "always"):
+            answer = "yes" if key == "yes" else "always"
+        elif key == "no" and always is not None:
+            said = self._instead().strip()
+            answer = Instead(said) if said else "stop"
         view.resume()
         return answer
 
 
-def answer_prompt() -> Answer:
-    """Read y / n / a with one key press (Enter on typed text works too; Ctrl-D means no)."""
+def answer_prompt(keys: tuple[Key, ...] = CALL_KEYS) -> Key:
+    """Read one of `keys` with one key press (Enter on typed text works too; Ctrl-D means no)."""
     from prompt_toolkit import prompt
     from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 
     discard_typeahead(sys.stdin.fileno())
     bindings = KeyBindings()
-    for key, answer in (("y", "yes"), ("n", "no"), ("a", "always")):
+    for key in keys:
 
-        def pick(event: KeyPressEvent, answer: str = answer) -> None:
-            event.current_buffer.text = answer  # stays on the screen as the answer given
-            event.app.exit(result=answer)
+        def pick(event: KeyPressEvent, key: Key = key) -> None:
+            event.current_buffer.text = key  # stays on the screen as the answer given
+            event.app.exit(result=key)
 
-        bindings.add(key)(pick)
+        bindings.add(_KEYS[key])(pick)
+    labels = " / ".join(_LABELS[k] for k in keys)
     while True:
         try:
-            question = fit("  allow? [y]es / [n]o / [a]lways › ", sys.stdout)
-            text = prompt(question, key_bindings=bindings).strip().lower()
+            text = prompt(fit(f"  allow? {labels} › ", sys.stdout), key_bindings=bindings).strip().lower()
         except EOFError:
             return "no"
-        for answer in ("yes", "no", "always"):
-            if text and answer.startswith(text):
-                return answer  # type: ignore[return-value]  # one of the Answer literals
+        for key in keys:
+            if text and (key.startswith(text) or text == _KEYS[key]):
+                return key
         # anything else: ask again
+
+
+def instead_prompt() -> str:
+    """After "no": what the model should do instead (Enter alone: stop the turn; Ctrl-D too)."""
+    from prompt_toolkit import prompt
+
+    try:
+        return prompt(fit("  what should it do instead? (Enter: stop the turn) › ", sys.stdout))
+    except (EOFError, KeyboardInterrupt):
+        return ""

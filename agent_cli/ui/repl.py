@@ -39,7 +39,7 @@ from agent_cli.store.user_dirs import state_dir
 from agent_cli.tools.base import ToolRegistry
 from agent_cli.tools.registry import default_tools
 from agent_cli.ui import ending, glyphs
-from agent_cli.ui.approval import ApprovalPrompt, answer_prompt
+from agent_cli.ui.approval import ApprovalPrompt, answer_prompt, instead_prompt
 from agent_cli.ui.commands import SlashCommand, closest, custom_command_files, parse, run_command
 from agent_cli.ui.context_commands import pin_line
 from agent_cli.ui.custom_commands import invoke
@@ -333,7 +333,7 @@ def run_repl(open_session: Callable[[Asker], AgentSession]) -> int:
     # The default tools until the session is open: it may ask a question of its own while opening.
     tools = default_tools()
     renderer = functools.cache(lambda: _make_renderer(lambda: tools))
-    session = open_session(ApprovalPrompt(renderer, answer_prompt).ask)
+    session = open_session(ApprovalPrompt(renderer, answer_prompt, instead_prompt).ask)
     tools = session.tools
     toolbar = Toolbar(session)
     commands = custom_command_files(session.project_root, os.environ)
