@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
-__all__ = ["FILES_TOPIC", "REWIND_TOPIC", "Change", "Lost", "Touch", "Was"]
+__all__ = ["FILES_TOPIC", "REWIND_TOPIC", "Change", "Lost", "Touch", "UndoPlan", "Was"]
 
 FILES_TOPIC = "files"
 REWIND_TOPIC = "rewind"
@@ -99,3 +99,12 @@ class Touch:
             str(data.get("command") or ""),
             str(data.get("note") or ""),
         )
+
+
+@dataclass(frozen=True, slots=True)
+class UndoPlan:
+    """Each path changed since a prompt as it was then, and what changed that cannot be put back."""
+
+    changes: tuple[Change, ...] = ()
+    lost: tuple[Lost, ...] = ()
+    notes: tuple[str, ...] = ()  # what was not watched (a scan cut at its limit), said once each

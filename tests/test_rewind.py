@@ -1,0 +1,257 @@
+"""/rewind on a real session: the file watch around real tools in a temp project, the session log,
+and the Repl's command, with a scripted provider in place of the network.
+
+Three prompts write, edit and (through bash) delete files; rewinding to prompt 2 puts every file
+back as it was before prompt 2 and the next request holds only the conversation before it. Then
+the parts: --chat and --code alone, a rewind over a rewind, a prompt a compaction took away,
+what cannot be restored (outside the project, over the size limit) named, `--resume` after a
+rewind, and the one-line errors.
+"""
+
+from __future__ import annotations
+
+import os
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from agent_cli.agent.file_changes import FILES_TOPIC, REWIND_TOPIC
+from agent_cli.app import open_session
+from agent_cli.config.load import Flags, load_settings
+from agent_cli.core.errors import ConfigError
+from agent_cli.core.requests import Completion
+from agent_cli.session import AgentSession
+from agent_cli.store.log_records import StateRecord, read_log
+from agent_cli.store.sessions import load_session
+from agent_cli.testing.scripted import ScriptedProvider, call, say
+from agent_cli.ui.render import Renderer
+from agent_cli.ui.repl import Repl
+
+
+class Project:
+    """A session with every call approved in a temp project; `run` sends prompts, `repl` runs lines."""
+
+    def __init__(self, tmp_path: Path, script: list[Completion], *, outside: bool = False) -> None:
+        self.tmp = tmp_path
+        self.root = tmp_path / "project"
+        self.root.mkdir(parents=True, exist_ok=True)
+        state = str(tmp_path / "state")
+        self.env = {"ANTHROPIC_API_KEY": "k", "HOME": str(tmp_path), "XDG_STATE_HOME": state}
+        self.provider = ScriptedProvider(list(script))
+        self.session = self._open(None, outside)
+
+    def _open(self, resume: str | None, outside: bool = False) -> AgentSession:
+        config = self.tmp / "config.toml"
+        config.write_text(f"[tools]\nallow_outside_root = {'true' if outside else 'false'}\n")
+        settings = load_settings(
+            config_path=config, env=self.env, flags=Flags(model="claude-sonnet-4-5", yes=True), cwd=self.root
+        )
+        return open_session(settings, env=self.env, resume=resume, make_provider=lambda _: self.provider)
+
+    def run(self, prompt: str) -> None:
+        list(self.session.run(prompt))
+
+    def repl(self, *lines: str) -> tuple[str, Repl]:
+        out = StringIO()
+        renderer = Renderer(Console(file=out, width=120, color_system=None))
+        queue = list(lines)
+
+        def read() -> str:
+            if not queue:
+                raise EOFError
+            return queue.pop(0)
+
+        repl = Repl(self.session, lambda: renderer, read)
+        assert repl.run() == 0
+        return out.getvalue(), repl
+
+    def files(self) -> dict[str, str]:
+        return {
+            p.relative_to(self.root).as_posix(): p.read_text()
+            for p in sorted(self.root.rglob("*"))
+            if p.is_file() and ".transcripts" not in p.parts
+        }
+
+    def sent(self) -> list[str]:
+        """The texts of the messages of the last request."""
+        return [m.text for m in self.provider.requests[-1].messages]
+
+
+def three_prompts(tmp_path: Path) -> Project:
+    """Prompt 1 writes a.txt, prompt 2 edits it and writes b.txt, prompt 3 deletes a.txt and
+    creates c.txt through bash."""
+    p = Project(
+        tmp_path,
+        [
+            call("write_file", path="a.txt", content="one\n"),
+            say("wrote a"),
+            call("edit_file", path="a.txt", old_string="one", new_string="two"),
+            call("write_file", path="b.txt", content="bee\n"),
+            say("edited a, wrote b"),
+            call("bash", command="rm a.txt && mkdir -p d && echo sea > d/c.txt && echo changed > keep.txt"),
+            say("removed a"),
+            say("after the rewind"),
+        ],
+    )
+    (p.root / "keep.txt").write_text("the user's file\n")
+    p.run("first: write a")
+    p.run("second: edit a, write b")
+    p.run("third: remove a")
+    assert p.files() == {"b.txt": "bee\n", "d/c.txt": "sea\n", "keep.txt": "changed\n"}
+    return p
+
+
+def test_rewind_2_restores_every_file_and_the_conversation_before_prompt_2(tmp_path: Path) -> None:
+    p = three_prompts(tmp_path)
+    out, repl = p.repl("/rewind 2")
+    assert p.files() == {"a.txt": "one\n", "keep.txt": "the user's file\n"}
+    assert not (p.root / "d").exists()  # the folder bash made went with its file
+    assert "conversation rewound to before prompt 2" in out
+    assert repl.take_prefill() == "second: edit a, write b"
+    p.run("second, again")
+    assert p.sent() == ["first: write a", "", "", "wrote a", "second, again"]
+    # The log has the rewind, with what it changed, and a checkpoint that --resume replays.
+    records, _ = read_log(p.session.transcript_path)
+    rewinds = [r for r in records if isinstance(r, StateRecord) and r.topic == REWIND_TOPIC]
+    assert len(rewinds) == 1 and rewinds[0].data["prompt"] == 2 and rewinds[0].data["chat"] is True
+    assert [pt.text for pt in p.session.rewind_points()] == ["first: write a", "second, again"]
+
+
+def test_the_list_names_what_each_prompt_changed_and_ran(tmp_path: Path) -> None:
+    p = three_prompts(tmp_path)
+    out, _ = p.repl("/rewind")
+    lines = [ln.strip() for ln in out.splitlines()]
+    assert lines[0] == "1  first: write a" and lines[1] == "changed a.txt"
+    assert lines[2] == "2  second: edit a, write b" and lines[3] == "changed a.txt, b.txt"
+    assert lines[4] == "3  third: remove a"
+    assert lines[5].startswith("changed a.txt, d, d/c.txt, keep.txt; ran rm a.txt && mkdir -p d")
+
+
+def test_chat_only_keeps_the_files_and_code_only_keeps_the_conversation(tmp_path: Path) -> None:
+    p = three_prompts(tmp_path)
+    before = p.files()
+    p.session.rewind(3, chat=True, code=False)
+    assert p.files() == before
+    assert [pt.number for pt in p.session.rewind_points()] == [1, 2]
+    history = len(p.session.history)
+    p.session.rewind(2, chat=False, code=True)
+    assert p.files() == {"a.txt": "one\n", "keep.txt": "the user's file\n"}
+    assert len(p.session.history) == history  # the conversation goes on
+    assert [pt.number for pt in p.session.rewind_points()] == [1, 2]
+
+
+def test_a_later_rewind_goes_back_over_an_earlier_one(tmp_path: Path) -> None:
+    p = three_prompts(tmp_path)
+    p.session.rewind(2, chat=False)  # the files as before prompt 2; the conversation goes on
+    assert p.files() == {"a.txt": "one\n", "keep.txt": "the user's file\n"}
+    # Before prompt 3, b.txt was there: only the first rewind's own record says how it was.
+    p.session.rewind(3, chat=False)
+    assert p.files() == {"a.txt": "two\n", "b.txt": "bee\n", "keep.txt": "the user's file\n"}
+
+
+def test_a_prompt_a_compaction_took_away_is_rewound_from_the_log(tmp_path: Path) -> None:
+    p = three_prompts(tmp_path)
+    p.session.clear()  # the working history no longer holds any prompt
+    p.session.rewind(2)
+    assert [m.text for m in p.session.history] == ["first: write a", "", "", "wrote a"]
+    assert p.files()["a.txt"] == "one\n"
+
+
+def test_resume_after_a_rewind_replays_the_rewound_history(tmp_path: Path) -> None:
+    p = three_prompts(tmp_path)
+    p.session.rewind(2)
+    session_id = p.session.id
+    p.session.close()
+    loaded = load_session(p.root, session_id)
+    assert [m.text for m in loaded.messages] == ["first: write a", "", "", "wrote a"]
+    again = p._open(session_id)
+    try:
+        assert [pt.number for pt in again.rewind_points()] == [1]
+        assert again.rewind_points()[0].files == ("a.txt",)
+    finally:
+        again.close()
+
+
+def test_what_cannot_be_restored_is_named(tmp_path: Path) -> None:
+    outside = tmp_path / "outside.txt"
+    p = Project(
+        tmp_path,
+        [
+            say("ok"),
+            call("write_file", path=str(outside), content="out\n"),
+            call("bash", command="head -c 2000000 /dev/zero > big.bin && echo x > small.txt"),
+            say("done"),
+        ],
+        outside=True,
+    )
+    (p.root / "big.bin").write_bytes(b"small before\n")
+    p.run("one")
+    p.run("two")
+    out, _ = p.repl("/rewind 2")
+    assert f"! not restored: {outside} (outside the project)" in out
+    assert "small.txt" not in p.files() and (p.root / "big.bin").read_bytes() == b"small before\n"
+    # Now big.bin is over the per-file limit when the next command changes it.
+    p.provider.script += [call("bash", command="head -c 1500000 /dev/zero > big.bin"), say("done")]
+    (p.root / "big.bin").write_bytes(b"\0" * 1_200_000)
+    p.run("three")
+    out, _ = p.repl("/rewind 2")
+    assert "! not restored: big.bin (over the size limit (1 MiB per file))" in out
+
+
+def test_snapshots_are_private(tmp_path: Path) -> None:
+    p = three_prompts(tmp_path)
+    folder = p.session.log_dir / "snapshots"
+    assert folder.stat().st_mode & 0o777 == 0o700
+    blobs = list(folder.iterdir())
+    assert blobs and all(b.stat().st_mode & 0o777 == 0o600 for b in blobs)
+    records, _ = read_log(p.session.transcript_path)
+    touches = [r for r in records if isinstance(r, StateRecord) and r.topic == FILES_TOPIC]
+    assert [t.data["tool"] for t in touches] == ["write_file", "edit_file", "write_file", "bash"]
+
+
+@pytest.mark.parametrize(
+    ("line", "said"),
+    [
+        ("/rewind 99", "✗ no prompt 99: this session has 3 prompts (1-3); /rewind lists them"),
+        ("/rewind 0", "✗ no prompt 0: this session has 3 prompts (1-3); /rewind lists them"),
+        ("/rewind two", "✗ cannot read 'two': /rewind lists the prompts"),
+        ("/rewind 2 --both", "✗ cannot read '2 --both'"),
+        ("/rewind 2 --chat --code", "✗ cannot read '2 --chat --code'"),
+    ],
+)
+def test_errors_are_one_line(tmp_path: Path, line: str, said: str) -> None:
+    p = three_prompts(tmp_path)
+    before = p.files()
+    out, _ = p.repl(line)
+    assert said in out and "Traceback" not in out
+    assert len([ln for ln in out.splitlines() if ln.startswith("✗")]) == 1
+    assert p.files() == before
+
+
+def test_nothing_to_rewind_in_a_new_session(tmp_path: Path) -> None:
+    p = Project(tmp_path, [])
+    with pytest.raises(ConfigError, match="no prompts"):
+        p.session.rewind(1)
+    out, _ = p.repl("/rewind")
+    assert "no prompts yet in this session" in out
+
+
+def test_hostile_names_reach_the_terminal_visible(tmp_path: Path) -> None:
+    p = Project(tmp_path, [call("bash", command="touch \"$(printf 'evil\\033[2Jname')\""), say("ok")])
+    p.run("make \x1b]0;title\x07 a file")
+    out, _ = p.repl("/rewind")
+    assert "\x1b" not in out and "\x07" not in out
+    assert "evil\\x1b[2Jname" in out and "\\x1b]0;title\\x07" in out
+
+
+def test_a_file_bash_deleted_comes_back_with_its_mode(tmp_path: Path) -> None:
+    p = Project(tmp_path, [call("bash", command="rm run.sh"), say("gone")])
+    script = p.root / "run.sh"
+    script.write_text("#!/bin/sh\necho hi\n")
+    os.chmod(script, 0o755)
+    p.run("remove the script")
+    assert not script.exists()
+    p.session.rewind(1, chat=False)
+    assert script.read_text() == "#!/bin/sh\necho hi\n" and script.stat().st_mode & 0o777 == 0o755
