@@ -153,10 +153,22 @@ def test_a_later_rewind_goes_back_over_an_earlier_one(tmp_path: Path) -> None:
 
 def test_a_prompt_a_compaction_took_away_is_rewound_from_the_log(tmp_path: Path) -> None:
     p = three_prompts(tmp_path)
-    p.session.clear()  # the working history no longer holds any prompt
-    p.session.rewind(2)
+    p.provider.script.insert(0, say("## Goal and requests\nWrite, edit, remove a.\n## Work state\nDone."))
+    list(p.session.compact())
+    assert [m.role for m in p.session.history] == ["user", "assistant"]  # the record, and its answer
+    assert "Condensed record" in p.session.history[0].text
+    p.session.rewind(2)  # the prompts keep their numbers: they are counted in the log
     assert [m.text for m in p.session.history] == ["first: write a", "", "", "wrote a"]
     assert p.files()["a.txt"] == "one\n"
+
+
+def test_after_clear_the_prompts_are_still_there_to_go_back_to(tmp_path: Path) -> None:
+    p = three_prompts(tmp_path)
+    p.session.clear()
+    p.session.rewind(3)
+    texts = [m.text for m in p.session.history]
+    assert texts[0] == "first: write a" and "second: edit a, write b" in texts
+    assert texts[-1] == "edited a, wrote b" and "third: remove a" not in texts
 
 
 def test_resume_after_a_rewind_replays_the_rewound_history(tmp_path: Path) -> None:
