@@ -96,7 +96,8 @@ def test_rewind_2_restores_the_files_and_the_conversation_before_prompt_2(
         listing = ANSI.sub("", child.before)
         assert re.search(r"1  first: write the notes\s+changed notes\.txt", listing)
         assert re.search(r"2  second: edit the notes\s+changed extra\.txt, notes\.txt", listing)
-        assert re.search(r"3  third: remove them\s+changed app\.py, notes\.txt; ran rm notes\.txt app\.py", listing)
+        third = r"3  third: remove them\s+changed app\.py, notes\.txt; ran rm notes\.txt app\.py"
+        assert re.search(third, listing)
 
         child.send("/rewind 99\r")
         expect(child, "no prompt 99: this session has 3 prompts")

@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from agent_cli.agent.file_changes import FILES_TOPIC, REWIND_TOPIC
+from agent_cli.agent.file_changes import FILES_TOPIC, REWIND_TOPIC, Change, UndoPlan
+from agent_cli.agent.restore import restore
 from agent_cli.app import open_session
 from agent_cli.config.load import Flags, load_settings
 from agent_cli.core.errors import ConfigError
@@ -25,6 +26,7 @@ from agent_cli.core.requests import Completion
 from agent_cli.session import AgentSession
 from agent_cli.store.log_records import StateRecord, read_log
 from agent_cli.store.sessions import load_session
+from agent_cli.store.snapshots import SnapshotStore
 from agent_cli.testing.scripted import ScriptedProvider, call, say
 from agent_cli.ui.render import Renderer
 from agent_cli.ui.repl import Repl
@@ -267,3 +269,45 @@ def test_a_file_bash_deleted_comes_back_with_its_mode(tmp_path: Path) -> None:
     assert not script.exists()
     p.session.rewind(1, chat=False)
     assert script.read_text() == "#!/bin/sh\necho hi\n" and script.stat().st_mode & 0o777 == 0o755
+
+
+def test_a_folder_and_a_file_that_swapped_places_are_put_back(tmp_path: Path) -> None:
+    p = Project(
+        tmp_path, [call("bash", command="rm -r d f && echo file > d && mkdir f && echo in > f/x"), say("ok")]
+    )
+    (p.root / "d").mkdir()
+    (p.root / "d" / "inner.txt").write_text("inner\n")
+    (p.root / "f").write_text("was a file\n")
+    p.run("swap them")
+    assert (p.root / "d").is_file() and (p.root / "f").is_dir()
+    out, _ = p.repl("/rewind 1 --code")
+    assert p.files() == {"d/inner.txt": "inner\n", "f": "was a file\n"}
+    assert "not restored" not in out
+
+
+def test_a_path_from_the_log_is_not_followed_out_of_the_project(tmp_path: Path) -> None:
+    root = tmp_path / "project"
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    root.mkdir()
+    (root / "sub").symlink_to(outside)  # a link swapped in for a folder since the snapshot
+    store = SnapshotStore(tmp_path / "session")
+    digest = store.put(b"planted\n")
+    plan = UndoPlan(
+        (
+            Change("sub/evil.txt", "file", digest),
+            Change("../escape.txt", "file", digest),
+            Change(".transcripts/x", "file", digest),
+        )
+    )
+    restored = restore(root, store, plan)
+    assert list(outside.iterdir()) == [] and not (tmp_path / "escape.txt").exists()
+    assert not (root / ".transcripts").exists() and restored.count == 0
+    assert sorted(lost.path for lost in restored.unrestored) == [
+        "../escape.txt",
+        ".transcripts/x",
+        "sub/evil.txt",
+    ]
+    assert {lost.why for lost in restored.unrestored} == {
+        "outside the project (through a link or ..) or in its session store; not followed"
+    }

@@ -2,11 +2,11 @@
 
     restore(root, store, plan) -> Restored
 
-In order: folders that were there are made again; files are written back from the snapshot store
-(through a temporary file and a rename, as every write of a file here is, with the mode they had);
-then what did not exist is removed: files and links first, then folders, deepest first, and a
-folder only when it is empty (a folder that holds something the agent did not make is left, and
-said). Each path is snapshotted before it is changed, so the rewind's own `Touch` can be undone
+In order: what did not exist is removed, deepest first (a folder only when it is empty: one that
+holds something the agent did not make is left, and said); folders that were there are made again
+(a file made in a folder's place is moved out of the way); files are written back from the snapshot
+store (through a temporary file and a rename, as every write of a file here is, with the mode they
+had). Each path is snapshotted before it is changed, so the rewind's own `Touch` can be undone
 by a later rewind like any tool call.
 
 A path from the log is used only if it stays inside the project once its folders are resolved (a
@@ -63,10 +63,12 @@ class _Restorer:
         self.lost: list[Lost] = []  # paths it could not put back
 
     def run(self, plan: UndoPlan) -> Restored:
+        # What was not there goes first (deepest first), so a folder made where a file was, or a
+        # file where a folder was, is out of the way of what comes back.
+        absent = sorted((c for c in plan.changes if c.was == "absent"), key=_depth, reverse=True)
         dirs = sorted((c for c in plan.changes if c.was == "dir"), key=_depth)
         files = [c for c in plan.changes if c.was == "file"]
-        absent = sorted((c for c in plan.changes if c.was == "absent"), key=_depth, reverse=True)
-        for change in (*dirs, *files, *absent):
+        for change in (*absent, *dirs, *files):
             self._one(change)
         return Restored(
             Touch("rewind", tuple(self.before), tuple(self.unkept)),
@@ -80,7 +82,12 @@ class _Restorer:
     def _one(self, change: Change) -> None:
         path = _inside(self.root, change.path)
         if path is None:
-            self.lost.append(Lost(change.path, "outside the project now (through a link), not followed"))
+            self.lost.append(
+                Lost(
+                    change.path,
+                    "outside the project (through a link or ..) or in its session store; not followed",
+                )
+            )
             return
         now = read_state(path, self.store, MAX_SNAPSHOT_BYTES)
         if isinstance(now, Change) and (now.was, now.digest) == (change.was, change.digest):
@@ -97,30 +104,31 @@ class _Restorer:
             self.lost.append(Lost(change.path, f"could not be put back: {why}"))
 
     def _write(self, path: Path, change: Change, now: Change | str) -> None:
-        if isinstance(now, Change) and now.was == "dir":
-            self.lost.append(Lost(change.path, "a folder is there now; left in place"))
-            return
         data = self.store.get(change.digest)
+        if isinstance(now, Change) and now.was == "dir":  # a folder made where the file was
+            if not self._empty(path):
+                self.lost.append(Lost(change.path, "a folder holding other files is there now, left"))
+                return
+            self._note(change.path, now)
+            path.rmdir()
+        else:
+            self._note(change.path, now)
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._note(change.path, now)
         replace_file(path, data, change.path)
         os.chmod(path, change.mode)  # (a new file: the rename put a regular file there)
         self.done["written"].append(change.path)
 
     def _make(self, path: Path, change: Change, now: Change | str) -> None:
-        if not (isinstance(now, Change) and now.was == "absent"):
-            self.lost.append(Lost(change.path, "was a folder; something else is there now, left in place"))
-            return
-        path.mkdir(parents=True, exist_ok=True)
         self._note(change.path, now)
+        if not (isinstance(now, Change) and now.was == "absent"):
+            path.unlink()  # a file or link made where the folder was (kept in the rewind's touch)
+        path.mkdir(parents=True, exist_ok=True)
         self.done["made"].append(change.path)
 
     def _remove(self, path: Path, change: Change, now: Change | str) -> None:
         info = os.lstat(path)
         if stat.S_ISDIR(info.st_mode):
-            with os.scandir(path) as listing:
-                occupied = any(listing)
-            if occupied:
+            if not self._empty(path):
                 self.lost.append(
                     Lost(change.path, "a folder made since that holds other files; left in place")
                 )
@@ -131,6 +139,11 @@ class _Restorer:
             self._note(change.path, now)
             path.unlink()
         self.done["removed"].append(change.path)
+
+    @staticmethod
+    def _empty(path: Path) -> bool:
+        with os.scandir(path) as listing:
+            return not any(listing)
 
     def _note(self, rel: str, now: Change | str) -> None:
         """Keep how `rel` is now in the rewind's own touch (so a later rewind can undo this one)."""
