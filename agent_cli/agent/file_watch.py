@@ -30,6 +30,7 @@ from typing import Any, Protocol
 
 from agent_cli.agent.file_changes import FILES_TOPIC, Change, Lost, Touch
 from agent_cli.agent.tree_scan import DEFAULT_LIMITS, Tree, TreeDiff, TreeLimits, compare, scan
+from agent_cli.core.errors import ConfigError
 from agent_cli.core.messages import ToolUse
 from agent_cli.store.snapshots import SnapshotStore, digest_of
 from agent_cli.tools.base import FileEffect, ToolContext, ToolError
@@ -72,6 +73,8 @@ def read_state(path: Path, store: SnapshotStore, limit: int) -> Change | str:
         return Change("", "file", store.put(data), stat.S_IMODE(info.st_mode))
     except OSError as exc:
         return f"could not be snapshotted ({exc.strerror or exc})"
+    except ConfigError as exc:  # the store's folder is not a private folder (a link, another's)
+        return f"could not be snapshotted ({exc})"
 
 
 def _content_now(path: Path) -> str | None:

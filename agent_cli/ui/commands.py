@@ -75,7 +75,7 @@ class CommandHost(Protocol):
 
 KEY_HELP = (
     "Enter sends · Alt+Enter or Esc Enter adds a line · Tab completes /commands and paths (@src/…) · "
-    "Ctrl-C cancels a turn · Ctrl-D exits"
+    "Esc Esc lists the prompts to rewind to · Ctrl-C cancels a turn · Ctrl-D exits"
 )
 _NAME_AND_REST = re.compile(r"(\S*)\s*(.*)", re.DOTALL)
 # Parts /context lists even when empty; the others only when they hold something.
