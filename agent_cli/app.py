@@ -151,7 +151,7 @@ def open_session(
             recall=engine.recall,
             secret_spans=redactor.spans,
         )
-        watch = FileWatch(root, SnapshotStore(log.dir), log)  # for /rewind: what the tools change
+        watch = FileWatch(root, assembly.snapshots(log), log)  # for /rewind: what the tools change
         loop = AgentLoop(
             provider=model.provider,
             tools=tools,
@@ -356,6 +356,9 @@ class Assembly:
 
     def archive(self, log: SessionLog) -> Archive:
         return Archive(log.dir, redactor=self._redactor, searcher=Recall.spec.name)
+
+    def snapshots(self, log: SessionLog) -> SnapshotStore:
+        return SnapshotStore(log.dir, redactor=self._redactor)
 
 
 _SECRET_NAME = re.compile(r"KEY|SECRET|TOKEN|PASSW|CREDENTIAL|AUTH|PRIVATE|DSN", re.IGNORECASE)

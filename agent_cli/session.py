@@ -113,6 +113,10 @@ class Parts(Protocol):
 
     def archive(self, log: SessionLog) -> Archive: ...
 
+    def snapshots(self, log: SessionLog) -> SnapshotStore:
+        """Where the session's file snapshots are kept (for /rewind), secrets refused."""
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class Rewound:
@@ -399,7 +403,7 @@ class AgentSession:
         self._pins = PinBoard(self.project_root, logged_pins(log.path))
         self._set_pins(logged=False)
         if self._watch is not None:
-            self._watch.follow(SnapshotStore(log.dir), log)
+            self._watch.follow(self._parts.snapshots(log), log)
         self._restore_anchor()
         return session_id
 
@@ -415,7 +419,7 @@ class AgentSession:
         point = pick(points(records), number)
         restored = None
         if code:
-            restored = restore(self.project_root, SnapshotStore(self.log_dir), undo_plan(records, point))
+            restored = restore(self.project_root, self._parts.snapshots(self._log), undo_plan(records, point))
         self._log.log_state(REWIND_TOPIC, rewind_data(point, chat, code, restored))
         if chat:
             self._loop.reset(history=before_prompt(self._loop.history, records, point))

@@ -311,3 +311,17 @@ def test_a_path_from_the_log_is_not_followed_out_of_the_project(tmp_path: Path) 
     assert {lost.why for lost in restored.unrestored} == {
         "outside the project (through a link or ..) or in its session store; not followed"
     }
+
+
+def test_a_file_holding_a_key_is_not_copied_into_the_session_store_and_is_named(tmp_path: Path) -> None:
+    key = "sk-ant-api03-REWINDCANARY0123456789abcdefghijklmnop"
+    p = Project(tmp_path, [call("bash", command="rm .env && echo plain > notes.txt"), say("ok")])
+    (p.root / ".env").write_text(f"ANTHROPIC_API_KEY={key}\n")
+    p.run("tidy up")
+    out, _ = p.repl("/rewind 1")
+    assert "! not restored: .env (it holds a key or credential, which the session store never keeps)" in out
+    assert "notes.txt" not in p.files()  # the rest is rewound as usual
+    stored = "".join(
+        f.read_text(errors="replace") for f in (p.root / ".transcripts").rglob("*") if f.is_file()
+    )
+    assert key[:24] not in stored

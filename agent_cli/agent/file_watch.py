@@ -32,7 +32,7 @@ from agent_cli.agent.file_changes import FILES_TOPIC, Change, Lost, Touch
 from agent_cli.agent.tree_scan import DEFAULT_LIMITS, Tree, TreeDiff, TreeLimits, compare, scan
 from agent_cli.core.errors import ConfigError
 from agent_cli.core.messages import ToolUse
-from agent_cli.store.snapshots import SnapshotStore, digest_of
+from agent_cli.store.snapshots import HoldsSecret, SnapshotStore, digest_of
 from agent_cli.tools.base import FileEffect, ToolContext, ToolError
 from agent_cli.tools.sandbox import resolve_path
 
@@ -71,6 +71,8 @@ def read_state(path: Path, store: SnapshotStore, limit: int) -> Change | str:
         if len(data) > limit:
             return f"over the size limit ({_mib(limit)} per file)"
         return Change("", "file", store.put(data), stat.S_IMODE(info.st_mode))
+    except HoldsSecret as exc:
+        return str(exc)
     except OSError as exc:
         return f"could not be snapshotted ({exc.strerror or exc})"
     except ConfigError as exc:  # the store's folder is not a private folder (a link, another's)
@@ -95,10 +97,6 @@ class FileWatch:
         self._log = log
         self._limits = limits
         self._known: dict[str, tuple[tuple[int, ...], str]] = {}  # path -> (key, digest) kept
-
-    @property
-    def store(self) -> SnapshotStore:
-        return self._store
 
     def follow(self, store: SnapshotStore, log: StateLog) -> None:
         """Record into another session from now on (/resume)."""

@@ -11,7 +11,9 @@ deleted from the archive).
 
 The bytes are stored as they are, not redacted like the log and the archive: a snapshot exists to
 give a file back byte for byte, and it is the project's own file, kept as privately as the rest of
-the session (see layout.py).
+the session (see layout.py). So a content in which the session's redactor finds a secret (a
+configured key, a credential's shape) is not stored at all (`HoldsSecret`): API keys never reach
+the session store, and the file is named to the user as one that cannot be restored.
 """
 
 from __future__ import annotations
@@ -24,8 +26,9 @@ import secrets
 from pathlib import Path
 
 from agent_cli.store.layout import FILE_MODE, ensure_private_dir
+from agent_cli.store.redact import Redactor
 
-__all__ = ["SNAPSHOTS_DIR", "SnapshotStore", "digest_of"]
+__all__ = ["SNAPSHOTS_DIR", "HoldsSecret", "SnapshotStore", "digest_of"]
 
 SNAPSHOTS_DIR = "snapshots"
 _DIGEST_RE = re.compile(r"[0-9a-f]{64}")
@@ -36,18 +39,26 @@ def digest_of(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-class SnapshotStore:
-    """Content-addressed blobs in a session's folder; the folder is made on the first `put`."""
+class HoldsSecret(ValueError):
+    """The content holds a key or credential, so it is not stored."""
 
-    def __init__(self, session_dir: Path) -> None:
+
+class SnapshotStore:
+    """Content-addressed blobs in a session's folder; the folder is made on the first `put`.
+    With a `redactor`, a content holding a secret is refused (see the module's docstring)."""
+
+    def __init__(self, session_dir: Path, *, redactor: Redactor | None = None) -> None:
         self.dir = Path(session_dir) / SNAPSHOTS_DIR
+        self._redactor = redactor
 
     def put(self, data: bytes) -> str:
-        """Keep `data` (if not kept already) and return its digest."""
+        """Keep `data` (if not kept already) and return its digest; HoldsSecret if it holds one."""
         digest = digest_of(data)
         path = self.dir / digest
         if path.is_file():
-            return digest
+            return digest  # (checked when it was stored)
+        if self._redactor is not None and self._redactor.spans(data.decode("utf-8", "replace")):
+            raise HoldsSecret("it holds a key or credential, which the session store never keeps")
         ensure_private_dir(self.dir)
         temp = self.dir / f".{digest}.{secrets.token_hex(4)}.tmp"
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
