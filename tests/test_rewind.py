@@ -309,7 +309,7 @@ def test_a_path_from_the_log_is_not_followed_out_of_the_project(tmp_path: Path) 
         "sub/evil.txt",
     ]
     assert {lost.why for lost in restored.unrestored} == {
-        "outside the project (through a link or ..) or in its session store; not followed"
+        "not a path a rewind writes (outside the project, in the session store, or redacted)"
     }
 
 
@@ -325,3 +325,11 @@ def test_a_file_holding_a_key_is_not_copied_into_the_session_store_and_is_named(
         f.read_text(errors="replace") for f in (p.root / ".transcripts").rglob("*") if f.is_file()
     )
     assert key[:24] not in stored
+
+
+def test_a_file_whose_name_is_not_utf8_is_named_not_guessed(tmp_path: Path) -> None:
+    p = Project(tmp_path, [call("bash", command="touch \"$(printf 'bad\\377name')\" ok.txt"), say("ok")])
+    p.run("make two files")
+    out, _ = p.repl("/rewind 1")
+    assert "! not restored: bad\ufffdname (its name is not UTF-8" in out
+    assert sorted(os.listdir(p.root)) == [".transcripts", os.fsdecode(b"bad\xffname")]  # ok.txt went

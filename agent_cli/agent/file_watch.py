@@ -32,6 +32,7 @@ from agent_cli.agent.file_changes import FILES_TOPIC, Change, Lost, Touch
 from agent_cli.agent.tree_scan import DEFAULT_LIMITS, Tree, TreeDiff, TreeLimits, compare, scan
 from agent_cli.core.errors import ConfigError
 from agent_cli.core.messages import ToolUse
+from agent_cli.core.text import clean
 from agent_cli.store.snapshots import HoldsSecret, SnapshotStore, digest_of
 from agent_cli.tools.base import FileEffect, ToolContext, ToolError
 from agent_cli.tools.sandbox import resolve_path
@@ -40,6 +41,7 @@ __all__ = ["FileWatch", "StateLog", "read_state"]
 
 MAX_SNAPSHOT_BYTES = 16 << 20  # a file write_file or edit_file replaces (edit_file reads up to 10 MiB)
 OUTSIDE = "outside the project"
+NOT_UTF8 = "its name is not UTF-8, which the session log cannot hold as it is"
 
 
 class StateLog(Protocol):
@@ -195,11 +197,18 @@ class FileWatch:
         kept: dict[str, str],
         unkept: dict[str, str],
     ) -> Touch:
-        changes: list[Change] = [Change(p, "absent") for p in diff.created]
+        changes: list[Change] = []
         lost: list[Lost] = []
+        for path in diff.created:
+            if not _utf8(path):
+                lost.append(Lost(clean(path), NOT_UTF8))
+            else:
+                changes.append(Change(path, "absent"))
         for path in (*diff.changed, *diff.deleted):
             entry = before.entries[path]
-            if entry.kind == "dir":
+            if not _utf8(path):  # the log keeps text: the name would come back as another
+                lost.append(Lost(clean(path), NOT_UTF8))
+            elif entry.kind == "dir":
                 changes.append(Change(path, "dir"))
             elif path in kept:
                 if path in diff.changed and _content_now(self._root / path) == kept[path]:
@@ -219,6 +228,14 @@ class FileWatch:
             else ""
         )
         return Touch(tool, _sorted(changes), tuple(sorted(lost, key=lambda x: x.path)), command, note)
+
+
+def _utf8(path: str) -> bool:
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:  # undecodable bytes of the name, kept as surrogates
+        return False
+    return True
 
 
 def _mib(size: int) -> str:

@@ -25,11 +25,14 @@ from pathlib import Path, PurePosixPath
 from agent_cli.agent.file_changes import Change, Lost, Touch, UndoPlan
 from agent_cli.agent.file_watch import MAX_SNAPSHOT_BYTES, read_state
 from agent_cli.store.layout import TRANSCRIPTS_DIR
+from agent_cli.store.redact import REDACTED
 from agent_cli.store.snapshots import SnapshotStore
 from agent_cli.tools.base import ToolError
 from agent_cli.tools.replace import replace_file
 
 __all__ = ["Restored", "restore"]
+
+UNSAFE_PATH = "not a path a rewind writes (outside the project, in the session store, or redacted)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,7 +88,7 @@ class _Restorer:
             self.lost.append(
                 Lost(
                     change.path,
-                    "outside the project (through a link or ..) or in its session store; not followed",
+                    UNSAFE_PATH,
                 )
             )
             return
@@ -159,8 +162,8 @@ def _inside(root: Path, rel: str) -> Path | None:
     parts = PurePosixPath(rel).parts
     if not parts or rel.startswith("/") or any(p in ("..", ".") for p in parts):
         return None
-    if any(p.casefold() == TRANSCRIPTS_DIR for p in parts):
-        return None
+    if any(p.casefold() == TRANSCRIPTS_DIR for p in parts) or REDACTED in rel:
+        return None  # (a name the log holds redacted is not the file's name)
     parent = root.joinpath(*parts[:-1]).resolve()
     return parent / parts[-1] if parent.is_relative_to(root) else None
 
