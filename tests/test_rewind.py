@@ -333,3 +333,15 @@ def test_a_file_whose_name_is_not_utf8_is_named_not_guessed(tmp_path: Path) -> N
     out, _ = p.repl("/rewind 1")
     assert "! not restored: bad\ufffdname (its name is not UTF-8" in out
     assert sorted(os.listdir(p.root)) == [".transcripts", os.fsdecode(b"bad\xffname")]  # ok.txt went
+
+
+def test_a_shell_command_the_user_ran_is_watched_and_is_not_a_prompt(tmp_path: Path) -> None:
+    p = Project(tmp_path, [say("ok"), say("ok again")])
+    p.run("first")
+    p.session.shell("echo made > made.txt")  # `!echo made > made.txt`
+    p.run("second")
+    found = p.session.rewind_points()
+    assert [pt.text for pt in found] == ["first", "second"]
+    assert found[0].commands == ("echo made > made.txt",) and found[0].files == ("made.txt",)
+    p.session.rewind(1)
+    assert "made.txt" not in p.files() and p.session.history == ()

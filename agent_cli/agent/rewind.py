@@ -6,7 +6,8 @@
     history_before(records, point) -> [Message]  the working history just before the prompt
 
 A *prompt* is a message the user sent: a plain user message in the log, but not the loop's own
-notes (a turn interrupted, a reply cut off). Prompts are numbered from the log, not from the
+notes (a turn interrupted, a reply cut off) nor what a `!command` printed (its changes to the files
+are watched, and counted with the prompt before it). Prompts are numbered from the log, not from the
 working history, so a prompt a compaction condensed away keeps its number and can still be gone
 back to: its history is replayed from the log's records up to it (checkpoints included, as
 `--resume` replays them).
@@ -28,6 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from agent_cli.agent.attachments import is_shell_message
 from agent_cli.agent.continuations import CONTINUE_AFTER_CUTOFF
 from agent_cli.agent.file_changes import FILES_TOPIC, REWIND_TOPIC, Change, Lost, Touch, UndoPlan
 from agent_cli.agent.loop import INTERRUPTED_TURN
@@ -79,7 +81,8 @@ def prompt_text(message: Message) -> str:
 
 
 def is_prompt(message: Message) -> bool:
-    return message.is_plain_user and prompt_text(message) not in _LOOP_NOTES
+    text = prompt_text(message)
+    return message.is_plain_user and text not in _LOOP_NOTES and not is_shell_message(text)
 
 
 def touch_of(record: LogRecord) -> Touch | None:

@@ -90,8 +90,9 @@ class ToolRunner:
 
     def run_for_user(self, use: ToolUse, ctx: ToolContext) -> ToolOutput:
         """Run a call the user typed (`!command`, `@path`): nothing to approve, no hook to ask;
-        Ctrl-C stops it as it stops a model's call."""
-        output = self._in_worker(use, ctx)
+        Ctrl-C stops it as it stops a model's call. What it changes in the files is watched too."""
+        with self._watch.around(use, self.tools.effect(use.name), ctx):
+            output = self._in_worker(use, ctx)
         return dataclasses.replace(output, content=self._redact(clean(output.content)))
 
     def _in_worker(self, use: ToolUse, ctx: ToolContext) -> ToolOutput:
