@@ -46,8 +46,8 @@ from agent_cli.agent.record_edits import (
     view_record,
     with_record,
 )
-from agent_cli.agent.restore import Restored, restore
-from agent_cli.agent.rewind import RewindPoint, before_prompt, pick, points, rewind_data, undo_plan
+from agent_cli.agent.restore import restore
+from agent_cli.agent.rewind import RewindPoint, Rewound, before_prompt, pick, points, rewind_data, undo_plan
 from agent_cli.config.settings import Settings
 from agent_cli.context.breakdown import Breakdown
 from agent_cli.context.engine import ContextEngine
@@ -66,7 +66,7 @@ from agent_cli.store.sessions import resolve_session_id
 from agent_cli.store.snapshots import SnapshotStore
 from agent_cli.tools.base import ToolOutput, ToolRegistry
 
-__all__ = ["AgentSession", "Extensions", "ModelParts", "Parts", "Rewound", "Uncompacted"]
+__all__ = ["AgentSession", "Extensions", "ModelParts", "Parts", "Uncompacted"]
 
 
 class Extensions(Protocol):
@@ -116,16 +116,6 @@ class Parts(Protocol):
     def snapshots(self, log: SessionLog) -> SnapshotStore:
         """Where the session's file snapshots are kept (for /rewind), secrets refused."""
         ...
-
-
-@dataclass(frozen=True, slots=True)
-class Rewound:
-    """What `/rewind N` did: the prompt gone back to, whether the conversation went back, and what
-    became of the files (None when they were left as they are)."""
-
-    point: RewindPoint
-    chat: bool
-    restored: Restored | None
 
 
 @dataclass(frozen=True, slots=True)

@@ -41,6 +41,7 @@ from agent_cli.store.sessions import replay
 
 __all__ = [
     "RewindPoint",
+    "Rewound",
     "UndoPlan",
     "history_before",
     "is_prompt",
@@ -73,6 +74,16 @@ class RewindPoint:
     def commands(self) -> tuple[str, ...]:
         """The commands its turn ran, in order."""
         return tuple(t.command for t in self.touches if t.command)
+
+
+@dataclass(frozen=True, slots=True)
+class Rewound:
+    """What `/rewind N` did: the prompt gone back to, whether the conversation went back, and what
+    became of the files (None when they were left as they are)."""
+
+    point: RewindPoint
+    chat: bool
+    restored: Restored | None
 
 
 def prompt_text(message: Message) -> str:

@@ -14,10 +14,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from agent_cli.agent.rewind import RewindPoint
+from agent_cli.agent.rewind import RewindPoint, Rewound
 from agent_cli.core.errors import ConfigError
 from agent_cli.core.text import visible
-from agent_cli.session import Rewound
 
 __all__ = ["REWIND_USAGE", "RewindArgs", "parse_rewind", "point_lines", "rewound_lines"]
 
