@@ -411,10 +411,9 @@ class AgentSession:
         if code:
             restored = restore(self.project_root, self._parts.snapshots(self._log), undo_plan(records, point))
         self._log.log_state(REWIND_TOPIC, rewind_data(point, chat, code, restored))
-        if chat:
-            self._loop.reset(history=before_prompt(self._loop.history, records, point))
+        if chat:  # (a "rewind" checkpoint: /uncompact does not reach back past it)
+            self._loop.replace_history(before_prompt(self._loop.history, records, point), "rewind")
             self._engine.restart()
-            self._log.log_history(self._loop.history, "rewind")
         return Rewound(point, chat, restored)
 
     def close(self) -> None:

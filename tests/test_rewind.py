@@ -345,3 +345,12 @@ def test_a_shell_command_the_user_ran_is_watched_and_is_not_a_prompt(tmp_path: P
     assert found[0].commands == ("echo made > made.txt",) and found[0].files == ("made.txt",)
     p.session.rewind(1)
     assert "made.txt" not in p.files() and p.session.history == ()
+
+
+def test_a_compaction_before_a_rewind_is_not_undone_after_it(tmp_path: Path) -> None:
+    p = three_prompts(tmp_path)
+    p.provider.script.insert(0, say("## Goal and requests\nWrite, edit, remove a.\n## Work state\nDone."))
+    list(p.session.compact())
+    p.session.rewind(2)
+    assert p.session.uncompact() is None  # the rewound history is the conversation now
+    assert [m.text for m in p.session.history] == ["first: write a", "", "", "wrote a"]

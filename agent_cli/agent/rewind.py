@@ -36,6 +36,7 @@ from agent_cli.agent.loop import INTERRUPTED_TURN
 from agent_cli.agent.restore import Restored
 from agent_cli.core.errors import ConfigError
 from agent_cli.core.messages import Message, TextBlock
+from agent_cli.core.pairing import repair_history
 from agent_cli.store.log_records import LogRecord, MessageRecord, StateRecord
 from agent_cli.store.sessions import replay
 
@@ -170,8 +171,9 @@ def undo_plan(records: Sequence[LogRecord], point: RewindPoint) -> UndoPlan:
 
 
 def history_before(records: Sequence[LogRecord], point: RewindPoint) -> list[Message]:
-    """The working history as the log replays it just before `point`'s prompt was sent."""
-    return replay(records[: point.at])[1]
+    """The working history as the log replays it just before `point`'s prompt was sent (its tool
+    calls paired, as `--resume` pairs them: a session may have stopped inside a call before it)."""
+    return repair_history(replay(records[: point.at])[1])
 
 
 def before_prompt(live: Sequence[Message], records: Sequence[LogRecord], point: RewindPoint) -> list[Message]:
