@@ -92,7 +92,7 @@ def test_rewind_2_restores_the_files_and_the_conversation_before_prompt_2(
         assert (project / "extra.txt").read_text() == "extra\n"
 
         child.send("\x1b\x1b")  # Esc Esc at the empty prompt: the list
-        expect(child, r"/rewind N \[--chat \| --code\]")
+        expect(child, "goes back to before prompt N: the conversation and the files")
         listing = ANSI.sub("", child.before)
         assert re.search(r"1  first: write the notes\s+changed notes\.txt", listing)
         assert re.search(r"2  second: edit the notes\s+changed extra\.txt, notes\.txt", listing)

@@ -111,6 +111,7 @@ def test_rewind_2_restores_every_file_and_the_conversation_before_prompt_2(tmp_p
     assert p.files() == {"a.txt": "one\n", "keep.txt": "the user's file\n"}
     assert not (p.root / "d").exists()  # the folder bash made went with its file
     assert "conversation rewound to before prompt 2" in out
+    assert "files: 2 restored (a.txt, keep.txt); 3 removed (b.txt, d, d/c.txt)" in out
     assert repl.take_prefill() == "second: edit a, write b"
     p.run("second, again")
     assert p.sent() == ["first: write a", "", "", "wrote a", "second, again"]

@@ -282,14 +282,14 @@ def _mcp(repl: CommandHost, arg: str) -> None:
 
 
 def _rewind(repl: CommandHost, arg: str) -> None:
-    from agent_cli.ui.rewind_view import REWIND_USAGE, parse_rewind, point_lines, rewound_lines
+    from agent_cli.ui.rewind_view import REWIND_HINT, parse_rewind, point_lines, rewound_lines
 
     wanted = parse_rewind(arg)
     if wanted.number is None:
         found = repl.session.rewind_points()
         for line in point_lines(found, repl.renderer.console.width) or ["no prompts yet in this session"]:
             repl.renderer.line(line)
-        repl.renderer.info(REWIND_USAGE + " (conversation and files; --chat or --code: one of them)")
+        repl.renderer.info(REWIND_HINT)
         return
     rewound = repl.session.rewind(wanted.number, chat=wanted.chat, code=wanted.code)
     for text, style in rewound_lines(rewound):

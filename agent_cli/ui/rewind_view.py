@@ -18,9 +18,10 @@ from agent_cli.agent.rewind import RewindPoint, Rewound
 from agent_cli.core.errors import ConfigError
 from agent_cli.core.text import visible
 
-__all__ = ["REWIND_USAGE", "RewindArgs", "parse_rewind", "point_lines", "rewound_lines"]
+__all__ = ["REWIND_HINT", "REWIND_USAGE", "RewindArgs", "parse_rewind", "point_lines", "rewound_lines"]
 
 REWIND_USAGE = "/rewind lists the prompts; /rewind N [--chat | --code] goes back to before prompt N"
+REWIND_HINT = "/rewind N goes back to before prompt N: the conversation and the files (--chat, --code: one)"
 MAX_NAMED = 5  # files and commands named on a prompt's line; the rest are counted
 
 
@@ -50,10 +51,11 @@ def _cut(text: str, width: int) -> str:
     return text if len(text) <= width else text[: max(width - 1, 1)] + "…"
 
 
-def _named(items: Sequence[str], noun: str) -> str:
+def _named(items: Sequence[str]) -> str:
+    """The first few items, each on one line and visible, and how many more."""
     shown = ", ".join(_one_line(i) for i in items[:MAX_NAMED])
     more = len(items) - MAX_NAMED
-    return f"{noun} {shown}" + (f" and {more} more" if more > 0 else "")
+    return shown + (f" and {more} more" if more > 0 else "")
 
 
 def point_lines(points: Sequence[RewindPoint], width: int = 100) -> list[str]:
@@ -63,9 +65,9 @@ def point_lines(points: Sequence[RewindPoint], width: int = 100) -> list[str]:
         lines.append(_cut(f"{point.number:>3}  {_one_line(point.text) or '(empty)'}", width))
         done = []
         if point.files:
-            done.append(_named(point.files, "changed"))
+            done.append(f"changed {_named(point.files)}")
         if point.commands:
-            done.append(_named(point.commands, "ran"))
+            done.append(f"ran {_named(point.commands)}")
         said = "; ".join(done) if done else "no files changed, no commands run"
         lines.append(_cut(f"     {said}", width))
     return lines
@@ -84,10 +86,8 @@ def rewound_lines(rewound: Rewound) -> list[tuple[str, str]]:
     if not rewound.chat:
         out.append((f"files rewound to before prompt {n}; the conversation goes on (--code)", "bold"))
     counts = ((restored.written, "restored"), (restored.removed, "removed"), (restored.made, "folders made"))
-    parts = [f"{len(paths)} {what}" for paths, what in counts if paths]
-    out.append((("files: " + ", ".join(parts)) if parts else "no file changed since that prompt", "dim"))
-    for path in (*restored.written, *restored.removed, *restored.made):
-        out.append((f"  {_one_line(path)}", "dim"))
+    parts = [f"{len(paths)} {what} ({_named(sorted(paths))})" for paths, what in counts if paths]
+    out.append((("files: " + "; ".join(parts)) if parts else "no file changed since that prompt", "dim"))
     for lost in restored.unrestored:
         out.append((f"! not restored: {_one_line(lost.path)} ({_one_line(lost.why)})", "yellow"))
     for note in restored.notes:
