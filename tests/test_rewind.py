@@ -355,3 +355,12 @@ def test_a_compaction_before_a_rewind_is_not_undone_after_it(tmp_path: Path) -> 
     p.session.rewind(2)
     assert p.session.uncompact() is None  # the rewound history is the conversation now
     assert [m.text for m in p.session.history] == ["first: write a", "", "", "wrote a"]
+
+
+def test_a_folder_the_agent_made_is_left_when_it_holds_the_user_s_files(tmp_path: Path) -> None:
+    p = Project(tmp_path, [call("bash", command="mkdir out && echo built > out/app"), say("ok")])
+    p.run("build")
+    (p.root / "out" / "mine.txt").write_text("the user's\n")  # made by the user, not the agent
+    out, _ = p.repl("/rewind 1")
+    assert p.files() == {"out/mine.txt": "the user's\n"}
+    assert "! not restored: out (a folder that holds other files is there now; left in place)" in out

@@ -32,6 +32,7 @@ from agent_cli.tools.replace import replace_file
 
 __all__ = ["Restored", "restore"]
 
+FOLDER_IN_USE = "a folder that holds other files is there now; left in place"
 UNSAFE_PATH = "not a path a rewind writes (outside the project, in the session store, or redacted)"
 
 
@@ -85,12 +86,7 @@ class _Restorer:
     def _one(self, change: Change) -> None:
         path = _inside(self.root, change.path)
         if path is None:
-            self.lost.append(
-                Lost(
-                    change.path,
-                    UNSAFE_PATH,
-                )
-            )
+            self.lost.append(Lost(change.path, UNSAFE_PATH))
             return
         now = read_state(path, self.store, MAX_SNAPSHOT_BYTES)
         if isinstance(now, Change) and (now.was, now.digest) == (change.was, change.digest):
@@ -110,7 +106,7 @@ class _Restorer:
         data = self.store.get(change.digest)
         if isinstance(now, Change) and now.was == "dir":  # a folder made where the file was
             if not self._empty(path):
-                self.lost.append(Lost(change.path, "a folder holding other files is there now, left"))
+                self.lost.append(Lost(change.path, FOLDER_IN_USE))
                 return
             self._note(change.path, now)
             path.rmdir()
@@ -132,9 +128,7 @@ class _Restorer:
         info = os.lstat(path)
         if stat.S_ISDIR(info.st_mode):
             if not self._empty(path):
-                self.lost.append(
-                    Lost(change.path, "a folder made since that holds other files; left in place")
-                )
+                self.lost.append(Lost(change.path, FOLDER_IN_USE))
                 return
             self._note(change.path, now)
             path.rmdir()

@@ -4,6 +4,8 @@
     pick(points, number) -> RewindPoint          one of them, or a one-line ConfigError
     undo_plan(records, point) -> UndoPlan        how each file changed since the prompt was before it
     history_before(records, point) -> [Message]  the working history just before the prompt
+    before_prompt(live, records, point)          the same, from the working history while it holds it
+    rewind_data(point, chat, code, restored)     what the log's `rewind` record holds
 
 A *prompt* is a message the user sent: a plain user message in the log, but not the loop's own
 notes (a turn interrupted, a reply cut off) nor what a `!command` printed (its changes to the files
@@ -43,12 +45,14 @@ from agent_cli.store.sessions import replay
 __all__ = [
     "RewindPoint",
     "Rewound",
-    "UndoPlan",
+    "before_prompt",
     "history_before",
     "is_prompt",
     "pick",
     "points",
     "prompt_text",
+    "rewind_data",
+    "touch_of",
     "undo_plan",
 ]
 
