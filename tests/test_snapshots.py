@@ -5,13 +5,19 @@ and what changed between two scans, table-driven."""
 from __future__ import annotations
 
 import os
+import subprocess
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from agent_cli.agent.file_changes import Change, Lost, Touch
+from agent_cli.agent.file_watch import FileWatch
 from agent_cli.agent.tree_scan import Entry, Tree, TreeDiff, TreeLimits, compare, scan
+from agent_cli.core.messages import ToolUse
 from agent_cli.store.snapshots import SnapshotStore, digest_of
+from agent_cli.tools.base import ToolContext
 
 # ---- the store -------------------------------------------------------------------------------
 
@@ -138,3 +144,56 @@ LINK = Entry("link", (3, 1, 1, 11))
 def test_compare(before: Tree, after: Tree, expected: TreeDiff) -> None:
     assert compare(before, after) == expected
     assert bool(compare(before, after)) == bool(expected.created or expected.changed or expected.deleted)
+
+
+# ---- the watch around a command ---------------------------------------------------------------
+
+
+class CountingStore(SnapshotStore):
+    """A real store that counts what it was given to keep."""
+
+    def __init__(self, session_dir: Path) -> None:
+        super().__init__(session_dir)
+        self.puts = 0
+
+    def put(self, data: bytes) -> str:
+        self.puts += 1
+        return super().put(data)
+
+
+class StateList:
+    def __init__(self) -> None:
+        self.touches: list[Touch] = []
+
+    def log_state(self, topic: str, data: Mapping[str, Any]) -> None:
+        self.touches.append(Touch.from_json(data))
+
+
+def _bash(watch: FileWatch, root: Path, command: str) -> None:
+    with watch.around(ToolUse("toolu_1", "bash", {"command": command}), "tree", ToolContext(root=root)):
+        subprocess.run(command, shell=True, cwd=root, check=True)
+
+
+def test_the_watch_reads_a_file_again_only_when_it_changed_and_keeps_within_its_budget(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "a").write_text("12345678")
+    (root / "b").write_text("abcdefgh")
+    (root / "big").write_text("x" * 40)
+    store, log = CountingStore(tmp_path / "session"), StateList()
+    watch = FileWatch(root, store, log, TreeLimits(max_entries=100, max_file_bytes=32, max_kept_bytes=12))
+    _bash(watch, root, "rm b big")  # a is kept; b is past the 12 bytes kept for one command; big too big
+    assert store.puts == 1
+    touch = log.touches[-1]
+    assert touch.command == "rm b big" and touch.changes == ()
+    assert {lost.path: lost.why for lost in touch.lost} == {
+        "b": "past the 1.14441e-05 MiB kept before one command",
+        "big": "over the size limit (3.05176e-05 MiB per file)",
+    }
+    _bash(watch, root, "true")
+    assert store.puts == 1 and log.touches[-1] == Touch("bash", command="true")  # a is not read again
+    (root / "a").write_text("changed!")
+    _bash(watch, root, "true")
+    assert store.puts == 2  # its key changed: read again
