@@ -26,6 +26,7 @@ from agent_cli.agent.approvals import (
     HeadlessApprover,
     InteractiveApprover,
 )
+from agent_cli.agent.file_watch import FileWatch
 from agent_cli.agent.hooks import Hooks
 from agent_cli.agent.loop import AgentLoop
 from agent_cli.agent.summary_call import ProviderSummarizer, Writer
@@ -57,6 +58,7 @@ from agent_cli.store.redact import Redactor
 from agent_cli.store.session_log import SessionLog
 from agent_cli.store.sessions import continue_candidates, load_session, resolve_session_id
 from agent_cli.store.signing import SIGNATURE_KEY, SessionSigner
+from agent_cli.store.snapshots import SnapshotStore
 from agent_cli.tokens.counter import TokenCounter
 from agent_cli.tools.base import ToolContext
 from agent_cli.tools.context_tools import Recall
@@ -149,6 +151,7 @@ def open_session(
             recall=engine.recall,
             secret_spans=redactor.spans,
         )
+        watch = FileWatch(root, assembly.snapshots(log), log)  # for /rewind: what the tools change
         loop = AgentLoop(
             provider=model.provider,
             tools=tools,
@@ -163,6 +166,7 @@ def open_session(
             redact=redactor.redact,
             history=history,
             summary_model=model.summary_model,
+            watch=watch,
         )
         warnings = [WarningEvent(message=n) for n in notices] + ([model.warning] if model.warning else [])
         session = AgentSession(
@@ -176,6 +180,7 @@ def open_session(
             redact=redactor.redact,
             extensions=servers,
             pins=pins,
+            watch=watch,
         )
         hooks.follow(session)
     except BaseException:
@@ -354,6 +359,9 @@ class Assembly:
 
     def archive(self, log: SessionLog) -> Archive:
         return Archive(log.dir, redactor=self._redactor, searcher=Recall.spec.name)
+
+    def snapshots(self, log: SessionLog) -> SnapshotStore:
+        return SnapshotStore(log.dir, redactor=self._redactor)
 
 
 _SECRET_NAME = re.compile(r"KEY|SECRET|TOKEN|PASSW|CREDENTIAL|AUTH|PRIVATE|DSN", re.IGNORECASE)

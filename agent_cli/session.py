@@ -18,6 +18,8 @@ runner act only through its methods:
     usage_log           /cost
     redact(text)        what of a text may be stored (the REPL's input history): secrets replaced
     extension_report()  /mcp: the MCP servers, their state and their tools
+    rewind_points()     /rewind: this session's prompts, numbered from 1, and what each turn changed
+    rewind(n, ...)      /rewind N [--chat|--code]: conversation and files back to before prompt N
 
 Nothing reaches into the parts: a change of model or session goes through
 their own `reset` methods. What each model needs (provider, counter, summary
@@ -33,6 +35,8 @@ from pathlib import Path
 from typing import Protocol
 
 from agent_cli.agent.attachments import Attached, attach, shell_message
+from agent_cli.agent.file_changes import REWIND_TOPIC
+from agent_cli.agent.file_watch import FileWatch
 from agent_cli.agent.loop import AgentLoop
 from agent_cli.agent.record_edits import (
     RECORD_EDIT,
@@ -42,6 +46,8 @@ from agent_cli.agent.record_edits import (
     view_record,
     with_record,
 )
+from agent_cli.agent.restore import restore
+from agent_cli.agent.rewind import RewindPoint, Rewound, before_prompt, pick, points, rewind_data, undo_plan
 from agent_cli.config.settings import Settings
 from agent_cli.context.breakdown import Breakdown
 from agent_cli.context.engine import ContextEngine
@@ -54,9 +60,10 @@ from agent_cli.prompt.pins import Pin, PinBoard, logged_pins, section
 from agent_cli.providers.base import Provider
 from agent_cli.store.archive import Archive
 from agent_cli.store.compactions import UNCOMPACT
-from agent_cli.store.log_records import EventRecord, read_log
+from agent_cli.store.log_records import EventRecord, LogRecord, read_log
 from agent_cli.store.session_log import SessionLog
 from agent_cli.store.sessions import resolve_session_id
+from agent_cli.store.snapshots import SnapshotStore
 from agent_cli.tools.base import ToolOutput, ToolRegistry
 from agent_cli.tools.registry import BASH
 
@@ -107,6 +114,10 @@ class Parts(Protocol):
 
     def archive(self, log: SessionLog) -> Archive: ...
 
+    def snapshots(self, log: SessionLog) -> SnapshotStore:
+        """Where the session's file snapshots are kept (for /rewind), secrets refused."""
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class Uncompacted:
@@ -132,9 +143,11 @@ class AgentSession:
         warnings: Sequence[WarningEvent] = (),
         extensions: Extensions | None = None,
         pins: Sequence[str] = (),
+        watch: FileWatch | None = None,
     ) -> None:
         self.settings = settings
         self._extensions = extensions
+        self._watch = watch  # what the tools change in the files, recorded for /rewind
         self._loop = loop
         self._engine = engine
         self._log = log
@@ -380,8 +393,29 @@ class AgentSession:
         )
         self._pins = PinBoard(self.project_root, logged_pins(log.path))
         self._set_pins(logged=False)
+        if self._watch is not None:
+            self._watch.follow(self._parts.snapshots(log), log)
         self._restore_anchor()
         return session_id
+
+    def rewind_points(self) -> list[RewindPoint]:
+        """This session's prompts, numbered from 1 as its log holds them, each with what its turn changed."""
+        return points(self._records())
+
+    def rewind(self, number: int, *, chat: bool = True, code: bool = True) -> Rewound:
+        """Go back to just before prompt `number`: the conversation (`chat`) to the history before it,
+        and (`code`) every file changed since to how it was then. The rewind is a record in the log,
+        with a checkpoint `--resume` replays; nothing is deleted. ConfigError for a number no prompt has."""
+        records = self._records()
+        point = pick(points(records), number)
+        restored = None
+        if code:
+            restored = restore(self.project_root, self._parts.snapshots(self._log), undo_plan(records, point))
+        self._log.log_state(REWIND_TOPIC, rewind_data(point, chat, code, restored))
+        if chat:  # (a "rewind" checkpoint: /uncompact does not reach back past it)
+            self._loop.replace_history(before_prompt(self._loop.history, records, point), "rewind")
+            self._engine.restart()
+        return Rewound(point, chat, restored)
 
     def close(self) -> None:
         try:
@@ -404,6 +438,9 @@ class AgentSession:
         self._loop.set_pinned(section(self._pins.pins))
         if logged:
             self._log.log_state("pins", {"pins": self._pins.own()})
+
+    def _records(self) -> list[LogRecord]:
+        return read_log(self._log.path)[0]
 
     def _restore_anchor(self) -> None:
         """Count a resumed history from the provider's last report, as if the session had not stopped.

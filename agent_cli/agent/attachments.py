@@ -5,6 +5,7 @@
                                        read as `read_file` reads it) or a folder (`dir/`: its
                                        listing, as `glob` lists it); notes for those that name nothing
     shell_message(command, output)     what `!command` puts in the conversation: the user ran it, saw this
+    is_shell_message(text)             whether a user message is one of those (not a prompt: /rewind)
 
 The prompt itself is never changed: attachments are blocks after it, and a mention that names
 nothing stays text in it. Reading goes through the tools, so the sandbox (the project root,
@@ -22,11 +23,12 @@ from typing import Any
 from agent_cli.tools.base import ToolOutput
 from agent_cli.tools.registry import GLOB, READ_FILE
 
-__all__ = ["Attached", "attach", "mentions", "shell_message"]
+__all__ = ["Attached", "attach", "is_shell_message", "mentions", "shell_message"]
 
 # `@` at the start of the prompt or after a space, then a path; trailing punctuation is not part of it.
 _MENTION = re.compile(r"(?:(?<=\s)|^)@([^\s@]+)")
 _TRAILING = ",.;:!?)]}'\""
+_SHELL_HEAD = "[I ran this in the project's shell: "
 
 RunTool = Callable[[str, Mapping[str, Any]], ToolOutput]
 
@@ -66,4 +68,8 @@ def attach(prompt: str, run_tool: RunTool) -> Attached:
 def shell_message(command: str, output: str) -> str:
     """The user's own message for `!command`: what they ran, and what it printed as the bash tool
     reports it (the output, then its exit code or how it was stopped)."""
-    return f"[I ran this in the project's shell: {command}]\n{output}"
+    return f"{_SHELL_HEAD}{command}]\n{output}"
+
+
+def is_shell_message(text: str) -> bool:
+    return text.startswith(_SHELL_HEAD)

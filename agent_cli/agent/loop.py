@@ -26,7 +26,7 @@ from agent_cli.agent.compact_calls import honoured
 from agent_cli.agent.continuations import CONTINUE_AFTER_CUTOFF, TOO_MANY_PAUSES, Continuations
 from agent_cli.agent.hooks import Hooks
 from agent_cli.agent.next_step import FinalOutput, Interrupted, NextStep, RunAgain, Stopped
-from agent_cli.agent.tool_runner import ToolRound, ToolRunner
+from agent_cli.agent.tool_runner import ToolRound, ToolRunner, ToolWatch
 from agent_cli.context.protocol import ContextPolicy, Frame, Prepared
 from agent_cli.core.errors import ContextOverflowError, ProviderError, ThinkingRejectedError
 from agent_cli.core.events import (
@@ -99,6 +99,7 @@ class AgentLoop:
         history: Sequence[Message] = (),
         redact: Callable[[str], str] | None = None,
         summary_model: str = "",
+        watch: ToolWatch | None = None,  # what each tool call changes in the files (/rewind)
     ) -> None:
         self.provider = provider
         self.summary_model = summary_model  # who writes the engine's summaries ("": the provider's model)
@@ -116,7 +117,7 @@ class AgentLoop:
         # long request can cost more per token than a short one (Haiku 5.5, GPT-6.x).
         self.usage_log: list[tuple[str, Usage]] = []
         self.tool_context = tool_context
-        self._runner = ToolRunner(tools, approver, self.hooks, redact)
+        self._runner = ToolRunner(tools, approver, self.hooks, redact, watch=watch)
         # The last message of the history as the last compaction left it: a compact call with
         # nothing but compact calls after it has nothing new to condense (no summary call).
         self._compacted_at: str | None = None

@@ -6,7 +6,9 @@ The tool runs in a worker thread so Ctrl-C reaches the caller at once: the
 runner then sets the tool's cancel signal, waits for it to stop, and lets the
 KeyboardInterrupt go on. Secrets in a tool's output (a command printing the
 environment) are redacted here, before the output reaches history, disk or
-the model. The duration counts the tool, not the time spent asking.
+the model. The duration counts the tool, not the time spent asking. A `ToolWatch` (the file
+watch that `/rewind` reads, agent.file_watch) is around every call that runs, told the tool's
+file effect: the one place where what a tool changes is seen, so the tools need not know.
 """
 
 from __future__ import annotations
@@ -15,16 +17,18 @@ import dataclasses
 import threading
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
+from typing import Protocol
 
 from agent_cli.agent.approvals import Approver
 from agent_cli.agent.hooks import Hooks
 from agent_cli.core.messages import ToolResult, ToolUse
 from agent_cli.core.text import clean
 from agent_cli.tools import children
-from agent_cli.tools.base import CompactRequest, ToolContext, ToolOutput, ToolRegistry
+from agent_cli.tools.base import CompactRequest, FileEffect, ToolContext, ToolOutput, ToolRegistry
 
-__all__ = ["ToolRound", "ToolRunner"]
+__all__ = ["ToolRound", "ToolRunner", "ToolWatch"]
 
 CANCEL_GRACE = 10.0  # seconds a cancelled tool gets to stop before the caller moves on
 
@@ -40,6 +44,17 @@ class ToolRound:
     stopped: bool = False  # the user refused a call and ended the turn with it
 
 
+class ToolWatch(Protocol):
+    """What is around each call that runs: it sees what the call changes in the files."""
+
+    def around(self, use: ToolUse, effect: FileEffect, ctx: ToolContext) -> AbstractContextManager[None]: ...
+
+
+class _Unwatched:
+    def around(self, use: ToolUse, effect: FileEffect, ctx: ToolContext) -> AbstractContextManager[None]:
+        return nullcontext()
+
+
 class ToolRunner:
     def __init__(
         self,
@@ -48,8 +63,10 @@ class ToolRunner:
         hooks: Hooks,
         redact: Callable[[str], str] | None = None,
         clock: Callable[[], float] = time.monotonic,
+        watch: ToolWatch | None = None,
     ) -> None:
         self.tools = tools
+        self._watch = watch or _Unwatched()
         self._clock = clock
         self._approver = approver
         self._hooks = hooks
@@ -66,15 +83,17 @@ class ToolRunner:
             return ToolOutput(f"Error: {veto}", True, denied=True), 0.0
         self._hooks.on_pre_tool(use)
         started = self._clock()
-        output = self._in_worker(use, ctx)
+        with self._watch.around(use, self.tools.effect(use.name), ctx):
+            output = self._in_worker(use, ctx)
         # Undecodable bytes (a file name that is not UTF-8) become U+FFFD before anything stores it.
         output = dataclasses.replace(output, content=self._redact(clean(output.content)))
         return output, self._clock() - started
 
     def run_for_user(self, use: ToolUse, ctx: ToolContext) -> ToolOutput:
         """Run a call the user typed (`!command`, `@path`): nothing to approve, no hook to ask;
-        Ctrl-C stops it as it stops a model's call."""
-        output = self._in_worker(use, ctx)
+        Ctrl-C stops it as it stops a model's call. What it changes in the files is watched too."""
+        with self._watch.around(use, self.tools.effect(use.name), ctx):
+            output = self._in_worker(use, ctx)
         return dataclasses.replace(output, content=self._redact(clean(output.content)))
 
     def _in_worker(self, use: ToolUse, ctx: ToolContext) -> ToolOutput:

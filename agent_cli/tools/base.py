@@ -8,8 +8,9 @@ loop acts on it after the round.
 
 A tool carries everything the rest of the agent knows about it: its `spec` (name, description,
 input schema: what the model is offered), its `approval` (whether a call asks the user first) and
-its `view` (how a call is shown on one line and in the approval question). Nothing else in the
-package keys knowledge on a tool's name: the approvers and the UI ask the registry.
+its `view` (how a call is shown on one line and in the approval question), and, if it changes
+files, its `effect` (what `/rewind` must watch to undo it). Nothing else in the package keys
+knowledge on a tool's name: the approvers, the UI and the file watch ask the registry.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ __all__ = [
     "Approval",
     "CallView",
     "CompactRequest",
+    "FileEffect",
     "Tool",
     "ToolContext",
     "ToolError",
@@ -74,6 +76,14 @@ Approval: TypeAlias = Literal["never", "ask", "command"]
 recall, compact). ask: it changes something; it asks unless an "always" answer covers it. command:
 it runs its `command` argument as a shell command, which the allow-list and the "always" rules read
 as bash parses it (agent.approvals)."""
+
+
+FileEffect: TypeAlias = Literal["none", "path", "tree"]
+"""What a call may change in the project's files, for `/rewind` (agent.file_watch). none: nothing
+(the default: a tool without an `effect` attribute). path: the file its `path` argument names
+(write_file, edit_file), snapshotted before the call. tree: anything (a shell command): the tree is
+compared before and after the call."""
+_EFFECTS: dict[str, FileEffect] = {"none": "none", "path": "path", "tree": "tree"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,6 +174,11 @@ class ToolRegistry:
         """A tool's approval; a name no tool has asks (it will fail, but never unasked)."""
         tool = self._tools.get(name)
         return tool.approval if tool is not None else "ask"
+
+    def effect(self, name: str) -> FileEffect:
+        """What a call of `name` may change in the files; "none" for a tool that does not say."""
+        tool = self._tools.get(name)
+        return _EFFECTS.get(str(getattr(tool, "effect", "none")), "none")  # optional: most change none
 
     def view(self, name: str) -> CallView:
         """How a call of `name` is shown; a name no tool has shows its first string argument."""

@@ -30,7 +30,7 @@ from typing import Any
 from agent_cli.core.requests import ToolSpec
 from agent_cli.tools import children
 from agent_cli.tools.args import optional_number, require_str
-from agent_cli.tools.base import Approval, CallView, ToolContext, ToolError, ToolOutput
+from agent_cli.tools.base import Approval, CallView, FileEffect, ToolContext, ToolError, ToolOutput
 
 __all__ = ["Bash", "CommandResult", "HeadTail", "run_command"]
 
@@ -296,6 +296,7 @@ class Bash:
         },
     )
     approval: Approval = "command"
+    effect: FileEffect = "tree"
     view = CallView(main="command")
 
     def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:

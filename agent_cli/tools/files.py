@@ -21,7 +21,7 @@ from typing import Any, BinaryIO
 
 from agent_cli.core.requests import ToolSpec
 from agent_cli.tools.args import optional_bool, optional_int, require_str
-from agent_cli.tools.base import Approval, CallView, ToolContext, ToolError, ToolOutput
+from agent_cli.tools.base import Approval, CallView, FileEffect, ToolContext, ToolError, ToolOutput
 from agent_cli.tools.replace import replace_file
 from agent_cli.tools.sandbox import display_path, file_kind, open_regular, resolve_path, writable_path
 
@@ -223,6 +223,7 @@ class WriteFile:
         },
     )
     approval: Approval = "ask"
+    effect: FileEffect = "path"
     view = CallView(main="path", sized=("content",))
 
     def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
@@ -285,6 +286,7 @@ class EditFile:
         },
     )
     approval: Approval = "ask"
+    effect: FileEffect = "path"
     view = CallView(main="path", sized=("new_string",))
 
     def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:

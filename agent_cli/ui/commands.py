@@ -68,10 +68,14 @@ class CommandHost(Protocol):
         """Recount the context for the toolbar."""
         ...
 
+    def prefill(self, text: str) -> None:
+        """Put `text` in the input line of the next prompt, for the user to edit and send."""
+        ...
+
 
 KEY_HELP = (
     "Enter sends · Alt+Enter or Esc Enter adds a line · Tab completes /commands and paths (@src/…) · "
-    "Ctrl-C cancels a turn · Ctrl-D exits"
+    "Esc Esc lists the prompts to rewind to · Ctrl-C cancels a turn · Ctrl-D exits"
 )
 _NAME_AND_REST = re.compile(r"(\S*)\s*(.*)", re.DOTALL)
 # Parts /context lists even when empty; the others only when they hold something.
@@ -277,6 +281,24 @@ def _mcp(repl: CommandHost, arg: str) -> None:
         repl.renderer.line(line)
 
 
+def _rewind(repl: CommandHost, arg: str) -> None:
+    from agent_cli.ui.rewind_view import REWIND_HINT, parse_rewind, point_lines, rewound_lines
+
+    wanted = parse_rewind(arg)
+    if wanted.number is None:
+        found = repl.session.rewind_points()
+        for line in point_lines(found, repl.renderer.console.width) or ["no prompts yet in this session"]:
+            repl.renderer.line(line)
+        repl.renderer.info(REWIND_HINT)
+        return
+    rewound = repl.session.rewind(wanted.number, chat=wanted.chat, code=wanted.code)
+    for text, style in rewound_lines(rewound):
+        repl.renderer.line(text, style)
+    if rewound.chat:
+        repl.prefill(rewound.point.text)
+    repl.refresh_context()
+
+
 def _exit(repl: CommandHost, arg: str) -> str:
     return "exit"
 
@@ -329,6 +351,7 @@ COMMANDS: tuple[Command, ...] = (
         "session",
     ),
     Command("mcp", "", "the MCP servers: their state (connected, failed, awaiting approval) and tools", _mcp),
+    Command("rewind", "[N] [--chat|--code]", "list the prompts, or go back to before prompt N", _rewind),
     Command("exit", "", "leave (Ctrl-D works too)", _exit, aliases=("quit", "q")),
 )
 _BY_NAME = {c.name: c for c in COMMANDS}

@@ -7,6 +7,8 @@
   adds a line, bracketed paste never sends, completion for slash commands and
   paths (completion.py), a bottom toolbar with the model, the context in use
   and where auto-compaction fires.
+- Esc Esc at an empty prompt lists the prompts to rewind to (`/rewind`); after `/rewind N` the
+  prompt's text is in the next input line, to edit and send again.
 - Markdown commands (`/NAME args`, `custom_commands.py`): the file's body, expanded, is sent as
   the message; the line says which file it came from.
 - A turn: the session's events go to `render.Renderer` through `turn.py`,
@@ -55,6 +57,7 @@ if TYPE_CHECKING:
 __all__ = ["Repl", "Toolbar", "input_history", "run_repl"]
 
 PROMPT = "› "
+REWIND_LIST = "/rewind"  # what Esc Esc at an empty prompt runs
 CTRL_C_HINT = "(Ctrl-C again or /exit to leave; Ctrl-C during a turn cancels it)"
 MAX_NOTICES = 5  # about command files, in the greeting
 WARMUP_DELAY = 0.15  # seconds: let the prompt draw before background imports compete for the GIL
@@ -105,6 +108,7 @@ class Repl:
         self.quiet = quiet  # the terminal's echo off while a turn runs (see turn.quiet_input)
         self._count_thread: threading.Thread | None = None
         self._ctrl_c_armed = False
+        self._prefill = ""  # the next input line's text (a rewound prompt), taken by the next read
 
     @property
     def renderer(self) -> Renderer:
@@ -247,6 +251,14 @@ class Repl:
     def refresh_context(self) -> None:
         self.status.count()
 
+    def prefill(self, text: str) -> None:
+        self._prefill = text
+
+    def take_prefill(self) -> str:
+        """The text the next input line starts with ("" for none); taken once."""
+        text, self._prefill = self._prefill, ""
+        return text
+
 
 # ---- the terminal ---------------------------------------------------------------
 
@@ -281,6 +293,7 @@ def input_history(redact: Callable[[str], str]) -> History:
 def _prompt_session(session: AgentSession, toolbar: Toolbar, commands: CommandFiles) -> PromptSession[str]:
     from prompt_toolkit import PromptSession
     from prompt_toolkit.application import get_app
+    from prompt_toolkit.filters import Condition
     from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 
     from agent_cli.store.sessions import session_ids
@@ -291,6 +304,10 @@ def _prompt_session(session: AgentSession, toolbar: Toolbar, commands: CommandFi
     @bindings.add("escape", "enter")
     def _newline(event: KeyPressEvent) -> None:
         event.current_buffer.insert_text("\n")
+
+    @bindings.add("escape", "escape", filter=Condition(lambda: not get_app().current_buffer.text))
+    def _rewind_list(event: KeyPressEvent) -> None:
+        event.app.exit(result=REWIND_LIST)  # as if typed, but not into the input history
 
     @bindings.add("c-c")
     def _cancel(event: KeyPressEvent) -> None:
@@ -341,7 +358,8 @@ def run_repl(open_session: Callable[[Asker], AgentSession]) -> int:
     repl = Repl(
         session,
         renderer,
-        lambda: prompt.prompt(glyphs.fit(PROMPT, sys.stdout)),
+        # The REPL's own prefill (a rewound prompt) starts the line; `repl` is bound by the first read.
+        lambda: prompt.prompt(glyphs.fit(PROMPT, sys.stdout), default=repl.take_prefill()),
         toolbar=toolbar,
         invalidate=prompt.app.invalidate,
         quiet=lambda: quiet_input(sys.stdin.fileno()),
