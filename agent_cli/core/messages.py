@@ -22,6 +22,7 @@ __all__ = [
     "RAW_ARGUMENTS",
     "Block",
     "Message",
+    "NativeRecord",
     "ReasoningBlock",
     "RedactedThinkingBlock",
     "Role",
@@ -182,8 +183,35 @@ class ReasoningBlock:
         }
 
 
+@dataclass(frozen=True, slots=True)
+class NativeRecord:
+    """A record the provider wrote (opt-in, `context.summarizer = "native"`): Anthropic's signed
+    `compaction` block, or the output of OpenAI's `/responses/compact` (the user's messages and an
+    encrypted `compaction` item). Carried byte for byte and never edited: `wire` is the JSON text of
+    what the API returned (one block, or a list of items), sent back as it parses; `provider` says
+    whose it is (another provider's is not sent); `text` is what a person may read of it (Anthropic's
+    summary; OpenAI's item is encrypted, so only the note of what it holds).
+
+    It shares its message with the `SummaryBlock` of ours that carries what the provider's record
+    does not: the user's messages verbatim, the transcript's name and how to recall from it."""
+
+    provider: str
+    wire: str
+    text: str = ""
+    readable: bool = True  # `text` is the provider's summary itself (False: only a note of what it holds)
+
+    def to_json(self) -> JSON:
+        return {
+            "type": "native_record",
+            "provider": self.provider,
+            "wire": self.wire,
+            "text": self.text,
+            "readable": self.readable,
+        }
+
+
 ThoughtBlock: TypeAlias = ThinkingBlock | RedactedThinkingBlock | ReasoningBlock
-Block: TypeAlias = TextBlock | ToolUse | ToolResult | SummaryBlock | ThoughtBlock
+Block: TypeAlias = TextBlock | ToolUse | ToolResult | SummaryBlock | ThoughtBlock | NativeRecord
 THOUGHT_TYPES = (ThinkingBlock, RedactedThinkingBlock, ReasoningBlock)
 
 
@@ -206,6 +234,9 @@ def block_from_json(data: Mapping[str, Any]) -> Block:
     if kind == "reasoning":
         summary = data.get("summary") or []
         return ReasoningBlock(str(data["id"]), str(data["encrypted_content"]), tuple(str(x) for x in summary))
+    if kind == "native_record":
+        readable = bool(data.get("readable", True))
+        return NativeRecord(str(data["provider"]), str(data["wire"]), str(data.get("text") or ""), readable)
     raise ValueError(f"unknown block type: {kind!r}")
 
 
@@ -250,6 +281,14 @@ class Message:
     def summary(self) -> SummaryBlock | None:
         for b in self.content:
             if isinstance(b, SummaryBlock):
+                return b
+        return None
+
+    @property
+    def native(self) -> NativeRecord | None:
+        """The provider's own record in this message (a native compaction), if it holds one."""
+        for b in self.content:
+            if isinstance(b, NativeRecord):
                 return b
         return None
 

@@ -14,9 +14,18 @@ from typing import Any
 
 from agent_cli.config.settings import ProviderSettings
 from agent_cli.core.errors import ProviderError
+from agent_cli.core.messages import NativeRecord, Usage
 from agent_cli.core.requests import Completion, Request
-from agent_cli.providers.anthropic_wire import StreamAssembler, ThinkingConfig, from_wire, to_wire
+from agent_cli.providers.anthropic_wire import (
+    COMPACT_BETA,
+    StreamAssembler,
+    ThinkingConfig,
+    from_wire,
+    reply_usage,
+    to_wire,
+)
 from agent_cli.providers.errors import body_message
+from agent_cli.providers.native_wire import anthropic_compaction_wire, anthropic_record
 from agent_cli.providers.registry import ANTHROPIC, Wire
 from agent_cli.providers.resolve import ModelChoice
 from agent_cli.providers.sdk_client import STALL_SECONDS, SDKProvider
@@ -123,6 +132,13 @@ class AnthropicProvider(SDKProvider):
 
     def _from_wire(self, body: Mapping[str, Any]) -> Completion:
         return from_wire(body, self._model)
+
+    def _compact(self, request: Request, instructions: str) -> tuple[NativeRecord, Usage]:
+        """On-demand compaction: the reply's JSON as it came (the SDK's models would drop fields a
+        newer API adds to the block, and the block must go back byte for byte)."""
+        wire = anthropic_compaction_wire(self._to_wire(request), instructions, COMPACT_BETA)
+        body = self._sdk().messages.with_raw_response.create(**wire).http_response.json()
+        return anthropic_record(body), reply_usage(body.get("usage"))
 
     def _assembler(self) -> StreamAssembler:
         return StreamAssembler(self._model)

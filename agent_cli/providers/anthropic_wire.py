@@ -13,6 +13,10 @@ Wire rules:
   rejects them), but a thinking block goes back exactly as it came, empty text
   and all: it is bound to the conversation before it;
 - OpenAI reasoning items (another model's) are not sent;
+- a native record (Anthropic's `compaction` block, `native_wire.py`) goes first, alone in an
+  assistant turn, as the API returned it (the docs: "put the returned message in their place"),
+  and every request that carries one names the compaction beta; the rest of its message (our
+  carrier: the user's words, the transcript) follows as a user turn. Another provider's is not sent;
 - a history that ends with an assistant message is sent as it is: the loop does that only to
   continue a turn the API paused (`pause_turn`, the one documented case of a trailing assistant
   turn); the paused reply and its continuation are consecutive assistant messages, so they go as
@@ -35,6 +39,7 @@ Wire rules:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -57,9 +62,20 @@ from agent_cli.providers.model_info import Accepts
 from agent_cli.providers.registry import ANTHROPIC
 from agent_cli.providers.usage import UsageReading, mapping
 
-__all__ = ["BINDING_BETA", "StreamAssembler", "ThinkingConfig", "from_wire", "to_wire"]
+__all__ = [
+    "BINDING_BETA",
+    "COMPACT_BETA",
+    "StreamAssembler",
+    "ThinkingConfig",
+    "from_wire",
+    "reply_usage",
+    "to_wire",
+]
 
 BINDING_BETA = "thinking-binding-controls-2026-08-01"
+# On-demand compaction (platform.claude.com/docs/en/build-with-claude/compaction-keep-recent-turns):
+# the compaction request and every later request that sends its block back carry it.
+COMPACT_BETA = "compact-2026-09-04"
 _EPHEMERAL = {"type": "ephemeral"}
 _STOP_REASONS: dict[str, StopReason] = {
     "end_turn": "end_turn",
@@ -129,6 +145,9 @@ def _wire_messages(
     turns: list[dict[str, Any]] = []
     anchor_turn: int | None = None
     for i, message in enumerate(messages):
+        native = message.native
+        if native is not None and native.provider == ANTHROPIC.name:
+            turns.append({"role": "assistant", "content": [json.loads(native.wire)]})
         blocks = [b for b in (_block_to_wire(x) for x in message.content) if b is not None]
         if not blocks:
             continue
@@ -189,8 +208,11 @@ def to_wire(
             wire["thinking"] = dict(thinking.thinking)
         if thinking.effort:
             wire["output_config"] = {"effort": thinking.effort}
-        if thinking.drop_invalid:
-            wire["extra_headers"] = {"anthropic-beta": BINDING_BETA}
+    betas = [BINDING_BETA] if thinking is not None and thinking.drop_invalid else []
+    if any(m.native is not None and m.native.provider == ANTHROPIC.name for m in request.messages):
+        betas.append(COMPACT_BETA)
+    if betas:
+        wire["extra_headers"] = {"anthropic-beta": ",".join(betas)}
     return wire
 
 
@@ -209,6 +231,11 @@ def _usage(data: object) -> tuple[Usage, tuple[str, ...]]:
     )
     note = read.note(ANTHROPIC.name)
     return usage, (note,) if note else ()
+
+
+def reply_usage(data: object) -> Usage:
+    """A usage report's figures (a compaction reply's, which `from_wire` does not read)."""
+    return _usage(data)[0]
 
 
 def _stop(reason: str) -> StopReason:
