@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .binding import canonical, digest, holds, same_model, seal, unseal
+from .compaction import expanded
 from .wire import JSON, blocks
 
 __all__ = ["Review", "is_thinking", "review", "seal_text", "seals"]
@@ -56,11 +57,17 @@ class _Prefixes:
             )
             for m in body.get("messages") or []
         ]
+        # A compaction block first stands for the messages it summarized (keep-tail: the kept turns'
+        # thinking was sealed over those): `compaction.expanded`.
+        summarized = expanded(body)
+        if summarized is not None:
+            self._messages[:1] = summarized
+        self._offset = len(summarized) - 1 if summarized is not None else 0
 
     def at(self, index: int, own: Sequence[JSON]) -> list[str]:
         """The prefix of a block in message `index`, after the blocks `own` of that message."""
         mine = [b for b in own if isinstance(b, dict) and not is_thinking(b)]
-        return [*self._head, *self._messages[:index], canonical(mine)]
+        return [*self._head, *self._messages[: index + self._offset], canonical(mine)]
 
 
 @dataclass(frozen=True)
