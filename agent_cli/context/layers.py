@@ -391,8 +391,8 @@ class LayerRunner:
             total=total,
             cap=th.summary_cap,
             must_shrink=must_shrink,
-            # A provider's record that cannot be read is not checked: its carrier says the facts.
-            misses_facts=lambda: (native is None or native.readable) and misses_key_facts(span, tail, body),
+            # A provider's record is not judged by our check: what it leaves out, its carrier says.
+            misses_facts=lambda: native is None and misses_key_facts(span, tail, body),
         )
         used = with_summary if with_summary is not None and verdict.failure is None else build("")
         return _Record(*used, verdict.failure, usage, verdict.fared, verdict.shortfall)

@@ -242,9 +242,12 @@ class TokenCounter:
                 thoughts += len(block.data) // OPAQUE_CHARS_PER_TOKEN
             elif isinstance(block, ReasoningBlock):
                 thoughts += self.raw_text(block.text) + len(block.encrypted_content) // OPAQUE_CHARS_PER_TOKEN
-            elif isinstance(block, NativeRecord):  # the provider's record: its readable text, the rest opaque
+            elif isinstance(block, NativeRecord):
+                # A readable record is read as its summary (Anthropic's block: its signature and
+                # encrypted_content are metadata); an encrypted one (OpenAI's) as what it sends.
                 summaries += self.raw_text(block.text)
-                summaries += max(len(block.wire) - len(block.text), 0) // OPAQUE_CHARS_PER_TOKEN
+                if not block.readable:
+                    summaries += len(block.wire) // OPAQUE_CHARS_PER_TOKEN
                 overhead += SUMMARY_OVERHEAD
         counted = MessageTokens(text, uses, results, summaries, overhead, thoughts)
         self._messages[msg.id] = counted
