@@ -176,6 +176,15 @@ def test_a_long_session_compacts_natively_and_resumes_with_the_record(provider: 
         later = [q for q in after if not q.path.endswith("/responses/compact")]
         resumed = [responses_record(q) for q in later]
     assert carried, "no request carried the provider's record"
+    if provider == "anthropic":
+        # Keep-tail: the turns kept after the block go as they were, thinking included, and it holds.
+        for q in asks:
+            following = during[during.index(q) + 1]
+            thoughts = [
+                b for m in following.body["messages"] for b in m["content"] if b.get("type") == "thinking"
+            ]
+            assert thoughts and following.reasoning_accepted == len(thoughts), following.reasoning_accepted
+            assert following.reasoning_withheld == 0
     # Once made, a record goes back unchanged on every request until the next one replaces it.
     last_ask = max(during.index(q) for q in asks)
     newest = carried[-1][1]

@@ -40,7 +40,7 @@ def condensed_history(
     if native is not None and body:
         return native_history(
             span, tail, native, transcript,
-            thresholds=thresholds, count_text=count_text, pending=pending, recall_hint=_recall_hint(span),
+            thresholds=thresholds, count_text=count_text, recall_hint=_recall_hint(span),
         )  # fmt: skip
     text = cap_text(body or build_digest(span), thresholds.summary_cap, count_text)
     users = render_user_messages(collect_user_messages(span), thresholds.user_messages, count_text)

@@ -247,10 +247,11 @@ class LayerRunner:
             return Condensed(messages, total, False, record.summary, attempted=True, events=(warning,))
         # What went wrong with the model's record is said by the engine, once, with the latch's word.
         failure = record.failure if use_model else None
-        summary = record.messages[0].summary
+        first = record.messages[0]
+        summary = first.summary.text if first.summary else first.native.text if first.native else None
         event = self._event(
             layer, trigger, messages, record.messages, total, record.tokens, path, start,
-            summary=summary.text if summary else None,
+            summary=summary,
             degraded=record.failure is not None,
             usage=record.usage,
         )  # fmt: skip

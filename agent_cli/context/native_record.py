@@ -2,9 +2,10 @@
 it (pure).
 
 A *native record* is what the provider's compaction returned (`core.messages.NativeRecord`): it stands
-for exactly the span it was given and goes back byte for byte. Beside it, in the same message, goes a
-*carrier* of ours (a `SummaryBlock`): what the rules of every record ask for and the provider's does
-not give. The user's messages verbatim (unless the provider's record already holds them as they were
+for exactly the span it was given and goes back byte for byte, alone in the history's first message.
+Keep-tail (Anthropic's docs): the kept turns follow it unchanged, so their thinking stays valid; hence
+nothing of ours goes between. After them, appended as the history's last message, goes a *carrier* of
+ours (a `SummaryBlock`): what the rules of every record ask for and the provider's does not give. The user's messages verbatim (unless the provider's record already holds them as they were
 sent: OpenAI's compaction output does), the transcript's name and how to recall from it, and what the
 mechanical check finds missing from the readable text (the last request, the latest error, the files).
 A record whose text is not readable (OpenAI's is encrypted) is checked as having said nothing.
@@ -14,7 +15,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from agent_cli.context.emergency import ACK
 from agent_cli.context.fidelity import check, repair, span_facts
 from agent_cli.context.sections import collect_user_messages, render_user_messages
 from agent_cli.context.thresholds import Thresholds
@@ -44,8 +44,9 @@ def carrier_text(
     said = (native.text if native.readable else "") + "\n" + users
     added = repair("", check(facts, said, tail), facts.paths).strip()
     intro = (
-        f"The {native.provider} compaction record before this stands for the {len(span)} earlier "
-        f"messages it replaced (it is the provider's, carried as it came). Their full text is saved in "
+        f"The {native.provider} compaction record at the start of the conversation stands for the "
+        f"{len(span)} earlier messages it replaced (it is the provider's, carried as it came); the turns "
+        f"after it are kept verbatim. The replaced messages' full text is saved in "
         f'{transcript}; call recall("<phrase>") with a file name, an error or a few words '
         f"(e.g. recall({recall_hint})) to fetch exact passages."
     )
@@ -64,10 +65,11 @@ def native_history(
     *,
     thresholds: Thresholds,
     count_text: Callable[[str], int],
-    pending: bool,
     recall_hint: str,
 ) -> list[Message]:
-    """The provider's record and our carrier replacing `span`, then `tail` (as `condensed_history`)."""
+    """The provider's record replacing `span`, then `tail` as it is, then our carrier. No
+    acknowledgement: the record goes to the API as the assistant's turn (Anthropic), or as items
+    that need none (OpenAI); the carrier is a user turn, joined by the user's next words."""
     text = carrier_text(
         span,
         tail,
@@ -77,8 +79,4 @@ def native_history(
         count_text=count_text,
         recall_hint=recall_hint,
     )
-    new = [Message("user", (native, SummaryBlock(text, transcript)))]
-    if (tail and tail[0].role == "user") or (not tail and not pending):
-        new.append(Message.assistant(ACK))
-    new.extend(tail)
-    return new
+    return [Message("user", (native,)), *tail, Message("user", (SummaryBlock(text, transcript),))]

@@ -142,7 +142,7 @@ def span_request(
     span: Sequence[Message], frame: Frame, cap: int, focus: str | None, extra: str = ""
 ) -> Request:
     """The span itself, plus the instruction as a final user turn."""
-    earlier = bool(span) and span[0].summary is not None
+    earlier = bool(span) and (span[0].summary is not None or span[0].native is not None)
     text = instruction(cap, focus, earlier=earlier, transcript=False, extra=extra)
     messages = list(span)
     if messages and messages[-1].role == "user":
@@ -209,8 +209,9 @@ def run_summary(
     # Too long for one request: rolling record over text chunks.
     record = ""
     rest: Sequence[Message] = span
-    if span and span[0].summary is not None:
-        record = strip_user_messages(span[0].text).strip()
+    if span and (span[0].summary is not None or span[0].native is not None):
+        first = span[0].native
+        record = first.text.strip() if first is not None else strip_user_messages(span[0].text).strip()
         rest = span[1:]
         tokens = counter.count_text(record)
         if tokens > cap:  # keep the chunk requests' fixed part bounded

@@ -192,13 +192,17 @@ class NativeRecord:
     whose it is (another provider's is not sent); `text` is what a person may read of it (Anthropic's
     summary; OpenAI's item is encrypted, so only the note of what it holds).
 
-    It shares its message with the `SummaryBlock` of ours that carries what the provider's record
-    does not: the user's messages verbatim, the transcript's name and how to recall from it."""
+    It is alone in the first message of the history; the `SummaryBlock` of ours that carries what it
+    does not (the user's messages verbatim, the transcript's name, how to recall) follows the turns
+    kept after it (context/native_record.py)."""
 
     provider: str
     wire: str
     text: str = ""
     readable: bool = True  # `text` is the provider's summary itself (False: only a note of what it holds)
+    # The provider's docs say the turns sent right after the record keep their thinking valid (Anthropic's
+    # keep-tail compaction): replacing the span by it is not a change to what follows (core/thinking.py).
+    keeps_tail: bool = False
 
     def to_json(self) -> JSON:
         return {
@@ -207,6 +211,7 @@ class NativeRecord:
             "wire": self.wire,
             "text": self.text,
             "readable": self.readable,
+            "keeps_tail": self.keeps_tail,
         }
 
 
@@ -235,8 +240,8 @@ def block_from_json(data: Mapping[str, Any]) -> Block:
         summary = data.get("summary") or []
         return ReasoningBlock(str(data["id"]), str(data["encrypted_content"]), tuple(str(x) for x in summary))
     if kind == "native_record":
-        readable = bool(data.get("readable", True))
-        return NativeRecord(str(data["provider"]), str(data["wire"]), str(data.get("text") or ""), readable)
+        readable, keeps = bool(data.get("readable", True)), bool(data.get("keeps_tail", False))
+        return NativeRecord(str(data["provider"]), str(data["wire"]), str(data.get("text") or ""), readable, keeps)
     raise ValueError(f"unknown block type: {kind!r}")
 
 
@@ -294,8 +299,8 @@ class Message:
 
     @property
     def is_plain_user(self) -> bool:
-        """A message the user typed (not tool results, not a summary)."""
-        return self.role == "user" and not self.tool_results and self.summary is None
+        """A message the user typed (not tool results, not a summary, not the provider's record)."""
+        return self.role == "user" and not self.tool_results and self.summary is None and self.native is None
 
     def replace(self, content: Iterable[Block]) -> Message:
         """A new message (new id) with the same role and new content.

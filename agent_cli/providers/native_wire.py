@@ -66,7 +66,7 @@ def anthropic_record(body: Mapping[str, Any]) -> NativeRecord:
     for block in body.get("content") or []:
         if isinstance(block, Mapping) and block.get("type") == "compaction" and block.get("content"):
             wire = json.dumps(dict(block), ensure_ascii=False)
-            return NativeRecord(ANTHROPIC.name, wire, str(block["content"]))
+            return NativeRecord(ANTHROPIC.name, wire, str(block["content"]), keeps_tail=True)
     raise TransientError("anthropic: the compaction reply holds no summary")
 
 

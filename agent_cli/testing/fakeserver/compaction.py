@@ -57,6 +57,8 @@ __all__ = [
     "anthropic_compaction_fault",
     "default_summary",
     "expanded",
+    "is_compaction",
+    "prefix_messages",
     "responses_compacted",
     "responses_compaction_fault",
 ]
@@ -105,7 +107,7 @@ def _error(code: str, message: str) -> Fault:
 # -- Anthropic ------------------------------------------------------------------
 
 
-def _is_compaction(block: Any) -> bool:
+def is_compaction(block: Any) -> bool:
     return isinstance(block, dict) and block.get("type") == "compaction"
 
 
@@ -119,13 +121,37 @@ def _summarized(encrypted: str) -> list[str] | None:
 
 
 def expanded(body: JSON) -> list[str] | None:
-    """The canonical messages the request's compaction block stands for (its first message, when that
-    is a block the fake wrote), for the thinking check to read in the block's place; else None."""
+    """The canonical messages the request's compaction block stands for (the first block of its first
+    message, when that is a block the fake wrote), else None."""
     messages = body.get("messages") or []
     first = blocks(messages[0].get("content")) if messages and isinstance(messages[0], dict) else []
-    if len(first) != 1 or not _is_compaction(first[0]) or not first[0].get("content"):
+    if not first or not is_compaction(first[0]) or not first[0].get("content"):
         return None
     return _summarized(str(first[0].get("encrypted_content") or ""))
+
+
+def _thinking(block: JSON) -> bool:
+    return block.get("type") in ("thinking", "redacted_thinking")
+
+
+def prefix_messages(body: JSON) -> tuple[list[str], int]:
+    """The request's messages as thinking prefixes read them (each canonical, without its thinking),
+    with a compaction block first read as the messages it stands for; and how many more entries than
+    messages come before message 1 (the block's message then counts as what it summarized, followed
+    by whatever else that message holds: kept turns of the same role join it)."""
+    messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
+    out = [
+        canonical(
+            {"role": m.get("role"), "content": [b for b in blocks(m.get("content")) if not _thinking(b)]}
+        )
+        for m in messages
+    ]
+    summarized = expanded(body)
+    if summarized is None:
+        return out, 0
+    rest = [b for b in blocks(messages[0].get("content"))[1:] if not _thinking(b)]
+    lead = summarized + ([canonical({"role": messages[0].get("role"), "content": rest})] if rest else [])
+    return lead + out[1:], len(lead) - 1
 
 
 def _block_fault(block: JSON, key: bytes) -> Fault | None:
@@ -156,7 +182,7 @@ def anthropic_compaction_fault(body: JSON, headers: Mapping[str, str], key: byte
         (i, j, b)
         for i, m in enumerate(messages)
         for j, b in enumerate(blocks(m.get("content")))
-        if _is_compaction(b)
+        if is_compaction(b)
     ]
     asks = body.get("compaction") is not None
     if (placed or asks) and not _has_beta(headers):  # invented text: the docs give none
@@ -166,7 +192,7 @@ def anthropic_compaction_fault(body: JSON, headers: Mapping[str, str], key: byte
         )
     if (placed or asks) and str(body.get("model", "")) not in COMPACTION_MODELS:  # invented text
         return Fault(400, f"compaction: not supported for the model {body.get('model')!r}.")
-    if any(_is_compaction(b) for b in blocks(body.get("system"))):
+    if any(is_compaction(b) for b in blocks(body.get("system"))):
         return _error("compaction_block_misplaced", "The `compaction` block is in a `system` message.")
     for i, j, _ in placed:
         if (i, j) != (0, 0):
@@ -226,20 +252,7 @@ def default_summary(texts: Sequence[str]) -> str:
 
 def anthropic_compaction_events(body: JSON, key: bytes, summary: str, usage: Mapping[str, Any]) -> list[JSON]:
     """The stream events of a compaction reply: one signed block, stop_reason "compaction"."""
-    summarized = [
-        canonical(
-            {
-                "role": m.get("role"),
-                "content": [
-                    b
-                    for b in blocks(m.get("content"))
-                    if b.get("type") not in ("thinking", "redacted_thinking")
-                ],
-            }
-        )
-        for m in body.get("messages") or []
-        if isinstance(m, dict)
-    ]
+    summarized, _ = prefix_messages(body)  # an earlier block in it: what that one stood for
     encrypted = base64.urlsafe_b64encode(zlib.compress(json.dumps(summarized).encode(), 9)).decode()
     changes: list[JSON] = []
     content_digest, changes_digest = _digest(summary), _digest(canonical(changes))
