@@ -194,6 +194,11 @@ def anthropic_compaction_fault(body: JSON, headers: Mapping[str, str], key: byte
         return Fault(400, f"compaction: not supported for the model {body.get('model')!r}.")
     if any(is_compaction(b) for b in blocks(body.get("system"))):
         return _error("compaction_block_misplaced", "The `compaction` block is in a `system` message.")
+    live = [b for _, _, b in placed if b.get("content") is not None]
+    if len(live) > 1:
+        return _error(
+            "compaction_block_ambiguous", "`messages` holds more than one `compaction` block with content."
+        )
     for i, j, _ in placed:
         if (i, j) != (0, 0):
             return _error(
@@ -201,11 +206,6 @@ def anthropic_compaction_fault(body: JSON, headers: Mapping[str, str], key: byte
                 f"messages.{i}.content.{j}: the `compaction` block is not the first block of the "
                 "conversation.",
             )
-    live = [b for _, _, b in placed if b.get("content") is not None]
-    if len(live) > 1:
-        return _error(
-            "compaction_block_ambiguous", "`messages` holds more than one `compaction` block with content."
-        )
     for block in live:
         fault = _block_fault(block, key)
         if fault is not None:
