@@ -336,3 +336,15 @@ def test_the_fallback_is_said_once_end_to_end(tmp_path: Path, server: FakeModelS
     said = [json.loads(x) for x in r.stdout.splitlines() if x.startswith("{")]
     warnings = [e["message"] for e in said if e["type"] == "warning" and "summarizer" in e["message"]]
     assert len(warnings) == 1 and "claude-sonnet-4-5" in warnings[0]
+
+
+def test_a_model_that_cannot_read_the_block_gets_its_summary_as_text() -> None:
+    """After /model to a Claude model the compaction pages do not list, the block is not sent (the
+    API would refuse it); its readable summary goes as text in its place."""
+    block = {"type": "compaction", "content": "The summary.", "signature": "s", "encrypted_content": "e"}
+    record = NativeRecord("anthropic", json.dumps(block), "The summary.", keeps_tail=True)
+    history = (Message("user", (record,)), Message.user("Next?"))
+    wire = to_wire(Request("s", history, (), 100), "claude-sonnet-4-5", caching=False, compaction=False)
+    blocks = [b for m in wire["messages"] for b in m["content"]]
+    assert all(b["type"] == "text" for b in blocks) and "The summary." in blocks[0]["text"]
+    assert "extra_headers" not in wire

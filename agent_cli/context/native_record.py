@@ -1,14 +1,16 @@
 """L2/L3 with the provider's own record (`context.summarizer = "native"`): the history rebuilt around
 it (pure).
 
-A *native record* is what the provider's compaction returned (`core.messages.NativeRecord`): it stands
-for exactly the span it was given and goes back byte for byte, alone in the history's first message.
-Keep-tail (Anthropic's docs): the kept turns follow it unchanged, so their thinking stays valid; hence
-nothing of ours goes between. After them, appended as the history's last message, goes a *carrier* of
-ours (a `SummaryBlock`): what the rules of every record ask for and the provider's does not give. The user's messages verbatim (unless the provider's record already holds them as they were
-sent: OpenAI's compaction output does), the transcript's name and how to recall from it, and what the
-mechanical check finds missing from the readable text (the last request, the latest error, the files).
-A record whose text is not readable (OpenAI's is encrypted) is checked as having said nothing.
+A *native record* is what the provider's compaction returned (`core.messages.NativeRecord`): it
+stands for exactly the span it was given and goes back byte for byte, alone in the history's first
+message. Keep-tail (Anthropic's docs): the kept turns follow it unchanged, so their thinking stays
+valid; hence nothing of ours goes between. After them, appended as the history's last message, goes
+a *carrier* of ours (a `SummaryBlock`): what the rules of every record ask for and the provider's
+does not give. The user's messages verbatim (unless the provider's record already holds them as they
+were sent: OpenAI's compaction output does), the transcript's name and how to recall from it, and
+what the mechanical check finds missing from the readable text (the last request, the latest error,
+the files). A record whose text is not readable (OpenAI's is encrypted) is checked as having said
+nothing.
 """
 
 from __future__ import annotations

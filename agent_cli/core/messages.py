@@ -241,7 +241,9 @@ def block_from_json(data: Mapping[str, Any]) -> Block:
         return ReasoningBlock(str(data["id"]), str(data["encrypted_content"]), tuple(str(x) for x in summary))
     if kind == "native_record":
         readable, keeps = bool(data.get("readable", True)), bool(data.get("keeps_tail", False))
-        return NativeRecord(str(data["provider"]), str(data["wire"]), str(data.get("text") or ""), readable, keeps)
+        return NativeRecord(
+            str(data["provider"]), str(data["wire"]), str(data.get("text") or ""), readable, keeps
+        )
     raise ValueError(f"unknown block type: {kind!r}")
 
 

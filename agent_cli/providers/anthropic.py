@@ -25,6 +25,7 @@ from agent_cli.providers.anthropic_wire import (
     to_wire,
 )
 from agent_cli.providers.errors import body_message
+from agent_cli.providers.native_support import native_compaction_gap
 from agent_cli.providers.native_wire import anthropic_compaction_wire, anthropic_record
 from agent_cli.providers.registry import ANTHROPIC, Wire
 from agent_cli.providers.resolve import ModelChoice
@@ -77,6 +78,7 @@ class AnthropicProvider(SDKProvider):
         prompt_caching: bool = True,
         streaming: bool = True,
         thinking: ThinkingConfig | None = None,
+        compaction: bool = True,
     ) -> None:
         super().__init__(
             model,
@@ -88,6 +90,7 @@ class AnthropicProvider(SDKProvider):
         )
         self.prompt_caching = prompt_caching
         self.thinking = thinking
+        self.compaction = compaction  # the model reads compaction blocks (`native_support`)
 
     @classmethod
     def build(
@@ -103,6 +106,7 @@ class AnthropicProvider(SDKProvider):
             prompt_caching=settings.prompt_caching,
             streaming=streaming,
             thinking=thinking,
+            compaction=native_compaction_gap(ANTHROPIC.name, wire, model.name) is None,
         )
 
     @staticmethod
@@ -121,7 +125,13 @@ class AnthropicProvider(SDKProvider):
         return anthropic.Anthropic(**self._client_options(anthropic.DefaultHttpxClient))
 
     def _to_wire(self, request: Request) -> dict[str, Any]:
-        return to_wire(request, self._model, caching=self.prompt_caching, thinking=self.thinking)
+        return to_wire(
+            request,
+            self._model,
+            caching=self.prompt_caching,
+            thinking=self.thinking,
+            compaction=self.compaction,
+        )
 
     def _create(self, wire: dict[str, Any], *, stream: bool) -> Any:
         return (

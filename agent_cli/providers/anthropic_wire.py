@@ -16,7 +16,9 @@ Wire rules:
 - a native record (Anthropic's `compaction` block, `native_wire.py`) goes first, alone in an
   assistant turn, as the API returned it (the docs: "put the returned message in their place"),
   and every request that carries one names the compaction beta; the rest of its message (our
-  carrier: the user's words, the transcript) follows as a user turn. Another provider's is not sent;
+  carrier: the user's words, the transcript) follows the kept turns. To a model that cannot read the
+  block (`compaction=False`: one switched to with /model) its readable summary goes as text
+  instead. Another provider's is not sent;
 - a history that ends with an assistant message is sent as it is: the loop does that only to
   continue a turn the API paused (`pause_turn`, the one documented case of a trailing assistant
   turn); the paused reply and its continuation are consecutive assistant messages, so they go as
@@ -138,7 +140,7 @@ def _block_to_wire(block: Block) -> dict[str, Any] | None:
 
 
 def _wire_messages(
-    messages: tuple[Message, ...], anchor: int | None = None
+    messages: tuple[Message, ...], anchor: int | None = None, *, compaction: bool = True
 ) -> tuple[list[dict[str, Any]], int | None]:
     """The wire turns, and the turn that ends with message `anchor` (None when it shares its turn
     with a later message, or there is none)."""
@@ -146,9 +148,14 @@ def _wire_messages(
     anchor_turn: int | None = None
     for i, message in enumerate(messages):
         native = message.native
-        if native is not None and native.provider == ANTHROPIC.name:
-            turns.append({"role": "assistant", "content": [json.loads(native.wire)]})
         blocks = [b for b in (_block_to_wire(x) for x in message.content) if b is not None]
+        if native is not None and native.provider == ANTHROPIC.name:
+            if compaction:
+                turns.append({"role": "assistant", "content": [json.loads(native.wire)]})
+            elif native.text.strip():
+                blocks.insert(
+                    0, {"type": "text", "text": f"[Earlier conversation, summarized]\n{native.text}"}
+                )
         if not blocks:
             continue
         if turns and turns[-1]["role"] == message.role:
@@ -170,14 +177,22 @@ def _wire_messages(
 
 
 def to_wire(
-    request: Request, model: str, *, caching: bool, thinking: ThinkingConfig | None = None
+    request: Request,
+    model: str,
+    *,
+    caching: bool,
+    thinking: ThinkingConfig | None = None,
+    compaction: bool = True,
 ) -> dict[str, Any]:
-    """Keyword arguments for `messages.create` (without `stream`)."""
+    """Keyword arguments for `messages.create` (without `stream`); `compaction`: the model reads the
+    provider's compaction blocks (`native_support`)."""
     wire: dict[str, Any] = {
         "model": model,
         "max_tokens": request.max_tokens,
     }
-    wire["messages"], anchor_turn = _wire_messages(request.messages, request.options.cache_anchor)
+    wire["messages"], anchor_turn = _wire_messages(
+        request.messages, request.options.cache_anchor, compaction=compaction
+    )
     if request.system:
         system: dict[str, Any] = {"type": "text", "text": request.system}
         if caching:
@@ -209,7 +224,9 @@ def to_wire(
         if thinking.effort:
             wire["output_config"] = {"effort": thinking.effort}
     betas = [BINDING_BETA] if thinking is not None and thinking.drop_invalid else []
-    if any(m.native is not None and m.native.provider == ANTHROPIC.name for m in request.messages):
+    if compaction and any(
+        m.native is not None and m.native.provider == ANTHROPIC.name for m in request.messages
+    ):
         betas.append(COMPACT_BETA)
     if betas:
         wire["extra_headers"] = {"anthropic-beta": ",".join(betas)}
