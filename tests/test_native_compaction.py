@@ -348,3 +348,27 @@ def test_a_model_that_cannot_read_the_block_gets_its_summary_as_text() -> None:
     blocks = [b for m in wire["messages"] for b in m["content"]]
     assert all(b["type"] == "text" for b in blocks) and "The summary." in blocks[0]["text"]
     assert "extra_headers" not in wire
+
+
+def test_a_record_the_log_holds_redacted_comes_back_as_text(tmp_path: Path) -> None:
+    """A secret in the provider's summary is redacted in the session log; the block could no longer
+    be sent (its signature covers the text), so a resumed session carries its text as our record."""
+    from agent_cli.store.redact import REDACTED, Redactor
+    from agent_cli.store.session_log import SessionLog
+    from agent_cli.store.sessions import load_session
+
+    secret = "sk-ant-api03-" + "Q" * 40
+    block = {"type": "compaction", "content": f"The key is {secret}.", "signature": "s"}
+    record = NativeRecord("anthropic", json.dumps(block), block["content"], keeps_tail=True)
+    clean = NativeRecord("anthropic", json.dumps({**block, "content": "No key."}), "No key.", keeps_tail=True)
+    for native, kept in ((record, False), (clean, True)):
+        log = SessionLog.create(tmp_path / ("a" if kept else "b"), redactor=Redactor([secret]), meta={})
+        log.log_message(Message("user", (native,)))
+        log.log_message(Message.user("next"))
+        log.close()
+        first = load_session(tmp_path / ("a" if kept else "b"), log.id).messages[0]
+        if kept:
+            assert first.native == native
+        else:
+            assert first.native is None and first.summary is not None
+            assert REDACTED in first.summary.text and secret not in first.summary.text
