@@ -372,3 +372,25 @@ def test_a_record_the_log_holds_redacted_comes_back_as_text(tmp_path: Path) -> N
         else:
             assert first.native is None and first.summary is not None
             assert REDACTED in first.summary.text and secret not in first.summary.text
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+def test_the_record_is_the_providers_alone_then_the_kept_turns_then_our_carrier(provider: str) -> None:
+    from agent_cli.config.settings import ContextSettings
+    from agent_cli.context.native_record import native_history
+    from agent_cli.context.thresholds import compute_thresholds
+
+    words = "Keep «these» words — exactly,\ttabs and all."
+    span = [Message.user(words), Message.assistant("Noted.")]
+    tail = [Message.user("Next step?"), Message.assistant("Working.")]
+    native = NativeRecord(provider, "{}", "The summary.", readable=provider == "anthropic")
+    th = compute_thresholds(ContextSettings(), 200_000, 8_000)
+    new = native_history(
+        span, tail, native, ".transcripts/x/span-001.jsonl", thresholds=th, count_text=len, recall_hint='"x"'
+    )
+    assert new[0].content == (native,) and new[1:3] == tail
+    carrier = new[3].summary
+    assert carrier is not None and ".transcripts/x/span-001.jsonl" in carrier.text
+    # Our carrier holds the user's words byte for byte, unless the provider's record holds them (OpenAI).
+    assert ("The user's messages, verbatim" in carrier.text) is (provider == "anthropic")
+    assert provider == "openai" or words in carrier.text
