@@ -147,7 +147,8 @@ class AnthropicProvider(SDKProvider):
         """On-demand compaction: the reply's JSON as it came (the SDK's models would drop fields a
         newer API adds to the block, and the block must go back byte for byte)."""
         wire = anthropic_compaction_wire(self._to_wire(request), instructions, COMPACT_BETA)
-        body = self._sdk().messages.with_raw_response.create(**wire).http_response.json()
+        raw = self._sdk().messages.with_raw_response.create(**wire, timeout=self._whole_reply_timeouts())
+        body = raw.http_response.json()
         return anthropic_record(body), reply_usage(body.get("usage"))
 
     def _assembler(self) -> StreamAssembler:

@@ -98,7 +98,8 @@ class OpenAIResponsesProvider(SDKProvider):
         """`/responses/compact` over the request's items; the output's JSON as it came. The compaction
         uses the server's own prompt: `instructions` there is the system prompt, as on `create`."""
         wire = responses_compaction_wire(self._to_wire(request))
-        body = self._sdk().responses.with_raw_response.compact(**wire).http_response.json()
+        raw = self._sdk().responses.with_raw_response.compact(**wire, timeout=self._whole_reply_timeouts())
+        body = raw.http_response.json()
         return responses_record(body), reply_usage(body.get("usage"))
 
     def _assembler(self) -> StreamAssembler:

@@ -101,6 +101,13 @@ class SDKProvider(ABC):
     def _compact(self, request: Request, instructions: str) -> tuple[NativeRecord, Usage]:
         raise NotImplementedError(f"{self.name}: this API has no compaction of its own")
 
+    def _whole_reply_timeouts(self) -> Any:
+        """A reply that is not streamed (a compaction) is silent until it is whole: no stall limit,
+        only the deadline."""
+        import httpx2
+
+        return httpx2.Timeout(self._timeout, connect=CONNECT_SECONDS, read=self._timeout)
+
     def _translate(self, exc: BaseException) -> ProviderError | None:
         """The SDK's error as ours; nothing listening at the base URL is said as such."""
         error = self._classify(exc)
