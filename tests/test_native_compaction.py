@@ -56,9 +56,16 @@ def claude(server: FakeModelServer) -> anthropic.Anthropic:
     return anthropic.Anthropic(api_key="k", base_url=server.anthropic_base_url, max_retries=0)
 
 
-def compact(client: anthropic.Anthropic, messages: list[Any]) -> dict[str, Any]:
+def compact(
+    client: anthropic.Anthropic, messages: list[Any], tools: list[Any] | None = None
+) -> dict[str, Any]:
     reply = client.beta.messages.create(
-        model=OPUS, max_tokens=2000, messages=messages, compaction={"type": "summarize"}, betas=BETAS
+        model=OPUS,
+        max_tokens=2000,
+        messages=messages,
+        compaction={"type": "summarize"},
+        betas=BETAS,
+        **({"tools": tools} if tools else {}),
     )
     assert reply.stop_reason == "compaction" and len(reply.content) == 1
     block = reply.content[0].model_dump(exclude_none=True)
@@ -394,3 +401,34 @@ def test_the_record_is_the_providers_alone_then_the_kept_turns_then_our_carrier(
     # Our carrier holds the user's words byte for byte, unless the provider's record holds them (OpenAI).
     assert ("The user's messages, verbatim" in carrier.text) is (provider == "anthropic")
     assert provider == "openai" or words in carrier.text
+
+
+def test_a_kept_tail_that_opens_with_the_assistant_joins_the_blocks_turn(
+    claude: anthropic.Anthropic, server: FakeModelServer
+) -> None:
+    """A cut after a tool round keeps a tail that opens with an assistant turn: it joins the block's
+    assistant turn (consecutive turns of one role are one), and its thinking still holds."""
+    from agent_cli.testing.fakeserver import Reply, ToolCallSpec
+
+    def dump(reply: Any) -> list[dict[str, Any]]:
+        return [b.model_dump(exclude_none=True) for b in reply.content]
+
+    server.queue(Reply("Listing.", tool_calls=[ToolCallSpec("ls", {})]))
+    tools = [{"name": "ls", "description": "list", "input_schema": {"type": "object", "properties": {}}}]
+    u1 = {"role": "user", "content": "List the files."}
+    a1 = claude.beta.messages.create(model=OPUS, max_tokens=500, messages=[u1], tools=tools, betas=BETAS)
+    use = next(b for b in a1.content if b.type == "tool_use")
+    u2 = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": use.id, "content": "a.txt"}]}
+    head = [u1, {"role": "assistant", "content": dump(a1)}, u2]
+    a2 = claude.beta.messages.create(model=OPUS, max_tokens=500, messages=head, tools=tools, betas=BETAS)
+    assert any(b["type"] == "thinking" for b in dump(a2))
+    block = compact(claude, head, tools)
+    joined = {"role": "assistant", "content": [block, *dump(a2)]}
+    reply = claude.beta.messages.create(
+        model=OPUS,
+        max_tokens=500,
+        messages=[joined, {"role": "user", "content": "Thanks."}],
+        tools=tools,
+        betas=BETAS,
+    )
+    assert reply.stop_reason == "end_turn" and server.last_request.reasoning_accepted == 1
