@@ -29,6 +29,7 @@ from agent_cli.agent.approvals import (
 from agent_cli.agent.file_watch import FileWatch
 from agent_cli.agent.hooks import Hooks
 from agent_cli.agent.loop import AgentLoop
+from agent_cli.agent.native_summary import NativeSummarizer, choose_summarizer
 from agent_cli.agent.summary_call import ProviderSummarizer, Writer
 from agent_cli.config.settings import ProviderSettings, Settings
 from agent_cli.context.engine import ContextEngine
@@ -47,7 +48,8 @@ from agent_cli.prompt.system import build_system_prompt
 from agent_cli.providers.base import Provider
 from agent_cli.providers.factory import create_provider, query_limits
 from agent_cli.providers.models import UNKNOWN_WINDOW, ModelInfo, family_limits
-from agent_cli.providers.registry import PROVIDERS
+from agent_cli.providers.native_support import native_compaction_gap
+from agent_cli.providers.registry import PROVIDERS, wire_for
 from agent_cli.providers.resolve import ModelChoice, resolve_model, resolve_writer
 from agent_cli.providers.retry import RetryPolicy
 from agent_cli.session import AgentSession, ModelParts
@@ -244,6 +246,7 @@ class Assembly:
         self._redactor = redactor
         self._make_provider = make_provider
         self._choices: dict[str, ModelChoice] = {}  # each model resolved once, by name
+        self._said: set[str] = set()  # one-line warnings already said this session
 
     def meta(self, model: str, *, new: bool = False) -> dict[str, str]:
         """The session log's meta record: who ran it, with what; `new`: signed as the user's."""
@@ -268,7 +271,11 @@ class Assembly:
         choice = self._choice(model)
         writer = resolve_writer(self.settings.provider, self.settings.context.summary_model, choice)
         provider = self._provider(choice)
+        summarize: ProviderSummarizer | NativeSummarizer
         summarize = self._summarizer(provider if writer is choice else self._provider(writer), writer, choice)
+        native_warning = None
+        if self.settings.context.summarizer == "native":
+            summarize, native_warning = self._native(summarize, provider, choice)
         asked = None
         if choice.info is None and not self.settings.context.context_window:
             asked = query_limits(replace(self.settings.provider, model=choice.name), choice.name)
@@ -276,6 +283,11 @@ class Assembly:
         if writer is not choice and writer.info is not None and writer.info.lifecycle == "deprecated":
             note = f"summary_model {_lifecycle_note(writer.info)}"
             warning = WarningEvent(message=f"{warning.message}; {note}" if warning else note)
+        if native_warning is not None and native_warning not in self._said:  # said once
+            self._said.add(native_warning)
+            warning = WarningEvent(
+                message=f"{warning.message}; {native_warning}" if warning else native_warning
+            )
         counter = self.counter(choice.name)
         return ModelParts(
             choice.name, provider, counter, summarize, window, max_output, warning, summary_model=writer.name
@@ -304,6 +316,14 @@ class Assembly:
             on_request=self._hooks.on_pre_request,
             writer=limits,
         )
+
+    def _native(
+        self, ordinary: ProviderSummarizer, provider: Provider, choice: ModelChoice
+    ) -> tuple[ProviderSummarizer | NativeSummarizer, str | None]:
+        """The provider's own compaction as the summary call, where `choice` has one (else why not)."""
+        pset = replace(self.settings.provider, model=choice.name)
+        gap = native_compaction_gap(pset.name, wire_for(pset), choice.name)
+        return choose_summarizer(ordinary, provider, gap, lambda p: self._summarizer(p, choice, choice))
 
     def counter(self, model: str) -> Counter:
         return TokenCounter(model, self._choice(model).tokenizer)

@@ -119,4 +119,4 @@ class ProviderSummarizer:
         result = box[0]
         if isinstance(result, BaseException):
             raise result
-        return SummaryReply(result.message.text, result.usage)
+        return SummaryReply(result.message.text, result.usage, result.message.native)

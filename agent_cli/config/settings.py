@@ -18,6 +18,7 @@ __all__ = ["ApprovalSettings", "ContextSettings", "ProviderSettings", "Settings"
 ProviderName = Literal["anthropic", "openai"]
 Effort = Literal["none", "minimal", "low", "medium", "high", "xhigh", "max"]
 Display = Literal["summarized", "omitted"]
+Summarizer = Literal["model", "native"]
 Wire = Literal["responses", "chat"]
 
 
@@ -64,6 +65,10 @@ class ContextSettings:
     # The model that writes summaries, served by the session's provider and key ("": the session's own
     # model, and it follows /model). Another model reads none of the session model's cached prefix.
     summary_model: str = ""
+    # Who writes L2/L3's record: "model" (our summary request, to the session's model or summary_model)
+    # or "native" (the provider's own compaction where the model supports it: Anthropic's on-demand
+    # compaction, OpenAI's /responses/compact; elsewhere "model", with a warning said once).
+    summarizer: Summarizer = "model"
     summarize_timeout: float = 180.0  # seconds before the summary call counts as failed
     max_failures: int = 2  # consecutive failed compactions before stopping to tell the user
     summary_failures_to_latch: int = 2  # failed summaries in a row before records are built by code

@@ -102,7 +102,7 @@ def compute_breakdown(
     summary = text = results = 0
     for message in history:
         tokens = counter.count_message(message)
-        if message.summary is not None:
+        if message.summary is not None or message.native is not None:
             summary += tokens
         elif message.tool_results:
             results += tokens

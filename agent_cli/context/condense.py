@@ -16,9 +16,10 @@ from agent_cli.context.clear import recall_phrase
 from agent_cli.context.digest import build_digest
 from agent_cli.context.emergency import ACK
 from agent_cli.context.fidelity import check, repair, span_facts
+from agent_cli.context.native_record import native_history
 from agent_cli.context.sections import assemble_record, cap_text, collect_user_messages, render_user_messages
 from agent_cli.context.thresholds import Thresholds
-from agent_cli.core.messages import Message, SummaryBlock
+from agent_cli.core.messages import Message, NativeRecord, SummaryBlock
 
 __all__ = ["condensed_history"]
 
@@ -32,8 +33,15 @@ def condensed_history(
     thresholds: Thresholds,
     count_text: Callable[[str], int],
     pending: bool,
+    native: NativeRecord | None = None,
 ) -> list[Message]:
-    """The record replacing `span`, then `tail`. An empty `body` means the digest stands in."""
+    """The record replacing `span`, then `tail`. An empty `body` means the digest stands in; `native`
+    is the provider's own record (`body` its readable text), carried with ours (native_record.py)."""
+    if native is not None and body:
+        return native_history(
+            span, tail, native, transcript,
+            thresholds=thresholds, count_text=count_text, recall_hint=_recall_hint(span),
+        )  # fmt: skip
     text = cap_text(body or build_digest(span), thresholds.summary_cap, count_text)
     users = render_user_messages(collect_user_messages(span), thresholds.user_messages, count_text)
     facts = span_facts(span)

@@ -51,6 +51,9 @@ def build_digest(span: Sequence[Message]) -> str:
         if summary is not None:
             earlier.append(strip_user_messages(summary.text).strip())
             continue
+        if message.native is not None:  # the provider's record: what of it may be read
+            earlier.append(message.native.text.strip())
+            continue
         if message.role == "assistant" and message.text.strip():
             last_text = message.text.strip()
         for use in message.tool_uses:

@@ -48,7 +48,7 @@ def plan_drop(messages: Sequence[Message], counts: Sequence[int], need: int) -> 
     for start, end in groups(messages):
         if (latest is not None and start <= latest < end) or not ok[end] or end > unseen:
             continue  # the latest request, or a round the model has not seen the end of
-        if any(messages[i].summary is not None for i in range(start, end)):
+        if any(messages[i].summary is not None or messages[i].native is not None for i in range(start, end)):
             if latest is None:  # the latest request lives only in the record now (verbatim)
                 continue
             records.append((start, end))

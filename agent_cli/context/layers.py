@@ -41,7 +41,7 @@ from agent_cli.context.summary_request import Summarize, SummaryFailed, SummaryR
 from agent_cli.context.thresholds import Counter, Thresholds
 from agent_cli.core.errors import ProviderError
 from agent_cli.core.events import CompactEvent, CompactLayer, CompactTrigger, WarningEvent
-from agent_cli.core.messages import Message, ToolResult, ToolUse, Usage
+from agent_cli.core.messages import Message, NativeRecord, ToolResult, ToolUse, Usage
 from agent_cli.store.archive import Archive
 
 __all__ = ["Condensed", "LayerRunner", "Step", "SummaryOutcome"]
@@ -247,10 +247,11 @@ class LayerRunner:
             return Condensed(messages, total, False, record.summary, attempted=True, events=(warning,))
         # What went wrong with the model's record is said by the engine, once, with the latch's word.
         failure = record.failure if use_model else None
-        summary = record.messages[0].summary
+        first = record.messages[0]
+        summary = first.summary.text if first.summary else first.native.text if first.native else None
         event = self._event(
             layer, trigger, messages, record.messages, total, record.tokens, path, start,
-            summary=summary.text if summary else None,
+            summary=summary,
             degraded=record.failure is not None,
             usage=record.usage,
         )  # fmt: skip
@@ -364,9 +365,10 @@ class LayerRunner:
                 span, tail, "", path, thresholds=th, count_text=self.counter.count_text, pending=pending
             )
             return _Record(new, self.recount(frame, messages, new), "latched", None, "skipped")
+        native = None
         try:
             reply = call()
-            body, usage = reply.text, reply.usage
+            body, usage, native = reply.text, reply.usage, reply.native
         except (ProviderError, TimeoutError, SummaryFailed, OSError) as exc:
             # The summary call's own failures must not lose the session: the digest stands in. A bug
             # (anything else) is not one of them: it goes up to the crash log, not into a digest.
@@ -374,13 +376,14 @@ class LayerRunner:
         written = self.counter.count_text(body) if body else 0
         replaced = sum(self.counts(span))
 
-        def build(text: str) -> tuple[list[Message], int]:
+        def build(text: str, record: NativeRecord | None = None) -> tuple[list[Message], int]:
             new = condensed_history(
-                span, tail, text, path, thresholds=th, count_text=self.counter.count_text, pending=pending
-            )
+                span, tail, text, path, thresholds=th, count_text=self.counter.count_text, pending=pending,
+                native=record,
+            )  # fmt: skip
             return new, self.recount(frame, messages, new)
 
-        with_summary = build(body) if body and written < replaced else None
+        with_summary = build(body, native) if body and written < replaced else None
         verdict = judge_record(
             failure=failure,
             written=written,
@@ -389,7 +392,8 @@ class LayerRunner:
             total=total,
             cap=th.summary_cap,
             must_shrink=must_shrink,
-            misses_facts=lambda: misses_key_facts(span, tail, body),
+            # A provider's record is not judged by our check: what it leaves out, its carrier says.
+            misses_facts=lambda: native is None and misses_key_facts(span, tail, body),
         )
         used = with_summary if with_summary is not None and verdict.failure is None else build("")
         return _Record(*used, verdict.failure, usage, verdict.fared, verdict.shortfall)

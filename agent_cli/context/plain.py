@@ -44,6 +44,8 @@ def render_message(message: Message, calls: dict[str, ToolUse], *, output_chars:
     summary = message.summary
     if summary is not None:
         lines.append(f"EARLIER RECORD:\n{summary.text}")
+    if message.native is not None:  # the provider's record: what of it may be read
+        lines.append(f"EARLIER RECORD (the provider's):\n{message.native.text}")
     text = message.text if summary is None else ""
     if text:
         lines.append(f"{who}: {abbreviate(text, TEXT_CHARS)}")

@@ -41,7 +41,8 @@ class CondensePlan:
 
 def engine_prefix(messages: Sequence[Message]) -> int:
     """How many leading messages are the engine's own (a record or note, and its acknowledgement)."""
-    if messages and (messages[0].summary is not None or is_engine_note(messages[0])):
+    first = messages[0] if messages else None
+    if first is not None and (first.summary is not None or first.native is not None or is_engine_note(first)):
         return 2 if len(messages) > 1 and is_ack(messages[1]) else 1
     return 0
 

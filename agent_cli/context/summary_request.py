@@ -9,6 +9,11 @@ record, when there is one, is the span's first message, so it is folded in
 is rendered to text with tool outputs abbreviated and sent in chunks, each
 request carrying the record so far, so every request fits.
 
+With `context.summarizer = "native"` the call may answer with the provider's own record
+(`SummaryReply.native`, agent/native_summary.py): only a one-request summary can, as the record stands
+for exactly the messages it was given; a series over text chunks goes to the ordinary call
+(`NativeSummarize.ordinary`) and its record is ours.
+
 When another model than the session's writes the summaries (`context.summary_model`), the call
 says what its requests must keep to (`SizedSummarize.sized`): the writer's own budget, when its
 window is smaller, and its own counter, when it counts text differently. A request then fits the
@@ -25,11 +30,12 @@ from agent_cli.context.plain import abbreviate, render_messages
 from agent_cli.context.protocol import Frame
 from agent_cli.context.sections import strip_user_messages
 from agent_cli.context.thresholds import Counter
-from agent_cli.core.messages import Message, TextBlock, Usage
+from agent_cli.core.messages import Message, NativeRecord, TextBlock, Usage
 from agent_cli.core.requests import Request, RequestOptions
 
 __all__ = [
     "THINKING_ROOM",
+    "NativeSummarize",
     "SizedSummarize",
     "Summarize",
     "SummaryFailed",
@@ -42,14 +48,28 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True)
 class SummaryReply:
-    """The model's record and what the call cost."""
+    """The model's record and what the call cost; `native` the provider's own record, when the
+    provider wrote it (then `text` is what a person may read of it)."""
 
     text: str
     usage: Usage = field(default_factory=Usage)
+    native: NativeRecord | None = None
 
 
 # One ordinary model call; a plain string is a reply whose cost is not known (a script, a test).
 Summarize = Callable[[Request], "SummaryReply | str"]
+
+
+@runtime_checkable
+class NativeSummarize(Protocol):
+    """A summary call that asks the provider for its own record (agent/native_summary.py)."""
+
+    def __call__(self, request: Request, /) -> SummaryReply | str: ...
+
+    @property
+    def ordinary(self) -> Summarize:
+        """The ordinary call, for requests the provider's record cannot answer (text chunks)."""
+        ...
 
 
 @runtime_checkable
@@ -122,7 +142,7 @@ def span_request(
     span: Sequence[Message], frame: Frame, cap: int, focus: str | None, extra: str = ""
 ) -> Request:
     """The span itself, plus the instruction as a final user turn."""
-    earlier = bool(span) and span[0].summary is not None
+    earlier = bool(span) and (span[0].summary is not None or span[0].native is not None)
     text = instruction(cap, focus, earlier=earlier, transcript=False, extra=extra)
     messages = list(span)
     if messages and messages[-1].role == "user":
@@ -183,12 +203,15 @@ def run_summary(
         reply = _ask(summarize, request)
         if not reply.text.strip():
             raise SummaryFailed("the model returned an empty record")
-        return SummaryReply(reply.text.strip(), reply.usage)
+        return SummaryReply(reply.text.strip(), reply.usage, reply.native)
+    if isinstance(summarize, NativeSummarize):  # a record over text chunks is ours
+        summarize = summarize.ordinary
     # Too long for one request: rolling record over text chunks.
     record = ""
     rest: Sequence[Message] = span
-    if span and span[0].summary is not None:
-        record = strip_user_messages(span[0].text).strip()
+    if span and (span[0].summary is not None or span[0].native is not None):
+        first = span[0].native
+        record = first.text.strip() if first is not None else strip_user_messages(span[0].text).strip()
         rest = span[1:]
         tokens = counter.count_text(record)
         if tokens > cap:  # keep the chunk requests' fixed part bounded

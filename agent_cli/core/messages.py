@@ -22,6 +22,7 @@ __all__ = [
     "RAW_ARGUMENTS",
     "Block",
     "Message",
+    "NativeRecord",
     "ReasoningBlock",
     "RedactedThinkingBlock",
     "Role",
@@ -182,8 +183,40 @@ class ReasoningBlock:
         }
 
 
+@dataclass(frozen=True, slots=True)
+class NativeRecord:
+    """A record the provider wrote (opt-in, `context.summarizer = "native"`): Anthropic's signed
+    `compaction` block, or the output of OpenAI's `/responses/compact` (the user's messages and an
+    encrypted `compaction` item). Carried byte for byte and never edited: `wire` is the JSON text of
+    what the API returned (one block, or a list of items), sent back as it parses; `provider` says
+    whose it is (another provider's is not sent); `text` is what a person may read of it (Anthropic's
+    summary; OpenAI's item is encrypted, so only the note of what it holds).
+
+    It is alone in the first message of the history; the `SummaryBlock` of ours that carries what it
+    does not (the user's messages verbatim, the transcript's name, how to recall) follows the turns
+    kept after it (context/native_record.py)."""
+
+    provider: str
+    wire: str
+    text: str = ""
+    readable: bool = True  # `text` is the provider's summary itself (False: only a note of what it holds)
+    # The provider's docs say the turns sent right after the record keep their thinking valid (Anthropic's
+    # keep-tail compaction): replacing the span by it is not a change to what follows (core/thinking.py).
+    keeps_tail: bool = False
+
+    def to_json(self) -> JSON:
+        return {
+            "type": "native_record",
+            "provider": self.provider,
+            "wire": self.wire,
+            "text": self.text,
+            "readable": self.readable,
+            "keeps_tail": self.keeps_tail,
+        }
+
+
 ThoughtBlock: TypeAlias = ThinkingBlock | RedactedThinkingBlock | ReasoningBlock
-Block: TypeAlias = TextBlock | ToolUse | ToolResult | SummaryBlock | ThoughtBlock
+Block: TypeAlias = TextBlock | ToolUse | ToolResult | SummaryBlock | ThoughtBlock | NativeRecord
 THOUGHT_TYPES = (ThinkingBlock, RedactedThinkingBlock, ReasoningBlock)
 
 
@@ -206,6 +239,11 @@ def block_from_json(data: Mapping[str, Any]) -> Block:
     if kind == "reasoning":
         summary = data.get("summary") or []
         return ReasoningBlock(str(data["id"]), str(data["encrypted_content"]), tuple(str(x) for x in summary))
+    if kind == "native_record":
+        readable, keeps = bool(data.get("readable", True)), bool(data.get("keeps_tail", False))
+        return NativeRecord(
+            str(data["provider"]), str(data["wire"]), str(data.get("text") or ""), readable, keeps
+        )
     raise ValueError(f"unknown block type: {kind!r}")
 
 
@@ -254,9 +292,17 @@ class Message:
         return None
 
     @property
+    def native(self) -> NativeRecord | None:
+        """The provider's own record in this message (a native compaction), if it holds one."""
+        for b in self.content:
+            if isinstance(b, NativeRecord):
+                return b
+        return None
+
+    @property
     def is_plain_user(self) -> bool:
-        """A message the user typed (not tool results, not a summary)."""
-        return self.role == "user" and not self.tool_results and self.summary is None
+        """A message the user typed (not tool results, not a summary, not the provider's record)."""
+        return self.role == "user" and not self.tool_results and self.summary is None and self.native is None
 
     def replace(self, content: Iterable[Block]) -> Message:
         """A new message (new id) with the same role and new content.

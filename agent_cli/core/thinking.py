@@ -7,6 +7,10 @@ on resume, a resumed log carries redacted text) the block no longer matches:
 Claude 5.5 rejects the request with a 400 ("bound to a different
 conversation"), OpenAI silently withholds the item.
 
+One change is not one: a provider's record that stands for the older part of the history and
+whose docs say the turns sent right after it keep their thinking (`NativeRecord.keeps_tail`,
+Anthropic's keep-tail compaction) replaces that part without changing what follows it.
+
 The rule here: after the first position where a history changed, every
 assistant message loses its thinking blocks, whole (the API accepts removing
 all of a turn's thinking; it rejects a partial or moved one). Thinking before
@@ -56,9 +60,29 @@ def strip_thinking(messages: Sequence[Message], start: int) -> list[Message]:
     return out
 
 
+def _after_record(before: Sequence[Message], after: Sequence[Message]) -> int | None:
+    """The first change in `after` past a keep-tail record at its start: the kept turns follow it as
+    they were in `before` (by id), and what comes after them is appended."""
+    if len(after) < 2:
+        return None
+    ids = [m.id for m in before]
+    if after[1].id not in ids:
+        return 1
+    j = ids.index(after[1].id)
+    for k in range(1, len(after)):
+        if j + k - 1 >= len(before):
+            return None  # the rest was appended
+        if before[j + k - 1].id != after[k].id:
+            return k
+    return None
+
+
 def settle_thinking(before: Sequence[Message], after: Sequence[Message]) -> list[Message]:
     """`after`, with the thinking that its changes to `before` made invalid removed."""
     start = first_change(before, after)
+    record = after[0].native if start == 0 and after else None
+    if record is not None and record.keeps_tail and (not before or before[0].id != after[0].id):
+        start = _after_record(before, after)
     if start is None or not any(m.thoughts for m in after[start:]):
         return list(after)
     return strip_thinking(after, start)

@@ -14,9 +14,19 @@ from typing import Any
 
 from agent_cli.config.settings import ProviderSettings
 from agent_cli.core.errors import ProviderError
+from agent_cli.core.messages import NativeRecord, Usage
 from agent_cli.core.requests import Completion, Request
-from agent_cli.providers.anthropic_wire import StreamAssembler, ThinkingConfig, from_wire, to_wire
+from agent_cli.providers.anthropic_wire import (
+    COMPACT_BETA,
+    StreamAssembler,
+    ThinkingConfig,
+    from_wire,
+    reply_usage,
+    to_wire,
+)
 from agent_cli.providers.errors import body_message
+from agent_cli.providers.native_support import native_compaction_gap
+from agent_cli.providers.native_wire import anthropic_compaction_wire, anthropic_record
 from agent_cli.providers.registry import ANTHROPIC, Wire
 from agent_cli.providers.resolve import ModelChoice
 from agent_cli.providers.sdk_client import STALL_SECONDS, SDKProvider
@@ -68,6 +78,7 @@ class AnthropicProvider(SDKProvider):
         prompt_caching: bool = True,
         streaming: bool = True,
         thinking: ThinkingConfig | None = None,
+        compaction: bool = True,
     ) -> None:
         super().__init__(
             model,
@@ -79,6 +90,7 @@ class AnthropicProvider(SDKProvider):
         )
         self.prompt_caching = prompt_caching
         self.thinking = thinking
+        self.compaction = compaction  # the model reads compaction blocks (`native_support`)
 
     @classmethod
     def build(
@@ -94,6 +106,7 @@ class AnthropicProvider(SDKProvider):
             prompt_caching=settings.prompt_caching,
             streaming=streaming,
             thinking=thinking,
+            compaction=native_compaction_gap(ANTHROPIC.name, wire, model.name) is None,
         )
 
     @staticmethod
@@ -112,7 +125,13 @@ class AnthropicProvider(SDKProvider):
         return anthropic.Anthropic(**self._client_options(anthropic.DefaultHttpxClient))
 
     def _to_wire(self, request: Request) -> dict[str, Any]:
-        return to_wire(request, self._model, caching=self.prompt_caching, thinking=self.thinking)
+        return to_wire(
+            request,
+            self._model,
+            caching=self.prompt_caching,
+            thinking=self.thinking,
+            compaction=self.compaction,
+        )
 
     def _create(self, wire: dict[str, Any], *, stream: bool) -> Any:
         return (
@@ -123,6 +142,14 @@ class AnthropicProvider(SDKProvider):
 
     def _from_wire(self, body: Mapping[str, Any]) -> Completion:
         return from_wire(body, self._model)
+
+    def _compact(self, request: Request, instructions: str) -> tuple[NativeRecord, Usage]:
+        """On-demand compaction: the reply's JSON as it came (the SDK's models would drop fields a
+        newer API adds to the block, and the block must go back byte for byte)."""
+        wire = anthropic_compaction_wire(self._to_wire(request), instructions, COMPACT_BETA)
+        raw = self._sdk().messages.with_raw_response.create(**wire, timeout=self._whole_reply_timeouts())
+        body = raw.http_response.json()
+        return anthropic_record(body), reply_usage(body.get("usage"))
 
     def _assembler(self) -> StreamAssembler:
         return StreamAssembler(self._model)

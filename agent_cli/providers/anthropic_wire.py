@@ -13,6 +13,12 @@ Wire rules:
   rejects them), but a thinking block goes back exactly as it came, empty text
   and all: it is bound to the conversation before it;
 - OpenAI reasoning items (another model's) are not sent;
+- a native record (Anthropic's `compaction` block, `native_wire.py`) goes first, alone in an
+  assistant turn, as the API returned it (the docs: "put the returned message in their place"),
+  and every request that carries one names the compaction beta; the rest of its message (our
+  carrier: the user's words, the transcript) follows the kept turns. To a model that cannot read the
+  block (`compaction=False`: one switched to with /model) its readable summary goes as text
+  instead. Another provider's is not sent;
 - a history that ends with an assistant message is sent as it is: the loop does that only to
   continue a turn the API paused (`pause_turn`, the one documented case of a trailing assistant
   turn); the paused reply and its continuation are consecutive assistant messages, so they go as
@@ -35,6 +41,7 @@ Wire rules:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -57,9 +64,20 @@ from agent_cli.providers.model_info import Accepts
 from agent_cli.providers.registry import ANTHROPIC
 from agent_cli.providers.usage import UsageReading, mapping
 
-__all__ = ["BINDING_BETA", "StreamAssembler", "ThinkingConfig", "from_wire", "to_wire"]
+__all__ = [
+    "BINDING_BETA",
+    "COMPACT_BETA",
+    "StreamAssembler",
+    "ThinkingConfig",
+    "from_wire",
+    "reply_usage",
+    "to_wire",
+]
 
 BINDING_BETA = "thinking-binding-controls-2026-08-01"
+# On-demand compaction (platform.claude.com/docs/en/build-with-claude/compaction-keep-recent-turns):
+# the compaction request and every later request that sends its block back carry it.
+COMPACT_BETA = "compact-2026-09-04"
 _EPHEMERAL = {"type": "ephemeral"}
 _STOP_REASONS: dict[str, StopReason] = {
     "end_turn": "end_turn",
@@ -122,14 +140,22 @@ def _block_to_wire(block: Block) -> dict[str, Any] | None:
 
 
 def _wire_messages(
-    messages: tuple[Message, ...], anchor: int | None = None
+    messages: tuple[Message, ...], anchor: int | None = None, *, compaction: bool = True
 ) -> tuple[list[dict[str, Any]], int | None]:
     """The wire turns, and the turn that ends with message `anchor` (None when it shares its turn
     with a later message, or there is none)."""
     turns: list[dict[str, Any]] = []
     anchor_turn: int | None = None
     for i, message in enumerate(messages):
+        native = message.native
         blocks = [b for b in (_block_to_wire(x) for x in message.content) if b is not None]
+        if native is not None and native.provider == ANTHROPIC.name:
+            if compaction:
+                turns.append({"role": "assistant", "content": [json.loads(native.wire)]})
+            elif native.text.strip():
+                blocks.insert(
+                    0, {"type": "text", "text": f"[Earlier conversation, summarized]\n{native.text}"}
+                )
         if not blocks:
             continue
         if turns and turns[-1]["role"] == message.role:
@@ -151,14 +177,22 @@ def _wire_messages(
 
 
 def to_wire(
-    request: Request, model: str, *, caching: bool, thinking: ThinkingConfig | None = None
+    request: Request,
+    model: str,
+    *,
+    caching: bool,
+    thinking: ThinkingConfig | None = None,
+    compaction: bool = True,
 ) -> dict[str, Any]:
-    """Keyword arguments for `messages.create` (without `stream`)."""
+    """Keyword arguments for `messages.create` (without `stream`); `compaction`: the model reads the
+    provider's compaction blocks (`native_support`)."""
     wire: dict[str, Any] = {
         "model": model,
         "max_tokens": request.max_tokens,
     }
-    wire["messages"], anchor_turn = _wire_messages(request.messages, request.options.cache_anchor)
+    wire["messages"], anchor_turn = _wire_messages(
+        request.messages, request.options.cache_anchor, compaction=compaction
+    )
     if request.system:
         system: dict[str, Any] = {"type": "text", "text": request.system}
         if caching:
@@ -189,8 +223,13 @@ def to_wire(
             wire["thinking"] = dict(thinking.thinking)
         if thinking.effort:
             wire["output_config"] = {"effort": thinking.effort}
-        if thinking.drop_invalid:
-            wire["extra_headers"] = {"anthropic-beta": BINDING_BETA}
+    betas = [BINDING_BETA] if thinking is not None and thinking.drop_invalid else []
+    if compaction and any(
+        m.native is not None and m.native.provider == ANTHROPIC.name for m in request.messages
+    ):
+        betas.append(COMPACT_BETA)
+    if betas:
+        wire["extra_headers"] = {"anthropic-beta": ",".join(betas)}
     return wire
 
 
@@ -209,6 +248,11 @@ def _usage(data: object) -> tuple[Usage, tuple[str, ...]]:
     )
     note = read.note(ANTHROPIC.name)
     return usage, (note,) if note else ()
+
+
+def reply_usage(data: object) -> Usage:
+    """A usage report's figures (a compaction reply's, which `from_wire` does not read)."""
+    return _usage(data)[0]
 
 
 def _stop(reason: str) -> StopReason:

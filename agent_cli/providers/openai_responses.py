@@ -15,11 +15,19 @@ from typing import Any
 
 from agent_cli.config.settings import ProviderSettings
 from agent_cli.core.errors import ProviderError
+from agent_cli.core.messages import NativeRecord, Usage
 from agent_cli.core.requests import Completion, Request
+from agent_cli.providers.native_wire import responses_compaction_wire, responses_record
 from agent_cli.providers.openai import DEFAULT_BASE_URL, classify, load_sdk
 from agent_cli.providers.registry import OPENAI, Wire
 from agent_cli.providers.resolve import ModelChoice
-from agent_cli.providers.responses_wire import ReasoningConfig, StreamAssembler, from_wire, to_wire
+from agent_cli.providers.responses_wire import (
+    ReasoningConfig,
+    StreamAssembler,
+    from_wire,
+    reply_usage,
+    to_wire,
+)
 from agent_cli.providers.sdk_client import STALL_SECONDS, SDKProvider
 
 __all__ = ["OpenAIResponsesProvider"]
@@ -85,6 +93,14 @@ class OpenAIResponsesProvider(SDKProvider):
 
     def _from_wire(self, body: Mapping[str, Any]) -> Completion:
         return from_wire(body, self._model)
+
+    def _compact(self, request: Request, instructions: str) -> tuple[NativeRecord, Usage]:
+        """`/responses/compact` over the request's items; the output's JSON as it came. The compaction
+        uses the server's own prompt: `instructions` there is the system prompt, as on `create`."""
+        wire = responses_compaction_wire(self._to_wire(request))
+        raw = self._sdk().responses.with_raw_response.compact(**wire, timeout=self._whole_reply_timeouts())
+        body = raw.http_response.json()
+        return responses_record(body), reply_usage(body.get("usage"))
 
     def _assembler(self) -> StreamAssembler:
         return StreamAssembler(self._model)

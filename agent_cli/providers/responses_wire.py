@@ -17,6 +17,9 @@ the fields the API reference gives it, as the API returned it:
     function_call_output  call_id, output (first in a user turn)
     message (user)        role, input_text parts (user text and records)
     system prompt         instructions
+    native record         the whole output of `/responses/compact` (the user's messages and the
+                          `compaction` item), as it came, in place of what it compacted; then our
+                          carrier of the record as a user message. Another provider's is not sent
 
 Replies: `StreamAssembler` reads the stream events (`response.output_item.*`,
 `response.output_text.delta`, `response.function_call_arguments.delta`,
@@ -52,7 +55,7 @@ from agent_cli.providers.errors import classify_http
 from agent_cli.providers.registry import OPENAI
 from agent_cli.providers.usage import UsageReading
 
-__all__ = ["ReasoningConfig", "StreamAssembler", "from_wire", "to_wire"]
+__all__ = ["ReasoningConfig", "StreamAssembler", "from_wire", "reply_usage", "to_wire"]
 
 _CUT_SHORT = "stream ended before response.completed"
 _TERMINAL = ("response.completed", "response.incomplete", "response.failed")
@@ -117,6 +120,9 @@ def _assistant_items(blocks: tuple[Block, ...]) -> list[dict[str, Any]]:
 def input_items(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
     items: list[dict[str, Any]] = []
     for message in messages:
+        native = message.native
+        if native is not None and native.provider == OPENAI.name:
+            items.extend(json.loads(native.wire))
         if message.role == "assistant":
             items.extend(_assistant_items(message.content))
             continue
@@ -164,6 +170,11 @@ def to_wire(request: Request, model: str, *, reasoning: ReasoningConfig | None =
 
 
 # -- response -----------------------------------------------------------------
+
+
+def reply_usage(data: object) -> Usage:
+    """A usage report's figures (a compacted response's, which `from_wire` does not read)."""
+    return _usage(data)[0]
 
 
 def _usage(data: object) -> tuple[Usage, tuple[str, ...]]:

@@ -27,6 +27,7 @@ from typing import Any, ClassVar, Protocol, Self
 
 from agent_cli.config.settings import ProviderSettings
 from agent_cli.core.errors import ProviderError, StalledError, TransientError
+from agent_cli.core.messages import Message, NativeRecord, TextBlock, Usage
 from agent_cli.core.requests import Completion, Request, StreamEvent, TextDelta, ThinkingDelta
 from agent_cli.providers.errors import translate_errors, unreachable
 from agent_cli.providers.registry import Wire
@@ -77,6 +78,35 @@ class SDKProvider(ABC):
 
     def stream(self, request: Request) -> Iterator[StreamEvent]:
         return translate_errors(self._events(request), self._translate)
+
+    def compact(self, request: Request, instructions: str) -> Iterator[StreamEvent]:
+        """The provider's own compaction of `request`'s messages (`context.summarizer = "native"`):
+        one Completion whose message holds the provider's record (a `NativeRecord`) and its readable
+        text. Only an adapter whose API has one overrides `_compact`."""
+        return translate_errors(self._compaction(request, instructions), self._translate)
+
+    def _compaction(self, request: Request, instructions: str) -> Iterator[StreamEvent]:
+        from agent_cli.providers.deadline import watch
+
+        with watch(self._timeout) as deadline:
+            try:
+                record, usage = self._compact(request, instructions)
+            except Exception as exc:
+                if deadline.expired:
+                    raise self._too_long() from exc
+                raise
+        message = Message.of("assistant", (record, TextBlock(record.text)))
+        yield Completion(message, "end_turn", usage, self._model)
+
+    def _compact(self, request: Request, instructions: str) -> tuple[NativeRecord, Usage]:
+        raise NotImplementedError(f"{self.name}: this API has no compaction of its own")
+
+    def _whole_reply_timeouts(self) -> Any:
+        """A reply that is not streamed (a compaction) is silent until it is whole: no stall limit,
+        only the deadline."""
+        import httpx2
+
+        return httpx2.Timeout(self._timeout, connect=CONNECT_SECONDS, read=self._timeout)
 
     def _translate(self, exc: BaseException) -> ProviderError | None:
         """The SDK's error as ours; nothing listening at the base URL is said as such."""

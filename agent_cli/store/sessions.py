@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_cli.core.errors import ConfigError
-from agent_cli.core.messages import Message
+from agent_cli.core.messages import Message, NativeRecord, SummaryBlock
 from agent_cli.core.pairing import repair_history
 from agent_cli.core.thinking import settle_thinking, strip_thinking
 from agent_cli.store.layout import ID_RE, SESSION_FILE, check_private_dir, session_dir, transcripts_dir
@@ -92,9 +92,21 @@ def sendable(logged: list[Message]) -> list[Message]:
     message, or a message the log holds redacted (the provider saw the secret),
     the conversation differs from what the model saw, so its later thinking goes.
     """
-    repaired = settle_thinking(logged, repair_history(logged))
+    repaired = settle_thinking(logged, [_unsigned(m) for m in repair_history(logged)])
     redacted = next((i for i, m in enumerate(repaired) if REDACTED in json.dumps(m.to_json())), None)
     return repaired if redacted is None else strip_thinking(repaired, redacted)
+
+
+def _unsigned(message: Message) -> Message:
+    """`message`, or, when it holds a provider's record the log holds redacted, the message with that
+    record's readable text as a record of ours: the provider would refuse the record (its signature
+    covers the text the secret was in), and the user's words, carried beside it, are kept anyway."""
+    native = message.native
+    if native is None or REDACTED not in native.wire:
+        return message
+    note = f"[The {native.provider} compaction record, kept as text: the log holds it redacted]"
+    text = f"{note}\n{native.text}" if native.readable else note
+    return message.replace(SummaryBlock(text) if isinstance(b, NativeRecord) else b for b in message.content)
 
 
 def session_ids(root: Path | str) -> list[str]:

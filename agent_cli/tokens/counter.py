@@ -37,6 +37,7 @@ from typing import Any, Protocol
 
 from agent_cli.core.messages import (
     Message,
+    NativeRecord,
     ReasoningBlock,
     RedactedThinkingBlock,
     SummaryBlock,
@@ -241,6 +242,13 @@ class TokenCounter:
                 thoughts += len(block.data) // OPAQUE_CHARS_PER_TOKEN
             elif isinstance(block, ReasoningBlock):
                 thoughts += self.raw_text(block.text) + len(block.encrypted_content) // OPAQUE_CHARS_PER_TOKEN
+            elif isinstance(block, NativeRecord):
+                # A readable record is read as its summary (Anthropic's block: its signature and
+                # encrypted_content are metadata); an encrypted one (OpenAI's) as what it sends.
+                summaries += self.raw_text(block.text)
+                if not block.readable:
+                    summaries += len(block.wire) // OPAQUE_CHARS_PER_TOKEN
+                overhead += SUMMARY_OVERHEAD
         counted = MessageTokens(text, uses, results, summaries, overhead, thoughts)
         self._messages[msg.id] = counted
         if len(self._messages) > self._cache_size:

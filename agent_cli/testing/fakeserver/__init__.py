@@ -45,12 +45,20 @@ redacted=True, reasoning_tokens=N)`. `RecordedRequest.reasoning_accepted` and
 Models API; `overflow_in_stream=True` sends the Responses overflow as
 `response.failed` inside a 200 stream.
 
+The providers' own compaction, as their docs describe it (`compaction`): Anthropic's on-demand
+compaction (a request with `compaction: {"type": "summarize"}` and the `compact-2026-09-04` beta is
+answered with one signed `compaction` block, which later requests must send back first and
+unchanged; the kept turns' thinking holds behind it) and OpenAI's `POST /v1/responses/compact` (the
+user's messages and one sealed `compaction` item). Neither takes a script item; `compactor` (a
+function of the user's texts) writes the summary. A refused block is the API's 400 with its
+`error.details.error_code`, which the SDK raises as its `Compaction*Error`.
+
 The modules: `script` (the items a test queues, and script files), `server`
 (the queue, recording, the checks every API shares), `handler` (HTTP in and
 out), `wire` (what an API module provides), `prompt_cache` (token estimate and
 caches), `binding` (seals), `thinking` (Anthropic thinking blocks),
 `model_rules` (what each model accepts), `responses_items` (Responses input
-items), and one module per API: `anthropic_api`, `openai_chat`,
+items), `compaction` (both providers' own compaction), and one module per API: `anthropic_api`, `openai_chat`,
 `responses_api`. A new API is one more module implementing `wire.WireApi`,
 listed in `server.APIS`.
 

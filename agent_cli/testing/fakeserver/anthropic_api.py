@@ -22,6 +22,7 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
+from .compaction import anthropic_compaction_fault
 from .model_rules import BINDING_BETA, anthropic_display, anthropic_problem, drops_blocks, has_beta, thinks
 from .script import Fault, Reply, ToolCallSpec
 from .thinking import is_thinking, review, seals
@@ -77,6 +78,11 @@ def admit(
     last = messages[-1] if messages and isinstance(messages[-1], dict) else {}
     # "pause_turn": send the paused reply back as it came, as the last turn, to let the model go on.
     continuing = last.get("role") == "assistant" and _turn_key(blocks(last.get("content"))) in paused
+    compaction = anthropic_compaction_fault(body, headers, key)
+    if compaction is not None:
+        return compaction
+    # A compaction request may end on a finished assistant turn: nothing is sampled after it.
+    continuing = continuing or body.get("compaction") is not None
     problem = _problem(body) or anthropic_problem(body, headers, continuing=continuing)
     if problem:
         return Fault(400, problem)
@@ -190,7 +196,10 @@ def error_body(fault: Fault) -> JSON:
         fault.status, "api_error" if fault.status >= 500 else "invalid_request_error"
     )
     message = fault.message or default_message(fault.status)
-    return {"type": "error", "error": {"type": kind, "message": message}}
+    error: JSON = {"type": kind, "message": message}
+    if fault.error_code:
+        error["details"] = {"error_code": fault.error_code}
+    return {"type": "error", "error": error}
 
 
 def _reply_blocks(reply: Reply, display: str) -> list[JSON]:

@@ -21,7 +21,7 @@ from email.message import Message
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Protocol
 
-from . import anthropic_api, openai_chat
+from . import anthropic_api, openai_chat, responses_api
 from .script import Drip, Drop, Fault, Pings, Reply, Stall, StreamError, Truncate
 from .wire import JSON, WireApi
 
@@ -52,6 +52,8 @@ class Decider(Protocol):
     def answer(self, api: WireApi, path: str, raw: bytes, headers: Message) -> Refusal | Answer: ...
 
     def look_up(self, path: str, headers: Message) -> Refusal | Found: ...
+
+    def compact(self, path: str, raw: bytes, headers: Message) -> Refusal | Found: ...
 
 
 class Http(ThreadingHTTPServer):
@@ -89,6 +91,14 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         path = self.path.split("?")[0]
+        if path.endswith("/v1/responses/compact"):  # OpenAI's compaction: one JSON body, never a stream
+            raw = self.rfile.read(int(self.headers.get("content-length") or 0))
+            found = self.server.fake.compact(path, raw, self.headers)
+            if isinstance(found, Refusal):
+                self._error(responses_api, found.fault)
+            else:
+                self._send_json(200, found.body)
+            return
         api = next((a for a in self.server.fake.apis if path.endswith(a.PATH)), None)
         if api is None:
             # Before reading the body, as before the split; OpenAI's envelope has a code for it.

@@ -50,6 +50,10 @@ def unit_text(unit: JSON) -> str:
     if unit.get("type") == "tool_result":
         content = unit.get("content")
         return content if isinstance(content, str) else "".join(unit_text(b) for b in blocks(content))
+    if unit.get("type") == "compaction" and "encrypted_content" in unit and "content" not in unit:
+        unit = {"type": "reasoning", "encrypted_content": unit["encrypted_content"]}  # OpenAI's item
+    elif unit.get("type") == "compaction":  # Anthropic's block: its summary; the rest is opaque metadata
+        return str(unit.get("content") or "")
     field = _SEALED.get(str(unit.get("type")))
     if field is not None:
         sealed = str(unit.get(field) or "")

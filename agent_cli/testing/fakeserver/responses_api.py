@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from . import openai_chat
+from .compaction import responses_compaction_fault
 from .model_rules import openai_problem, openai_reasons
 from .responses_items import (
     bound_call_id,
@@ -93,6 +94,7 @@ def admit(
 ) -> Admission | Fault:
     items = input_items(body)
     fault = openai_problem(body) or missing_field(items) or pairing_fault(items)
+    fault = fault or responses_compaction_fault(items, key)
     if fault is not None:
         return fault
     verdict = replay(body, str(body.get("model", "")), key)

@@ -87,7 +87,8 @@ class Fault:
 
     `kind` overrides the error type (Anthropic) or code (OpenAI); `headers` are sent as given (retry-after);
     `param` is the OpenAI Responses error's `param`; `raw` is sent verbatim as text/html instead of
-    the envelope (a proxy's HTML 502, or a 200 whose body is not JSON).
+    the envelope (a proxy's HTML 502, or a 200 whose body is not JSON); `error_code` is an Anthropic
+    error's `details.error_code` (the SDK raises the class it names, e.g. a compaction error).
     """
 
     status: int
@@ -96,6 +97,7 @@ class Fault:
     kind: str | None = None
     param: str | None = None
     raw: str | None = None
+    error_code: str | None = None
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from . import anthropic_api, openai_chat, responses_api
+from .compaction import anthropic_compaction_events, default_summary, responses_compacted
 from .handler import Answer, Found, Http, Refusal
 from .prompt_cache import PromptCache, prompt_text
 from .script import Fault, Reply, ScriptItem, StreamError
@@ -63,6 +64,18 @@ def last_user_text(recorded: RecordedRequest) -> str:
                 if b.get("type") in ("text", "input_text")
             )
     return ""
+
+
+def _user_texts(turns: list[Any]) -> list[str]:
+    """The text of each user message (Anthropic messages or Responses input items), in order."""
+    texts = []
+    for turn in turns:
+        if isinstance(turn, dict) and turn.get("role") == "user":
+            parts = blocks(turn.get("content"))
+            texts.append(
+                " ".join(str(b.get("text", "")) for b in parts if b.get("type") in ("text", "input_text"))
+            )
+    return texts
 
 
 def _kept(headers: Message) -> dict[str, str]:
@@ -151,6 +164,8 @@ class FakeModelServer:
         self.models = dict(built.models)  # the Models API: id -> (max_input_tokens, max_tokens)
         self.overflow_in_stream = built.overflow_in_stream  # Responses: overflow as response.failed
         self.signing_key = built.signing_key
+        # What the providers' own compaction writes (`compaction`): given the user's texts, the summary.
+        self.compactor: Callable[[list[str]], str] = default_summary
 
     # -- lifecycle and addresses ----------------------------------------------
 
@@ -255,6 +270,12 @@ class FakeModelServer:
                 in_stream = api.overflow_events(fault, seen)
             # No script item is taken: the Reply only says "stream it as it is".
             return Answer(in_stream, Reply(), True) if in_stream else Refusal(fault)
+        if api is anthropic_api and body.get("compaction") is not None:
+            # The API's own summary: no script item is taken (`compaction`).
+            summary = self.compactor(_user_texts(body.get("messages") or []))
+            spent = {"input_tokens": estimate, "output_tokens": self.counter(summary) or 1}
+            events = anthropic_compaction_events(body, self.signing_key, summary, spent)
+            return Answer(events, Reply(), bool(body.get("stream")))
         item = self._next(recorded)
         if isinstance(item, Fault):
             return Refusal(item)
@@ -284,6 +305,37 @@ class FakeModelServer:
             status = 529 if item.kind == "overloaded_error" else 500
             return Refusal(Fault(status, item.message, kind=item.kind))
         return Answer(events, item, bool(body.get("stream")))
+
+    def compact(self, path: str, raw: bytes, headers: Message) -> Refusal | Found:
+        """OpenAI's `POST /v1/responses/compact`: the user's messages and one compaction item
+        (`compaction`), checked as a `/responses` request's input is. No script item is taken."""
+        try:
+            body = json.loads(raw or b"{}")
+        except json.JSONDecodeError:
+            return Refusal(Fault(400, "The request body is not valid JSON."))
+        kept = _kept(headers)
+        admitted = responses_api.admit(body, kept, self.signing_key)
+        seen = admitted if isinstance(admitted, Admission) else Admission(body, kept, self.signing_key)
+        estimate = self.counter(prompt_text(responses_api.units(seen.body)))
+        with self._lock:
+            self._requests.append(RecordedRequest(responses_api.NAME, path, body, kept, estimate))
+        key = headers.get("x-api-key") or (headers.get("authorization") or "").removeprefix("Bearer ")
+        if self.api_key is not None and key != self.api_key:
+            return Refusal(responses_api.auth_fault(key))
+        if isinstance(admitted, Fault):
+            return Refusal(admitted)
+        if not body.get("model"):
+            return Refusal(
+                Fault(400, "Missing required parameter: 'model'.", kind="missing_required_parameter")
+            )
+        if self.context_window is not None and estimate > self.context_window:
+            return Refusal(responses_api.overflow_fault(estimate, self.context_window))
+        items = body.get("input")
+        summary = self.compactor(
+            _user_texts(items if isinstance(items, list) else [{"role": "user", "content": items}])
+        )
+        usage = {"input_tokens": estimate, "output_tokens": self.counter(summary) or 1}
+        return Found(responses_compacted(body, self.signing_key, summary, usage))
 
     def look_up(self, path: str, headers: Message) -> Refusal | Found:
         """The Models API: GET /v1/models/{id} from the `models` table, else Anthropic's 404."""

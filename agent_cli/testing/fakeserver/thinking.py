@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .binding import canonical, digest, holds, same_model, seal, unseal
+from .compaction import expanded, is_compaction, prefix_messages
 from .wire import JSON, blocks
 
 __all__ = ["Review", "is_thinking", "review", "seal_text", "seals"]
@@ -42,25 +43,26 @@ def seal_text(block: JSON) -> str:
 
 
 class _Prefixes:
-    """The canonical pieces of one request's prefixes, each message canonicalized once."""
+    """The canonical pieces of one request's prefixes, each message canonicalized once. A compaction
+    block first stands for the messages it summarized (keep-tail: the kept turns' thinking was sealed
+    over those): `compaction.prefix_messages`."""
 
     def __init__(self, body: JSON) -> None:
         system = body.get("system")
         self._head = [canonical(blocks(system) if system else []), canonical(list(body.get("tools") or []))]
-        self._messages = [
-            canonical(
-                {
-                    "role": m.get("role"),
-                    "content": [b for b in blocks(m.get("content")) if not is_thinking(b)],
-                }
-            )
-            for m in body.get("messages") or []
-        ]
+        self._messages, self._offset = prefix_messages(body)
+        self._compacted = expanded(body) is not None
 
     def at(self, index: int, own: Sequence[JSON]) -> list[str]:
         """The prefix of a block in message `index`, after the blocks `own` of that message."""
-        mine = [b for b in own if isinstance(b, dict) and not is_thinking(b)]
-        return [*self._head, *self._messages[:index], canonical(mine)]
+        mine = [
+            b
+            for b in own
+            if isinstance(b, dict)
+            and not is_thinking(b)
+            and not (index == 0 and self._compacted and is_compaction(b))
+        ]
+        return [*self._head, *self._messages[: index + self._offset], canonical(mine)]
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,84 @@
+"""L2/L3 with the provider's own record (`context.summarizer = "native"`): the history rebuilt around
+it (pure).
+
+A *native record* is what the provider's compaction returned (`core.messages.NativeRecord`): it
+stands for exactly the span it was given and goes back byte for byte, alone in the history's first
+message. Keep-tail (Anthropic's docs): the kept turns follow it unchanged, so their thinking stays
+valid; hence nothing of ours goes between. After them, appended as the history's last message, goes
+a *carrier* of ours (a `SummaryBlock`): what the rules of every record ask for and the provider's
+does not give. The user's messages verbatim (unless the provider's record already holds them as they
+were sent: OpenAI's compaction output does), the transcript's name and how to recall from it, and
+what the mechanical check finds missing from the readable text (the last request, the latest error,
+the files). A record whose text is not readable (OpenAI's is encrypted) is checked as having said
+nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from agent_cli.context.fidelity import check, repair, span_facts
+from agent_cli.context.sections import collect_user_messages, render_user_messages
+from agent_cli.context.thresholds import Thresholds
+from agent_cli.core.messages import Message, NativeRecord, SummaryBlock
+
+__all__ = ["carrier_text", "native_history"]
+
+# The provider's record that keeps the user's messages itself, as they were sent.
+KEEPS_USER_MESSAGES = frozenset({"openai"})
+
+
+def carrier_text(
+    span: Sequence[Message],
+    tail: Sequence[Message],
+    native: NativeRecord,
+    transcript: str,
+    *,
+    user_budget: int,
+    count_text: Callable[[str], int],
+    recall_hint: str,
+) -> str:
+    """The text of the SummaryBlock that goes beside `native`."""
+    users = ""
+    if native.provider not in KEEPS_USER_MESSAGES:
+        users = render_user_messages(collect_user_messages(span), user_budget, count_text)
+    facts = span_facts(span)
+    said = (native.text if native.readable else "") + "\n" + users
+    added = repair("", check(facts, said, tail), facts.paths).strip()
+    intro = (
+        f"The {native.provider} compaction record at the start of the conversation stands for the "
+        f"{len(span)} earlier messages it replaced (it is the provider's, carried as it came); the turns "
+        f"after it are kept verbatim. The replaced messages' full text is saved in "
+        f'{transcript}; call recall("<phrase>") with a file name, an error or a few words '
+        f"(e.g. recall({recall_hint})) to fetch exact passages."
+    )
+    closing = (
+        "Continue from the work state without redoing finished steps. Files may have changed since "
+        "they were read: re-read one before editing it."
+    )
+    return "\n\n".join(p for p in (intro, added, users, closing) if p)
+
+
+def native_history(
+    span: Sequence[Message],
+    tail: Sequence[Message],
+    native: NativeRecord,
+    transcript: str,
+    *,
+    thresholds: Thresholds,
+    count_text: Callable[[str], int],
+    recall_hint: str,
+) -> list[Message]:
+    """The provider's record replacing `span`, then `tail` as it is, then our carrier. No
+    acknowledgement: the record goes to the API as the assistant's turn (Anthropic), or as items
+    that need none (OpenAI); the carrier is a user turn, joined by the user's next words."""
+    text = carrier_text(
+        span,
+        tail,
+        native,
+        transcript,
+        user_budget=thresholds.user_messages,
+        count_text=count_text,
+        recall_hint=recall_hint,
+    )
+    return [Message("user", (native,)), *tail, Message("user", (SummaryBlock(text, transcript),))]
