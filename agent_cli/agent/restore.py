@@ -105,11 +105,8 @@ class _Restorer:
     def _write(self, path: Path, change: Change, now: Change | str) -> None:
         data = self.store.get(change.digest)
         if isinstance(now, Change) and now.was == "dir":  # a folder made where the file was
-            if not self._empty(path):
-                self.lost.append(Lost(change.path, FOLDER_IN_USE))
+            if not self._take_folder(path, change, now):
                 return
-            self._note(change.path, now)
-            path.rmdir()
         else:
             self._note(change.path, now)
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -124,14 +121,20 @@ class _Restorer:
         path.mkdir(parents=True, exist_ok=True)
         self.done["made"].append(change.path)
 
+    def _take_folder(self, path: Path, change: Change, now: Change | str) -> bool:
+        """Remove the folder at `path` if it is empty (noted first); else it is named as in use."""
+        if not self._empty(path):
+            self.lost.append(Lost(change.path, FOLDER_IN_USE))
+            return False
+        self._note(change.path, now)
+        path.rmdir()
+        return True
+
     def _remove(self, path: Path, change: Change, now: Change | str) -> None:
         info = os.lstat(path)
         if stat.S_ISDIR(info.st_mode):
-            if not self._empty(path):
-                self.lost.append(Lost(change.path, FOLDER_IN_USE))
+            if not self._take_folder(path, change, now):
                 return
-            self._note(change.path, now)
-            path.rmdir()
         else:
             self._note(change.path, now)
             path.unlink()

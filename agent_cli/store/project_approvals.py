@@ -15,14 +15,13 @@ previous approvals as they were; a file that cannot be read counts as approving 
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
-import secrets
 from collections.abc import Mapping
 from pathlib import Path
 
+from agent_cli.store.private_write import write_private
 from agent_cli.store.user_dirs import state_dir
 
 __all__ = ["APPROVALS_FILE", "ProjectApprovals", "fingerprint"]
@@ -87,21 +86,5 @@ class ProjectApprovals:
         return dict(projects) if isinstance(projects, dict) else {}
 
     def _write(self, document: Mapping[str, object]) -> None:
-        folder = self.path.parent
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        temp = folder / f".{self.path.name}.{os.getpid()}.{secrets.token_hex(4)}"
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
-        fd = os.open(temp, flags, 0o600)
-        try:
-            try:
-                data = (json.dumps(document, indent=1, sort_keys=True) + "\n").encode()
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view) :]
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-            os.replace(temp, self.path)
-        finally:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(temp)
+        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        write_private(self.path, (json.dumps(document, indent=1, sort_keys=True) + "\n").encode())

@@ -18,14 +18,13 @@ the session store, and the file is named to the user as one that cannot be resto
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
 import re
-import secrets
 from pathlib import Path
 
-from agent_cli.store.layout import FILE_MODE, ensure_private_dir
+from agent_cli.store.layout import ensure_private_dir
+from agent_cli.store.private_write import write_private
 from agent_cli.store.redact import Redactor
 
 __all__ = ["SNAPSHOTS_DIR", "HoldsSecret", "SnapshotStore", "digest_of"]
@@ -60,23 +59,7 @@ class SnapshotStore:
         if self._redactor is not None and self._redactor.spans(data.decode("utf-8", "replace")):
             raise HoldsSecret("it holds a key or credential, which the session store never keeps")
         ensure_private_dir(self.dir)
-        temp = self.dir / f".{digest}.{secrets.token_hex(4)}.tmp"
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
-        fd = os.open(temp, flags, FILE_MODE)
-        try:
-            try:
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view) :]
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-            os.replace(temp, path)
-        except BaseException:
-            # A full disk leaves no stub that would later be taken for the file's content.
-            with contextlib.suppress(OSError):
-                os.unlink(temp)
-            raise
+        write_private(path, data)  # a full disk leaves no stub taken later for the file's content
         return digest
 
     def has(self, digest: str) -> bool:
