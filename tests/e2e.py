@@ -64,6 +64,17 @@ def stream_events(stdout: str) -> list[dict[str, Any]]:
     return events
 
 
+def user_texts(request: RecordedRequest) -> list[str]:
+    """The text blocks of a request's user messages, in order (Anthropic's shape)."""
+    return [
+        b["text"]
+        for m in request.body["messages"]
+        if m["role"] == "user"
+        for b in m["content"]
+        if "text" in b
+    ]
+
+
 def transcript_blob(project: Path) -> str:
     root = project / ".transcripts"
     return "".join(p.read_text(errors="replace") for p in root.rglob("*") if p.is_file())

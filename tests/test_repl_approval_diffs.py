@@ -5,7 +5,6 @@ do instead (Enter alone: the turn stops; words go to the model as the call's err
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
@@ -13,27 +12,15 @@ import pytest
 
 from agent_cli.testing.fakeserver import FakeModelServer, Reply, ToolCallSpec
 from tests.e2e import agent_env
-from tests.reliability.procs import spawn_repl
+from tests.reliability.procs import expect, spawn_repl
 
 pexpect = pytest.importorskip("pexpect")
 
 pytestmark = pytest.mark.e2e
 
-CPR_REQUEST = re.compile(re.escape("\x1b[6n"))
-ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()][0-9A-Za-z]|\x1b[=>]")
 OLD = "".join(f"old line {i:02d}\n" for i in range(30))
 NEW = "".join(f"new line {i:02d}\n" for i in range(30))
 FAKE_SERVER: dict[str, Any] = {}
-
-
-def expect(child: Any, pattern: object) -> str:
-    """Wait for `pattern`, answering cursor-position requests; what came before it, escapes removed."""
-    seen = []
-    while child.expect([CPR_REQUEST, pattern]) == 0:
-        seen.append(child.before)
-        child.send("\x1b[1;1R")
-    seen.append(child.before)
-    return ANSI.sub("", "".join(seen))
 
 
 def start(tmp_path: Path, server: FakeModelServer) -> tuple[Any, Path]:

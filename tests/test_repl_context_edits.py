@@ -6,7 +6,6 @@ with an editor that rewrites a line puts that text in the next request byte for 
 from __future__ import annotations
 
 import json
-import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -16,13 +15,13 @@ import pytest
 from agent_cli.testing.fakeserver import FakeModelServer, RecordedRequest, Reply
 from agent_cli.testing.summary_shape import is_summary_request
 from tests.e2e import agent_env
-from tests.reliability.procs import spawn_repl
+from tests.e2e import user_texts as texts
+from tests.reliability.procs import expect, spawn_repl
 
 pexpect = pytest.importorskip("pexpect")
 
 pytestmark = pytest.mark.e2e
 
-CPR_REQUEST = re.compile(re.escape("\x1b[6n"))
 RECORD = "## Goal\nsay hello twice\n## Decisions\nTHE LINE TO CHANGE\n## Next\nwait"
 EDITED_LINE = "the line the user wrote  ✓"
 
@@ -34,12 +33,6 @@ def answer(request: RecordedRequest) -> Reply:
 
 
 FAKE_SERVER = {"responder": answer}
-
-
-def expect(child: Any, pattern: object) -> None:
-    """`child.expect(pattern)`, answering the cursor-position requests a terminal would answer."""
-    while child.expect([CPR_REQUEST, pattern]) == 0:
-        child.send("\x1b[1;1R")
 
 
 def start(tmp_path: Path, server: FakeModelServer, **extra: str) -> Any:
@@ -59,16 +52,6 @@ def say(child: Any, line: str, reply: str = "Hello from the model") -> None:
 
 def turns(server: FakeModelServer) -> list[RecordedRequest]:
     return [r for r in server.requests if r.api != "models" and not is_summary_request(r.body)]
-
-
-def texts(request: RecordedRequest) -> list[str]:
-    return [
-        b["text"]
-        for m in request.body["messages"]
-        if m["role"] == "user"
-        for b in m["content"]
-        if "text" in b
-    ]
 
 
 def system(request: RecordedRequest) -> str:

@@ -2,28 +2,19 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
 
 from agent_cli.testing.fakeserver import FakeModelServer, Reply
 from tests.e2e import agent_env
-from tests.reliability.procs import spawn_repl
+from tests.reliability.procs import ANSI, expect, spawn_repl
 
 pexpect = pytest.importorskip("pexpect")
 
 pytestmark = pytest.mark.e2e
 
-CPR_REQUEST = re.compile(re.escape("\x1b[6n"))
-ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()][0-9A-Za-z]|\x1b[=>]")
 FAKE_SERVER = {"default": Reply("Hello from the model.")}
-
-
-def expect(child: pexpect.spawn, pattern: object) -> None:
-    """`child.expect(pattern)`, answering the cursor-position requests a terminal would answer."""
-    while child.expect([CPR_REQUEST, pattern]) == 0:
-        child.send("\x1b[1;1R")
 
 
 def test_project_hooks_are_asked_for_once_then_run_at_start_and_exit(

@@ -5,37 +5,21 @@ stays text with a note."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from agent_cli.testing.fakeserver import FakeModelServer, RecordedRequest, Reply
+from agent_cli.testing.fakeserver import FakeModelServer, Reply
 from tests.e2e import agent_env
-from tests.reliability.procs import spawn_repl
+from tests.e2e import user_texts as texts
+from tests.reliability.procs import expect, spawn_repl
 
 pexpect = pytest.importorskip("pexpect")
 
 pytestmark = pytest.mark.e2e
 
-CPR_REQUEST = re.compile(re.escape("\x1b[6n"))
 FAKE_SERVER = {"default": Reply("Hello from the model.")}
-
-
-def expect(child: Any, pattern: object) -> None:
-    while child.expect([CPR_REQUEST, pattern]) == 0:
-        child.send("\x1b[1;1R")
-
-
-def texts(request: RecordedRequest) -> list[str]:
-    return [
-        b["text"]
-        for m in request.body["messages"]
-        if m["role"] == "user"
-        for b in m["content"]
-        if "text" in b
-    ]
 
 
 def start(tmp_path: Path, server: FakeModelServer) -> tuple[Any, Path]:

@@ -17,13 +17,12 @@ import pytest
 
 from agent_cli.testing.fakeserver import FakeModelServer, RecordedRequest, Reply, ToolCallSpec
 from tests.e2e import agent_env
+from tests.reliability.procs import ANSI, expect
 
 pexpect = pytest.importorskip("pexpect")
 
 pytestmark = pytest.mark.e2e
 
-CPR_REQUEST = re.compile(re.escape("\x1b[6n"))
-ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()][0-9A-Za-z]|\x1b[=>]")
 
 CALLS = {
     "first": [ToolCallSpec("write_file", {"path": "notes.txt", "content": "v1\n"})],
@@ -55,12 +54,6 @@ def respond(request: RecordedRequest) -> Reply:
 
 
 FAKE_SERVER = {"responder": respond}
-
-
-def expect(child: Any, pattern: object) -> None:
-    """`child.expect(pattern)`, answering the cursor-position requests a real terminal would answer."""
-    while child.expect([CPR_REQUEST, pattern]) == 0:
-        child.send("\x1b[1;1R")
 
 
 def test_rewind_2_restores_the_files_and_the_conversation_before_prompt_2(

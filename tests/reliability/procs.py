@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -79,3 +80,20 @@ def spawn_repl(project: Path, env: dict[str, str], timeout: float = 30) -> Any:
         encoding="utf-8",
         timeout=timeout,
     )
+
+
+# What a REPL on a pseudo-terminal asks of its terminal (the cursor's position), and the escapes
+# a test strips to read the screen's text.
+CPR_REQUEST = re.compile(re.escape("\x1b[6n"))
+ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()][0-9A-Za-z]|\x1b[=>]")
+
+
+def expect(child: Any, pattern: object) -> str:
+    """`child.expect(pattern)`, answering the cursor-position requests a terminal would answer;
+    the text that came before the match, escapes removed."""
+    seen = []
+    while child.expect([CPR_REQUEST, pattern]) == 0:
+        seen.append(child.before)
+        child.send("\x1b[1;1R")
+    seen.append(child.before)
+    return ANSI.sub("", "".join(seen))
