@@ -29,7 +29,7 @@ composition root (app.py) implements.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -41,6 +41,7 @@ from agent_cli.agent.loop import AgentLoop
 from agent_cli.agent.record_edits import (
     RECORD_EDIT,
     RecordView,
+    Uncompacted,
     find_record,
     uncompacted,
     view_record,
@@ -48,19 +49,20 @@ from agent_cli.agent.record_edits import (
 )
 from agent_cli.agent.restore import restore
 from agent_cli.agent.rewind import RewindPoint, Rewound, before_prompt, pick, points, rewind_data, undo_plan
+from agent_cli.agent.turn_stream import woven
 from agent_cli.config.settings import Settings
 from agent_cli.context.breakdown import Breakdown
 from agent_cli.context.engine import ContextEngine
 from agent_cli.context.summary_request import Summarize
 from agent_cli.context.thresholds import Counter, Thresholds
 from agent_cli.core.errors import AgentError
-from agent_cli.core.events import Event, ResultEvent, UsageEvent, WarningEvent
+from agent_cli.core.events import Event, WarningEvent
 from agent_cli.core.messages import Message, ToolResult, ToolUse, Usage, new_id
 from agent_cli.prompt.pins import Pin, PinBoard, logged_pins, section
 from agent_cli.providers.base import Provider
 from agent_cli.store.archive import Archive
 from agent_cli.store.compactions import UNCOMPACT
-from agent_cli.store.log_records import EventRecord, LogRecord, read_log
+from agent_cli.store.log_records import LogRecord, last_usage, read_log
 from agent_cli.store.session_log import SessionLog
 from agent_cli.store.sessions import resolve_session_id
 from agent_cli.store.snapshots import SnapshotStore
@@ -119,16 +121,6 @@ class Parts(Protocol):
         ...
 
 
-@dataclass(frozen=True, slots=True)
-class Uncompacted:
-    """What /uncompact did: `restored` messages back and the context now `tokens`; or, with `over`
-    above 0, nothing, because the conversation would be that many tokens over what the window holds."""
-
-    restored: int
-    tokens: int
-    over: int = 0
-
-
 class AgentSession:
     def __init__(
         self,
@@ -155,12 +147,12 @@ class AgentSession:
         self._model = model
         self._redact = redact
         self.warnings: tuple[WarningEvent, ...] = tuple(warnings)
-        self._pins = PinBoard(settings.project_root, logged_pins(log.path))
+        records = self._records()
+        self._pins = PinBoard(settings.project_root, logged_pins(records))
         for text in pins:  # --pin: the session's own, beside what its log had
             self._pins.add(text)
         self._set_pins(logged=list(pins) != [])
-        if loop.history:
-            self._restore_anchor()
+        self._restore_anchor(records)
 
     # ---- what the shells show ----------------------------------------------------
 
@@ -255,7 +247,10 @@ class AgentSession:
         if attached is None:
             attached = self.attachments(prompt)
         notes = [WarningEvent(message=n) for n in attached.notes]
-        return self._turn(notes, self._loop.run(prompt, attached.blocks), self._extensions)
+        extensions = self._extensions
+        return woven(
+            notes, self._loop.run(prompt, attached.blocks), extensions.take_notes if extensions else None
+        )
 
     def attachments(self, prompt: str) -> Attached:
         """What the prompt's `@path` words attach: each file read as `read_file` reads it, each
@@ -271,32 +266,6 @@ class AgentSession:
         output = self._for_user(use)
         self._loop.add_user_message(shell_message(command, output.content))
         return output
-
-    @staticmethod
-    def _turn(
-        first: Sequence[Event], events: Generator[Event, None, None], extensions: Extensions | None
-    ) -> Generator[Event, None, None]:
-        """`first`, then the turn's events, each failed extension call's warning after the event it
-        came with. A KeyboardInterrupt thrown in (the REPL's Ctrl-C, between two events) goes on
-        into the loop's own generator, which ends the turn cleanly."""
-        yield from first
-        thrown: BaseException | None = None
-        while True:
-            try:
-                event = events.throw(thrown) if thrown is not None else next(events)
-            except StopIteration:
-                return
-            thrown = None
-            notes = [WarningEvent(message=n) for n in extensions.take_notes()] if extensions else []
-            try:
-                if isinstance(event, ResultEvent):
-                    yield from notes
-                    yield event
-                else:
-                    yield event
-                    yield from notes
-            except KeyboardInterrupt as exc:
-                thrown = exc
 
     def extension_report(self) -> list[str]:
         """`/mcp`: each MCP server, its state and its tools."""
@@ -328,8 +297,7 @@ class AgentSession:
 
     def record(self) -> RecordView | None:
         """The condensed record now in the context, taken apart; None when there is none."""
-        records, _ = read_log(self._log.path)
-        return view_record(self._loop.history, records, writer=self.summary_model)
+        return view_record(self._loop.history, self._records(), writer=self.summary_model)
 
     def edit_record(self, text: str) -> None:
         """The user's `text` becomes the record, byte for byte, in every later request; the record
@@ -343,8 +311,7 @@ class AgentSession:
 
     def uncompact(self) -> Uncompacted | None:
         """Undo the last L2/L3/L4 compaction when what it removed fits; None when there is none."""
-        records, _ = read_log(self._log.path)
-        found = uncompacted(records, self._loop.history)
+        found = uncompacted(self._records(), self._loop.history)
         if found is None:
             return None
         messages, restored = found
@@ -391,11 +358,12 @@ class AgentSession:
             counter=self._parts.counter(self.model),  # without the old session's anchor
             archive=self._parts.archive(log),
         )
-        self._pins = PinBoard(self.project_root, logged_pins(log.path))
+        records = self._records()
+        self._pins = PinBoard(self.project_root, logged_pins(records))
         self._set_pins(logged=False)
         if self._watch is not None:
             self._watch.follow(self._parts.snapshots(log), log)
-        self._restore_anchor()
+        self._restore_anchor(records)
         return session_id
 
     def rewind_points(self) -> list[RewindPoint]:
@@ -442,21 +410,13 @@ class AgentSession:
     def _records(self) -> list[LogRecord]:
         return read_log(self._log.path)[0]
 
-    def _restore_anchor(self) -> None:
+    def _restore_anchor(self, records: Sequence[LogRecord]) -> None:
         """Count a resumed history from the provider's last report, as if the session had not stopped.
 
         The last usage event was reported for the history up to the last assistant
         message; with that prefix anchored, only what came after is counted locally.
         """
-        records, _ = read_log(self._log.path)
-        usage = next(
-            (
-                r.event.usage
-                for r in reversed(records)
-                if isinstance(r, EventRecord) and isinstance(r.event, UsageEvent)
-            ),
-            None,
-        )
+        usage = last_usage(records)
         history = self._loop.history
         replies = [i for i, m in enumerate(history) if m.role == "assistant"]
         if usage is not None and replies:

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from agent_cli.agent.record_edits import RECORD_EDIT, find_record, with_record
+from agent_cli.agent.turn_stream import woven
 from agent_cli.app import LATEST, open_session
 from agent_cli.config.load import Flags, load_settings
 from agent_cli.context.record_parts import archive_files, record_parts
@@ -231,12 +232,6 @@ class _Notes:
         said, self.said = self.said, []
         return said
 
-    def report(self) -> list[str]:
-        return []
-
-    def close(self) -> None:
-        pass
-
 
 def test_ctrl_c_thrown_into_a_turn_reaches_the_loop_with_extensions_too() -> None:
     """The REPL throws KeyboardInterrupt into the turn between two events; with MCP servers (their
@@ -251,7 +246,7 @@ def test_ctrl_c_thrown_into_a_turn_reaches_the_loop_with_extensions_too() -> Non
         except KeyboardInterrupt:
             yield ResultEvent(text="", stop="interrupted", iterations=0, usage=Usage(), session_id="s")
 
-    turn = AgentSession._turn([WarningEvent(message="@x was sent as text")], loop_turn(), _Notes())
+    turn = woven([WarningEvent(message="@x was sent as text")], loop_turn(), _Notes().take_notes)
     assert isinstance(next(turn), WarningEvent)
     assert next(turn) == AssistantText(text="working")
     after = turn.throw(KeyboardInterrupt())  # while its note is about to be yielded

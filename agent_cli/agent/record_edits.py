@@ -29,6 +29,7 @@ __all__ = [
     "RECORD_EDIT",
     "Origin",
     "RecordView",
+    "Uncompacted",
     "find_record",
     "record_origin",
     "uncompacted",
@@ -103,6 +104,16 @@ def uncompacted(records: Sequence[LogRecord], history: Sequence[Message]) -> tup
     before, since = undone(compaction, history)
     restored = sendable(before)
     return [*restored, *strip_thinking(since, 0)], compaction.removed
+
+
+@dataclass(frozen=True, slots=True)
+class Uncompacted:
+    """What /uncompact did: `restored` messages back and the context now `tokens`; or, with `over`
+    above 0, nothing, because the conversation would be that many tokens over what the window holds."""
+
+    restored: int
+    tokens: int
+    over: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agent_cli.core.errors import ConfigError
-from agent_cli.store.log_records import StateRecord, read_log
+from agent_cli.store.log_records import LogRecord, StateRecord
 from agent_cli.tools.base import ToolError
 from agent_cli.tools.replace import replace_file
 
@@ -59,12 +59,8 @@ def read_project_pins(root: Path) -> list[str]:
     return [line[len(_ITEM) :] for line in text.splitlines() if line.startswith(_ITEM) and line[2:].strip()]
 
 
-def logged_pins(log_path: Path) -> list[str]:
-    """The session's own pins as its log last recorded them."""
-    try:
-        records, _ = read_log(log_path)
-    except OSError:
-        return []
+def logged_pins(records: Sequence[LogRecord]) -> list[str]:
+    """The session's own pins as its log (`records`) last recorded them."""
     last = next((r for r in reversed(records) if isinstance(r, StateRecord) and r.topic == TOPIC), None)
     if last is None:
         return []

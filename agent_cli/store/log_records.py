@@ -10,13 +10,13 @@ counted, so a log a newer version wrote still reads.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeAlias
 
-from agent_cli.core.events import EVENT_TYPES, Event, event_from_json
-from agent_cli.core.messages import Message
+from agent_cli.core.events import EVENT_TYPES, Event, UsageEvent, event_from_json
+from agent_cli.core.messages import Message, Usage
 
 __all__ = [
     "EventRecord",
@@ -26,6 +26,7 @@ __all__ = [
     "MetaRecord",
     "StateRecord",
     "UnknownRecord",
+    "last_usage",
     "read_log",
     "record_from_json",
 ]
@@ -112,6 +113,14 @@ def record_from_json(data: Mapping[str, Any]) -> LogRecord:
     except (KeyError, TypeError, AttributeError) as exc:
         raise ValueError(f"a {kind} record that does not fit: {exc}") from None
     raise UnknownRecord(f"a record of kind {kind!r}")
+
+
+def last_usage(records: Sequence[LogRecord]) -> Usage | None:
+    """What the provider reported for the last request the log records, if any."""
+    for rec in reversed(records):
+        if isinstance(rec, EventRecord) and isinstance(rec.event, UsageEvent):
+            return rec.event.usage
+    return None
 
 
 def read_log(path: Path) -> tuple[list[LogRecord], int]:
