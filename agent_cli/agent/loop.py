@@ -17,13 +17,14 @@ from __future__ import annotations
 import dataclasses
 import threading
 import time
-from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, assert_never
+from typing import assert_never
 
 from agent_cli.agent.approvals import Approver
 from agent_cli.agent.compact_calls import honoured
 from agent_cli.agent.continuations import CONTINUE_AFTER_CUTOFF, TOO_MANY_PAUSES, Continuations
+from agent_cli.agent.event_log import SessionSink, log_event
 from agent_cli.agent.hooks import Hooks
 from agent_cli.agent.next_step import FinalOutput, Interrupted, NextStep, RunAgain, Stopped
 from agent_cli.agent.tool_runner import ToolRound, ToolRunner, ToolWatch
@@ -61,19 +62,6 @@ INTERRUPTED_TURN = "[The user interrupted the request above before it was answer
 NOT_RUN_STOPPED = "not run: the user declined an earlier call of this round and stopped the turn"
 STOPPED_BY_USER = "you declined the call and stopped the turn: say what to do instead"
 STILL_TOO_LARGE = "try /compact with a focus, or /clear"
-LOGGED_RESULT_CHARS = 400
-
-
-class SessionSink(Protocol):
-    """Where the loop records what happens (agent_cli.store.session_log.SessionLog)."""
-
-    @property
-    def id(self) -> str: ...
-
-    def log_message(self, message: Message) -> None: ...
-    def log_event(self, event: Event) -> None: ...
-    def log_history(self, messages: Sequence[Message], reason: str) -> None: ...
-    def log_state(self, topic: str, data: Mapping[str, Any]) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -456,13 +444,7 @@ class AgentLoop:
         )
 
     def _emit(self, event: Event) -> Event:
-        if isinstance(event, ToolResultEvent) and len(event.content) > LOGGED_RESULT_CHARS:
-            # The full result is logged once, in its message; the event keeps a preview.
-            more = f"… [{len(event.content):,} characters in the message]"
-            preview = event.content[:LOGGED_RESULT_CHARS] + more
-            self.log.log_event(dataclasses.replace(event, content=preview))
-        elif not isinstance(event, AssistantTextDelta | ThinkingTextDelta | ThinkingText | StatusEvent):
-            self.log.log_event(event)  # (thinking is in its message already)
+        log_event(self.log, event)
         return event
 
 

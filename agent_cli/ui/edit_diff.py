@@ -14,17 +14,18 @@ Every line is shown `visible`: a file's control characters never reach the termi
 from __future__ import annotations
 
 import difflib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from rich.text import Text
 
+from agent_cli.core.events import ToolCallEvent, ToolResultEvent
 from agent_cli.core.text import visible
 from agent_cli.tools.registry import EDIT_FILE, WRITE_FILE
 
-__all__ = ["EditDiff", "diff_text", "proposed_diff"]
+__all__ = ["EditDiff", "EditDiffs", "diff_text", "proposed_diff"]
 
 MAX_BYTES = 2_000_000  # a larger file is not diffed for the screen
 NEW_FILE_LINES = 20  # of a new file, the first lines shown
@@ -116,3 +117,23 @@ def _new_file(raw: str, content: str) -> EditDiff:
     return EditDiff(
         raw, (f"+++ b/{raw} (new file)", *first, *tail), f"new file: {len(lines)} lines, {size:,} bytes"
     )
+
+
+class EditDiffs:
+    """The diffs of a turn's edit calls, each made when its call arrives (before it is asked about or
+    runs): the question shows the last call's, and the line after an edit that went through its own."""
+
+    def __init__(self, root: Callable[[], Path]) -> None:
+        self._root = root
+        self._by_call: dict[str, EditDiff] = {}
+        self.last: EditDiff | None = None  # the newest call's diff: the one an approval asks about
+
+    def called(self, event: ToolCallEvent) -> None:
+        self.last = proposed_diff(self._root(), event.name, event.input)
+        if self.last is not None:
+            self._by_call[event.id] = self.last
+
+    def done(self, event: ToolResultEvent) -> EditDiff | None:
+        """The diff of the call that ended, when it went through."""
+        diff = self._by_call.pop(event.id, None)
+        return None if event.is_error else diff

@@ -62,7 +62,7 @@ from agent_cli.core.text import visible
 from agent_cli.tools.base import ToolRegistry
 from agent_cli.tools.registry import known_tools
 from agent_cli.ui.approval_view import approval_text
-from agent_cli.ui.edit_diff import EditDiff, diff_text, proposed_diff
+from agent_cli.ui.edit_diff import EditDiffs, diff_text
 from agent_cli.ui.glyphs import ascii_only
 from agent_cli.ui.markdown_blocks import MarkdownStream
 from agent_cli.ui.reports import describe_call
@@ -111,7 +111,7 @@ class Renderer:
         root: Callable[[], Path] = Path.cwd,
     ) -> None:
         self.console = console
-        self._root = root  # the project: an edit's diff is made against its file as it is
+        self._edits = EditDiffs(root)  # an edit's diff, against the project's file as it is
         # The session's tools, asked how a call is shown (a function: the session opens after the
         # renderer is made, and may ask a question of its own before it has its tools).
         self._tools = tools
@@ -128,8 +128,6 @@ class Renderer:
         self._had_partial = False
         self._blocks_printed = 0
         self._calls: dict[str, ToolCallEvent] = {}
-        self._diffs: dict[str, EditDiff] = {}  # an edit's diff, made when its call arrived
-        self._asked: EditDiff | None = None  # the diff of the call being asked about
         self._spinner: str | None = None
         self._resume_spinner: str | None = None
         self._thought = ""  # the tail of the thinking streaming now
@@ -195,17 +193,15 @@ class Renderer:
         self._finish_stream()
         if isinstance(event, ToolCallEvent):
             self._calls[event.id] = event
-            diff = proposed_diff(self._root(), event.name, event.input)
-            if diff is not None:
-                self._diffs[event.id] = diff
+            self._edits.called(event)
             described = describe_call(self._tools().view(event.name), event.input, width=60)
             self._set_spinner(f"{visible(event.name)} {described}".rstrip())
         elif isinstance(event, ToolResultEvent):
             self._clear_spinner()
             view = self._tools().view(event.name)
             self.console.print(tool_line(self._calls.pop(event.id, None), event, view, self.console.width))
-            diff = self._diffs.pop(event.id, None)
-            if diff is not None and not event.is_error:  # what the approved edit did, dim
+            diff = self._edits.done(event)
+            if diff is not None:  # what the edit did, dim
                 self.console.print(diff_text(diff, DIFF_LINES, dim=True, fancy=self.fancy), soft_wrap=True)
         elif isinstance(event, CompactEvent) and event.layer in ("cap", "clear"):
             # The free layers are one dim line each; panels are for the layers that rewrite history.
@@ -262,19 +258,15 @@ class Renderer:
         width = self.console.width
         text = approval_text(name, args, always, view=view, approval=approval, fancy=self.fancy, width=width)
         self.console.print(text, soft_wrap=True)
-        calls = self._calls
-        self._asked = next(
-            (d for i, d in reversed(self._diffs.items()) if i in calls and calls[i].input == args), None
-        )
-        if self._asked is None:
-            return False
-        self.console.print(diff_text(self._asked, DIFF_LINES, fancy=self.fancy), soft_wrap=True)
-        return len(self._asked.lines) > DIFF_LINES
+        diff = self._edits.last if name in (c.name for c in self._calls.values()) else None
+        if diff is not None:
+            self.console.print(diff_text(diff, DIFF_LINES, fancy=self.fancy), soft_wrap=True)
+        return diff is not None and len(diff.lines) > DIFF_LINES
 
     def full_diff(self) -> None:
         """The whole diff of the call being asked about (`v` at the question)."""
-        if self._asked is not None:
-            self.console.print(diff_text(self._asked, None, fancy=self.fancy), soft_wrap=True)
+        if self._edits.last is not None:
+            self.console.print(diff_text(self._edits.last, None, fancy=self.fancy), soft_wrap=True)
 
     # ---- turn life cycle ---------------------------------------------------
 
