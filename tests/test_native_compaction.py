@@ -390,7 +390,8 @@ def test_the_record_is_the_providers_alone_then_the_kept_turns_then_our_carrier(
     words = "Keep «these» words — exactly,\ttabs and all."
     span = [Message.user(words), Message.assistant("Noted.")]
     tail = [Message.user("Next step?"), Message.assistant("Working.")]
-    native = NativeRecord(provider, "{}", "The summary.", readable=provider == "anthropic")
+    openai = provider == "openai"  # its output holds the user's messages as sent
+    native = NativeRecord(provider, "{}", "The summary.", readable=not openai, keeps_user_messages=openai)
     th = compute_thresholds(ContextSettings(), 200_000, 8_000)
     new = native_history(
         span, tail, native, ".transcripts/x/span-001.jsonl", thresholds=th, count_text=len, recall_hint='"x"'

@@ -82,9 +82,13 @@ def read_state(path: Path, store: SnapshotStore, limit: int) -> Change | str:
 
 
 def _content_now(path: Path) -> str | None:
-    """The digest of a regular file's content now; None if it is not one (or cannot be read)."""
+    """The digest of a regular file's content now; None if it is not one (or cannot be read). Never
+    opens anything else: a FIFO nobody writes would hold the call for ever."""
     try:
-        with path.open("rb") as f:
+        if not stat.S_ISREG(os.lstat(path).st_mode):
+            return None
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0))
+        with os.fdopen(fd, "rb") as f:
             return digest_of(f.read())
     except OSError:
         return None

@@ -24,9 +24,6 @@ from agent_cli.core.messages import Message, NativeRecord, SummaryBlock
 
 __all__ = ["carrier_text", "native_history"]
 
-# The provider's record that keeps the user's messages itself, as they were sent.
-KEEPS_USER_MESSAGES = frozenset({"openai"})
-
 
 def carrier_text(
     span: Sequence[Message],
@@ -40,7 +37,7 @@ def carrier_text(
 ) -> str:
     """The text of the SummaryBlock that goes beside `native`."""
     users = ""
-    if native.provider not in KEEPS_USER_MESSAGES:
+    if not native.keeps_user_messages:
         users = render_user_messages(collect_user_messages(span), user_budget, count_text)
     facts = span_facts(span)
     said = (native.text if native.readable else "") + "\n" + users

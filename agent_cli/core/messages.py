@@ -203,6 +203,7 @@ class NativeRecord:
     # The provider's docs say the turns sent right after the record keep their thinking valid (Anthropic's
     # keep-tail compaction): replacing the span by it is not a change to what follows (core/thinking.py).
     keeps_tail: bool = False
+    keeps_user_messages: bool = False  # it holds the user's messages as sent (OpenAI's output does)
 
     def to_json(self) -> JSON:
         return {
@@ -212,6 +213,7 @@ class NativeRecord:
             "text": self.text,
             "readable": self.readable,
             "keeps_tail": self.keeps_tail,
+            "keeps_user_messages": self.keeps_user_messages,
         }
 
 
@@ -241,8 +243,9 @@ def block_from_json(data: Mapping[str, Any]) -> Block:
         return ReasoningBlock(str(data["id"]), str(data["encrypted_content"]), tuple(str(x) for x in summary))
     if kind == "native_record":
         readable, keeps = bool(data.get("readable", True)), bool(data.get("keeps_tail", False))
+        users = bool(data.get("keeps_user_messages", False))
         return NativeRecord(
-            str(data["provider"]), str(data["wire"]), str(data.get("text") or ""), readable, keeps
+            str(data["provider"]), str(data["wire"]), str(data.get("text") or ""), readable, keeps, users
         )
     raise ValueError(f"unknown block type: {kind!r}")
 

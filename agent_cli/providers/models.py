@@ -32,6 +32,7 @@ from agent_cli.tokens.ratio import NEW_TOKENIZER_FACTOR, START_RATIO
 from agent_cli.tokens.tokenizer import Tokenizer
 
 __all__ = [
+    "ANTHROPIC_COMPACTION_MODELS",
     "MODELS",
     "UNKNOWN_WINDOW",
     "ModelInfo",
@@ -338,3 +339,26 @@ def cost(model_info: ModelInfo, usage: Usage) -> float:
         + usage.cache_read_tokens * prices.cache_read
         + usage.cache_write_tokens * prices.cache_write
     ) / 1_000_000
+
+
+# The models Anthropic's on-demand compaction pages list under `supportedModels` (beta
+# `compact-2026-09-04`; platform.claude.com/docs/en/build-with-claude/compaction-keep-recent-turns,
+# read 2026-12-02), for `context.summarizer = "native"` (providers/native_support.py).
+ANTHROPIC_COMPACTION_MODELS = frozenset(
+    {
+        "claude-fable-5-1",
+        "claude-mythos-5-1",
+        "claude-fable-5",
+        "claude-mythos-5",
+        "claude-mythos-preview",
+        "claude-opus-5-5",
+        "claude-opus-5",
+        "claude-opus-4-8",
+        "claude-opus-4-7",
+        "claude-opus-4-6",
+        "claude-sonnet-5-5",
+        "claude-sonnet-5",
+        "claude-sonnet-4-6",
+        "claude-haiku-5-5",
+    }
+)

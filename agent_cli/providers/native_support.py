@@ -1,6 +1,7 @@
 """Which models have a compaction of their own that `context.summarizer = "native"` can use (data).
 
-Anthropic: the models the on-demand compaction pages list under `supportedModels` (beta
+Anthropic: the models the on-demand compaction pages list (the model table's
+`ANTHROPIC_COMPACTION_MODELS`) under `supportedModels` (beta
 `compact-2026-09-04`; platform.claude.com/docs/en/build-with-claude/compaction-keep-recent-turns and
 .../compaction-background, read 2026-12-02). A dated snapshot of a listed model counts as the model.
 
@@ -12,29 +13,10 @@ compatible server behind Chat Completions (vLLM, llama.cpp) has no such endpoint
 
 from __future__ import annotations
 
-from agent_cli.providers.models import lookup
+from agent_cli.providers.models import ANTHROPIC_COMPACTION_MODELS, lookup
 from agent_cli.providers.registry import ANTHROPIC, OPENAI
 
 __all__ = ["ANTHROPIC_COMPACTION_MODELS", "native_compaction_gap"]
-
-ANTHROPIC_COMPACTION_MODELS = frozenset(
-    {
-        "claude-fable-5-1",
-        "claude-mythos-5-1",
-        "claude-fable-5",
-        "claude-mythos-5",
-        "claude-mythos-preview",
-        "claude-opus-5-5",
-        "claude-opus-5",
-        "claude-opus-4-8",
-        "claude-opus-4-7",
-        "claude-opus-4-6",
-        "claude-sonnet-5-5",
-        "claude-sonnet-5",
-        "claude-sonnet-4-6",
-        "claude-haiku-5-5",
-    }
-)
 
 
 def native_compaction_gap(provider: str, wire: str, model: str) -> str | None:

@@ -88,4 +88,5 @@ def responses_record(body: Mapping[str, Any]) -> NativeRecord:
         f"[OpenAI compaction item: the earlier conversation, encrypted by the provider; "
         f"{kept} of the user's messages kept with it as the API returned them]"
     )
-    return NativeRecord(OPENAI.name, json.dumps(output, ensure_ascii=False), text, readable=False)
+    wire = json.dumps(output, ensure_ascii=False)  # the user's messages, then the encrypted item
+    return NativeRecord(OPENAI.name, wire, text, readable=False, keeps_user_messages=True)

@@ -204,7 +204,7 @@ def _always_repl(where: Path) -> Outcome:
             if seen == 1:
                 asked += 1
                 time.sleep(0.5)  # the prompt drops keys typed before it is drawn (discard_typeahead)
-                child.send("n")
+                child.send("c")  # no, and the turn goes on
                 expect(child, DONE)
             child.send("/exit\r")
             child.expect(pexpect.EOF, timeout=30)

@@ -131,7 +131,7 @@ def _approval_spoof(where: Path) -> Outcome:
                 question = next((r for r in screen.raw_rows() if r.startswith("? bash")), "")
                 if "rm -f victim.txt" not in question or "\\x1b[2K" not in question:
                     seen.problems.append(f"the approval line shows {question.strip()!r}")
-                screen.send("n")
+                screen.send("c")  # no, and the turn goes on (the model answers "Done.")
                 _expect(screen, seen, "Done.")
         _leave(screen)
 
@@ -159,7 +159,7 @@ def _approval_invisible(where: Path) -> Outcome:
                 question = next((r for r in screen.raw_rows() if r.startswith("? bash")), "")
                 if want not in question:
                     seen.problems.append(f"the approval line shows {question.strip()!r}")
-                screen.send("n")
+                screen.send("c")
                 _expect(screen, seen, "Done.")
         _leave(screen)
 
@@ -185,7 +185,7 @@ def _approval_multiline(where: Path) -> Outcome:
                     seen.problems.append("the third line is not shown under the margin")
                 if any(r.startswith("  allow? [y]es / [n]o / [a]lways › yes") for r in rows):
                     seen.problems.append("a line of the command looks like an answer given")
-                screen.send("n")
+                screen.send("c")
                 _expect(screen, seen, "Done.")
         _leave(screen)
 
