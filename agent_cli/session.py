@@ -306,6 +306,10 @@ class AgentSession:
         index = find_record(history)
         if index is None:
             raise AgentError("there is no condensed record in the context yet (/compact makes one)")
+        if any(m.native is not None for m in history):
+            raise AgentError(
+                "this record is the provider's own (native compaction), signed: it cannot be edited"
+            )
         self._engine.archive.write_span([history[index]], "record-before-edit")
         self._loop.replace_history(with_record(history, index, text), RECORD_EDIT)
 

@@ -253,3 +253,26 @@ def test_ctrl_c_thrown_into_a_turn_reaches_the_loop_with_extensions_too() -> Non
     while isinstance(after, WarningEvent):
         after = next(turn)
     assert isinstance(after, ResultEvent) and after.stop == "interrupted"
+
+
+def test_a_native_record_is_shown_as_the_providers_and_cannot_be_edited(tmp_path: Path) -> None:
+    from agent_cli.agent.record_edits import view_record
+    from agent_cli.core.errors import AgentError
+    from agent_cli.core.messages import NativeRecord
+
+    native = NativeRecord("anthropic", '{"type": "compaction"}', "The provider's summary.", keeps_tail=True)
+    history = [
+        Message("user", (native,)),
+        Message.assistant("kept turn"),
+        Message("user", (SummaryBlock("our carrier", ".transcripts/s/span-001.jsonl"),)),
+    ]
+    view = view_record(history, [], writer="m")
+    assert view is not None and view.native
+    assert (view.parts[0].label, view.parts[0].text) == ("provider's record", "The provider's summary.")
+    assert "cannot be edited" in view.parts[0].source
+    session = _session(tmp_path, [])
+    session._loop.replace_history(history, "test")
+    with pytest.raises(AgentError, match="cannot be edited"):
+        session.edit_record("mine")
+    assert session.history[0].native == native
+    session.close()

@@ -125,6 +125,7 @@ class RecordView:
     parts: tuple[RecordPart, ...]
     files: tuple[str, ...]
     origin: Origin | None
+    native: bool = False  # the provider's own record stands first: /record edit cannot change it
 
 
 def view_record(
@@ -144,6 +145,11 @@ def view_record(
     else:
         source = f"written by the summary model ({writer})"
     parts = record_parts(block.text, writer=source)
+    native = next((n for m in history if (n := m.native) is not None), None)
+    if native is not None:  # the provider's own record comes first; ours beside it carries the rest
+        what = "its summary" if native.readable else "a note of what it holds (the rest is encrypted)"
+        source = f"written by {native.provider}'s own compaction, signed: it cannot be edited; shown: {what}"
+        parts.insert(0, RecordPart("provider's record", source, native.text))
     files = [block.transcript] if block.transcript else []
     files += [f for f in archive_files(block.text) if f not in files]
-    return RecordView(block.text, block.transcript, tuple(parts), tuple(files), origin)
+    return RecordView(block.text, block.transcript, tuple(parts), tuple(files), origin, native is not None)

@@ -102,7 +102,8 @@ def record(repl: CommandHost, arg: str) -> None:
         repl.renderer.line(part.text)
     for path in view.files:
         repl.renderer.info(f"names {path}")
-    repl.renderer.info("/record edit changes it · /uncompact undoes the compaction")
+    editable = "a native record cannot be edited" if view.native else "/record edit changes it"
+    repl.renderer.info(f"{editable} · /uncompact undoes the compaction")
 
 
 def _edit_record(repl: CommandHost) -> None:
@@ -110,6 +111,8 @@ def _edit_record(repl: CommandHost) -> None:
     view = session.record()
     if view is None:
         raise AgentError("there is no condensed record in the context yet (/compact makes one)")
+    if view.native:
+        raise AgentError("this record is the provider's own (native compaction), signed: it cannot be edited")
     argv = editor_command(os.environ)
     path = session.log_dir / "record-edit.md"
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
