@@ -12,8 +12,10 @@ the diff shown was cut, v (view all of it, then asked again). A question the ses
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
 from typing import Any, Literal, Protocol
 
 from agent_cli.agent.approvals import Answer, Instead
@@ -54,10 +56,12 @@ class ApprovalPrompt:
         view: Callable[[], ApprovalView],
         answer: Reader | None,
         instead: Callable[[], str] | None = None,
+        pause: Callable[[], AbstractContextManager[None]] = contextlib.nullcontext,
     ) -> None:
         self._view = view  # a function: the renderer is made on first use (rich loads late)
         self._answer = answer
         self._instead = instead or (lambda: "")
+        self._pause = pause  # what reads keys during a turn (Esc) stops while the question reads them
 
     def ask(self, name: str, args: Mapping[str, Any], always: str | None) -> Answer:
         """Show the call and what "always" approves (None: a question the session asks itself, such
@@ -67,14 +71,15 @@ class ApprovalPrompt:
         if self._answer is None:
             return "no"
         keys = QUESTION_KEYS if always is None else (*CALL_KEYS, *(("view",) if more else ()))
-        while (key := self._answer(keys)) == "view":
-            view.full_diff()
-        answer: Answer = "no"
-        if key in ("yes", "always"):
-            answer = "yes" if key == "yes" else "always"
-        elif key == "no" and always is not None:
-            said = self._instead().strip()
-            answer = Instead(said) if said else "stop"
+        with self._pause():
+            while (key := self._answer(keys)) == "view":
+                view.full_diff()
+            answer: Answer = "no"
+            if key in ("yes", "always"):
+                answer = "yes" if key == "yes" else "always"
+            elif key == "no" and always is not None:
+                said = self._instead().strip()
+                answer = Instead(said) if said else "stop"
         view.resume()
         return answer
 

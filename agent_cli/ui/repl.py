@@ -4,15 +4,16 @@
 
 - The prompt: history in the XDG state dir (redacted: a pasted key is
   never written there; see `input_history`), Enter sends, Alt+Enter / Esc Enter
-  adds a line, bracketed paste never sends, completion for slash commands and
-  paths (completion.py), a bottom toolbar with the model, the context in use
-  and where auto-compaction fires.
+  (or Enter after a backslash that ends the line) adds a line, bracketed paste
+  never sends, completion for slash commands and paths (completion.py), a bottom
+  toolbar with the model, the context in use and where auto-compaction fires.
 - Esc Esc at an empty prompt lists the prompts to rewind to (`/rewind`); after `/rewind N` the
   prompt's text is in the next input line, to edit and send again.
 - Markdown commands (`/NAME args`, `custom_commands.py`): the file's body, expanded, is sent as
   the message; the line says which file it came from.
 - A turn: the session's events go to `render.Renderer` through `turn.py`,
-  which makes Ctrl-C cancel the turn; the REPL goes on. At an empty prompt a
+  which makes Ctrl-C cancel the turn; the REPL goes on. Esc cancels it too (`key_watch.py`), and
+  what is typed during a turn is the next input line's text. At an empty prompt a
   first Ctrl-C shows a hint, a second exits.
 - Start-up stays light: no SDK is imported here; the provider's SDK and the
   token counter warm up in daemon threads once the prompt is on the screen.
@@ -23,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import signal
 import sys
 import threading
 import time
@@ -45,6 +47,7 @@ from agent_cli.ui.approval import ApprovalPrompt, answer_prompt, instead_prompt
 from agent_cli.ui.commands import SlashCommand, closest, custom_command_files, parse, run_command
 from agent_cli.ui.context_commands import pin_line
 from agent_cli.ui.custom_commands import invoke
+from agent_cli.ui.key_watch import TurnKeys
 from agent_cli.ui.reports import format_context_line, format_tokens, resume_lines
 from agent_cli.ui.turn import drive_turn, quiet_input
 
@@ -97,6 +100,7 @@ class Repl:
         invalidate: Callable[[], None] = lambda: None,
         quiet: Callable[[], AbstractContextManager[None]] = contextlib.nullcontext,
         commands: CommandFiles | None = None,
+        keys: TurnKeys | None = None,
     ) -> None:
         self.session = session
         # Without the user's folders (tests): only the project's.
@@ -106,6 +110,7 @@ class Repl:
         self.status = toolbar or Toolbar(session)
         self.invalidate = invalidate
         self.quiet = quiet  # the terminal's echo off while a turn runs (see turn.quiet_input)
+        self.keys = keys  # Esc during a turn, and the text typed meanwhile
         self._count_thread: threading.Thread | None = None
         self._ctrl_c_armed = False
         self._prefill = ""  # the next input line's text (a rewound prompt), taken by the next read
@@ -244,7 +249,12 @@ class Repl:
             self._count_thread.join()  # the counter is not shared across threads while a turn runs
             self._count_thread = None
         with self.quiet():
-            drive_turn(events, self.renderer, self.session.cancel)
+            drive_turn(
+                events, self.renderer, self.session.cancel, self.keys.watching if self.keys else _unwatched
+            )
+        typed = self.keys.take_typed() if self.keys else ""
+        if typed and not self._prefill:
+            self._prefill = typed
         self.renderer.line("")  # a blank line sets the answer apart from the next prompt
         self.refresh_context()
 
@@ -305,6 +315,14 @@ def _prompt_session(session: AgentSession, toolbar: Toolbar, commands: CommandFi
     def _newline(event: KeyPressEvent) -> None:
         event.current_buffer.insert_text("\n")
 
+    @bindings.add(
+        "enter", filter=Condition(lambda: get_app().current_buffer.document.text_before_cursor.endswith("\\"))
+    )
+    def _continued(event: KeyPressEvent) -> None:
+        buffer = event.current_buffer  # `\` then Enter: the backslash becomes the line break
+        buffer.delete_before_cursor(1)
+        buffer.insert_text("\n")
+
     @bindings.add("escape", "escape", filter=Condition(lambda: not get_app().current_buffer.text))
     def _rewind_list(event: KeyPressEvent) -> None:
         event.app.exit(result=REWIND_LIST)  # as if typed, but not into the input history
@@ -350,7 +368,8 @@ def run_repl(open_session: Callable[[Asker], AgentSession]) -> int:
     # The default tools until the session is open: it may ask a question of its own while opening.
     tools = default_tools()
     renderer = functools.cache(lambda: _make_renderer(lambda: tools))
-    session = open_session(ApprovalPrompt(renderer, answer_prompt, instead_prompt).ask)
+    keys = TurnKeys(sys.stdin.fileno(), lambda: os.kill(os.getpid(), signal.SIGINT))  # Esc: as Ctrl-C
+    session = open_session(ApprovalPrompt(renderer, answer_prompt, instead_prompt, keys.paused).ask)
     tools = session.tools
     toolbar = Toolbar(session)
     commands = custom_command_files(session.project_root, os.environ)
@@ -364,6 +383,7 @@ def run_repl(open_session: Callable[[Asker], AgentSession]) -> int:
         invalidate=prompt.app.invalidate,
         quiet=lambda: quiet_input(sys.stdin.fileno()),
         commands=commands,
+        keys=keys,
     )
     # The greeting goes out through prompt_toolkit, so rich can load after the prompt is drawn.
     for text, style in repl.welcome_lines():
@@ -382,6 +402,10 @@ def run_repl(open_session: Callable[[Asker], AgentSession]) -> int:
         for line in resume_lines(session.id, repl.renderer.console.width):
             repl.renderer.info(line)
         session.close()
+
+
+def _unwatched() -> AbstractContextManager[None]:
+    return contextlib.nullcontext()
 
 
 def _preload_sdk(provider: str) -> None:

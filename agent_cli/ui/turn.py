@@ -1,6 +1,6 @@
 """The REPL's turn driver: feed one turn's events to the renderer, and make Ctrl-C cancel the turn.
 
-    drive_turn(events, renderer, cancel)
+    drive_turn(events, renderer, cancel, watch)
 
 The loop turns a KeyboardInterrupt raised inside it into a clean
 "interrupted" result; a KeyboardInterrupt that lands in the renderer half way
@@ -11,7 +11,8 @@ events (`InterruptGate`). Errors end the turn as one line, never the session.
 
 While a turn runs the terminal does not echo what is typed (`quiet_input`):
 an echoed `^C` or a typed-ahead word would land inside the live display and
-break its redraw. The keys stay queued for the next prompt.
+break its redraw. The keys stay queued for the next prompt. `watch` (the REPL's `key_watch.TurnKeys`)
+is entered inside the Ctrl-C gate, so a key that cancels the turn never lands after the gate is gone.
 
 No terminal library is imported here: the renderer is anything with the
 `TurnView` methods, so tests drive turns into a StringIO console.
@@ -23,6 +24,7 @@ import contextlib
 import signal
 import threading
 from collections.abc import Callable, Generator, Iterator
+from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
 from agent_cli.core.errors import AgentError
@@ -42,9 +44,14 @@ class TurnView(Protocol):
     def end_turn(self) -> None: ...
 
 
-def drive_turn(events: Iterator[Event], view: TurnView, cancel: Callable[[], None]) -> None:
+def drive_turn(
+    events: Iterator[Event],
+    view: TurnView,
+    cancel: Callable[[], None],
+    watch: Callable[[], AbstractContextManager[None]] = contextlib.nullcontext,
+) -> None:
     """Render one turn's events until its result. Ctrl-C cancels the turn; errors end it as one line."""
-    with InterruptGate(cancel) as gate:
+    with InterruptGate(cancel) as gate, watch():
         while True:
             try:
                 if isinstance(events, Generator) and gate.take_pending():

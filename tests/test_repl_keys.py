@@ -1,0 +1,76 @@
+"""Keys as a Claude Code user presses them, in the REPL through a pseudo-terminal against the fake
+server: Esc cancels a running turn (its command killed, the session kept), after an approval too;
+what is typed during a turn is the next input line's text; a backslash then Enter adds a line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent_cli.testing.fakeserver import FakeModelServer, Reply, ToolCallSpec
+from tests.e2e import agent_env
+from tests.e2e import user_texts as texts
+from tests.reliability.procs import expect, new_tag, processes, spawn_repl, wait_for
+
+pexpect = pytest.importorskip("pexpect")
+
+pytestmark = pytest.mark.e2e
+
+FAKE_SERVER: dict[str, Any] = {}
+
+
+def start(tmp_path: Path, server: FakeModelServer) -> Any:
+    project = tmp_path / "project"
+    project.mkdir()
+    env = agent_env(tmp_path / "home", server)
+    env["TERM"] = "xterm-256color"
+    child = spawn_repl(project, env)
+    expect(child, "auto-compact at ")
+    return child
+
+
+def test_esc_cancels_a_running_command_and_the_session_goes_on(
+    tmp_path: Path, fake_server: FakeModelServer
+) -> None:
+    tag = f"3{new_tag()}.5"
+    fake_server.queue(
+        Reply("Waiting.", tool_calls=[ToolCallSpec("bash", {"command": f"sleep {tag}"})]),
+        Reply("Still here."),
+    )
+    child = start(tmp_path, fake_server)
+    try:
+        child.send("wait a while\r")
+        expect(child, r"\[y\]es")
+        child.send("y")
+        assert wait_for(lambda: processes("sleep", tag), 10), "the command runs"
+        child.send("typed ahead")
+        child.send("\x1b")
+        expect(child, "interrupted")
+        assert wait_for(lambda: not processes("sleep", tag), 10), "Esc killed the command"
+        expect(child, "typed ahead")  # the next input line starts with what was typed meanwhile
+        child.send("\x15are you there?\r")  # Ctrl-U clears it; a new message
+        expect(child, "Still here")
+        child.send("/exit\r")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    assert len(fake_server.requests) == 2, "the cancelled turn asked nothing more of the model"
+    last = texts(fake_server.requests[-1])
+    assert last[-1] == "are you there?" and "wait a while" in last, "the session was kept"
+
+
+def test_a_backslash_then_enter_adds_a_line(tmp_path: Path, fake_server: FakeModelServer) -> None:
+    fake_server.queue(Reply("Two lines."))
+    child = start(tmp_path, fake_server)
+    try:
+        child.send("first line \\")
+        child.send("\r")
+        child.send("second line\r")
+        expect(child, "Two lines")
+        child.send("/exit\r")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    assert texts(fake_server.requests[0])[-1] == "first line \nsecond line"
