@@ -74,3 +74,26 @@ def test_a_backslash_then_enter_adds_a_line(tmp_path: Path, fake_server: FakeMod
     finally:
         child.close(force=True)
     assert texts(fake_server.requests[0])[-1] == "first line \nsecond line"
+
+
+def test_esc_at_the_question_cancels_the_turn_and_nothing_runs(
+    tmp_path: Path, fake_server: FakeModelServer
+) -> None:
+    fake_server.queue(
+        Reply("Removing.", tool_calls=[ToolCallSpec("bash", {"command": "touch made-by-the-model"})]),
+        Reply("Fine."),
+    )
+    child = start(tmp_path, fake_server)
+    try:
+        child.send("make a file\r")
+        expect(child, r"\[y\]es")
+        child.send("\x1b")
+        expect(child, "interrupted")
+        child.send("hello\r")
+        expect(child, "Fine")
+        child.send("/exit\r")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    assert not (tmp_path / "project" / "made-by-the-model").exists(), "Esc is no yes"
+    assert len(fake_server.requests) == 2

@@ -8,6 +8,7 @@ For a tool call the keys are y (yes), n (no: then what to do instead, typed, goe
 the call's error; Enter alone stops the turn), c (no, and let the turn go on), a (always) and, when
 the diff shown was cut, v (view all of it, then asked again). A question the session asks itself
 (resume another's session, start a project's server) takes y or n, and anything but yes is no.
+Esc at a question is Ctrl-C there: the turn is cancelled (after "no": the turn stops).
 """
 
 from __future__ import annotations
@@ -16,11 +17,14 @@ import contextlib
 import sys
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from agent_cli.agent.approvals import Answer, Instead
 from agent_cli.ui.glyphs import fit
 from agent_cli.ui.turn import discard_typeahead
+
+if TYPE_CHECKING:
+    from prompt_toolkit.key_binding import KeyPressEvent
 
 __all__ = ["ApprovalPrompt", "ApprovalView", "Key", "answer_prompt", "instead_prompt"]
 
@@ -87,7 +91,7 @@ class ApprovalPrompt:
 def answer_prompt(keys: tuple[Key, ...] = CALL_KEYS) -> Key:
     """Read one of `keys` with one key press (Enter on typed text works too; Ctrl-D means no)."""
     from prompt_toolkit import prompt
-    from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+    from prompt_toolkit.key_binding import KeyBindings
 
     discard_typeahead(sys.stdin.fileno())
     bindings = KeyBindings()
@@ -98,6 +102,7 @@ def answer_prompt(keys: tuple[Key, ...] = CALL_KEYS) -> Key:
             event.app.exit(result=key)
 
         bindings.add(_KEYS[key])(pick)
+    bindings.add("escape", eager=True)(_escape)
     labels = " / ".join(_LABELS[k] for k in keys)
     while True:
         try:
@@ -113,8 +118,18 @@ def answer_prompt(keys: tuple[Key, ...] = CALL_KEYS) -> Key:
 def instead_prompt() -> str:
     """After "no": what the model should do instead (Enter alone: stop the turn; Ctrl-D too)."""
     from prompt_toolkit import prompt
+    from prompt_toolkit.key_binding import KeyBindings
 
+    bindings = KeyBindings()
+    bindings.add("escape", eager=True)(_escape)
     try:
-        return prompt(fit("  what should it do instead? (Enter: stop the turn) › ", sys.stdout))
+        return prompt(
+            fit("  what should it do instead? (Enter: stop the turn) › ", sys.stdout), key_bindings=bindings
+        )
     except (EOFError, KeyboardInterrupt):
         return ""
+
+
+def _escape(event: KeyPressEvent) -> None:
+    """Esc at a question: as Ctrl-C there (the turn is cancelled; after "no", the turn stops)."""
+    event.app.exit(exception=KeyboardInterrupt())
