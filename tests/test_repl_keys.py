@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from agent_cli.testing.fakeserver import FakeModelServer, Reply, ToolCallSpec
+from agent_cli.testing.fakeserver import FakeModelServer, Reply, Stall, ToolCallSpec
 from tests.e2e import agent_env
 from tests.e2e import user_texts as texts
 from tests.reliability.procs import expect, new_tag, processes, spawn_repl, wait_for
@@ -97,3 +97,20 @@ def test_esc_at_the_question_cancels_the_turn_and_nothing_runs(
         child.close(force=True)
     assert not (tmp_path / "project" / "made-by-the-model").exists(), "Esc is no yes"
     assert len(fake_server.requests) == 2
+
+
+def test_esc_cancels_a_reply_that_stopped_arriving(tmp_path: Path, fake_server: FakeModelServer) -> None:
+    fake_server.queue(Stall(seconds=60), Reply("Back again."))
+    child = start(tmp_path, fake_server)
+    try:
+        child.send("tell me a story\r")
+        assert wait_for(lambda: len(fake_server.requests) == 1, 10)
+        child.send("\x1b")
+        expect(child, "interrupted")
+        child.send("again\r")
+        expect(child, "Back again")
+        child.send("/exit\r")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    assert texts(fake_server.requests[-1])[-1] == "again"
