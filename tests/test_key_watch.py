@@ -58,7 +58,7 @@ def test_text_typed_during_a_turn_is_kept_and_edited(pty_fds: tuple[int, int]) -
     master, slave = pty_fds
     keys = TurnKeys(slave, Escapes())
     with keys.watching():
-        os.write(master, "run the testz\x7fs\r".encode())
+        os.write(master, b"run the testz\x7fs\r")
         os.write(master, "and then — fix ✓\x1b[D".encode())
         settle()
     assert keys.take_typed() == "run the tests\nand then — fix ✓"
