@@ -114,3 +114,19 @@ def test_esc_cancels_a_reply_that_stopped_arriving(tmp_path: Path, fake_server: 
     finally:
         child.close(force=True)
     assert texts(fake_server.requests[-1])[-1] == "again"
+
+
+def test_esc_stops_a_bang_command(tmp_path: Path, fake_server: FakeModelServer) -> None:
+    tag = f"4{new_tag()}.5"
+    child = start(tmp_path, fake_server)
+    try:
+        child.send(f"!sleep {tag}\r")
+        assert wait_for(lambda: processes("sleep", tag), 10), "the command runs"
+        child.send("\x1b")
+        expect(child, "interrupted")
+        assert wait_for(lambda: not processes("sleep", tag), 10), "Esc killed it"
+        child.send("/exit\r")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    assert fake_server.requests == []

@@ -219,7 +219,8 @@ class Repl:
             self.renderer.error("! needs a command: !git status")
             return
         try:
-            output = self.session.shell(command)
+            with self.keys.watching() if self.keys else contextlib.nullcontext():  # Esc stops it too
+                output = self.session.shell(command)
         except KeyboardInterrupt:
             self.renderer.error("interrupted")
             return
