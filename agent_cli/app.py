@@ -19,16 +19,15 @@ from pathlib import Path
 from agent_cli import __version__
 from agent_cli.agent.approvals import (
     RESUME_UNSIGNED,
-    ApprovalOf,
     Approver,
     Asker,
-    AutoApprover,
     HeadlessApprover,
     InteractiveApprover,
 )
 from agent_cli.agent.file_watch import FileWatch
 from agent_cli.agent.hooks import Hooks
 from agent_cli.agent.loop import AgentLoop
+from agent_cli.agent.modes import ModalApprover, ModeState
 from agent_cli.agent.native_summary import NativeSummarizer, choose_summarizer
 from agent_cli.agent.summary_call import ProviderSummarizer, Writer
 from agent_cli.config.settings import ProviderSettings, Settings
@@ -62,7 +61,7 @@ from agent_cli.store.sessions import continue_candidates, load_session, resolve_
 from agent_cli.store.signing import SIGNATURE_KEY, SessionSigner
 from agent_cli.store.snapshots import SnapshotStore
 from agent_cli.tokens.counter import TokenCounter
-from agent_cli.tools.base import ToolContext
+from agent_cli.tools.base import ToolContext, ToolRegistry
 from agent_cli.tools.context_tools import Recall
 from agent_cli.tools.registry import default_tools
 
@@ -153,6 +152,7 @@ def open_session(
             recall=engine.recall,
             secret_spans=redactor.spans,
         )
+        mode = ModeState(settings.approvals.mode)
         watch = FileWatch(root, assembly.snapshots(log), log)  # for /rewind: what the tools change
         loop = AgentLoop(
             provider=model.provider,
@@ -160,7 +160,7 @@ def open_session(
             context=engine,
             system=system,
             log=log,
-            approver=_approver(settings, ask, tools.approval),
+            approver=_approver(settings, ask, tools, mode),
             tool_context=tool_context,
             hooks=hooks,
             max_iterations=settings.tools.max_iterations,
@@ -183,6 +183,7 @@ def open_session(
             extensions=servers,
             pins=pins,
             watch=watch,
+            mode=mode,
         )
         hooks.follow(session)
     except BaseException:
@@ -214,13 +215,15 @@ def _passed_over(ids: list[str]) -> str:
     )
 
 
-def _approver(settings: Settings, ask: Asker | None, approval_of: ApprovalOf) -> Approver:
+def _approver(settings: Settings, ask: Asker | None, tools: ToolRegistry, mode: ModeState) -> Approver:
+    """The approval mode first (agent.modes), then the user's answers, or headless the allow-list."""
     allow = settings.approvals.allow
-    if settings.approvals.yes:
-        return AutoApprover()
+    inner: Approver
     if ask is None:
-        return HeadlessApprover(allow, approval_of=approval_of)
-    return InteractiveApprover(ask, allow, approval_of=approval_of)
+        inner = HeadlessApprover(allow, approval_of=tools.approval)
+    else:
+        inner = InteractiveApprover(ask, allow, approval_of=tools.approval)
+    return ModalApprover(inner, mode, approval_of=tools.approval, effect_of=tools.effect)
 
 
 class Assembly:

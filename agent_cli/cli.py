@@ -47,6 +47,7 @@ class CliArgs:
     effort: str | None = None
     summary_model: str | None = None
     pins: tuple[str, ...] = ()
+    permission_mode: str | None = None
 
 
 def main() -> None:
@@ -152,6 +153,14 @@ def _build_app() -> Any:  # a typer.Typer; typer is imported lazily to keep --ve
                 "--summary-model", help="Model that writes the context's summaries (default: --model)."
             ),
         ] = None,
+        permission_mode: Annotated[
+            str | None,
+            typer.Option(
+                "--permission-mode",
+                help="Start in an approval mode: default, acceptEdits, plan (read-only tools only) "
+                "or bypassPermissions (as --yes). Shift+Tab switches in the REPL.",
+            ),
+        ] = None,
         output_format: Annotated[
             str, typer.Option("--output-format", help="Headless output: text, json or stream-json.")
         ] = "text",
@@ -196,6 +205,7 @@ def _build_app() -> Any:  # a typer.Typer; typer is imported lazily to keep --ve
                 effort=effort,
                 summary_model=summary_model,
                 pins=tuple(pin or ()),
+                permission_mode=permission_mode,
             )
         )
         raise typer.Exit(code)
@@ -288,6 +298,7 @@ def run_cli(args: CliArgs, *, env: dict[str, str] | None = None, cwd: Path | Non
         effort=args.effort,
         summary_model=args.summary_model,
         yes=args.yes,
+        permission_mode=args.permission_mode,
     )
     resume = args.resume if args.resume else (LATEST if args.continue_session else None)
     try:
@@ -326,7 +337,7 @@ def _headless(session: "AgentSession", prompt: str, output_format: str) -> int:
             model=session.model,
             cwd=session.project_root,
             tools=session.tools.names(),
-            yes=session.settings.approvals.yes,
+            mode=session.mode.mode,
         )
         report = HeadlessReport(lambda: session.usage_log)
         code = render_headless(events, fmt, tools=session.tools, init=init, report=report)

@@ -38,6 +38,7 @@ from agent_cli.agent.attachments import Attached, attach, shell_message
 from agent_cli.agent.file_changes import REWIND_TOPIC
 from agent_cli.agent.file_watch import FileWatch
 from agent_cli.agent.loop import AgentLoop
+from agent_cli.agent.modes import ModeState
 from agent_cli.agent.record_edits import (
     RECORD_EDIT,
     RecordView,
@@ -136,8 +137,10 @@ class AgentSession:
         extensions: Extensions | None = None,
         pins: Sequence[str] = (),
         watch: FileWatch | None = None,
+        mode: ModeState | None = None,
     ) -> None:
         self.settings = settings
+        self.mode = mode or ModeState()  # the approval mode (agent.modes): Shift+Tab in the REPL
         self._extensions = extensions
         self._watch = watch  # what the tools change in the files, recorded for /rewind
         self._loop = loop

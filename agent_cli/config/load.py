@@ -79,6 +79,7 @@ PROJECT_RESTRICTED_KEYS: frozenset[str] = frozenset(
         "provider.base_url",  # would send the user's env API key to a host the repository picks
         "approvals.yes",  # would approve every command the model runs
         "approvals.allow",  # would approve the commands the repository lists
+        "approvals.mode",  # would let edits (or everything) run without asking
         "tools.allow_outside_root",  # would let tools touch files outside the project
     }
 )
@@ -104,6 +105,7 @@ class Flags:
     effort: str | None = None  # --effort
     summary_model: str | None = None  # --summary-model
     yes: bool = False  # --yes: approve every tool call
+    permission_mode: str | None = None  # --permission-mode
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,6 +197,7 @@ FLAG_KEYS: tuple[tuple[str, str, str], ...] = (  # Flags attribute, settings key
     ("wire", "provider.wire", "--wire"),
     ("effort", "provider.effort", "--effort"),
     ("summary_model", "context.summary_model", "--summary-model"),
+    ("permission_mode", "approvals.mode", "--permission-mode"),
 )
 
 # (lower, higher): the first must stay strictly below the second.
@@ -269,7 +272,11 @@ def resolve_settings(
     _check_order(costs.values, origin, secrets)
     notices = (costs.notice,) if costs.notice else ()
     settings = _build(costs.values, cwd, tuple(str(layer.path) for layer in layers), notices)
-    return dataclasses.replace(settings, tables=tuple(t for layer in layers for t in layer.tables))
+    approvals = settings.approvals
+    if approvals.yes or approvals.mode == "bypassPermissions":  # two names for one thing
+        approvals = dataclasses.replace(approvals, yes=True, mode="bypassPermissions")
+    tables = tuple(t for layer in layers for t in layer.tables)
+    return dataclasses.replace(settings, approvals=approvals, tables=tables)
 
 
 def _check_order(values: Mapping[str, object], origin: Mapping[str, str], secrets: Collection[str]) -> None:

@@ -19,6 +19,8 @@ ProviderName = Literal["anthropic", "openai"]
 Effort = Literal["none", "minimal", "low", "medium", "high", "xhigh", "max"]
 Display = Literal["summarized", "omitted"]
 Summarizer = Literal["model", "native"]
+# Claude Code's names: ask (default), accept edits, plan (read-only tools only), bypass (--yes).
+PermissionMode = Literal["default", "acceptEdits", "plan", "bypassPermissions"]
 Wire = Literal["responses", "chat"]
 
 
@@ -86,6 +88,7 @@ class ToolSettings:
 @dataclass(frozen=True, slots=True)
 class ApprovalSettings:
     yes: bool = False  # approve every tool call (--yes)
+    mode: PermissionMode = "default"  # the approval mode a session starts in (--permission-mode)
     allow: tuple[str, ...] = ()  # bash command prefixes that run without asking
 
 

@@ -74,8 +74,9 @@ class CommandHost(Protocol):
 
 
 KEY_HELP = (
-    "Enter sends · Alt+Enter or Esc Enter adds a line · Tab completes /commands and paths (@src/…) · "
-    "Esc Esc lists the prompts to rewind to · Ctrl-C cancels a turn · Ctrl-D exits"
+    "Enter sends · Alt+Enter, Esc Enter or \\ Enter adds a line · Tab completes /commands and paths "
+    "(@src/…) · !cmd runs a command · Shift+Tab: ask / accept edits / plan · Esc Esc lists the prompts "
+    "to rewind to · Esc or Ctrl-C cancels a turn · Ctrl-D exits"
 )
 _NAME_AND_REST = re.compile(r"(\S*)\s*(.*)", re.DOTALL)
 # Parts /context lists even when empty; the others only when they hold something.

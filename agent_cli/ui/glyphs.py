@@ -19,6 +19,8 @@ __all__ = ["ERRORS", "FALLBACKS", "ascii_only", "fit", "install"]
 ERRORS = "agent-cli-fallback"  # the codec error handler's name
 FALLBACKS = {
     "✓": "+",
+    "⏵": ">",
+    "⏸": "||",
     "✗": "x",
     "∴": ":.",
     "·": "-",

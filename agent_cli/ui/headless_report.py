@@ -30,9 +30,10 @@ __all__ = ["HeadlessReport", "init_event", "refusal_line"]
 _SUBTYPES = {"end_turn": "success", "max_iterations": "error_max_turns"}
 
 
-def init_event(*, session_id: str, model: str, cwd: Path, tools: Sequence[str], yes: bool) -> dict[str, Any]:
-    """The stream's first line: which session, model, folder and tools, and how calls are approved
-    ("bypassPermissions" with --yes; "default": allow-listed calls run, the rest are refused)."""
+def init_event(*, session_id: str, model: str, cwd: Path, tools: Sequence[str], mode: str) -> dict[str, Any]:
+    """The stream's first line: which session, model, folder and tools, and the approval mode
+    (agent.modes: "bypassPermissions" with --yes; "default": allow-listed calls run, the rest are
+    refused; "acceptEdits": edits run too; "plan": only tools that read)."""
     return {
         "type": "system",
         "subtype": "init",
@@ -40,7 +41,7 @@ def init_event(*, session_id: str, model: str, cwd: Path, tools: Sequence[str], 
         "model": model,
         "cwd": str(cwd),
         "tools": list(tools),
-        "permission_mode": "bypassPermissions" if yes else "default",
+        "permission_mode": mode,
     }
 
 

@@ -48,7 +48,7 @@ from agent_cli.ui.commands import SlashCommand, closest, custom_command_files, p
 from agent_cli.ui.context_commands import pin_line
 from agent_cli.ui.custom_commands import invoke
 from agent_cli.ui.key_watch import TurnKeys
-from agent_cli.ui.reports import format_context_line, format_tokens, resume_lines
+from agent_cli.ui.reports import format_context_line, format_tokens, mode_label, resume_lines
 from agent_cli.ui.turn import drive_turn, quiet_input
 
 if TYPE_CHECKING:
@@ -84,7 +84,9 @@ class Toolbar:
         s = self.session
         th = s.thresholds
         ratio = s.settings.context.trigger_ratio
-        return format_context_line(s.model, self.tokens, th.window, th.trigger_at, ratio, width)
+        mode = mode_label(s.mode.mode)  # the approval mode first: it says what runs without asking
+        rest = None if width is None else max(width - len(mode), 0)
+        return mode + format_context_line(s.model, self.tokens, th.window, th.trigger_at, ratio, rest)
 
 
 class Repl:
@@ -327,6 +329,11 @@ def _prompt_session(session: AgentSession, toolbar: Toolbar, commands: CommandFi
     @bindings.add("escape", "escape", filter=Condition(lambda: not get_app().current_buffer.text))
     def _rewind_list(event: KeyPressEvent) -> None:
         event.app.exit(result=REWIND_LIST)  # as if typed, but not into the input history
+
+    @bindings.add("s-tab")
+    def _next_mode(event: KeyPressEvent) -> None:
+        session.mode.cycle()  # ask -> accept edits -> plan -> ask (agent.modes); the toolbar shows it
+        event.app.invalidate()
 
     @bindings.add("c-c")
     def _cancel(event: KeyPressEvent) -> None:

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from agent_cli.agent.modes import LABELS
+from agent_cli.config.settings import PermissionMode
 from agent_cli.core.messages import Usage
 from agent_cli.core.text import visible
 from agent_cli.providers.models import MODELS, cost, lookup
@@ -27,6 +29,7 @@ __all__ = [
     "format_context_line",
     "format_tokens",
     "known_models",
+    "mode_label",
     "resume_lines",
     "session_rows",
     "summary_preview",
@@ -42,6 +45,16 @@ def format_tokens(n: int) -> str:
     if n >= 1_000:
         return f"{n / 1000:.1f}k"
     return str(n)
+
+
+MODE_MARKS: dict[PermissionMode, str] = {"acceptEdits": "⏵⏵", "plan": "⏸", "bypassPermissions": "⏵⏵"}
+
+
+def mode_label(mode: PermissionMode) -> str:
+    """The toolbar's first words for an approval mode (agent.modes): none in the default mode."""
+    if mode not in MODE_MARKS:
+        return ""
+    return f"{MODE_MARKS[mode]} {LABELS[mode]} (shift+tab) · "
 
 
 def format_context_line(

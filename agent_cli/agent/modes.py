@@ -1,0 +1,86 @@
+"""Approval modes: how much runs without asking, with Claude Code's names; Shift+Tab cycles them in the REPL.
+
+    default            every call that changes something asks (approvals.allow and "always" as ever)
+    acceptEdits        write_file / edit_file run without asking (where they may write: the project,
+                       unless tools.allow_outside_root widens it); bash and the rest as in default
+    plan               only the tools that never ask (read, search, recall) run; any other call is
+                       refused without asking, and the refusal tells the model to present its plan
+    bypassPermissions  every call runs (--yes)
+
+`--permission-mode` (or `approvals.mode` in the user's config) starts a session in one. A mode
+changes nothing the model is sent but the refusals: the system prompt and the tool list stay as
+they are, so the provider's prompt cache does too. An MCP tool is never taken for a reader (its
+read-only hint is only the server's word): plan mode refuses it, accept edits asks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from agent_cli.agent.approvals import ApprovalOf, Approver, Decision
+from agent_cli.config.settings import PermissionMode
+from agent_cli.tools.base import FileEffect
+
+__all__ = ["CYCLE", "LABELS", "PLAN_REFUSAL", "ModalApprover", "ModeState", "next_mode"]
+
+CYCLE: tuple[PermissionMode, ...] = ("default", "acceptEdits", "plan")  # what Shift+Tab steps through
+LABELS: dict[PermissionMode, str] = {
+    "default": "",
+    "acceptEdits": "accept edits",
+    "plan": "plan mode",
+    "bypassPermissions": "bypass permissions",
+}
+EDIT_TOOLS = frozenset({"write_file", "edit_file"})
+PLAN_REFUSAL = (
+    "the session is in plan mode: only tools that read run, and nothing is changed. Do not retry "
+    "this call: finish reading what you need, then present your plan to the user (they leave plan "
+    "mode with Shift+Tab, and then you may carry it out)"
+)
+
+
+def next_mode(mode: PermissionMode) -> PermissionMode:
+    """The mode after `mode` in the cycle (bypassPermissions, outside it, steps to default)."""
+    if mode not in CYCLE:
+        return CYCLE[0]
+    return CYCLE[(CYCLE.index(mode) + 1) % len(CYCLE)]
+
+
+class ModeState:
+    """The session's mode: one value the approver reads on each call and the REPL switches."""
+
+    def __init__(self, mode: PermissionMode = "default") -> None:
+        self.mode: PermissionMode = mode
+
+    def cycle(self) -> PermissionMode:
+        self.mode = next_mode(self.mode)
+        return self.mode
+
+
+class ModalApprover:
+    """The mode first, then the approver the session was built with (it asks, or refuses headless)."""
+
+    def __init__(
+        self,
+        inner: Approver,
+        state: ModeState,
+        *,
+        approval_of: ApprovalOf,
+        effect_of: Callable[[str], FileEffect],
+    ) -> None:
+        self.inner = inner
+        self.state = state
+        self.approval_of = approval_of
+        self.effect_of = effect_of
+
+    def decide(self, name: str, args: Mapping[str, Any]) -> Decision:
+        mode = self.state.mode
+        if mode == "bypassPermissions":
+            return Decision.allow()
+        if mode == "plan":
+            if self.approval_of(name) == "never":
+                return Decision.allow()
+            return Decision.deny(f"{name} was not run: {PLAN_REFUSAL}")
+        if mode == "acceptEdits" and name in EDIT_TOOLS and self.effect_of(name) == "path":
+            return Decision.allow()  # the tool itself keeps to the paths it may write
+        return self.inner.decide(name, args)
