@@ -109,10 +109,10 @@ def test_the_flag_and_the_users_config_start_a_mode_and_a_project_cannot(tmp_pat
     assert settings_with(tmp_path, Flags(), user='[approvals]\nmode = "acceptEdits"\n').approvals.mode == (
         "acceptEdits"
     )
-    with pytest.raises(ConfigError, match="approvals.mode cannot be set in a project file"):
+    with pytest.raises(ConfigError, match=r"approvals\.mode cannot be set in a project file"):
         settings_with(tmp_path, Flags(), project='[approvals]\nmode = "acceptEdits"\n')
     bypass = settings_with(tmp_path, Flags(permission_mode="bypassPermissions")).approvals
     assert bypass.yes and bypass.mode == "bypassPermissions"
     assert settings_with(tmp_path, Flags(yes=True)).approvals.mode == "bypassPermissions"
-    with pytest.raises(ConfigError, match="--permission-mode.*must be one of"):
+    with pytest.raises(ConfigError, match=r"--permission-mode.*must be one of"):
         settings_with(tmp_path, Flags(permission_mode="yolo"))
