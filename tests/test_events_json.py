@@ -21,6 +21,7 @@ from agent_cli.core.events import (
     ThinkingText,
     ThinkingTextDelta,
     ToolCallEvent,
+    ToolProgress,
     ToolResultEvent,
     UsageEvent,
     WarningEvent,
@@ -35,6 +36,8 @@ EXAMPLES: list[Event] = [
     ThinkingTextDelta(text="hm"),
     ThinkingText(text="hmm, the tests"),
     ToolCallEvent(id="toolu_1", name="bash", input={"command": "pytest -q"}),
+    ToolProgress(id="toolu_1", name="bash", lines=("collecting", "1 passed"), elapsed=1.25, size=20),
+    ToolProgress(id="toolu_1", name="bash", lines=(), elapsed=2.5, size=0, status="exit 0"),
     ToolResultEvent(id="toolu_1", name="bash", content="1 passed", is_error=False, duration=0.25),
     CompactEvent(
         layer="summarize",

@@ -14,7 +14,7 @@ import pytest
 from agent_cli.agent.approvals import AutoApprover, Decision, HeadlessApprover
 from agent_cli.agent.hooks import Hooks
 from agent_cli.agent.loop import AgentLoop
-from agent_cli.agent.tool_runner import ToolRunner
+from agent_cli.agent.tool_runner import ToolRunner, run_through
 from agent_cli.context.protocol import Frame, Prepared
 from agent_cli.core.errors import ContextOverflowError, RateLimitError, TransientError
 from agent_cli.core.events import (
@@ -271,7 +271,9 @@ def test_tool_duration_excludes_the_time_spent_asking(tmp_path: Path) -> None:
             return ToolOutput("done")
 
     runner = ToolRunner(ToolRegistry([TwoSeconds()]), SlowUser(), Hooks(), clock=lambda: now[0])
-    output, seconds = runner.run(ToolUse("toolu_1", "two_seconds", {}), ToolContext(root=tmp_path))
+    output, seconds = run_through(
+        runner.run(ToolUse("toolu_1", "two_seconds", {}), ToolContext(root=tmp_path))
+    )
     assert (output.content, output.is_error, seconds) == ("done", False, 2.0)
 
 

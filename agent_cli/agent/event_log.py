@@ -2,8 +2,8 @@
 
 SessionSink          where the loop records what happens (store.session_log.SessionLog is one)
 log_event(sink, e)   the event as the log keeps it: display-only ones (deltas, the spinner's
-                     status, thinking, which its message holds) not at all; a long tool result
-                     as a preview, since its message holds it whole
+                     status, a running tool's progress, thinking, which its message holds) not
+                     at all; a long tool result as a preview, since its message holds it whole
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from agent_cli.core.events import (
     StatusEvent,
     ThinkingText,
     ThinkingTextDelta,
+    ToolProgress,
     ToolResultEvent,
 )
 from agent_cli.core.messages import Message
@@ -25,6 +26,7 @@ from agent_cli.core.messages import Message
 __all__ = ["LOGGED_RESULT_CHARS", "SessionSink", "log_event"]
 
 LOGGED_RESULT_CHARS = 400
+_DISPLAY_ONLY = (AssistantTextDelta, ThinkingTextDelta, ThinkingText, StatusEvent, ToolProgress)
 
 
 class SessionSink(Protocol):
@@ -43,5 +45,5 @@ def log_event(sink: SessionSink, event: Event) -> None:
     if isinstance(event, ToolResultEvent) and len(event.content) > LOGGED_RESULT_CHARS:
         more = f"… [{len(event.content):,} characters in the message]"
         sink.log_event(dataclasses.replace(event, content=event.content[:LOGGED_RESULT_CHARS] + more))
-    elif not isinstance(event, AssistantTextDelta | ThinkingTextDelta | ThinkingText | StatusEvent):
+    elif not isinstance(event, _DISPLAY_ONLY):
         sink.log_event(event)

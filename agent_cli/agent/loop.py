@@ -368,7 +368,7 @@ class AgentLoop:
         try:
             for use in uses:
                 yield self._emit(ToolCallEvent(id=use.id, name=use.name, input=dict(use.input)))
-                output, duration = self._runner.run(use, self.tool_context)
+                output, duration = yield from self._runner.run(use, self.tool_context)  # (its progress too)
                 yield from self._hook_events()
                 # One compaction a round at most, and none when nothing is new since the last.
                 output = honoured(output, compact, self.history, self._compacted_at)

@@ -33,6 +33,7 @@ __all__ = [
     "ThinkingText",
     "ThinkingTextDelta",
     "ToolCallEvent",
+    "ToolProgress",
     "ToolResultEvent",
     "UsageEvent",
     "WarningEvent",
@@ -112,6 +113,32 @@ class ToolCallEvent:
 
     def to_json(self) -> dict[str, Any]:
         return {"type": self.type, "id": self.id, "name": self.name, "input": self.input}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolProgress:
+    """A running tool's output so far, for live display: its last `lines` (redacted, raw otherwise:
+    the screen makes them visible), `elapsed` seconds and `size` bytes; `status` (`exit 0`) on the
+    last one, once the tool has ended. Neither logged nor part of stream-json (see ToolResultEvent)."""
+
+    type: ClassVar[str] = "tool_progress"
+    id: str
+    name: str
+    lines: tuple[str, ...]
+    elapsed: float
+    size: int
+    status: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "type": self.type,
+            "id": self.id,
+            "name": self.name,
+            "lines": list(self.lines),
+            "elapsed": round(self.elapsed, 3),
+            "size": self.size,
+            "status": self.status,
+        }
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -274,6 +301,7 @@ Event: TypeAlias = (
     | ThinkingTextDelta
     | ThinkingText
     | ToolCallEvent
+    | ToolProgress
     | ToolResultEvent
     | CompactEvent
     | UsageEvent
@@ -299,6 +327,8 @@ def event_from_json(data: Mapping[str, Any]) -> Event:
         raise ValueError(f"not an event record: type {data.get('type')!r}")
     names = {f.name for f in fields(cls)}
     values = {k: v for k, v in data.items() if k in names}
+    if isinstance(values.get("lines"), list):  # JSON has no tuples
+        values["lines"] = tuple(values["lines"])
     usage = values.get("usage")
     if isinstance(usage, Mapping):
         values["usage"] = Usage.from_json(usage)

@@ -2,7 +2,8 @@
 
 Tools never raise at the model: bad input and failures come back as
 `ToolOutput(is_error=True)` with a message the model can act on. Long-running
-tools check `ToolContext.cancel` (set on Ctrl-C) and stop promptly. A tool
+tools check `ToolContext.cancel` (set on Ctrl-C) and stop promptly, and may write what they print
+as it arrives to `ToolContext.live` (the REPL shows its last lines while the tool runs). A tool
 that changes the loop's course (compact) says so in its output value, and the
 loop acts on it after the round.
 
@@ -23,6 +24,7 @@ from typing import Any, Literal, Protocol, TypeAlias
 
 from agent_cli.core.messages import RAW_ARGUMENTS
 from agent_cli.core.requests import ToolSpec
+from agent_cli.tools.live import LiveOutput
 
 __all__ = [
     "Approval",
@@ -69,6 +71,8 @@ class ToolContext:
     recall: Callable[[str], str] | None = None
     # Where the secrets in a text are (the session's redactor), so an output is never cut inside one.
     secret_spans: Callable[[str], list[tuple[int, int]]] | None = None
+    # Where a tool writes its output as it arrives, for the screen (the runner gives each call its own).
+    live: LiveOutput | None = None
 
 
 Approval: TypeAlias = Literal["never", "ask", "command"]

@@ -31,6 +31,7 @@ from agent_cli.core.requests import ToolSpec
 from agent_cli.tools import children
 from agent_cli.tools.args import optional_number, require_str
 from agent_cli.tools.base import Approval, CallView, FileEffect, ToolContext, ToolError, ToolOutput
+from agent_cli.tools.live import LiveOutput
 
 __all__ = ["Bash", "CommandResult", "HeadTail", "run_command"]
 
@@ -164,9 +165,11 @@ def run_command(
     *,
     sink: HeadTail | None = None,
     spans: Spans | None = None,
+    live: LiveOutput | None = None,
 ) -> CommandResult:
     """Run `command` with `bash -c` in `cwd`; stop at `timeout` seconds or when `cancel` is set.
-    `spans` finds secrets, so the output's cut does not fall inside one."""
+    `spans` finds secrets, so the output's cut does not fall inside one; `live` gets every chunk
+    as it arrives, for the screen."""
     sink = sink if sink is not None else HeadTail()
     env = dict(os.environ)
     # Nothing can answer a pager or a prompt: stdin is /dev/null and output goes to a pipe.
@@ -190,14 +193,30 @@ def run_command(
         raise
     children.register(proc.pid, marker)
     try:
-        return _collect(proc, sink, started, timeout, cancel, spans)
+        return _collect(proc, _Tee(sink, live), started, timeout, cancel, spans)
     finally:
         children.unregister(proc.pid)
 
 
+class _Tee:
+    """The output's sink, and the live tap beside it (when there is one)."""
+
+    def __init__(self, sink: HeadTail, live: LiveOutput | None) -> None:
+        self._sink = sink
+        self._live = live
+
+    def write(self, data: bytes) -> None:
+        self._sink.write(data)
+        if self._live is not None:
+            self._live.write(data)
+
+    def text(self, spans: Spans | None = None) -> str:
+        return self._sink.text(spans)
+
+
 def _collect(
     proc: subprocess.Popen[bytes],
-    sink: HeadTail,
+    sink: _Tee,
     started: float,
     timeout: float,
     cancel: threading.Event | None,
@@ -311,8 +330,20 @@ class Bash:
             timeout = MAX_TIMEOUT
         if not ctx.root.is_dir():
             raise ToolError(f"the project root {ctx.root} is not a directory")
-        result = run_command(command, ctx.root, timeout, ctx.cancel, spans=ctx.secret_spans)
+        result = run_command(command, ctx.root, timeout, ctx.cancel, spans=ctx.secret_spans, live=ctx.live)
+        if ctx.live is not None:
+            ctx.live.end(_status_words(result, timeout))
         return format_result(result, timeout, note)
+
+
+def _status_words(result: CommandResult, timeout: float) -> str:
+    """How a command ended, in a few words: `exit 0`, `killed by signal 9`, `timed out after 5s`."""
+    if result.timed_out:
+        return f"timed out after {timeout:g}s"
+    if result.cancelled:
+        return "cancelled"
+    code = result.exit_code
+    return f"exit {code}" if code is None or code >= 0 else f"killed by signal {-code}"
 
 
 def format_result(result: CommandResult, timeout: float, note: str = "") -> ToolOutput:

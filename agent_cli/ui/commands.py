@@ -75,8 +75,8 @@ class CommandHost(Protocol):
 
 KEY_HELP = (
     "Enter sends · Alt+Enter, Esc Enter or \\ Enter adds a line · Tab completes /commands and paths "
-    "(@src/…) · !cmd runs a command · Shift+Tab: ask / accept edits / plan · Esc Esc lists the prompts "
-    "to rewind to · Esc or Ctrl-C cancels a turn · Ctrl-D exits"
+    "(@src/…) · !cmd runs a command · Shift+Tab: ask / accept edits / plan · Ctrl+O shows the last "
+    "tool's output · Esc Esc lists the prompts to rewind to · Esc or Ctrl-C cancels a turn · Ctrl-D exits"
 )
 _NAME_AND_REST = re.compile(r"(\S*)\s*(.*)", re.DOTALL)
 # Parts /context lists even when empty; the others only when they hold something.
@@ -300,6 +300,17 @@ def _rewind(repl: CommandHost, arg: str) -> None:
     repl.refresh_context()
 
 
+def _last(repl: CommandHost, arg: str) -> None:
+    from agent_cli.ui.live_output import last_output_lines
+
+    last = repl.renderer.live_output.last
+    if last is None:
+        repl.renderer.info("no tool has run yet in this session")
+        return
+    for text, style in last_output_lines(last):
+        repl.renderer.line(text, style)
+
+
 def _exit(repl: CommandHost, arg: str) -> str:
     return "exit"
 
@@ -353,6 +364,7 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command("mcp", "", "the MCP servers: their state (connected, failed, awaiting approval) and tools", _mcp),
     Command("rewind", "[N] [--chat|--code]", "list the prompts, or go back to before prompt N", _rewind),
+    Command("last", "", "the last tool's whole output (Ctrl+O at the prompt)", _last),
     Command("exit", "", "leave (Ctrl-D works too)", _exit, aliases=("quit", "q")),
 )
 _BY_NAME = {c.name: c for c in COMMANDS}

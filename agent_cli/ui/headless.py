@@ -5,7 +5,8 @@
   hooks print on stderr always.
 - json: one object at the end: the result plus the errors and compactions seen.
 - stream-json: one JSON object per line with a `type` field, flushed as it happens; the first
-  is Claude Code's init event, and the result has its fields too (headless_report.py).
+  is Claude Code's init event, and the result has its fields too (headless_report.py). What is
+  only for a live screen (text deltas, the spinner's status, a running tool's progress) is left out.
 - a refused tool call is said on stderr in text output (the progress lines say it on a terminal).
 
 What a person reads is made safe (`core.text.visible`): the lines on stderr
@@ -37,6 +38,7 @@ from agent_cli.core.events import (
     ThinkingText,
     ThinkingTextDelta,
     ToolCallEvent,
+    ToolProgress,
     ToolResultEvent,
     WarningEvent,
 )
@@ -110,7 +112,7 @@ def render_headless(
         if fmt == "stream-json":
             if isinstance(event, ResultEvent) and report is not None:
                 out.write(json_line(report.result(event)) + "\n")
-            elif not isinstance(event, AssistantTextDelta | ThinkingTextDelta | StatusEvent):
+            elif not isinstance(event, AssistantTextDelta | ThinkingTextDelta | StatusEvent | ToolProgress):
                 out.write(json_line(event.to_json()) + "\n")
                 out.flush()
         elif progress:

@@ -9,7 +9,9 @@
   the terminal is ever redrawn. Plain text when the console is not a
   terminal or NO_COLOR is set.
 - a tool call is one line with its status and duration (`✓ read_file app.py · 0.02s`);
-  a failure adds the error's first line, dim red.
+  a failure adds the error's first line, dim red. While a command runs, the spinner counts
+  its seconds and its last lines show under it; a line after it says how it ended
+  (`live_output.py`, which also keeps the last output for `/last`).
 - every compaction is a Panel (layer, trigger, messages and tokens before ->
   after, transcript, the summary's first lines).
 - the model's thinking streams in the spinner line, and each finished thinking
@@ -54,6 +56,7 @@ from agent_cli.core.events import (
     ThinkingText,
     ThinkingTextDelta,
     ToolCallEvent,
+    ToolProgress,
     ToolResultEvent,
     UsageEvent,
     WarningEvent,
@@ -64,6 +67,7 @@ from agent_cli.tools.registry import known_tools
 from agent_cli.ui.approval_view import approval_text
 from agent_cli.ui.edit_diff import EditDiffs, diff_text
 from agent_cli.ui.glyphs import ascii_only
+from agent_cli.ui.live_output import LiveOutputView
 from agent_cli.ui.markdown_blocks import MarkdownStream
 from agent_cli.ui.reports import describe_call
 from agent_cli.ui.widgets import clear_line, compact_panel, thought_line, tool_line
@@ -134,6 +138,7 @@ class Renderer:
         self._thought_head = ""  # the start of the thinking streamed since the last answer text
         self._early_thoughts = 0  # thought lines printed as the answer began, before their ThinkingText
         self.last_usage: UsageEvent | None = None
+        self.live_output = LiveOutputView()  # a running command's last lines; the last output (/last)
 
     @property
     def live(self) -> bool:
@@ -176,6 +181,9 @@ class Renderer:
         if isinstance(event, StatusEvent):
             self._set_spinner(_SPINNER_TEXT.get(event.text, event.text + "…"))
             return
+        if isinstance(event, ToolProgress):
+            self._on_progress(event)
+            return
         if isinstance(event, UsageEvent):
             self.last_usage = event
             return
@@ -194,17 +202,21 @@ class Renderer:
         if isinstance(event, ToolCallEvent):
             self._calls[event.id] = event
             self._edits.called(event)
-            described = describe_call(self._tools().view(event.name), event.input, width=60)
-            self._set_spinner(f"{visible(event.name)} {described}".rstrip())
+            self._set_spinner(self._call_spinner(event))
         elif isinstance(event, ToolResultEvent):
             self._clear_spinner()
             view = self._tools().view(event.name)
-            self.console.print(tool_line(self._calls.pop(event.id, None), event, view, self.console.width))
+            call = self._calls.pop(event.id, None)
+            self.console.print(tool_line(call, event, view, self.console.width))
+            said = self.live_output.finish(event, describe_call(view, call.input if call else {}, width=200))
+            if said is not None:  # how the command ended: `exit 0 · 2.3s · 14.2 KB`
+                self.line(f"  {said[0]}", "red" if said[1] else "dim")
             diff = self._edits.done(event)
             if diff is not None:  # what the edit did, dim
                 self.console.print(diff_text(diff, DIFF_LINES, dim=True, fancy=self.fancy), soft_wrap=True)
         elif isinstance(event, CompactEvent) and event.layer in ("cap", "clear"):
             # The free layers are one dim line each; panels are for the layers that rewrite history.
+            self.live_output.capped(event)
             self.line(clear_line(event), "dim")
         elif isinstance(event, CompactEvent):
             self._clear_spinner()
@@ -284,8 +296,20 @@ class Renderer:
     def end_turn(self) -> None:
         self.pause()
         self._calls.clear()
+        self.live_output.end_turn()
 
     # ---- internals ---------------------------------------------------------
+
+    def _on_progress(self, event: ToolProgress) -> None:
+        """A running call's progress: the spinner counts its seconds, its last lines show under it."""
+        self.live_output.progress(event)
+        call = self._calls.get(event.id)
+        if call is not None and event.status is None and self.fancy:
+            self._set_spinner(self._call_spinner(call) + self.live_output.elapsed(event.id))
+
+    def _call_spinner(self, call: ToolCallEvent) -> str:
+        described = describe_call(self._tools().view(call.name), call.input, width=60)
+        return f"{visible(call.name)} {described}".rstrip()
 
     def _print_thought(self, text: str) -> None:
         self._clear_spinner()
@@ -367,6 +391,9 @@ class Renderer:
             parts.append(_Tail(self._stream.tail))
         if self._spinner is not None:
             parts.append(Spinner(self._spinner_name, text=Text(self._spinner, style="dim")))
+            tail = self.live_output.tail()
+            if tail is not None:
+                parts.append(tail)
         if not parts:
             self._stop_live()
             return

@@ -7,6 +7,7 @@
   (or Enter after a backslash that ends the line) adds a line, bracketed paste
   never sends, completion for slash commands and paths (completion.py), a bottom
   toolbar with the model, the context in use and where auto-compaction fires.
+- Ctrl+O shows the last tool's whole output (`/last`) above the prompt, keeping what was typed.
 - Esc Esc at an empty prompt lists the prompts to rewind to (`/rewind`); after `/rewind N` the
   prompt's text is in the next input line, to edit and send again.
 - Markdown commands (`/NAME args`, `custom_commands.py`): the file's body, expanded, is sent as
@@ -61,6 +62,7 @@ __all__ = ["Repl", "Toolbar", "input_history", "run_repl"]
 
 PROMPT = "› "
 REWIND_LIST = "/rewind"  # what Esc Esc at an empty prompt runs
+LAST_OUTPUT = "/last"  # what Ctrl+O at the prompt runs (above it: what was typed stays)
 CTRL_C_HINT = "(Ctrl-C again or /exit to leave; Ctrl-C during a turn cancels it)"
 MAX_NOTICES = 5  # about command files, in the greeting
 WARMUP_DELAY = 0.15  # seconds: let the prompt draw before background imports compete for the GIL
@@ -303,9 +305,11 @@ def input_history(redact: Callable[[str], str]) -> History:
         return InMemoryHistory()
 
 
-def _prompt_session(session: AgentSession, toolbar: Toolbar, commands: CommandFiles) -> PromptSession[str]:
+def _prompt_session(
+    session: AgentSession, toolbar: Toolbar, commands: CommandFiles, run: Callable[[str], object]
+) -> PromptSession[str]:
     from prompt_toolkit import PromptSession
-    from prompt_toolkit.application import get_app
+    from prompt_toolkit.application import get_app, run_in_terminal
     from prompt_toolkit.filters import Condition
     from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 
@@ -334,6 +338,10 @@ def _prompt_session(session: AgentSession, toolbar: Toolbar, commands: CommandFi
     def _next_mode(event: KeyPressEvent) -> None:
         session.mode.cycle()  # ask -> accept edits -> plan -> ask (agent.modes); the toolbar shows it
         event.app.invalidate()
+
+    @bindings.add("c-o")
+    def _last_output(event: KeyPressEvent) -> None:
+        run_in_terminal(lambda: run(LAST_OUTPUT))  # printed above the prompt, the input line kept
 
     @bindings.add("c-c")
     def _cancel(event: KeyPressEvent) -> None:
@@ -381,7 +389,7 @@ def run_repl(open_session: Callable[[Asker], AgentSession]) -> int:
     tools = session.tools
     toolbar = Toolbar(session)
     commands = custom_command_files(session.project_root, os.environ)
-    prompt = _prompt_session(session, toolbar, commands)
+    prompt = _prompt_session(session, toolbar, commands, lambda line: repl.submit(line))
     repl = Repl(
         session,
         renderer,
