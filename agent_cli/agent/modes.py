@@ -1,7 +1,7 @@
 """Approval modes: how much runs without asking, with Claude Code's names; Shift+Tab cycles them in the REPL.
 
     default            every call that changes something asks (approvals.allow and "always" as ever)
-    acceptEdits        write_file / edit_file run without asking (where they may write: the project,
+    acceptEdits        the file editors (write_file, edit_file) run without asking (where they may write: the project,
                        unless tools.allow_outside_root widens it); bash and the rest as in default
     plan               only the tools that never ask (read, search, recall) run; any other call is
                        refused without asking, and the refusal tells the model to present its plan
@@ -31,7 +31,6 @@ LABELS: dict[PermissionMode, str] = {
     "plan": "plan mode",
     "bypassPermissions": "bypass permissions",
 }
-EDIT_TOOLS = frozenset({"write_file", "edit_file"})
 PLAN_REFUSAL = (
     "the session is in plan mode: only tools that read run, and nothing is changed. Do not retry "
     "this call: finish reading what you need, then present your plan to the user (they leave plan "
@@ -81,6 +80,8 @@ class ModalApprover:
             if self.approval_of(name) == "never":
                 return Decision.allow()
             return Decision.deny(f"{name} was not run: {PLAN_REFUSAL}")
-        if mode == "acceptEdits" and name in EDIT_TOOLS and self.effect_of(name) == "path":
-            return Decision.allow()  # the tool itself keeps to the paths it may write
+        if mode == "acceptEdits" and self.effect_of(name) == "path":
+            # The tools that change the one file their path names (write_file, edit_file); each
+            # keeps to the paths it may write.
+            return Decision.allow()
         return self.inner.decide(name, args)
