@@ -107,8 +107,10 @@ def test_the_runner_yields_the_last_lines_and_seconds_while_bash_runs_then_how_i
             break
     running = [p for _, p in seen if p.status is None]
     final = seen[-1][1]
-    assert final.status == "exit 0" and final.size == 36 and final.lines[-5:] == tuple(
-        f"line{i}" for i in range(2, 7)
+    assert (
+        final.status == "exit 0"
+        and final.size == 36
+        and final.lines[-5:] == tuple(f"line{i}" for i in range(2, 7))
     )
     assert not output.is_error and "line6" in output.content and duration >= 1.0
     # Before the end: lines that came so far, with the seconds counting up, a few a second at most.

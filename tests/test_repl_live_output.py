@@ -38,7 +38,8 @@ def test_a_command_s_output_shows_live_then_its_end_line_and_last_prints_it_all(
     tmp_path: Path, fake_server: FakeModelServer
 ) -> None:
     fake_server.queue(
-        Reply("Counting.", tool_calls=[ToolCallSpec("bash", {"command": SIX_LINES})]), Reply("Counted to six.")
+        Reply("Counting.", tool_calls=[ToolCallSpec("bash", {"command": SIX_LINES})]),
+        Reply("Counted to six."),
     )
     child = start(tmp_path, fake_server)
     try:

@@ -1,7 +1,8 @@
 """/rewind through a pseudo-terminal, as a user drives it: `agent --yes` against the fake model server.
 
 Three prompts write, edit and (through bash) delete files. Esc Esc at the empty prompt lists the
-three prompts with what each changed; `/rewind 2` puts every file back as it was before prompt 2
+three prompts with what each changed, to choose from (Esc leaves it, nothing changed); choosing
+prompt 2 and "the conversation and the files" puts every file back as it was before prompt 2
 and brings prompt 2's text back into the input line; the user edits it and sends it, and that
 request holds only the conversation before prompt 2. `/rewind 99` is one line, no traceback.
 """
@@ -54,9 +55,10 @@ def respond(request: RecordedRequest) -> Reply:
 
 
 FAKE_SERVER = {"responder": respond}
+UP, ESC = "\x1b[A", "\x1b"
 
 
-def test_rewind_2_restores_the_files_and_the_conversation_before_prompt_2(
+def test_rewinding_to_prompt_2_restores_the_files_and_the_conversation_before_it(
     tmp_path: Path, fake_server: FakeModelServer
 ) -> None:
     project = tmp_path / "project"
@@ -84,17 +86,23 @@ def test_rewind_2_restores_the_files_and_the_conversation_before_prompt_2(
         assert not (project / "notes.txt").exists() and not (project / "app.py").exists()
         assert (project / "extra.txt").read_text() == "extra\n"
 
-        child.send("\x1b\x1b")  # Esc Esc at the empty prompt: the list
-        expect(child, "goes back to before prompt N: the conversation and the files")
-        listing = ANSI.sub("", child.before)
-        assert re.search(r"1  first: write the notes\s+changed notes\.txt", listing)
-        assert re.search(r"2  second: edit the notes\s+changed extra\.txt, notes\.txt", listing)
-        third = r"3  third: remove them\s+changed app\.py, notes\.txt; ran rm notes\.txt app\.py"
-        assert re.search(third, listing)
+        child.send("\x1b\x1b")  # Esc Esc at the empty prompt: the list to choose from
+        listing = expect(
+            child, r"3  third: remove them  · changed app\.py, notes\.txt; ran rm notes\.txt app\.py"
+        )
+        assert re.search(r"1  first: write the notes  · changed notes\.txt", listing)
+        assert re.search(r"2  second: edit the notes  · changed extra\.txt, notes\.txt", listing)
+        child.send(ESC)
+        expect(child, "nothing rewound")
+        assert (project / "extra.txt").exists()
 
         child.send("/rewind 99\r")
         expect(child, "no prompt 99: this session has 3 prompts")
-        child.send("/rewind 2\r")
+        child.send("\x1b\x1b")
+        expect(child, "3  third: remove them")
+        child.send(UP + "\r")  # prompt 2 (the newest, 3, is marked first)
+        expect(child, "the files only")
+        child.send("\r")  # the conversation and the files
         expect(child, "conversation rewound to before prompt 2")
         expect(child, "second: edit the notes")  # back in the input line
         assert (project / "notes.txt").read_text() == "v1\n"

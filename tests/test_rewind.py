@@ -11,6 +11,7 @@ rewind, and the one-line errors.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from io import StringIO
 from pathlib import Path
 
@@ -43,6 +44,7 @@ class Project:
         self.env = {"ANTHROPIC_API_KEY": "k", "HOME": str(tmp_path), "XDG_STATE_HOME": state}
         self.provider = ScriptedProvider(list(script))
         self.session = self._open(None, outside)
+        self.shown: list[tuple[str, list[str], int]] = []  # the lists offered: title, rows, row marked
 
     def _open(self, resume: str | None, outside: bool = False) -> AgentSession:
         config = self.tmp / "config.toml"
@@ -55,7 +57,8 @@ class Project:
     def run(self, prompt: str) -> None:
         list(self.session.run(prompt))
 
-    def repl(self, *lines: str) -> tuple[str, Repl]:
+    def repl(self, *lines: str, picks: list[int | None] | None = None) -> tuple[str, Repl]:
+        """Run `lines` in a REPL; with `picks`, its lists to choose from answer with them in turn."""
         out = StringIO()
         renderer = Renderer(Console(file=out, width=120, color_system=None))
         queue = list(lines)
@@ -65,7 +68,12 @@ class Project:
                 raise EOFError
             return queue.pop(0)
 
-        repl = Repl(self.session, lambda: renderer, read)
+        def choose(title: str, rows: Sequence[str], selected: int) -> int | None:
+            assert picks is not None
+            self.shown.append((title, list(rows), selected))
+            return picks.pop(0)
+
+        repl = Repl(self.session, lambda: renderer, read, chooser=choose if picks is not None else None)
         assert repl.run() == 0
         return out.getvalue(), repl
 
@@ -120,6 +128,30 @@ def test_rewind_2_restores_every_file_and_the_conversation_before_prompt_2(tmp_p
     rewinds = [r for r in records if isinstance(r, StateRecord) and r.topic == REWIND_TOPIC]
     assert len(rewinds) == 1 and rewinds[0].data["prompt"] == 2 and rewinds[0].data["chat"] is True
     assert [pt.text for pt in p.session.rewind_points()] == ["first: write a", "second, again"]
+
+
+def test_the_list_to_choose_from_rewinds_only_the_files_before_prompt_2(tmp_path: Path) -> None:
+    p = three_prompts(tmp_path)
+    before = p.sent()
+    out, repl = p.repl("/rewind", picks=[1, 2])  # prompt 2, then "the files only"
+    (title, rows, marked), (what_title, choices, _) = p.shown
+    assert "which prompt" in title and marked == 2  # the newest prompt is marked first
+    assert rows[1].startswith("  2  second: edit a, write b  · changed a.txt, b.txt")
+    assert rows[2].startswith("  3  third: remove a  · changed a.txt, d, d/c.txt, keep.txt; ran rm a.txt")
+    assert "before prompt 2" in what_title and choices[2] == "the files only"
+    assert p.files() == {"a.txt": "one\n", "keep.txt": "the user's file\n"}
+    assert "conversation rewound" not in out and repl.take_prefill() == ""
+    p.run("go on")
+    assert p.sent()[: len(before)] == before  # the conversation stayed whole
+
+
+@pytest.mark.parametrize("picks", [[None], [0, None]])
+def test_leaving_either_list_rewinds_nothing(tmp_path: Path, picks: list[int | None]) -> None:
+    p = three_prompts(tmp_path)
+    files = p.files()
+    out, _ = p.repl("/rewind", picks=picks)
+    assert "nothing rewound" in out and p.files() == files
+    assert [pt.number for pt in p.session.rewind_points()] == [1, 2, 3]
 
 
 def test_the_list_names_what_each_prompt_changed_and_ran(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ renders into a StringIO console.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from io import StringIO
 from pathlib import Path
@@ -32,6 +32,7 @@ from agent_cli.tools.registry import default_tools
 from agent_cli.ui.approval import ApprovalPrompt, Key
 from agent_cli.ui.commands import SlashCommand, closest, parse
 from agent_cli.ui.completion import PathAndCommandCompleter
+from agent_cli.ui.picker import ListView
 from agent_cli.ui.render import Renderer
 from agent_cli.ui.repl import Repl
 from agent_cli.ui.reports import (
@@ -39,6 +40,7 @@ from agent_cli.ui.reports import (
     cost_rows,
     describe_call,
     format_tokens,
+    model_choices,
     resume_lines,
     session_rows,
 )
@@ -196,6 +198,7 @@ class Harness:
         answers: list[Key | tuple[Key, str]] | None = None,
         context_window: int | None = None,
         summary_model: str | None = None,
+        picks: list[int | None] | None = None,
     ) -> None:
         env = {"ANTHROPIC_API_KEY": "k", "HOME": str(tmp_path), "XDG_STATE_HOME": str(tmp_path / "state")}
         project = tmp_path / "project"
@@ -213,7 +216,16 @@ class Harness:
         self.instead = ""
         ask = ApprovalPrompt(lambda: self.renderer, self._answer, lambda: self.instead).ask
         self.session: AgentSession = open_session(settings, env=env, ask=ask, make_provider=self._provider)
-        self.repl = Repl(self.session, lambda: self.renderer, self._read)
+        # With `picks`, the lists to choose from answer with them in turn (None: the user left the list).
+        self.picks = picks
+        self.shown: list[tuple[str, list[str], int]] = []  # each list offered: title, rows, row marked
+        chooser = self._choose if picks is not None else None
+        self.repl = Repl(self.session, lambda: self.renderer, self._read, chooser=chooser)
+
+    def _choose(self, title: str, rows: Sequence[str], selected: int) -> int | None:
+        assert self.picks is not None
+        self.shown.append((title, list(rows), selected))
+        return self.picks.pop(0)
 
     def _answer(self, keys: tuple[Key, ...]) -> Key:
         self.asked.append(keys)
@@ -456,3 +468,66 @@ def test_the_resume_command_is_never_broken_across_rows(width: int) -> None:
         line.endswith("agent --resume 20261201-095508-5f08a4") and "agent --resume" in line for line in lines
     )
     assert len(lines) == (2 if width <= 88 else 1)
+
+
+# ---- the lists to choose from (a terminal's picker, scripted here) -------------------------------
+
+
+def test_model_with_no_name_offers_the_table_and_switches_to_the_one_chosen(tmp_path: Path) -> None:
+    names = model_choices("anthropic", "claude-sonnet-4-5")
+    assert "claude-sonnet-4-5" in names and "claude-opus-4-1" not in names  # retired: offered when current
+    opus = names.index("claude-opus-5-5")
+    h = Harness(tmp_path, [], picks=[opus, None, names.index("claude-opus-5-5")])
+    text = h.run("/model", "/model", "/model")
+    (title, rows, marked), (_, again, marked_again), _ = h.shown
+    assert "model: claude-sonnet-4-5 (200k window)" in title
+    assert rows[marked].startswith("* claude-sonnet-4-5 ") and rows[opus].startswith("  claude-opus-5-5 ")
+    assert re.search(r"claude-opus-5-5 +1\.0M window  \$\d", rows[opus])
+    assert "model: claude-opus-5-5 (1.0M window)" in text and h.session.model == "claude-opus-5-5"
+    assert marked_again == opus and again[opus].startswith("* claude-opus-5-5")
+    assert text.count("model unchanged: claude-opus-5-5") == 2  # left the list; chose the current one
+    assert h.session.model == "claude-opus-5-5"
+
+
+def test_resume_with_no_id_offers_the_sessions_and_resumes_the_one_chosen(tmp_path: Path) -> None:
+    h = Harness(tmp_path, [say("hi"), say("welcome back")], answers=["yes"], picks=[None, 1])
+    first = h.session.id
+    with SessionLog.create(h.session.project_root, redactor=Redactor([]), meta={"model": "gpt-4.1"}) as other:
+        other.log_message(Message.user("the older \x1b[2Jquestion"))
+        other.log_message(Message.assistant("the older answer"))
+    text = h.run("hello", "/resume", "/resume", "go on")
+    (title, rows, marked), _ = h.shown
+    assert "resume which session" in title and marked == 0
+    assert rows[0].startswith(f"* {first}") and rows[1].startswith(f"  {other.id}")
+    assert "gpt-4.1" in rows[1] and "the older \\x1b[2Jquestion" in rows[1]  # made visible
+    assert f"still in session {first}" in text
+    assert f"resumed session {other.id}: 2 messages in context" in text and h.session.id == other.id
+    assert [m.text for m in h.provider.requests[-1].messages][-1] == "go on"
+
+
+def test_resume_with_no_other_session_says_so(tmp_path: Path) -> None:
+    h = Harness(tmp_path, [say("hi")], picks=[])
+    text = h.run("hello", "/resume")
+    assert "no other session in this project to resume" in text and h.shown == []
+
+
+@pytest.mark.parametrize(
+    ("count", "selected", "steps", "marked", "shown"),
+    [
+        (3, 0, [], 0, range(0, 3)),
+        (3, 0, [-1], 0, range(0, 3)),  # stops at the top
+        (3, 2, [5], 2, range(0, 3)),  # and at the bottom
+        (25, 0, [10], 10, range(1, 11)),  # the window follows the marked row down
+        (25, 24, [], 24, range(15, 25)),  # a row marked first is in view
+        (25, 24, [-10, -10], 4, range(4, 14)),  # pages up
+        (25, 12, [-25], 0, range(0, 10)),  # home
+        (0, 0, [1], 0, range(0, 0)),
+    ],
+)
+def test_list_view_moves_within_the_rows_and_keeps_the_marked_one_in_view(
+    count: int, selected: int, steps: list[int], marked: int, shown: range
+) -> None:
+    view = ListView(count, selected, height=10)
+    for step in steps:
+        view.move(step)
+    assert view.selected == marked and view.rows() == shown

@@ -1,8 +1,9 @@
 """Approval modes: how much runs without asking, with Claude Code's names; Shift+Tab cycles them in the REPL.
 
     default            every call that changes something asks (approvals.allow and "always" as ever)
-    acceptEdits        the file editors (write_file, edit_file) run without asking (where they may write: the project,
-                       unless tools.allow_outside_root widens it); bash and the rest as in default
+    acceptEdits        the file editors (write_file, edit_file) run without asking (where they may
+                       write: the project, unless tools.allow_outside_root widens it); bash and the
+                       rest as in default
     plan               only the tools that never ask (read, search, recall) run; any other call is
                        refused without asking, and the refusal tells the model to present its plan
     bypassPermissions  every call runs (--yes)

@@ -23,11 +23,14 @@ from typing import TYPE_CHECKING, Literal, Protocol, TypeAlias
 from agent_cli.core.errors import AgentError
 from agent_cli.core.events import Event
 from agent_cli.prompt.command_files import CommandFiles, command_dirs
-from agent_cli.providers.models import lookup
 from agent_cli.session import AgentSession
-from agent_cli.ui import context_commands
+from agent_cli.ui import context_commands, session_commands
 from agent_cli.ui.custom_commands import custom_help_rows
-from agent_cli.ui.reports import context_report, cost_rows, format_tokens, known_models, session_rows
+from agent_cli.ui.picker import Chooser
+from agent_cli.ui.reports import (
+    context_report,
+    cost_rows,
+)
 
 if TYPE_CHECKING:
     from agent_cli.ui.render import Renderer
@@ -70,6 +73,12 @@ class CommandHost(Protocol):
 
     def prefill(self, text: str) -> None:
         """Put `text` in the input line of the next prompt, for the user to edit and send."""
+        ...
+
+    @property
+    def chooser(self) -> Chooser | None:
+        """A list on the terminal to choose from (`picker.pick`); None where there is none, and
+        the commands that offer one print their list instead."""
         ...
 
 
@@ -193,50 +202,6 @@ def _clear(repl: CommandHost, arg: str) -> None:
     repl.renderer.info(f"context cleared; everything said so far stays in {repl.session.log_dir}{pinned}")
 
 
-def _model(repl: CommandHost, arg: str) -> None:
-    session = repl.session
-    provider = session.provider_name
-    if not arg:
-        repl.renderer.line(f"model: {session.model} ({format_tokens(session.window)} window)", "bold")
-        if session.summary_model != session.model:
-            repl.renderer.info(f"summaries are written by {session.summary_model} (context.summary_model)")
-        repl.renderer.info(f"known {provider} models: " + ", ".join(known_models(provider)))
-        repl.renderer.info("/model NAME switches; any name the provider serves works")
-        return
-    info = lookup(arg)
-    if info is not None and info.provider != provider:
-        # The session's provider, key and wire stay; another provider's model name would only fail there.
-        repl.renderer.error(
-            f"{arg} is an {info.provider} model and this session talks to the {provider} "
-            f"API; to use it, restart with: agent --provider {info.provider} --model {arg}"
-        )
-        return
-    before = session.window
-    warning = session.switch_model(arg)
-    window = format_tokens(session.window)
-    repl.renderer.line(f"model: {arg} ({window} window)", "bold")
-    if session.summary_model != session.model:
-        repl.renderer.info(f"summaries are still written by {session.summary_model} (context.summary_model)")
-    hint = difflib.get_close_matches(arg, known_models(provider), n=1) if info is None else []
-    guess = f"; did you mean {hint[0]}?" if hint else ""
-    if warning is not None:
-        repl.renderer.warn(f"{warning.message}; its prices are unknown to /cost{guess}")
-    elif info is None:
-        # Not in the model table: the window came from the provider's Models API or the name's family.
-        repl.renderer.warn(
-            f"{arg} is not in the model table: its {window} window is what the provider or "
-            f"the name's family says, and /cost cannot price it{guess}"
-        )
-    if session.settings.context.context_window:
-        repl.renderer.info(
-            f"the context keeps compacting for {window}, as --context-window / context.context_window say"
-        )
-    elif session.window != before:
-        trigger = format_tokens(session.thresholds.trigger_at)
-        repl.renderer.info(f"the context now compacts for {window}: auto-compaction at {trigger} tokens")
-    repl.refresh_context()
-
-
 def _cost(repl: CommandHost, arg: str) -> None:
     from agent_cli.ui.widgets import cost_table
 
@@ -249,55 +214,9 @@ def _cost(repl: CommandHost, arg: str) -> None:
         repl.renderer.info("? = the model's prices are not in the model table")
 
 
-def _transcripts(repl: CommandHost, arg: str) -> None:
-    from agent_cli.store.sessions import list_sessions
-
-    root = repl.session.project_root
-    sessions = list_sessions(root)
-    if not sessions:
-        repl.renderer.info(f"no sessions yet in {root / '.transcripts'}")
-        return
-    for row in session_rows(sessions, repl.session.id, width=repl.renderer.console.width):
-        repl.renderer.line(row)
-    repl.renderer.info("/resume ID switches to one · `agent transcripts show ID` prints one")
-
-
-def _resume(repl: CommandHost, arg: str) -> None:
-    if not arg:
-        _transcripts(repl, arg)
-        return
-    session = repl.session
-    before = session.id
-    session_id = session.resume(arg)
-    if session_id == before:
-        repl.renderer.info(f"already in session {session_id}")
-        return
-    repl.refresh_context()
-    repl.renderer.line(f"resumed session {session_id}: {len(session.history)} messages in context", "bold")
-    repl.drive(session.begin("resume"))  # the SessionStart hooks, as at a start with --resume
-
-
 def _mcp(repl: CommandHost, arg: str) -> None:
     for line in repl.session.extension_report():  # (server texts already made visible)
         repl.renderer.line(line)
-
-
-def _rewind(repl: CommandHost, arg: str) -> None:
-    from agent_cli.ui.rewind_view import REWIND_HINT, parse_rewind, point_lines, rewound_lines
-
-    wanted = parse_rewind(arg)
-    if wanted.number is None:
-        found = repl.session.rewind_points()
-        for line in point_lines(found, repl.renderer.console.width) or ["no prompts yet in this session"]:
-            repl.renderer.line(line)
-        repl.renderer.info(REWIND_HINT)
-        return
-    rewound = repl.session.rewind(wanted.number, chat=wanted.chat, code=wanted.code)
-    for text, style in rewound_lines(rewound):
-        repl.renderer.line(text, style)
-    if rewound.chat:
-        repl.prefill(rewound.point.text)
-    repl.refresh_context()
 
 
 def _last(repl: CommandHost, arg: str) -> None:
@@ -351,19 +270,28 @@ COMMANDS: tuple[Command, ...] = (
         "uncompact", "", "undo the last compaction, when what it removed fits", context_commands.uncompact
     ),
     Command(
-        "model", "[name]", "show the current model and known models, or switch to another", _model, "model"
+        "model",
+        "[name]",
+        "choose a model from a list, or switch to this one",
+        session_commands.model,
+        "model",
     ),
     Command("cost", "", "tokens and dollars per model in this session", _cost),
-    Command("transcripts", "", "this project's sessions", _transcripts),
+    Command("transcripts", "", "this project's sessions", session_commands.transcripts),
     Command(
         "resume",
         "[id]",
-        "list sessions, or switch to the session with this id (or prefix)",
-        _resume,
+        "choose a session from a list, or switch to the one with this id (or prefix)",
+        session_commands.resume,
         "session",
     ),
     Command("mcp", "", "the MCP servers: their state (connected, failed, awaiting approval) and tools", _mcp),
-    Command("rewind", "[N] [--chat|--code]", "list the prompts, or go back to before prompt N", _rewind),
+    Command(
+        "rewind",
+        "[N] [--chat|--code]",
+        "choose a prompt to go back to, or go back to before prompt N",
+        session_commands.rewind,
+    ),
     Command("last", "", "the last tool's whole output (Ctrl+O at the prompt)", _last),
     Command("exit", "", "leave (Ctrl-D works too)", _exit, aliases=("quit", "q")),
 )

@@ -8,8 +8,9 @@
   never sends, completion for slash commands and paths (completion.py), a bottom
   toolbar with the model, the context in use and where auto-compaction fires.
 - Ctrl+O shows the last tool's whole output (`/last`) above the prompt, keeping what was typed.
-- Esc Esc at an empty prompt lists the prompts to rewind to (`/rewind`); after `/rewind N` the
-  prompt's text is in the next input line, to edit and send again.
+- Esc Esc at an empty prompt opens the list of prompts to rewind to (`/rewind`); after a rewind the
+  prompt's text is in the next input line, to edit and send again. `/resume` and `/model` with no
+  argument open a list to choose from too (`picker.py`: arrows, Enter, Esc).
 - Markdown commands (`/NAME args`, `custom_commands.py`): the file's body, expanded, is sent as
   the message; the line says which file it came from.
 - A turn: the session's events go to `render.Renderer` through `turn.py`,
@@ -29,7 +30,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -49,8 +50,9 @@ from agent_cli.ui.commands import SlashCommand, closest, custom_command_files, p
 from agent_cli.ui.context_commands import pin_line
 from agent_cli.ui.custom_commands import invoke
 from agent_cli.ui.key_watch import TurnKeys
+from agent_cli.ui.picker import Chooser
 from agent_cli.ui.reports import format_context_line, format_tokens, mode_label, resume_lines
-from agent_cli.ui.turn import drive_turn, quiet_input
+from agent_cli.ui.turn import discard_typeahead, drive_turn, quiet_input
 
 if TYPE_CHECKING:
     from prompt_toolkit import PromptSession
@@ -105,8 +107,10 @@ class Repl:
         quiet: Callable[[], AbstractContextManager[None]] = contextlib.nullcontext,
         commands: CommandFiles | None = None,
         keys: TurnKeys | None = None,
+        chooser: Chooser | None = None,
     ) -> None:
         self.session = session
+        self.chooser = chooser  # lists to choose from (/resume, /model, /rewind); None: they are printed
         # Without the user's folders (tests): only the project's.
         self.commands = commands or custom_command_files(session.project_root, None)
         self._renderer = renderer  # a function: the renderer is made on first use (rich loads late)
@@ -400,6 +404,7 @@ def run_repl(open_session: Callable[[Asker], AgentSession]) -> int:
         quiet=lambda: quiet_input(sys.stdin.fileno()),
         commands=commands,
         keys=keys,
+        chooser=_choose,
     )
     # The greeting goes out through prompt_toolkit, so rich can load after the prompt is drawn.
     for text, style in repl.welcome_lines():
@@ -418,6 +423,13 @@ def run_repl(open_session: Callable[[Asker], AgentSession]) -> int:
         for line in resume_lines(session.id, repl.renderer.console.width):
             repl.renderer.info(line)
         session.close()
+
+
+def _choose(title: str, rows: Sequence[str], selected: int) -> int | None:
+    from agent_cli.ui.picker import pick
+
+    discard_typeahead(sys.stdin.fileno())  # keys typed before the list showed do not choose in it
+    return pick(title, rows, selected=selected)
 
 
 def _unwatched() -> AbstractContextManager[None]:

@@ -29,7 +29,10 @@ __all__ = [
     "format_context_line",
     "format_tokens",
     "known_models",
+    "listed_sessions",
     "mode_label",
+    "model_choices",
+    "model_rows",
     "resume_lines",
     "session_rows",
     "summary_preview",
@@ -205,21 +208,50 @@ def known_models(provider: str | None = None) -> list[str]:
     return [m.name for m in MODELS.values() if provider is None or m.provider == provider]
 
 
-def session_rows(sessions: Iterable[Any], current: str, limit: int = 20, width: int = 100) -> list[str]:
-    """One line per session (a `SessionInfo`) that holds messages, newest first, the current one marked.
+def model_choices(provider: str, current: str) -> list[str]:
+    """The models /model offers to switch to: the provider's models in the table that still answer,
+    and the current one whatever its state."""
+    return [
+        m.name
+        for m in MODELS.values()
+        if m.provider == provider and (m.lifecycle != "retired" or m.name == current)
+    ]
 
-    The first prompt is cut (on one line) to what `width` columns leave.
+
+def model_rows(names: Iterable[str], current: str) -> list[str]:
+    """One line per model for /model's list: its name, window, prices per million tokens, and its
+    lifecycle when it is not active; the current one marked."""
+    rows = []
+    for name in names:
+        info = MODELS[name]
+        mark = "*" if name == current else " "
+        price = f"${info.input_price:g} in / ${info.output_price:g} out"
+        life = "" if info.lifecycle == "active" else f"  {info.lifecycle}"
+        if info.shutdown and info.lifecycle != "active":
+            life += f", until {info.shutdown}"
+        rows.append(f"{mark} {name:<24} {format_tokens(info.context_window):>5} window  {price}{life}")
+    return rows
+
+
+def listed_sessions(sessions: Iterable[Any], current: str, limit: int = 20) -> list[Any]:
+    """The sessions (`SessionInfo`) a list shows: those that hold messages, and the current one."""
+    return [s for s in sessions if s.message_count or s.id == current][:limit]
+
+
+def session_rows(sessions: Iterable[Any], current: str, limit: int = 20, width: int = 100) -> list[str]:
+    """One line per listed session (`listed_sessions`), newest first, the current one marked.
+
+    The first prompt is cut (on one line, visible) to what `width` columns leave.
     """
     lines: list[str] = []
-    shown = [s for s in sessions if s.message_count or s.id == current]
-    for info in shown[:limit]:
+    for info in listed_sessions(sessions, current, limit):
         updated: datetime = info.updated
         mark = "*" if info.id == current else " "
         head = (
             f"{mark} {info.id}  {updated.astimezone().strftime('%Y-%m-%d %H:%M')}  "
             f"{info.message_count:>4} msgs  {info.model or '?':<18} "
         )
-        prompt = " ".join(info.first_prompt.split())
+        prompt = " ".join(visible(info.first_prompt).split())
         room = max(12, width - len(head) - 1)
         lines.append(head + (prompt if len(prompt) <= room else prompt[: room - 1] + "…"))
     return lines

@@ -2,6 +2,7 @@
 
     parse_rewind(arg) -> RewindArgs       `N`, `N --chat`, `N --code` (ConfigError otherwise)
     point_lines(points, width) -> [str]   one line per prompt and one under it for what its turn changed
+    point_row(point, width) -> str        a prompt and what its turn did on one row (the list to choose from)
     rewound_lines(rewound) -> [(text, style)]
 
 Prompt texts, file names and commands come from the user, the model and the project's files: each
@@ -18,9 +19,24 @@ from agent_cli.agent.rewind import RewindPoint, Rewound
 from agent_cli.core.errors import ConfigError
 from agent_cli.core.text import visible
 
-__all__ = ["REWIND_HINT", "REWIND_USAGE", "RewindArgs", "parse_rewind", "point_lines", "rewound_lines"]
+__all__ = [
+    "REWIND_CHOICES",
+    "REWIND_HINT",
+    "REWIND_USAGE",
+    "RewindArgs",
+    "parse_rewind",
+    "point_lines",
+    "point_row",
+    "rewound_lines",
+]
 
 REWIND_USAGE = "/rewind lists the prompts; /rewind N [--chat | --code] goes back to before prompt N"
+# What a rewind chosen from the list puts back: (label, the conversation, the files).
+REWIND_CHOICES = (
+    ("the conversation and the files", True, True),
+    ("the conversation only", True, False),
+    ("the files only", False, True),
+)
 REWIND_HINT = "/rewind N goes back to before prompt N: the conversation and the files (--chat, --code: one)"
 MAX_NAMED = 5  # files and commands named on a prompt's line; the rest are counted
 
@@ -58,19 +74,33 @@ def _named(items: Sequence[str]) -> str:
     return shown + (f" and {more} more" if more > 0 else "")
 
 
+def _done(point: RewindPoint) -> str:
+    """What the prompt's turn changed: the files, the commands."""
+    done = []
+    if point.files:
+        done.append(f"changed {_named(point.files)}")
+    if point.commands:
+        done.append(f"ran {_named(point.commands)}")
+    return "; ".join(done) if done else "no files changed, no commands run"
+
+
 def point_lines(points: Sequence[RewindPoint], width: int = 100) -> list[str]:
     """The prompts, numbered, each with what its turn changed on the line under it."""
     lines: list[str] = []
     for point in points:
         lines.append(_cut(f"{point.number:>3}  {_one_line(point.text) or '(empty)'}", width))
-        done = []
-        if point.files:
-            done.append(f"changed {_named(point.files)}")
-        if point.commands:
-            done.append(f"ran {_named(point.commands)}")
-        said = "; ".join(done) if done else "no files changed, no commands run"
-        lines.append(_cut(f"     {said}", width))
+        lines.append(_cut(f"     {_done(point)}", width))
     return lines
+
+
+def point_row(point: RewindPoint, width: int = 100) -> str:
+    """A prompt on one row, for the list to choose from: its number, the prompt, and what its turn
+    changed; when they do not fit, the prompt keeps at least half the row and the rest is cut."""
+    head = f"{point.number:>3}  "
+    prompt = _one_line(point.text) or "(empty)"
+    done = f"  · {_done(point)}"
+    room = max(width - len(head) - len(done), min(len(prompt), (width - len(head)) // 2))
+    return _cut(head + _cut(prompt, room) + done, width)
 
 
 def rewound_lines(rewound: Rewound) -> list[tuple[str, str]]:
