@@ -233,9 +233,12 @@ class Ours(Policy):
         return capped
 
     def _events(self, events: Sequence[object]) -> None:
-        self.digests += sum(1 for e in events if isinstance(e, CompactEvent) and e.degraded)
+        # (a digest standing in for a record on its way is no digest: its record follows)
+        self.digests += sum(
+            1 for e in events if isinstance(e, CompactEvent) and e.degraded and not e.stand_in
+        )
         for event in events:
-            if isinstance(event, CompactEvent) and event.ahead:
+            if isinstance(event, CompactEvent) and event.ahead and not event.stand_in:
                 pending = next(c for c in reversed(self.summaries) if c.ahead and c.taken is None)
                 self.summaries[self.summaries.index(pending)] = replace(pending, taken=self.now)
 

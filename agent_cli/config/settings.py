@@ -58,6 +58,10 @@ class ContextSettings:
     # budget and go as it is (the record is swapped in at a later request); above it, the turn waits.
     # At or below trigger_ratio (the default, until the report is rerun with it): every turn waits.
     hold_ratio: float = 0.80
+    # Where a turn would wait for a record (past the hold line, not ready or never started): a digest
+    # stands in at once and the model's record, made in the background, replaces it at the next
+    # compaction. False: the turn waits for the record, as a summary at the trigger does.
+    digest_stands_in: bool = True
     clear_protect_tokens: int = 25_000  # newest tool results kept verbatim by L1
     clear_min_batch_tokens: int = 20_000  # L1 acts only when it frees at least this much
     tool_result_max_tokens: int = 20_000  # L0: larger tool results are cut to head + tail

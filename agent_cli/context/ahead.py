@@ -16,6 +16,11 @@ is while it stays under the hold line (the record is swapped in at a later reque
 above that line the turn waits for it, as it would have waited for a call made then. A turn that
 reaches the trigger with no record on its way starts one the same way and goes on.
 
+Where the turn would wait (past the hold line, the record not ready or never started), a digest
+(built by code, at once) stands in for the record instead (`StandIn`), and the call goes on in the
+background; at the next compaction, when the history's head is rewritten anyway, the record it
+gives takes the digest's place (so a stand-in costs no extra rewrite of the cached prefix).
+
 One record is prepared at a time. The worker is a daemon thread, so a session that ends while
 a record is being prepared does not wait for it.
 """
@@ -31,7 +36,7 @@ from agent_cli.context.plan import CondensePlan
 from agent_cli.context.summary_request import SummaryReply
 from agent_cli.core.messages import Message
 
-__all__ = ["RecordAhead", "Submit", "Taken", "in_thread"]
+__all__ = ["RecordAhead", "StandIn", "Submit", "Taken", "in_thread"]
 
 # Runs a call and hands back its future (a thread by default; the benchmark runs it at once).
 Submit = Callable[[Callable[[], SummaryReply]], "Future[SummaryReply]"]
@@ -55,10 +60,46 @@ def in_thread(call: Callable[[], SummaryReply]) -> Future[SummaryReply]:
 
 @dataclass(frozen=True, slots=True)
 class Taken:
-    """A prepared record whose span is still the history's: its plan, and its reply (waited for)."""
+    """A prepared record whose span is still the history's: its plan, and its call."""
 
     plan: CondensePlan
-    reply: Callable[[], SummaryReply]  # blocks until the call ends; raises what it raised
+    future: Future[SummaryReply]
+
+    @property
+    def reply(self) -> Callable[[], SummaryReply]:
+        """Its reply: blocks until the call ends; raises what it raised."""
+        return self.future.result
+
+    @property
+    def ready(self) -> bool:
+        return self.future.done()
+
+
+@dataclass(frozen=True, slots=True)
+class StandIn:
+    """A digest standing in for the record of `span` while the model writes it in the background.
+
+    The digest's messages lead the history (`head`); the span went to the archive at `path`. When
+    the call has ended, the record it gives (or the digest again, if it fails) is built from `span`
+    and what follows the head then: the history a summary made at the swap would have given.
+    """
+
+    span: tuple[Message, ...]
+    head: tuple[Message, ...]
+    path: str
+    future: Future[SummaryReply]
+
+    def leads(self, messages: Sequence[Message]) -> bool:
+        """Whether the digest still leads `messages` unchanged."""
+        n = len(self.head)
+        return len(messages) >= n and _same(messages[:n], self.head)
+
+    def tail(self, messages: Sequence[Message]) -> list[Message]:
+        return list(messages[len(self.head) :])
+
+    @property
+    def ready(self) -> bool:
+        return self.future.done()
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,7 +144,11 @@ class RecordAhead:
         if len(messages) <= cut or not _same(messages[:cut], job.span):
             job.future.cancel()
             return None
-        return Taken(job.plan, job.future.result)
+        return Taken(job.plan, job.future)
+
+    def submit(self, call: Callable[[], SummaryReply]) -> Future[SummaryReply]:
+        """Start `call` in the background now, outside the one record prepared ahead (a stand-in's)."""
+        return self._submit(call)
 
     def drop(self) -> None:
         """Forget the record being prepared (the engine was reset); its call's reply is not used."""

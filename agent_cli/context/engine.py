@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable, Sequence
 
 from agent_cli.config.settings import ContextSettings
-from agent_cli.context.ahead import RecordAhead, Submit, Taken, in_thread
+from agent_cli.context.ahead import RecordAhead, StandIn, Submit, Taken, in_thread
 from agent_cli.context.breakdown import Breakdown, compute_breakdown
 from agent_cli.context.clear import clearable, next_change
 from agent_cli.context.gate import Gate, open_gate, skippable
@@ -83,6 +83,7 @@ class ContextEngine:
         self._gate = gate  # asked before each summary (gate.py): the user's PreCompact hooks
         self._clock = clock
         self._ahead = RecordAhead(submit)  # L2's record, prepared before the trigger
+        self._stand_in: StandIn | None = None  # a digest in the place of a record still being made
         self._run = LayerRunner(counter, archive, summarize, clock)
         self.max_output = max_output
         self.thresholds: Thresholds = compute_thresholds(settings, window, max_output)
@@ -120,11 +121,13 @@ class ContextEngine:
         self._state, self._clear_skip = CompactionState.fresh(), ("", 0)
         self._still_below = 0
         self._ahead.drop()
+        self._drop_stand_in()
 
     def keep_size(self, tokens: int) -> None:
         """The user chose a context of `tokens` (/uncompact): L1 and L2 leave it alone until it has
         grown by the trigger's margin over the target; L4 still guards the window."""
         self._ahead.drop()
+        self._drop_stand_in()
         self._still_below = tokens + self.thresholds.trigger_at - self.thresholds.target
 
     @property
@@ -174,7 +177,8 @@ class ContextEngine:
         th = self.thresholds
         total = self._run.count(frame, messages)
         if total < th.clear_at or (total < self._still_below and total < th.emergency_at):
-            return Prepared(messages, [])
+            swapped = self._replace_stand_in(messages, frame, total)  # (nothing, unless a record is ready)
+            return Prepared(settle_thinking(history, swapped.messages), list(swapped.events))
         capped = self._run.cap_inputs(messages, frame, total, th.tool_result_cap)
         past = capped.tokens >= th.trigger_at and self.auto_compact
         cleared = self._clear(capped.messages, frame, capped.tokens, past=past)
@@ -182,13 +186,16 @@ class ContextEngine:
         events: list[EngineEvent] = [*capped.events, *cleared.events]
         # Thinking after a cleared result is bound to what was there: it goes before L2 sends the span.
         messages = settle_thinking(history, messages)
+        # A record made in the background takes the place of the digest that stood in for it as soon as
+        # it is ready: later requests read it from the cache, and so does the next summary call.
+        swapped = self._replace_stand_in(messages, frame, total)
+        messages, total = swapped.messages, swapped.tokens
+        events += swapped.events
         failed = False
         if total >= th.trigger_at and self.auto_compact and self._hold(messages, frame, total):
             pass  # its record is on its way and the request fits under the hold line: it goes as it is
         elif total >= th.trigger_at and self.auto_compact:
-            outcome = self._condense(
-                messages, frame, total, "summarize", "auto", None, self._ahead.take(messages)
-            )
+            outcome = self._summarize(messages, frame, total)
             if outcome.acted and outcome.tokens >= th.trigger_at and outcome.ahead:
                 outcome = self._past_swap(history, outcome, frame)
             messages, total = outcome.messages, outcome.tokens
@@ -242,6 +249,7 @@ class ContextEngine:
             total = max(total, error.tokens)
         before = total
         outcome = Condensed(messages, total, False)
+        self._drop_stand_in()  # (the record L2 makes now folds its digest in)
         if self.auto_compact:
             outcome = self._condense(messages, frame, total, "summarize", "overflow", None)
             messages, total = outcome.messages, outcome.tokens
@@ -269,9 +277,11 @@ class ContextEngine:
         """L3: condense the whole conversation so far (an open trailing tool round stays). It always
         asks the model, whatever the summarizer latch says."""
         self._state = self._state.requested()
-        messages = list(history)
-        events: list[EngineEvent] = []
-        total = self._run.count(frame, messages)
+        total = self._run.count(frame, list(history))
+        swapped = self._replace_stand_in(list(history), frame, total)  # its record in the summary's span
+        self._drop_stand_in()  # (one not ready: the record made now folds its digest in)
+        messages, total = swapped.messages, swapped.tokens
+        events: list[EngineEvent] = list(swapped.events)
         outcome = self._condense(messages, frame, total, "manual", trigger, focus)
         events += outcome.events
         if not outcome.acted and not events:
@@ -369,11 +379,92 @@ class ContextEngine:
                 for e in outcome.events
             )
             outcome = dataclasses.replace(outcome, events=marked, ahead=True)
+        return self._judged(outcome, trigger)
+
+    def _judged(self, outcome: Condensed, trigger: CompactTrigger) -> Condensed:
+        """The latch learns how the model's record fared; what went wrong is said in one message."""
         self._state, latched = self._state.summary(outcome.summary, self.limits, trigger=trigger)
         notice = summary_outcome(outcome.failure, outcome.shortfall, outcome.transcript, latched)
         if notice:  # one message: what happened, and what follows
             return dataclasses.replace(outcome, events=(*outcome.events, WarningEvent(message=notice)))
         return outcome
+
+    # -- a digest standing in for a record still being made ------------------------
+
+    def _summarize(self, messages: list[Message], frame: Frame, total: int) -> Condensed:
+        """L2 at the trigger: the record prepared ahead, or one made now. A digest still standing in
+        for a record not ready is folded into the new span (its call is dropped: nobody waits for it)."""
+        self._drop_stand_in()
+        return self._now(messages, frame, total, self._ahead.take(messages))
+
+    def _now(self, messages: list[Message], frame: Frame, total: int, taken: Taken | None) -> Condensed:
+        """The record for the span L2 cuts now: the one prepared ahead, if it is ready; else, while the
+        model may be asked, a digest stands in at once and the model writes the record in the
+        background (the same call a summary now would make), so the turn waits for no summary."""
+        th = self.thresholds
+        if (taken is not None and taken.ready) or not self.settings.digest_stands_in:
+            return self._condense(messages, frame, total, "summarize", "auto", None, taken)
+        if not self._state.may_call(self.limits):
+            return self._condense(messages, frame, total, "summarize", "auto", None, taken)
+        if taken is not None:
+            plan, future = taken.plan, taken.future
+        else:
+            planned = plan_condense(messages, self._run.counts(messages), th, requested=False)
+            if planned is None:
+                return Condensed(messages, total, False)
+            verdict = self._gate("summarize", "auto", None)
+            if verdict.skip:
+                return Condensed(messages, total, False)  # not a failure: L4 still acts at its line
+            plan = planned
+            call = self._run.summary_call(plan.span(messages), frame, th, None, verdict.extra)
+            future = self._ahead.submit(call)
+        outcome = self._run.condense(
+            messages, plan, frame, total, thresholds=th, layer="summarize", trigger="auto", focus=None,
+            use_model=False,
+        )  # fmt: skip
+        if not outcome.acted:
+            future.cancel()
+            return outcome
+        events = tuple(
+            dataclasses.replace(e, stand_in=True) if isinstance(e, CompactEvent) else e
+            for e in outcome.events
+        )
+        outcome = dataclasses.replace(outcome, events=events)
+        head = outcome.messages[: len(outcome.messages) - (len(messages) - plan.cut)]
+        self._stand_in = StandIn(tuple(plan.span(messages)), tuple(head), outcome.transcript, future)
+        return outcome
+
+    def _replace_stand_in(self, messages: list[Message], frame: Frame, total: int) -> Condensed:
+        """The record made in the background in the place of the digest that stood in for it, once its
+        call has ended (and the digest still leads); else the history as it is."""
+        stand_in = self._stand_in
+        if stand_in is None or not stand_in.ready:
+            return Condensed(messages, total, False)
+        self._stand_in = None
+        if not stand_in.leads(messages):  # (an edit of the history took the digest away)
+            return Condensed(messages, total, False)
+        built = self._run.record_for(
+            stand_in.span, stand_in.tail(messages), frame, stand_in.path, thresholds=self.thresholds,
+            reply=stand_in.future.result,
+        )  # fmt: skip
+        judged = self._judged(built, "auto")
+        if built.failure is not None or not built.acted:  # the digest stays: what the record fell back to
+            said = tuple(e for e in judged.events if not isinstance(e, CompactEvent))
+            return Condensed(messages, total, False, events=said)
+        events = tuple(
+            dataclasses.replace(
+                e, ahead=True, stand_in=True, messages_before=len(messages), tokens_before=total
+            )
+            if isinstance(e, CompactEvent)
+            else e
+            for e in judged.events
+        )
+        return dataclasses.replace(judged, events=events, ahead=True)
+
+    def _drop_stand_in(self) -> None:
+        if self._stand_in is not None:
+            self._stand_in.future.cancel()
+        self._stand_in = None
 
     def _past_swap(self, history: Sequence[Message], swapped: Condensed, frame: Frame) -> Condensed:
         """The tail grew past the trigger while the record was prepared: L1 first (the span it had to
@@ -385,7 +476,7 @@ class ContextEngine:
             return dataclasses.replace(
                 swapped, messages=cleared.messages, tokens=cleared.tokens, events=events
             )
-        again = self._condense(settled, frame, cleared.tokens, "summarize", "auto", None)
+        again = self._now(settled, frame, cleared.tokens, None)
         return dataclasses.replace(again, events=(*events, *again.events))
 
     def _hold(self, messages: list[Message], frame: Frame, total: int) -> bool:
@@ -393,8 +484,8 @@ class ContextEngine:
         background (under the hold line, a model asked for the record). A record on its way for the
         span still leading is left running; with none, the one a summary now would make is started."""
         th = self.thresholds
-        if total >= th.hold_at:
-            return False
+        if total >= th.hold_at or self._stand_in is not None:
+            return False  # (a digest standing in: folded into the record made now)
         if self._ahead.holds:
             if self._ahead.leads(messages):
                 return not self._ahead.ready  # ready: taken now, with no wait
@@ -417,8 +508,8 @@ class ContextEngine:
 
         What arrives until the trigger joins the verbatim tail, so the tail kept now is smaller by
         that much: at the swap it is about the tail a blocking summary keeps."""
-        if self._ahead.holds or not self._state.may_call(self.limits):
-            return
+        if self._ahead.holds or self._stand_in is not None or not self._state.may_call(self.limits):
+            return  # (a digest standing in: a span planned now would not lead once its record arrives)
         th = self.thresholds
         th = dataclasses.replace(th, keep_tail=max(th.keep_tail - (th.trigger_at - total), 0))
         plan = plan_condense(messages, self._run.counts(messages), th, requested=False)

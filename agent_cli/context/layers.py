@@ -34,7 +34,7 @@ from agent_cli.context.emergency import apply_drop, marker_text, plan_drop
 from agent_cli.context.fidelity import misses_key_facts
 from agent_cli.context.notices import not_saved
 from agent_cli.context.plain import abbreviate, call_text, tool_calls_by_id
-from agent_cli.context.plan import CondensePlan
+from agent_cli.context.plan import CondensePlan, engine_prefix
 from agent_cli.context.protocol import EngineEvent, Frame
 from agent_cli.context.record_choice import judge_record
 from agent_cli.context.summary_request import Summarize, SummaryFailed, SummaryReply, run_summary
@@ -237,8 +237,46 @@ class LayerRunner:
         path, refused = self._save(plan.span(messages), "compact" if layer == "summarize" else layer)
         if path is None:
             return Condensed(messages, total, False, events=refused)
-        must_shrink = layer != "manual"
         call = reply or self.summary_call(plan.span(messages), frame, thresholds, focus, extra)
+        return self._condensed(
+            messages, plan, frame, total, path, start, thresholds, layer, trigger, call, use_model
+        )
+
+    def record_for(
+        self,
+        span: Sequence[Message],
+        tail: Sequence[Message],
+        frame: Frame,
+        path: str,
+        *,
+        thresholds: Thresholds,
+        reply: Callable[[], SummaryReply],
+    ) -> Condensed:
+        """The model's record for a span a digest stood in for (saved to `path` then), followed by
+        `tail`, what the history now holds after the digest: the history a summary of that span would
+        have given (the digest again if the record fails)."""
+        messages = [*span, *tail]
+        plan = CondensePlan(engine_prefix(span), len(span))
+        total = self.count(frame, messages)
+        return self._condensed(
+            messages, plan, frame, total, path, self._clock(), thresholds, "summarize", "auto", reply, True
+        )
+
+    def _condensed(
+        self,
+        messages: list[Message],
+        plan: CondensePlan,
+        frame: Frame,
+        total: int,
+        path: str,
+        start: float,
+        thresholds: Thresholds,
+        layer: CompactLayer,
+        trigger: CompactTrigger,
+        call: Callable[[], SummaryReply],
+        use_model: bool,
+    ) -> Condensed:
+        must_shrink = layer != "manual"
         record = self._record(messages, plan, frame, total, path, thresholds, call, must_shrink, use_model)
         if must_shrink and record.tokens >= total:  # not even the digest shrinks it: leave it as it was
             warning = WarningEvent(

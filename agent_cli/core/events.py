@@ -181,6 +181,9 @@ class CompactEvent:
     usage: Usage | None = None  # what the summary call cost (L2/L3), thinking and cache included
     detail: str | None = None  # L0 / L1: what was cut or cleared (calls), for a one-line notice
     ahead: bool = False  # L2: the record was prepared in the background; `duration` is the wait for it
+    # L2: a digest stood in while the model wrote the record: on the digest's event, and on the record's
+    # (ahead) when it takes the digest's place; nobody waited for that call.
+    stand_in: bool = False
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
