@@ -34,7 +34,8 @@ project as it is on disk then:
 Counted from what the product reports in its stream-json events (usage per request, and each
 summary call's usage on its compact event), priced at the model table's prices: billed tokens,
 dollars; from the fake's own records (characters / 4): requests, summary calls, the largest request
-and requests over the window; digests are compactions the product reports as `degraded`.
+and requests over the window; digests are compactions the product reports as `degraded`
+(not a digest standing in for a record on its way).
 
 The same arguments give the same figures: the project is made at a fixed place and the agent's
 random ids are drawn from a seeded generator (see `PROJECT_PARENT`).
@@ -128,7 +129,7 @@ class E2ERun:
     requests: int = 0
     main_requests: int = 0  # requests answered with a step of the session (the numbered ones)
     summary_calls: int = 0
-    digests: int = 0  # compactions whose record is the mechanical digest (`degraded`)
+    digests: int = 0  # compactions whose record is the mechanical digest (`degraded`, not standing in)
     recall_calls: int = 0  # recall tool calls the fake made at probe points
     input_tokens: int = 0
     cache_read: int = 0
@@ -423,7 +424,7 @@ def _events(run: E2ERun, stdout: str, info: Any) -> None:
             usage = Usage.from_json(event["usage"])
         elif event.get("type") == "compact":
             run.compactions[event["layer"]] = run.compactions.get(event["layer"], 0) + 1
-            run.digests += bool(event.get("degraded"))
+            run.digests += bool(event.get("degraded")) and not event.get("stand_in")
             if event.get("usage"):
                 usage = Usage.from_json(event["usage"])
         if usage is not None:

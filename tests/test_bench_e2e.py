@@ -169,14 +169,17 @@ def test_summary_requests_are_answered_by_the_stand_in_within_the_products_cap()
     summaries = [(i, q.body) for i, q in enumerate(run.recorded) if is_summary_request(q.body)]
     assert summaries and run.digests == 0
     rolled = 0
-    for i, body in summaries:
+    for n, (i, body) in enumerate(summaries):
         entries = request_entries(body)
         assert not any("Stop here and write no tool calls" in text for _, text in entries)
         rolled += any(role == "summary" for role, _ in entries)
         cap = body["max_tokens"] // 2
         record = faithful_record(entries, facts, lambda s: (len(s) + 3) // 4, cap)
         assert (len(record) + 3) // 4 <= cap
-        assert any(record in text for text in later[i + 1 :])  # the product put it in the history
+        # The product put it in the history (a digest stood in until then); the last one may still be
+        # on its way when the session ends, and only that one.
+        put = any(record in text for text in later[i + 1 :])
+        assert put or n == len(summaries) - 1
     assert rolled  # a second compaction reads the first record as a "summary" entry
 
 

