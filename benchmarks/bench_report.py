@@ -53,7 +53,9 @@ NEIGHBOURS = {  # the defaults against their neighbours, on every workload
     "L1 protects 12k": ContextSettings(clear_protect_tokens=12_000),
     "trigger 70%": ContextSettings(trigger_ratio=0.70),
     "trigger 90%": ContextSettings(trigger_ratio=0.90),
-    AT_TRIGGER: ContextSettings(prepare_ratio=0.80),  # the prepare line at the trigger: never ahead
+    # The prepare line at the trigger and no digest standing in: every record made there, waited for.
+    AT_TRIGGER: ContextSettings(prepare_ratio=0.80, digest_stands_in=False),
+    "records waited for": ContextSettings(digest_stands_in=False),  # prepared ahead where there is room
 }
 E2E_SHAPES = ("long", "survey")
 Unit = tuple[str, str, int, int, str, str, str]  # shape, outputs, seed, window, policy, stand-in, neighbour

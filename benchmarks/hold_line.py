@@ -1,16 +1,18 @@
-"""The hold line: a request past the trigger goes as it is while its record is made, against waiting.
+"""No turn waiting on a summary: the digest standing in, the hold line, and waiting, side by side.
 
     python benchmarks/hold_line.py [--jobs 2] [--seeds 1,2,3,4,5] [--stand-ins faithful,lossy]
 
-The same engine three ways, on the replay's sessions (every session kind, tool-output size, window
-and seed; each stand-in): *hold 95%* (`hold_ratio = 0.95`: past the trigger, a request under 95%
-of the working budget goes as it is while its record is made in the background, swapped in at the
-first request after it is ready), *defaults* (the record prepared ahead from the prepare line where
-the window leaves room, else made at the trigger while the turn waits), and *at the trigger*
-(`prepare_ratio` at the trigger: every record made there, the turn waiting for all of it). Every
-run has the same sessions, the same prompt-cache model, the same summary stand-in and the same
-clock for a summary call (1 s to the first token, then 60 tokens a second); a record made in the
-background counts as ready only once that time has passed on the replay's steady clock.
+The same engine four ways, on the replay's sessions (every session kind, tool-output size, window
+and seed; each stand-in): *defaults* (the record prepared ahead from the prepare line where the
+window leaves room; where a turn would wait for a record, a digest stands in at once and the record
+takes its place when it is ready), *hold 95%* (no digest standing in; past the trigger, a request
+under 95% of the working budget goes as it is while its record is made, swapped in at the first
+request after it is ready), *waited for* (no digest standing in, no hold: a record not ready at the
+trigger is waited for), and *at the trigger* (every record made at the trigger, the turn waiting
+for all of it). Every run has the same sessions, the same prompt-cache model, the same summary
+stand-in and the same clock for a summary call (1 s to the first token, then 60 tokens a second); a
+record made in the background counts as ready only once that time has passed on the replay's
+steady clock.
 
 Printed per window and stand-in: the Sonnet 5.5 bill at the steady pace (mean over the runs,
 summed over the session kinds), the summed wait on summaries, summary calls, finished runs, and
@@ -37,9 +39,10 @@ from bench_setup import SEEDS, WINDOWS, prices  # noqa: E402
 from agent_cli.config.settings import ContextSettings  # noqa: E402
 
 VARIANTS = {
-    "hold 95%": ContextSettings(hold_ratio=0.95),
     "defaults": ContextSettings(),
-    "at the trigger": ContextSettings(prepare_ratio=0.80, hold_ratio=0.80),
+    "hold 95%": ContextSettings(hold_ratio=0.95, digest_stands_in=False),
+    "waited for": ContextSettings(digest_stands_in=False),
+    "at the trigger": ContextSettings(prepare_ratio=0.80, hold_ratio=0.80, digest_stands_in=False),
 }
 
 

@@ -284,6 +284,32 @@ def test_the_free_layers_are_one_dim_line_each(layer: str, detail: str, expected
     assert "context compacted" not in text  # no panel
 
 
+@pytest.mark.parametrize(
+    ("stand_in", "degraded", "note"),
+    [
+        (True, True, "a digest stands in while the model writes the record"),
+        (True, False, "the model's record took the digest's place"),
+        (False, True, "degraded: the summary fell back to a digest"),
+    ],
+)
+def test_a_stand_in_says_what_it_is(stand_in: bool, degraded: bool, note: str) -> None:
+    con, out = console(width=120)
+    event = CompactEvent(
+        layer="summarize",
+        trigger="auto",
+        messages_before=30,
+        messages_after=2,
+        tokens_before=50_000,
+        tokens_after=3_000,
+        degraded=degraded,
+        stand_in=stand_in,
+        ahead=stand_in and not degraded,
+    )
+    Renderer(con).handle(event)
+    text = plain(out.getvalue())
+    assert note in text and text.count("note") == 1
+
+
 def test_compact_shows_the_whole_record() -> None:
     record = "\n".join(f"## section {i}\nline {i}" for i in range(12))
     con, out = console(width=120)

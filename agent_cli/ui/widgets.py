@@ -85,7 +85,11 @@ def compact_panel(event: CompactEvent, *, full: bool = False) -> Panel:
         rows.add_row("transcript", Text(visible(event.transcript), style="cyan", overflow="fold"))
     if event.duration >= 0.01:
         rows.add_row("took", f"{event.duration:.1f}s" if event.duration >= 1 else f"{event.duration:.2f}s")
-    if event.degraded:
+    if event.stand_in and event.degraded:
+        rows.add_row("note", Text("a digest stands in while the model writes the record", style="dim"))
+    elif event.stand_in:
+        rows.add_row("note", Text("the model's record took the digest's place", style="dim"))
+    elif event.degraded:
         rows.add_row("note", Text("degraded: the summary fell back to a digest", style="yellow"))
     if event.summary:
         summary = visible(event.summary)  # the model wrote it
