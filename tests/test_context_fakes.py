@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -198,3 +199,24 @@ def test_pairing_errors_finds_orphans() -> None:
     assert pairing_errors([user("hi"), result])
     assert pairing_errors([user("hi"), call, user("other")])
     assert pairing_errors([call, result])
+
+
+def tail_start(before: list[Message], after: list[Message]) -> int:
+    """Where the verbatim tail starts in `before`: the longest end both share."""
+    shared = 0
+    while shared < min(len(before), len(after)) and before[-1 - shared] == after[-1 - shared]:
+        shared += 1
+    return len(before) - shared
+
+
+def sent(requests: list[Request]) -> list[object]:
+    """What goes on the wire: the requests without the messages' own ids (new for each message)."""
+    return [
+        (r.system, r.tools, r.max_tokens, r.options, [(m.role, m.content) for m in r.messages])
+        for r in requests
+    ]
+
+
+def unnamed(messages: list[Message]) -> list[str]:
+    """The messages' texts, with the span file each record names made one name."""
+    return [re.sub(r"span-\d+-compact", "span-N-compact", m.text) for m in messages]

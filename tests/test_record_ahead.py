@@ -8,7 +8,6 @@ the engine's own `LayerRunner` making the summary at the trigger, blocking, for 
 
 from __future__ import annotations
 
-import re
 import threading
 import time
 from concurrent.futures import Future
@@ -21,7 +20,10 @@ from test_context_fakes import (
     assistant,
     filler,
     make_engine,
+    sent,
+    tail_start,
     tool_round,
+    unnamed,
     user,
 )
 
@@ -70,34 +72,13 @@ def _grow(engine: ContextEngine, until: int = 200) -> tuple[list[Message], list[
     raise AssertionError("no compaction")
 
 
-def _tail_start(before: list[Message], after: list[Message]) -> int:
-    """Where the verbatim tail starts in `before`: the longest end both share."""
-    shared = 0
-    while shared < min(len(before), len(after)) and before[-1 - shared] == after[-1 - shared]:
-        shared += 1
-    return len(before) - shared
-
-
-def _sent(requests: list[Request]) -> list[object]:
-    """What goes on the wire: the requests without the messages' own ids (new for each message)."""
-    return [
-        (r.system, r.tools, r.max_tokens, r.options, [(m.role, m.content) for m in r.messages])
-        for r in requests
-    ]
-
-
-def _unnamed(messages: list[Message]) -> list[str]:
-    """The messages' texts, with the span file each record names made one name."""
-    return [re.sub(r"span-\d+-compact", "span-N-compact", m.text) for m in messages]
-
-
 def test_the_swap_is_what_a_blocking_summary_of_the_same_span_makes(tmp_path: Path) -> None:
     summarizer = FakeSummarizer([_record])
     engine, counter, _ = make_engine(tmp_path, summarizer, submit=_now, window=WINDOW)
     before, after, events = _grow(engine)
     assert [e.ahead for e in events] == [True]
     assert len(summarizer.requests) == 1  # made ahead, and no call at the trigger
-    cut = _tail_start(before, after)
+    cut = tail_start(before, after)
     # The reference: the same span summarized at the trigger, the turn waiting for it.
     reference_summarizer = FakeSummarizer([_record])
     runner = LayerRunner(counter, engine.archive, reference_summarizer, lambda: 0.0)
@@ -106,8 +87,8 @@ def test_the_swap_is_what_a_blocking_summary_of_the_same_span_makes(tmp_path: Pa
         before, CondensePlan(engine_prefix(before), cut), FRAME, total,
         thresholds=engine.thresholds, layer="summarize", trigger="auto", focus=None,
     )  # fmt: skip
-    assert blocking.acted and _sent(reference_summarizer.requests) == _sent(summarizer.requests)
-    assert _unnamed(after) == _unnamed(blocking.messages)
+    assert blocking.acted and sent(reference_summarizer.requests) == sent(summarizer.requests)
+    assert unnamed(after) == unnamed(blocking.messages)
     assert events[0].tokens_after == blocking.tokens
 
 
@@ -258,7 +239,7 @@ def test_past_the_trigger_a_request_goes_as_it_is_until_its_record_is_ready(tmp_
     (event,) = [e for e in prepared.events if isinstance(e, CompactEvent)]
     assert event.ahead and event.layer == "summarize" and len(summarizer.requests) == 1
     # The reference: the span the record was started for, summarized blocking, over today's history.
-    cut = _tail_start(
+    cut = tail_start(
         started_on, prepared.messages[: len(prepared.messages) - (len(history) - len(started_on))]
     )
     reference = FakeSummarizer([_record])
@@ -267,8 +248,8 @@ def test_past_the_trigger_a_request_goes_as_it_is_until_its_record_is_ready(tmp_
         history, CondensePlan(engine_prefix(history), cut), FRAME, total,
         thresholds=th, layer="summarize", trigger="auto", focus=None,
     )  # fmt: skip
-    assert _sent(reference.requests) == _sent(summarizer.requests)
-    assert _unnamed(prepared.messages) == _unnamed(blocking.messages)
+    assert sent(reference.requests) == sent(summarizer.requests)
+    assert unnamed(prepared.messages) == unnamed(blocking.messages)
 
 
 def test_past_the_hold_line_the_turn_waits_for_the_record(tmp_path: Path) -> None:

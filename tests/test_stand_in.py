@@ -9,12 +9,21 @@ summary at the trigger, blocking, for the same span.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from concurrent.futures import Future
 from pathlib import Path
 
-from test_context_fakes import FRAME, FakeSummarizer, assistant, filler, make_engine, user
+from test_context_fakes import (
+    FRAME,
+    FakeSummarizer,
+    assistant,
+    filler,
+    make_engine,
+    sent,
+    tail_start,
+    unnamed,
+    user,
+)
 
 from agent_cli.context.engine import ContextEngine
 from agent_cli.context.layers import LayerRunner
@@ -82,23 +91,6 @@ def _to_trigger(engine: ContextEngine) -> tuple[list[Message], list[Message], li
     raise AssertionError("no compaction")
 
 
-def _sent(requests: list[Request]) -> list[object]:
-    """What goes on the wire: the requests without the messages' own ids (new for each message)."""
-    return [(r.system, r.tools, r.max_tokens, [(m.role, m.content) for m in r.messages]) for r in requests]
-
-
-def _tail_start(before: list[Message], after: list[Message]) -> int:
-    """Where the verbatim tail starts in `before`: the longest end both share."""
-    shared = 0
-    while shared < min(len(before), len(after)) and before[-1 - shared] == after[-1 - shared]:
-        shared += 1
-    return len(before) - shared
-
-
-def _unnamed(messages: list[Message]) -> list[str]:
-    return [re.sub(r"span-\d+-compact", "span-N-compact", m.text) for m in messages]
-
-
 def test_at_the_trigger_a_digest_stands_in_at_once_and_the_call_goes_on(tmp_path: Path) -> None:
     summarizer, held = FakeSummarizer([_record]), Held()
     engine = _engine(tmp_path, summarizer, held)
@@ -123,13 +115,13 @@ def test_the_record_takes_the_digests_place_as_a_blocking_summary_would_have_mad
     # The reference: the same span summarized at the trigger, the turn waiting for it.
     reference = FakeSummarizer([_record])
     runner = LayerRunner(engine.counter, engine.archive, reference, lambda: 0.0)
-    cut = _tail_start(before, after)
+    cut = tail_start(before, after)
     blocking = runner.condense(
         before, CondensePlan(engine_prefix(before), cut), FRAME, engine.tokens(before, FRAME),
         thresholds=engine.thresholds, layer="summarize", trigger="auto", focus=None,
     )  # fmt: skip
-    assert _sent(reference.requests) == _sent(summarizer.requests)  # the same call
-    assert _unnamed(swapped.messages) == _unnamed([*blocking.messages, later[-1]])
+    assert sent(reference.requests) == sent(summarizer.requests)  # the same call
+    assert unnamed(swapped.messages) == unnamed([*blocking.messages, later[-1]])
     assert "mechanical digest" not in swapped.messages[0].text
 
 
