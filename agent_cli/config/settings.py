@@ -59,8 +59,9 @@ class ContextSettings:
     # At or below trigger_ratio (the default, until the report is rerun with it): every turn waits.
     hold_ratio: float = 0.80
     # Where a turn would wait for a record (past the hold line, not ready or never started): a digest
-    # stands in at once and the model's record, made in the background, replaces it at the next
-    # compaction. False: the turn waits for the record, as a summary at the trigger does.
+    # stands in at once and the model's record, made in the background, takes its place as soon as
+    # it is ready. False: the turn waits for the record. (Not with summarizer = "native": a
+    # provider's record is carried after the history it was made for.)
     digest_stands_in: bool = True
     clear_protect_tokens: int = 25_000  # newest tool results kept verbatim by L1
     clear_min_batch_tokens: int = 20_000  # L1 acts only when it frees at least this much

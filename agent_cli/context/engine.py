@@ -402,7 +402,10 @@ class ContextEngine:
         model may be asked, a digest stands in at once and the model writes the record in the
         background (the same call a summary now would make), so the turn waits for no summary."""
         th = self.thresholds
-        if (taken is not None and taken.ready) or not self.settings.digest_stands_in:
+        # (A provider's own record is carried as it came, after the history it was made for: no digest
+        # stands in for it.)
+        stands_in = self.settings.digest_stands_in and self.settings.summarizer == "model"
+        if (taken is not None and taken.ready) or not stands_in:
             return self._condense(messages, frame, total, "summarize", "auto", None, taken)
         if not self._state.may_call(self.limits):
             return self._condense(messages, frame, total, "summarize", "auto", None, taken)
