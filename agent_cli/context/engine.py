@@ -405,9 +405,8 @@ class ContextEngine:
         # (A provider's own record is carried as it came, after the history it was made for: no digest
         # stands in for it.)
         stands_in = self.settings.digest_stands_in and self.settings.summarizer == "model"
-        if (taken is not None and taken.ready) or not stands_in:
-            return self._condense(messages, frame, total, "summarize", "auto", None, taken)
-        if not self._state.may_call(self.limits):
+        # (With the latch holding the model back, a digest is the record itself: nothing to stand in for.)
+        if (taken is not None and taken.ready) or not stands_in or not self._state.may_call(self.limits):
             return self._condense(messages, frame, total, "summarize", "auto", None, taken)
         if taken is not None:
             plan, future = taken.plan, taken.future
