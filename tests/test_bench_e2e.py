@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections import Counter
 from dataclasses import replace
 from functools import cache
 from pathlib import Path
@@ -152,14 +153,29 @@ def test_the_recall_round_trip_is_billed_as_the_product_bills_it() -> None:
 
 def test_two_runs_give_the_same_scores_and_counts() -> None:
     one, two = _run(SMALL), _run(SMALL, again=1)
-    assert one.figures() == two.figures()
+    # A record made in the background takes its digest's place at the first request after its call
+    # ends, which may be one request sooner or later from run to run: the prompt cache's figures
+    # (and the bill) move by that one rewrite, at most 1%; everything else is the same.
+    timed = ("input_tokens", "cache_read", "cache_write", "dollars", "largest")
+    first, second = one.figures(), two.figures()
+    assert {k: v for k, v in first.items() if k not in timed} == {
+        k: v for k, v in second.items() if k not in timed
+    }
+    for key in timed:
+        assert abs(first[key] - second[key]) <= 0.01 * max(first[key], second[key], 1), key
     assert one.probes == two.probes and one.probe_points == two.probe_points
     assert [(c.point, c.query, c.passed) for c in one.recalls] == [
         (c.point, c.query, c.passed) for c in two.recalls
     ]
-    # The same requests, of the same sizes; a record prepared ahead may arrive before or after the
-    # main request sent beside it.
-    assert sorted(q.input_tokens for q in one.recorded) == sorted(q.input_tokens for q in two.recorded)
+    # The same requests, of the same sizes (a record prepared ahead may arrive before or after the
+    # main request sent beside it), but for the one request per record that carries either the
+    # record or the digest standing in for it, as the record arrived.
+    sizes_one, sizes_two = (
+        Counter(q.input_tokens for q in one.recorded),
+        Counter(q.input_tokens for q in two.recorded),
+    )
+    assert len(one.recorded) == len(two.recorded)
+    assert sum((sizes_one - sizes_two).values()) <= one.summary_calls
 
 
 def test_summary_requests_are_answered_by_the_stand_in_within_the_products_cap() -> None:
