@@ -198,7 +198,7 @@ class Harness:
         answers: list[Key | tuple[Key, str]] | None = None,
         context_window: int | None = None,
         summary_model: str | None = None,
-        picks: list[int | None] | None = None,
+        picks: list[int | Callable[[Sequence[str]], int] | None] | None = None,
     ) -> None:
         env = {"ANTHROPIC_API_KEY": "k", "HOME": str(tmp_path), "XDG_STATE_HOME": str(tmp_path / "state")}
         project = tmp_path / "project"
@@ -225,7 +225,8 @@ class Harness:
     def _choose(self, title: str, rows: Sequence[str], selected: int) -> int | None:
         assert self.picks is not None
         self.shown.append((title, list(rows), selected))
-        return self.picks.pop(0)
+        pick = self.picks.pop(0)
+        return pick(rows) if callable(pick) else pick  # (a function: the row it finds)
 
     def _answer(self, keys: tuple[Key, ...]) -> Key:
         self.asked.append(keys)
@@ -490,15 +491,19 @@ def test_model_with_no_name_offers_the_table_and_switches_to_the_one_chosen(tmp_
 
 
 def test_resume_with_no_id_offers_the_sessions_and_resumes_the_one_chosen(tmp_path: Path) -> None:
-    h = Harness(tmp_path, [say("hi"), say("welcome back")], answers=["yes"], picks=[None, 1])
+    h = Harness(tmp_path, [say("hi"), say("welcome back")], answers=["yes"], picks=[])
     first = h.session.id
     with SessionLog.create(h.session.project_root, redactor=Redactor([]), meta={"model": "gpt-4.1"}) as other:
         other.log_message(Message.user("the older \x1b[2Jquestion"))
         other.log_message(Message.assistant("the older answer"))
+    assert h.picks is not None
+    h.picks += [None, lambda rows: next(i for i, r in enumerate(rows) if other.id in r)]
     text = h.run("hello", "/resume", "/resume", "go on")
     (title, rows, marked), _ = h.shown
     assert "resume which session" in title and marked == 0
-    assert rows[0].startswith(f"* {first}") and rows[1].startswith(f"  {other.id}")
+    # (Both were written this second: their order is the log's, and either may come first.)
+    assert sorted(r[: 2 + len(first)] for r in rows) == sorted([f"* {first}", f"  {other.id}"])
+    rows = sorted(rows, key=lambda r: r[0] != "*")
     assert "gpt-4.1" in rows[1] and "the older \\x1b[2Jquestion" in rows[1]  # made visible
     assert f"still in session {first}" in text
     assert f"resumed session {other.id}: 2 messages in context" in text and h.session.id == other.id
