@@ -30,7 +30,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agent_cli.store.terms import terms  # noqa: E402
+from agent_cli.store.terms import terms
 
 STORE = Path(__file__).resolve().parents[1] / "agent_cli" / "store"
 _ALPHA = re.compile(r"[a-z]{2,}")
