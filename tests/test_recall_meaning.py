@@ -58,20 +58,20 @@ def test_a_session_and_recall_imports_no_numpy_until_recall_ranks(tmp_path: Path
     assert "RANKED True" in out.stdout, out.stdout
 
 
-def _status(archive: Archive, command: str, text: str, n: int) -> None:
-    header = f'[full output of bash {{"command": "{command}"}} · id toolu_{n}]'
+def _journal(archive: Archive, text: str, n: int) -> None:
+    header = f'[full output of bash {{"command": "journalctl -u ledgerd"}} · id toolu_{n}]'
     archive.write_output(f"toolu_{n}", text, header=header)
 
 
 def test_a_question_in_other_words_than_the_output_finds_it_first(tmp_path: Path) -> None:
-    """Every status shares `worker` with the question; only the meaning of `killed` and `fatal`
-    says which one died. By words alone the shorter look-alikes come first."""
+    """Every line shares `ledgerd` and `worker` with the question; only the meaning of `killed`
+    and `fatal` says which worker died. By words alone the shorter look-alikes come first."""
     archive = Archive(tmp_path / "s")
-    _status(archive, "status billing-7", "worker billing-7: killed at 03:12, fatal", 1)
-    for n, done in enumerate(("deployed", "scaled", "rotated", "renewed"), 2):
-        _status(archive, f"status billing-{n}", f"worker billing-{n}: {done} at 03:12", n)
-    question = "Which worker died?"
+    _journal(archive, "ledgerd[7]: worker killed, fatal", 1)
+    for n, done in enumerate(("scaled", "rotated", "printed", "copied"), 2):
+        _journal(archive, f"ledgerd[{n}]: worker {done}", n)
+    question = "Which ledgerd worker died?"
     found = archive.search(question, 4000)
-    assert found.split("\n\n")[0].endswith("worker billing-7: killed at 03:12, fatal")
+    assert found.split("\n\n")[0].endswith("ledgerd[7]: worker killed, fatal")
     by_words = Archive(archive.session_dir, by_meaning=False).search(question, 4000)
-    assert not by_words.split("\n\n")[0].endswith("killed at 03:12, fatal")
+    assert not by_words.split("\n\n")[0].endswith("worker killed, fatal")
