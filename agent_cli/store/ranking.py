@@ -6,10 +6,10 @@ A document's text is read as *chunks* of up to `CHUNK_LINES` lines and `CHUNK_TE
 longer line is read in pieces), each starting halfway through the one before (they overlap, so a
 fact is never split from the lines around it). A chunk's terms are its own and its document's
 title's (a result is titled by its call: the path read, the command run), counted once. Chunks
-are scored by BM25 (k1 1.2, b 0.75) over the question's weighted terms (terms.py), and, when
-some chunk shares a term with the question, by meaning too (meaning.py): a chunk's score is its
-BM25 score over the best one's plus `MEANING_WEIGHT` times its closeness to the question over the
-closest one's, so a passage in other words than the question's can still rank. Then in
+are scored by BM25 (k1 1.2, b 0.75) over the question's weighted terms (terms.py), then by
+meaning too (meaning.py): a chunk that shares a term with the question scores its BM25 score over
+the best one's plus `MEANING_WEIGHT` times its closeness to the question over the closest one's,
+so a passage that says the rest in other words than the question's can still rank first. Then in
 tiers: a document whose title holds the question as typed (a path, a command) comes first,
 whole; then chunks that hold it as typed; then the rest by score. Ties go to the newer document.
 
@@ -177,11 +177,17 @@ def _scores(chunks: list[_Chunk], weights: dict[str, float]) -> list[float]:
 
 def _with_meaning(scores: list[float], said: dict[str, int], chunks: Sequence[_Chunk]) -> list[float]:
     """Each chunk's BM25 score over the best, plus its closeness in meaning to the question over
-    the closest chunk's, times `MEANING_WEIGHT` (a chunk further from it than unrelated text, a
-    negative cosine, gains nothing)."""
-    close = meaning.closeness(said, [_meaning(c) for c in chunks])
+    the closest chunk's, times `MEANING_WEIGHT`. Only a chunk that shares a term with the question
+    gains (meaning alone admits look-alikes: every config is close to a question about config),
+    and none for a negative cosine (further from it than unrelated text)."""
+    close = meaning.closeness(
+        said, [_meaning(c) if s > 0 else None for c, s in zip(chunks, scores, strict=True)]
+    )
     best, closest = max(scores), max(max(close), 1e-9)
-    return [s / best + MEANING_WEIGHT * max(c, 0.0) / closest for s, c in zip(scores, close, strict=True)]
+    return [
+        s / best + MEANING_WEIGHT * max(c, 0.0) / closest if s > 0 else 0.0
+        for s, c in zip(scores, close, strict=True)
+    ]
 
 
 def _meaning(chunk: _Chunk) -> Meaning | None:
