@@ -261,7 +261,7 @@ def test_startup_commands_import_no_sdk(argv: list[str]) -> None:
         "from agent_cli.cli import main\n"
         f"sys.argv = ['agent', *{argv!r}]\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
-        "heavy = ('anthropic', 'openai', 'httpx2', 'tiktoken', 'mcp')\n"
+        "heavy = ('anthropic', 'openai', 'httpx2', 'tiktoken', 'mcp', 'numpy')\n"
         "heavy = sorted(m for m in heavy if m in sys.modules)\n"
         "print('HEAVY', heavy)\n"
     )

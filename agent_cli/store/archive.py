@@ -5,8 +5,8 @@ messages written before a layer replaces them (`span-NNN-<label>.jsonl`, one
 `Message.to_json` per line), and full tool outputs written before L0 cuts them
 (`output-NNN-<id>.txt`). `search` is recall: it runs the store's one search
 (session_search.py) over those files and the session log, ranks their passages by the words of
-the question (ranking.py), and returns the best few for the model, verbatim, with their source,
-as many as fit its budget.
+the question and by their meaning (ranking.py, meaning.py), and returns the best few for the
+model, verbatim, with their source, as many as fit its budget.
 
 Files are 0600 and fsynced; the directory is 0700, created on first write.
 """
@@ -38,10 +38,16 @@ class Archive:
     """Writes spans and outputs under `session_dir` and searches them."""
 
     def __init__(
-        self, session_dir: Path, *, redactor: Redactor | None = None, searcher: str | None = None
+        self,
+        session_dir: Path,
+        *,
+        redactor: Redactor | None = None,
+        searcher: str | None = None,
+        by_meaning: bool = True,
     ) -> None:
         self.session_dir = Path(session_dir)
         self.searcher = searcher  # the tool that runs `search` (recall): its own calls are left out
+        self.by_meaning = by_meaning  # rank by meaning as well as by words (ranking.py)
         # Secrets (API keys, tokens in tool output) are removed before anything reaches disk.
         self._redactor = redactor or Redactor()
 
@@ -134,7 +140,7 @@ class Archive:
         called = call_results(docs, query.strip())
         if called:
             return _fit(query, [_shown(Passage(doc, 0, 0, 0.0, 2)) for doc in called], max_chars)
-        ranked = rank(fullest(docs), query)[:MAX_PASSAGES]
+        ranked = rank(fullest(docs), query, by_meaning=self.by_meaning)[:MAX_PASSAGES]
         if ranked:
             return _fit(query, [_shown(p) for p in ranked], max_chars)
         newest = sorted(docs, key=lambda d: d.order, reverse=True)[:FALLBACK_PASSAGES]

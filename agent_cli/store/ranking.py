@@ -6,7 +6,10 @@ A document's text is read as *chunks* of up to `CHUNK_LINES` lines and `CHUNK_TE
 longer line is read in pieces), each starting halfway through the one before (they overlap, so a
 fact is never split from the lines around it). A chunk's terms are its own and its document's
 title's (a result is titled by its call: the path read, the command run), counted once. Chunks
-are scored by BM25 (k1 1.2, b 0.75) over the question's weighted terms (terms.py), then in
+are scored by BM25 (k1 1.2, b 0.75) over the question's weighted terms (terms.py), then by
+meaning too (meaning.py): a chunk that shares a term with the question scores its BM25 score over
+the best one's plus `MEANING_WEIGHT` times its closeness to the question over the closest one's,
+so a passage that says the rest in other words than the question's can still rank first. Then in
 tiers: a document whose title holds the question as typed (a path, a command) comes first,
 whole; then chunks that hold it as typed; then the rest by score. Ties go to the newer document.
 
@@ -22,11 +25,16 @@ import math
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
+from agent_cli.store import meaning
 from agent_cli.store.session_search import Document
 from agent_cli.store.terms import PREFIX_WEIGHT, question_terms, terms
 
-__all__ = ["CHUNK_LINES", "FLOOR", "PER_DOCUMENT", "Passage", "rank"]
+if TYPE_CHECKING:
+    from agent_cli.store.meaning import Meaning
+
+__all__ = ["CHUNK_LINES", "FLOOR", "MEANING_WEIGHT", "PER_DOCUMENT", "Passage", "rank"]
 
 CHUNK_LINES = 12
 CHUNK_TERMS = 160  # and at most this many terms
@@ -34,6 +42,7 @@ PIECE_TERMS = 80  # a longer line is scored in pieces of this many terms
 PER_DOCUMENT = 2
 MAX_LINES = 40  # touching chunks of a document are joined up to this many lines
 FLOOR = 0.3
+MEANING_WEIGHT = 0.3  # the closest chunk's meaning counts this much of the best BM25 score
 _K1 = 1.2
 _B = 0.75
 _MIN_LITERAL = 3  # a question shorter than this is not looked for as typed
@@ -63,22 +72,24 @@ class _Chunk:
     counts: Counter[str]
     length: int
     tier: int
+    place: int  # its place among its document's windows; -1 for a whole document
 
 
-def rank(docs: Sequence[Document], question: str) -> list[Passage]:
+def rank(docs: Sequence[Document], question: str, *, by_meaning: bool = True) -> list[Passage]:
     """The passages of `docs` that answer `question`, best first (see the module's docstring);
-    [] when none shares a term with it."""
+    [] when none shares a term with it. `by_meaning` False ranks by the question's words alone."""
     weights = question_terms(question)
     needle = question.strip().lower()
     literal = needle if len(needle) >= _MIN_LITERAL else ""
     chunks = [chunk for doc in docs for chunk in _chunks(doc, literal)]
     if not chunks or not weights:
         return []
+    said = {term: 1 for term, weight in weights.items() if weight == 1.0}
     weights = _with_longer_words(weights, chunks)
-    scored = [
-        Passage(c.doc, c.start, c.end, score, c.tier)
-        for c, score in zip(chunks, _scores(chunks, weights), strict=True)
-    ]
+    scores = _scores(chunks, weights)
+    if by_meaning and any(scores):
+        scores = _with_meaning(scores, said, chunks)
+    scored = [Passage(c.doc, c.start, c.end, score, c.tier) for c, score in zip(chunks, scores, strict=True)]
     best = max((p.score for p in scored if p.tier == 0), default=0.0)
     kept = [p for p in scored if p.tier > 0 or (p.score > 0 and p.score >= FLOOR * best)]
     kept.sort(key=lambda p: (p.tier, round(p.score, 6), p.doc.order, -p.start), reverse=True)
@@ -104,12 +115,12 @@ def _chunks(doc: Document, literal: str) -> list[_Chunk]:
     if literal and literal in doc.title.lower():
         counts = Counter(terms(doc.text))
         counts.update(title)
-        return [_Chunk(doc, 0, doc.text.count("\n") + 1, counts, sum(counts.values()), 2)]
+        return [_Chunk(doc, 0, doc.text.count("\n") + 1, counts, sum(counts.values()), 2, -1)]
     lines = doc.text.split("\n") if literal and literal in doc.text.lower() else None
     out = []
-    for start, end, counts, length in _windows(doc.title, doc.text):
+    for place, (start, end, counts, length) in enumerate(_windows(doc.title, doc.text)):
         holds = lines is not None and literal in "\n".join(lines[start:end]).lower()
-        out.append(_Chunk(doc, start, end, counts, length, 1 if holds else 0))
+        out.append(_Chunk(doc, start, end, counts, length, 1 if holds else 0, place))
     return out
 
 
@@ -162,6 +173,33 @@ def _scores(chunks: list[_Chunk], weights: dict[str, float]) -> list[float]:
             sum(weights[t] * idf[t] * c.counts[t] * (_K1 + 1) / (c.counts[t] + norm) for t in found)
         )
     return scores
+
+
+def _with_meaning(scores: list[float], said: dict[str, int], chunks: Sequence[_Chunk]) -> list[float]:
+    """Each chunk's BM25 score over the best, plus its closeness in meaning to the question over
+    the closest chunk's, times `MEANING_WEIGHT`. Only a chunk that shares a term with the question
+    gains (meaning alone admits look-alikes: every config is close to a question about config),
+    and none for a negative cosine (further from it than unrelated text)."""
+    close = meaning.closeness(
+        said, [_meaning(c) if s > 0 else None for c, s in zip(chunks, scores, strict=True)]
+    )
+    best, closest = max(scores), max(max(close), 1e-9)
+    return [
+        s / best + MEANING_WEIGHT * max(c, 0.0) / closest if s > 0 else 0.0
+        for s, c in zip(scores, close, strict=True)
+    ]
+
+
+def _meaning(chunk: _Chunk) -> Meaning | None:
+    if chunk.place < 0:  # a whole document: rare, not kept
+        return meaning.meaning(chunk.counts)
+    return _window_meanings(chunk.doc.title, chunk.doc.text)[chunk.place]
+
+
+@functools.lru_cache(maxsize=8192)
+def _window_meanings(title: str, text: str) -> tuple[Meaning | None, ...]:
+    """The meaning of each of a document's chunks, kept as its terms are (`_windows`)."""
+    return tuple(meaning.meaning(counts) for _, _, counts, _ in _windows(title, text))
 
 
 def _per_document(ranked: list[Passage]) -> list[Passage]:
