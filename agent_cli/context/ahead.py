@@ -18,8 +18,9 @@ reaches the trigger with no record on its way starts one the same way and goes o
 
 Where the turn would wait (past the hold line, the record not ready or never started), a digest
 (built by code, at once) stands in for the record instead (`StandIn`), and the call goes on in the
-background; at the next compaction, when the history's head is rewritten anyway, the record it
-gives takes the digest's place (so a stand-in costs no extra rewrite of the cached prefix).
+background; at the first request after its call has ended, the record it gives takes the digest's
+place (one more rewrite of the cached prefix, so that later requests and the next summary call
+read the record from the cache). When each is used is `timing.RecordTiming`.
 
 One record is prepared at a time. The worker is a daemon thread, so a session that ends while
 a record is being prepared does not wait for it.

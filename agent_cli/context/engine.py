@@ -7,15 +7,15 @@ window, and the loop guard's failure count) and decides, cheapest first:
 
     ingest      L0 cap a tool result as it arrives
     prepare     L1 clear old results, L2 condense at the trigger (L1 alone only if it
-                reaches the target; its record prepared ahead from the prepare line, ahead.py),
-                L4 drop at the emergency line
+                reaches the target), L4 drop at the emergency line
     on_overflow learn the true count, force L2 then L4 down to the target, or raise
     compact     L3: condense the whole conversation now, steered by a focus
 
 Before each summary it asks its gate (`gate.py`: the user's PreCompact hooks), which may skip an
 automatic one or add to its instruction; the emergency line holds whatever the gate says.
 How a layer runs (archive first, one CompactEvent each) is `layers.LayerRunner`;
-where L2 cuts is `plan.plan_condense`. `prepare` costs one count when nothing fires.
+where L2 cuts is `plan.plan_condense`; when its record is made (prepared ahead, held, or with a
+digest standing in, so no turn waits on a summary) is `timing.RecordTiming`. `prepare` costs one count when nothing fires.
 Whatever a layer changes, the thinking blocks after the change go with it
 (`core.thinking.settle_thinking`), so the request passes the prefix check.
 """
@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable, Sequence
 
 from agent_cli.config.settings import ContextSettings
-from agent_cli.context.ahead import RecordAhead, StandIn, Submit, Taken, in_thread
+from agent_cli.context.ahead import Submit, Taken, in_thread
 from agent_cli.context.breakdown import Breakdown, compute_breakdown
 from agent_cli.context.clear import clearable, next_change
 from agent_cli.context.gate import Gate, open_gate, skippable
@@ -50,6 +50,7 @@ from agent_cli.context.thresholds import (
     compute_thresholds,
     output_for_window,
 )
+from agent_cli.context.timing import RecordTiming
 from agent_cli.core.errors import ContextOverflowError
 from agent_cli.core.events import CompactEvent, CompactLayer, CompactTrigger, ErrorEvent, WarningEvent
 from agent_cli.core.messages import Message, ToolResult, ToolUse, Usage
@@ -82,9 +83,9 @@ class ContextEngine:
         self.settings = settings
         self._gate = gate  # asked before each summary (gate.py): the user's PreCompact hooks
         self._clock = clock
-        self._ahead = RecordAhead(submit)  # L2's record, prepared before the trigger
-        self._stand_in: StandIn | None = None  # a digest in the place of a record still being made
         self._run = LayerRunner(counter, archive, summarize, clock)
+        # When L2's record is made: ahead, while the request goes on, or with a digest standing in.
+        self._timing = RecordTiming(self, submit, condense=self._condense_auto, judged=self._judged)
         self.max_output = max_output
         self.thresholds: Thresholds = compute_thresholds(settings, window, max_output)
         self._clear_skip = ("", 0)  # (first message id, count): L1 found no batch below that count
@@ -120,14 +121,12 @@ class ContextEngine:
         """A fresh start (`/clear`, another model or session): past failures no longer count."""
         self._state, self._clear_skip = CompactionState.fresh(), ("", 0)
         self._still_below = 0
-        self._ahead.drop()
-        self._drop_stand_in()
+        self._timing.drop()
 
     def keep_size(self, tokens: int) -> None:
         """The user chose a context of `tokens` (/uncompact): L1 and L2 leave it alone until it has
         grown by the trigger's margin over the target; L4 still guards the window."""
-        self._ahead.drop()
-        self._drop_stand_in()
+        self._timing.drop()
         self._still_below = tokens + self.thresholds.trigger_at - self.thresholds.target
 
     @property
@@ -156,6 +155,25 @@ class ContextEngine:
     def archive(self) -> Archive:
         return self._run.archive
 
+    # -- what the record's timing reads (timing.TimingHost) ------------------------
+
+    @property
+    def runner(self) -> LayerRunner:
+        return self._run
+
+    @property
+    def gate(self) -> Gate:
+        return self._gate
+
+    @property
+    def stands_in(self) -> bool:
+        # (A provider's own record is carried as it came, after the history it was made for: no digest
+        # stands in for it.)
+        return self.settings.digest_stands_in and self.settings.summarizer == "model"
+
+    def may_call(self) -> bool:
+        return self._state.may_call(self.limits)
+
     # -- the loop's calls ----------------------------------------------------
 
     def ingest(
@@ -177,7 +195,7 @@ class ContextEngine:
         th = self.thresholds
         total = self._run.count(frame, messages)
         if total < th.clear_at or (total < self._still_below and total < th.emergency_at):
-            swapped = self._replace_stand_in(messages, frame, total)  # (nothing, unless a record is ready)
+            swapped = self._timing.replace(messages, frame, total)  # (nothing, unless a record is ready)
             return Prepared(settle_thinking(history, swapped.messages), list(swapped.events))
         capped = self._run.cap_inputs(messages, frame, total, th.tool_result_cap)
         past = capped.tokens >= th.trigger_at and self.auto_compact
@@ -188,14 +206,14 @@ class ContextEngine:
         messages = settle_thinking(history, messages)
         # A record made in the background takes the place of the digest that stood in for it as soon as
         # it is ready: later requests read it from the cache, and so does the next summary call.
-        swapped = self._replace_stand_in(messages, frame, total)
+        swapped = self._timing.replace(messages, frame, total)
         messages, total = swapped.messages, swapped.tokens
         events += swapped.events
         failed = False
-        if total >= th.trigger_at and self.auto_compact and self._hold(messages, frame, total):
+        if total >= th.trigger_at and self.auto_compact and self._timing.hold(messages, frame, total):
             pass  # its record is on its way and the request fits under the hold line: it goes as it is
         elif total >= th.trigger_at and self.auto_compact:
-            outcome = self._summarize(messages, frame, total)
+            outcome = self._timing.summarize(messages, frame, total)
             if outcome.acted and outcome.tokens >= th.trigger_at and outcome.ahead:
                 outcome = self._past_swap(history, outcome, frame)
             messages, total = outcome.messages, outcome.tokens
@@ -203,12 +221,12 @@ class ContextEngine:
             # A record built and still above the trigger (or thrown away for not shrinking) is a failure;
             # nothing to condense costs nothing and is not.
             # A record still on its way for what is left (the hold, after a swap) is not a failure either.
-            held = total < th.hold_at and self._ahead.leads(messages)
+            held = total < th.hold_at and self._timing.leads(messages)
             failed = outcome.attempted and total >= th.trigger_at and not held
             if outcome.attempted:
                 events += self._note_result(failed)
         elif total >= th.prepare_at and self.auto_compact and not cleared.events:
-            self._prepare_ahead(messages, frame, total)
+            self._timing.prepare(messages, frame, total)
         if total >= th.emergency_at or (failed and total >= th.trigger_at):
             step = self._run.drop(messages, frame, total, th.target, trigger="auto")
             messages, total = step.messages, step.tokens
@@ -249,7 +267,7 @@ class ContextEngine:
             total = max(total, error.tokens)
         before = total
         outcome = Condensed(messages, total, False)
-        self._drop_stand_in()  # (the record L2 makes now folds its digest in)
+        self._timing.drop_stand_in()  # (the record L2 makes now folds its digest in)
         if self.auto_compact:
             outcome = self._condense(messages, frame, total, "summarize", "overflow", None)
             messages, total = outcome.messages, outcome.tokens
@@ -278,8 +296,8 @@ class ContextEngine:
         asks the model, whatever the summarizer latch says."""
         self._state = self._state.requested()
         total = self._run.count(frame, list(history))
-        swapped = self._replace_stand_in(list(history), frame, total)  # its record in the summary's span
-        self._drop_stand_in()  # (one not ready: the record made now folds its digest in)
+        swapped = self._timing.replace(list(history), frame, total)  # its record in the summary's span
+        self._timing.drop_stand_in()  # (one not ready: the record made now folds its digest in)
         messages, total = swapped.messages, swapped.tokens
         events: list[EngineEvent] = list(swapped.events)
         outcome = self._condense(messages, frame, total, "manual", trigger, focus)
@@ -322,7 +340,7 @@ class ContextEngine:
         if key == self._clear_skip[0] and total < self._clear_skip[1]:
             return Step(messages, total)
         to_clear, freed = clearable(
-            messages, self._run.counts(messages), protect_tokens=th.clear_protect, start=self._ahead.holds
+            messages, self._run.counts(messages), protect_tokens=th.clear_protect, start=self._timing.holds
         )
         if freed < th.clear_min_batch or not to_clear:
             # What L1 could free grows by at most what the history grows: while the same
@@ -381,6 +399,11 @@ class ContextEngine:
             outcome = dataclasses.replace(outcome, events=marked, ahead=True)
         return self._judged(outcome, trigger)
 
+    def _condense_auto(
+        self, messages: list[Message], frame: Frame, total: int, taken: Taken | None
+    ) -> Condensed:
+        return self._condense(messages, frame, total, "summarize", "auto", None, taken)
+
     def _judged(self, outcome: Condensed, trigger: CompactTrigger) -> Condensed:
         """The latch learns how the model's record fared; what went wrong is said in one message."""
         self._state, latched = self._state.summary(outcome.summary, self.limits, trigger=trigger)
@@ -389,84 +412,7 @@ class ContextEngine:
             return dataclasses.replace(outcome, events=(*outcome.events, WarningEvent(message=notice)))
         return outcome
 
-    # -- a digest standing in for a record still being made ------------------------
-
-    def _summarize(self, messages: list[Message], frame: Frame, total: int) -> Condensed:
-        """L2 at the trigger: the record prepared ahead, or one made now. A digest still standing in
-        for a record not ready is folded into the new span (its call is dropped: nobody waits for it)."""
-        self._drop_stand_in()
-        return self._now(messages, frame, total, self._ahead.take(messages))
-
-    def _now(self, messages: list[Message], frame: Frame, total: int, taken: Taken | None) -> Condensed:
-        """The record for the span L2 cuts now: the one prepared ahead, if it is ready; else, while the
-        model may be asked, a digest stands in at once and the model writes the record in the
-        background (the same call a summary now would make), so the turn waits for no summary."""
-        th = self.thresholds
-        # (A provider's own record is carried as it came, after the history it was made for: no digest
-        # stands in for it.)
-        stands_in = self.settings.digest_stands_in and self.settings.summarizer == "model"
-        # (With the latch holding the model back, a digest is the record itself: nothing to stand in for.)
-        if (taken is not None and taken.ready) or not stands_in or not self._state.may_call(self.limits):
-            return self._condense(messages, frame, total, "summarize", "auto", None, taken)
-        if taken is not None:
-            plan, future = taken.plan, taken.future
-        else:
-            planned = plan_condense(messages, self._run.counts(messages), th, requested=False)
-            if planned is None:
-                return Condensed(messages, total, False)
-            verdict = self._gate("summarize", "auto", None)
-            if verdict.skip:
-                return Condensed(messages, total, False)  # not a failure: L4 still acts at its line
-            plan = planned
-            call = self._run.summary_call(plan.span(messages), frame, th, None, verdict.extra)
-            future = self._ahead.submit(call)
-        outcome = self._run.condense(
-            messages, plan, frame, total, thresholds=th, layer="summarize", trigger="auto", focus=None,
-            use_model=False,
-        )  # fmt: skip
-        if not outcome.acted:
-            future.cancel()
-            return outcome
-        events = tuple(
-            dataclasses.replace(e, stand_in=True) if isinstance(e, CompactEvent) else e
-            for e in outcome.events
-        )
-        outcome = dataclasses.replace(outcome, events=events)
-        head = outcome.messages[: len(outcome.messages) - (len(messages) - plan.cut)]
-        self._stand_in = StandIn(tuple(plan.span(messages)), tuple(head), outcome.transcript, future)
-        return outcome
-
-    def _replace_stand_in(self, messages: list[Message], frame: Frame, total: int) -> Condensed:
-        """The record made in the background in the place of the digest that stood in for it, once its
-        call has ended (and the digest still leads); else the history as it is."""
-        stand_in = self._stand_in
-        if stand_in is None or not stand_in.ready:
-            return Condensed(messages, total, False)
-        self._stand_in = None
-        if not stand_in.leads(messages):  # (an edit of the history took the digest away)
-            return Condensed(messages, total, False)
-        built = self._run.record_for(
-            stand_in.span, stand_in.tail(messages), frame, stand_in.path, thresholds=self.thresholds,
-            reply=stand_in.future.result,
-        )  # fmt: skip
-        judged = self._judged(built, "auto")
-        if built.failure is not None or not built.acted:  # the digest stays: what the record fell back to
-            said = tuple(e for e in judged.events if not isinstance(e, CompactEvent))
-            return Condensed(messages, total, False, events=said)
-        events = tuple(
-            dataclasses.replace(
-                e, ahead=True, stand_in=True, messages_before=len(messages), tokens_before=total
-            )
-            if isinstance(e, CompactEvent)
-            else e
-            for e in judged.events
-        )
-        return dataclasses.replace(judged, events=events, ahead=True)
-
-    def _drop_stand_in(self) -> None:
-        if self._stand_in is not None:
-            self._stand_in.future.cancel()
-        self._stand_in = None
+    # -- a record made in the background ---------------------------------------------
 
     def _past_swap(self, history: Sequence[Message], swapped: Condensed, frame: Frame) -> Condensed:
         """The tail grew past the trigger while the record was prepared: L1 first (the span it had to
@@ -474,54 +420,12 @@ class ContextEngine:
         cleared = self._clear(swapped.messages, frame, swapped.tokens, past=True)
         events = (*swapped.events, *cleared.events)
         settled = settle_thinking(history, cleared.messages)
-        if cleared.tokens < self.thresholds.trigger_at or self._hold(settled, frame, cleared.tokens):
+        if cleared.tokens < self.thresholds.trigger_at or self._timing.hold(settled, frame, cleared.tokens):
             return dataclasses.replace(
                 swapped, messages=cleared.messages, tokens=cleared.tokens, events=events
             )
-        again = self._now(settled, frame, cleared.tokens, None)
+        again = self._timing.now(settled, frame, cleared.tokens, None)
         return dataclasses.replace(again, events=(*events, *again.events))
-
-    def _hold(self, messages: list[Message], frame: Frame, total: int) -> bool:
-        """Past the trigger: whether this request may go as it is while its record is made in the
-        background (under the hold line, a model asked for the record). A record on its way for the
-        span still leading is left running; with none, the one a summary now would make is started."""
-        th = self.thresholds
-        if total >= th.hold_at or self._stand_in is not None:
-            return False  # (a digest standing in: folded into the record made now)
-        if self._ahead.holds:
-            if self._ahead.leads(messages):
-                return not self._ahead.ready  # ready: taken now, with no wait
-            self._ahead.drop()  # its span changed: the record is of no use
-        if not self._state.may_call(self.limits):
-            return False  # a record built by code: no call to wait for
-        plan = plan_condense(messages, self._run.counts(messages), th, requested=False)
-        if plan is None:
-            return False
-        verdict = self._gate("summarize", "auto", None)
-        if verdict.skip:
-            return True  # skipped this turn, as the gate may: the request goes as it is (L4 still acts)
-        span = plan.span(messages)
-        self._ahead.start(plan, span, self._run.summary_call(span, frame, th, None, verdict.extra))
-        return True
-
-    def _prepare_ahead(self, messages: list[Message], frame: Frame, total: int) -> None:
-        """Above the prepare line, with L1 idle: start the record of the span L2 would cut, while the
-        model may be asked (not while the latch holds). The span is then L1's to leave alone.
-
-        What arrives until the trigger joins the verbatim tail, so the tail kept now is smaller by
-        that much: at the swap it is about the tail a blocking summary keeps."""
-        if self._ahead.holds or self._stand_in is not None or not self._state.may_call(self.limits):
-            return  # (a digest standing in: a span planned now would not lead once its record arrives)
-        th = self.thresholds
-        th = dataclasses.replace(th, keep_tail=max(th.keep_tail - (th.trigger_at - total), 0))
-        plan = plan_condense(messages, self._run.counts(messages), th, requested=False)
-        if plan is not None:
-            verdict = self._gate("summarize", "auto", None)
-            if verdict.skip:
-                return
-            span = plan.span(messages)
-            call = self._run.summary_call(span, frame, self.thresholds, None, verdict.extra)
-            self._ahead.start(plan, span, call)
 
     def _note_result(self, failed: bool) -> list[EngineEvent]:
         """The loop guard: stop automatic compaction after repeated failures, and say so."""
