@@ -212,6 +212,9 @@ def main() -> None:
         "",
         *recall_report(list(seeds), [300]),
         "",
+        "The candidates for ranking by meaning that were measured, and why the gap to 95% stays:",
+        "docs/recall-ranking.md.",
+        "",
     ]
     note("recall probe")
     if not args.no_e2e:
