@@ -174,7 +174,7 @@ def wait_text(groups: Sequence[Group], at_trigger: str) -> list[str]:
         "**The wait on summaries** (a session's mean, summed over the session kinds and output sizes;",
         f"goal: a tenth of the wait with every record made at the trigger, *{at_trigger}* below):",
         "",
-        "| window | cells | made at the trigger | prepared ahead (defaults) | share |",
+        "| window | cells | made at the trigger | defaults (ahead, or a digest standing in) | share |",
         "|---|---|---|---|---|",
         *rows,
         f"| all | {sum(1 for g in groups if 'defaults' in g.aggs)} | {blocking_all:,.0f} s "

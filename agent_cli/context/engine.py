@@ -15,7 +15,8 @@ Before each summary it asks its gate (`gate.py`: the user's PreCompact hooks), w
 automatic one or add to its instruction; the emergency line holds whatever the gate says.
 How a layer runs (archive first, one CompactEvent each) is `layers.LayerRunner`;
 where L2 cuts is `plan.plan_condense`; when its record is made (prepared ahead, held, or with a
-digest standing in, so no turn waits on a summary) is `timing.RecordTiming`. `prepare` costs one count when nothing fires.
+digest standing in, so no turn waits on a summary) is `timing.RecordTiming`. `prepare` costs one
+count when nothing fires.
 Whatever a layer changes, the thinking blocks after the change go with it
 (`core.thinking.settle_thinking`), so the request passes the prefix check.
 """
