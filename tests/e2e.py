@@ -21,7 +21,12 @@ MODELS = {"anthropic": "claude-sonnet-4-5", "openai": "gpt-4o"}
 def agent_env(
     home: Path, server: FakeModelServer | None = None, provider: str = "anthropic"
 ) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
+    # (Nor the runner's COLUMNS/LINES, which pytest-xdist sets: a REPL on a pty takes its size from it.)
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("ANTHROPIC_", "OPENAI_")) and k not in ("COLUMNS", "LINES")
+    }
     env.update(
         HOME=str(home),
         XDG_CONFIG_HOME=str(home / ".config"),
