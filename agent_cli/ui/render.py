@@ -36,10 +36,10 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
+from rich.console import Console, Group, RenderableType
 from rich.constrain import Constrain
 from rich.live import Live
-from rich.segment import Segment, Segments
+from rich.segment import Segments
 from rich.spinner import Spinner
 from rich.text import Text
 
@@ -69,6 +69,7 @@ from agent_cli.ui.edit_diff import EditDiffs, diff_text
 from agent_cli.ui.glyphs import ascii_only
 from agent_cli.ui.live_output import LiveOutputView
 from agent_cli.ui.markdown_blocks import MarkdownStream
+from agent_cli.ui.markdown_lines import MarkdownTail, block_lines
 from agent_cli.ui.reports import describe_call
 from agent_cli.ui.widgets import clear_line, compact_panel, thought_line, tool_line
 
@@ -83,20 +84,6 @@ _SPINNER_TEXT = {"waiting for model": "thinking…", "summarizing": "summarizing
 def _last_line(text: str, width: int) -> str:
     line = " ".join(visible(text).strip().split("\n")[-1].split()) if text.strip() else ""
     return line if len(line) <= width else "…" + line[-(width - 1) :]
-
-
-class _Tail:
-    """The unfinished Markdown block, rendered and cropped to its last lines that fit the screen."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-
-    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        lines = console.render_lines(_markdown(self.text), options, pad=False)
-        room = max(1, console.size.height - 3)
-        for line in lines[-room:]:
-            yield from line
-            yield Segment.line()
 
 
 DIFF_LINES = 40  # of an edit's diff, the lines shown before `v` shows all
@@ -357,16 +344,8 @@ class Renderer:
         if not self.fancy:
             self.console.print(visible(block.rstrip("\n")), markup=False, highlight=False, soft_wrap=True)
             return
-        lines = self.console.render_lines(_markdown(block), self.console.options, pad=False, new_lines=True)
-        # Separately rendered blocks end differently (lists add a blank line, paragraphs none):
-        # trim plain blank lines at both ends and put exactly one between blocks, as a whole document would.
-        while lines and _is_blank(lines[-1]):
-            lines.pop()
-        while lines and _is_blank(lines[0]):
-            lines.pop(0)
-        # Padding spaces at line ends would wrap into blank rows when the terminal narrows.
-        lines = [_rstrip(line) for line in lines]
-        if self._blocks_printed:
+        lines = block_lines(self.console, block)
+        if self._blocks_printed:  # exactly one blank line between blocks, as a whole document would have
             self.console.print()
         self.console.print(Segments(seg for line in lines for seg in line))
         self._blocks_printed += 1
@@ -388,7 +367,7 @@ class Renderer:
     def _update_live(self) -> None:
         parts: list[RenderableType] = []
         if self._streamed and self._stream.tail.strip():
-            parts.append(_Tail(self._stream.tail))
+            parts.append(MarkdownTail(self._stream.tail))
         if self._spinner is not None:
             parts.append(Spinner(self._spinner_name, text=Text(self._spinner, style="dim")))
             tail = self.live_output.tail()
@@ -416,36 +395,3 @@ class Renderer:
         if self._live is not None:
             live, self._live = self._live, None
             live.stop()
-
-
-def _markdown(text: str) -> RenderableType:
-    """Model text as rich Markdown: controls written out first (rich would pass them through), and
-    links shown with their target as text: a terminal hyperlink (OSC 8) hides where it goes."""
-    from rich.markdown import Markdown
-
-    return Markdown(visible(text), hyperlinks=False)
-
-
-def _is_blank(line: list[Segment]) -> bool:
-    """A line with only spaces and no background (a code block's padding keeps its colour)."""
-    for seg in line:
-        if seg.text.strip("\n "):
-            return False
-        if seg.text.strip("\n") and seg.style is not None and seg.style.bgcolor is not None:
-            return False
-    return True
-
-
-def _rstrip(line: list[Segment]) -> list[Segment]:
-    """The line without trailing spaces that show nothing (no background, underline or reverse)."""
-    line = list(line)
-    end = [line.pop()] if line and line[-1].text == "\n" else []
-    while line and not line[-1].control:
-        seg, style = line[-1], line[-1].style
-        if style is not None and (style.bgcolor is not None or style.underline or style.reverse):
-            break
-        kept = seg.text.rstrip(" ")
-        line[-1:] = [Segment(kept, style)] if kept else []
-        if kept:
-            break
-    return line + end
