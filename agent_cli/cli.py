@@ -1,4 +1,4 @@
-"""The `agent` command: flags, dispatch, the headless run and `agent transcripts`.
+"""The `agent` command: flags, dispatch, the headless run (`agent transcripts` and `mcp`: subcommands.py).
 
     agent                 the REPL (ui/repl.py) on a new session
     agent -p PROMPT       one task headless (ui/headless.py prints its events); `/NAME args`
@@ -23,6 +23,8 @@ import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
+
+from agent_cli.subcommands import fail, mcp_command, transcripts_command
 
 if TYPE_CHECKING:
     from agent_cli.session import AgentSession
@@ -71,7 +73,7 @@ def main() -> None:
         said = _usage_error(exc)
         if said is None:
             raise
-        sys.exit(_fail(said))
+        sys.exit(fail(said))
     sys.exit(code if isinstance(code, int) else 0)
 
 
@@ -241,13 +243,6 @@ def _build_app() -> Any:  # a typer.Typer; typer is imported lazily to keep --ve
     return app
 
 
-def _fail(message: str, code: int = 2) -> int:
-    from agent_cli.core.text import visible
-
-    print(f"agent: {visible(message)}", file=sys.stderr)  # errors quote config files, paths, providers
-    return code
-
-
 def run_cli(args: CliArgs, *, env: dict[str, str] | None = None, cwd: Path | None = None) -> int:
     """Run `agent` with these flags; the process exit code."""
     import os
@@ -259,29 +254,29 @@ def run_cli(args: CliArgs, *, env: dict[str, str] | None = None, cwd: Path | Non
     from agent_cli.ui.task_prompt import read_piped, task_prompt
 
     if args.output_format not in OUTPUT_FORMATS:
-        return _fail(
+        return fail(
             f"--output-format must be one of {', '.join(OUTPUT_FORMATS)} (got {args.output_format!r})"
         )
     if args.continue_session and args.resume:
-        return _fail("use either --continue or --resume, not both")
+        return fail("use either --continue or --resume, not both")
     if args.resume is not None and not args.resume.strip():
-        return _fail("--resume needs a session id (or a unique prefix); `agent transcripts list` shows them")
+        return fail("--resume needs a session id (or a unique prefix); `agent transcripts list` shows them")
     if args.prompt is not None:  # stray bytes on the command line arrive as lone surrogates
         args = replace(args, prompt=clean(args.prompt))
     args = replace(args, pins=tuple(clean(p) for p in args.pins))
     if any(not p.strip() for p in args.pins):
-        return _fail("--pin needs the instruction to pin: agent --pin 'never use tabs'")
+        return fail("--pin needs the instruction to pin: agent --pin 'never use tabs'")
     if args.prompt is not None and not args.prompt.strip():
-        return _fail("-p needs a prompt: agent -p 'what to do'")
+        return fail("-p needs a prompt: agent -p 'what to do'")
     interactive = args.prompt is None
     context = ""  # what was piped in next to -p
     if interactive and not sys.stdin.isatty():  # `echo "fix the tests" | agent`: one headless task
         piped = decode(sys.stdin.buffer.read()).strip()  # not sys.stdin.read(): odd bytes must not fail
         if not piped:
-            return _fail("stdin is empty: pipe a prompt in (echo 'task' | agent) or run agent in a terminal")
+            return fail("stdin is empty: pipe a prompt in (echo 'task' | agent) or run agent in a terminal")
         args, interactive = replace(args, prompt=piped), False
     elif interactive and not sys.stdout.isatty():  # `agent > file`: nobody would see the prompt
-        return _fail("stdout is not a terminal; for output to a file or a pipe use agent -p PROMPT")
+        return fail("stdout is not a terminal; for output to a file or a pipe use agent -p PROMPT")
     elif args.prompt is not None:  # `cat log | agent -p "why does it fail?"`: the prompt, then the log
         context = read_piped()
     env = dict(os.environ) if env is None else env
@@ -289,7 +284,7 @@ def run_cli(args: CliArgs, *, env: dict[str, str] | None = None, cwd: Path | Non
         try:
             args = replace(args, prompt=task_prompt(args.prompt, context, cwd or Path.cwd(), env))
         except ConfigError as exc:
-            return _fail(str(exc))
+            return fail(str(exc))
     flags = Flags(
         provider=args.provider,
         model=args.model,
@@ -310,11 +305,11 @@ def run_cli(args: CliArgs, *, env: dict[str, str] | None = None, cwd: Path | Non
             return run_repl(lambda ask: open_session(settings, env=env, resume=resume, ask=ask, pins=pins))
         session = open_session(settings, env=env, resume=resume, pins=args.pins)
     except ConfigError as exc:
-        return _fail(str(exc))
+        return fail(str(exc))
     except AgentError as exc:
-        return _fail(str(exc), 1)
+        return fail(str(exc), 1)
     except OSError as exc:  # the project's .transcripts/ cannot be created or read
-        return _fail(f"cannot open the session log: {exc}", 1)
+        return fail(f"cannot open the session log: {exc}", 1)
     assert args.prompt is not None
     return _headless(session, args.prompt, args.output_format)
 
@@ -349,9 +344,9 @@ def _headless(session: "AgentSession", prompt: str, output_format: str) -> int:
         sys.stderr.close()
         return 1
     except AgentError as exc:
-        return _fail(str(exc), 1)
+        return fail(str(exc), 1)
     except Exception as exc:  # a bug: one line here, the traceback in the crash log
-        return _fail(internal_error(exc), 1)
+        return fail(internal_error(exc), 1)
     finally:
         session.close()
 
@@ -366,69 +361,6 @@ def _ended_by_signal() -> int | None:
     with contextlib.suppress(OSError, ValueError):  # a closed terminal cannot be told
         print(f"agent: stopped by {ending.stopped_by()}; its running command was killed", file=sys.stderr)
     return 128 + sig
-
-
-def transcripts_command(action: str, arg: str | None, *, cwd: Path | None = None) -> int:
-    """`agent transcripts list | show ID | search TEXT`."""
-    from agent_cli.core.errors import ConfigError
-    from agent_cli.core.text import visible
-    from agent_cli.store.sessions import list_sessions, resolve_session_id
-    from agent_cli.ui import transcript_views as view
-
-    root = cwd or Path.cwd()
-    try:
-        if action == "list":
-            sessions = list_sessions(root)
-            if not sessions:
-                return _fail(f"no sessions in {root / '.transcripts'}", 1)
-            print(view.format_list(sessions))
-        elif action == "show":
-            assert arg is not None
-            print(view.format_show(root, resolve_session_id(root, arg)))
-        else:
-            assert arg is not None
-            unreadable: list[str] = []
-            hits = view.search(root, arg, unreadable=unreadable)
-            if unreadable:
-                more = f" and {len(unreadable) - 1} more" if len(unreadable) > 1 else ""
-                skipped = visible(f"{unreadable[0]}{more}")
-                print(f"agent: warning: skipped what cannot be read: {skipped}", file=sys.stderr)
-            if not hits:
-                return _fail(f"no match for {visible(repr(arg))}", 1)
-            print(view.format_search(hits))
-    except ConfigError as exc:
-        return _fail(str(exc))
-    except OSError as exc:  # .transcripts/ or a log owned by another user, or mode 000
-        return _fail(f"cannot read {exc.filename or 'the transcripts'}: {exc.strerror or exc}", 1)
-    return 0
-
-
-def mcp_command(config: Path | None, *, env: dict[str, str] | None = None, cwd: Path | None = None) -> int:
-    """`agent mcp list`: the servers as a session here would start them (a project's server that is
-    not approved is listed as awaiting approval, and not started)."""
-    import os
-
-    from agent_cli.config.load import Flags, load_settings
-    from agent_cli.core.errors import ConfigError
-    from agent_cli.core.text import visible
-    from agent_cli.extensions import start_mcp_servers
-
-    env = dict(os.environ) if env is None else env
-    try:
-        settings = load_settings(config_path=config, env=env, flags=Flags(), cwd=cwd or Path.cwd())
-        servers, notes = start_mcp_servers(settings, env, None)
-    except ConfigError as exc:
-        return _fail(str(exc))
-    for note in notes:
-        print(f"agent: warning: {visible(note)}", file=sys.stderr)
-    if servers is None:
-        print("no MCP servers configured ([mcp.servers.NAME] in the config, or the project's .mcp.json)")
-        return 0
-    try:
-        print("\n".join(servers.report()))
-    finally:
-        servers.close()
-    return 0
 
 
 if __name__ == "__main__":
