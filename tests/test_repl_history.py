@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from agent_cli.store.redact import Redactor
-from agent_cli.ui.repl import input_history
+from agent_cli.ui.prompt_input import input_history
 
 KEY = "sk-ant-api03-HISTORYcanary0123456789abcdefghijkl"
 SHAPED = "ghp_" + "a1B2c3D4e5" * 4  # a GitHub token shape, configured nowhere

@@ -3,7 +3,7 @@
     run_repl(open_session) -> welcome -> read a line -> /command | a turn -> render events -> ...
 
 - The prompt: history in the XDG state dir (redacted: a pasted key is
-  never written there; see `input_history`), Enter sends, Alt+Enter / Esc Enter
+  never written there; see `prompt_input.py`), Enter sends, Alt+Enter / Esc Enter
   (or Enter after a backslash that ends the line) adds a line, bracketed paste
   never sends, completion for slash commands and paths (completion.py), a bottom
   toolbar with the model, the context in use and where auto-compaction fires.
@@ -32,7 +32,6 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agent_cli import __version__
@@ -41,7 +40,6 @@ from agent_cli.core.events import Event
 from agent_cli.core.text import visible
 from agent_cli.prompt.command_files import CommandFiles
 from agent_cli.session import AgentSession
-from agent_cli.store.user_dirs import state_dir
 from agent_cli.tools.base import ToolRegistry
 from agent_cli.tools.registry import default_tools
 from agent_cli.ui import ending, glyphs
@@ -51,20 +49,16 @@ from agent_cli.ui.context_commands import pin_line
 from agent_cli.ui.custom_commands import invoke
 from agent_cli.ui.key_watch import TurnKeys
 from agent_cli.ui.picker import Chooser
+from agent_cli.ui.prompt_input import prompt_session
 from agent_cli.ui.reports import format_context_line, format_tokens, mode_label, resume_lines
 from agent_cli.ui.turn import discard_typeahead, drive_turn, quiet_input
 
 if TYPE_CHECKING:
-    from prompt_toolkit import PromptSession
-    from prompt_toolkit.history import History
-
     from agent_cli.ui.render import Renderer
 
-__all__ = ["Repl", "Toolbar", "input_history", "run_repl"]
+__all__ = ["Repl", "Toolbar", "run_repl"]
 
 PROMPT = "› "
-REWIND_LIST = "/rewind"  # what Esc Esc at an empty prompt runs
-LAST_OUTPUT = "/last"  # what Ctrl+O at the prompt runs (above it: what was typed stays)
 CTRL_C_HINT = "(Ctrl-C again or /exit to leave; Ctrl-C during a turn cancels it)"
 MAX_NOTICES = 5  # about command files, in the greeting
 WARMUP_DELAY = 0.15  # seconds: let the prompt draw before background imports compete for the GIL
@@ -279,94 +273,6 @@ class Repl:
         return text
 
 
-# ---- the terminal ---------------------------------------------------------------
-
-
-def _input_history_path() -> Path:
-    folder = state_dir(os.environ)
-    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-    path = folder / "history"
-    # What people type can hold secrets: the file is theirs alone, however it was made.
-    os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
-    os.chmod(path, 0o600)
-    return path
-
-
-def input_history(redact: Callable[[str], str]) -> History:
-    """The prompt's history: the file in the XDG state dir, each entry stored with its secrets replaced
-    (the session's `redact`: configured keys and credential shapes). This session's own recall keeps
-    what was typed; the file, read by every later session, never holds a key. In memory only when the
-    file cannot be made."""
-    from prompt_toolkit.history import FileHistory, InMemoryHistory
-
-    class RedactedFileHistory(FileHistory):
-        def store_string(self, string: str) -> None:
-            super().store_string(redact(string))
-
-    try:
-        return RedactedFileHistory(str(_input_history_path()))
-    except OSError:
-        return InMemoryHistory()
-
-
-def _prompt_session(
-    session: AgentSession, toolbar: Toolbar, commands: CommandFiles, run: Callable[[str], object]
-) -> PromptSession[str]:
-    from prompt_toolkit import PromptSession
-    from prompt_toolkit.application import get_app, run_in_terminal
-    from prompt_toolkit.filters import Condition
-    from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
-
-    from agent_cli.store.sessions import session_ids
-    from agent_cli.ui.completion import PathAndCommandCompleter
-
-    bindings = KeyBindings()
-
-    @bindings.add("escape", "enter")
-    def _newline(event: KeyPressEvent) -> None:
-        event.current_buffer.insert_text("\n")
-
-    @bindings.add(
-        "enter", filter=Condition(lambda: get_app().current_buffer.document.text_before_cursor.endswith("\\"))
-    )
-    def _continued(event: KeyPressEvent) -> None:
-        buffer = event.current_buffer  # `\` then Enter: the backslash becomes the line break
-        buffer.delete_before_cursor(1)
-        buffer.insert_text("\n")
-
-    @bindings.add("escape", "escape", filter=Condition(lambda: not get_app().current_buffer.text))
-    def _rewind_list(event: KeyPressEvent) -> None:
-        event.app.exit(result=REWIND_LIST)  # as if typed, but not into the input history
-
-    @bindings.add("s-tab")
-    def _next_mode(event: KeyPressEvent) -> None:
-        session.mode.cycle()  # ask -> accept edits -> plan -> ask (agent.modes); the toolbar shows it
-        event.app.invalidate()
-
-    @bindings.add("c-o")
-    def _last_output(event: KeyPressEvent) -> None:
-        run_in_terminal(lambda: run(LAST_OUTPUT))  # printed above the prompt, the input line kept
-
-    @bindings.add("c-c")
-    def _cancel(event: KeyPressEvent) -> None:
-        buffer = event.current_buffer
-        if buffer.text:
-            buffer.reset()  # first clear what was typed; an empty prompt counts toward exiting
-        else:
-            event.app.exit(exception=KeyboardInterrupt())
-
-    root = session.project_root
-    return PromptSession(
-        history=input_history(session.redact),
-        key_bindings=bindings,
-        # The folders are listed again at most every 2 s while typing: a file added meanwhile shows up.
-        completer=PathAndCommandCompleter(root, lambda: session_ids(root), lambda: commands.catalog(2.0)),
-        complete_while_typing=True,
-        bottom_toolbar=lambda: glyphs.fit(toolbar.text(get_app().output.get_size().columns), sys.stdout),
-        enable_suspend=True,
-    )
-
-
 def _make_renderer(tools: Callable[[], ToolRegistry]) -> Renderer:
     from rich.console import Console
 
@@ -393,7 +299,7 @@ def run_repl(open_session: Callable[[Asker], AgentSession]) -> int:
     tools = session.tools
     toolbar = Toolbar(session)
     commands = custom_command_files(session.project_root, os.environ)
-    prompt = _prompt_session(session, toolbar, commands, lambda line: repl.submit(line))
+    prompt = prompt_session(session, toolbar.text, commands, lambda line: repl.submit(line))
     repl = Repl(
         session,
         renderer,
