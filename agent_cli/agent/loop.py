@@ -6,10 +6,11 @@
 
 Each step returns a value the loop dispatches on: `_step` (one request and its
 reply) a `NextStep` (RunAgain, FinalOutput, Interrupted, Stopped), the request
-a `Completion` or `_Failed`, a round of tool calls a `ToolRound`; everything observable
-is an event (yielded, logged to the session, and `on_compact` for
-compactions). The history only ever holds complete messages: a half-streamed
-reply, an interrupted tool round or a crash leaves a valid history behind.
+(model_request.py, with its reactive retry) a `Completion` or `Failed`, a round
+of tool calls a `ToolRound`; everything observable is an event (yielded, logged
+to the session, and `on_compact` for compactions). The history only ever holds
+complete messages: a half-streamed reply, an interrupted tool round or a crash
+leaves a valid history behind.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ import dataclasses
 import threading
 import time
 from collections.abc import Callable, Generator, Iterator, Sequence
-from dataclasses import dataclass
 from typing import assert_never
 
 from agent_cli.agent.approvals import Approver
@@ -26,33 +26,28 @@ from agent_cli.agent.compact_calls import honoured
 from agent_cli.agent.continuations import CONTINUE_AFTER_CUTOFF, TOO_MANY_PAUSES, Continuations
 from agent_cli.agent.event_log import SessionSink, log_event
 from agent_cli.agent.hooks import Hooks
+from agent_cli.agent.model_request import Failed, request_with_reactive_retry
 from agent_cli.agent.next_step import FinalOutput, Interrupted, NextStep, RunAgain, Stopped
 from agent_cli.agent.tool_runner import ToolRound, ToolRunner, ToolWatch
 from agent_cli.context.protocol import ContextPolicy, Frame, Prepared
-from agent_cli.core.errors import ContextOverflowError, ProviderError, ThinkingRejectedError
 from agent_cli.core.events import (
     AssistantText,
-    AssistantTextDelta,
     CompactEvent,
     ErrorEvent,
     Event,
     ResultEvent,
     ResultStop,
-    RetryEvent,
     StatusEvent,
     ThinkingText,
-    ThinkingTextDelta,
     ToolCallEvent,
     ToolResultEvent,
-    UsageEvent,
-    WarningEvent,
 )
 from agent_cli.core.messages import Message, TextBlock, ToolResult, ToolUse, Usage
 from agent_cli.core.pairing import repair_history
-from agent_cli.core.requests import Completion, Request, RequestOptions, TextDelta, ThinkingDelta
+from agent_cli.core.requests import Completion
 from agent_cli.core.thinking import strip_thinking
 from agent_cli.providers.base import Provider
-from agent_cli.providers.retry import RetryPolicy, stream_with_retry
+from agent_cli.providers.retry import RetryPolicy
 from agent_cli.tools.base import CompactRequest, ToolContext, ToolOutput, ToolRegistry
 
 __all__ = ["AgentLoop", "SessionSink"]
@@ -61,12 +56,6 @@ INTERRUPTED = "interrupted: the user stopped this tool call before it finished"
 INTERRUPTED_TURN = "[The user interrupted the request above before it was answered.]"
 NOT_RUN_STOPPED = "not run: the user declined an earlier call of this round and stopped the turn"
 STOPPED_BY_USER = "you declined the call and stopped the turn: say what to do instead"
-STILL_TOO_LARGE = "try /compact with a focus, or /clear"
-
-
-@dataclass(frozen=True, slots=True)
-class _Failed:
-    error: ProviderError
 
 
 class AgentLoop:
@@ -179,7 +168,7 @@ class AgentLoop:
         verdict = self.hooks.on_user_prompt(prompt)
         yield from self._hook_events()
         if verdict.blocked is not None:  # the prompt is dropped: it never joins the history
-            yield self._emit(ErrorEvent(message=verdict.blocked, kind="hook"))
+            yield self.emit(ErrorEvent(message=verdict.blocked, kind="hook"))
             yield self._result("", "blocked", 0)
             return
         added = "\n\n".join(t for t in (self._start_context, verdict.context) if t.strip())
@@ -201,10 +190,10 @@ class AgentLoop:
     def compact(self, focus: str | None = None) -> Iterator[Event]:
         """`/compact [focus]`: summarize the whole conversation so far."""
         if not self.history:
-            yield self._emit(ErrorEvent(message="nothing to compact yet", kind="compact"))
+            yield self.emit(ErrorEvent(message="nothing to compact yet", kind="compact"))
             return
         yield StatusEvent(text="summarizing")
-        yield from self._apply(self.context.compact(self.history, self.frame, focus, "manual"), "manual")
+        yield from self.apply(self.context.compact(self.history, self.frame, focus, "manual"), "manual")
 
     def clear(self) -> None:
         """`/clear`: start over with an empty working context (the log keeps everything)."""
@@ -228,7 +217,7 @@ class AgentLoop:
                 case Interrupted(cut_short=cut_short):
                     yield from self._interrupted(cut_short)
                 case Stopped(stop=stop, message=message, kind=kind, text=text):
-                    yield self._emit(ErrorEvent(message=message, kind=kind))
+                    yield self.emit(ErrorEvent(message=message, kind=kind))
                     yield self._result(text, stop, iteration)
                 case _:  # mypy --strict proves every NextStep is handled
                     assert_never(step)
@@ -237,28 +226,28 @@ class AgentLoop:
             f"Stopped after {self.max_iterations} model requests in one turn (tools.max_iterations). "
             "Send another message to let it go on."
         )
-        yield self._emit(ErrorEvent(message=note, kind="max_iterations"))  # said once, as the error
+        yield self.emit(ErrorEvent(message=note, kind="max_iterations"))  # said once, as the error
         yield self._result("", "max_iterations", self.max_iterations)
 
     def _step(self, going_on: Continuations, final_text: list[str]) -> Generator[Event, None, NextStep]:
         """One model request and what its reply asks for: tools run, another request, or the end."""
         yield StatusEvent(text="checking the context")  # usually instant; a summary can take a while
         prepared = self.context.prepare(self.history, self.frame)
-        yield from self._apply(prepared, "prepare")
-        outcome: Completion | _Failed
+        yield from self.apply(prepared, "prepare")
+        outcome: Completion | Failed
         if prepared.unsendable is not None:  # far over the window even after every layer
-            outcome = _Failed(prepared.unsendable)
+            outcome = Failed(prepared.unsendable)
         else:
-            outcome = yield from self._request_with_reactive_retry()
-        if isinstance(outcome, _Failed):
+            outcome = yield from request_with_reactive_retry(self)
+        if isinstance(outcome, Failed):
             return Stopped("error", str(outcome.error), outcome.error.kind)
         message = outcome.message
         self._append(message)
         for thought in _visible_thoughts(message):
-            yield self._emit(ThinkingText(text=thought))
+            yield self.emit(ThinkingText(text=thought))
         if message.text:
             final_text.append(message.text)
-            yield self._emit(AssistantText(text=message.text))
+            yield self.emit(AssistantText(text=message.text))
         if message.tool_uses:
             final_text.clear()
             done = yield from self._tool_round(message.tool_uses)
@@ -269,7 +258,7 @@ class AgentLoop:
             if done.compact is not None:
                 yield StatusEvent(text="summarizing")
                 prepared = self.context.compact(self.history, self.frame, done.compact.focus, "tool")
-                yield from self._apply(prepared, "tool")
+                yield from self.apply(prepared, "tool")
             return RunAgain()
         match going_on.after(outcome.stop_reason):
             case "paused":  # the paused reply, the history's last message now, goes back as is
@@ -289,74 +278,12 @@ class AgentLoop:
             event = ToolResultEvent(
                 id=use.id, name=use.name, content=INTERRUPTED, is_error=True, duration=0.0
             )
-            yield self._emit(event)
+            yield self.emit(event)
         if self.history and self.history[-1].is_plain_user:
             # Say so in the history, so the next prompt does not read as a continuation of this one.
             self._append(Message.user(INTERRUPTED_TURN))
-        yield self._emit(ErrorEvent(message="interrupted by the user", kind="interrupted"))
+        yield self.emit(ErrorEvent(message="interrupted by the user", kind="interrupted"))
         yield self._result("", "interrupted", 0)
-
-    def _request_with_reactive_retry(self) -> Generator[Event, None, Completion | _Failed]:
-        """Send the request; on a context overflow compact and retry once, never more; on a refused
-        thinking block, send the history once more without thinking (the provider's own remedy)."""
-        forced = unthought = False
-        while True:
-            anchor = self.context.cache_anchor(self.history)
-            options = RequestOptions(cache_anchor=anchor)
-            frame = self.frame
-            request = Request(
-                frame.system, tuple(self.history), frame.tools, self.context.max_output, options
-            )
-            self.hooks.on_pre_request(request)
-            yield StatusEvent(text="waiting for model")
-            try:
-                completion = yield from self._stream(request)
-            except ContextOverflowError as exc:
-                if forced:
-                    still = f"the request is still too large after compacting ({exc}); {STILL_TOO_LARGE}"
-                    return _Failed(ContextOverflowError(still, tokens=exc.tokens, limit=exc.limit))
-                forced = True
-                prepared = self.context.on_overflow(self.history, self.frame, exc)
-                if prepared.unsendable is not None:
-                    return _Failed(prepared.unsendable)
-                yield from self._apply(prepared, "overflow")
-                continue
-            except ThinkingRejectedError as exc:
-                if unthought or not any(m.thoughts for m in self.history):
-                    return _Failed(exc)
-                unthought = True
-                self.history = strip_thinking(self.history, 0)
-                self.log.log_history(self.history, "thinking")
-                again = f"{exc}; sending the conversation again without thinking"
-                yield self._emit(WarningEvent(message=again))
-                continue
-            except ProviderError as exc:
-                return _Failed(exc)
-            for note in completion.notes:
-                yield self._emit(WarningEvent(message=note))
-            doubted = self.context.observe(self.frame, request.messages, completion.usage)
-            if doubted is not None:
-                yield self._emit(doubted)
-            model = completion.model or self.provider.model
-            self.usage_log.append((model, completion.usage))
-            usage = completion.usage
-            window = self.context.window
-            # The context as counted now: the report, or the local count where the report is not believed.
-            held = max(usage.prompt_tokens, self.context.tokens(request.messages, self.frame))
-            yield self._emit(UsageEvent(model=model, usage=usage, context_tokens=held, context_window=window))
-            return completion
-
-    def _stream(self, request: Request) -> Generator[Event, None, Completion]:
-        for item in stream_with_retry(self.provider, request, policy=self.retry, sleep=self.sleep):
-            if isinstance(item, RetryEvent):
-                yield self._emit(item)
-            elif isinstance(item, TextDelta):
-                yield AssistantTextDelta(text=item.text)
-            elif isinstance(item, ThinkingDelta):
-                yield ThinkingTextDelta(text=item.text)
-            else:
-                return item
-        raise ProviderError("the provider stream ended without a reply")
 
     # ---- tools ----------------------------------------------------------
 
@@ -367,7 +294,7 @@ class AgentLoop:
         interrupted = stopped = False
         try:
             for use in uses:
-                yield self._emit(ToolCallEvent(id=use.id, name=use.name, input=dict(use.input)))
+                yield self.emit(ToolCallEvent(id=use.id, name=use.name, input=dict(use.input)))
                 output, duration = yield from self._runner.run(use, self.tool_context)  # (its progress too)
                 yield from self._hook_events()
                 # One compaction a round at most, and none when nothing is new since the last.
@@ -385,9 +312,9 @@ class AgentLoop:
                 )
                 result, cap = self.context.ingest(use, result, round_size=len(uses))
                 results.append(result)
-                yield self._emit(event)
+                yield self.emit(event)
                 if cap is not None:
-                    yield self._emit(cap)
+                    yield self.emit(cap)
                     self.hooks.on_compact(cap)
                     yield from self._hook_events()
                 if output.stop_turn:
@@ -405,7 +332,8 @@ class AgentLoop:
 
     # ---- history and events --------------------------------------------
 
-    def _apply(self, prepared: Prepared, reason: str) -> Iterator[Event]:
+    def apply(self, prepared: Prepared, reason: str) -> Iterator[Event]:
+        """The engine's prepared history becomes the history (logged); its events go out."""
         if prepared.messages != self.history:
             self.history = list(prepared.messages)
             self.log.log_history(self.history, reason)
@@ -414,7 +342,7 @@ class AgentLoop:
         if condensed or reason in ("manual", "tool"):  # (a compaction that found nothing to do, too)
             self._compacted_at = self.history[-1].id if self.history else None
         for event in prepared.events:
-            yield self._emit(event)
+            yield self.emit(event)
             if isinstance(event, CompactEvent):
                 if event.usage is not None:  # a summary is a model call: it counts in /cost and the totals
                     self.usage_log.append((self.summary_model or self.provider.model, event.usage))
@@ -423,7 +351,7 @@ class AgentLoop:
 
     def _hook_events(self) -> Iterator[Event]:
         for event in self.hooks.take_events():
-            yield self._emit(event)
+            yield self.emit(event)
 
     def _append(self, message: Message) -> None:
         self.history.append(message)
@@ -439,11 +367,12 @@ class AgentLoop:
 
     def _result(self, text: str, stop: ResultStop, iterations: int) -> Event:
         usage = sum((each for _, each in self.usage_log), Usage())
-        return self._emit(
+        return self.emit(
             ResultEvent(text=text, stop=stop, iterations=iterations, usage=usage, session_id=self.log.id)
         )
 
-    def _emit(self, event: Event) -> Event:
+    def emit(self, event: Event) -> Event:
+        """Log the event to the session and hand it back (to be yielded)."""
         log_event(self.log, event)
         return event
 
