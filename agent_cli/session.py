@@ -23,16 +23,14 @@ runner act only through its methods:
 
 Nothing reaches into the parts: a change of model or session goes through
 their own `reset` methods. What each model needs (provider, counter, summary
-call, window) and how a session is reopened come from `Parts`, which the
-composition root (app.py) implements.
+call, window) and how a session is reopened come from `Parts` (session_parts.py),
+which the composition root (app.py) implements.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
 
 from agent_cli.agent.attachments import Attached, attach, shell_message
 from agent_cli.agent.file_changes import REWIND_TOPIC
@@ -54,72 +52,20 @@ from agent_cli.agent.turn_stream import woven
 from agent_cli.config.settings import Settings
 from agent_cli.context.breakdown import Breakdown
 from agent_cli.context.engine import ContextEngine
-from agent_cli.context.summary_request import Summarize
-from agent_cli.context.thresholds import Counter, Thresholds
+from agent_cli.context.thresholds import Thresholds
 from agent_cli.core.errors import AgentError
 from agent_cli.core.events import Event, WarningEvent
 from agent_cli.core.messages import Message, ToolResult, ToolUse, Usage, new_id
 from agent_cli.prompt.pins import Pin, PinBoard, logged_pins, section
-from agent_cli.providers.base import Provider
-from agent_cli.store.archive import Archive
+from agent_cli.session_parts import Extensions, ModelParts, Parts
 from agent_cli.store.compactions import UNCOMPACT
 from agent_cli.store.log_records import LogRecord, last_usage, read_log
 from agent_cli.store.session_log import SessionLog
 from agent_cli.store.sessions import resolve_session_id
-from agent_cli.store.snapshots import SnapshotStore
 from agent_cli.tools.base import ToolOutput, ToolRegistry
 from agent_cli.tools.registry import BASH
 
 __all__ = ["AgentSession", "Extensions", "ModelParts", "Parts", "Uncompacted"]
-
-
-class Extensions(Protocol):
-    """What the session runs besides its own tools (the MCP servers, mcp_client.servers.McpServers)."""
-
-    def take_notes(self) -> list[str]:
-        """Warnings about failed calls since last asked, each said once."""
-        ...
-
-    def report(self) -> list[str]:
-        """The servers, their state and their tools, as lines safe for a terminal."""
-        ...
-
-    def close(self) -> None: ...
-
-
-@dataclass(frozen=True, slots=True)
-class ModelParts:
-    """What talking to one model takes: its provider, counter and summary call, and its limits.
-    `summary_model` writes the summaries: `model` itself unless `context.summary_model` names another."""
-
-    model: str
-    provider: Provider
-    counter: Counter
-    summarize: Summarize
-    window: int
-    max_output: int
-    warning: WarningEvent | None = None
-    summary_model: str = ""
-
-
-class Parts(Protocol):
-    """How the session gets new parts when the user switches model or session (see app.py)."""
-
-    def for_model(self, model: str) -> ModelParts: ...
-
-    def counter(self, model: str) -> Counter:
-        """A fresh counter for `model`: its own vocabulary, nothing learned or anchored yet."""
-        ...
-
-    def reopen(self, session_id: str, model: str) -> tuple[SessionLog, list[Message]]:
-        """The log of an earlier session, opened for appending, and its repaired working history."""
-        ...
-
-    def archive(self, log: SessionLog) -> Archive: ...
-
-    def snapshots(self, log: SessionLog) -> SnapshotStore:
-        """Where the session's file snapshots are kept (for /rewind), secrets refused."""
-        ...
 
 
 class AgentSession:

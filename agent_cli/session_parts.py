@@ -1,0 +1,71 @@
+"""What a session is built from and given anew: a model's parts, how to get them, its extensions.
+
+`AgentSession` (session.py) asks `Parts` for a model's provider, counter and summary call when the
+user switches model, and for another session's log when they resume one; `Extensions` is what runs
+besides its own tools (the MCP servers). The composition root (app.py) implements both.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from agent_cli.context.summary_request import Summarize
+from agent_cli.context.thresholds import Counter
+from agent_cli.core.events import WarningEvent
+from agent_cli.core.messages import Message
+from agent_cli.providers.base import Provider
+from agent_cli.store.archive import Archive
+from agent_cli.store.session_log import SessionLog
+from agent_cli.store.snapshots import SnapshotStore
+
+__all__ = ["Extensions", "ModelParts", "Parts"]
+
+
+class Extensions(Protocol):
+    """What the session runs besides its own tools (the MCP servers, mcp_client.servers.McpServers)."""
+
+    def take_notes(self) -> list[str]:
+        """Warnings about failed calls since last asked, each said once."""
+        ...
+
+    def report(self) -> list[str]:
+        """The servers, their state and their tools, as lines safe for a terminal."""
+        ...
+
+    def close(self) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ModelParts:
+    """What talking to one model takes: its provider, counter and summary call, and its limits.
+    `summary_model` writes the summaries: `model` itself unless `context.summary_model` names another."""
+
+    model: str
+    provider: Provider
+    counter: Counter
+    summarize: Summarize
+    window: int
+    max_output: int
+    warning: WarningEvent | None = None
+    summary_model: str = ""
+
+
+class Parts(Protocol):
+    """How the session gets new parts when the user switches model or session (see app.py)."""
+
+    def for_model(self, model: str) -> ModelParts: ...
+
+    def counter(self, model: str) -> Counter:
+        """A fresh counter for `model`: its own vocabulary, nothing learned or anchored yet."""
+        ...
+
+    def reopen(self, session_id: str, model: str) -> tuple[SessionLog, list[Message]]:
+        """The log of an earlier session, opened for appending, and its repaired working history."""
+        ...
+
+    def archive(self, log: SessionLog) -> Archive: ...
+
+    def snapshots(self, log: SessionLog) -> SnapshotStore:
+        """Where the session's file snapshots are kept (for /rewind), secrets refused."""
+        ...
