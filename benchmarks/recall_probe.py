@@ -39,6 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import recall_facts
 import recall_facts_heldout
+import recall_facts_heldout2
 
 from agent_cli.config.settings import ContextSettings
 from agent_cli.core.messages import Message, TextBlock, ToolResult, ToolUse
@@ -49,9 +50,16 @@ from agent_cli.store.session_search import search_session
 
 __all__ = ["FACT_SETS", "KINDS", "Score", "probe"]
 
-# The development set, which recall's vocabulary was tuned beside, and a held-out set written
-# afterwards by someone who read no search code, for another project: its figure is the honest one.
-FACT_SETS = {"development": recall_facts, "held-out": recall_facts_heldout}
+# The development set, which recall's vocabulary was tuned beside; a held-out set written afterwards
+# by someone who read no search code, for another project (its misses have since been read, and
+# ranking by meaning was chosen on it: no longer held out in the strict sense); and a second one,
+# written the same way for a third project after the ranking was fixed: its figure is the honest one.
+FACT_SETS = {
+    "development": recall_facts,
+    "held-out": recall_facts_heldout,
+    "held-out 2": recall_facts_heldout2,
+}
+HELD_OUT = ("held-out", "held-out 2")
 
 KINDS = ("direct", "paraphrase", "vague")
 SEARCHES = ("literal", "words", "ranked")
@@ -80,7 +88,9 @@ class Score:
         return sum(self.first[search, k] for k in KINDS) / asked if asked else 0.0
 
 
-def _messages(scene: recall_facts.Scene | recall_facts_heldout.Scene, n: int) -> list[Message]:
+def _messages(
+    scene: recall_facts.Scene | recall_facts_heldout.Scene | recall_facts_heldout2.Scene, n: int
+) -> list[Message]:
     use = ToolUse(f"toolu_{n:05d}", scene.tool, scene.args)
     what = scene.args.get("path") or scene.args.get("command") or scene.args.get("pattern")
     return [
@@ -171,7 +181,7 @@ def report(seeds: list[int], counts: list[int]) -> list[str]:
         "| mean answer, chars | mean time, ms |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
-    misses: list[tuple[str, str]] = []
+    misses: dict[str, list[tuple[str, str]]] = {}
     for name, facts in FACT_SETS.items():
         for count in counts:
             score = probe(facts, seeds, count)
@@ -183,15 +193,17 @@ def report(seeds: list[int], counts: list[int]) -> list[str]:
                     + f" | **{score.share(search):.1%}** | {score.first_share(search):.0%}"
                     + f" | {score.chars[search] / asked:,.0f} | {1000 * score.seconds[search] / asked:,.0f} |"
                 )
-            if count == counts[-1] and name == "held-out":
-                misses = score.misses
-    if misses:
-        lines += [
-            "",
-            f"Held-out questions ranked recall missed (seed {seeds[0]}, {counts[-1]} distractors):",
-            "",
-        ]
-        lines += [f"- {kind}: {question}" for kind, question in misses]
+            if count == counts[-1] and name in HELD_OUT:
+                misses[name] = score.misses
+    for name, missed in misses.items():
+        if missed:
+            lines += [
+                "",
+                f"Questions of the {name} set ranked recall missed "
+                f"(seed {seeds[0]}, {counts[-1]} distractors):",
+                "",
+            ]
+            lines += [f"- {kind}: {question}" for kind, question in missed]
     return lines
 
 
