@@ -230,6 +230,23 @@ def test_digest_lists_files_commands_errors_and_last_words() -> None:
     assert build_digest(span) == digest  # deterministic
 
 
+def test_digest_keeps_the_next_step_a_later_reply_would_hide_until_a_new_request() -> None:
+    plan = "Next: re-run tests/test_upload.py once the retry fix is in."
+    span = [
+        user("fix the upload retries"),
+        assistant(f"The retry loop never backs off.\n\n{plan}"),
+        *tool_round("read_file", {"path": "src/upload.py"}, "def retry(): ..."),
+        assistant("Reading the config too."),
+    ]
+    digest = build_digest(span)
+    assert "## The next step it stated last\n" + plan in digest
+    assert build_digest([*span[:2]]).count(plan) == 1  # said in the last words already: not twice
+    # A newer request supersedes the plan stated before it.
+    assert plan not in build_digest([*span, user("stop, look at the auth bug instead"), assistant("On it.")])
+    # Prose that merely starts with the letters is no plan.
+    assert "## The next step" not in build_digest([user("q"), assistant("Nextcloud syncs it.\nok")])
+
+
 def test_digest_folds_in_the_earlier_record_without_its_user_section() -> None:
     users = render_user_messages(UserMessages(("old request",)), 100, count)
     earlier = Message("user", (SummaryBlock(f"## Work state\nDone: parser.\n\n{users}", "a.jsonl"),))
