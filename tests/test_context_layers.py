@@ -216,6 +216,26 @@ def test_fidelity_finds_and_repairs_what_a_record_left_out() -> None:
     assert not missing
 
 
+def test_fidelity_carries_the_next_step_stated_since_the_last_request() -> None:
+    plan = "Next: re-run tests/test_upload.py once the retry fix is in."
+    span = [
+        user("fix the upload retries"),
+        assistant(f"The loop never backs off.\n{plan}"),
+        *tool_round("read_file", {"path": "src/upload.py"}, "def retry(): ..."),
+        assistant("Reading the config too."),
+    ]
+    facts = span_facts(span)
+    assert facts.next_step == plan
+    record = "## State\nThe user wants the upload retries fixed; src/upload.py read."
+    repaired = repair(record, check(facts, record, tail=[]))
+    assert "- The next step the assistant stated last: " + plan in repaired
+    assert not check(facts, record + "\n- " + plan, tail=[]).next_step  # kept by the model: nothing added
+    # An earlier record's next step stands until the assistant states another or the user asks anew.
+    earlier = Message("user", (SummaryBlock(f"## State\n- {plan}", "a.jsonl"),))
+    assert span_facts([earlier, assistant(ACK), *tool_round("bash", {"command": "ls"}, "x")]).next_step
+    assert span_facts([earlier, assistant(ACK), user("now the auth bug")]).next_step is None
+
+
 # -- digest ---------------------------------------------------------------------
 
 

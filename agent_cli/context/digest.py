@@ -6,19 +6,18 @@ this digest instead of dropping it (the JS seed drops the span on failure):
 the earlier record's content, the files touched and how, the commands run with
 their exit codes, the latest errors, the last thing the assistant said and the
 latest next step it stated since the user's last message (a line that starts
-"Next", "Then", "Plan" or "TODO"), which a later reply would otherwise hide.
+"Next", "Plan:" or "TODO"), which a later reply would otherwise hide.
 The user's messages are added verbatim by `sections`, as for a model record.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from agent_cli.context.clear import is_stub
 from agent_cli.context.plain import abbreviate
 from agent_cli.context.sections import strip_user_messages
-from agent_cli.context.signals import call_paths, command_of, failure, last_exit_code
+from agent_cli.context.signals import call_paths, command_of, failure, last_exit_code, stated_next_step
 from agent_cli.context.stub_content import stub_failure
 from agent_cli.context.thresholds import is_engine_note
 from agent_cli.core.messages import Message, ToolResult, ToolUse
@@ -29,9 +28,6 @@ MAX_COMMANDS = 40
 MAX_ERRORS = 3
 EARLIER_CHARS = 6_000
 LAST_TEXT_CHARS = 1_500
-NEXT_STEP_CHARS = 300
-# A line in which the assistant says what it will do next: "Next: ...", "Next, I'll ...", "Then ...".
-_NEXT_STEP = re.compile(r"^\W{0,4}(?:next(?: steps?)?|then|plan|todo)\b\W", re.IGNORECASE)
 
 
 def _outcome(result: ToolResult) -> str:
@@ -65,7 +61,7 @@ def build_digest(span: Sequence[Message]) -> str:
             next_step = ""  # a new request: the plan stated before it is no longer the next step
         if message.role == "assistant" and message.text.strip():
             last_text = message.text.strip()
-            next_step = _stated_next_step(last_text) or next_step
+            next_step = stated_next_step(last_text) or next_step
         for use in message.tool_uses:
             calls[use.id] = use
             for path in call_paths(use):
@@ -103,11 +99,3 @@ def build_digest(span: Sequence[Message]) -> str:
         if next_step and next_step not in last_words:
             parts.append("## The next step it stated last\n" + next_step)
     return "\n\n".join(parts)
-
-
-def _stated_next_step(text: str) -> str:
-    """The last line of `text` that says what comes next, cut to its first NEXT_STEP_CHARS; else ""."""
-    for line in reversed(text.splitlines()):
-        if _NEXT_STEP.match(line.strip()):
-            return abbreviate(line.strip(), NEXT_STEP_CHARS)
-    return ""

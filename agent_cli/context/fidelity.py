@@ -1,10 +1,11 @@
 """The mechanical check a condensed record must pass, and its repair.
 
-Pure. Before a record replaces a span, code checks that three things a model
+Pure. Before a record replaces a span, code checks that four things a model
 most often drops survive: the user's last request, every file path a tool
-call touched, and the latest error. Whatever the record (or the verbatim tail
-kept after it) does not mention is appended as its own section, so amnesia
-about "which files" and "what failed last" cannot happen silently.
+call touched, the latest error, and the next step the assistant stated since
+that request. Whatever the record (or the verbatim tail kept after it) does not
+mention is appended as its own section, so amnesia about "which files", "what
+failed last" and "what was I about to do" cannot happen silently.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agent_cli.context.clear import is_stub
-from agent_cli.context.signals import call_paths, failure
+from agent_cli.context.signals import call_paths, failure, stated_next_step
 from agent_cli.context.stub_content import stub_failure
 from agent_cli.context.thresholds import is_engine_note
 from agent_cli.core.messages import Message
@@ -44,13 +45,15 @@ class Facts:
     paths: tuple[str, ...] = ()
     last_error: str | None = None  # the first line of the latest error result
     error_call: str = ""  # the call that produced it
+    next_step: str | None = None  # the line in which the assistant last said what it would do next
 
     def __bool__(self) -> bool:
-        return bool(self.last_request or self.paths or self.last_error)
+        return bool(self.last_request or self.paths or self.last_error or self.next_step)
 
 
 def span_facts(span: Sequence[Message]) -> Facts:
-    """The last user request, the paths touched (first-seen order) and the latest error in `span`.
+    """The last user request, the paths touched (first-seen order), the latest error and the next
+    step stated since that request (an earlier record's, or the assistant's own) in `span`.
 
     Paths come from path inputs and from command lines (`pytest tests/test_a.py`);
     an error is a flagged tool error or a command that exited non-zero; for a result L1 already
@@ -59,14 +62,19 @@ def span_facts(span: Sequence[Message]) -> Facts:
     request: str | None = None
     error: str | None = None
     error_call = ""
+    step: str | None = None
     paths: dict[str, None] = {}
     calls: dict[str, str] = {}
     for message in span:
         if message.summary is not None:
+            step = stated_next_step(message.summary.text) or None
             for path in carried_paths(message.summary.text):
                 paths.setdefault(path, None)
         if message.is_plain_user and not is_engine_note(message) and message.text.strip():
             request = message.text.strip()
+            step = None  # a new request: the plan stated before it is no longer the next step
+        if message.role == "assistant":
+            step = stated_next_step(message.text) or step
         for use in message.tool_uses:
             calls[use.id] = f"{use.name} {json.dumps(dict(use.input), ensure_ascii=False, sort_keys=True)}"
             for path in call_paths(use):
@@ -79,7 +87,7 @@ def span_facts(span: Sequence[Message]) -> Facts:
                 error_call = calls.get(result.tool_use_id, "a tool call")
                 if failed.status:
                     error_call += f" ({failed.status})"
-    return Facts(request, tuple(paths), error, error_call)
+    return Facts(request, tuple(paths), error, error_call, step)
 
 
 def _norm(text: str) -> str:
@@ -97,7 +105,10 @@ def check(facts: Facts, record: str, tail: Sequence[Message]) -> Facts:
     error = facts.last_error
     if error is not None and _error_probe(error) in haystack:
         error = None
-    return Facts(request, paths, error, facts.error_call)
+    step = facts.next_step
+    if step is not None and _norm(step[:REQUEST_PROBE_CHARS]) in haystack:
+        step = None
+    return Facts(request, paths, error, facts.error_call, step)
 
 
 def misses_key_facts(span: Sequence[Message], tail: Sequence[Message], body: str) -> bool:
@@ -127,12 +138,14 @@ def repair(record: str, missing: Facts, paths: Sequence[str] | None = None) -> s
     earlier record) or, without them, the paths the record left out.
     """
     parts = [record.rstrip()]
-    if missing.last_request or missing.last_error:
+    if missing.last_request or missing.last_error or missing.next_step:
         lines = ["## Also in the replaced part (added by a mechanical check)"]
         if missing.last_request:
             lines.append(f"- The user's last request: {missing.last_request}")
         if missing.last_error:
             lines.append(f"- Latest error, from {missing.error_call}: {missing.last_error}")
+        if missing.next_step:
+            lines.append(f"- The next step the assistant stated last: {missing.next_step}")
         parts.append("\n".join(lines))
     files = files_section(missing.paths if paths is None else paths)
     if files:

@@ -6,7 +6,9 @@ command line), and the error a result reports. A result reports an error when
 it is flagged as one, or when it is command output whose closing status line
 (`[exit code N]` with N != 0, `[killed by signal N]`, `[timed out ...]`, as the
 bash tool writes them) says the command failed: a failing `pytest` or `make`
-is not a tool error, but it is the error the user cares about.
+is not a tool error, but it is the error the user cares about. And the next
+step the assistant stated: a line of its text that starts "Next", "Plan:" or
+"TODO" ("Next: re-run the tests", "Next, I'll read the config").
 """
 
 from __future__ import annotations
@@ -17,7 +19,15 @@ from dataclasses import dataclass
 
 from agent_cli.core.messages import ToolResult, ToolUse
 
-__all__ = ["Failure", "call_paths", "command_of", "command_paths", "failure", "last_exit_code"]
+__all__ = [
+    "Failure",
+    "call_paths",
+    "command_of",
+    "command_paths",
+    "failure",
+    "last_exit_code",
+    "stated_next_step",
+]
 
 PATH_KEYS = ("path", "file_path", "paths", "files")
 COMMAND_KEYS = ("command", "cmd")
@@ -37,6 +47,9 @@ _ERROR_WORDS = (
 _SUBSTITUTION_RE = re.compile(r"^[sy]/.*/.*/\w*$")  # sed's s/old/new/g is not a path
 # A word of a command line that names a file: has a slash, or ends in a short extension.
 _EXT_RE = re.compile(r"^[\w.@+-]*[\w@+-]\.[A-Za-z][A-Za-z0-9]{0,5}$")
+NEXT_STEP_CHARS = 300
+# A line in which the assistant says what it will do next: "Next: ...", "Next, I'll ...", "**Next step:**".
+_NEXT_STEP = re.compile(r"^\W{0,4}(?:next(?: steps?)?\W?[\s:,]|todo\b|plan:)", re.IGNORECASE)
 _SHELL_CHARS = set("$*?{}<>|&;()`'\"!=,")
 _SKIP_PREFIXES = ("/dev/", "/proc/", "-")
 
@@ -144,3 +157,12 @@ def failure(result: ToolResult, limit: int = 200) -> Failure | None:
     if result.is_error:
         return Failure(lines[0][:limit])
     return None
+
+
+def stated_next_step(text: str) -> str:
+    """The last line of `text` that says what comes next, cut to NEXT_STEP_CHARS; else ""."""
+    for line in reversed(text.splitlines()):
+        stripped = line.strip()
+        if _NEXT_STEP.match(stripped):
+            return stripped if len(stripped) <= NEXT_STEP_CHARS else stripped[:NEXT_STEP_CHARS] + " ..."
+    return ""
