@@ -230,10 +230,14 @@ def test_fidelity_carries_the_next_step_stated_since_the_last_request() -> None:
     repaired = repair(record, check(facts, record, tail=[]))
     assert "- The next step the assistant stated last: " + plan in repaired
     assert not check(facts, record + "\n- " + plan, tail=[]).next_step  # kept by the model: nothing added
+    assert span_facts([Message("user", (SummaryBlock(repaired, "a.jsonl"),))]).next_step == plan  # read back
     # An earlier record's next step stands until the assistant states another or the user asks anew.
     earlier = Message("user", (SummaryBlock(f"## State\n- {plan}", "a.jsonl"),))
     assert span_facts([earlier, assistant(ACK), *tool_round("bash", {"command": "ls"}, "x")]).next_step
     assert span_facts([earlier, assistant(ACK), user("now the auth bug")]).next_step is None
+    run_together = Message("user", (SummaryBlock(f"- assistant: Raised the timeout. {plan} edit_file", "a"),))
+    assert span_facts([run_together]).next_step == plan + " edit_file"  # a record's line, from "Next:" on
+    assert span_facts([assistant(f"Raised the timeout. {plan}")]).next_step is None  # not in a reply
 
 
 # -- digest ---------------------------------------------------------------------

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agent_cli.context.clear import is_stub
-from agent_cli.context.signals import call_paths, failure, stated_next_step
+from agent_cli.context.signals import NEXT_STEP_LINE, call_paths, failure, stated_next_step
 from agent_cli.context.stub_content import stub_failure
 from agent_cli.context.thresholds import is_engine_note
 from agent_cli.core.messages import Message
@@ -67,7 +67,7 @@ def span_facts(span: Sequence[Message]) -> Facts:
     calls: dict[str, str] = {}
     for message in span:
         if message.summary is not None:
-            step = stated_next_step(message.summary.text) or None
+            step = stated_next_step(message.summary.text, record=True) or None
             for path in carried_paths(message.summary.text):
                 paths.setdefault(path, None)
         if message.is_plain_user and not is_engine_note(message) and message.text.strip():
@@ -145,7 +145,7 @@ def repair(record: str, missing: Facts, paths: Sequence[str] | None = None) -> s
         if missing.last_error:
             lines.append(f"- Latest error, from {missing.error_call}: {missing.last_error}")
         if missing.next_step:
-            lines.append(f"- The next step the assistant stated last: {missing.next_step}")
+            lines.append(NEXT_STEP_LINE + missing.next_step)
         parts.append("\n".join(lines))
     files = files_section(missing.paths if paths is None else paths)
     if files:

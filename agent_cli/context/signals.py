@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from agent_cli.core.messages import ToolResult, ToolUse
 
 __all__ = [
+    "NEXT_STEP_LINE",
     "Failure",
     "call_paths",
     "command_of",
@@ -48,8 +49,12 @@ _SUBSTITUTION_RE = re.compile(r"^[sy]/.*/.*/\w*$")  # sed's s/old/new/g is not a
 # A word of a command line that names a file: has a slash, or ends in a short extension.
 _EXT_RE = re.compile(r"^[\w.@+-]*[\w@+-]\.[A-Za-z][A-Za-z0-9]{0,5}$")
 NEXT_STEP_CHARS = 300
+# How the fidelity check writes a next step into a record; read back as the step it carries.
+NEXT_STEP_LINE = "- The next step the assistant stated last: "
 # A line in which the assistant says what it will do next: "Next: ...", "Next, I'll ...", "**Next step:**".
 _NEXT_STEP = re.compile(r"^\W{0,4}(?:next(?: steps?)?\W?[\s:,]|todo\b|plan:)", re.IGNORECASE)
+# In a record, where a summarizer may run lines together: "Next:" or "Next step:" inside a line too.
+_NEXT_STEP_INSIDE = re.compile(r"(?:^|\W)(next(?: steps?)?:\s*\S.*)$", re.IGNORECASE)
 _SHELL_CHARS = set("$*?{}<>|&;()`'\"!=,")
 _SKIP_PREFIXES = ("/dev/", "/proc/", "-")
 
@@ -159,10 +164,18 @@ def failure(result: ToolResult, limit: int = 200) -> Failure | None:
     return None
 
 
-def stated_next_step(text: str) -> str:
-    """The last line of `text` that says what comes next, cut to NEXT_STEP_CHARS; else ""."""
+def stated_next_step(text: str, *, record: bool = False) -> str:
+    """The last line of `text` that says what comes next, cut to NEXT_STEP_CHARS; else "".
+    In a `record` (an earlier summary), a "Next:" inside a line counts too, from that word on."""
+    written = NEXT_STEP_LINE.strip()
     for line in reversed(text.splitlines()):
         stripped = line.strip()
-        if _NEXT_STEP.match(stripped):
-            return stripped if len(stripped) <= NEXT_STEP_CHARS else stripped[:NEXT_STEP_CHARS] + " ..."
+        inside = _NEXT_STEP_INSIDE.search(stripped) if record else None
+        if stripped.startswith(written):  # the check's line in a record: the step as it was stated
+            stripped = stripped[len(written) :].strip()
+        elif inside is not None and not _NEXT_STEP.match(stripped):
+            stripped = inside.group(1)
+        elif not _NEXT_STEP.match(stripped):
+            continue
+        return stripped if len(stripped) <= NEXT_STEP_CHARS else stripped[:NEXT_STEP_CHARS] + " ..."
     return ""
