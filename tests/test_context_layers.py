@@ -216,14 +216,21 @@ def test_fidelity_finds_and_repairs_what_a_record_left_out() -> None:
     assert not missing
 
 
-def test_fidelity_carries_the_next_step_stated_since_the_last_request() -> None:
-    plan = "Next: re-run tests/test_upload.py once the retry fix is in."
-    span = [
+PLAN = "Next: re-run tests/test_upload.py once the retry fix is in."
+
+
+def _planned_span() -> list[Message]:
+    """A request, a reply that states its next step, and a later reply that does not."""
+    return [
         user("fix the upload retries"),
-        assistant(f"The loop never backs off.\n{plan}"),
+        assistant(f"The retry loop never backs off.\n\n{PLAN}"),
         *tool_round("read_file", {"path": "src/upload.py"}, "def retry(): ..."),
         assistant("Reading the config too."),
     ]
+
+
+def test_fidelity_carries_the_next_step_stated_since_the_last_request() -> None:
+    plan, span = PLAN, _planned_span()
     facts = span_facts(span)
     assert facts.next_step == plan
     record = "## State\nThe user wants the upload retries fixed; src/upload.py read."
@@ -255,13 +262,7 @@ def test_digest_lists_files_commands_errors_and_last_words() -> None:
 
 
 def test_digest_keeps_the_next_step_a_later_reply_would_hide_until_a_new_request() -> None:
-    plan = "Next: re-run tests/test_upload.py once the retry fix is in."
-    span = [
-        user("fix the upload retries"),
-        assistant(f"The retry loop never backs off.\n\n{plan}"),
-        *tool_round("read_file", {"path": "src/upload.py"}, "def retry(): ..."),
-        assistant("Reading the config too."),
-    ]
+    plan, span = PLAN, _planned_span()
     digest = build_digest(span)
     assert "## The next step it stated last\n" + plan in digest
     assert build_digest([*span[:2]]).count(plan) == 1  # said in the last words already: not twice
