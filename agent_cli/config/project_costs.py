@@ -8,7 +8,7 @@ ones are capped. The caps sit a few times above the defaults, which are what a l
 
     tools.max_iterations        100 rounds a turn      -> at most 250
     provider.max_retries        6                      -> at most 10
-    provider.max_output_tokens  the model's, to 32k    -> at most 32,000 (app.MAX_OUTPUT_CAP)
+    provider.max_output_tokens  the model's, to 32k    -> at most 32,000 (app_assembly.MAX_OUTPUT_CAP)
     context.working_budget      100k tokens            -> at most 200,000 (0, the whole window, too)
 
 The same values in the user's own config, a `--config` file, the environment or a flag are the
