@@ -6,7 +6,8 @@ a layer fires; the runner does it the same way every time:
 1. what the layer removes is written to the archive first; if the disk
    refuses, the layer does nothing and says so (nothing leaves the context
    without being on disk);
-2. the pure layer function (cap.py, clear.py, condense.py, emergency.py)
+2. the pure layer function (cap.py, clear.py, condense.py, emergency.py;
+   record_make.py for L2/L3's record: the model's, judged, or the digest)
    builds the new history;
 3. the new history is counted on the scale of the count before it (the
    provider's, when anchored), so the figures in one event agree;
@@ -25,23 +26,19 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal
 
 from agent_cli.context.cap import cap_input, cap_result
 from agent_cli.context.clear import apply_clear
-from agent_cli.context.condense import condensed_history
 from agent_cli.context.emergency import apply_drop, marker_text, plan_drop
-from agent_cli.context.fidelity import misses_key_facts
 from agent_cli.context.notices import not_saved
 from agent_cli.context.plain import abbreviate, call_text, tool_calls_by_id
 from agent_cli.context.plan import CondensePlan, engine_prefix
 from agent_cli.context.protocol import EngineEvent, Frame
-from agent_cli.context.record_choice import judge_record
-from agent_cli.context.summary_request import Summarize, SummaryFailed, SummaryReply, run_summary
+from agent_cli.context.record_make import SummaryOutcome, make_record
+from agent_cli.context.summary_request import Summarize, SummaryReply, run_summary
 from agent_cli.context.thresholds import Counter, Thresholds
-from agent_cli.core.errors import ProviderError
 from agent_cli.core.events import CompactEvent, CompactLayer, CompactTrigger, WarningEvent
-from agent_cli.core.messages import Message, NativeRecord, ToolResult, ToolUse, Usage
+from agent_cli.core.messages import Message, ToolResult, ToolUse, Usage
 from agent_cli.store.archive import Archive
 
 __all__ = ["Condensed", "LayerRunner", "Step", "SummaryOutcome"]
@@ -71,19 +68,6 @@ class Condensed:
     transcript: str = ""  # where the span went
     events: tuple[EngineEvent, ...] = ()
     ahead: bool = False  # the record was prepared before the trigger (ahead.py)
-
-
-SummaryOutcome = Literal["ok", "failed", "skipped"]
-
-
-@dataclass(frozen=True, slots=True)
-class _Record:
-    messages: list[Message]
-    tokens: int
-    failure: str | None  # why the model's record was not used (the digest stands in); None when it was
-    usage: Usage | None  # what the summary call cost, when it answered
-    summary: SummaryOutcome  # "failed" also when the record was used but fell short
-    shortfall: str | None = None  # how a record that was used fell short
 
 
 def _arg_size(use: ToolUse, count_text: Callable[[str], int]) -> tuple[int, int]:
@@ -277,7 +261,11 @@ class LayerRunner:
         use_model: bool,
     ) -> Condensed:
         must_shrink = layer != "manual"
-        record = self._record(messages, plan, frame, total, path, thresholds, call, must_shrink, use_model)
+        record = make_record(
+            messages, plan, total, self.archive.shown(path), thresholds, call,
+            must_shrink=must_shrink, use_model=use_model, counter=self.counter,
+            recount=lambda new: self.recount(frame, messages, new),
+        )  # fmt: skip
         if must_shrink and record.tokens >= total:  # not even the digest shrinks it: leave it as it was
             warning = WarningEvent(
                 message=f"Compaction could not shrink the conversation ({total:,} tokens)."
@@ -378,63 +366,6 @@ class LayerRunner:
             degraded=degraded,
             usage=usage,
         )
-
-    def _record(
-        self,
-        messages: list[Message],
-        plan: CondensePlan,
-        frame: Frame,
-        total: int,
-        path: str,
-        th: Thresholds,
-        call: Callable[[], SummaryReply],
-        must_shrink: bool,
-        use_model: bool,
-    ) -> _Record:
-        """The history with the span condensed. The digest stands in for a summary that failed,
-        or that would not shrink a request that must shrink."""
-        span, tail = plan.span(messages), plan.tail(messages)
-        pending = messages[-1].role == "user"
-        path = self.archive.shown(path)  # the record names it as the model may pass it to recall
-        failure: str | None = None
-        usage: Usage | None = None
-        if not use_model:
-            new = condensed_history(
-                span, tail, "", path, thresholds=th, count_text=self.counter.count_text, pending=pending
-            )
-            return _Record(new, self.recount(frame, messages, new), "latched", None, "skipped")
-        native = None
-        try:
-            reply = call()
-            body, usage, native = reply.text, reply.usage, reply.native
-        except (ProviderError, TimeoutError, SummaryFailed, OSError) as exc:
-            # The summary call's own failures must not lose the session: the digest stands in. A bug
-            # (anything else) is not one of them: it goes up to the crash log, not into a digest.
-            body, failure = "", f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-        written = self.counter.count_text(body) if body else 0
-        replaced = sum(self.counts(span))
-
-        def build(text: str, record: NativeRecord | None = None) -> tuple[list[Message], int]:
-            new = condensed_history(
-                span, tail, text, path, thresholds=th, count_text=self.counter.count_text, pending=pending,
-                native=record,
-            )  # fmt: skip
-            return new, self.recount(frame, messages, new)
-
-        with_summary = build(body, native) if body and written < replaced else None
-        verdict = judge_record(
-            failure=failure,
-            written=written,
-            replaced=replaced,
-            after=with_summary[1] if with_summary else None,
-            total=total,
-            cap=th.summary_cap,
-            must_shrink=must_shrink,
-            # A provider's record is not judged by our check: what it leaves out, its carrier says.
-            misses_facts=lambda: native is None and misses_key_facts(span, tail, body),
-        )
-        used = with_summary if with_summary is not None and verdict.failure is None else build("")
-        return _Record(*used, verdict.failure, usage, verdict.fared, verdict.shortfall)
 
     def _save(self, messages: list[Message], label: str) -> tuple[str | None, tuple[EngineEvent, ...]]:
         """Write what a layer removes: its path, or None and a warning when the disk refuses (then the
