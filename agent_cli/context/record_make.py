@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
 
 from agent_cli.context.condense import condensed_history
 from agent_cli.context.fidelity import misses_key_facts
+from agent_cli.context.latch import SummaryOutcome
 from agent_cli.context.plan import CondensePlan
 from agent_cli.context.record_choice import judge_record
 from agent_cli.context.summary_request import SummaryFailed, SummaryReply
@@ -26,8 +26,6 @@ from agent_cli.core.errors import ProviderError
 from agent_cli.core.messages import Message, NativeRecord, Usage
 
 __all__ = ["MadeRecord", "SummaryOutcome", "make_record"]
-
-SummaryOutcome = Literal["ok", "failed", "skipped"]
 
 
 @dataclass(frozen=True, slots=True)
