@@ -167,15 +167,18 @@ def failure(result: ToolResult, limit: int = 200) -> Failure | None:
 def stated_next_step(text: str, *, record: bool = False) -> str:
     """The last line of `text` that says what comes next, cut to NEXT_STEP_CHARS; else "".
     In a `record` (an earlier summary), a "Next:" inside a line counts too, from that word on."""
-    written = NEXT_STEP_LINE.strip()
     for line in reversed(text.splitlines()):
-        stripped = line.strip()
-        inside = _NEXT_STEP_INSIDE.search(stripped) if record else None
-        if stripped.startswith(written):  # the check's line in a record: the step as it was stated
-            stripped = stripped[len(written) :].strip()
-        elif inside is not None and not _NEXT_STEP.match(stripped):
-            stripped = inside.group(1)
-        elif not _NEXT_STEP.match(stripped):
-            continue
-        return stripped if len(stripped) <= NEXT_STEP_CHARS else stripped[:NEXT_STEP_CHARS] + " ..."
+        step = _step_in(line.strip(), record)
+        if step:
+            return step if len(step) <= NEXT_STEP_CHARS else step[:NEXT_STEP_CHARS] + " ..."
     return ""
+
+
+def _step_in(line: str, record: bool) -> str:
+    written = NEXT_STEP_LINE.strip()
+    if line.startswith(written):  # the check's own line in a record: the step as it was stated
+        return line[len(written) :].strip()
+    if _NEXT_STEP.match(line):
+        return line
+    inside = _NEXT_STEP_INSIDE.search(line) if record else None
+    return inside.group(1) if inside is not None else ""
