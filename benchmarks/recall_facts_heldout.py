@@ -37,20 +37,20 @@ class PlantedFact:
     questions: tuple[str, ...]  # exactly 3: (direct, paraphrase, vague)
 
 
-def _numbered(text: str) -> str:
+def numbered(text: str) -> str:
     lines = text.rstrip("\n").split("\n")
     return "\n".join(f"{n:6d}\t{line}" for n, line in enumerate(lines, 1))
 
 
-def _read(path: str, text: str) -> Scene:
-    return Scene("read_file", {"path": path}, _numbered(text))
+def read_scene(path: str, text: str) -> Scene:
+    return Scene("read_file", {"path": path}, numbered(text))
 
 
-def _bash(command: str, text: str, code: int = 0) -> Scene:
+def bash_scene(command: str, text: str, code: int = 0) -> Scene:
     return Scene("bash", {"command": command}, f"{text.rstrip()}\n[exit code {code}]", code != 0)
 
 
-def _grep(pattern: str, path: str, text: str) -> Scene:
+def grep_scene(pattern: str, path: str, text: str) -> Scene:
     return Scene("grep", {"pattern": pattern, "path": path}, text.rstrip("\n"))
 
 
@@ -64,7 +64,7 @@ def _plant(scene: Scene, answer: str, direct: str, paraphrase: str, vague: str) 
 # --- configuration -------------------------------------------------------------------------------
 
 _plant(
-    _read(
+    read_scene(
         "services/order-api/config/default.json",
         """\
 {
@@ -128,7 +128,7 @@ _plant(
 )
 
 _plant(
-    _read(
+    read_scene(
         "infra/k8s/inventory/deployment.yaml",
         """\
 apiVersion: apps/v1
@@ -208,7 +208,7 @@ spec:
 )
 
 _plant(
-    _read(
+    read_scene(
         "services/inventory/config/production.toml",
         """\
 # Inventory service: production settings.
@@ -259,7 +259,7 @@ fallback_order = ["DUB1", "AMS2", "FRA1"]
 )
 
 _plant(
-    _read(
+    read_scene(
         "services/order-api/.env.example",
         """\
 # Copy to .env and fill in. Never commit real secrets.
@@ -304,7 +304,7 @@ FEATURE_GIFT_CARDS=true
 )
 
 _plant(
-    _read(
+    read_scene(
         "infra/terraform/envs/prod/terraform.tfvars",
         """\
 environment = "prod"
@@ -357,7 +357,7 @@ tags = {
 )
 
 _plant(
-    _read(
+    read_scene(
         "infra/terraform/modules/msk/variables.tf",
         """\
 variable "name" {
@@ -420,7 +420,7 @@ variable "auto_create_topics" {
 )
 
 _plant(
-    _read(
+    read_scene(
         "pipeline/topics.yaml",
         """\
 # Topics of the event pipeline. Applied by `make topics` (kafka-topics.sh --alter is idempotent).
@@ -484,7 +484,7 @@ topics:
 )
 
 _plant(
-    _read(
+    read_scene(
         "docker-compose.yml",
         """\
 name: shopfront
@@ -552,7 +552,7 @@ volumes:
 )
 
 _plant(
-    _read(
+    read_scene(
         "infra/nginx/storefront.conf",
         """\
 upstream storefront_next {
@@ -620,7 +620,7 @@ server {
 )
 
 _plant(
-    _read(
+    read_scene(
         ".github/workflows/ci.yml",
         """\
 name: CI
@@ -729,7 +729,7 @@ jobs:
 )
 
 _plant(
-    _read(
+    read_scene(
         "services/inventory/Dockerfile",
         """\
 # syntax=docker/dockerfile:1.7
@@ -769,7 +769,7 @@ ENTRYPOINT ["/usr/local/bin/inventory"]
 # --- dependencies --------------------------------------------------------------------------------
 
 _plant(
-    _read(
+    read_scene(
         "apps/storefront/package.json",
         """\
 {
@@ -820,7 +820,7 @@ _plant(
 )
 
 _plant(
-    _bash(
+    bash_scene(
         "grep -A2 -E '^name = \"(axum|chrono|hyper|rdkafka|serde|sqlx|tokio|tracing|uuid)\"$' "
         "services/inventory/Cargo.lock",
         """\
@@ -868,7 +868,7 @@ source = "registry+https://github.com/rust-lang/crates.io-index"
 )
 
 _plant(
-    _bash(
+    bash_scene(
         "cd services/order-api && npm ls --depth=0",
         """\
 order-api@2.14.0 /home/dev/shopfront/services/order-api
@@ -905,7 +905,7 @@ order-api@2.14.0 /home/dev/shopfront/services/order-api
 # --- tests ---------------------------------------------------------------------------------------
 
 _plant(
-    _bash(
+    bash_scene(
         "pnpm --filter storefront test -- --run",
         """\
 
@@ -962,7 +962,7 @@ AssertionError: expected 4197 to be 4198 // Object.is equality
 )
 
 _plant(
-    _bash(
+    bash_scene(
         "cd services/inventory && cargo test",
         """\
    Compiling inventory v0.9.0 (/home/dev/shopfront/services/inventory)
@@ -1021,7 +1021,7 @@ error: test failed, to rerun pass `--lib`
 )
 
 _plant(
-    _bash(
+    bash_scene(
         "pnpm --filter storefront exec playwright test --project=chromium",
         """\
 
@@ -1085,7 +1085,7 @@ Running 18 tests using 4 workers
 )
 
 _plant(
-    _bash(
+    bash_scene(
         "pnpm --filter order-api test -- refunds",
         """\
 
@@ -1137,7 +1137,7 @@ Ran all test suites matching /refunds/i.
 # --- compilers and linters -----------------------------------------------------------------------
 
 _plant(
-    _bash(
+    bash_scene(
         "cargo build -p inventory",
         """\
    Compiling inventory v0.9.0 (/home/dev/shopfront/services/inventory)
@@ -1191,7 +1191,7 @@ error: could not compile `inventory` (lib) due to 2 previous errors; 1 warning e
 )
 
 _plant(
-    _bash(
+    bash_scene(
         "pnpm --filter order-api exec tsc --noEmit",
         """\
 src/routes/refunds.ts:57:22 - error TS2345: Argument of type 'string | undefined' is not assignable to \
@@ -1240,7 +1240,7 @@ Errors  Files
 )
 
 _plant(
-    _bash(
+    bash_scene(
         "pnpm --filter storefront lint",
         """\
 
@@ -1284,7 +1284,7 @@ info  - Need to disable some ESLint rules? Learn more here: https://nextjs.org/d
 # --- crashes and logs ----------------------------------------------------------------------------
 
 _plant(
-    _bash(
+    bash_scene(
         "kubectl logs -n shopfront deploy/order-api --previous --tail=30",
         """\
 {"level":30,"time":"2024-07-09T14:21:58.114Z","msg":"connected to postgres","pool":"primary","max":20}
@@ -1324,7 +1324,7 @@ npm error A complete log of this run can be found in: /root/.npm/_logs/2024-07-0
 )
 
 _plant(
-    _bash(
+    bash_scene(
         "kubectl logs -n shopfront-staging deploy/order-api --since=30m --timestamps",
         """\
 2024-07-12T09:41:02.117Z {"level":"info","msg":"POST /v1/orders 201","durationMs":184,"reqId":"req_9a"}
@@ -1357,7 +1357,7 @@ _plant(
 )
 
 _plant(
-    _bash(
+    bash_scene(
         "kubectl logs -n shopfront deploy/inventory --previous --tail=30",
         """\
 2024-07-11T03:14:50.004Z  INFO inventory: starting version=1.8.2 bind=0.0.0.0:8080
@@ -1397,7 +1397,7 @@ note: Some details are omitted, run with `RUST_BACKTRACE=full` for a verbose bac
 )
 
 _plant(
-    _bash(
+    bash_scene(
         "kafka-consumer-groups.sh --bootstrap-server kafka-0.kafka:9092 --describe --group "
         "inventory-reservations | awk '{print $2,$3,$4,$5,$6}' | column -t",
         """\
@@ -1432,7 +1432,7 @@ orders.cancelled.v1  5          86018           86019           1
 # --- git -----------------------------------------------------------------------------------------
 
 _plant(
-    _bash(
+    bash_scene(
         "git log --oneline -20",
         """\
 a93f1c7 (HEAD -> main, origin/main, origin/HEAD) storefront: recently viewed rail on PDP
@@ -1464,7 +1464,7 @@ e94c3d1 storefront: mega menu
 )
 
 _plant(
-    _bash(
+    bash_scene(
         "git branch -a",
         """\
   chore/renovate-config
@@ -1498,7 +1498,7 @@ _plant(
 )
 
 _plant(
-    _bash(
+    bash_scene(
         "git tag -n1 --sort=-creatordate | head -n 22",
         """\
 order-api-v2.14.0 order-api: partial refunds
@@ -1532,7 +1532,7 @@ order-api-v2.12.0 order-api: prisma migrate in init container
 )
 
 _plant(
-    _bash(
+    bash_scene(
         "git log --format='%h %ad %an <%ae>%n    %s' --date=short -- "
         "services/order-api/src/routes/refunds.ts",
         """\
@@ -1567,7 +1567,7 @@ f4a2b90 2024-06-05 Amara Okafor <amara.okafor@shopfront.dev>
 )
 
 _plant(
-    _bash(
+    bash_scene(
         "git stash list && git status -sb",
         """\
 stash@{0}: WIP on feat/SHOP-398-gift-cards: 3b2c1aa gift cards: balance endpoint
@@ -1601,7 +1601,7 @@ A  services/order-api/src/services/giftCards.ts
 # --- source code and schemas ---------------------------------------------------------------------
 
 _plant(
-    _read(
+    read_scene(
         "services/inventory/src/reservation/mod.rs",
         """\
 //! Stock reservations: short-lived holds that keep units aside while a customer checks out.
@@ -1719,7 +1719,7 @@ impl Reservations {
 )
 
 _plant(
-    _read(
+    read_scene(
         "services/order-api/src/types/order.ts",
         """\
 import type { Currency } from './money';
@@ -1797,7 +1797,7 @@ export interface PlaceOrderRequest {
 )
 
 _plant(
-    _read(
+    read_scene(
         "apps/storefront/lib/constants.ts",
         """\
 // Storefront-wide constants. Prices are in minor units (cents) of the shop's base currency.
@@ -1838,7 +1838,7 @@ export const IMAGE_SIZES = {
 )
 
 _plant(
-    _read(
+    read_scene(
         "services/inventory/migrations/20240611093000_create_stock_holds.sql",
         """\
 -- Holds keep stock aside while a checkout is in progress.
@@ -1882,7 +1882,7 @@ ALTER TABLE stock_levels
 )
 
 _plant(
-    _read(
+    read_scene(
         "services/order-api/prisma/schema.prisma",
         """\
 generator client {
@@ -1996,7 +1996,7 @@ model Refund {
 # --- grep ----------------------------------------------------------------------------------------
 
 _plant(
-    _grep(
+    grep_scene(
         "process.env.",
         "services/order-api/src",
         """\
@@ -2032,7 +2032,7 @@ services/order-api/src/scripts/backfill-totals.ts:5:const DRY_RUN = process.env.
 )
 
 _plant(
-    _grep(
+    grep_scene(
         "TODO|FIXME",
         "services/inventory/src",
         """\
@@ -2072,7 +2072,7 @@ services/inventory/src/sku.rs:19:// TODO: support bundle SKUs (SKU-BNDL-*)
 # --- HTTP ----------------------------------------------------------------------------------------
 
 _plant(
-    _bash(
+    bash_scene(
         "curl -sv 'https://api.staging.shopfront.dev/v1/orders?limit=50' -H 'X-Client: cli-debug'",
         """\
 *   Trying 104.18.22.107:443...
@@ -2119,7 +2119,7 @@ _plant(
 )
 
 _plant(
-    _bash(
+    bash_scene(
         "while read -r p; do curl -s -o /dev/null -w '%{http_code} %{time_total}s %{url_effective}\\n' "
         '"https://staging.shopfront.dev$p"; done < scripts/smoke-paths.txt',
         """\
@@ -2155,7 +2155,7 @@ _plant(
 # --- infrastructure and CI -----------------------------------------------------------------------
 
 _plant(
-    _bash(
+    bash_scene(
         "cd infra/terraform/envs/prod && terraform plan -no-color",
         """\
 data.aws_caller_identity.current: Reading...
@@ -2241,7 +2241,7 @@ these actions if you run "terraform apply" now.
 )
 
 _plant(
-    _bash(
+    bash_scene(
         "kubectl get pods -n shopfront",
         """\
 NAME                                 READY   STATUS             RESTARTS         AGE
@@ -2273,7 +2273,7 @@ otel-collector-6d5f8b7c9-z7kq4       1/1     Running            2 (5d ago)      
 )
 
 _plant(
-    _bash(
+    bash_scene(
         "gh run view 9871234560",
         """\
 
@@ -2326,7 +2326,7 @@ View this run on GitHub: https://github.com/shopfront/shopfront/actions/runs/987
 # --- environment ---------------------------------------------------------------------------------
 
 _plant(
-    _bash(
+    bash_scene(
         "node -v && npm -v && pnpm -v && rustc -Vv && cargo -V && docker --version && docker compose version "
         "&& terraform version && kubectl version --client",
         """\
@@ -2358,7 +2358,7 @@ Kustomize Version: v5.0.4-0.20230601165947-6ce0bf390ce3
 )
 
 _plant(
-    _bash(
+    bash_scene(
         "cat /etc/os-release && uname -srmo && nproc && free -h && df -h /",
         """\
 PRETTY_NAME="Ubuntu 22.04.4 LTS"
@@ -2468,7 +2468,7 @@ def _d_component(rng: random.Random) -> Scene:
         "  );",
         "}",
     ]
-    return _read(f"apps/storefront/components/{name}.tsx", "\n".join(lines))
+    return read_scene(f"apps/storefront/components/{name}.tsx", "\n".join(lines))
 
 
 def _d_order_config(rng: random.Random) -> Scene:
@@ -2503,7 +2503,7 @@ def _d_order_config(rng: random.Random) -> Scene:
         "  }",
         "}",
     ]
-    return _read(f"services/order-api/config/{env}.json", "\n".join(lines))
+    return read_scene(f"services/order-api/config/{env}.json", "\n".join(lines))
 
 
 _DEPLOYS = (
@@ -2530,7 +2530,7 @@ def _d_pods(rng: random.Random) -> Scene:
             name = f"{deploy}-{rs}-{suffix}"
             age = f"{rng.randint(1, 20)}{rng.choice(['d', 'h', 'm'])}"
             rows.append(f"{name:<37}1/1     Running     {rng.choice([0, 0, 0, 1])}          {age}")
-    return _bash(f"kubectl get pods -n {ns}", "\n".join(rows))
+    return bash_scene(f"kubectl get pods -n {ns}", "\n".join(rows))
 
 
 _COMMIT_MESSAGES = (
@@ -2571,7 +2571,7 @@ def _d_git_log(rng: random.Random) -> Scene:
     n = rng.randint(20, 30)
     path = rng.choice(_LOG_PATHS)
     rows = [f"{_hex(rng, 7)} {rng.choice(_COMMIT_MESSAGES)}" for _ in range(n)]
-    return _bash(f"git log --oneline -{n} -- {path}", "\n".join(rows))
+    return bash_scene(f"git log --oneline -{n} -- {path}", "\n".join(rows))
 
 
 _RUST_MODULES = {
@@ -2601,7 +2601,7 @@ def _d_cargo_test(rng: random.Random) -> Scene:
         f"test result: ok. {len(names)} passed; 0 failed; 0 ignored; 0 measured; "
         f"{rng.randint(10, 30)} filtered out; finished in 0.{rng.randint(10, 99)}s",
     ]
-    return _bash(f"cd services/inventory && cargo test {module}::", "\n".join(lines))
+    return bash_scene(f"cd services/inventory && cargo test {module}::", "\n".join(lines))
 
 
 _GREPS = (
@@ -2664,7 +2664,7 @@ def _d_grep(rng: random.Random) -> Scene:
     for _ in range(rng.randint(20, 40)):
         rows.append(f"{root}/{rng.choice(files)}:{rng.randint(3, 400)}:{rng.choice(texts)}")
     rows.sort()
-    return _grep(pattern, root, "\n".join(rows))
+    return grep_scene(pattern, root, "\n".join(rows))
 
 
 _SKUS = ("SKU-TEE-WHT-S", "SKU-TEE-NVY-L", "SKU-CAP-BLK", "SKU-SOCK-3PK", "SKU-JKT-OLV-M", "SKU-BAG-TOTE")
@@ -2701,7 +2701,7 @@ def _d_curl_ok(rng: random.Random) -> Scene:
         f'"available":{rng.randint(0, 80)},"warehouses":["DUB1","AMS2"]}}',
         f"* Connection #0 to host {host} left intact",
     ]
-    return _bash(f"curl -sv https://{host}/v1/products/{sku}", "\n".join(lines))
+    return bash_scene(f"curl -sv https://{host}/v1/products/{sku}", "\n".join(lines))
 
 
 _INSTANCE = ("m6i.large", "m6i.xlarge", "t3.large", "m7g.large")
@@ -2742,7 +2742,7 @@ def _d_tfvars(rng: random.Random) -> Scene:
         f'storefront_domain = "{env}.shopfront.dev"',
         f'api_domain        = "api.{env}.shopfront.dev"',
     ]
-    return _read(f"infra/terraform/envs/{env}/terraform.tfvars", "\n".join(lines))
+    return read_scene(f"infra/terraform/envs/{env}/terraform.tfvars", "\n".join(lines))
 
 
 _UI_TESTS = (
@@ -2783,7 +2783,7 @@ def _d_vitest_pass(rng: random.Random) -> Scene:
         f"   Start at  {rng.randint(8, 18):02d}:{rng.randint(0, 59):02d}:{rng.randint(0, 59):02d}",
         f"   Duration  {rng.randint(1, 6)}.{rng.randint(10, 99)}s",
     ]
-    return _bash("pnpm --filter @shopfront/ui test -- --run", "\n".join(lines))
+    return bash_scene("pnpm --filter @shopfront/ui test -- --run", "\n".join(lines))
 
 
 _LOG_MESSAGES = {
@@ -2820,7 +2820,9 @@ def _d_logs(rng: random.Random) -> Scene:
         rows.append(f'{ts} {{"level":"{level}",{body}}}')
     rows.sort()
     since = rng.choice([15, 20, 45, 60])
-    return _bash(f"kubectl logs -n shopfront deploy/{svc} --since={since}m --timestamps", "\n".join(rows))
+    return bash_scene(
+        f"kubectl logs -n shopfront deploy/{svc} --since={since}m --timestamps", "\n".join(rows)
+    )
 
 
 _TF_RESOURCES = (
@@ -2858,7 +2860,7 @@ def _d_tf_plan(rng: random.Random) -> Scene:
             "    }",
         ]
     lines += ["", f"Plan: 0 to add, {len(chosen)} to change, 0 to destroy."]
-    return _bash(f"cd infra/terraform/envs/{env} && terraform plan -no-color", "\n".join(lines))
+    return bash_scene(f"cd infra/terraform/envs/{env} && terraform plan -no-color", "\n".join(lines))
 
 
 _RUST_FILES = ("audit", "levels", "transfers", "receiving", "cycle_count", "allocation")
@@ -2902,7 +2904,7 @@ def _d_rust_src(rng: random.Random) -> Scene:
             "    }",
         ]
     lines.append("}")
-    return _read(f"services/inventory/src/warehouse/{name}.rs", "\n".join(lines))
+    return read_scene(f"services/inventory/src/warehouse/{name}.rs", "\n".join(lines))
 
 
 _TEMPLATES: tuple[Callable[[random.Random], Scene], ...] = (

@@ -13,47 +13,17 @@ questions holds its answer.
 environments, passing runs) that hold no answer and none of the facts' paths or commands; the same
 seed gives the same scenes.
 
-Pure data and the standard library: nothing here imports the agent, its tests or other benchmarks.
+Pure data and the standard library; the shapes of a scene and a fact, and the helpers that build a
+scene as the agent's tools print it, are the first held-out set's. Nothing here imports the agent
+or its tests.
 """
 
 from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from dataclasses import dataclass
 
-
-@dataclass(frozen=True, slots=True)
-class Scene:
-    tool: str  # "read_file", "bash" or "grep"
-    args: dict[str, object]  # {"path": ...} | {"command": ...} | {"pattern": ..., "path": ...}
-    output: str  # the tool's whole output, as the agent's tools print it
-    is_error: bool = False  # True when a bash exit code is not 0
-
-
-@dataclass(frozen=True, slots=True)
-class PlantedFact:
-    scene: Scene
-    answer: str  # short verbatim substring of scene.output, in exactly one scene, not on its first/last line
-    questions: tuple[str, ...]  # exactly 3: (direct, paraphrase, vague)
-
-
-def _numbered(text: str) -> str:
-    lines = text.rstrip("\n").split("\n")
-    return "\n".join(f"{n:6d}\t{line}" for n, line in enumerate(lines, 1))
-
-
-def _read(path: str, text: str) -> Scene:
-    return Scene("read_file", {"path": path}, _numbered(text))
-
-
-def _bash(command: str, text: str, code: int = 0) -> Scene:
-    return Scene("bash", {"command": command}, f"{text.rstrip()}\n[exit code {code}]", code != 0)
-
-
-def _grep(pattern: str, path: str, text: str) -> Scene:
-    return Scene("grep", {"pattern": pattern, "path": path}, text.rstrip("\n"))
-
+from benchmarks.recall_facts_heldout import PlantedFact, Scene, bash_scene, grep_scene, read_scene
 
 _FACTS: list[PlantedFact] = []
 
@@ -65,7 +35,7 @@ def _plant(scene: Scene, answer: str, direct: str, paraphrase: str, vague: str) 
 # --- configuration -------------------------------------------------------------------------------
 
 _plant(
-    _read(
+    read_scene(
         "ingest/config/ingest.toml",
         """\
 # fieldlog telemetry ingester: production defaults.
@@ -120,7 +90,7 @@ max_entries = 200000
 )
 
 _plant(
-    _read(
+    read_scene(
         "backend/fieldlog/settings/base.py",
         """\
 \"\"\"Settings shared by every environment; the environment modules star-import this one.\"\"\"
@@ -194,7 +164,7 @@ REST_FRAMEWORK = {
 )
 
 _plant(
-    _read(
+    read_scene(
         "deploy/ansible/inventories/production/group_vars/all.yml",
         """\
 ---
@@ -246,7 +216,7 @@ backup_retention_days: 35
 )
 
 _plant(
-    _read(
+    read_scene(
         "backend/.env.example",
         """\
 # Copy to backend/.env for local development. Never commit real secrets.
@@ -296,7 +266,7 @@ SLA_WARNING_MINUTES=30
 )
 
 _plant(
-    _read(
+    read_scene(
         "etl/config/schedules.json",
         """\
 {
@@ -357,7 +327,7 @@ _plant(
 )
 
 _plant(
-    _read(
+    read_scene(
         "deploy/ansible/roles/celery/templates/supervisor-celery.conf.j2",
         """\
 ; {{ ansible_managed }}
@@ -431,7 +401,7 @@ redirect_stderr=true
 )
 
 _plant(
-    _read(
+    read_scene(
         "deploy/ansible/roles/nginx/templates/fieldlog.conf.j2",
         """\
 # {{ ansible_managed }}
@@ -501,7 +471,7 @@ server {
 # --- source, build files and schemas -------------------------------------------------------------
 
 _plant(
-    _read(
+    read_scene(
         "android/app/build.gradle.kts",
         """\
 plugins {
@@ -585,7 +555,7 @@ dependencies {
 )
 
 _plant(
-    _read(
+    read_scene(
         "ingest/internal/decode/frame.go",
         """\
 // Package decode parses the binary frames sent by the vehicle trackers.
@@ -657,7 +627,7 @@ func Parse(b []byte) (Header, []byte, error) {
 )
 
 _plant(
-    _read(
+    read_scene(
         "android/app/src/main/java/com/fieldlog/tech/sync/SyncWorker.kt",
         """\
 package com.fieldlog.tech.sync
@@ -725,7 +695,7 @@ class SyncWorker @AssistedInject constructor(
 )
 
 _plant(
-    _read(
+    read_scene(
         "backend/fieldlog/jobs/models.py",
         """\
 import uuid
@@ -795,7 +765,7 @@ class JobEvent(models.Model):
 )
 
 _plant(
-    _read(
+    read_scene(
         "ingest/migrations/000014_positions_partitioned.up.sql",
         """\
 -- Positions become range-partitioned by month; the old table is kept for a week as positions_old.
@@ -848,7 +818,7 @@ COMMIT;
 )
 
 _plant(
-    _read(
+    read_scene(
         ".github/workflows/ci.yml",
         """\
 name: ci
@@ -927,7 +897,7 @@ jobs:
 )
 
 _plant(
-    _read(
+    read_scene(
         "etl/fieldlog_etl/costs.py",
         """\
 \"\"\"Cost of each completed job: labour, overtime, travel and parts, in pounds.\"\"\"
@@ -988,7 +958,7 @@ def job_costs(visits: pd.DataFrame) -> pd.DataFrame:
 )
 
 _plant(
-    _read(
+    read_scene(
         "android/gradle/libs.versions.toml",
         """\
 [versions]
@@ -1043,7 +1013,7 @@ hilt = { id = "com.google.dagger.hilt.android", version.ref = "hilt" }
 )
 
 _plant(
-    _read(
+    read_scene(
         "ingest/go.mod",
         """\
 module github.com/fieldlog/ingest
@@ -1095,7 +1065,7 @@ require (
 # --- tests and builds ----------------------------------------------------------------------------
 
 _plant(
-    _bash(
+    bash_scene(
         "cd backend && pytest -q fieldlog/jobs/tests",
         """\
 ============================= test session starts ==============================
@@ -1145,7 +1115,7 @@ FAILED fieldlog/jobs/tests/test_reschedule.py::test_reschedule_keeps_original_sl
 )
 
 _plant(
-    _bash(
+    bash_scene(
         "cd ingest && go test -race ./...",
         """\
 ?   \tgithub.com/fieldlog/ingest/cmd/ingest\t[no test files]
@@ -1182,7 +1152,7 @@ FAIL
 )
 
 _plant(
-    _bash(
+    bash_scene(
         "cd android && ./gradlew :app:testDebugUnitTest",
         """\
 > Task :app:preBuild UP-TO-DATE
@@ -1231,7 +1201,7 @@ BUILD FAILED in 38s
 )
 
 _plant(
-    _bash(
+    bash_scene(
         "cd android && ./gradlew :app:assembleRelease",
         """\
 > Task :app:preBuild UP-TO-DATE
@@ -1278,7 +1248,7 @@ BUILD FAILED in 1m 52s
 )
 
 _plant(
-    _bash(
+    bash_scene(
         "docker build -t fieldlog/ingest:dev ingest",
         """\
 #0 building with "default" instance using docker driver
@@ -1335,7 +1305,7 @@ ERROR: failed to solve: process "/bin/sh -c CGO_ENABLED=0 go build -trimpath -ld
 )
 
 _plant(
-    _bash(
+    bash_scene(
         "cd ingest && go test -run '^$' -bench . -benchmem ./internal/decode ./internal/dedupe",
         """\
 goos: linux
@@ -1370,7 +1340,7 @@ ok  \tgithub.com/fieldlog/ingest/internal/dedupe\t6.027s
 # --- databases, queues and deploys ---------------------------------------------------------------
 
 _plant(
-    _bash(
+    bash_scene(
         'psql service=fieldlog-prod -c "SELECT relname, n_live_tup, n_dead_tup, last_autovacuum '
         'FROM pg_stat_user_tables ORDER BY n_dead_tup DESC LIMIT 18"',
         """\
@@ -1404,7 +1374,7 @@ _plant(
 )
 
 _plant(
-    _bash(
+    bash_scene(
         "docker compose ps -a",
         """\
 NAME                              IMAGE                          SERVICE                 STATUS         \
@@ -1454,7 +1424,7 @@ fieldlog-worker-reports-1         fieldlog/backend:dev           worker-reports 
 )
 
 _plant(
-    _bash(
+    bash_scene(
         "cd deploy/ansible && ansible-playbook -i inventories/production site.yml --limit workers "
         "--check --diff",
         """\
@@ -1516,7 +1486,7 @@ rescued=0    ignored=0
 )
 
 _plant(
-    _bash(
+    bash_scene(
         "git log --oneline -24 -- backend/fieldlog/invoices",
         """\
 e81d07b invoices: statement PDF uses the customer's billing address, not the site's
@@ -1553,7 +1523,7 @@ f6b2c48 invoices: first cut of the Invoice and InvoiceLine models
 )
 
 _plant(
-    _bash(
+    bash_scene(
         "ssh mq-01.dc2.fieldlog.internal sudo rabbitmqctl list_queues -p fieldlog name messages_ready "
         "messages_unacknowledged consumers",
         """\
@@ -1588,7 +1558,7 @@ xero_sync\t3\t0\t2
 )
 
 _plant(
-    _bash(
+    bash_scene(
         "cd backend && python manage.py showmigrations jobs invoices",
         """\
 jobs
@@ -1632,7 +1602,7 @@ invoices
 )
 
 _plant(
-    _bash(
+    bash_scene(
         "cd deploy && ansible-galaxy collection list",
         """\
 
@@ -1672,7 +1642,7 @@ prometheus.prometheus         0.16.3
 )
 
 _plant(
-    _bash(
+    bash_scene(
         "docker compose logs --tail=24 worker-reports",
         """\
 worker-reports-1  | [2024-06-18 02:10:02,114: INFO/MainProcess] Task \
@@ -1727,7 +1697,7 @@ fieldlog.invoices.tasks.render_job_sheet[a18e4d6c-7b09-4f23-9c5e-b2d0f83a16e7] s
 )
 
 _plant(
-    _bash(
+    bash_scene(
         "cd etl && python -m fieldlog_etl.run --job job_costs --date 2024-06-30",
         """\
 2024-07-01 04:17:00,412 INFO fieldlog_etl.run job=job_costs date=2024-06-30 lookback_days=35
@@ -1772,7 +1742,7 @@ pyarrow.lib.ArrowInvalid: ("Could not convert 'n/a' with type str: tried to conv
 )
 
 _plant(
-    _bash(
+    bash_scene(
         "cd backend && pip list --outdated",
         """\
 Package                        Version    Latest     Type
@@ -1809,7 +1779,7 @@ WeasyPrint                     62.2       62.3       wheel
 # --- grep ----------------------------------------------------------------------------------------
 
 _plant(
-    _grep(
+    grep_scene(
         "@shared_task",
         "backend/fieldlog",
         """\
@@ -1847,7 +1817,7 @@ backend/fieldlog/technicians/tasks.py:33:@shared_task(ignore_result=True, expire
 )
 
 _plant(
-    _grep(
+    grep_scene(
         "os.Getenv(",
         "ingest",
         """\
@@ -1883,7 +1853,7 @@ ingest/internal/testutil/nats.go:12:\turl := os.Getenv("INGEST_TEST_NATS_URL")
 )
 
 _plant(
-    _grep(
+    grep_scene(
         "TODO|FIXME",
         "android/app/src/main",
         """\
@@ -1940,7 +1910,7 @@ exception from release -->
 )
 
 _plant(
-    _grep(
+    grep_scene(
         "_port:",
         "deploy/ansible/inventories",
         """\
@@ -1977,7 +1947,7 @@ deploy/ansible/inventories/staging/group_vars/workers.yml:9:flower_port: 5560
 )
 
 _plant(
-    _grep(
+    grep_scene(
         "crontab(",
         "backend/fieldlog",
         """\
@@ -2034,7 +2004,7 @@ crontab(minute="*/10").minute
 )
 
 _plant(
-    _grep(
+    grep_scene(
         "@(GET|POST|PUT|PATCH|DELETE)\\(",
         "android/app/src/main/java/com/fieldlog/tech/api",
         """\
@@ -2071,7 +2041,7 @@ android/app/src/main/java/com/fieldlog/tech/api/TrackingApi.kt:16:    @POST("v2/
 )
 
 _plant(
-    _grep(
+    grep_scene(
         "path(",
         "backend/fieldlog/api",
         """\
@@ -2123,7 +2093,7 @@ name="dispatch-propose"),
 )
 
 _plant(
-    _grep(
+    grep_scene(
         "prometheus.New",
         "ingest/internal",
         """\
@@ -2179,7 +2149,7 @@ ingest/internal/store/pool.go:43:\tpoolIdle = prometheus.NewGaugeFunc(prometheus
 )
 
 _plant(
-    _grep(
+    grep_scene(
         "ALTER TABLE",
         "ingest/migrations",
         """\
@@ -2222,7 +2192,7 @@ ingest/migrations/000015_devices_retired.up.sql:1:ALTER TABLE devices ADD COLUMN
 )
 
 _plant(
-    _grep(
+    grep_scene(
         "^def ",
         "etl/fieldlog_etl",
         """\
@@ -2260,7 +2230,7 @@ etl/fieldlog_etl/source.py:96:def fetch_shifts(conn: Connection, since: date) ->
 )
 
 _plant(
-    _grep(
+    grep_scene(
         "buildConfigField",
         "android",
         """\
@@ -2305,7 +2275,7 @@ android/feature/map/build.gradle.kts:17:        buildConfigField("String", "MAP_
 )
 
 _plant(
-    _grep(
+    grep_scene(
         "image:",
         "deploy",
         """\
@@ -2409,7 +2379,7 @@ def _d_pytest_pass(rng: random.Random) -> Scene:
         f"============================== {total} passed in {rng.randint(1, 19)}.{rng.randint(10, 99)}s"
         " ==============================",
     ]
-    return _bash(f"cd backend && pytest -q --cov=fieldlog/{app} fieldlog/{app}/tests", "\n".join(lines))
+    return bash_scene(f"cd backend && pytest -q --cov=fieldlog/{app} fieldlog/{app}/tests", "\n".join(lines))
 
 
 _GO_TESTS = {
@@ -2434,7 +2404,7 @@ def _d_go_test_pass(rng: random.Random) -> Scene:
         lines += [f"    --- PASS: {test}/{sub} (0.00s)" for sub in subs]
     lines += ["PASS", f"ok  \tgithub.com/fieldlog/ingest/internal/{pkg}\t0.{rng.randint(5, 400):03d}s"]
     flag = rng.choice(["", " -count=1", " -race", " -shuffle=on"])
-    return _bash(f"cd ingest && go test -v{flag} ./internal/{pkg}/", "\n".join(lines))
+    return bash_scene(f"cd ingest && go test -v{flag} ./internal/{pkg}/", "\n".join(lines))
 
 
 _COMMIT_MESSAGES = (
@@ -2477,7 +2447,7 @@ def _d_git_log(rng: random.Random) -> Scene:
     n = rng.randint(20, 30)
     path = rng.choice(_LOG_PATHS)
     rows = [f"{_hex(rng, 7)} {rng.choice(_COMMIT_MESSAGES)}" for _ in range(n)]
-    return _bash(f"git log --oneline -{n} -- {path}", "\n".join(rows))
+    return bash_scene(f"git log --oneline -{n} -- {path}", "\n".join(rows))
 
 
 _GREPS = (
@@ -2530,7 +2500,7 @@ def _d_grep(rng: random.Random) -> Scene:
     while len(hits) < target:
         hits.add((rng.choice(files), rng.randint(3, 400)))
     rows = [f"{root}/{name}:{line}:{rng.choice(texts)}" for name, line in sorted(hits)]
-    return _grep(pattern, root, "\n".join(rows))
+    return grep_scene(pattern, root, "\n".join(rows))
 
 
 _TODO_AREAS = {
@@ -2570,7 +2540,7 @@ def _d_grep_todo(rng: random.Random) -> Scene:
         name, text = rng.choice(_TODO_AREAS[root])
         hits[(name, rng.randint(5, 600))] = text
     rows = [f"{root}/{name}:{line}:{' ' * (4 * (line % 3))}{hits[name, line]}" for name, line in sorted(hits)]
-    return _grep(rng.choice(["TODO", "TODO|FIXME|XXX", "FIXME|TODO"]), root, "\n".join(rows))
+    return grep_scene(rng.choice(["TODO", "TODO|FIXME|XXX", "FIXME|TODO"]), root, "\n".join(rows))
 
 
 _KOTLIN_TESTS = {
@@ -2619,7 +2589,7 @@ def _d_gradle_pass(rng: random.Random) -> Scene:
         f"BUILD SUCCESSFUL in {rng.randint(6, 59)}s",
         f"{executed + up_to_date} actionable tasks: {executed} executed, {up_to_date} up-to-date",
     ]
-    return _bash(f"cd android && ./gradlew :{module}:test{variant}UnitTest", "\n".join(lines))
+    return bash_scene(f"cd android && ./gradlew :{module}:test{variant}UnitTest", "\n".join(lines))
 
 
 _ANSIBLE_GROUPS = {
@@ -2659,7 +2629,7 @@ def _d_ansible_ok(rng: random.Random) -> Scene:
             f"{h:<36}: ok={ok:<4} changed=0    unreachable=0    failed=0    skipped={skipped:<4} "
             "rescued=0    ignored=0"
         )
-    return _bash(
+    return bash_scene(
         f"cd deploy/ansible && ansible-playbook -i inventories/staging site.yml --limit {group} --check",
         "\n".join(lines),
     )
@@ -2717,7 +2687,9 @@ def _d_kotlin_vm(rng: random.Random) -> Scene:
             "    }",
         ]
     lines.append("}")
-    return _read(f"android/app/src/main/java/com/fieldlog/tech/{pkg}/{name}ViewModel.kt", "\n".join(lines))
+    return read_scene(
+        f"android/app/src/main/java/com/fieldlog/tech/{pkg}/{name}ViewModel.kt", "\n".join(lines)
+    )
 
 
 _WORKER_TASKS = {
@@ -2757,7 +2729,7 @@ def _d_worker_logs(rng: random.Random) -> Scene:
             f"{prefix},{rng.randint(0, 999):03d}: INFO/ForkPoolWorker-{worker}] Task {task} "
             f"succeeded in {rng.randint(0, 9)}.{rng.randint(10, 99)}s: None"
         )
-    return _bash(f"docker compose logs --tail={2 * n} worker-{queue}", "\n".join(lines))
+    return bash_scene(f"docker compose logs --tail={2 * n} worker-{queue}", "\n".join(lines))
 
 
 _SUMMARIES = (
@@ -2791,7 +2763,7 @@ def _d_psql_jobs(rng: random.Random) -> Scene:
         "SELECT reference, status, priority, scheduled_start, summary FROM jobs_job "
         f"WHERE status = '{status}' ORDER BY scheduled_start LIMIT {n}"
     )
-    return _bash(f'psql fieldlog -c "{query}"', "\n".join(lines))
+    return bash_scene(f'psql fieldlog -c "{query}"', "\n".join(lines))
 
 
 _GROUP_VARS = {
@@ -2832,7 +2804,7 @@ def _d_group_vars(rng: random.Random) -> Scene:
         port = rng.choice([22, 80, 443, 9100, 9464])
         lines.append(f"  - {{ port: {port}, from: 10.{rng.randint(20, 29)}.0.0/16 }}")
     lines += ["", f"sentry_environment: {env}", f"sentry_traces_sample_rate: 0.{rng.randint(1, 9)}"]
-    return _read(f"deploy/ansible/inventories/{env}/group_vars/{group}.yml", "\n".join(lines))
+    return read_scene(f"deploy/ansible/inventories/{env}/group_vars/{group}.yml", "\n".join(lines))
 
 
 _GO_FILES = {
@@ -2882,7 +2854,7 @@ def _d_go_src(rng: random.Random) -> Scene:
             "\treturn nil",
             "}",
         ]
-    return _read(f"ingest/internal/{pkg}/{name}.go", "\n".join(lines))
+    return read_scene(f"ingest/internal/{pkg}/{name}.go", "\n".join(lines))
 
 
 _ETL_JOBS = ("visits_daily", "technician_utilisation", "parts_consumption", "first_time_fix")
@@ -2911,7 +2883,7 @@ def _d_etl_dry_run(rng: random.Random) -> Scene:
     finished = f"05:01:{rng.randint(0, 59):02d}"
     lines.append(f"2024-07-02 {finished},000 INFO fieldlog_etl.sinks dry run: nothing written")
     command = f"cd etl && python -m fieldlog_etl.run --job {job} --date {date} --dry-run"
-    return _bash(command, "\n".join(lines))
+    return bash_scene(command, "\n".join(lines))
 
 
 _TEMPLATES: tuple[Callable[[random.Random], Scene], ...] = (

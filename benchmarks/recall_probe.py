@@ -88,9 +88,7 @@ class Score:
         return sum(self.first[search, k] for k in KINDS) / asked if asked else 0.0
 
 
-def _messages(
-    scene: recall_facts.Scene | recall_facts_heldout.Scene | recall_facts_heldout2.Scene, n: int
-) -> list[Message]:
+def _messages(scene: recall_facts.Scene | recall_facts_heldout.Scene, n: int) -> list[Message]:
     use = ToolUse(f"toolu_{n:05d}", scene.tool, scene.args)
     what = scene.args.get("path") or scene.args.get("command") or scene.args.get("pattern")
     return [
