@@ -11,9 +11,10 @@ window, and the loop guard's failure count) and decides, cheapest first:
     on_overflow learn the true count, force L2 then L4 down to the target, or raise
     compact     L3: condense the whole conversation now, steered by a focus
 
-Before each summary it asks its gate (`gate.py`: the user's PreCompact hooks), which may skip an
-automatic one or add to its instruction; the emergency line holds whatever the gate says.
-How a layer runs (archive first, one CompactEvent each) is `layers.LayerRunner`;
+A record for a span, and what the engine learns from how it fared (the latch, the loop guard), is
+`summaries.Summaries`: before each summary it asks the gate (`gate.py`: the user's PreCompact
+hooks), which may skip an automatic one or add to its instruction; the emergency line holds
+whatever the gate says. How a layer runs (archive first, one CompactEvent each) is `layers.LayerRunner`;
 where L2 cuts is `plan.plan_condense`; when its record is made (prepared ahead, held, or with a
 digest standing in, so no turn waits on a summary) is `timing.RecordTiming`. `prepare` costs one
 count when nothing fires.
@@ -28,21 +29,19 @@ import time
 from collections.abc import Callable, Sequence
 
 from agent_cli.config.settings import ContextSettings
-from agent_cli.context.ahead import Submit, Taken, in_thread
+from agent_cli.context.ahead import Submit, in_thread
 from agent_cli.context.breakdown import Breakdown, compute_breakdown
 from agent_cli.context.clear import clearable, next_change
-from agent_cli.context.gate import Gate, open_gate, skippable
+from agent_cli.context.gate import Gate, open_gate
 from agent_cli.context.latch import CompactionState, Limits
 from agent_cli.context.layers import Condensed, LayerRunner, Step
 from agent_cli.context.notices import (
-    loop_guard_stopped,
     overflow_unresolved,
     smaller_window,
-    summary_outcome,
     under_reported,
 )
-from agent_cli.context.plan import CondensePlan, plan_condense
 from agent_cli.context.protocol import EngineEvent, Frame, Prepared
+from agent_cli.context.summaries import Summaries
 from agent_cli.context.summary_request import Summarize
 from agent_cli.context.thresholds import (
     MIN_SHARED_CAP,
@@ -53,7 +52,7 @@ from agent_cli.context.thresholds import (
 )
 from agent_cli.context.timing import RecordTiming
 from agent_cli.core.errors import ContextOverflowError
-from agent_cli.core.events import CompactEvent, CompactLayer, CompactTrigger, ErrorEvent, WarningEvent
+from agent_cli.core.events import CompactEvent, CompactTrigger, WarningEvent
 from agent_cli.core.messages import Message, ToolResult, ToolUse, Usage
 from agent_cli.core.thinking import settle_thinking
 from agent_cli.store.archive import Archive
@@ -85,15 +84,15 @@ class ContextEngine:
         self._gate = gate  # asked before each summary (gate.py): the user's PreCompact hooks
         self._clock = clock
         self._run = LayerRunner(counter, archive, summarize, clock)
+        limits = Limits(settings.summary_failures_to_latch, settings.latch_compactions, settings.max_failures)
+        self._summaries = Summaries(self, limits)  # the record for a span, the latch and the loop guard
         # When L2's record is made: ahead, while the request goes on, or with a digest standing in.
-        self._timing = RecordTiming(self, submit, condense=self._condense_auto, judged=self._judged)
+        self._timing = RecordTiming(
+            self, submit, condense=self._summaries.condense_auto, judged=self._summaries.judged
+        )
         self.max_output = max_output
         self.thresholds: Thresholds = compute_thresholds(settings, window, max_output)
         self._clear_skip = ("", 0)  # (first message id, count): L1 found no batch below that count
-        self.limits = Limits(
-            settings.summary_failures_to_latch, settings.latch_compactions, settings.max_failures
-        )
-        self._state = CompactionState()  # the latch and the loop guard (latch.py)
         self._said_under_report = False  # a usage report far below the local count is said once
         self._still_below = 0  # after /uncompact: no automatic L1 or L2 until the count reaches this
 
@@ -120,7 +119,8 @@ class ContextEngine:
 
     def restart(self) -> None:
         """A fresh start (`/clear`, another model or session): past failures no longer count."""
-        self._state, self._clear_skip = CompactionState.fresh(), ("", 0)
+        self._summaries.restart()
+        self._clear_skip = ("", 0)
         self._still_below = 0
         self._timing.drop()
 
@@ -133,16 +133,20 @@ class ContextEngine:
     @property
     def state(self) -> CompactionState:
         """What the engine remembers of its failures (the latch and the loop guard), as a value."""
-        return self._state
+        return self._summaries.state
+
+    @property
+    def limits(self) -> Limits:
+        return self._summaries.limits
 
     @property
     def auto_compact(self) -> bool:
         """False once the loop guard stopped automatic compaction (a requested compaction restarts it)."""
-        return self._state.automatic
+        return self._summaries.state.automatic
 
     def stop_automatic(self) -> None:
         """Automatic compaction off, as the loop guard leaves it (only L1 and L4 act)."""
-        self._state = self._state.stopped()
+        self._summaries.stop()
 
     @property
     def window(self) -> int:  # as the engine knows it: it learns a smaller one from errors
@@ -173,7 +177,7 @@ class ContextEngine:
         return self.settings.digest_stands_in and self.settings.summarizer == "model"
 
     def may_call(self) -> bool:
-        return self._state.may_call(self.limits)
+        return self._summaries.may_call()
 
     # -- the loop's calls ----------------------------------------------------
 
@@ -225,7 +229,7 @@ class ContextEngine:
             held = total < th.hold_at and self._timing.leads(messages)
             failed = outcome.attempted and total >= th.trigger_at and not held
             if outcome.attempted:
-                events += self._note_result(failed)
+                events += self._summaries.note_result(failed)
         elif total >= th.prepare_at and self.auto_compact and not cleared.events:
             self._timing.prepare(messages, frame, total)
         if total >= th.emergency_at or (failed and total >= th.trigger_at):
@@ -270,7 +274,7 @@ class ContextEngine:
         outcome = Condensed(messages, total, False)
         self._timing.drop_stand_in()  # (the record L2 makes now folds its digest in)
         if self.auto_compact:
-            outcome = self._condense(messages, frame, total, "summarize", "overflow", None)
+            outcome = self._summaries.condense(messages, frame, total, "summarize", "overflow", None)
             messages, total = outcome.messages, outcome.tokens
             events += outcome.events
         # Without numbers in the error our count is all there is, and it was not enough:
@@ -295,13 +299,13 @@ class ContextEngine:
     ) -> Prepared:
         """L3: condense the whole conversation so far (an open trailing tool round stays). It always
         asks the model, whatever the summarizer latch says."""
-        self._state = self._state.requested()
+        self._summaries.requested()
         total = self._run.count(frame, list(history))
         swapped = self._timing.replace(list(history), frame, total)  # its record in the summary's span
         self._timing.drop_stand_in()  # (one not ready: the record made now folds its digest in)
         messages, total = swapped.messages, swapped.tokens
         events: list[EngineEvent] = list(swapped.events)
-        outcome = self._condense(messages, frame, total, "manual", trigger, focus)
+        outcome = self._summaries.condense(messages, frame, total, "manual", trigger, focus)
         events += outcome.events
         if not outcome.acted and not events:
             events.append(WarningEvent(message=NOTHING_TO_COMPACT))
@@ -353,66 +357,6 @@ class ContextEngine:
             return Step(messages, total)  # L1 alone cannot get below the trigger: L2 takes the span whole
         return self._run.clear(messages, frame, total, to_clear, freed)
 
-    def _condense(
-        self,
-        messages: list[Message],
-        frame: Frame,
-        total: int,
-        layer: CompactLayer,
-        trigger: CompactTrigger,
-        focus: str | None,
-        ahead: Taken | None = None,
-    ) -> Condensed:
-        """L2 / L3 where the plan finds a span worth a record; with `ahead`, the record prepared for
-        its span (the plan it was made for, and its reply)."""
-        requested = layer == "manual"  # L3: asked for by the user or the model
-        if ahead is not None:
-            plan: CondensePlan | None = ahead.plan
-        else:
-            plan = plan_condense(messages, self._run.counts(messages), self.thresholds, requested=requested)
-        if plan is None:
-            return Condensed(messages, total, False)
-        extra = ""
-        if ahead is None:  # (a record made ahead passed the gate when it was started)
-            verdict = self._gate(layer, trigger, focus)
-            if verdict.skip and skippable(trigger):
-                return Condensed(messages, total, False)  # not a failure: L4 still acts at its line
-            extra = verdict.extra
-        use_model = requested or ahead is not None or self._state.may_call(self.limits)
-        outcome = self._run.condense(
-            messages,
-            plan,
-            frame,
-            total,
-            thresholds=self.thresholds,
-            layer=layer,
-            trigger=trigger,
-            focus=focus,
-            use_model=use_model,
-            reply=ahead.reply if ahead is not None else None,
-            extra=extra,
-        )
-        if ahead is not None:  # its event says the record was made ahead
-            marked = tuple(
-                dataclasses.replace(e, ahead=True) if isinstance(e, CompactEvent) else e
-                for e in outcome.events
-            )
-            outcome = dataclasses.replace(outcome, events=marked, ahead=True)
-        return self._judged(outcome, trigger)
-
-    def _condense_auto(
-        self, messages: list[Message], frame: Frame, total: int, taken: Taken | None
-    ) -> Condensed:
-        return self._condense(messages, frame, total, "summarize", "auto", None, taken)
-
-    def _judged(self, outcome: Condensed, trigger: CompactTrigger) -> Condensed:
-        """The latch learns how the model's record fared; what went wrong is said in one message."""
-        self._state, latched = self._state.summary(outcome.summary, self.limits, trigger=trigger)
-        notice = summary_outcome(outcome.failure, outcome.shortfall, outcome.transcript, latched)
-        if notice:  # one message: what happened, and what follows
-            return dataclasses.replace(outcome, events=(*outcome.events, WarningEvent(message=notice)))
-        return outcome
-
     # -- a record made in the background ---------------------------------------------
 
     def _past_swap(self, history: Sequence[Message], swapped: Condensed, frame: Frame) -> Condensed:
@@ -427,10 +371,3 @@ class ContextEngine:
             )
         again = self._timing.now(settled, frame, cleared.tokens, None)
         return dataclasses.replace(again, events=(*events, *again.events))
-
-    def _note_result(self, failed: bool) -> list[EngineEvent]:
-        """The loop guard: stop automatic compaction after repeated failures, and say so."""
-        self._state, stopped = self._state.compaction(failed, self.limits)
-        if not stopped:
-            return []
-        return [ErrorEvent(message=loop_guard_stopped(self._state.compaction_failures), kind="compaction")]
