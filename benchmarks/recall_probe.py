@@ -48,7 +48,7 @@ from agent_cli.store.redact import Redactor
 from agent_cli.store.session_log import SessionLog
 from agent_cli.store.session_search import search_session
 
-__all__ = ["FACT_SETS", "KINDS", "Score", "probe"]
+__all__ = ["BUDGET", "FACT_SETS", "KINDS", "Score", "first_passage", "probe", "session"]
 
 # The development set, which recall's vocabulary was tuned beside; a held-out set written afterwards
 # by someone who read no search code, for another project (its misses have since been read, and
@@ -97,7 +97,7 @@ def _messages(scene: recall_facts.Scene | recall_facts_heldout.Scene, n: int) ->
     ]
 
 
-def _session(root: Path, facts: Any, seed: int, count: int) -> Archive:
+def session(root: Path, facts: Any, seed: int, count: int) -> Archive:
     """A session folder holding the facts' scenes among `count` distractors, shuffled by `seed`."""
     scenes = [fact.scene for fact in facts.FACTS] + facts.distractors(seed, count)
     random.Random(seed).shuffle(scenes)
@@ -131,7 +131,7 @@ def _literal(archive: Archive, question: str) -> str:
     return "\n\n".join(out) or f"No match for {question!r}"
 
 
-def _first_passage(answer: str) -> str:
+def first_passage(answer: str) -> str:
     """The first passage of a ranked answer (each starts with `[file · ref]`)."""
     parts = answer.split("\n\n[")
     return parts[0]
@@ -150,7 +150,7 @@ def probe(facts: Any, seeds: list[int], count: int) -> Score:
     score = Score()
     for seed in seeds:
         with tempfile.TemporaryDirectory() as tmp:
-            archive = _session(Path(tmp), facts, seed, count)
+            archive = session(Path(tmp), facts, seed, count)
             archive.search("warm the meaning table", BUDGET)  # its load is start-up, timed apart
             for fact in facts.FACTS:
                 for kind, question in zip(KINDS, fact.questions, strict=True):
@@ -162,7 +162,7 @@ def probe(facts: Any, seeds: list[int], count: int) -> Score:
                         score.chars[search] += len(got)
                         if fact.answer in got:
                             score.found[search, kind] += 1
-                            if fact.answer in _first_passage(got):
+                            if fact.answer in first_passage(got):
                                 score.first[search, kind] += 1
                         elif search == "ranked" and seed == seeds[0]:
                             score.misses.append((kind, question))
