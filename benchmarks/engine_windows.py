@@ -11,7 +11,8 @@ the figures are the fake's own counts (characters / 4). Printed, in order:
 2. the survey on a 1M-token model against the same work with a 200k window and against Claude
    Code's measured run (ANCHORS.md: 2.32M input tokens, 0.66M after an ideal cache);
 3. the 30k-window survey (10 reads of 20 KiB, a long analysis each step): summary calls, rejected
-   requests, and whether every request after a compaction carries the record;
+   requests, and whether every request after a compaction carries a record (the model's, or the
+   digest standing in while the model writes it);
 4. the same survey with a summarizer that always fails, and one that always answers with a record
    far larger than its input: distinct summary requests (the latch's bound is 6);
 5. a prompt that asks to summarize something, in non-ASCII text: is it byte for byte in every
@@ -35,6 +36,8 @@ from long_session import CLAUDE_CODE_CACHED, CLAUDE_CODE_INPUT, run  # noqa: E40
 
 from agent_cli.config.settings import ContextSettings  # noqa: E402
 from agent_cli.testing.summary_shape import is_summary_request  # noqa: E402
+
+RECORD_CLOSING = "Continue from the work state above"
 
 WINDOWS = (32_000, 200_000, 1_000_000)
 BUDGETS = (64_000, 100_000, 160_000, 0)
@@ -120,11 +123,15 @@ def main() -> None:
     print("\n3. the 30k-window survey: 10 reads of 20 KiB, a long analysis each step")
     small = run(10, 20, 30_000, True)
     rejected = sum(1 for e in small["events"] if e.get("type") == "error")
-    later, with_record = carried(small["all_requests"], "Goal and requests")
+    # Every record, the model's or the digest standing in while the model writes it, ends so
+    # (context/sections.py); the model's own has its sections ("## Goal and requests").
+    later, with_record = carried(small["all_requests"], RECORD_CLOSING)
+    _, with_models = carried(small["all_requests"], "## Goal and requests")
     print(
         f"  {small['requests']} requests, {small['summary_requests']} summary calls (goal <= 5), "
-        f"{rejected} rejected, largest {small['largest']:,} of 30,000; the record is in {with_record} of "
-        f"the {later} requests after the first summary; finished {small['finished']}"
+        f"{rejected} rejected, largest {small['largest']:,} of 30,000; a record is in {with_record} of "
+        f"the {later} requests after the first summary (the model's in {with_models}, a digest standing "
+        f"in for it in the rest); finished {small['finished']}"
     )
 
     print("\n4. the 30k survey with a summarizer that always fails (the latch; goal <= 6 distinct requests)")
