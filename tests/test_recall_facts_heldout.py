@@ -1,5 +1,5 @@
-"""The held-out planted facts for the recall probe are well formed (benchmarks/recall_facts_heldout.py
-and recall_facts_heldout2.py, one project each): the same checks for both sets."""
+"""The held-out planted facts for the recall probe are well formed (benchmarks/recall_facts_heldout.py,
+recall_facts_heldout2.py and recall_facts_heldout3.py, one project each): the same checks for every set."""
 
 from __future__ import annotations
 
@@ -9,9 +9,13 @@ from typing import Any
 
 import pytest
 
-from benchmarks import recall_facts_heldout, recall_facts_heldout2
+from benchmarks import recall_facts_heldout, recall_facts_heldout2, recall_facts_heldout3
 
-SETS = {"held-out": recall_facts_heldout, "held-out 2": recall_facts_heldout2}
+SETS = {
+    "held-out": recall_facts_heldout,
+    "held-out 2": recall_facts_heldout2,
+    "held-out 3": recall_facts_heldout3,
+}
 _SHAPES = {"read_file": {"path"}, "bash": {"command"}, "grep": {"pattern", "path"}}
 _NUMBERED = re.compile(r" {0,5}\d{1,6}\t")
 _EXIT = re.compile(r"\[exit code (\d+)\]")
