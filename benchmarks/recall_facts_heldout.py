@@ -18,7 +18,7 @@ Pure data and the standard library: nothing here imports the agent, its tests or
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 
@@ -2944,13 +2944,23 @@ def _acceptable(scene: Scene) -> bool:
 
 def distractors(seed: int, count: int) -> list[Scene]:
     """`count` look-alike outputs of the project holding no fact's answer, path or command."""
+    return draw(seed, count, _TEMPLATES, _acceptable)
+
+
+def draw(
+    seed: int,
+    count: int,
+    templates: Sequence[Callable[[random.Random], Scene]],
+    acceptable: Callable[[Scene], bool],
+) -> list[Scene]:
+    """`count` distinct scenes from `templates`, each `acceptable`, the same for the same seed."""
     rng = random.Random(seed)
     scenes: list[Scene] = []
     seen: set[tuple[str, str]] = set()
     while len(scenes) < count:
-        scene = rng.choice(_TEMPLATES)(rng)
+        scene = rng.choice(templates)(rng)
         key = (repr(sorted(scene.args.items())), scene.output)
-        if key in seen or not _acceptable(scene):
+        if key in seen or not acceptable(scene):
             continue
         seen.add(key)
         scenes.append(scene)

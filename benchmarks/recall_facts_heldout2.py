@@ -23,7 +23,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 
-from benchmarks.recall_facts_heldout import PlantedFact, Scene, bash_scene, grep_scene, read_scene
+from benchmarks.recall_facts_heldout import PlantedFact, Scene, bash_scene, draw, grep_scene, read_scene
 
 _FACTS: list[PlantedFact] = []
 
@@ -2924,14 +2924,4 @@ def _acceptable(scene: Scene) -> bool:
 
 def distractors(seed: int, count: int) -> list[Scene]:
     """`count` look-alike outputs of the project holding no fact's answer, path or command."""
-    rng = random.Random(seed)
-    scenes: list[Scene] = []
-    seen: set[tuple[str, str]] = set()
-    while len(scenes) < count:
-        scene = rng.choice(_TEMPLATES)(rng)
-        key = (repr(sorted(scene.args.items())), scene.output)
-        if key in seen or not _acceptable(scene):
-            continue
-        seen.add(key)
-        scenes.append(scene)
-    return scenes
+    return draw(seed, count, _TEMPLATES, _acceptable)

@@ -25,10 +25,10 @@ from collections.abc import Callable
 from typing import Protocol
 
 from agent_cli.context.ahead import RecordAhead, StandIn, Submit, Taken
-from agent_cli.context.gate import Gate
-from agent_cli.context.layers import Condensed, LayerRunner
+from agent_cli.context.layers import Condensed
 from agent_cli.context.plan import CondensePlan, plan_condense
 from agent_cli.context.protocol import Frame
+from agent_cli.context.summaries import RecordHost
 from agent_cli.context.summary_request import SummaryReply
 from agent_cli.context.thresholds import Thresholds
 from agent_cli.core.events import CompactEvent, CompactTrigger
@@ -37,17 +37,9 @@ from agent_cli.core.messages import Message
 __all__ = ["RecordTiming", "TimingHost"]
 
 
-class TimingHost(Protocol):
-    """What the record's timing reads of the engine, as it is at each call."""
-
-    @property
-    def thresholds(self) -> Thresholds: ...
-
-    @property
-    def runner(self) -> LayerRunner: ...
-
-    @property
-    def gate(self) -> Gate: ...
+class TimingHost(RecordHost, Protocol):
+    """What the record's timing reads of the engine, as it is at each call: what a record's making
+    reads (its thresholds, its layers, its gate), and these."""
 
     @property
     def stands_in(self) -> bool:
