@@ -183,15 +183,21 @@ def run(
         names = make_files(project, files, kib)
         home = Path(tmp) / "home"
         home.mkdir()
+        # The settings are the user's (--config), not a project file's: a repository's own file may
+        # not choose a working budget above 200k (project_costs.PROJECT_CAPS), the user's may.
+        config: list[str] = []
         if not compaction:
-            (project / ".agent").mkdir()
-            (project / ".agent" / "config.toml").write_text(
-                "[context]\nclear_ratio = 0.99\ntrigger_ratio = 0.995\nemergency_ratio = 0.999\n"
-                "tool_result_max_tokens = 1000000\nworking_budget = 0\n"
-            )
+            config = [
+                "clear_ratio = 0.99",
+                "trigger_ratio = 0.995",
+                "emergency_ratio = 0.999",
+                "tool_result_max_tokens = 1000000",
+                "working_budget = 0",
+            ]
         elif working is not None:
-            (project / ".agent").mkdir()
-            (project / ".agent" / "config.toml").write_text(f"[context]\nworking_budget = {working}\n")
+            config = [f"working_budget = {working}"]
+        user_config = Path(tmp) / "config.toml"
+        user_config.write_text("\n".join(["[context]", *config, ""]))
         with FakeModelServer(context_window=window) as server:
             server.responder = responder_for(names, summaries)
             env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
@@ -217,6 +223,8 @@ def run(
                     model,
                     "--context-window",
                     str(window),
+                    "--config",
+                    str(user_config),
                 ],
                 cwd=project,
                 env=env,
