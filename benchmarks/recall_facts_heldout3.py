@@ -10,9 +10,10 @@ output left the context: a direct one that may name the file or command, a parap
 developer's own words, and a short vague one. None of the questions holds its answer.
 
 The set was written without reading the search code or the other sets' facts, and is kept sealed:
-nothing is tuned on it, and it is not in the probe's sets (`recall_probe.FACT_SETS`) yet, so no
-miss of it has been read. The next change to recall's ranking is made on the other sets, then
-measured once on this one: that figure is the honest one.
+nothing is tuned on it. It is in the probe's sets (`recall_probe.FACT_SETS`) since the shipped
+ranking was measured on it once (2026-12-04), but not in `recall_probe.HELD_OUT`, so the report
+gives its rates and never prints its misses: the next change to recall's ranking is made on the
+other sets, then measured on this one unread.
 
 `distractors(seed, count)` makes look-alike outputs of the same project (other files, other
 environments, passing runs) that hold no answer and none of the facts' paths or commands; the same
