@@ -29,6 +29,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from agent_cli.providers.registry import ANTHROPIC  # noqa: E402
 from agent_cli.testing.fakeserver import (  # noqa: E402
     FakeModelServer,
     Fault,
@@ -175,7 +176,7 @@ def run(
     *,
     summaries: str = "ok",
     prompt: str = PROMPT,
-    model: str = "claude-sonnet-4-5",
+    model: str = ANTHROPIC.default_model,  # what a user runs today, not a retired model
 ) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         project = Path(tmp) / "proj"
