@@ -24,8 +24,10 @@ from agent_cli.core.messages import Message
 from agent_cli.core.text import clean as clean_text
 from agent_cli.store.layout import ARCHIVE_NAME_RE
 from agent_cli.store.ranking import CHUNK_LINES, Passage, rank
+from agent_cli.store.recall_answer import fit, shown
 from agent_cli.store.redact import Redactor
 from agent_cli.store.session_search import call_results, fullest, session_documents, session_files
+from agent_cli.store.terms import question_terms
 
 __all__ = ["Archive"]
 
@@ -139,51 +141,18 @@ class Archive:
             return f"Nothing is saved in this session's transcripts yet ({files} files searched)."
         called = call_results(docs, query.strip())
         if called:
-            return _fit(query, [_shown(Passage(doc, 0, 0, 0.0, 2)) for doc in called], max_chars)
+            return fit(query, [shown(Passage(doc, 0, 0, 0.0, 2)) for doc in called], max_chars, share=1)
         ranked = rank(fullest(docs), query, by_meaning=self.by_meaning)[:MAX_PASSAGES]
         if ranked:
-            return _fit(query, [_shown(p) for p in ranked], max_chars)
+            return fit(query, [shown(p) for p in ranked], max_chars, weights=question_terms(query))
         newest = sorted(docs, key=lambda d: d.order, reverse=True)[:FALLBACK_PASSAGES]
         head = (
             f"Nothing saved in this session shares a word with {query!r}; "
             "the newest saved passages follow (ask with the words of a file name, a command or an error).\n\n"
         )
-        shown = [_shown(Passage(doc, 0, CHUNK_LINES, 0.0, 0)) for doc in newest]
-        return head + _fit(query, shown, max_chars - len(head))
+        newest_shown = [shown(Passage(doc, 0, CHUNK_LINES, 0.0, 0)) for doc in newest]
+        return head + fit(query, newest_shown, max_chars - len(head))
 
 
 def _slug(label: str) -> str:
     return _LABEL_RE.sub("-", label.lower()).strip("-")[:40]
-
-
-def _shown(passage: Passage) -> str:
-    """A passage as recall returns it: its source, its title (the call), then its lines."""
-    doc = passage.doc
-    head = f"[{doc.file} · {doc.ref}]"
-    if passage.whole:
-        return f"{head}\n{doc.title}\n{doc.text}" if doc.title else f"{head}\n{doc.text}"
-    lines = doc.text.split("\n")
-    body = "\n".join(lines[passage.start : passage.end])
-    if passage.start > 0 or passage.end < len(lines):
-        body = f"(lines {passage.start + 1}-{min(passage.end, len(lines))} of {len(lines)})\n{body}"
-    return "\n".join(part for part in (head, doc.title, body) if part)
-
-
-def _fit(query: str, passages: list[str], max_chars: int) -> str:
-    """As many whole passages as fit in `max_chars`, and a note of how many did not."""
-    shown: list[str] = []
-    used = 0
-    for passage in passages:
-        cost = len(passage) + 2
-        if used + cost > max_chars:
-            if not shown:  # one passage larger than the cap: show its start
-                room = max(max_chars - 120, 0)
-                shown.append(
-                    passage[:room] + f"\n[... {len(passage) - room:,} more characters of this passage]"
-                )
-            break
-        shown.append(passage)
-        used += cost
-    rest = len(passages) - len(shown)
-    note = f"\n\n[{rest} more passages for {query!r} not shown; ask with more specific words]" if rest else ""
-    return "\n\n".join(shown) + note
