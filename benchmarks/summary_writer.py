@@ -277,7 +277,8 @@ def _default_text(found: Sequence[Cell], default: str) -> list[str]:
     )
     return [
         f"**Default: {shown}.** At the windows the providers' own endpoints give",
-        "(200k and 1M, alike under the 100k working budget) Haiku 5.5 changes the bill beside Sonnet 5.5 by",
+        f"(200k and 1M, alike under the {ContextSettings().working_budget // 1000}k working budget) "
+        "Haiku 5.5 changes the bill beside Sonnet 5.5 by",
         f"{_span(found, 'claude', 'claude-haiku-5-5', False)} and GPT-6 Luna beside GPT-6.2 Sol by "
         f"{_span(found, 'openai', 'gpt-6-luna', False)}; the",
         f"larger changes ({_span(found, 'claude', 'claude-haiku-5-5', True)}, "

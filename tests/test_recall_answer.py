@@ -78,3 +78,46 @@ def test_a_call_asked_by_its_id_may_fill_the_whole_budget(tmp_path: Path) -> Non
     assert isinstance(use, ToolUse)
     out = store.search(use.id, 10_000)
     assert "line 0000" in out and "line 0349" in out and "more characters" not in out
+
+
+def test_the_last_passage_may_take_the_room_left() -> None:
+    body = "\n".join(f"line {i:04d} of the build output" for i in range(300))  # about 8,700 characters
+    out = fit("make all", [Shown("[only]", body)], 12_000)
+    assert out == f"[only]\n{body}"
+    two = fit("make all", [Shown("[a]", "short"), Shown("[b]", body)], 12_000)
+    assert "line 0299" in two and "more characters" not in two
+
+
+def test_the_answer_and_its_note_stay_within_the_budget() -> None:
+    query = "which of the retry settings did the upload worker read at start?"
+    passages = [Shown(f"[p{i}]", "w " * 2_000) for i in range(6)]
+    out = fit(query, passages, 12_000)
+    assert len(out) <= 12_000 and "more passages for" in out
+    assert fit("q", passages, 0) == "\n\n[6 more passages for 'q' not shown; ask with more specific words]"
+
+
+def test_a_long_call_title_is_cut_and_its_output_kept() -> None:
+    head = "[span-001 · m_1]\n[result of write_file {" + "c" * 6_000 + "} · id toolu_9]"
+    out = fit("q", [Shown(head, "Wrote 6000 bytes to src/app.py"), Shown("[x]", "y")], 12_000)
+    assert "Wrote 6000 bytes" in out and "characters of the call]" in out
+    assert out.index("Wrote 6000") < 4_000 + 200
+
+
+def test_the_best_part_has_text_on_both_sides() -> None:
+    body = (
+        _wall("filler words of no interest", 300)
+        + " the listener port = 48213 here "
+        + _wall("more filler", 600)
+    )
+    out = fit(
+        "which port?", [Shown("[log]", body), Shown("[x]", "y")], 12_000, weights=question_terms("port")
+    )
+    kept = out[: out.index("[x]")]
+    at = kept.index("48213")
+    assert 0.25 < at / len(kept) < 0.75  # near the middle, not at an edge
+
+
+def test_text_without_white_space_is_cut_in_pieces() -> None:
+    body = "日本語のテキスト" * 20_000  # 160,000 characters, no space
+    out = fit("q", [Shown("[cjk]", body), Shown("[x]", "y")], 12_000, weights=question_terms("テキスト"))
+    assert len(out) <= 12_000 and "[x]\ny" in out and "more characters of this passage]" in out

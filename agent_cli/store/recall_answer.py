@@ -3,12 +3,13 @@
     fit("which port?", [shown(p) for p in ranked], 12_000, weights=question_terms("which port?"))
 
 A passage is shown as its source (`[file · ref]`), its title (the call that printed it) and its
-lines. The best comes first. A passage longer than its share of the budget (`SHARE`: a third, so
-one long line of minified code or a wall of log cannot take the whole answer) is cut to its share
-around the part where the question's terms are densest, and says how much was left out on each
-side. A passage that does not fit in the room left is cut to that room when the room is worth it
-(`MIN_ROOM`), else passed over for the next, smaller one; a closing note says how many passages
-were not shown at all.
+lines. The best comes first. A passage that others follow and that is longer than its share of
+the budget (`SHARE`: a third, so one long line of minified code or a wall of log cannot take the
+whole answer) is cut to its share around the part where the question's terms are densest, that
+part in the middle, and says how much was left out on each side; the last passage may take all the
+room left. A passage that does not fit in the room left is cut to that room when the room is worth
+it (`MIN_ROOM`), else passed over and the next one tried; a closing note, counted in the budget,
+says how many passages were not shown at all.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from agent_cli.store.terms import terms
 
 __all__ = ["MIN_ROOM", "SHARE", "Shown", "fit", "shown"]
 
-SHARE = 3  # a passage takes at most a third of the budget when it is one of several
+SHARE = 3  # a passage that others follow takes at most a third of the budget
 MIN_ROOM = 400  # room left under this many characters is not worth a cut passage
 _PIECE = 160  # a body is weighed in pieces of about this many characters
 _BREAK = re.compile(r"\s+")
@@ -63,53 +64,47 @@ def fit(
     weights: Mapping[str, float] | None = None,
     share: int = SHARE,
 ) -> str:
-    """As many of `passages` as fit in `max_chars`, best first (see the module's docstring).
-
-    `weights`: the question's terms, to cut a long passage around them (none: keep its start).
-    `share` 1 lets a passage fill the whole budget (a call's own output, asked for by its id)."""
+    """As many of `passages` as fit in `max_chars`, the closing note included, best first (see the
+    module's docstring). `weights`: the question's terms, to cut a long passage around them (none:
+    keep its start). `share` 1 lets any passage fill the budget (a call's own output, by its id)."""
+    note = f"\n\n[{len(passages)} more passages for {query!r} not shown; ask with more specific words]"
+    budget = max_chars - len(note)  # room for the note, should one be needed
     parts: list[str] = []
     used = 0
     left_out = 0
-    for item in passages:
-        room = max_chars - used - 2
-        limit = min(room, max(max_chars // max(share, 1), MIN_ROOM))
+    for index, item in enumerate(passages):
+        room = budget - used - (2 if parts else 0)
+        last = index == len(passages) - 1
+        limit = room if last else min(room, max(max_chars // max(share, 1), MIN_ROOM))
         text = item.text
         if len(text) > limit:
-            if limit < MIN_ROOM and parts:
+            if limit <= 0 or (limit < MIN_ROOM and parts):
                 left_out += 1
                 continue
-            text = _cut(item, max(limit, 0), weights or {})
+            text = _cut(item, limit, weights or {})
         parts.append(text)
-        used += len(text) + 2
-    note = f"\n\n[{left_out} more passages for {query!r} not shown; ask with more specific words]"
-    return "\n\n".join(parts) + (note if left_out else "")
+        used += len(text) + (2 if len(parts) > 1 else 0)
+    closing = f"\n\n[{left_out} more passages for {query!r} not shown; ask with more specific words]"
+    return "\n\n".join(parts) + (closing if left_out else "")
 
 
 def _cut(item: Shown, limit: int, weights: Mapping[str, float]) -> str:
-    """`item` within `limit` characters: its head, then the stretch of its body where the
-    question's terms weigh most (its start when none is there), with what was left out counted."""
-    room = limit - len(item.head) - 90  # the head's line break and the two counts
+    """`item` within `limit` characters: its head (a call's long input cut to its start), then the
+    stretch of its body where the question's terms weigh most, that stretch's best part in its
+    middle (the body's start when none is there), with what was left out counted."""
+    head = item.head
+    if len(head) > limit // 2:  # a call's whole input is its title (a large write): its start
+        keep = max(limit // 2 - 40, 0)
+        head = f"{head[:keep]} [... {len(head) - keep:,} characters of the call]"
+    room = limit - len(head) - 90  # the head's line break and the two counts
     if room <= 0:
-        return item.text[: max(limit, 0)]
+        return head[: max(limit, 0)]
     pieces = _pieces(item.body)
-    scores = [sum(weights.get(term, 0.0) for term in set(terms(piece))) for piece in pieces]
-    best_start, best_score, total = 0, -1.0, 0.0
-    start = 0
-    length = 0
-    for end, piece in enumerate(pieces):  # the window of whole pieces within room, weighed
-        length += len(piece)
-        total += scores[end]
-        while length > room and start < end:
-            length -= len(pieces[start])
-            total -= scores[start]
-            start += 1
-        if total > best_score:
-            best_start, best_score = start, total
-    body = "".join(pieces[best_start:])
-    before = sum(len(piece) for piece in pieces[:best_start])
-    kept = body[:room]
-    after = len(body) - len(kept)
-    parts = [item.head]
+    first, end = _window(pieces, [sum(weights.get(t, 0.0) for t in set(terms(p))) for p in pieces], room)
+    kept = "".join(pieces[first:end])[:room]  # one piece longer than the room (no white space) is cut
+    before = sum(len(piece) for piece in pieces[:first])
+    after = len(item.body) - before - len(kept)
+    parts = [head]
     if before:
         parts.append(f"[... {before:,} characters before]")
     parts.append(kept)
@@ -118,16 +113,47 @@ def _cut(item: Shown, limit: int, weights: Mapping[str, float]) -> str:
     return "\n".join(parts)
 
 
+def _window(pieces: Sequence[str], scores: Sequence[float], room: int) -> tuple[int, int]:
+    """The pieces `first` to `end` (excluded) to keep within `room` characters: of the longest
+    windows ending at each piece, those that weigh most; of the first run of them, the middle one,
+    so the best part has text on both sides. From the start when nothing weighs anything."""
+    windows: list[tuple[int, int, float]] = []
+    start, length, total = 0, 0, 0.0
+    for end, piece in enumerate(pieces):
+        length += len(piece)
+        total += scores[end]
+        while length > room and start < end:
+            length -= len(pieces[start])
+            total -= scores[start]
+            start += 1
+        windows.append((start, end + 1, total))
+    best = max((w[2] for w in windows), default=0.0)
+    if best <= 0:  # nothing weighs anything: the start
+        end, length = 0, 0
+        while end < len(pieces) and length + len(pieces[end]) <= room:
+            length += len(pieces[end])
+            end += 1
+        return 0, max(end, 1)
+    top = [i for i, w in enumerate(windows) if w[2] >= best - 1e-9]
+    run = [top[0]]
+    for i in top[1:]:
+        if i != run[-1] + 1:
+            break
+        run.append(i)
+    first, end, _ = windows[run[len(run) // 2]]
+    return first, end
+
+
 def _pieces(body: str) -> list[str]:
-    """`body` in pieces of about `_PIECE` characters, each ending after a run of white space
-    where there is one; joined, they are `body`."""
+    """`body` in pieces of `_PIECE` characters, each carried on to the end of the next run of
+    white space when one starts within another `_PIECE`; joined, they are `body`."""
     out: list[str] = []
     at = 0
     while at < len(body):
         end = min(at + _PIECE, len(body))
         if end < len(body):
-            gap = _BREAK.search(body, end)
-            if gap is not None and gap.start() - end < _PIECE:
+            gap = _BREAK.search(body, end, end + _PIECE)
+            if gap is not None:
                 end = gap.end()
         out.append(body[at:end])
         at = end
