@@ -121,3 +121,11 @@ def test_text_without_white_space_is_cut_in_pieces() -> None:
     body = "日本語のテキスト" * 20_000  # 160,000 characters, no space
     out = fit("q", [Shown("[cjk]", body), Shown("[x]", "y")], 12_000, weights=question_terms("テキスト"))
     assert len(out) <= 12_000 and "[x]\ny" in out and "more characters of this passage]" in out
+
+
+def test_the_call_a_question_names_keeps_its_start_and_may_take_the_room() -> None:
+    body = "# module 0\n" + "\n".join(f"src m0 py line {i}" for i in range(600))  # about 12,000 characters
+    named = Shown('[span-001 · m_1]\n[result of read_file {"path": "src/m0.py"}]', body, whole=True)
+    out = fit("src/m0.py", [named, Shown("[x]", "src m0 " * 50)], 6_000, weights=question_terms("src/m0.py"))
+    assert out.startswith(named.head + "\n# module 0\n") and "characters before" not in out
+    assert out.index("more characters of this passage]") > 6_000 // 3  # more than a share: the room left

@@ -141,7 +141,7 @@ class Archive:
             return f"Nothing is saved in this session's transcripts yet ({files} files searched)."
         called = call_results(docs, query.strip())
         if called:
-            return fit(query, [shown(Passage(doc, 0, 0, 0.0, 2)) for doc in called], max_chars, share=1)
+            return fit(query, [shown(Passage(doc, 0, 0, 0.0, 2)) for doc in called], max_chars)
         ranked = rank(fullest(docs), query, by_meaning=self.by_meaning)[:MAX_PASSAGES]
         if ranked:
             return fit(query, [shown(p) for p in ranked], max_chars, weights=question_terms(query))

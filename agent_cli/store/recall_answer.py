@@ -6,10 +6,11 @@ A passage is shown as its source (`[file · ref]`), its title (the call that pri
 lines. The best comes first. A passage that others follow and that is longer than its share of
 the budget (`SHARE`: a third, so one long line of minified code or a wall of log cannot take the
 whole answer) is cut to its share around the part where the question's terms are densest, that
-part in the middle, and says how much was left out on each side; the last passage may take all the
-room left. A passage that does not fit in the room left is cut to that room when the room is worth
-it (`MIN_ROOM`), else passed over and the next one tried; a closing note, counted in the budget,
-says how many passages were not shown at all.
+part in the middle, and says how much was left out on each side; the last passage, and a call's
+whole output when the question names the call (its id, path or command), may take all the room
+left, and the latter keeps its start. A passage that does not fit in the room left is cut to that
+room when the room is worth it (`MIN_ROOM`), else passed over and the next one tried; a closing
+note, counted in the budget, says how many passages were not shown at all.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ class Shown:
 
     head: str
     body: str
+    whole: bool = False  # the call the question names (its path, its command): its start matters
 
     @property
     def text(self) -> str:
@@ -48,7 +50,7 @@ def shown(passage: Passage) -> Shown:
     if doc.title:
         head = f"{head}\n{doc.title}"
     if passage.whole:
-        return Shown(head, doc.text)
+        return Shown(head, doc.text, whole=True)
     lines = doc.text.split("\n")
     body = "\n".join(lines[passage.start : passage.end])
     if passage.start > 0 or passage.end < len(lines):
@@ -62,11 +64,10 @@ def fit(
     max_chars: int,
     *,
     weights: Mapping[str, float] | None = None,
-    share: int = SHARE,
 ) -> str:
     """As many of `passages` as fit in `max_chars`, the closing note included, best first (see the
     module's docstring). `weights`: the question's terms, to cut a long passage around them (none:
-    keep its start). `share` 1 lets any passage fill the budget (a call's own output, by its id)."""
+    keep its start)."""
     note = f"\n\n[{len(passages)} more passages for {query!r} not shown; ask with more specific words]"
     budget = max_chars - len(note)  # room for the note, should one be needed
     parts: list[str] = []
@@ -75,13 +76,14 @@ def fit(
     for index, item in enumerate(passages):
         room = budget - used - (2 if parts else 0)
         last = index == len(passages) - 1
-        limit = room if last else min(room, max(max_chars // max(share, 1), MIN_ROOM))
+        free = last or item.whole  # the last, or the call the question names, may take the room left
+        limit = room if free else min(room, max(max_chars // SHARE, MIN_ROOM))
         text = item.text
         if len(text) > limit:
             if limit <= 0 or (limit < MIN_ROOM and parts):
                 left_out += 1
                 continue
-            text = _cut(item, limit, weights or {})
+            text = _cut(item, limit, {} if item.whole else weights or {})
         parts.append(text)
         used += len(text) + (2 if len(parts) > 1 else 0)
     closing = f"\n\n[{left_out} more passages for {query!r} not shown; ask with more specific words]"
