@@ -232,3 +232,8 @@ def test_registry_order_and_specs() -> None:
         assert spec.description
         for required in spec.input_schema.get("required", []):
             assert required in spec.input_schema["properties"]
+
+
+def test_one_file_searched_is_said_so(ctx: ToolContext) -> None:
+    out = run(ctx, "grep", pattern="absent", path="tests")
+    assert out == ToolOutput("No matches for 'absent' in tests (1 file searched).")

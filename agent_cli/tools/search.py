@@ -248,7 +248,7 @@ def _grep_tree(
     elif ctx.cancel.is_set():
         notes.append("[cancelled: the search is incomplete]")
     if not found.lines:
-        head = f"No matches for {pattern!r} in {display_path(ctx, top)} ({searched} files searched)."
+        head = f"No matches for {pattern!r} in {display_path(ctx, top)} ({_files_searched(searched)})."
         return "\n".join([head, *notes])
     return "\n".join([found.render(), *notes])
 
