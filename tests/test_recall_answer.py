@@ -11,6 +11,9 @@ from agent_cli.store.archive import Archive
 from agent_cli.store.recall_answer import MIN_ROOM, Shown, fit
 from agent_cli.store.terms import question_terms
 
+PORT_LOG = " the listener port = 48213 here ".join(
+    [" ".join(["filler words of no interest"] * 300), " ".join(["more filler"] * 600)]
+)  # one line of about 16,000 characters, the answer in its first half
 ERROR = "E   KeyError: 'tenant_id' in handlers/auth.py:142 (resolve_tenant)"
 
 
@@ -51,11 +54,7 @@ def test_a_passage_that_does_not_fit_is_passed_over_not_the_rest() -> None:
 
 
 def test_a_long_passage_is_cut_around_the_question_words() -> None:
-    body = (
-        _wall("filler words of no interest", 300)
-        + " the listener port = 48213 here "
-        + _wall("more filler", 600)
-    )
+    body = PORT_LOG
     out = fit(
         "which port?",
         [Shown("[log]", body), Shown("[other]", "short")],
@@ -104,11 +103,7 @@ def test_a_long_call_title_is_cut_and_its_output_kept() -> None:
 
 
 def test_the_best_part_has_text_on_both_sides() -> None:
-    body = (
-        _wall("filler words of no interest", 300)
-        + " the listener port = 48213 here "
-        + _wall("more filler", 600)
-    )
+    body = PORT_LOG
     out = fit(
         "which port?", [Shown("[log]", body), Shown("[x]", "y")], 12_000, weights=question_terms("port")
     )

@@ -68,8 +68,7 @@ def fit(
     """As many of `passages` as fit in `max_chars`, the closing note included, best first (see the
     module's docstring). `weights`: the question's terms, to cut a long passage around them (none:
     keep its start)."""
-    note = f"\n\n[{len(passages)} more passages for {query!r} not shown; ask with more specific words]"
-    budget = max_chars - len(note)  # room for the note, should one be needed
+    budget = max_chars - len(_note(query, len(passages)))  # room for the note, should one be needed
     parts: list[str] = []
     used = 0
     left_out = 0
@@ -86,8 +85,11 @@ def fit(
             text = _cut(item, limit, {} if item.whole else weights or {})
         parts.append(text)
         used += len(text) + (2 if len(parts) > 1 else 0)
-    closing = f"\n\n[{left_out} more passages for {query!r} not shown; ask with more specific words]"
-    return "\n\n".join(parts) + (closing if left_out else "")
+    return "\n\n".join(parts) + (_note(query, left_out) if left_out else "")
+
+
+def _note(query: str, left_out: int) -> str:
+    return f"\n\n[{left_out} more passages for {query!r} not shown; ask with more specific words]"
 
 
 def _cut(item: Shown, limit: int, weights: Mapping[str, float]) -> str:
@@ -136,13 +138,12 @@ def _window(pieces: Sequence[str], scores: Sequence[float], room: int) -> tuple[
             length += len(pieces[end])
             end += 1
         return 0, max(end, 1)
-    top = [i for i, w in enumerate(windows) if w[2] >= best - 1e-9]
-    run = [top[0]]
-    for i in top[1:]:
-        if i != run[-1] + 1:
-            break
-        run.append(i)
-    first, end, _ = windows[run[len(run) // 2]]
+    heavy = [w[2] >= best - 1e-9 for w in windows]
+    lo = heavy.index(True)
+    hi = lo
+    while hi + 1 < len(windows) and heavy[hi + 1]:
+        hi += 1
+    first, end, _ = windows[(lo + hi + 1) // 2]
     return first, end
 
 
