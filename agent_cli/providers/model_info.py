@@ -13,9 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
+from agent_cli.billing.prices import CachePrices, CacheTerms
 from agent_cli.tokens.tokenizer import Tokenizer
 
-__all__ = ["Accepts", "Lifecycle", "ModelInfo", "Prices", "Thinking"]
+__all__ = ["Accepts", "Lifecycle", "ModelInfo", "Prices", "Thinking", "cache_terms"]
 
 Thinking: TypeAlias = Literal["none", "extended", "adaptive"]
 Lifecycle: TypeAlias = Literal["active", "deprecated", "retired"]
@@ -58,6 +59,7 @@ class ModelInfo:
     max_input: int | None = None  # where the provider caps input below the window (OpenAI)
     long_context_from: int | None = None  # input tokens above which `long_prices` apply to the request
     long_prices: Prices | None = None
+    min_cacheable: int | None = None  # the shortest prefix the provider caches (tokens); None: not stated
     lifecycle: Lifecycle = "active"
     shutdown: str | None = None  # ISO date the model stops (or stopped) answering
     replacement: str | None = None
@@ -86,3 +88,21 @@ class ModelInfo:
     @property
     def cache_write_price(self) -> float:
         return self.prices.cache_write
+
+
+DEFAULT_MIN_CACHEABLE = 1024  # where the table states none: the common minimum
+
+
+def _cache_prices(p: Prices) -> CachePrices:
+    return CachePrices.from_rates(p.input, p.cache_read, p.cache_write)
+
+
+def cache_terms(info: ModelInfo) -> CacheTerms:
+    """The model's cache terms for `agent_cli.billing`: its prices (the long tier included) and minimum."""
+    prices = _cache_prices(info.prices)
+    if info.long_prices is not None and info.long_context_from is not None:
+        prices = CachePrices(
+            prices.input, prices.cache_read, prices.write_5m, prices.write_1h,
+            long_from=info.long_context_from, long=_cache_prices(info.long_prices),
+        )
+    return CacheTerms(prices, info.min_cacheable or DEFAULT_MIN_CACHEABLE)

@@ -115,6 +115,7 @@ def _entry(
         max_input=max_input,
         long_context_from=long[0] if long else None,
         long_prices=long[1] if long else None,
+        min_cacheable=_min_cacheable(name, provider),
         lifecycle=life.lifecycle,
         shutdown=life.shutdown or None,
         replacement=life.replacement or None,
@@ -123,6 +124,27 @@ def _entry(
         note=note,
         tokenizer=tokenizer_for(name, provider),
     )
+
+
+# The shortest prefix each model caches, in tokens. Anthropic: the prompt-caching page's "Cache
+# limitations" (platform.claude.com/docs/en/build-with-claude/prompt-caching, as stored in a copy of
+# the page read 2026-12-05: Opus 4.6 / 4.5 and Haiku 4.5 4,096; Sonnet 4.6 2,048; Sonnet 4.5, Opus 4.1,
+# Opus 4, Sonnet 4, Sonnet 3.7 1,024; Haiku 3.5 2,048); Opus 4.8 1,024, Opus 4.7 2,048, Opus 5 and
+# Fable 5 512 from third-party copies of the current page (docs.litellm.ai, dev.to, read the same day).
+# The 5.5 family, Fable 5.1/5.2 and Sonnet 5: not found stated; the default (1,024) applies.
+# OpenAI: "Caching is enabled automatically for prompts that are 1024 tokens or longer"
+# (developers.openai.com/api/docs/guides/prompt-caching, read 2026-12-05).
+_MIN_CACHEABLE = {
+    "claude-opus-4-6": 4096, "claude-opus-4-5": 4096, "claude-haiku-4-5": 4096,
+    "claude-sonnet-4-6": 2048, "claude-opus-4-7": 2048, "claude-3-5-haiku": 2048,
+    "claude-sonnet-4-5": 1024, "claude-opus-4-1": 1024, "claude-opus-4": 1024, "claude-sonnet-4": 1024,
+    "claude-3-7-sonnet": 1024, "claude-opus-4-8": 1024, "claude-sonnet-5": 1024,
+    "claude-opus-5": 512, "claude-fable-5": 512,
+}
+
+
+def _min_cacheable(name: str, provider: str) -> int | None:
+    return 1024 if provider == OPENAI.name else _MIN_CACHEABLE.get(name)
 
 
 # OpenAI's vocabularies by model family (tiktoken's own model table); routed names (`openai/gpt-4o`)
