@@ -1,0 +1,377 @@
+"""The Anthropic cost model (agent_cli/billing) held to recorded Claude Code sessions.
+
+Each session file's requests (`real_sessions.py`) are rebuilt as units and billed by
+`billing.AnthropicCache`, with the breakpoints where Claude Code places them: two on the system
+prompt (the part shared with other sessions, then the rest of the frame) and one on the last
+block of the newest message. The predicted cache writes and reads are set beside the API's own
+`cache_creation_input_tokens` / `cache_read_input_tokens` for every request.
+
+What is taken from the recording, and why that is no per-request oracle:
+- The frame (tools + system prompt) is not recorded: its size is the first request's prompt less
+  its first message (counted here) and a 3-token tail; the part shared with other sessions is the
+  first request's read (warm from another conversation when it is above 0). Constants of a session.
+- The TTL Claude Code asked for (5 minutes or 1 hour) is the first write's split: a setting.
+- Block sizes: each request's recorded prompt size is the size of the prefix at its end; the blocks
+  new in a request share what it grew by, in proportion to their tiktoken counts (the counter's raw
+  count, scaled to the known total of that turn). A request's read and write are then predicted
+  from where its breakpoints' look-back finds a live entry.
+- Times come from the spotter files' timestamps; stream-json files have none: 10 s apart.
+- A compaction request (`*.subagent-agent-acompact-*`) sends the main thread's history and an
+  instruction: it is billed with the main thread's cache, at its time.
+
+Run: python -m benchmarks.cache_validation [--out FILE] [--sessions DIR]. Without DIR it reads
+../shared/sessions/real (the full set) when present, else the MIT-licensed copies in
+benchmarks/data/real_sessions/ (and says so).
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import statistics
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agent_cli.billing import AnthropicCache, AnthropicRequest, Bill, CacheTerms, Ttl, Unit
+from agent_cli.billing.anthropic import without_thinking_before
+from agent_cli.billing.prices import priced
+from agent_cli.providers.model_info import cache_terms
+from agent_cli.providers.models import lookup
+from benchmarks.counter_validation import CounterResult, compare_counter, counter_summary, counter_table
+from benchmarks.real_sessions import Block, SessionRequest
+from benchmarks.real_sessions import read_session as _read_session
+
+__all__ = ["RequestRow", "SessionResult", "main", "run", "validate_file", "validate_group"]
+
+TAIL = 3  # tokens after the last breakpoint (the recorded input_tokens are 1-7)
+START_RATIO = 1.25  # provider tokens per tiktoken token for the first message, before any growth is known
+HERE = Path(__file__).resolve().parent
+# ../shared beside the checkout (CI, the main checkout), or beside the worktrees' folder
+SHARED = (
+    next(
+        (
+            p
+            for p in (HERE.parent.parent / "shared", HERE.parent.parent.parent / "shared")
+            if (p / "sessions").is_dir()
+        ),
+        HERE.parent.parent / "shared",
+    )
+    / "sessions"
+    / "real"
+)
+COPIES = HERE / "data" / "real_sessions"
+
+
+@dataclass
+class RequestRow:
+    index: int
+    model: str
+    at: float
+    label: str
+    recorded: Bill
+    predicted: Bill
+
+
+@dataclass
+class SessionResult:
+    name: str
+    rows: list[RequestRow] = field(default_factory=list)
+
+    def total(self, which: str) -> Bill:
+        out = Bill()
+        for row in self.rows:
+            out = out + getattr(row, which)
+        return out
+
+
+@functools.cache
+def read_session(path: Path) -> list[SessionRequest]:
+    return _read_session(path)
+
+
+def _terms(model: str) -> CacheTerms:
+    info = lookup(model)
+    if info is None:
+        raise SystemExit(f"unknown model in a recording: {model}")
+    return cache_terms(info)
+
+
+def _recorded_bill(req: SessionRequest) -> Bill:
+    r = req.recorded
+    return priced(r.input, r.read, r.write - r.write_1h, r.write_1h, _terms(req.model).prices)
+
+
+class _Builder:
+    """Turns one thread's requests into billing units: the frame, sized blocks, the breakpoints."""
+
+    def __init__(self, name: str, first: SessionRequest) -> None:
+        self.name = name
+        self.ttl: Ttl = "5m"
+        self.sizes: dict[str, int] = {}
+        first_blocks = sum(round(b.raw * START_RATIO) for b in first.blocks)
+        frame = max(0, first.recorded.prompt - TAIL - first_blocks)
+        self.shared = min(first.recorded.read, frame)
+        self.session_part = frame - self.shared
+        for b in first.blocks:
+            self.sizes[b.key] = round(b.raw * START_RATIO)
+
+    @property
+    def frame(self) -> int:
+        return self.shared + self.session_part
+
+    def frame_units(self) -> list[Unit]:
+        return [
+            Unit("system", self.shared, "frame-shared", self.ttl),
+            Unit("system", self.session_part, f"frame-session:{self.name}", self.ttl),
+        ]
+
+    def visible(self, req: SessionRequest) -> list[Block]:
+        """The blocks the API reads: thinking of messages before the newest turn is dropped."""
+        units = tuple(Unit("messages", 0, b.key, None, b.thinking, b.message) for b in req.blocks)
+        kept = {u.key for u in without_thinking_before(units, req.turn_start)}
+        return [b for b in req.blocks if b.key in kept]
+
+    def units(self, req: SessionRequest) -> list[Unit]:
+        blocks = self.visible(req)
+        known = sum(self.sizes.get(b.key, 0) for b in blocks if b.key in self.sizes)
+        new = [b for b in blocks if b.key not in self.sizes]
+        room = req.recorded.prompt - self.frame - TAIL - known
+        raw = sum(b.raw for b in new)
+        for i, b in enumerate(new):
+            share = round(b.raw * room / raw) if raw > 0 and room > 0 else 0
+            if i == len(new) - 1 and raw > 0 and room > 0:
+                share = room - sum(self.sizes[x.key] for x in new[:-1])
+            self.sizes[b.key] = max(0, share)
+        units = self.frame_units()
+        last = max((i for i, b in enumerate(blocks) if not b.thinking), default=-1)
+        for i, b in enumerate(blocks):
+            units.append(
+                Unit(
+                    "messages",
+                    self.sizes[b.key],
+                    b.key,
+                    self.ttl if i == last else None,
+                    b.thinking,
+                    b.message,
+                )
+            )
+        tail = req.recorded.prompt - sum(u.tokens for u in units)
+        units.append(Unit("messages", max(0, tail), f"tail:{req.id}"))
+        return units
+
+
+def _label(req: SessionRequest, prev: SessionRequest | None, ttl: Ttl, turns: set[int]) -> str:
+    if prev is None:
+        return "first request"
+    if req.model != prev.model:
+        return "model switch"
+    if req.after_boundary:
+        return "after compaction"
+    if req.at - prev.at > (3600 if ttl == "1h" else 300):
+        return "pause over the TTL"
+    if req.turn_start not in turns:
+        return "new user turn"
+    return "within a turn"
+
+
+def _bill_thread(
+    name: str, requests: list[SessionRequest], compactions: list[SessionRequest]
+) -> SessionResult:
+    result = SessionResult(name)
+    if not requests:
+        return result
+    cache = AnthropicCache(_terms)
+    builder = _Builder(name, requests[0])
+    first_write = next((r for r in requests if r.recorded.write), requests[0])
+    builder.ttl = "1h" if first_write.recorded.write_1h else "5m"
+    pending = sorted(compactions, key=lambda r: r.at)
+    prev: SessionRequest | None = None
+    prev_units: list[Unit] = []
+    turns: set[int] = set()
+    for index, req in enumerate(requests):
+        if index == 0 and req.recorded.read > 0:
+            first = AnthropicRequest(req.model, tuple(builder.frame_units()), req.at - 1)
+            cache.warm(first, 0)
+        while pending and prev_units and pending[0].at <= req.at:
+            result.rows.append(_bill_compaction(cache, builder, pending.pop(0), prev_units))
+        units = builder.units(req)
+        label = _label(req, prev, builder.ttl, turns)
+        bill = cache.bill(AnthropicRequest(req.model, tuple(units), req.at))
+        result.rows.append(RequestRow(index, req.model, req.at, label, _recorded_bill(req), bill))
+        prev_units = units
+        turns.add(req.turn_start)
+        prev = req
+    for late in pending:
+        result.rows.append(_bill_compaction(cache, builder, late, prev_units))
+    return result
+
+
+def _bill_compaction(
+    cache: AnthropicCache, builder: _Builder, req: SessionRequest, history: list[Unit]
+) -> RequestRow:
+    """The compaction request: the thread's last prompt (its tail dropped) and the instruction after it."""
+    prefix = [
+        u
+        if u.breakpoint is None or u.section == "system"
+        else Unit(u.section, u.tokens, u.key, None, u.thinking, u.message)
+        for u in history[:-1]
+    ]
+    size = req.recorded.prompt - sum(u.tokens for u in prefix) - TAIL
+    units = [
+        *prefix,
+        Unit("messages", max(0, size), f"instruction:{req.id}", builder.ttl),
+        Unit("messages", TAIL, f"tail:{req.id}"),
+    ]
+    bill = cache.bill(AnthropicRequest(req.model, tuple(units), req.at))
+    return RequestRow(-1, req.model, req.at, "compaction request", _recorded_bill(req), bill)
+
+
+def validate_group(main_file: Path, others: list[Path]) -> list[SessionResult]:
+    """A main thread (with its compaction requests) and each other sub-agent file on its own."""
+    compactions = [r for p in others if "-acompact-" in p.name for r in read_session(p)]
+    results = [_bill_thread(main_file.name, read_session(main_file), compactions)]
+    for path in others:
+        if "-acompact-" not in path.name:
+            results.append(_bill_thread(path.name, read_session(path), []))
+    return results
+
+
+def validate_file(path: Path) -> SessionResult:
+    return _bill_thread(path.name, read_session(path), [])
+
+
+def session_groups(folder: Path) -> Iterator[tuple[Path, list[Path]]]:
+    files = sorted(folder.glob("*.jsonl"))
+    for main in (p for p in files if ".subagent-" not in p.name):
+        stem = main.name.removesuffix(".jsonl")
+        yield main, [p for p in files if p.name.startswith(stem + ".subagent-")]
+
+
+def _pct(pred: float, rec: float) -> str:
+    return f"{(pred - rec) / rec * 100:+.2f}%" if rec else ("0" if not pred else "n/a")
+
+
+def request_table(result: SessionResult) -> list[str]:
+    lines = [
+        f"## {result.name}",
+        "",
+        "| # | model | label | rec write | pred write | rec read | pred read | error (w, r) |",
+        "|---:|---|---|---:|---:|---:|---:|---:|",
+    ]
+    for row in result.rows:
+        r, p = row.recorded, row.predicted
+        lines.append(
+            f"| {row.index} | {row.model.removeprefix('claude-')[:14]} | {row.label} | {r.write} | "
+            f"{p.write} | {r.read} | {p.read} | {p.write - r.write:+d}, {p.read - r.read:+d} |"
+        )
+    return [*lines, ""]
+
+
+def summary_rows(results: list[SessionResult]) -> list[str]:
+    lines = [
+        "| session | requests | writes rec / pred | reads rec / pred | cost rec / pred (token-eq.) "
+        "| cost error |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for res in results:
+        r, p = res.total("recorded"), res.total("predicted")
+        lines.append(
+            f"| {res.name} | {len(res.rows)} | {r.write:,} / {p.write:,} ({_pct(p.write, r.write)}) | "
+            f"{r.read:,} / {p.read:,} ({_pct(p.read, r.read)}) | {r.token_equivalents:,.0f} / "
+            f"{p.token_equivalents:,.0f} | {_pct(p.token_equivalents, r.token_equivalents)} |"
+        )
+    return lines
+
+
+def miss_rows(results: list[SessionResult]) -> list[str]:
+    """Per label: requests, how many missed (|error| over 1% of the prompt), and the summed error."""
+    by: dict[str, list[RequestRow]] = {}
+    for res in results:
+        for row in res.rows:
+            by.setdefault(row.label, []).append(row)
+    lines = [
+        "| kind of request | requests | misses | summed write error | summed read error |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for label, rows in sorted(by.items()):
+        misses = [
+            x for x in rows if abs(x.predicted.read - x.recorded.read) > 0.01 * max(x.recorded.prompt, 1)
+        ]
+        lines.append(
+            f"| {label} | {len(rows)} | {len(misses)} | "
+            f"{sum(x.predicted.write - x.recorded.write for x in rows):+,} | "
+            f"{sum(x.predicted.read - x.recorded.read for x in rows):+,} |"
+        )
+    errors = [
+        abs(x.predicted.read - x.recorded.read) / max(x.recorded.prompt, 1)
+        for res in results
+        for x in res.rows
+    ]
+    qs = statistics.quantiles(errors, n=100) if len(errors) > 1 else [0.0] * 99
+    lines += [
+        "",
+        f"Per-request read error as a share of the prompt: median {qs[49]:.4%}, "
+        f"90th percentile {qs[89]:.4%}, 99th {qs[98]:.4%}, largest {max(errors):.2%} "
+        f"({len(errors)} requests).",
+    ]
+    return lines
+
+
+def run(folder: Path) -> tuple[list[SessionResult], list[CounterResult]]:
+    """Every session in `folder`: main threads with their sub-agents, and sub-agent files alone."""
+    results: list[SessionResult] = []
+    for main_file, others in session_groups(folder):
+        results += validate_group(main_file, others)
+    for path in sorted(folder.glob("*.subagent-*.jsonl")):
+        stem = path.name.split(".subagent-")[0] + ".jsonl"
+        if not (folder / stem).exists() and "-acompact-" not in path.name:
+            results.append(validate_file(path))
+    counters = [
+        compare_counter(p.name, read_session(p))
+        for p in sorted(folder.glob("*.jsonl"))
+        if "-acompact-" not in p.name
+    ]
+    return results, counters
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--sessions", type=Path, default=None)
+    parser.add_argument("--out", type=Path, default=Path("cache_validation.md"))
+    args = parser.parse_args(argv)
+    folder = args.sessions
+    if folder is None:
+        folder = SHARED if SHARED.is_dir() else COPIES
+        if folder is COPIES:
+            print(f"{SHARED} not found: validating the MIT-licensed copies in {COPIES} only")
+    results, counters = run(folder)
+    text = [
+        "# Cache model against recorded sessions",
+        "",
+        *summary_rows(results),
+        "",
+        *miss_rows(results),
+        "",
+        "## Token counter against the API's growth per request",
+        "",
+        *counter_summary(counters),
+        "",
+    ]
+    for res in results:
+        text += request_table(res)
+    for counter in counters:
+        text += counter_table(counter)
+    args.out.write_text("\n".join(text), encoding="utf-8")
+    print("\n".join(summary_rows(results)))
+    print()
+    print("\n".join(miss_rows(results)))
+    print()
+    print("\n".join(counter_summary(counters)))
+    print(f"\nper-request tables: {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
