@@ -19,7 +19,8 @@ What is taken from the recording, and why that is no per-request oracle:
 - A compaction request (`*.subagent-agent-acompact-*`) sends the main thread's history and an
   instruction: it is billed with the main thread's cache, at its time.
 
-Run: python -m benchmarks.cache_validation [--out FILE] [--sessions DIR]. Without DIR it reads
+Run: python -m benchmarks.cache_validation [--out FILE] [--sessions DIR] (FILE: docs/cost-model-requests.md,
+the per-request tables). Without DIR it reads
 ../shared/sessions/real (the full set) when present, else the MIT-licensed copies in
 benchmarks/data/real_sessions/ (and says so).
 """
@@ -339,7 +340,7 @@ def run(folder: Path) -> tuple[list[SessionResult], list[CounterResult]]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--sessions", type=Path, default=None)
-    parser.add_argument("--out", type=Path, default=Path("cache_validation.md"))
+    parser.add_argument("--out", type=Path, default=HERE.parent / "docs" / "cost-model-requests.md")
     args = parser.parse_args(argv)
     folder = args.sessions
     if folder is None:
