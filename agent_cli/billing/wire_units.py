@@ -1,0 +1,125 @@
+"""A request as its wire sends it, turned into the units the cache models bill.
+
+The provider modules build the wire payload (`providers/anthropic_wire.to_wire`,
+`chat_wire.to_wire`); these functions read that payload (plain JSON values) as the API reads it,
+so a benchmark or the engine bills exactly what would be sent, breakpoints included, without this
+folder knowing any provider's code. A unit's *key* is the hash of its JSON without
+`cache_control`, so moving a mark does not change what an earlier prefix is; its tokens are the
+caller's count (`count`, e.g. a `TokenCounter`'s) of the part that costs tokens: a text's text, a
+tool result's content, a tool call's name and input, a thinking block's thinking, else its JSON.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from agent_cli.billing.anthropic import AnthropicRequest, Section, Unit
+from agent_cli.billing.automatic import AutomaticRequest, Retention
+from agent_cli.billing.prices import Ttl
+
+__all__ = ["anthropic_request", "chat_request"]
+
+_THOUGHTS = ("thinking", "redacted_thinking")
+
+
+def _strip(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {k: _strip(v) for k, v in value.items() if k != "cache_control"}
+    if isinstance(value, list | tuple):
+        return [_strip(v) for v in value]
+    return value
+
+
+def _key(value: Any) -> str:
+    return hashlib.sha256(json.dumps(_strip(value), sort_keys=True).encode()).hexdigest()[:32]
+
+
+def _ttl(block: Mapping[str, Any]) -> Ttl | None:
+    mark = block.get("cache_control")
+    if not isinstance(mark, Mapping):
+        return None
+    return "1h" if mark.get("ttl") == "1h" else "5m"
+
+
+def _text(block: Mapping[str, Any]) -> str:
+    kind = block.get("type")
+    if kind == "text":
+        return str(block.get("text", ""))
+    if kind == "thinking":
+        return str(block.get("thinking", ""))
+    if kind == "tool_use":
+        return str(block.get("name", "")) + json.dumps(block.get("input", {}), sort_keys=True)
+    if kind == "tool_result":
+        content = block.get("content")
+        if isinstance(content, str):
+            return content
+        return "".join(_text(b) for b in content or () if isinstance(b, Mapping))
+    return json.dumps(_strip(block), sort_keys=True)
+
+
+def _has_image(value: Any) -> bool:
+    if isinstance(value, Mapping):
+        return value.get("type") in ("image", "image_url", "input_image") or any(
+            _has_image(v) for v in value.values()
+        )
+    return isinstance(value, list | tuple) and any(_has_image(v) for v in value)
+
+
+def _blocks(content: Any) -> Sequence[Mapping[str, Any]]:
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return [b for b in content or () if isinstance(b, Mapping)]
+
+
+def anthropic_request(wire: Mapping[str, Any], count: Callable[[str], int], at: float) -> AnthropicRequest:
+    """The Messages API payload `wire` (`messages.create`'s keyword arguments) as billing units."""
+    units: list[Unit] = []
+
+    def add(section: Section, block: Mapping[str, Any], message: int = -1) -> None:
+        thinking = block.get("type") in _THOUGHTS
+        units.append(Unit(section, count(_text(block)), _key(block), _ttl(block), thinking, message))
+
+    for tool in wire.get("tools") or ():
+        units.append(Unit("tools", count(json.dumps(_strip(tool), sort_keys=True)), _key(tool), _ttl(tool)))
+    for block in _blocks(wire.get("system")):
+        add("system", block)
+    for index, message in enumerate(wire.get("messages") or ()):
+        for block in _blocks(message.get("content")):
+            add("messages", block, index)
+    top = wire.get("cache_control")
+    automatic: Ttl | None = None
+    if isinstance(top, Mapping):
+        automatic = "1h" if top.get("ttl") == "1h" else "5m"
+    choice = wire.get("tool_choice")
+    thinking = [wire.get("thinking"), wire.get("output_config")]
+    return AnthropicRequest(
+        str(wire.get("model", "")),
+        tuple(units),
+        at,
+        tool_choice=json.dumps(choice, sort_keys=True) if choice else "auto",
+        thinking=json.dumps(thinking, sort_keys=True),
+        images=_has_image(wire.get("messages")),
+        speed=str(wire.get("speed", "")),
+        automatic=automatic,
+    )
+
+
+def chat_request(
+    wire: Mapping[str, Any], count: Callable[[str], int], at: float, *, retention: Retention = "in_memory"
+) -> AutomaticRequest:
+    """A Chat Completions payload as units for the automatic cache: the tools, then one unit per message."""
+    units = [Unit("tools", count(json.dumps(t, sort_keys=True)), _key(t)) for t in wire.get("tools") or ()]
+    for message in wire.get("messages") or ():
+        content = message.get("content")
+        text = content if isinstance(content, str) else json.dumps(message, sort_keys=True)
+        units.append(Unit("messages", count(text), _key(message)))
+    return AutomaticRequest(
+        str(wire.get("model", "")),
+        tuple(units),
+        at,
+        cache_key=str(wire.get("prompt_cache_key", "")),
+        retention=retention,
+    )

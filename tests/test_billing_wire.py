@@ -1,0 +1,85 @@
+"""Our own requests billed as the wire sends them (billing/wire_units.py over providers' to_wire)."""
+
+from __future__ import annotations
+
+from agent_cli.billing import AnthropicCache, AutomaticCache, Bill, CachePrices, CacheTerms
+from agent_cli.billing.wire_units import anthropic_request, chat_request
+from agent_cli.core.messages import Message, ToolResult, ToolUse
+from agent_cli.core.requests import Request, RequestOptions, ToolSpec
+from agent_cli.providers import anthropic_wire, chat_wire
+from agent_cli.providers.model_info import cache_terms
+from agent_cli.providers.models import lookup
+
+MODEL = "claude-opus-4-6"
+TOOLS = (ToolSpec("read_file", "Read a file. " * 300, {"type": "object", "properties": {}}),)
+
+
+def count(text: str) -> int:
+    return len(text) // 4
+
+
+def _history(turns: int) -> tuple[Message, ...]:
+    messages = [Message.user("Read every file under src/.")]
+    for i in range(turns):
+        call = ToolUse(f"t{i}", "read_file", {"path": f"src/m{i}.py"})
+        messages.append(Message("assistant", (call,)))
+        messages.append(Message("user", (ToolResult(f"t{i}", f"line {i}\n" * 400),)))
+    return tuple(messages)
+
+
+def _cache() -> AnthropicCache:
+    info = lookup(MODEL)
+    assert info is not None
+    return AnthropicCache({MODEL: cache_terms(info)})
+
+
+def _bill(cache: AnthropicCache, request: Request, at: float) -> Bill:
+    wire = anthropic_wire.to_wire(request, MODEL, caching=True)
+    return cache.bill(anthropic_request(wire, count, at))
+
+
+def test_a_growing_conversation_reads_the_last_write() -> None:
+    cache = _cache()
+    system = "You are a coding agent. " * 400
+    first = _bill(cache, Request(system, _history(3), TOOLS), 0)
+    second = _bill(cache, Request(system, _history(4), TOOLS), 5)
+    assert first.read == 0 and first.write > 0
+    assert second.read == first.prompt - first.input
+    assert second.write == second.prompt - second.read - second.input
+
+
+def test_a_summary_call_with_tool_choice_none_reads_only_tools_and_system() -> None:
+    """The audit's bias: a summary request that sends `tool_choice: none` is a miss on the messages."""
+    cache = _cache()
+    system = "You are a coding agent. " * 1000  # tools and system above Opus 4.6's 4,096-token minimum
+    history = _history(4)
+    main = _bill(cache, Request(system, history, TOOLS), 0)
+    ask = Message.user("Summarize the conversation so far.")
+    summary = _bill(
+        cache, Request(system, (*history, ask), TOOLS, options=RequestOptions(tool_choice="none")), 5
+    )
+    same_choice = _bill(_cache(), Request(system, history, TOOLS), 0)
+    assert main == same_choice
+    units = anthropic_request(
+        anthropic_wire.to_wire(Request(system, history, TOOLS), MODEL, caching=True), count, 0
+    )
+    frame = sum(u.tokens for u in units.units if u.section != "messages")
+    assert summary.read == frame  # tools and system only
+    assert summary.write == summary.prompt - frame - summary.input  # the whole history written again
+    cache = _cache()
+    _bill(cache, Request(system, history, TOOLS), 0)
+    kept = _bill(
+        cache, Request(system, (*history, ask), TOOLS), 5
+    )  # the same tool_choice: the history is read
+    assert kept.read == main.prompt - main.input
+
+
+def test_the_chat_wire_on_the_automatic_cache() -> None:
+    cache = AutomaticCache({"gpt-5": CacheTerms(CachePrices(1.25, 0.125, 1.25, 1.25))})
+    system = "You are a coding agent. " * 400
+    wire1 = chat_wire.to_wire(Request(system, _history(2), TOOLS), "gpt-5")
+    wire2 = chat_wire.to_wire(Request(system, _history(3), TOOLS), "gpt-5")
+    cache.bill(chat_request(wire1, count, 0))
+    second = cache.bill(chat_request(wire2, count, 5))
+    assert second.read >= 1024 and second.read % 128 == 0
+    assert second.write == 0
