@@ -3,7 +3,8 @@
 `prices.py` holds the prices a caller hands in (`CachePrices`, built from the model table) and
 what one request is billed (`Bill`); `anthropic.py` Anthropic's explicit breakpoints (the rules
 as pure functions, and `AnthropicCache`, the entries written so far); `automatic.py` OpenAI's
-automatic prefix cache and a compatible server's own (vLLM, llama.cpp). The sources of every rule
+automatic prefix cache and a compatible server's own (vLLM, llama.cpp); `wire_units.py` a wire
+payload read as the units those bill. The sources of every rule
 and the validation on recorded sessions are in docs/cost-model.md. This folder imports only
 `agent_cli.core`; time is an input (each request carries its timestamp), nothing is read or written.
 """
