@@ -107,9 +107,9 @@ def _recorded_bill(req: SessionRequest) -> Bill:
 class _Builder:
     """Turns one thread's requests into billing units: the frame, sized blocks, the breakpoints."""
 
-    def __init__(self, name: str, first: SessionRequest) -> None:
+    def __init__(self, name: str, first: SessionRequest, ttl: Ttl) -> None:
         self.name = name
-        self.ttl: Ttl = "5m"
+        self.ttl = ttl
         self.sizes: dict[str, int] = {}
         first_blocks = sum(round(b.raw * START_RATIO) for b in first.blocks)
         frame = max(0, first.recorded.prompt - TAIL - first_blocks)
@@ -163,7 +163,7 @@ class _Builder:
         return units
 
 
-def _label(req: SessionRequest, prev: SessionRequest | None, ttl: Ttl, turns: set[int]) -> str:
+def _label(req: SessionRequest, prev: SessionRequest | None, ttl: Ttl, turns: set[tuple[int, int]]) -> str:
     if prev is None:
         return "first request"
     if req.model != prev.model:
@@ -172,7 +172,7 @@ def _label(req: SessionRequest, prev: SessionRequest | None, ttl: Ttl, turns: se
         return "after compaction"
     if req.at - prev.at > (3600 if ttl == "1h" else 300):
         return "pause over the TTL"
-    if req.turn_start not in turns:
+    if (req.epoch, req.turn_start) not in turns:
         return "new user turn"
     return "within a turn"
 
@@ -184,13 +184,12 @@ def _bill_thread(
     if not requests:
         return result
     cache = AnthropicCache(_terms)
-    builder = _Builder(name, requests[0])
     first_write = next((r for r in requests if r.recorded.write), requests[0])
-    builder.ttl = "1h" if first_write.recorded.write_1h else "5m"
+    builder = _Builder(name, requests[0], "1h" if first_write.recorded.write_1h else "5m")
     pending = sorted(compactions, key=lambda r: r.at)
     prev: SessionRequest | None = None
     prev_units: list[Unit] = []
-    turns: set[int] = set()
+    turns: set[tuple[int, int]] = set()
     for index, req in enumerate(requests):
         if index == 0 and req.recorded.read > 0:
             first = AnthropicRequest(req.model, tuple(builder.frame_units()), req.at - 1)
@@ -202,7 +201,7 @@ def _bill_thread(
         bill = cache.bill(AnthropicRequest(req.model, tuple(units), req.at))
         result.rows.append(RequestRow(index, req.model, req.at, label, _recorded_bill(req), bill))
         prev_units = units
-        turns.add(req.turn_start)
+        turns.add((req.epoch, req.turn_start))
         prev = req
     for late in pending:
         result.rows.append(_bill_compaction(cache, builder, late, prev_units))
