@@ -147,6 +147,7 @@ class _Builder:
             self.sizes[b.key] = max(0, share)
         units = self.frame_units()
         last = max((i for i, b in enumerate(blocks) if not b.thinking), default=-1)
+        last = next((i for i, b in enumerate(blocks) if b.key == req.mark), last)
         for i, b in enumerate(blocks):
             units.append(
                 Unit(

@@ -47,6 +47,7 @@ class Block:
     raw: int
     thinking: bool
     message: int
+    ref: str = ""  # the tool call's id, on a tool_use or tool_result block
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,7 @@ class SessionRequest:
     turn_start: int  # index of the newest message that opened a turn (-1: none)
     epoch: int  # bumped at each compaction boundary: a new thread
     after_boundary: bool = False
+    mark: str = ""  # the key of the block Claude Code put the message breakpoint on ("": the last)
 
 
 @dataclass
@@ -89,6 +91,20 @@ class _Thread:
             self.roles.append(role)
         if opens_turn:
             self.turn_start = len(self.messages) - 1
+
+    def send_order(self) -> str:
+        """Put the newest user message's tool results in the order of their calls, as they are sent,
+        and return the key of the block that arrived last: Claude Code marks that one, so with a
+        parallel batch the results sorted after it go uncached (the recorded input_tokens)."""
+        if len(self.messages) < 2 or self.roles[-1] != "user":
+            return ""
+        message = self.messages[-1]
+        last = message[-1].key if message else ""
+        calls = [b.ref for b in self.messages[-2] if b.ref]
+        if calls:
+            rank = {ref: i for i, ref in enumerate(calls)}
+            message.sort(key=lambda b: rank.get(b.ref, len(calls)))
+        return last
 
 
 def _block_text(block: dict[str, Any]) -> tuple[str, int, bool]:
@@ -119,7 +135,8 @@ def _blocks(content: Any, message: int, salt: str) -> tuple[list[Block], bool]:
     for i, item in enumerate(items):
         text, overhead, thinking = _block_text(item)
         digest = hashlib.sha256(f"{salt}\0{i}\0{json.dumps(item, sort_keys=True)}".encode()).hexdigest()[:24]
-        out.append(Block(digest, raw_tokens(text) + overhead, thinking, message))
+        ref = str(item.get("id") or item.get("tool_use_id") or "") if isinstance(item, dict) else ""
+        out.append(Block(digest, raw_tokens(text) + overhead, thinking, message, ref))
         opens = opens or item.get("type") != "tool_result"
     return out, opens
 
@@ -175,6 +192,7 @@ def read_session(path: Path) -> list[SessionRequest]:
             if mid != open_id:
                 at = _seconds(line.get("timestamp"))
                 clock = at if at is not None else clock + STREAM_GAP_S
+                mark = thread.send_order()
                 visible = [b for m in thread.messages for b in m]
                 requests.append(
                     SessionRequest(
@@ -186,6 +204,7 @@ def read_session(path: Path) -> list[SessionRequest]:
                         thread.turn_start,
                         epoch,
                         boundary,
+                        mark,
                     )
                 )
                 boundary = False

@@ -29,9 +29,10 @@ def test_summed_prediction_within_2_percent(path: Path) -> None:
 
 
 def test_every_request_of_a_steady_thread_reads_what_the_last_one_wrote() -> None:
-    """The 1-hour Haiku sub-agent: within 50 tokens on every request, not only in the sum (the
-    misses are the few tokens after the breakpoint, up to 41 on a parallel batch's request)."""
+    """The 1-hour Haiku sub-agent: within 10 tokens on every request, not only in the sum. Its third
+    request follows a parallel batch: Claude Code sends the results in the order of the calls and
+    marks the one that arrived last, so 41 tokens went uncached (marking the last block: 34 off)."""
     result = validate_file(COPIES / "spotter-fum-8463c716.subagent-agent-a7be2f0.jsonl")
     for row in result.rows:
-        assert abs(row.predicted.read - row.recorded.read) <= 50, row
-        assert abs(row.predicted.write_1h - row.recorded.write_1h) <= 50, row
+        assert abs(row.predicted.read - row.recorded.read) <= 10, row
+        assert abs(row.predicted.write_1h - row.recorded.write_1h) <= 10, row
