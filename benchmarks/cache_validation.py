@@ -2,9 +2,10 @@
 
 Each session file's requests (`real_sessions.py`) are rebuilt as units and billed by
 `billing.AnthropicCache`, with the breakpoints where Claude Code places them: two on the system
-prompt (the part shared with other sessions, then the rest of the frame) and one on the last
-block of the newest message. The predicted cache writes and reads are set beside the API's own
-`cache_creation_input_tokens` / `cache_read_input_tokens` for every request.
+prompt (the part shared with other sessions, then the rest of the frame) and one on the newest
+message (on its last block; after a parallel tool batch, on the result that arrived last, the
+results being sent in the order of the calls). The predicted cache writes and reads are set beside
+the API's own `cache_creation_input_tokens` / `cache_read_input_tokens` for every request.
 
 What is taken from the recording, and why that is no per-request oracle:
 - The frame (tools + system prompt) is not recorded: its size is the first request's prompt less

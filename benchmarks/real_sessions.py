@@ -7,7 +7,9 @@ the next message). Per request we keep what the API reported (`Recorded`), its t
 the blocks it sent (`Block`: a key naming its content, its raw tiktoken count, whether it is a
 thinking block, the index of its message in the thread). Two kinds of user message are told apart:
 one of tool results only (a step inside a turn) and one with other content (a new turn: the API
-then drops thinking blocks of the messages before it, see billing/anthropic.py).
+then drops thinking blocks of the messages before it, see billing/anthropic.py). A parallel batch's
+results are put in the order of their calls, as Claude Code sends them, and the request names the
+block that arrived last (`SessionRequest.mark`), where Claude Code puts its breakpoint.
 
 Stream-json files (skillsbench) carry no timestamps and no initial prompt: requests are taken to
 follow each other `STREAM_GAP_S` apart, and the prompt is an empty first message whose tokens the
