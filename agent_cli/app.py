@@ -25,6 +25,7 @@ from agent_cli.agent.approvals import (
 from agent_cli.agent.file_watch import FileWatch
 from agent_cli.agent.loop import AgentLoop
 from agent_cli.agent.modes import ModalApprover, ModeState
+from agent_cli.agent.rule_guard import ProjectGuard
 from agent_cli.app_assembly import Assembly, ProviderFactory, model_limits
 from agent_cli.config.settings import Settings
 from agent_cli.context.engine import ContextEngine
@@ -197,12 +198,13 @@ def _passed_over(ids: list[str]) -> str:
 def _approver(settings: Settings, ask: Asker | None, tools: ToolRegistry, mode: ModeState) -> Approver:
     """The approval mode first (agent.modes), then the user's answers, or headless the allow-list."""
     allow = settings.approvals.allow
+    guard = ProjectGuard(settings.project_root, approval_of=tools.approval, effect_of=tools.effect)
     inner: Approver
     if ask is None:
-        inner = HeadlessApprover(allow, approval_of=tools.approval)
+        inner = HeadlessApprover(allow, approval_of=tools.approval, guard=guard)
     else:
-        inner = InteractiveApprover(ask, allow, approval_of=tools.approval)
-    return ModalApprover(inner, mode, approval_of=tools.approval, effect_of=tools.effect)
+        inner = InteractiveApprover(ask, allow, approval_of=tools.approval, guard=guard)
+    return ModalApprover(inner, mode, approval_of=tools.approval, effect_of=tools.effect, guard=guard)
 
 
 _SECRET_NAME = re.compile(r"KEY|SECRET|TOKEN|PASSW|CREDENTIAL|AUTH|PRIVATE|DSN", re.IGNORECASE)
