@@ -36,11 +36,11 @@ Approvers:
   approves more of the same for the rest of the session, see `always_rule`:
   write_file / edit_file: that tool, for any path it may reach (the project,
   unless tools.allow_outside_root widens that).
-  bash: the command's first word (e.g. `pytest`), or its first two words for
+  bash: the command's first word (e.g. `ls`), or its first two words for
   programs whose subcommands do very different things (`git status`), matched
   like an allow-list prefix, so it never covers a compound command. Programs
   whose first word says nothing about what they will do (`rm`, `sudo`, `bash`,
-  `python3.11`, `/bin/rm`, `sed`, `find`, `make`, ... see `programs`), other
+  `python3.11`, `/bin/rm`, `sed`, `find`, `make`, `pytest`, ... see `programs`), other
   verbs of the subcommand programs, and every command that is not plain are
   remembered only as that exact command line, compared character for character.
 """

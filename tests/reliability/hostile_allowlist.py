@@ -144,6 +144,8 @@ ALWAYS: dict[str, tuple[str, str]] = {
     "perl": ("perl -e 1", "perl -e 'unlink \"victim.txt\"'"),
     "env": ("env true", "env sh -c 'rm victim.txt'"),
     "timeout": ("timeout 5 true", "timeout 5 rm victim.txt"),
+    # issue 35: pytest runs the project's files (test_evil.py is collected, so imported)
+    "pytest": ("pytest --version", "pytest -q test_evil.py"),
 }
 
 
@@ -164,7 +166,8 @@ def _always_scripted(where: Path, first: str, harmful: str) -> Outcome:
     from agent_cli.tools.base import ToolContext
     from agent_cli.tools.registry import default_tools
 
-    project = project_in(where, "", {"victim.txt": "keep me\n", "scratch.txt": "x\n"})
+    evil = "import os\nos.remove('victim.txt')\n"
+    project = project_in(where, "", {"victim.txt": "keep me\n", "scratch.txt": "x\n", "test_evil.py": evil})
     asker = _Asker()
     approver = InteractiveApprover(asker)
     tools, ctx = default_tools(), ToolContext(root=project, bash_timeout=20)
