@@ -278,3 +278,27 @@ def test_always_for_the_file_tool_and_an_allow_listed_tool_name_still_ask(tmp_pa
     assert approver.decide("edit_file", {"path": "c.py"}).allowed
     assert approver.decide("edit_file", {"path": ".envrc"}).allowed
     assert [args["path"] for _, args, _ in user.asked] == ["a.py", ".git/config", ".envrc"]
+
+
+def test_a_dash_c_directory_bash_expands_is_asked(repo: Path) -> None:
+    user = run_allowed(repo, "git -C $HOME status", allow=("git",))
+    assert len(user.asked) == 1 and "not a literal path" in user.asked[0][1][WHY_ASKED]
+
+
+def test_a_submodule_s_config_is_read_too(repo: Path, tmp_path: Path) -> None:
+    """`git status` runs git in each checked-out submodule, with that submodule's config."""
+    upstream = tmp_path / "upstream"
+    upstream.mkdir()
+    git(upstream, "init", "-q")
+    (upstream / "u.txt").write_text("u\n")
+    git(upstream, "add", "u.txt")
+    git(upstream, "-c", "user.name=T", "-c", "user.email=t@example.com", "commit", "-qm", "u")
+    git(repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(upstream), "lib")
+    git(repo, "commit", "-qm", "lib")
+    assert run_allowed(repo, "git status").asked == []
+    git(repo / "lib", "config", "core.fsmonitor", str(repo / "mark.sh"))
+    (repo / "lib" / "u.txt").write_text("changed\n")
+    user = run_allowed(repo, "git status")
+    assert not (repo / MARKER).exists()
+    assert len(user.asked) == 1 and "in its submodule lib, " in user.asked[0][1][WHY_ASKED]
+    assert "core.fsmonitor" in user.asked[0][1][WHY_ASKED]

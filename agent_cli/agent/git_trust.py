@@ -25,6 +25,10 @@ what a repository tells git to run, so before such a rule runs a line whose prog
   `core.hooksPath` too), `.sample` files aside. For verbs that only read (`status`, `diff`, `log`
   ...) the hooks such a verb can still set off (`post-index-change`, `reference-transaction`); for
   any other verb, every hook.
+- **Submodules**: `git status` and `git diff` run git in each checked-out submodule, which reads
+  that submodule's config and hooks (a `core.fsmonitor` there runs too), so each is read the same
+  way (found by `git ls-files --stage`, once the superproject's config is known to be clean:
+  `ls-files` reads the index, and reading the index starts the fsmonitor a config names).
 
 Reading runs nothing: `git rev-parse` and `git config` do not refresh the index, run hooks or the
 fsmonitor, and start no pager with their output on a pipe (GIT_PAGER=cat besides); they run with
@@ -46,6 +50,8 @@ from agent_cli.core.text import visible_exact
 __all__ = ["HARMLESS", "READING_VERBS", "git_line_reason", "repository_reason", "unknown_keys"]
 
 TIMEOUT_SECONDS = 10.0
+MAX_SUBMODULES = 64  # checked out submodules read, in all; more is a reason to ask
+MAX_DEPTH = 4
 _SHOWN = 4  # keys or hooks named in a reason; the rest are counted
 
 
@@ -196,6 +202,8 @@ def git_line_reason(line: PlainCommand, root: Path, env: Mapping[str, str] | Non
             target = next(words, None)
             if target is None:
                 return None  # git stops: -C needs a directory
+            if not target.literal:  # `-C $HOME`, `-C ~`: bash decides where that is, not the check
+                return f"the directory after git's -C ({visible_exact(target.source)}) is not a literal path"
             where = where / target.text
             continue
         if not word.text.startswith("-"):
@@ -212,13 +220,23 @@ def git_line_reason(line: PlainCommand, root: Path, env: Mapping[str, str] | Non
 
 
 def repository_reason(root: Path, verb: str = "", env: Mapping[str, str] | None = None) -> str | None:
-    """Why git, run as `git VERB` in `root`, may run a program this repository names (None: it
-    names none). Runs `git rev-parse` and `git config`, which run nothing of the repository's."""
-    located = _git(root, env, "rev-parse", "--git-path", "hooks")
+    """Why git, run as `git VERB` in `root`, may run a program this repository (or one of its
+    submodules) names (None: it names none). Runs `git rev-parse`, `git config` and, once the
+    config is known to name nothing, `git ls-files`: none of them runs anything of the repository's."""
+    return _reason(root, verb, env, depth=0, budget=[MAX_SUBMODULES])
+
+
+def _reason(
+    root: Path, verb: str, env: Mapping[str, str] | None, *, depth: int, budget: list[int]
+) -> str | None:
+    located = _git(root, env, "rev-parse", "--git-path", "hooks", "--show-toplevel")
     if isinstance(located, _Failure):
         if located.no_repository or located.no_git:
             return None  # git runs nothing here: it stops at once, or is not there at all
         return f"git could not read this repository ({located.said}), so what it would run is not known"
+    lines = located.splitlines()
+    if len(lines) != 2:
+        return "git could not say where this repository's hooks and work tree are"
     listed = _git(root, env, "config", "--list", "--show-scope", "--includes", "-z")
     if isinstance(listed, _Failure):
         return f"git could not read this repository's config ({listed.said})"
@@ -229,12 +247,33 @@ def repository_reason(root: Path, verb: str = "", env: Mapping[str, str] | None 
             f"{'which is not a key' if len(keys) == 1 else 'which are not keys'} known to run nothing "
             "(git runs the programs such keys name)"
         )
-    hooks_dir = Path(located.strip() or ".")
+    hooks_dir, top = Path(lines[0]), Path(lines[1])
     hooks = _hooks(hooks_dir if hooks_dir.is_absolute() else root / hooks_dir, verb)
     if hooks:
         return (
             f"this repository has git hooks that `git {visible_exact(verb) or '...'}` may run: {_some(hooks)}"
         )
+    return _submodules_reason(top, verb, env, depth=depth, budget=budget)
+
+
+def _submodules_reason(
+    top: Path, verb: str, env: Mapping[str, str] | None, *, depth: int, budget: list[int]
+) -> str | None:
+    """`git status` and `git diff` run git in every checked-out submodule, which reads that
+    submodule's own config and hooks: each is checked as its superproject was."""
+    staged = _git(top, env, "ls-files", "--stage", "-z")
+    if isinstance(staged, _Failure):
+        return f"git could not list this repository's submodules ({staged.said})"
+    for entry in staged.split("\0"):
+        mode, _, path = entry.partition("\t")
+        if not mode.startswith("160000 ") or not (top / path / ".git").exists():
+            continue  # not a submodule, or one not checked out: git does not go into it
+        budget[0] -= 1
+        if depth >= MAX_DEPTH or budget[0] < 0:
+            return "this repository has more submodules, or nested deeper, than the check reads"
+        found = _reason(top / path, verb, env, depth=depth + 1, budget=budget)
+        if found is not None:
+            return f"in its submodule {visible_exact(path)}, {found}"
     return None
 
 
