@@ -302,3 +302,40 @@ def test_a_submodule_s_config_is_read_too(repo: Path, tmp_path: Path) -> None:
     assert not (repo / MARKER).exists()
     assert len(user.asked) == 1 and "in its submodule lib, " in user.asked[0][1][WHY_ASKED]
     assert "core.fsmonitor" in user.asked[0][1][WHY_ASKED]
+
+
+def test_a_file_a_hook_or_server_runs_is_refused_unasked_in_accept_edits(tmp_path: Path) -> None:
+    """Issue 35: an approved hook `./hooks/check.sh` runs the script as it is at each event, so
+    accept-edits must not let the model rewrite it unasked (nor the file a server runs): `agent -p
+    --permission-mode acceptEdits` over the fake model server."""
+    from agent_cli.testing.fakeserver import FakeModelServer, Reply, ToolCallSpec
+    from tests.e2e import agent_env, run_agent, tool_results
+
+    project = tmp_path / "p"
+    (project / "hooks").mkdir(parents=True)
+    (project / "hooks" / "check.sh").write_text("#!/bin/sh\nexit 0\n")
+    (project / "hooks" / "check.sh").chmod(0o755)
+    (project / "server.py").write_text("raise SystemExit(1)\n")
+    config = tmp_path / "user.toml"
+    config.write_text(
+        '[[hooks.Stop]]\ncommand = "./hooks/check.sh"\n'
+        '[mcp.servers.local]\ncommand = "python3"\nargs = ["server.py"]\n'
+    )
+    writes = {"toolu_1": "hooks/check.sh", "toolu_2": "./server.py", "toolu_3": "hooks/other.sh"}
+    calls = [
+        ToolCallSpec("write_file", {"path": p, "content": "echo pwned\n"}, id=i) for i, p in writes.items()
+    ]
+    with FakeModelServer() as server:
+        server.queue(Reply("Writing.", tool_calls=calls))
+        server.default = Reply("done")
+        args = ["-p", "go", "--config", str(config), "--permission-mode", "acceptEdits"]
+        done = run_agent(args, project, agent_env(tmp_path / "home", server))
+        results = tool_results(server.requests)
+    assert done.returncode == 0, done.stderr
+    for call in ("toolu_1", "toolu_2"):
+        text, error = results[call]
+        assert error and "run by a hook or MCP server of this session" in text, text
+    assert (project / "hooks" / "check.sh").read_text() == "#!/bin/sh\nexit 0\n"
+    assert (project / "server.py").read_text() == "raise SystemExit(1)\n"
+    assert results["toolu_3"] == (results["toolu_3"][0], False)  # an ordinary file: written unasked
+    assert (project / "hooks" / "other.sh").read_text() == "echo pwned\n"

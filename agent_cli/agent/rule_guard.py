@@ -5,7 +5,8 @@ tool, never what the project tells it to run. `ProjectGuard(root)` is the one pl
 why a call must be asked in spite of a rule (None: the rule may run it):
 
 - a file tool's write to a file that makes tools run commands (`run_files`: `.git/`,
-  `.gitattributes`, `.agent/`, `.mcp.json`, `.envrc` ...);
+  `.gitattributes`, `.agent/`, `.mcp.json`, `.envrc` ...), or to a project file the session's
+  hooks or MCP servers run (`./hooks/check.sh`);
 - a shell command whose program is git, in a repository whose config or hooks name programs
   (`git_trust`).
 
@@ -15,12 +16,12 @@ question (or in the refusal, headless).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, TypeAlias
 
 from agent_cli.agent.git_trust import git_line_reason
-from agent_cli.agent.run_files import run_file_reason
+from agent_cli.agent.run_files import named_file_reason, run_file_reason
 from agent_cli.agent.shell_words import plain_command
 from agent_cli.tools.base import Approval, FileEffect
 from agent_cli.tools.registry import known_tools
@@ -41,15 +42,21 @@ class ProjectGuard:
         approval_of: Callable[[str], Approval] | None = None,
         effect_of: Callable[[str], FileEffect] | None = None,
         env: Mapping[str, str] | None = None,
+        run_by_extensions: Iterable[Path] = (),
     ) -> None:
         self.root = root
+        # The project files the session's hooks and MCP servers run: written only when asked.
+        self.run_by_extensions = frozenset(p.resolve() for p in run_by_extensions)
         self.approval_of = approval_of or known_tools().approval
         self.effect_of = effect_of or known_tools().effect
         self.env = env  # None: the process environment, as the bash tool's commands get it
 
     def __call__(self, name: str, args: Mapping[str, Any]) -> str | None:
         if self.effect_of(name) == "path":
-            return run_file_reason(self.root, args.get("path"))
+            path = args.get("path")
+            return run_file_reason(self.root, path) or named_file_reason(
+                self.root, path, self.run_by_extensions
+            )
         command = args.get("command")
         if self.approval_of(name) != "command" or not isinstance(command, str):
             return None

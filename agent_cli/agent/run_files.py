@@ -9,7 +9,9 @@ config, hooks and commands; `.mcp.json`; `.claude/`: settings, hooks and command
 and hooks. A write to one of them is asked for even in accept-edits mode, under an "always" answer
 for the file tool, or when the allow-list names the tool: otherwise the model could write the
 program and then run it through a command the user allowed (`git status`), with nothing asked.
-`--yes` (bypassPermissions) still approves everything.
+`--yes` (bypassPermissions) still approves everything. So are the files the session's hooks and
+MCP servers run (`./hooks/check.sh`, `server.py`: `named_file_reason`), which an approval covers by
+command, not by content.
 
 A path is one of them when any part of it names one, as written or after symlinks are followed
 (`.git` anywhere: a nested repository or a `.git` file pointing elsewhere is the same). Names are
@@ -22,7 +24,7 @@ from pathlib import Path
 
 from agent_cli.core.text import visible_exact
 
-__all__ = ["RUN_DIRS", "RUN_FILES", "run_file_reason"]
+__all__ = ["RUN_DIRS", "RUN_FILES", "named_file_reason", "run_file_reason"]
 
 # Directories whose every file may be run or name a command to run.
 RUN_DIRS = frozenset({".git", ".husky", ".agent", ".claude", ".vscode"})
@@ -33,14 +35,10 @@ RUN_FILES = frozenset({".gitattributes", ".gitmodules", ".pre-commit-config.yaml
 def run_file_reason(root: Path, raw: object) -> str | None:
     """Why writing the path `raw` (as a file tool's argument: relative to `root`) must be asked
     (None: it is an ordinary file)."""
-    if not isinstance(raw, str) or "\0" in raw:
+    paths = _paths(root, raw)
+    if paths is None or not isinstance(raw, str):
         return None  # the tool refuses it on its own
-    written = Path(raw.strip()).expanduser()
-    candidate = written if written.is_absolute() else root / written
-    try:
-        resolved = candidate.resolve()
-    except (OSError, RuntimeError):
-        resolved = candidate
+    written, resolved = paths
     for path in (written, _inside(resolved, root)):
         found = _run_part(path)
         if found is not None:
@@ -50,6 +48,30 @@ def run_file_reason(root: Path, raw: object) -> str | None:
                 "(git, hooks, an editor or this agent run what they name): never written unasked"
             )
     return None
+
+
+def named_file_reason(root: Path, raw: object, files: frozenset[Path]) -> str | None:
+    """Why writing `raw` must be asked when it is one of `files` (resolved paths): the files the
+    session's hooks and MCP servers run, which an approval does not pin."""
+    paths = _paths(root, raw)
+    if paths is None or not isinstance(raw, str) or paths[1] not in files:
+        return None
+    return (
+        f"{visible_exact(raw.strip())} is run by a hook or MCP server of this session, as the file is "
+        "each time: never written unasked"
+    )
+
+
+def _paths(root: Path, raw: object) -> tuple[Path, Path] | None:
+    """`raw` as written and resolved against `root` (None: not a path a file tool takes)."""
+    if not isinstance(raw, str) or "\0" in raw:
+        return None
+    written = Path(raw.strip()).expanduser()
+    candidate = written if written.is_absolute() else root / written
+    try:
+        return written, candidate.resolve()
+    except (OSError, RuntimeError):
+        return written, candidate
 
 
 def _inside(path: Path, root: Path) -> Path:
