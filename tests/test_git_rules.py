@@ -339,3 +339,20 @@ def test_a_file_a_hook_or_server_runs_is_refused_unasked_in_accept_edits(tmp_pat
     assert (project / "server.py").read_text() == "raise SystemExit(1)\n"
     assert results["toolu_3"] == (results["toolu_3"][0], False)  # an ordinary file: written unasked
     assert (project / "hooks" / "other.sh").read_text() == "echo pwned\n"
+
+
+def test_hooks_of_the_user_s_own_hooks_path_are_the_user_s(repo: Path, tmp_path: Path) -> None:
+    """core.hooksPath in the user's global config, outside the repository: not asked about."""
+    mine = tmp_path / "home" / "githooks"
+    mine.mkdir()
+    (mine / "pre-commit").write_text("#!/bin/sh\nexit 0\n")
+    (mine / "pre-commit").chmod(0o755)
+    git(repo, "config", "--global", "core.hooksPath", str(mine))
+    assert run_allowed(repo, "git commit -qam two", allow=("git commit",)).asked == []
+    git(repo, "config", "--global", "core.hooksPath", ".githooks")  # relative: in the work tree
+    (repo / ".githooks").mkdir()
+    (repo / ".githooks" / "pre-commit").write_text("#!/bin/sh\nexit 0\n")
+    (repo / ".githooks" / "pre-commit").chmod(0o755)
+    (repo / "a.txt").write_text("three\n")
+    user = run_allowed(repo, "git commit -qam three", allow=("git commit",))
+    assert len(user.asked) == 1 and "pre-commit" in user.asked[0][1][WHY_ASKED]

@@ -22,7 +22,8 @@ what a repository tells git to run, so before such a rule runs a line whose prog
   nothing unless a config key defines them. The user's own config (global, system, the
   environment's) is the user's and is not checked.
 - **Hooks**: executable files in the hooks directory (`git rev-parse --git-path hooks`, so
-  `core.hooksPath` too), `.sample` files aside. For verbs that only read (`status`, `diff`, `log`
+  `core.hooksPath` too) when it lies in the repository or its work tree (one of the user's own
+  elsewhere is the user's), `.sample` files aside. For verbs that only read (`status`, `diff`, `log`
   ...) the hooks such a verb can still set off (`post-index-change`, `reference-transaction`); for
   any other verb, every hook.
 - **Submodules**: `git status` and `git diff` run git in each checked-out submodule, which reads
@@ -229,13 +230,13 @@ def repository_reason(root: Path, verb: str = "", env: Mapping[str, str] | None 
 def _reason(
     root: Path, verb: str, env: Mapping[str, str] | None, *, depth: int, budget: list[int]
 ) -> str | None:
-    located = _git(root, env, "rev-parse", "--git-path", "hooks", "--show-toplevel")
+    located = _git(root, env, "rev-parse", "--git-path", "hooks", "--show-toplevel", "--git-common-dir")
     if isinstance(located, _Failure):
         if located.no_repository or located.no_git:
             return None  # git runs nothing here: it stops at once, or is not there at all
         return f"git could not read this repository ({located.said}), so what it would run is not known"
     lines = located.splitlines()
-    if len(lines) != 2:
+    if len(lines) != 3:
         return "git could not say where this repository's hooks and work tree are"
     listed = _git(root, env, "config", "--list", "--show-scope", "--includes", "-z")
     if isinstance(listed, _Failure):
@@ -247,8 +248,11 @@ def _reason(
             f"{'which is not a key' if len(keys) == 1 else 'which are not keys'} known to run nothing "
             "(git runs the programs such keys name)"
         )
-    hooks_dir, top = Path(lines[0]), Path(lines[1])
-    hooks = _hooks(hooks_dir if hooks_dir.is_absolute() else root / hooks_dir, verb)
+    hooks_dir, top, common = (p if p.is_absolute() else root / p for p in map(Path, lines))
+    # Hooks in the repository or its work tree; a hooks directory of the user's own elsewhere
+    # (core.hooksPath in the user's config) is theirs, like the rest of their config.
+    own = any(hooks_dir.resolve().is_relative_to(place.resolve()) for place in (top, common))
+    hooks = _hooks(hooks_dir, verb) if own else []
     if hooks:
         return (
             f"this repository has git hooks that `git {visible_exact(verb) or '...'}` may run: {_some(hooks)}"
