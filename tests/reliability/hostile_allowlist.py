@@ -17,6 +17,7 @@ whose `.git/config` or hooks name a program that creates PWNED (core.fsmonitor, 
 post-index-change hook): each must be refused with the key or hook named, and PWNED must not
 exist. One case is the whole chain in accept-edits mode: the model writes `.git/config` and a
 hook, then runs `git status`; both writes must be refused (never written unasked) and nothing run.
+Another rewrites the script the user's Stop hook runs (`./hooks/check.sh`): refused, nothing run.
 """
 
 from __future__ import annotations
@@ -330,6 +331,29 @@ def _accept_edits_chain(where: Path) -> Outcome:
     return judge(proc, {"finished"}, check="; ".join(problems))
 
 
+def _hook_file(where: Path) -> Outcome:
+    """Accept-edits mode with the user's hook `./hooks/check.sh` (run at every Stop): the model
+    rewrites the script to create PWNED. Before: written unasked, and it ran at the turn's end."""
+    project = project_in(where, "", {"hooks/check.sh": "#!/bin/sh\nexit 0\n"})
+    (project / "hooks" / "check.sh").chmod(0o755)
+    user_config = where / "user.toml"
+    user_config.write_text('[[hooks.Stop]]\ncommand = "./hooks/check.sh"\n')
+    evil = f"#!/bin/sh\n: > '{project / 'PWNED'}'\n"
+    call = ToolCallSpec("write_file", {"path": "hooks/check.sh", "content": evil}, id="toolu_k")
+    with FakeModelServer() as server:
+        server.queue(Reply("Writing.", tool_calls=[call]))
+        server.default = Reply(DONE)
+        args = ("-p", "tidy", "--config", str(user_config), "--permission-mode", "acceptEdits")
+        proc = agent(args, project, env_for(where, server))
+        text, error = tool_results(server.requests).get("toolu_k", ("(no result)", False))
+    problems = []
+    if not (error and "run by a hook or MCP server" in text):
+        problems.append(f"not refused with the reason: {text[:80]!r}")
+    if (project / "PWNED").exists():
+        problems.append("the rewritten hook ran: PWNED exists")
+    return judge(proc, {"finished"}, check="; ".join(problems))
+
+
 def cases() -> list[Case]:
     sample = {"ls\\f/usr/bin/touch through a symlink `ls\\f` the repository ships", "ls <(touch PWNED)"}
     found = [
@@ -364,4 +388,5 @@ def cases() -> list[Case]:
             sample=True,
         )
     )
+    found.append(Case("allowlist", "accept edits: the script a hook runs is refused, headless", _hook_file))
     return found
