@@ -25,6 +25,7 @@ from agent_cli.agent.approvals import (
 from agent_cli.agent.file_watch import FileWatch
 from agent_cli.agent.loop import AgentLoop
 from agent_cli.agent.modes import ModalApprover, ModeState
+from agent_cli.agent.rule_guard import ProjectGuard
 from agent_cli.app_assembly import Assembly, ProviderFactory, model_limits
 from agent_cli.config.settings import Settings
 from agent_cli.context.engine import ContextEngine
@@ -33,15 +34,16 @@ from agent_cli.core.errors import ConfigError
 from agent_cli.core.events import WarningEvent
 from agent_cli.core.messages import Message
 from agent_cli.extensions import offer_mcp_tools, start_mcp_servers
-from agent_cli.hooks_user.config import load_hooks
+from agent_cli.hooks_user.config import HookSpec, load_hooks
 from agent_cli.hooks_user.trust import hooks_to_run
 from agent_cli.hooks_user.user_hooks import UserHooks
+from agent_cli.mcp_client.config import server_specs
 from agent_cli.prompt.instructions import read_project_instructions
 from agent_cli.prompt.system import build_system_prompt
 from agent_cli.providers.registry import PROVIDERS
 from agent_cli.session import AgentSession
 from agent_cli.store.layout import check_private_dir, ensure_transcripts_dir, transcripts_dir
-from agent_cli.store.project_approvals import ProjectApprovals
+from agent_cli.store.project_approvals import ProjectApprovals, project_files_run, shell_words
 from agent_cli.store.redact import Redactor
 from agent_cli.store.session_log import SessionLog
 from agent_cli.store.sessions import continue_candidates, resolve_session_id
@@ -139,7 +141,7 @@ def open_session(
             context=engine,
             system=system,
             log=log,
-            approver=_approver(settings, ask, tools, mode),
+            approver=_approver(settings, ask, tools, mode, _files_run(root, hook_specs, settings)),
             tool_context=tool_context,
             hooks=hooks,
             max_iterations=settings.tools.max_iterations,
@@ -194,15 +196,29 @@ def _passed_over(ids: list[str]) -> str:
     )
 
 
-def _approver(settings: Settings, ask: Asker | None, tools: ToolRegistry, mode: ModeState) -> Approver:
-    """The approval mode first (agent.modes), then the user's answers, or headless the allow-list."""
+def _approver(
+    settings: Settings, ask: Asker | None, tools: ToolRegistry, mode: ModeState, run_files: list[Path]
+) -> Approver:
+    """The approval mode first (agent.modes), then the user's answers, or headless the allow-list;
+    `run_files` (the project files hooks and servers run) and the files that run commands ask."""
     allow = settings.approvals.allow
+    guard = ProjectGuard(
+        settings.project_root, approval_of=tools.approval, effect_of=tools.effect, run_by_extensions=run_files
+    )
     inner: Approver
     if ask is None:
-        inner = HeadlessApprover(allow, approval_of=tools.approval)
+        inner = HeadlessApprover(allow, approval_of=tools.approval, guard=guard)
     else:
-        inner = InteractiveApprover(ask, allow, approval_of=tools.approval)
-    return ModalApprover(inner, mode, approval_of=tools.approval, effect_of=tools.effect)
+        inner = InteractiveApprover(ask, allow, approval_of=tools.approval, guard=guard)
+    return ModalApprover(inner, mode, approval_of=tools.approval, effect_of=tools.effect, guard=guard)
+
+
+def _files_run(root: Path, hooks: Sequence[HookSpec], settings: Settings) -> list[Path]:
+    """The project files the session's hooks and (stdio) MCP servers name in their commands."""
+    commands = [shell_words(h.command) for h in hooks]
+    servers, _ = server_specs(settings.tables, root)
+    commands += [[s.command, *s.args] for s in servers if s.command is not None]
+    return [root / name for words in commands for name in project_files_run(words, root)]
 
 
 _SECRET_NAME = re.compile(r"KEY|SECRET|TOKEN|PASSW|CREDENTIAL|AUTH|PRIVATE|DSN", re.IGNORECASE)

@@ -17,7 +17,7 @@ from agent_cli.context.thresholds import compute_thresholds
 from agent_cli.mcp_client.config import ServerSpec, server_specs
 from agent_cli.mcp_client.servers import McpServers
 from agent_cli.session import ModelParts
-from agent_cli.store.project_approvals import ProjectApprovals
+from agent_cli.store.project_approvals import ProjectApprovals, project_files_run, unpinned_note
 from agent_cli.store.user_dirs import state_dir
 from agent_cli.tools.base import ToolRegistry
 from agent_cli.tools.tool_search import ToolSearch, should_defer
@@ -37,9 +37,11 @@ def start_mcp_servers(
 
     def ask_start(spec: ServerSpec) -> bool:
         assert ask is not None
+        files = project_files_run([spec.command or "", *spec.args], root) if spec.url is None else []
+        pinned = f" {unpinned_note(files, 'at each start')}" if files else ""
         question = (
-            f"this project ({spec.where}) asks to start the MCP server {spec.name!r}: {spec.describe()}. "
-            "Start it (and remember that for this project)?"
+            f"this project ({spec.where}) asks to start the MCP server {spec.name!r}: {spec.describe()}."
+            f"{pinned} Start it (and remember that for this project)?"
         )
         return ask(START_PROJECT_SERVER, {"question": question, "server": spec.name}, None) in (
             "yes",

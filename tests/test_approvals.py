@@ -42,10 +42,10 @@ def test_the_approvers_read_a_tools_approval_not_its_name() -> None:
     assert not headless.decide("sh", {"command": "rm x"}).allowed
     user = ScriptedUser("always")
     approver = InteractiveApprover(user, approval_of=approval_of)  # type: ignore[arg-type]
-    assert approver.decide("sh", {"command": "pytest -x"}).allowed
-    assert approver.rules == [AlwaysRule("sh", prefix="pytest")]
-    assert user.rules_shown == [AlwaysRule("sh", prefix="pytest").describe()]
-    assert str(user.rules_shown[0]).startswith("sh commands starting with `pytest`")
+    assert approver.decide("sh", {"command": "ls -la"}).allowed
+    assert approver.rules == [AlwaysRule("sh", prefix="ls")]
+    assert user.rules_shown == [AlwaysRule("sh", prefix="ls").describe()]
+    assert str(user.rules_shown[0]).startswith("sh commands starting with `ls`")
 
 
 @pytest.mark.parametrize(
@@ -166,9 +166,11 @@ def test_interactive_always_for_a_file_tool_covers_that_tool_only() -> None:
 @pytest.mark.parametrize(
     ("first", "later", "covered"),
     [
-        ("pytest -x tests/a.py", "pytest tests", True),
-        ("pytest -x", "pytest; rm -rf /", False),
-        ("pytest -x", "pytestx", False),
+        ("ls -la src", "ls tests", True),
+        ("ls -la", "ls; rm -rf /", False),
+        ("ls -la", "lsx", False),
+        ("pytest -x", "pytest -p evil", False),  # runs conftest.py and the modules -p names
+        ("pytest -x", "pytest -x", True),
         ("git status", "git status --short", True),
         ("git status", "git push --force", False),
         ("npm test", "npm publish", False),
@@ -196,7 +198,8 @@ def test_interactive_always_for_bash(first: str, later: str, covered: bool) -> N
     ("name", "args", "rule"),
     [
         ("write_file", {"path": "a"}, AlwaysRule("write_file")),
-        ("bash", {"command": "pytest -x"}, AlwaysRule("bash", prefix="pytest")),
+        ("bash", {"command": "ls -x"}, AlwaysRule("bash", prefix="ls")),
+        ("bash", {"command": "pytest -x"}, AlwaysRule("bash", exact="pytest -x")),
         ("bash", {"command": "git log -5"}, AlwaysRule("bash", prefix="git log")),
         ("bash", {"command": "rm -f a"}, AlwaysRule("bash", exact="rm -f a")),
         ("bash", {"command": " ls | wc -l "}, AlwaysRule("bash", exact=" ls | wc -l ")),

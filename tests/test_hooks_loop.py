@@ -258,6 +258,30 @@ def test_project_hooks_are_asked_for_once_and_the_users_own_never(tmp_path: Path
     assert headless == (mine, theirs) and notes == []
 
 
+def test_the_hooks_question_says_a_project_file_a_hook_runs_is_not_pinned(tmp_path: Path) -> None:
+    """Issue 35: a hook approved as `./hooks/check.sh` runs the script as it is each time."""
+    (tmp_path / "hooks").mkdir()
+    (tmp_path / "hooks" / "check.sh").write_text("#!/bin/sh\n")
+    (tmp_path / "lint.py").write_text("")
+    approvals = ProjectApprovals(tmp_path / "state" / "approvals.json", tmp_path)
+    specs = [
+        HookSpec("PreToolUse", "./hooks/check.sh --strict", project=True),
+        HookSpec("Stop", "python3 lint.py --config=hooks/check.sh 'unbalanced", project=True),
+        HookSpec("Stop", "notify-send done", project=True),
+    ]
+    asked: list[str] = []
+    hooks_to_run(
+        specs, approvals, ask=lambda name, args, always: asked.append(args["question"]) or "no", yes=False
+    )
+    lines = asked[0].splitlines()
+    assert lines[2] == (
+        "    It runs ./hooks/check.sh, a file in this project: the approval covers the command, not the "
+        "file, which runs as it is each time the hook runs."
+    )
+    assert lines[4].startswith("    It runs lint.py, hooks/check.sh, files in this project:")
+    assert lines[5].startswith("  Stop: notify-send done") and len(lines) == 7
+
+
 def test_unapproved_project_hooks_are_skipped_headless_with_one_line_unless_yes(tmp_path: Path) -> None:
     approvals = ProjectApprovals(tmp_path / "state" / "approvals.json", tmp_path)
     mine = HookSpec("Stop", "notify-send done")

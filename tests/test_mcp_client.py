@@ -330,3 +330,31 @@ def test_a_server_that_answers_garbage_is_a_tool_error_and_one_warning(tmp_path:
         assert servers.take_notes() == []
     finally:
         servers.close()
+
+
+def test_the_question_for_a_project_server_says_a_project_file_it_runs_is_not_pinned(tmp_path: Path) -> None:
+    """Issue 35: `python3 server.py` approved once runs server.py as it is at each start."""
+    from agent_cli.config.load import Flags, load_settings
+    from agent_cli.extensions import start_mcp_servers
+    from agent_cli.store.project_approvals import ProjectApprovals
+
+    project = tmp_path / "p"
+    project.mkdir()
+    (project / "server.py").write_text("raise SystemExit(1)\n")
+    servers = {"local": {"command": "python3", "args": ["server.py"]}, "other": {"command": "/bin/true"}}
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": servers}))
+    env = agent_env(tmp_path / "home")
+    settings = load_settings(config_path=None, env=env, flags=Flags(), cwd=project)
+    asked: dict[str, str] = {}
+
+    def ask(name: str, args: Any, always: str | None) -> Any:
+        asked[args["server"]] = args["question"]
+        return "no"
+
+    approvals = ProjectApprovals(tmp_path / "a.json", project)
+    running, _ = start_mcp_servers(settings, env, ask, approvals)
+    if running is not None:
+        running.close()
+    assert "It runs server.py, a file in this project" in asked["local"]
+    assert "not the file, which runs as it is at each start" in asked["local"]
+    assert "file in this project" not in asked["other"]

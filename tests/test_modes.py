@@ -12,6 +12,7 @@ import pytest
 
 from agent_cli.agent.approvals import Answer, InteractiveApprover
 from agent_cli.agent.modes import PLAN_REFUSAL, ModalApprover, ModeState, next_mode
+from agent_cli.agent.rule_guard import ProjectGuard
 from agent_cli.config.load import Flags, load_settings
 from agent_cli.core.errors import ConfigError
 from agent_cli.tools.registry import default_tools
@@ -33,7 +34,9 @@ def approver(mode: str) -> tuple[ModalApprover, Asked, ModeState]:
     asked = Asked()
     state = ModeState(mode)  # type: ignore[arg-type]
     inner = InteractiveApprover(asked, ("git status",), approval_of=tools.approval)
-    return ModalApprover(inner, state, approval_of=tools.approval, effect_of=tools.effect), asked, state
+    guard = ProjectGuard(Path.cwd(), approval_of=tools.approval, effect_of=tools.effect)
+    modal = ModalApprover(inner, state, approval_of=tools.approval, effect_of=tools.effect, guard=guard)
+    return modal, asked, state
 
 
 WRITE = ("write_file", {"path": "a.txt", "content": "x"})

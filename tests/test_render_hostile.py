@@ -193,6 +193,20 @@ def test_a_multi_line_command_shows_every_line_under_a_margin() -> None:
     ]
 
 
+def test_the_reason_a_rule_did_not_cover_a_call_is_its_own_line_written_out() -> None:
+    """Issue 35: an allow-listed git command asked because the repository names a program; the
+    key (a subsection may hold anything) reaches the screen with its control characters written out."""
+    from agent_cli.agent.approvals import WHY_ASKED
+
+    _, con, out = consoles()[0]
+    why = "asked although a rule covers it: this repository's git config sets diff.\x1b[2K.textconv"
+    Renderer(con).approval("bash", {"command": "git diff", WHY_ASKED: why}, "yes")
+    lines = out.getvalue().splitlines()
+    assert lines[0] == "? bash git diff"
+    assert lines[1] == "  ! " + why.replace("\x1b", "\\x1b")
+    assert "\x1b" not in out.getvalue()
+
+
 def test_the_written_out_characters_stand_out_on_a_colour_terminal() -> None:
     _, con, out = consoles()[1]
     Renderer(con).approval("bash", {"command": "ls\u00a0x"}, "this exact bash command")

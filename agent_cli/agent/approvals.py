@@ -18,6 +18,13 @@ policy itself is pure:
   any arguments after it, so prefer narrow prefixes such as `git status` over `git`.
 - An allow-list entry that is a tool's full name (`mcp__notes__search`) runs every call of that
   tool without asking (not a shell tool's: bash is allowed by command prefixes only).
+- A rule trusts a program or a tool, not what the project tells it to run: before a rule (the
+  allow-list, an "always" answer) runs a call unasked, the approver asks its `RuleGuard`
+  (`rule_guard.ProjectGuard`), which names a reason to ask all the same: a git command in a
+  repository whose config or hooks name programs, a write to a file that makes tools run
+  commands (`.git/config`, `.gitattributes`, `.mcp.json` ...). Then the call is asked, the reason
+  shown as its own line (`WHY_ASKED`), or refused headless with the reason; "always" to such a
+  call is a "yes" (asked again next time, while the reason holds).
 
 Approvers:
 
@@ -29,11 +36,11 @@ Approvers:
   approves more of the same for the rest of the session, see `always_rule`:
   write_file / edit_file: that tool, for any path it may reach (the project,
   unless tools.allow_outside_root widens that).
-  bash: the command's first word (e.g. `pytest`), or its first two words for
+  bash: the command's first word (e.g. `ls`), or its first two words for
   programs whose subcommands do very different things (`git status`), matched
   like an allow-list prefix, so it never covers a compound command. Programs
   whose first word says nothing about what they will do (`rm`, `sudo`, `bash`,
-  `python3.11`, `/bin/rm`, `sed`, `find`, `make`, ... see `programs`), other
+  `python3.11`, `/bin/rm`, `sed`, `find`, `make`, `pytest`, ... see `programs`), other
   verbs of the subcommand programs, and every command that is not plain are
   remembered only as that exact command line, compared character for character.
 """
@@ -42,9 +49,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal, Protocol, TypeAlias
 
 from agent_cli.agent import programs
+from agent_cli.agent.rule_guard import ProjectGuard, RuleGuard
 from agent_cli.agent.shell_words import plain_command
 from agent_cli.tools.base import Approval
 from agent_cli.tools.registry import known_tools
@@ -54,6 +63,7 @@ __all__ = [
     "RESUME_UNSIGNED",
     "SESSION_QUESTIONS",
     "START_PROJECT_SERVER",
+    "WHY_ASKED",
     "AlwaysRule",
     "Answer",
     "ApprovalOf",
@@ -76,6 +86,9 @@ RESUME_UNSIGNED = "resume unsigned session"
 APPROVE_PROJECT_HOOKS = "approve project hooks"
 START_PROJECT_SERVER = "start project mcp server"
 SESSION_QUESTIONS = frozenset({RESUME_UNSIGNED, APPROVE_PROJECT_HOOKS, START_PROJECT_SERVER})
+# The key under which the arguments shown in a question carry why a rule did not run the call
+# unasked. The approver sets or drops it: a model cannot write its own reason into the question.
+WHY_ASKED = "why asked"
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,6 +146,11 @@ def matches_prefix(command: str, prefix: str) -> bool:
 
 def _default_approval(name: str) -> Approval:
     return known_tools().approval(name)
+
+
+def _default_guard(guard: RuleGuard | None, approval_of: ApprovalOf) -> RuleGuard:
+    """The guard given, or the project in the working directory (where the agent runs commands)."""
+    return guard if guard is not None else ProjectGuard(Path.cwd(), approval_of=approval_of)
 
 
 def _allow_listed(name: str, approval: Approval, args: Mapping[str, Any], prefixes: Iterable[str]) -> bool:
@@ -217,15 +235,31 @@ class HeadlessApprover:
     """No one to ask: read-only and allow-listed bash run; the rest is denied with a way forward."""
 
     def __init__(
-        self, allow_prefixes: Iterable[str] = (), *, approval_of: ApprovalOf = _default_approval
+        self,
+        allow_prefixes: Iterable[str] = (),
+        *,
+        approval_of: ApprovalOf = _default_approval,
+        guard: RuleGuard | None = None,
     ) -> None:
         self.allow_prefixes = tuple(p for p in allow_prefixes if p.strip())
         self.approval_of = approval_of
+        self.guard = _default_guard(guard, approval_of)
 
     def decide(self, name: str, args: Mapping[str, Any]) -> Decision:
         approval = self.approval_of(name)
-        if approval == "never" or _allow_listed(name, approval, args, self.allow_prefixes):
+        if approval == "never":
             return Decision.allow()
+        if _allow_listed(name, approval, args, self.allow_prefixes):
+            why = self.guard(name, args)
+            if why is None:
+                return Decision.allow()
+            return Decision.deny(
+                f"{name} needs approval although approvals.allow covers it: {why}. Rerun with --yes, "
+                "or run it in the REPL, where it is asked"
+            )
+        why = self.guard(name, args)
+        if why is not None:  # accept-edits passed it on: no rule would run it
+            return Decision.deny(f"{name} needs approval: {why}. Rerun with --yes, or run it in the REPL")
         if approval == "command":
             return Decision.deny(
                 f"{name} needs approval: rerun with --yes or add a prefix to approvals.allow in the config "
@@ -242,23 +276,38 @@ class InteractiveApprover:
     """Asks the user through `ask(name, args)`; remembers "always" answers for this session."""
 
     def __init__(
-        self, ask: Asker, allow_prefixes: Iterable[str] = (), *, approval_of: ApprovalOf = _default_approval
+        self,
+        ask: Asker,
+        allow_prefixes: Iterable[str] = (),
+        *,
+        approval_of: ApprovalOf = _default_approval,
+        guard: RuleGuard | None = None,
     ) -> None:
         self.ask = ask
         self.allow_prefixes = tuple(p for p in allow_prefixes if p.strip())
         self.approval_of = approval_of
+        self.guard = _default_guard(guard, approval_of)
         self.rules: list[AlwaysRule] = []
 
     def decide(self, name: str, args: Mapping[str, Any]) -> Decision:
         approval = self.approval_of(name)
-        if approval == "never" or _allow_listed(name, approval, args, self.allow_prefixes):
+        if approval == "never":
             return Decision.allow()
-        if any(rule.covers(name, args) for rule in self.rules):
+        why = self.guard(name, args)
+        covered = _allow_listed(name, approval, args, self.allow_prefixes) or any(
+            rule.covers(name, args) for rule in self.rules
+        )
+        if covered and why is None:
             return Decision.allow()
+        shown = {k: v for k, v in args.items() if k != WHY_ASKED}
+        if why is not None:
+            shown[WHY_ASKED] = f"asked although a rule covers it: {why}" if covered else why
         rule = always_rule(name, args, approval)
-        answer = self.ask(name, args, rule.describe())
+        described = rule.describe() if why is None else "the same as yes: asked again next time (see above)"
+        answer = self.ask(name, shown, described)
         if answer == "always":
-            self.rules.append(rule)
+            if why is None:
+                self.rules.append(rule)
             return Decision.allow()
         if answer == "yes":
             return Decision.allow()

@@ -2,8 +2,10 @@
 
     default            every call that changes something asks (approvals.allow and "always" as ever)
     acceptEdits        the file editors (write_file, edit_file) run without asking (where they may
-                       write: the project, unless tools.allow_outside_root widens it); bash and the
-                       rest as in default
+                       write: the project, unless tools.allow_outside_root widens it), except on the
+                       files that make tools run commands (`.git/`, `.gitattributes`, `.mcp.json` ...:
+                       `run_files`), which ask; bash and the rest as in default (no command runs
+                       unasked that would not in default)
     plan               only the tools that never ask (read, search, recall) run; any other call is
                        refused without asking, and the refusal tells the model to present its plan
     bypassPermissions  every call runs (--yes)
@@ -20,6 +22,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from agent_cli.agent.approvals import ApprovalOf, Approver, Decision
+from agent_cli.agent.rule_guard import RuleGuard
 from agent_cli.config.settings import PermissionMode
 from agent_cli.tools.base import FileEffect
 
@@ -67,11 +70,13 @@ class ModalApprover:
         *,
         approval_of: ApprovalOf,
         effect_of: Callable[[str], FileEffect],
+        guard: RuleGuard,
     ) -> None:
         self.inner = inner
         self.state = state
         self.approval_of = approval_of
         self.effect_of = effect_of
+        self.guard = guard
 
     def decide(self, name: str, args: Mapping[str, Any]) -> Decision:
         mode = self.state.mode
@@ -81,8 +86,9 @@ class ModalApprover:
             if self.approval_of(name) == "never":
                 return Decision.allow()
             return Decision.deny(f"{name} was not run: {PLAN_REFUSAL}")
-        if mode == "acceptEdits" and self.effect_of(name) == "path":
+        if mode == "acceptEdits" and self.effect_of(name) == "path" and self.guard(name, args) is None:
             # The tools that change the one file their path names (write_file, edit_file); each
-            # keeps to the paths it may write.
+            # keeps to the paths it may write. A file that makes tools run commands goes on to
+            # the inner approver, which asks (or refuses, headless) and says why.
             return Decision.allow()
         return self.inner.decide(name, args)

@@ -7,8 +7,15 @@ stricter (a path to a program is still matched as the path it is, never as the b
 *Exact-only* programs are those whose first word says nothing about what the line will do: they
 run code given in their arguments (shells, interpreters, `sed` with `e`, `find -exec`, `tar
 --to-command`, `make`, `xargs`, `env`, `ssh`, editors and pagers with shell escapes, build tools
-and package managers that run scripts), run another program (`sudo`, `nohup`, `timeout`), or
-destroy or move files (`rm`, `dd`, `mv`, `ln`). "Always" for one of them approves that exact line.
+and package managers that run scripts), run the project's own files as code and take arguments
+that name more (test runners: `pytest` runs conftest.py, `pytest -p mod` loads a module, `jest
+--config x.js`; linters and task runners whose config is code or loads plugins: `mypy`, `eslint`,
+`just` ...; files the model can write), run another program
+(`sudo`, `nohup`, `timeout`), or destroy or move files (`rm`, `dd`, `mv`, `ln`). "Always" for one of
+them approves that exact line (the files such a line runs are still read as they are then).
+
+Their kin need nothing more: `python -m pytest` is `python`'s, `cargo test`, `go test`, `tox` and
+`nox` are exact-only programs, and `npm test` / `yarn test` are verbs those programs never remember.
 
 *Subcommand* programs (`git status`, `docker ps`) are remembered with their verb, and only for
 verbs whose arguments cannot name a program to run; any other verb, or an option before the verb
@@ -20,11 +27,32 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-__all__ = ["EXACT_ONLY", "SUBCOMMAND_VERBS", "identity", "is_exact_only", "risky_argument"]
+__all__ = [
+    "EXACT_ONLY",
+    "RUNS_PROJECT_FILES",
+    "SUBCOMMAND_VERBS",
+    "identity",
+    "is_exact_only",
+    "risky_argument",
+]
 
 _VERSION = re.compile(r"[-_.]?\d+(?:\.\d+)*$")
 
-EXACT_ONLY = frozenset(
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+# Test runners, linters and task runners that import or run the project's own files (conftest.py,
+# jest.config.js, a mypy plugin, .rubocop.yml's require, a Justfile ...): code the model can write.
+RUNS_PROJECT_FILES = _words(
+    "pytest py.test nosetests nose2 trial behave coverage mypy dmypy pylint flake8 sphinx-build "
+    "pre-commit invoke inv fab doit snakemake jest vitest mocha jasmine ava karma playwright cypress "
+    "eslint prettier stylelint webpack vite rollup babel grunt gulp nx turbo lerna rspec cucumber "
+    "rubocop phpunit pest phpstan psalm ctest just task mage"
+)
+
+EXACT_ONLY = RUNS_PROJECT_FILES | frozenset(
     {
         # shells and anything that runs a line it is given
         "sh",

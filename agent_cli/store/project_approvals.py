@@ -11,6 +11,12 @@ An approval names what it approved by a fingerprint of its whole definition (com
 environment, URL, headers, matcher, timeout), so a `git pull` that changes the command asks again.
 The file is rewritten whole (temporary file, fsync, rename) so a crash or a full disk leaves the
 previous approvals as they were; a file that cannot be read counts as approving nothing.
+
+What a command runs from the project's own files (`./hooks/check.sh`, `python3 server.py`) is not
+part of the fingerprint: the approval covers the command, and the file runs as it is each time.
+`project_files_run` names such files, so the question says so. (Pinning their digests too was
+weighed and left out: it would pin the one file named, not what it imports or sources, and a hook
+reads its file at each event, long after the check at start.)
 """
 
 from __future__ import annotations
@@ -18,13 +24,22 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Mapping
+import shlex
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from agent_cli.core.text import visible_exact
 from agent_cli.store.private_write import write_private
 from agent_cli.store.user_dirs import state_dir
 
-__all__ = ["APPROVALS_FILE", "ProjectApprovals", "fingerprint"]
+__all__ = [
+    "APPROVALS_FILE",
+    "ProjectApprovals",
+    "fingerprint",
+    "project_files_run",
+    "shell_words",
+    "unpinned_note",
+]
 
 APPROVALS_FILE = "project-approvals.json"
 _MAX_BYTES = 4 * 1024 * 1024
@@ -34,6 +49,45 @@ def fingerprint(definition: object) -> str:
     """A stable digest of a JSON-able definition (key order does not matter)."""
     text = json.dumps(definition, sort_keys=True, ensure_ascii=True, separators=(",", ":"), default=str)
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def shell_words(command: str) -> list[str]:
+    """A hook's command line as words, near enough to find the files it names (not to run it)."""
+    try:
+        return shlex.split(command)
+    except ValueError:  # an unbalanced quote: the plain words will do for naming files
+        return command.split()
+
+
+def project_files_run(words: Iterable[str], root: Path) -> list[str]:
+    """The words (or the value of a `--option=value` word) that name a regular file inside `root`,
+    taken relative to it as a command run there takes them: what runs as it is each time."""
+    base = root.resolve()
+    found: list[str] = []
+    for word in words:
+        value = word.split("=", 1)[1] if word.startswith("-") and "=" in word else word
+        if not value or value.startswith("-") or "\0" in value:
+            continue
+        try:
+            path = (base / Path(value).expanduser()).resolve()
+            inside = path.is_relative_to(base) and path != base and path.is_file()
+        except (OSError, RuntimeError, ValueError):
+            continue
+        if inside and value not in found:
+            found.append(value)
+    return found
+
+
+def unpinned_note(files: list[str], when: str) -> str:
+    """The sentence a question adds for `files` a command runs from the project (`when`: 'at each
+    start', 'each time it runs')."""
+    named = ", ".join(visible_exact(f) for f in files)
+    one = len(files) == 1
+    return (
+        f"It runs {named}, {'a file' if one else 'files'} in this project: the approval covers the "
+        f"command, not {'the file' if one else 'the files'}, which {'runs' if one else 'run'} as "
+        f"{'it is' if one else 'they are'} {when}."
+    )
 
 
 class ProjectApprovals:

@@ -4,9 +4,10 @@
 command exactly as it will run, every line of a multi-line one under a margin no line of the
 command can draw; the exact main argument of any other tool, such as a file tool's path, with the
 size of the arguments its view shows by size; else the call described), then what "always" would
-approve. The session's own questions (`SESSION_QUESTIONS`, e.g. resuming a session someone else
-wrote) show their question instead. Nothing here reaches the terminal raw: written-out characters
-stand out (reversed) on a colour terminal.
+approve; when a rule would have run the call but the approver asks all the same, its reason
+(`WHY_ASKED`) on a line of its own. The session's own questions (`SESSION_QUESTIONS`, e.g.
+resuming a session someone else wrote) show their question instead. Nothing here reaches the
+terminal raw: written-out characters stand out (reversed) on a colour terminal.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 
 from rich.text import Text
 
-from agent_cli.agent.approvals import SESSION_QUESTIONS
+from agent_cli.agent.approvals import SESSION_QUESTIONS, WHY_ASKED
 from agent_cli.core.text import visible, visible_exact, visible_parts
 from agent_cli.tools.base import Approval, CallView
 from agent_cli.ui.reports import describe_call
@@ -36,6 +37,8 @@ def approval_text(
 ) -> Text:
     text = Text()
     text.append("? ", style="bold yellow")
+    why = args.get(WHY_ASKED)
+    args = {k: v for k, v in args.items() if k != WHY_ASKED}
     if name in SESSION_QUESTIONS:  # the session's own question, not a tool call
         text.append(visible(str(args.get("question") or name)))
     else:
@@ -44,6 +47,8 @@ def approval_text(
     command = str(args.get("command") or "").strip() if approval == "command" else ""
     if "\n" in command:  # the rule quotes the command: say which, rather than draw its lines again
         always = always.replace(command, f"the {command.count(chr(10)) + 1} lines above")
+    if isinstance(why, str):  # the approver's reason for asking although a rule covers the call
+        text.append(f"\n  ! {visible(why)}", style="yellow")
     rule = visible_exact(always).replace("\n", "\\n")  # one line, whatever the rule quotes
     text.append(f"\n  always = {rule}", style="dim")
     return text

@@ -11,6 +11,13 @@ The "always" cases drive the real `InteractiveApprover` with a scripted asker an
 tool in a temporary project (stated in their names): "always" to a harmless line of an exact-only
 program, then a harmful line of the same program, spelled the same way, must be asked again (the
 asker says no) and must not have run. One case does the same in the REPL on a pseudo-terminal.
+
+The git cases (issue 35) run `agent -p` with `git status` and `git diff` allowed in a repository
+whose `.git/config` or hooks name a program that creates PWNED (core.fsmonitor, diff.external, a
+post-index-change hook): each must be refused with the key or hook named, and PWNED must not
+exist. One case is the whole chain in accept-edits mode: the model writes `.git/config` and a
+hook, then runs `git status`; both writes must be refused (never written unasked) and nothing run.
+Another rewrites the script the user's Stop hook runs (`./hooks/check.sh`): refused, nothing run.
 """
 
 from __future__ import annotations
@@ -138,6 +145,8 @@ ALWAYS: dict[str, tuple[str, str]] = {
     "perl": ("perl -e 1", "perl -e 'unlink \"victim.txt\"'"),
     "env": ("env true", "env sh -c 'rm victim.txt'"),
     "timeout": ("timeout 5 true", "timeout 5 rm victim.txt"),
+    # issue 35: pytest runs the project's files (test_evil.py is collected, so imported)
+    "pytest": ("pytest --version", "pytest -q test_evil.py"),
 }
 
 
@@ -158,7 +167,8 @@ def _always_scripted(where: Path, first: str, harmful: str) -> Outcome:
     from agent_cli.tools.base import ToolContext
     from agent_cli.tools.registry import default_tools
 
-    project = project_in(where, "", {"victim.txt": "keep me\n", "scratch.txt": "x\n"})
+    evil = "import os\nos.remove('victim.txt')\n"
+    project = project_in(where, "", {"victim.txt": "keep me\n", "scratch.txt": "x\n", "test_evil.py": evil})
     asker = _Asker()
     approver = InteractiveApprover(asker)
     tools, ctx = default_tools(), ToolContext(root=project, bash_timeout=20)
@@ -220,6 +230,130 @@ def _always_repl(where: Path) -> Outcome:
     return Outcome(not problems, "; ".join(problems) or "asked again for rm -f victim.txt; it stayed")
 
 
+# ---- a repository's git config and hooks, and the files that make tools run commands (issue 35) ---
+
+GIT_ALLOW = '[approvals]\nallow = ["git status", "git diff"]\n'
+
+
+def _git_repo(project: Path, *configure: tuple[str, ...]) -> None:
+    """`project` as a repository with one commit and a change, then `git config` for each pair."""
+    import subprocess
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", *args], cwd=project, check=True, capture_output=True)
+
+    git("init", "-q")
+    git("add", "-A")
+    git("-c", "user.name=T", "-c", "user.email=t@example.com", "commit", "-qm", "one")
+    (project / "visible.txt").write_text("changed\n")
+    for pair in configure:
+        git("config", *pair)
+
+
+def _git_setup(kind: str) -> Callable[[Path], None]:
+    def make(project: Path) -> None:
+        toucher = project / "mark.sh"
+        toucher.write_text(TOUCHER.replace("PWNED", str(project / "PWNED")))
+        toucher.chmod(0o755)
+        if kind == "hook":
+            _git_repo(project)
+            hook = project / ".git" / "hooks" / "post-index-change"
+            hook.write_text(toucher.read_text())
+            hook.chmod(0o755)
+            os.utime(project / "mark.sh", (1, 1))  # a changed stat: git status writes the index
+        else:
+            _git_repo(project, (kind, str(toucher)))
+
+    return make
+
+
+# name -> (command, what the repository names). Before the guard each ran mark.sh: PWNED.
+GIT_REPOSITORIES: dict[str, tuple[str, str]] = {
+    "git status with core.fsmonitor in .git/config": ("git status", "core.fsmonitor"),
+    "git diff with core.fsmonitor in .git/config": ("git diff", "core.fsmonitor"),
+    "git diff with diff.external in .git/config": ("git diff", "diff.external"),
+    "git status with a post-index-change hook": ("git status", "hook"),
+}
+
+
+def _git_headless(where: Path, command: str, kind: str) -> Outcome:
+    """`agent -p` with `git status` and `git diff` allowed, in a repository that names a program."""
+    project = project_in(where, "", {"visible.txt": "x\n"})
+    _git_setup(kind)(project)
+    user_config = where / "user.toml"
+    user_config.write_text(GIT_ALLOW)
+    with FakeModelServer() as server:
+        server.queue(Reply("Calling.", tool_calls=[ToolCallSpec("bash", {"command": command}, id="toolu_g")]))
+        server.default = Reply(DONE)
+        proc = agent(("-p", "status", "--config", str(user_config)), project, env_for(where, server))
+        text, error = tool_results(server.requests).get("toolu_g", ("(no result)", False))
+    problems = []
+    if (project / "PWNED").exists():
+        problems.append("the repository's program ran: PWNED exists")
+    named = "post-index-change" if kind == "hook" else kind
+    if not (error and "needs approval" in text and named in text):
+        problems.append(f"not refused with the reason: {text[:100]!r}")
+    outcome = judge(proc, {"finished"}, check="; ".join(problems))
+    return Outcome(outcome.ok, f"{outcome.detail}; refused naming {named}" if outcome.ok else outcome.detail)
+
+
+def _accept_edits_chain(where: Path) -> Outcome:
+    """Accept-edits mode, `git status` allowed: the model writes core.fsmonitor into .git/config and
+    a pre-commit hook, then runs `git status`. Before: nothing was asked and PWNED appeared."""
+    project = project_in(where, "", {"visible.txt": "x\n"})
+    _git_repo(project)
+    config_before = (project / ".git" / "config").read_bytes()
+    user_config = where / "user.toml"
+    user_config.write_text(GIT_ALLOW)
+    evil = f'[core]\n\tfsmonitor = "touch {project / "PWNED"}"\n'
+    calls = [
+        ToolCallSpec("write_file", {"path": ".git/config", "content": evil}, id="toolu_w"),
+        ToolCallSpec("write_file", {"path": ".git/hooks/pre-commit", "content": TOUCHER}, id="toolu_h"),
+        ToolCallSpec("bash", {"command": "git status"}, id="toolu_s"),
+    ]
+    with FakeModelServer() as server:
+        server.queue(Reply("Writing.", tool_calls=calls))
+        server.default = Reply(DONE)
+        args = ("-p", "set up", "--config", str(user_config), "--permission-mode", "acceptEdits")
+        proc = agent(args, project, env_for(where, server))
+        results = tool_results(server.requests)
+    problems = []
+    for call in ("toolu_w", "toolu_h"):
+        text, error = results.get(call, ("(no result)", False))
+        if not (error and "never written unasked" in text):
+            problems.append(f"{call} not refused with the reason: {text[:80]!r}")
+    if (project / ".git" / "config").read_bytes() != config_before:
+        problems.append(".git/config was written")
+    if (project / ".git" / "hooks" / "pre-commit").exists():
+        problems.append("the hook was written")
+    if (project / "PWNED").exists():
+        problems.append("PWNED exists")
+    return judge(proc, {"finished"}, check="; ".join(problems))
+
+
+def _hook_file(where: Path) -> Outcome:
+    """Accept-edits mode with the user's hook `./hooks/check.sh` (run at every Stop): the model
+    rewrites the script to create PWNED. Before: written unasked, and it ran at the turn's end."""
+    project = project_in(where, "", {"hooks/check.sh": "#!/bin/sh\nexit 0\n"})
+    (project / "hooks" / "check.sh").chmod(0o755)
+    user_config = where / "user.toml"
+    user_config.write_text('[[hooks.Stop]]\ncommand = "./hooks/check.sh"\n')
+    evil = f"#!/bin/sh\n: > '{project / 'PWNED'}'\n"
+    call = ToolCallSpec("write_file", {"path": "hooks/check.sh", "content": evil}, id="toolu_k")
+    with FakeModelServer() as server:
+        server.queue(Reply("Writing.", tool_calls=[call]))
+        server.default = Reply(DONE)
+        args = ("-p", "tidy", "--config", str(user_config), "--permission-mode", "acceptEdits")
+        proc = agent(args, project, env_for(where, server))
+        text, error = tool_results(server.requests).get("toolu_k", ("(no result)", False))
+    problems = []
+    if not (error and "run by a hook or MCP server" in text):
+        problems.append(f"not refused with the reason: {text[:80]!r}")
+    if (project / "PWNED").exists():
+        problems.append("the rewritten hook ran: PWNED exists")
+    return judge(proc, {"finished"}, check="; ".join(problems))
+
+
 def cases() -> list[Case]:
     sample = {"ls\\f/usr/bin/touch through a symlink `ls\\f` the repository ships", "ls <(touch PWNED)"}
     found = [
@@ -237,4 +371,22 @@ def cases() -> list[Case]:
         for name, (first, harmful) in ALWAYS.items()
     ]
     found.append(Case("allowlist", "always for rm in the REPL (pty) asks again for another rm", _always_repl))
+    found += [
+        Case(
+            "allowlist",
+            f"headless, git status/diff allowed: {name}",
+            partial(_git_headless, command=command, kind=kind),
+            sample=kind == "core.fsmonitor" and command == "git status",
+        )
+        for name, (command, kind) in GIT_REPOSITORIES.items()
+    ]
+    found.append(
+        Case(
+            "allowlist",
+            "accept edits: writing .git/config and a hook is refused headless, git status runs nothing",
+            _accept_edits_chain,
+            sample=True,
+        )
+    )
+    found.append(Case("allowlist", "accept edits: the script a hook runs is refused, headless", _hook_file))
     return found
