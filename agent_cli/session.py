@@ -98,6 +98,8 @@ class AgentSession:
         self.warnings: tuple[WarningEvent, ...] = tuple(warnings)
         records = self._records()
         self._pins = PinBoard(settings.project_root, logged_pins(records))
+        if self._pins.notice:  # .agent/pins.md refused (not a file inside, too large): one line
+            self.warnings += (WarningEvent(message=self._pins.notice),)
         for text in pins:  # --pin: the session's own, beside what its log had
             self._pins.add(text)
         self._set_pins(logged=list(pins) != [])

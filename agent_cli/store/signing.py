@@ -17,6 +17,7 @@ import hashlib
 import hmac
 import os
 import secrets
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -96,8 +97,11 @@ def _user_key(folder: Path, home: Path | None) -> bytes:
 
 
 def _read_key(path: Path) -> bytes:
-    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0))
+    # Non-blocking, and only a regular file: a FIFO in its place would hang every start-up.
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
     try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(0, "the key file is not a regular file; remove it and a new one is made", str(path))
         data = os.read(fd, 256).strip()
     finally:
         os.close(fd)

@@ -167,6 +167,36 @@ def _config_fifo(where: Path) -> Outcome:
     return Outcome(outcome.ok, f"{outcome.detail} in {took:.1f} s", outcome.traceback, outcome.internal)
 
 
+def _pins_refused(where: Path, make: Callable[[Path], None], kind: str) -> Outcome:
+    """`.agent/pins.md` that is not a small regular file inside the project (`make` plants it): the
+    run finishes, one warning names the file and why, and nothing of it is sent."""
+    project = project_in(where, "")
+    make(project / ".agent" / "pins.md")
+    try:
+        proc, bodies, took = _run(where, project, timeout=120)
+    except subprocess.TimeoutExpired:
+        return Outcome(False, "hung: no answer within 120 s")
+    said = [line for line in _err(proc).splitlines() if ".agent/pins.md was not read" in line]
+    problems = [] if len(said) == 1 and kind in said[0] else [f"no one line saying it {kind}"]
+    problems += [] if bodies else ["nothing was sent"]
+    problems += ["the file's text was sent"] if "PIN-FROM-THE-FILE" in json.dumps(bodies) else []
+    outcome = judge(proc, {"finished"}, check="; ".join(problems))
+    return Outcome(outcome.ok, f"{outcome.detail} in {took:.1f} s", outcome.traceback, outcome.internal)
+
+
+def _pins_dev_zero(where: Path) -> Outcome:
+    return _pins_refused(where, lambda p: p.symlink_to("/dev/zero"), "leads outside the project")
+
+
+def _pins_fifo(where: Path) -> Outcome:
+    return _pins_refused(where, os.mkfifo, "is a FIFO")
+
+
+def _pins_huge(where: Path) -> Outcome:
+    line = b"- PIN-FROM-THE-FILE: " + b"x" * 100 + b"\n"
+    return _pins_refused(where, lambda p: p.write_bytes(line * (23_000_000 // len(line))), "is larger than")
+
+
 def _agents_md_secret(where: Path) -> Outcome:
     """`AGENTS.md -> a credentials file outside`: not sent to the model; a warning says it was not read."""
     secret = where / "home-credentials"
@@ -351,6 +381,9 @@ def cases() -> list[Case]:
         _case(".agent/config.toml -> /dev/zero: one line within seconds", _config_dev_zero, True),
         _case(".agent/config.toml a FIFO: start-up does not hang", _config_fifo, True),
         _case("AGENTS.md -> a secret outside: not sent, a warning", _agents_md_secret),
+        _case(".agent/pins.md -> /dev/zero: finishes, one line", _pins_dev_zero, True),
+        _case(".agent/pins.md a FIFO: start-up does not hang, one line", _pins_fifo),
+        _case(".agent/pins.md of 23 MB: not sent, one line", _pins_huge),
         _case("expensive project config under -p: named on stderr, capped", _expensive_headless),
         _case("expensive project config in the REPL: named on the welcome lines", _expensive_repl),
         _case("a planted later session: --continue takes the user's, says so", _planted_continue),
