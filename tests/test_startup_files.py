@@ -87,7 +87,7 @@ def test_the_session_key_as_a_fifo_leaves_sessions_unsigned_without_hanging(tmp_
     os.mkfifo(state / "agent-cli" / KEY_FILE)
     env = {"HOME": str(tmp_path), "XDG_STATE_HOME": str(state)}
     signer = _within(lambda: SessionSigner.for_user(env))  # before: blocked in open() for ever
-    assert signer.new_signature() is None and "not a regular file" in signer.problem
+    assert signer.new_signature("s", tmp_path) is None and "not a regular file" in signer.problem
 
 
 def test_the_approvals_file_as_a_fifo_reads_as_none(tmp_path: Path) -> None:

@@ -289,6 +289,31 @@ def _planted_continue(where: Path) -> Outcome:
     return judge(proc, {"finished"}, check="; ".join(problems))
 
 
+def _planted_replayed(where: Path) -> Outcome:
+    """A planted later session carrying a signature copied from the user's own: --continue still
+    takes the user's and names the planted one; --resume of it under -p is refused."""
+    project = project_in(where, "")
+    first, _, _ = _run(where, project, ("-p", "MY-OWN-TASK"))
+    (mine,) = [p for p in (project / ".transcripts").iterdir() if p.is_dir()]
+    meta = json.loads((mine / "session.jsonl").read_text().splitlines()[0])["meta"]
+    planted = _planted(project, PLANTED, later_than=time.time())
+    log = project / ".transcripts" / planted / "session.jsonl"
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    records[0]["meta"]["signature"] = meta.get("signature")
+    log.write_text("".join(json.dumps(r) + "\n" for r in records))
+    os.utime(log, (time.time() + 60, time.time() + 60))
+    proc, bodies, _ = _run(where, project, ("-p", "go on", "--continue"))
+    sent = json.dumps(bodies)
+    problems = [] if meta.get("signature") else ["the user's session has no signature to copy"]
+    problems += ["the planted session was sent"] if "PLANTED" in sent else []
+    problems += [] if "MY-OWN-TASK" in sent else ["the user's own session was not continued"]
+    problems += [] if f"passed over 1 unsigned session ({planted})" in _err(proc) else ["no line saying so"]
+    problems += [f"first run exit {first.returncode}"] if first.returncode else []
+    refused, resent, _ = _run(where, project, ("-p", "go on", "--resume", planted))
+    problems += [] if refused.returncode == 2 and not resent else ["--resume of it was not refused"]
+    return judge(proc, {"finished"}, check="; ".join(problems))
+
+
 def _planted_only(where: Path) -> Outcome:
     """Only a planted session: --continue is one line naming it, nothing is sent."""
     project = project_in(where, "")
@@ -387,6 +412,9 @@ def cases() -> list[Case]:
         _case("expensive project config under -p: named on stderr, capped", _expensive_headless),
         _case("expensive project config in the REPL: named on the welcome lines", _expensive_repl),
         _case("a planted later session: --continue takes the user's, says so", _planted_continue),
+        _case(
+            "a planted session with a copied signature: --continue takes the user's", _planted_replayed, True
+        ),
         _case("only a planted session: --continue is one line", _planted_only),
         _case("--resume of a planted session under -p: refused with how to accept", _planted_resume_headless),
         _case("--resume of a planted session in the REPL: asks; n refuses", _planted_resume_repl),
