@@ -111,7 +111,8 @@ def open_session(
             else:
                 session_id, skipped = _latest_signed(root, signer)
                 notices.extend(skipped)
-            log, history = assembly.reopen(session_id, model.model)
+            log, history, unread = assembly.reopen(session_id, model.model)
+            notices.extend(unread)
         else:
             ensure_transcripts_dir(root)
             signed = model.model

@@ -160,7 +160,7 @@ class Assembly:
     def counter(self, model: str) -> Counter:
         return TokenCounter(model, self._choice(model).tokenizer)
 
-    def reopen(self, session_id: str, model: str) -> tuple[SessionLog, list[Message]]:
+    def reopen(self, session_id: str, model: str) -> tuple[SessionLog, list[Message], tuple[str, ...]]:
         """Open an earlier session for appending, as its one writer; the repaired history.
 
         The log gains a meta record only when who resumes it changed (another model,
@@ -189,7 +189,7 @@ class Assembly:
         except BaseException:
             log.close()
             raise
-        return log, history
+        return log, history, loaded.notes
 
     def _accept_unsigned(self, session_id: str) -> None:
         """A session this user's key did not sign: ask in the REPL, refuse with how to accept else."""

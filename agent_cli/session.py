@@ -298,11 +298,13 @@ class AgentSession:
         return parts.warning
 
     def resume(self, prefix: str) -> str:
-        """Switch to another session of this project (an id or a unique prefix); its resolved id."""
+        """Switch to another session of this project (an id or a unique prefix); its resolved id.
+        `warnings` then holds a line for what of its log this version could not read."""
         session_id = resolve_session_id(self.project_root, prefix)
         if session_id == self.id:
             return session_id
-        log, history = self._parts.reopen(session_id, self.model)
+        log, history, unread = self._parts.reopen(session_id, self.model)
+        self.warnings = tuple(WarningEvent(message=n) for n in unread)  # what /resume says
         self._log.close()
         self._log = log
         self._loop.reset(history=history, log=log)
