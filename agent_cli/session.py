@@ -236,7 +236,7 @@ class AgentSession:
 
     def pin(self, text: str, *, project: bool = False) -> Pin | None:
         """Pin `text` from the next request on (and in .agent/pins.md with `project`); None when it
-        was pinned already. Raises ConfigError for an empty pin or a file that cannot be written."""
+        was pinned already. Raises CommandError for an empty pin or a file that cannot be written."""
         pin = self._pins.add(text, project=project)
         self._set_pins(logged=pin is not None)
         return pin
@@ -330,7 +330,7 @@ class AgentSession:
     def rewind(self, number: int, *, chat: bool = True, code: bool = True) -> Rewound:
         """Go back to just before prompt `number`: the conversation (`chat`) to the history before it,
         and (`code`) every file changed since to how it was then. The rewind is a record in the log,
-        with a checkpoint `--resume` replays; nothing is deleted. ConfigError for a number no prompt has."""
+        with a checkpoint `--resume` replays; nothing is deleted. CommandError for a number no prompt has."""
         records = self._records()
         point = pick(points(records), number)
         restored = None

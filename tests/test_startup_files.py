@@ -17,7 +17,7 @@ from typing import TypeVar
 
 import pytest
 
-from agent_cli.core.errors import ConfigError
+from agent_cli.core.errors import CommandError
 from agent_cli.prompt.pins import MAX_PINS_BYTES, PROJECT_PINS, PinBoard, read_project_pins
 from agent_cli.store.project_approvals import ProjectApprovals
 from agent_cli.store.signing import KEY_FILE, SessionSigner
@@ -67,7 +67,7 @@ def test_a_project_pin_is_not_saved_over_a_file_that_was_refused(tmp_path: Path)
     _plant(tmp_path, "huge")
     before = (tmp_path / PROJECT_PINS).stat().st_size
     board = PinBoard(tmp_path)
-    with pytest.raises(ConfigError, match="was not read: it is larger than"):
+    with pytest.raises(CommandError, match="was not read: it is larger than"):
         board.add("a new rule", project=True)
     assert (tmp_path / PROJECT_PINS).stat().st_size == before and board.pins == ()
 

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from agent_cli.core.errors import ConfigError
+from agent_cli.core.errors import CommandError
 from agent_cli.store.file_reads import UnreadableFile, describe_size, read_project_file
 from agent_cli.store.log_records import LogRecord, StateRecord
 from agent_cli.tools.base import ToolError
@@ -128,9 +128,9 @@ class PinBoard:
         """Pin `text` (saved to .agent/pins.md too with `project`); None when it is pinned already
         (a pin already in the session is saved to the file when `project` asks for it)."""
         if not text.strip():
-            raise ConfigError("/pin needs the instruction to pin: /pin never use tabs")
+            raise CommandError("/pin needs the instruction to pin: /pin never use tabs")
         if project and ("\n" in text or "\r" in text):
-            raise ConfigError(f"a project pin is one line ({PROJECT_PINS} holds one pin per line)")
+            raise CommandError(f"a project pin is one line ({PROJECT_PINS} holds one pin per line)")
         found = next((i for i, p in enumerate(self._pins) if p.text == text), None)
         if found is not None and (not project or self._pins[found].project):
             return None
@@ -146,17 +146,17 @@ class PinBoard:
     def remove(self, number: int) -> Pin:
         """Unpin the `number`th pin (from 1, as `/pins` lists them); a project pin leaves the file too."""
         if not 1 <= number <= len(self._pins):
-            raise ConfigError(f"no pin {number}: /pins lists {len(self._pins)}")
+            raise CommandError(f"no pin {number}: /pins lists {len(self._pins)}")
         pin = self._pins[number - 1]
         if pin.project:
             self._save([t for t in self._file().pins if t != pin.text])
         return self._pins.pop(number - 1)
 
     def _file(self) -> ProjectPins:
-        """The project's file as it stands, for a change to it; ConfigError when it cannot be read."""
+        """The project's file as it stands, for a change to it; CommandError when it cannot be read."""
         found = read_project_pins(self._root)
         if found.notice:
-            raise ConfigError(found.notice)
+            raise CommandError(found.notice)
         return found
 
     def _take(self, pin: Pin) -> None:
@@ -175,6 +175,6 @@ class PinBoard:
             path.parent.mkdir(parents=True, exist_ok=True)
             replace_file(path, body.encode("utf-8"), str(PROJECT_PINS))
         except ToolError as exc:
-            raise ConfigError(str(exc)) from None
+            raise CommandError(str(exc)) from None
         except OSError as exc:
-            raise ConfigError(f"cannot write {PROJECT_PINS}: {exc.strerror or exc}") from None
+            raise CommandError(f"cannot write {PROJECT_PINS}: {exc.strerror or exc}") from None
