@@ -113,10 +113,14 @@ def open_session(
             else:
                 session_id, skipped = _latest_signed(root, signer)
                 notices.extend(skipped)
-            log, history = assembly.reopen(session_id, model.model)
+            log, history, unread = assembly.reopen(session_id, model.model)
+            notices.extend(unread)
         else:
             ensure_transcripts_dir(root)
-            log = SessionLog.create(root, redactor=redactor, meta=assembly.meta(model.model, new=True))
+            signed = model.model
+            log = SessionLog.create(
+                root, redactor=redactor, meta=lambda session_id: assembly.meta(signed, signed_as=session_id)
+            )
         engine = ContextEngine(
             settings=settings.context,
             window=model.window,
@@ -179,7 +183,7 @@ def _latest_signed(root: Path, signer: SessionSigner) -> tuple[str, list[str]]:
     the later ones passed over (planted by the repository, or older than signed sessions)."""
     passed: list[str] = []
     for session_id, meta in continue_candidates(root):
-        if signer.signed(meta):
+        if signer.signed(meta, session_id, root):
             return session_id, [_passed_over(passed)] if passed else []
         passed.append(session_id)
     if passed:

@@ -77,13 +77,16 @@ class Assembly:
         self._choices: dict[str, ModelChoice] = {}  # each model resolved once, by name
         self._said: set[str] = set()  # one-line warnings already said this session
 
-    def meta(self, model: str, *, new: bool = False) -> dict[str, str]:
-        """The session log's meta record: who ran it, with what; `new`: signed as the user's."""
+    def meta(self, model: str, *, signed_as: str | None = None) -> dict[str, str]:
+        """The session log's meta record: who ran it, with what; `signed_as`: signed as the user's
+        session of that id in this project."""
         pset = self.settings.provider
         root = str(self.settings.project_root)
         frame = self._frame().digest()
         meta = {"provider": pset.name, "model": model, "cwd": root, "version": __version__, "frame": frame}
-        signature = self.signer.new_signature() if new else None
+        signature = (
+            None if signed_as is None else self.signer.new_signature(signed_as, self.settings.project_root)
+        )
         return {**meta, SIGNATURE_KEY: signature} if signature else meta
 
     def _choice(self, model: str) -> ModelChoice:
@@ -157,7 +160,7 @@ class Assembly:
     def counter(self, model: str) -> Counter:
         return TokenCounter(model, self._choice(model).tokenizer)
 
-    def reopen(self, session_id: str, model: str) -> tuple[SessionLog, list[Message]]:
+    def reopen(self, session_id: str, model: str) -> tuple[SessionLog, list[Message], tuple[str, ...]]:
         """Open an earlier session for appending, as its one writer; the repaired history.
 
         The log gains a meta record only when who resumes it changed (another model,
@@ -169,7 +172,7 @@ class Assembly:
         log = SessionLog.open(root, session_id, redactor=self._redactor)  # the lock first, then read
         try:
             loaded = load_session(root, session_id)
-            adopt = not self.signer.signed(loaded.meta)
+            adopt = not self.signer.signed(loaded.meta, session_id, root)
             if adopt:
                 self._accept_unsigned(session_id)
             history = list(loaded.messages)
@@ -178,7 +181,7 @@ class Assembly:
                 history = strip_thinking(history, 0)
             meta = self.meta(model)
             if adopt:  # the user accepted it: from now on it is theirs, --continue included
-                log.log_meta(self.meta(model, new=True))
+                log.log_meta(self.meta(model, signed_as=session_id))
             elif any(loaded.meta.get(k) != v for k, v in meta.items()):
                 log.log_meta(meta)
             if history != loaded.logged:
@@ -186,7 +189,7 @@ class Assembly:
         except BaseException:
             log.close()
             raise
-        return log, history
+        return log, history, loaded.notes
 
     def _accept_unsigned(self, session_id: str) -> None:
         """A session this user's key did not sign: ask in the REPL, refuse with how to accept else."""

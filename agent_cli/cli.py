@@ -19,6 +19,7 @@ exit code 2, never a traceback.
 
 # No `from __future__ import annotations`: typer reads the annotations of the commands below at run time.
 import contextlib
+import os
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -53,6 +54,20 @@ class CliArgs:
 
 
 def main() -> None:
+    from agent_cli.address_space import fit_address_space, out_of_memory
+
+    refused = fit_address_space()  # under `ulimit -v`: reserve less, or say it cannot fit
+    if refused is not None:
+        sys.exit(fail(refused, 1))
+    try:
+        _main()
+    except MemoryError:  # not a bug: one line naming the limit, no traceback
+        fail(out_of_memory(), 1)
+        sys.stderr.flush()
+        os._exit(1)  # no teardown: with no memory left it would print a screen of "Exception ignored"
+
+
+def _main() -> None:
     from agent_cli.ui import glyphs
 
     glyphs.install()  # an ASCII or Latin-1 stdout: replace what it cannot show, never fail on it
@@ -245,8 +260,6 @@ def _build_app() -> Any:  # a typer.Typer; typer is imported lazily to keep --ve
 
 def run_cli(args: CliArgs, *, env: dict[str, str] | None = None, cwd: Path | None = None) -> int:
     """Run `agent` with these flags; the process exit code."""
-    import os
-
     from agent_cli.app import LATEST, open_session
     from agent_cli.config.load import Flags, load_settings
     from agent_cli.core.errors import AgentError, ConfigError
@@ -345,6 +358,8 @@ def _headless(session: "AgentSession", prompt: str, output_format: str) -> int:
         return 1
     except AgentError as exc:
         return fail(str(exc), 1)
+    except MemoryError:  # said by main(), not logged as a bug
+        raise
     except Exception as exc:  # a bug: one line here, the traceback in the crash log
         return fail(internal_error(exc), 1)
     finally:

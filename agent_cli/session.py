@@ -98,6 +98,8 @@ class AgentSession:
         self.warnings: tuple[WarningEvent, ...] = tuple(warnings)
         records = self._records()
         self._pins = PinBoard(settings.project_root, logged_pins(records))
+        if self._pins.notice:  # .agent/pins.md refused (not a file inside, too large): one line
+            self.warnings += (WarningEvent(message=self._pins.notice),)
         for text in pins:  # --pin: the session's own, beside what its log had
             self._pins.add(text)
         self._set_pins(logged=list(pins) != [])
@@ -234,7 +236,7 @@ class AgentSession:
 
     def pin(self, text: str, *, project: bool = False) -> Pin | None:
         """Pin `text` from the next request on (and in .agent/pins.md with `project`); None when it
-        was pinned already. Raises ConfigError for an empty pin or a file that cannot be written."""
+        was pinned already. Raises CommandError for an empty pin or a file that cannot be written."""
         pin = self._pins.add(text, project=project)
         self._set_pins(logged=pin is not None)
         return pin
@@ -296,11 +298,13 @@ class AgentSession:
         return parts.warning
 
     def resume(self, prefix: str) -> str:
-        """Switch to another session of this project (an id or a unique prefix); its resolved id."""
+        """Switch to another session of this project (an id or a unique prefix); its resolved id.
+        `warnings` then holds a line for what of its log this version could not read."""
         session_id = resolve_session_id(self.project_root, prefix)
         if session_id == self.id:
             return session_id
-        log, history = self._parts.reopen(session_id, self.model)
+        log, history, unread = self._parts.reopen(session_id, self.model)
+        self.warnings = tuple(WarningEvent(message=n) for n in unread)  # what /resume says
         self._log.close()
         self._log = log
         self._loop.reset(history=history, log=log)
@@ -326,7 +330,7 @@ class AgentSession:
     def rewind(self, number: int, *, chat: bool = True, code: bool = True) -> Rewound:
         """Go back to just before prompt `number`: the conversation (`chat`) to the history before it,
         and (`code`) every file changed since to how it was then. The rewind is a record in the log,
-        with a checkpoint `--resume` replays; nothing is deleted. ConfigError for a number no prompt has."""
+        with a checkpoint `--resume` replays; nothing is deleted. CommandError for a number no prompt has."""
         records = self._records()
         point = pick(points(records), number)
         restored = None

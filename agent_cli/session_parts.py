@@ -60,8 +60,9 @@ class Parts(Protocol):
         """A fresh counter for `model`: its own vocabulary, nothing learned or anchored yet."""
         ...
 
-    def reopen(self, session_id: str, model: str) -> tuple[SessionLog, list[Message]]:
-        """The log of an earlier session, opened for appending, and its repaired working history."""
+    def reopen(self, session_id: str, model: str) -> tuple[SessionLog, list[Message], tuple[str, ...]]:
+        """The log of an earlier session, opened for appending, its repaired working history, and
+        a line for each thing in it this version could not read (a newer version's)."""
         ...
 
     def archive(self, log: SessionLog) -> Archive: ...

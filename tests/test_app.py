@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from agent_cli.app import LATEST, open_session
@@ -25,16 +26,22 @@ def _env(tmp_path: Path, **more: str) -> dict[str, str]:
     return {**ENV, **dirs, **more}
 
 
-def _signed(env: dict[str, str], model: str) -> dict[str, str]:
-    """A meta record as this user's agent writes it (signed), for a log made by hand."""
-    signature = SessionSigner.for_user(env).new_signature()
-    assert signature is not None
-    return {"model": model, SIGNATURE_KEY: signature}
+def _signed(env: dict[str, str], model: str, project: Path) -> Callable[[str], dict[str, str]]:
+    """A meta record as this user's agent writes it (signed), for a log made by hand
+    in `project` (a function of the new session's id, which the signature names)."""
+    signer = SessionSigner.for_user(env)
+
+    def meta(session_id: str) -> dict[str, str]:
+        signature = signer.new_signature(session_id, project)
+        assert signature is not None
+        return {"model": model, SIGNATURE_KEY: signature}
+
+    return meta
 
 
 def test_a_resumed_session_counts_from_the_last_report(tmp_path: Path) -> None:
     env = _env(tmp_path)
-    log = SessionLog.create(tmp_path, redactor=Redactor(), meta=_signed(env, "claude-sonnet-4-5"))
+    log = SessionLog.create(tmp_path, redactor=Redactor(), meta=_signed(env, "claude-sonnet-4-5", tmp_path))
     asked = Message.user("what is in a.py? " + "context " * 2_000)
     answered = Message.assistant("a.py defines add().")
     log.log_message(asked)
@@ -92,7 +99,7 @@ def test_clear_turns_automatic_compaction_and_the_summarizer_back_on(tmp_path: P
 
 
 def test_resume_takes_the_models_own_output_limit_not_one_learned_in_the_old_session(tmp_path: Path) -> None:
-    meta = _signed(_env(tmp_path), "claude-sonnet-4-6")
+    meta = _signed(_env(tmp_path), "claude-sonnet-4-6", tmp_path)
     other = SessionLog.create(tmp_path, redactor=Redactor(), meta=meta)
     other.log_message(Message.user("earlier"))
     other.close()

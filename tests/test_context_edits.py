@@ -13,7 +13,7 @@ from agent_cli.app import LATEST, open_session
 from agent_cli.config.load import Flags, load_settings
 from agent_cli.context.record_parts import archive_files, record_parts
 from agent_cli.context.sections import USER_END, USER_HEADER, assemble_record
-from agent_cli.core.errors import ConfigError
+from agent_cli.core.errors import CommandError, ConfigError
 from agent_cli.core.events import CompactEvent
 from agent_cli.core.messages import Message, SummaryBlock, TextBlock, ThinkingBlock
 from agent_cli.prompt.pins import PROJECT_PINS, PinBoard, section
@@ -52,6 +52,29 @@ def test_the_section_holds_each_pin_byte_for_byte(tmp_path: Path) -> None:
     assert section(()) == ""
 
 
+def test_what_a_pin_command_cannot_do_is_a_command_error_not_a_config_error(tmp_path: Path) -> None:
+    board = PinBoard(tmp_path, ["only"])
+    for attempt, said in (
+        (lambda: board.remove(9), "no pin 9: /pins lists 1"),
+        (lambda: board.add("  "), "/pin needs the instruction"),
+        (lambda: board.add("two\nlines", project=True), "a project pin is one line"),
+    ):
+        with pytest.raises(CommandError, match=said) as info:
+            attempt()
+        assert not isinstance(info.value, ConfigError)  # before: ConfigError, as for a bad config file
+    assert [p.text for p in board.pins] == ["only"]
+
+
+def test_rewind_and_unpin_arguments_are_command_errors(tmp_path: Path) -> None:
+    from agent_cli.agent.rewind import pick
+    from agent_cli.ui.rewind_view import parse_rewind
+
+    for attempt in (lambda: pick([], 1), lambda: parse_rewind("seven")):
+        with pytest.raises(CommandError) as info:
+            attempt()
+        assert not isinstance(info.value, ConfigError)
+
+
 def test_a_project_pin_goes_to_the_file_and_unpinning_it_takes_it_out(tmp_path: Path) -> None:
     (tmp_path / ".agent").mkdir()
     (tmp_path / PROJECT_PINS).write_text("# ours\n\nA note a person wrote.\n- first rule\n")
@@ -66,11 +89,11 @@ def test_a_project_pin_goes_to_the_file_and_unpinning_it_takes_it_out(tmp_path: 
     assert gone.text == "first rule"
     assert (tmp_path / PROJECT_PINS).read_text() == "# ours\n\nA note a person wrote.\n- second rule\n"
     assert board.own() == []
-    with pytest.raises(ConfigError, match="no pin 5"):
+    with pytest.raises(CommandError, match="no pin 5"):
         board.remove(5)
-    with pytest.raises(ConfigError, match="one line"):
+    with pytest.raises(CommandError, match="one line"):
         board.add("two\nlines", project=True)
-    with pytest.raises(ConfigError, match="needs the instruction"):
+    with pytest.raises(CommandError, match="needs the instruction"):
         board.add("   ")
 
 

@@ -6,6 +6,9 @@ import errno
 import stat
 from pathlib import Path
 
+import pytest
+
+from agent_cli.core.requests import ToolSpec
 from agent_cli.store.crash_log import internal_error
 from tests.e2e import agent_env, run_agent
 
@@ -41,3 +44,29 @@ def test_a_full_disk_is_never_called_an_internal_error(tmp_path: Path) -> None:
     assert line == "the disk is full: cannot write /p/.transcripts/s/out.txt; free space and try again"
     quota = internal_error(OSError(errno.EDQUOT, "Disk quota exceeded"), env)
     assert quota == "the disk quota is used up; free space and try again"
+
+
+class _Broken:
+    """A tool with a bug: its run raises something no tool should."""
+
+    spec = ToolSpec(name="broken", description="fails", input_schema={"type": "object", "properties": {}})
+    approval = "never"
+
+    def run(self, args: object, ctx: object) -> object:
+        return {}["no such key in a tool's own table"]
+
+
+def test_a_tools_crash_is_an_error_result_and_its_traceback_reaches_the_crash_log(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agent_cli.tools.base import ToolContext, ToolRegistry
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    registry = ToolRegistry([_Broken()])  # type: ignore[list-item]
+    out = registry.run("broken", {}, ToolContext(root=tmp_path))
+    assert out.is_error and out.content.startswith("Error: broken failed: KeyError:")
+    assert "its traceback is in the crash log" in out.content
+    log = tmp_path / "state" / "agent-cli" / "crash.log"
+    text = log.read_text()  # before: no crash log at all, the traceback was lost
+    assert "Traceback" in text and "in run" in text and "no such key in a tool's own table" in text
+    assert stat.S_IMODE(log.stat().st_mode) == 0o600

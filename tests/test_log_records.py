@@ -1,15 +1,20 @@
 """The session log read back as typed records: what `SessionLog` writes comes back as the values it
-was written from; a torn or misfitting line is counted, a kind this version does not know is not."""
+was written from; a torn or misfitting line is counted; what a newer version wrote is kept as far as
+it can be read, and a session reopened says what was left out."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+from agent_cli.agent.approvals import Asker
+from agent_cli.app import open_session
+from agent_cli.config.load import Flags, load_settings
 from agent_cli.core.events import CompactEvent, UsageEvent, WarningEvent
 from agent_cli.core.messages import Message, Usage
 from agent_cli.store.log_records import (
     EventRecord,
+    ForeignRecord,
     HistoryRecord,
     MessageRecord,
     MetaRecord,
@@ -18,6 +23,8 @@ from agent_cli.store.log_records import (
 )
 from agent_cli.store.redact import Redactor
 from agent_cli.store.session_log import SessionLog
+from agent_cli.store.sessions import load_session
+from agent_cli.testing.scripted import ScriptedProvider, say
 
 
 def test_what_the_log_writes_reads_back_as_typed_records(tmp_path: Path) -> None:
@@ -63,7 +70,7 @@ def test_what_the_log_writes_reads_back_as_typed_records(tmp_path: Path) -> None
     )
 
 
-def test_torn_and_misfitting_lines_are_counted_unknown_kinds_are_not(tmp_path: Path) -> None:
+def test_torn_and_misfitting_lines_are_counted_unknown_kinds_are_kept_by_kind(tmp_path: Path) -> None:
     path = tmp_path / "session.jsonl"
     good = {"rid": "r1", "ts": "t", "kind": "event", "event": WarningEvent(message="w").to_json()}
     lines = [
@@ -77,8 +84,63 @@ def test_torn_and_misfitting_lines_are_counted_unknown_kinds_are_not(tmp_path: P
     ]
     path.write_bytes(("\n".join(lines) + "\n").encode() + b"\xff\xfe\n")
     records, skipped = read_log(path)
-    assert records == [EventRecord("r1", "t", WarningEvent(message="w"))]
+    # A newer version's kind is kept by its kind only (the reader of a session says it left it out).
+    assert records == [EventRecord("r1", "t", WarningEvent(message="w")), ForeignRecord("r5", "", "bookmark")]
     assert skipped == 5  # torn, two misfits, not a record, undecodable bytes
+
+
+def _newer_log(tmp_path: Path) -> str:
+    """A session the user had, then two prompts a newer version logged with a block type this one does
+    not know (the agent stopped before they were answered), and a record of a newer kind."""
+    with SessionLog.create(tmp_path, redactor=Redactor(), meta={"model": "claude-sonnet-4-5"}) as log:
+        log.log_message(Message.user("first question"))
+        log.log_message(Message.assistant("first answer"))
+        session_id, path = log.id, log.path
+    with path.open("a") as f:
+        for n, text in enumerate(("PENDING-ONE", "PENDING-TWO")):
+            message = Message.user(text).to_json()
+            message["content"].append({"type": "image", "source": {"type": "base64", "data": "AAAA"}})
+            f.write(json.dumps({"rid": f"n{n}", "ts": "t", "kind": "message", "message": message}) + "\n")
+        f.write(json.dumps({"rid": "n3", "ts": "t", "kind": "bookmark", "at": 3}) + "\n")
+    return session_id
+
+
+def test_messages_a_newer_version_wrote_are_kept_in_order_and_what_was_left_out_is_said(
+    tmp_path: Path,
+) -> None:
+    session_id = _newer_log(tmp_path)
+    loaded = load_session(tmp_path, session_id)
+    # Before: both prompts were unreadable lines, dropped without a word.
+    assert [m.text for m in loaded.messages] == [
+        "first question",
+        "first answer",
+        "PENDING-ONE",
+        "PENDING-TWO",
+    ]
+    assert loaded.notes == (
+        f"session {session_id}: 1 record of kind bookmark left out (a newer agent-cli wrote them; "
+        "this version cannot read them)",
+        f"session {session_id}: 2 messages kept without their image parts (a newer agent-cli wrote them; "
+        "this version cannot read them)",
+    )
+
+
+def test_continue_sends_the_newer_prompts_and_warns_once(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    env = {"ANTHROPIC_API_KEY": "k", "HOME": str(home), "XDG_STATE_HOME": str(home / "state")}
+    project = tmp_path / "project"
+    project.mkdir(parents=True)
+    session_id = _newer_log(project)
+    settings = load_settings(config_path=None, env=env, flags=Flags(model="claude-sonnet-4-5"), cwd=project)
+    provider = ScriptedProvider([say("ok")])
+    yes: Asker = lambda name, args, always: "yes"  # noqa: E731 - the user accepts the unsigned log
+    session = open_session(settings, env=env, resume=session_id, ask=yes, make_provider=lambda p: provider)
+    list(session.run("go on"))
+    session.close()
+    sent = [m.text for m in provider.requests[-1].messages]
+    assert sent == ["first question", "first answer", "PENDING-ONE", "PENDING-TWO", "go on"]
+    said = [w.message for w in session.warnings if "a newer agent-cli wrote them" in w.message]
+    assert len(said) == 2 and "2 messages kept without their image parts" in said[1]
 
 
 def test_a_state_record_reads_back_with_its_topic_and_data(tmp_path: Path) -> None:

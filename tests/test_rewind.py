@@ -22,7 +22,7 @@ from agent_cli.agent.file_changes import FILES_TOPIC, REWIND_TOPIC, Change, Undo
 from agent_cli.agent.restore import restore
 from agent_cli.app import open_session
 from agent_cli.config.load import Flags, load_settings
-from agent_cli.core.errors import ConfigError
+from agent_cli.core.errors import CommandError
 from agent_cli.core.requests import Completion
 from agent_cli.session import AgentSession
 from agent_cli.store.log_records import StateRecord, read_log
@@ -279,7 +279,7 @@ def test_errors_are_one_line(tmp_path: Path, line: str, said: str) -> None:
 
 def test_nothing_to_rewind_in_a_new_session(tmp_path: Path) -> None:
     p = Project(tmp_path, [])
-    with pytest.raises(ConfigError, match="no prompts"):
+    with pytest.raises(CommandError, match="no prompts"):
         p.session.rewind(1)
     out, _ = p.repl("/rewind")
     assert "no prompts yet in this session" in out

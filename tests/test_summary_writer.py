@@ -11,6 +11,7 @@ test_summary_writer_live.py.
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -230,17 +231,22 @@ def test_model_switches_keep_a_configured_writer(tmp_path: Path) -> None:
 # ---- a writer with a smaller window ---------------------------------------------------------------
 
 
-def _signed(env: dict[str, str], model: str) -> dict[str, str]:
-    signature = SessionSigner.for_user(env).new_signature()
-    assert signature is not None
-    return {"model": model, SIGNATURE_KEY: signature}
+def _signed(env: dict[str, str], model: str, project: Path) -> Callable[[str], dict[str, str]]:
+    signer = SessionSigner.for_user(env)
+
+    def meta(session_id: str) -> dict[str, str]:
+        signature = signer.new_signature(session_id, project)
+        assert signature is not None
+        return {"model": model, SIGNATURE_KEY: signature}
+
+    return meta
 
 
 def _long_session(tmp_path: Path, model: str) -> None:
     """A logged conversation of about 400k tokens, 160 user messages of 7,000 characters each: too
     long for Haiku 4.5's window whole, and even rendered as text (6,000 characters a message)."""
     env = _env(tmp_path)
-    log = SessionLog.create(tmp_path, redactor=Redactor(), meta=_signed(env, model))
+    log = SessionLog.create(tmp_path, redactor=Redactor(), meta=_signed(env, model, tmp_path))
     for n in range(160):
         log.log_message(Message.user(f"part {n}: " + " ".join(f"w{n}x{i}" for i in range(1_000))))
         log.log_message(Message.assistant(f"noted part {n}"))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ from hypothesis import strategies as st
 
 from agent_cli.tools.base import ToolContext, ToolOutput
 from agent_cli.tools.files import MAX_LINE_CHARS, MAX_OUTPUT_BYTES
+from agent_cli.tools.read_window import MAX_COUNT_BYTES
 from agent_cli.tools.registry import default_tools
 
 REGISTRY = default_tools()
@@ -86,14 +88,34 @@ def test_read_caps_output_bytes_and_says_how_to_continue(ctx: ToolContext) -> No
     assert nxt.startswith(f"{shown + 1:6d}\t")
 
 
-def test_read_huge_file_streams(ctx: ToolContext) -> None:
-    # 50 MB: the window is small and the rest is only counted.
+def _bytes_read() -> int:
+    """What this process has read through read() so far (Linux's rchar)."""
+    io = Path("/proc/self/io").read_text()
+    return int(next(line.split()[1] for line in io.splitlines() if line.startswith("rchar:")))
+
+
+def test_read_huge_file_streams_and_counts_a_bounded_part(ctx: ToolContext) -> None:
+    # 50 MB: the window is small, and only MAX_COUNT_BYTES of the rest is read to count its lines
+    # (a file a writer keeps growing was counted to its end: 32 s for limit=3).
     with (ctx.root / "huge.log").open("w") as f:
         chunk = "".join(f"entry {i}\n" for i in range(100_000))
         for _ in range(60):
             f.write(chunk)
+    before = _bytes_read()
     out = ok(ctx, "read_file", path="huge.log", limit=3)
-    assert out.split("\n")[-1] == "[lines 1-3 of 6000000 shown; call read_file with offset=4 to read on]"
+    read = _bytes_read() - before
+    assert read < MAX_COUNT_BYTES + 4 * 1024 * 1024, f"{read:,} bytes read for 3 lines"  # before: 50 MB
+    note = out.split("\n")[-1]
+    assert re.fullmatch(
+        r"\[lines 1-3 of more than [\d,]+ shown; call read_file with offset=4 to read on\]", note
+    )
+    assert out.split("\n")[:3] == ["     1\tentry 0", "     2\tentry 1", "     3\tentry 2"]
+
+
+def test_read_counts_every_line_of_a_file_within_the_bound(ctx: ToolContext) -> None:
+    (ctx.root / "mid.log").write_text("".join(f"entry {i}\n" for i in range(200_000)) + "last, no newline")
+    out = ok(ctx, "read_file", path="mid.log", limit=3)
+    assert out.split("\n")[-1] == "[lines 1-3 of 200001 shown; call read_file with offset=4 to read on]"
 
 
 def test_read_cuts_an_enormous_line(ctx: ToolContext) -> None:

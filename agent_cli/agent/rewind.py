@@ -1,7 +1,7 @@
 """Rewind points: a session's prompts as its log holds them, and what going back to one takes.
 
     points(records) -> [RewindPoint]             the prompts of the current line, numbered from 1
-    pick(points, number) -> RewindPoint          one of them, or a one-line ConfigError
+    pick(points, number) -> RewindPoint          one of them, or a one-line CommandError
     undo_plan(records, point) -> UndoPlan        how each file changed since the prompt was before it
     history_before(records, point) -> [Message]  the working history just before the prompt
     before_prompt(live, records, point)          the same, from the working history while it holds it
@@ -36,7 +36,7 @@ from agent_cli.agent.continuations import CONTINUE_AFTER_CUTOFF
 from agent_cli.agent.file_changes import FILES_TOPIC, REWIND_TOPIC, Change, Lost, Touch, UndoPlan
 from agent_cli.agent.loop import INTERRUPTED_TURN
 from agent_cli.agent.restore import Restored
-from agent_cli.core.errors import ConfigError
+from agent_cli.core.errors import CommandError
 from agent_cli.core.messages import Message, TextBlock
 from agent_cli.core.pairing import repair_history
 from agent_cli.store.log_records import LogRecord, MessageRecord, StateRecord
@@ -148,11 +148,11 @@ def points(records: Sequence[LogRecord]) -> list[RewindPoint]:
 
 def pick(found: Sequence[RewindPoint], number: int) -> RewindPoint:
     if not found:
-        raise ConfigError("nothing to rewind yet: this session has no prompts")
+        raise CommandError("nothing to rewind yet: this session has no prompts")
     if not 1 <= number <= len(found):
         last = len(found)
         has = "1 prompt" if last == 1 else f"{last} prompts (1-{last})"
-        raise ConfigError(f"no prompt {number}: this session has {has}; /rewind lists them")
+        raise CommandError(f"no prompt {number}: this session has {has}; /rewind lists them")
     return found[number - 1]
 
 

@@ -2,6 +2,8 @@
 
     AgentError                     base; `str()` is one actionable line
     ├── ConfigError                bad config file, flag or missing key (exit 2)
+    ├── CommandError               a slash command cannot do what it was asked (`/unpin 9`, `/rewind 7`
+    │                              of 3 prompts, a pins file it cannot write): one line, the session goes on
     ├── SessionBusyError           another agent is writing this session's log
     ├── SessionLogError            a record could not be written: the log keeps every whole record
     │   └── DiskFullError          ... because the disk is full (ENOSPC) or the quota used up (EDQUOT)
@@ -28,6 +30,7 @@ from typing import ClassVar, Literal, TypeAlias
 __all__ = [
     "AgentError",
     "AuthError",
+    "CommandError",
     "ConfigError",
     "ContextOverflowError",
     "DiskFullError",
@@ -52,6 +55,12 @@ class AgentError(Exception):
 
 class ConfigError(AgentError):
     """Configuration or usage is wrong. The message names the file, line and key."""
+
+
+class CommandError(AgentError):
+    """A command the user gave in the session (a slash command, or the session method behind it)
+    names something that is not there or cannot be done: not a configuration error. The REPL says
+    it in one line and the session goes on."""
 
 
 class SessionBusyError(AgentError):

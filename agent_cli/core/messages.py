@@ -32,6 +32,7 @@ __all__ = [
     "ThoughtBlock",
     "ToolResult",
     "ToolUse",
+    "UnknownBlockType",
     "Usage",
     "block_from_json",
     "new_id",
@@ -222,7 +223,13 @@ Block: TypeAlias = TextBlock | ToolUse | ToolResult | SummaryBlock | ThoughtBloc
 THOUGHT_TYPES = (ThinkingBlock, RedactedThinkingBlock, ReasoningBlock)
 
 
+class UnknownBlockType(ValueError):
+    """A block of a type this version does not know (a newer version wrote it)."""
+
+
 def block_from_json(data: Mapping[str, Any]) -> Block:
+    """The block `data` holds; UnknownBlockType for a type not known here, ValueError, KeyError or
+    TypeError for one that does not fit its type."""
     kind = data.get("type")
     if kind == "text":
         return TextBlock(str(data["text"]))
@@ -247,7 +254,7 @@ def block_from_json(data: Mapping[str, Any]) -> Block:
         return NativeRecord(
             str(data["provider"]), str(data["wire"]), str(data.get("text") or ""), readable, keeps, users
         )
-    raise ValueError(f"unknown block type: {kind!r}")
+    raise UnknownBlockType(f"unknown block type: {kind!r}")
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,6 +24,7 @@ from typing import Any, Literal, TypeAlias, cast, get_args
 from agent_cli.config.raw_tables import RawTable, tables_named
 from agent_cli.config.schema import closest
 from agent_cli.core.errors import ConfigError
+from agent_cli.store.file_reads import UnreadableFile, read_user_file
 
 __all__ = ["DEFAULT_TIMEOUT", "EVENTS", "HookEventName", "HookSpec", "load_hooks"]
 
@@ -40,6 +41,7 @@ HookEventName: TypeAlias = Literal[
 EVENTS: tuple[str, ...] = get_args(HookEventName)
 DEFAULT_TIMEOUT = 60.0
 MAX_TIMEOUT = 3600.0
+_CONFIG_BYTES = 256 * 1024  # as much as the config's loader reads of a file
 _KEYS = ("matcher", "command", "timeout")
 _EVERY = ("", "*")  # Claude Code's word for "every tool", as an empty matcher
 
@@ -131,9 +133,10 @@ def _entry_place(table: RawTable, event: str, n: int) -> str:
     if n == 1:
         return first
     try:
-        lines = Path(table.path).read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
+        data = read_user_file(Path(table.path), limit=_CONFIG_BYTES, timeout=0.5).data
+    except UnreadableFile:  # a pipe read once already, gone meanwhile: the first one's place
         return first
+    lines = data.decode("utf-8", errors="replace").splitlines()
     header = re.compile(rf"^\s*\[\[\s*hooks\s*\.\s*[\"']?{re.escape(event)}[\"']?\s*\]\]")
     seen = 0
     for number, line in enumerate(lines, start=1):

@@ -3,8 +3,10 @@
 `SessionLog` writes `{"rid", "ts", "kind", ...}` lines (see session_log.py); `read_log` turns a
 log into `MetaRecord`, `MessageRecord`, `EventRecord`, `HistoryRecord` and `StateRecord` values,
 and counts the lines it could not take: torn or undecodable lines, and records that do not fit their kind. A
-record of a kind (or an event of a type) this version does not know is left out without being
-counted, so a log a newer version wrote still reads.
+log a newer version wrote still reads: an event of a type this version does not know is left out; a
+record of a kind it does not know becomes a `ForeignRecord` (its kind only), and a message holding
+blocks of a type it does not know is kept without them (`MessageRecord.left_out` names their types),
+so the reader of a session can say what it could not take instead of dropping it without a word.
 """
 
 from __future__ import annotations
@@ -16,10 +18,11 @@ from pathlib import Path
 from typing import Any, TypeAlias
 
 from agent_cli.core.events import EVENT_TYPES, Event, UsageEvent, event_from_json
-from agent_cli.core.messages import Message, Usage
+from agent_cli.core.messages import Block, Message, UnknownBlockType, Usage, block_from_json, new_id
 
 __all__ = [
     "EventRecord",
+    "ForeignRecord",
     "HistoryRecord",
     "LogRecord",
     "MessageRecord",
@@ -46,6 +49,7 @@ class MessageRecord:
     rid: str
     ts: str
     message: Message
+    left_out: tuple[str, ...] = ()  # the types of the blocks a newer version wrote that were not read
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +80,16 @@ class StateRecord:
     data: Mapping[str, Any]
 
 
-LogRecord: TypeAlias = MetaRecord | MessageRecord | EventRecord | HistoryRecord | StateRecord
+@dataclass(frozen=True, slots=True)
+class ForeignRecord:
+    """A record of a kind this version does not know (a newer version's): kept by its kind only."""
+
+    rid: str
+    ts: str
+    kind: str
+
+
+LogRecord: TypeAlias = MetaRecord | MessageRecord | EventRecord | HistoryRecord | StateRecord | ForeignRecord
 
 
 class UnknownRecord(ValueError):
@@ -94,7 +107,8 @@ def record_from_json(data: Mapping[str, Any]) -> LogRecord:
                 raise ValueError("a meta record without its fields")
             return MetaRecord(rid, ts, dict(meta))
         if kind == "message":
-            return MessageRecord(rid, ts, Message.from_json(data["message"]))
+            message, left_out = _logged_message(data["message"])
+            return MessageRecord(rid, ts, message, left_out)
         if kind == "history":
             messages = tuple(Message.from_json(m) for m in data["messages"])
             return HistoryRecord(rid, ts, messages, str(data.get("reason") or ""))
@@ -112,7 +126,24 @@ def record_from_json(data: Mapping[str, Any]) -> LogRecord:
             return EventRecord(rid, ts, event_from_json(event))
     except (KeyError, TypeError, AttributeError) as exc:
         raise ValueError(f"a {kind} record that does not fit: {exc}") from None
-    raise UnknownRecord(f"a record of kind {kind!r}")
+    if isinstance(kind, str) and kind:
+        return ForeignRecord(rid, ts, kind)
+    raise ValueError("a record without its kind")
+
+
+def _logged_message(data: Mapping[str, Any]) -> tuple[Message, tuple[str, ...]]:
+    """The message a record holds, without the blocks of types not known here; and those types."""
+    role = data["role"]
+    if role not in ("user", "assistant"):
+        raise ValueError(f"unknown role: {role!r}")
+    blocks: list[Block] = []
+    left_out: list[str] = []
+    for block in data["content"]:
+        try:
+            blocks.append(block_from_json(block))
+        except UnknownBlockType:
+            left_out.append(str(block.get("type")))
+    return Message(role, tuple(blocks), str(data.get("id") or new_id())), tuple(left_out)
 
 
 def last_usage(records: Sequence[LogRecord]) -> Usage | None:

@@ -25,6 +25,7 @@ import hashlib
 import json
 import os
 import shlex
+import stat
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -123,11 +124,11 @@ class ProjectApprovals:
 
     def _read(self) -> dict[str, object]:
         try:
-            fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0))
+            fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
         except OSError:
             return {}
-        try:
-            data = os.read(fd, _MAX_BYTES)
+        try:  # only a regular file: a FIFO in its place must not hang start-up
+            data = os.read(fd, _MAX_BYTES) if stat.S_ISREG(os.fstat(fd).st_mode) else b""
         except OSError:
             return {}
         finally:

@@ -93,10 +93,11 @@ class SessionLog:
         root: Path | str,
         *,
         redactor: Redactor,
-        meta: Mapping[str, Any],
+        meta: Mapping[str, Any] | Callable[[str], Mapping[str, Any]],
         clock: Clock = _utc_now,
     ) -> SessionLog:
-        """Start a new session under `root` and write its `meta` record."""
+        """Start a new session under `root` and write its `meta` record (or `meta(id)`'s, for a
+        record that names the new session: its signature)."""
         base = transcripts_dir(root)
         ensure_private_dir(base)
         while True:
@@ -117,7 +118,7 @@ class SessionLog:
                 os.close(held)
                 raise
             log = cls(session_id, directory, fd, redactor, clock, held)
-            log.log_meta(meta)
+            log.log_meta(meta(session_id) if callable(meta) else meta)
         except (OSError, SessionLogError) as exc:
             # Nothing was saved: leave no empty session behind to be listed or continued.
             if log is not None:

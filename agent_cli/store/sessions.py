@@ -2,7 +2,10 @@
 
 `load_session` rebuilds the working history from the last checkpoint plus the
 messages after it, skipping torn or undecodable lines, and repairs tool
-pairing so a session stopped mid-tool resumes with "interrupted" results.
+pairing so a session stopped mid-tool resumes with "interrupted" results. What a
+newer version wrote that this one cannot read (a record of another kind, a block of
+another type in a message) is said in one line each (`LoadedSession.notes`): a
+message keeps what can be read of it, in its place, and nothing goes without a word.
 `list_sessions`, `session_ids`, `latest_session_id`, `continue_candidates` and
 `resolve_session_id` find sessions in a project; an unknown or ambiguous id is a
 ConfigError. A session in which nothing was said is neither listed nor continued.
@@ -22,7 +25,14 @@ from agent_cli.core.messages import Message, NativeRecord, SummaryBlock
 from agent_cli.core.pairing import repair_history
 from agent_cli.core.thinking import settle_thinking, strip_thinking
 from agent_cli.store.layout import ID_RE, SESSION_FILE, check_private_dir, session_dir, transcripts_dir
-from agent_cli.store.log_records import HistoryRecord, LogRecord, MessageRecord, MetaRecord, read_log
+from agent_cli.store.log_records import (
+    ForeignRecord,
+    HistoryRecord,
+    LogRecord,
+    MessageRecord,
+    MetaRecord,
+    read_log,
+)
 from agent_cli.store.redact import REDACTED
 
 __all__ = [
@@ -30,6 +40,7 @@ __all__ = [
     "SessionInfo",
     "continue_candidates",
     "latest_session_id",
+    "left_out_notes",
     "list_sessions",
     "load_session",
     "replay",
@@ -48,6 +59,7 @@ class LoadedSession:
     messages: list[Message]  # what to send: `logged` with its pairing repaired and stale thinking gone
     skipped_lines: int = 0
     logged: list[Message] = field(default_factory=list)  # what the log replays to, as written
+    notes: tuple[str, ...] = ()  # what a newer version wrote that was not read, for the user
 
 
 def replay(records: Iterable[LogRecord]) -> tuple[JSONDict, list[Message]]:
@@ -82,7 +94,39 @@ def load_session(root: Path | str, session_id: str) -> LoadedSession:
         raise ConfigError(f"no session {session_id!r} in {transcripts_dir(root)}")
     records, skipped = read_log(path)
     meta, messages = replay(records)
-    return LoadedSession(session_id, meta, sendable(messages), skipped, messages)
+    notes = tuple(left_out_notes(records, session_id))
+    return LoadedSession(session_id, meta, sendable(messages), skipped, messages, notes)
+
+
+def left_out_notes(records: list[LogRecord], session_id: str) -> list[str]:
+    """One line for each kind of thing after the last checkpoint this version could not read (pure):
+    records of kinds it does not know, and messages kept without blocks of types it does not know."""
+    start = max((i for i, r in enumerate(records) if isinstance(r, HistoryRecord)), default=0)
+    tail = records[start:]
+    foreign = [r.kind for r in tail if isinstance(r, ForeignRecord)]
+    partial = [r for r in tail if isinstance(r, MessageRecord) and r.left_out]
+    newer = "a newer agent-cli wrote them; this version cannot read them"
+    notes: list[str] = []
+    if foreign:
+        kinds = ", ".join(sorted(set(foreign)))
+        notes.append(
+            f"session {session_id}: {_count(len(foreign), 'record')} of kind {kinds} left out ({newer})"
+        )
+    if partial:
+        types = ", ".join(sorted({t for r in partial for t in r.left_out}))
+        emptied = sum(1 for r in partial if not r.message.content)
+        lost = (
+            f"; {emptied} had nothing else and {'is' if emptied == 1 else 'are'} left out" if emptied else ""
+        )
+        notes.append(
+            f"session {session_id}: {_count(len(partial), 'message')} kept without their {types} parts "
+            f"({newer}){lost}"
+        )
+    return notes
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
 def sendable(logged: list[Message]) -> list[Message]:

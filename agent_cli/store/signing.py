@@ -3,8 +3,15 @@
 A clone can ship a `.transcripts/` of its own, and its files belong to whoever cloned it, so
 ownership says nothing about who wrote a session. Each user has a random key in the state dir
 (`<state dir>/session-key`, 0600, made on first use), and every session this agent starts gets
-`"signature": "<nonce>.<HMAC-SHA256(key, nonce)>"` in its meta record. A session without a valid
-signature was planted, or predates signing; `--continue` passes over it and `--resume` asks.
+`"signature": "2.<nonce>.<HMAC-SHA256(key, session id, project, nonce)>"` in its meta record: the
+signature names the session and the project (its real path) it was made for, so one copied from
+another of the user's sessions, or a log copied whole from another project, does not pass. A
+session without a valid signature was planted, or predates signing; `--continue` passes over it
+and `--resume` asks (accepted, it is signed anew).
+
+The first signatures (`<nonce>.<HMAC(key, nonce)>`, before 2026-12) signed nothing of the session,
+so any one of them made any log pass. They are not accepted: such a session counts as unsigned, and
+is asked about once, like one that predates signing.
 
 What the signature does not do: a log the user wrote, leaked (committed, say) and edited, keeps its
 signature; it tells who started a session, not that its lines are unchanged.
@@ -17,6 +24,7 @@ import hashlib
 import hmac
 import os
 import secrets
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -26,7 +34,8 @@ __all__ = ["KEY_FILE", "SIGNATURE_KEY", "SessionSigner"]
 
 KEY_FILE = "session-key"
 SIGNATURE_KEY = "signature"  # the meta record's key
-_CONTEXT = b"agent-cli session signature v1\x00"
+_CONTEXT = b"agent-cli session signature v2\x00"
+_VERSION = "2"
 
 
 class SessionSigner:
@@ -50,23 +59,27 @@ class SessionSigner:
             where = state_dir(env) / KEY_FILE
             return cls(None, f"cannot keep the session key in {where} ({exc.strerror or exc})")
 
-    def new_signature(self) -> str | None:
+    def new_signature(self, session_id: str, project: Path) -> str | None:
+        """The signature of session `session_id` of `project`; None without a key."""
         if self._key is None:
             return None
         nonce = secrets.token_hex(16)
-        return f"{nonce}.{self._mac(nonce)}"
+        return f"{_VERSION}.{nonce}.{self._mac(session_id, project, nonce)}"
 
-    def signed(self, meta: Mapping[str, object]) -> bool:
-        """Whether a session's (merged) meta carries a signature made with this user's key."""
+    def signed(self, meta: Mapping[str, object], session_id: str, project: Path) -> bool:
+        """Whether a session's (merged) meta carries this user's signature for `session_id` of `project`."""
         value = meta.get(SIGNATURE_KEY)
-        if self._key is None or not isinstance(value, str) or value.count(".") != 1:
-            return False
-        nonce, mac = value.split(".")
-        return hmac.compare_digest(mac, self._mac(nonce))
+        if self._key is None or not isinstance(value, str) or value.count(".") != 2:
+            return False  # none, or the first format, which bound nothing of the session
+        version, nonce, mac = value.split(".")
+        return version == _VERSION and hmac.compare_digest(mac, self._mac(session_id, project, nonce))
 
-    def _mac(self, nonce: str) -> str:
+    def _mac(self, session_id: str, project: Path, nonce: str) -> str:
         assert self._key is not None
-        return hmac.new(self._key, _CONTEXT + nonce.encode(), hashlib.sha256).hexdigest()
+        # Each part ends with a NUL, which neither an id, a path nor a hex nonce holds.
+        where = os.fsencode(os.path.realpath(project))
+        message = b"\x00".join((_CONTEXT, session_id.encode(), where, nonce.encode()))
+        return hmac.new(self._key, message, hashlib.sha256).hexdigest()
 
 
 def _user_key(folder: Path, home: Path | None) -> bytes:
@@ -96,8 +109,11 @@ def _user_key(folder: Path, home: Path | None) -> bytes:
 
 
 def _read_key(path: Path) -> bytes:
-    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0))
+    # Non-blocking, and only a regular file: a FIFO in its place would hang every start-up.
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
     try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(0, "the key file is not a regular file; remove it and a new one is made", str(path))
         data = os.read(fd, 256).strip()
     finally:
         os.close(fd)

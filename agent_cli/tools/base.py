@@ -24,6 +24,7 @@ from typing import Any, Literal, Protocol, TypeAlias
 
 from agent_cli.core.messages import RAW_ARGUMENTS
 from agent_cli.core.requests import ToolSpec
+from agent_cli.store.crash_log import record_crash
 from agent_cli.tools.live import LiveOutput
 
 __all__ = [
@@ -215,4 +216,8 @@ class ToolRegistry:
         except ToolError as exc:
             return ToolOutput(f"Error: {exc}", True)
         except Exception as exc:  # a tool bug must not kill the session; the model reads it
-            return ToolOutput(f"Error: {name} failed: {type(exc).__name__}: {exc}", True)
+            logged = record_crash(exc)  # and the traceback is kept for a bug report
+            kept = "its traceback is in the crash log" if logged else "its traceback could not be saved"
+            return ToolOutput(
+                f"Error: {name} failed: {type(exc).__name__}: {exc} (a bug in the tool; {kept})", True
+            )

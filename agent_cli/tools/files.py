@@ -1,7 +1,6 @@
 """The file tools: read_file, write_file and edit_file.
 
-read_file streams the file, so a huge file costs only the window it shows
-(plus one pass counting newlines); its output is numbered like `cat -n` and
+read_file shows a window of the file (`read_window.py`): numbered like `cat -n`,
 capped, and a cut always ends with the exact call that reads on. edit_file
 does exact string replacement and explains every refusal in terms the model
 can act on (how many matches, on which lines, a whitespace-only near miss).
@@ -15,21 +14,34 @@ import difflib
 import os
 import re
 import stat
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 from agent_cli.core.requests import ToolSpec
 from agent_cli.tools.args import optional_bool, optional_int, require_str
 from agent_cli.tools.base import Approval, CallView, FileEffect, ToolContext, ToolError, ToolOutput
+from agent_cli.tools.read_window import (
+    MAX_LINE_CHARS,
+    MAX_OUTPUT_BYTES,
+    count_lines,
+    number_line,
+    read_window,
+)
 from agent_cli.tools.replace import replace_file
 from agent_cli.tools.sandbox import display_path, file_kind, open_regular, resolve_path, writable_path
 
-__all__ = ["BINARY_SNIFF_BYTES", "EditFile", "ReadFile", "WriteFile", "looks_binary"]
+__all__ = [
+    "BINARY_SNIFF_BYTES",
+    "MAX_LINE_CHARS",
+    "MAX_OUTPUT_BYTES",
+    "EditFile",
+    "ReadFile",
+    "WriteFile",
+    "looks_binary",
+]
 
 DEFAULT_LIMIT = 2000
-MAX_OUTPUT_BYTES = 64 * 1024
-MAX_LINE_CHARS = 2000  # a minified line must not eat the whole window
 BINARY_SNIFF_BYTES = 8192
 MAX_EDIT_BYTES = 10 * 1024 * 1024
 SNIPPET_CONTEXT = 3
@@ -39,11 +51,6 @@ SNIPPET_MAX_LINES = 40
 def looks_binary(head: bytes) -> bool:
     """Binary means a NUL byte in the first 8 KiB: the rule git and grep use."""
     return b"\0" in head[:BINARY_SNIFF_BYTES]
-
-
-def number_line(number: int, text: str) -> str:
-    """One line as `cat -n` prints it: the number right-aligned in six columns, a tab, the text."""
-    return f"{number:6d}\t{text}"
 
 
 class ReadFile:
@@ -86,7 +93,7 @@ class ReadFile:
                     "read_file shows text only. Use bash (e.g. `file` or `xxd | head`) to inspect it."
                 )
             f.seek(0)
-            return ToolOutput(_read_window(f, shown, offset, limit))
+            return ToolOutput(read_window(f, shown, offset, limit))
 
 
 def check_readable_file(path: Path, shown: str, ctx: ToolContext) -> None:
@@ -116,94 +123,6 @@ def _suggestions(path: Path, ctx: ToolContext) -> str:
         return ""
     listed = ", ".join(display_path(ctx, parent / name) for name in close)
     return f". Did you mean: {listed}?"
-
-
-def _iter_lines(f: BinaryIO) -> Iterator[tuple[bytes, int, int]]:
-    """(line bytes without the newline, cut to a bounded length; full length; byte offset).
-
-    Reads with a bounded readline so a single enormous line never sits in memory.
-    """
-    cap = MAX_LINE_CHARS * 4 + 4  # enough bytes for MAX_LINE_CHARS characters of UTF-8
-    offset = 0
-    while True:
-        start = offset
-        piece = f.readline(cap)
-        if not piece:
-            return
-        offset += len(piece)
-        kept = piece
-        while not piece.endswith(b"\n"):
-            piece = f.readline(1 << 16)
-            if not piece:
-                break
-            offset += len(piece)
-        length = offset - start
-        kept = kept.rstrip(b"\n")
-        if kept.endswith(b"\r"):
-            kept = kept[:-1]
-        yield kept, length, start
-
-
-def _read_window(f: BinaryIO, shown: str, offset: int, limit: int) -> str:
-    out: list[str] = []
-    size = 0
-    number = 0
-    last_shown = 0
-    stopped_early = False
-    for kept, length, start in _iter_lines(f):
-        number += 1
-        if number < offset:
-            continue
-        if number >= offset + limit:
-            stopped_early = True
-            break
-        text = _decode_line(kept, length, start, number, shown)
-        line = number_line(number, text)
-        cost = len(line.encode("utf-8")) + 1
-        if out and size + cost > MAX_OUTPUT_BYTES:
-            stopped_early = True
-            break
-        out.append(line)
-        size += cost
-        last_shown = number
-    # When stopped early, the line that stopped us is not shown: count it and the rest undecoded.
-    total = number + _count_remaining_lines(f) if stopped_early else number
-    if not out:
-        raise ToolError(f"offset {offset} is past the end of {shown}, which has {total} lines")
-    if last_shown < total:
-        out.append(
-            f"[lines {offset}-{last_shown} of {total} shown; "
-            f"call read_file with offset={last_shown + 1} to read on]"
-        )
-    return "\n".join(out)
-
-
-def _decode_line(kept: bytes, length: int, start: int, number: int, shown: str) -> str:
-    cut = len(kept) < length - 2  # more than the newline was dropped
-    try:
-        text = kept.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        # A cut line may end inside a character; only an error before the end is real.
-        if not (cut and exc.start >= len(kept) - 3):
-            raise ToolError(
-                f"{shown} is not valid UTF-8 (byte offset {start + exc.start}, line {number}); "
-                "read_file shows UTF-8 text only. Use bash (e.g. `iconv -f latin1 -t utf-8` "
-                "or `xxd`) to inspect it."
-            ) from exc
-        text = kept[: exc.start].decode("utf-8")
-    if len(text) > MAX_LINE_CHARS or cut:
-        text = text[:MAX_LINE_CHARS]
-        text += f" [... line cut at {MAX_LINE_CHARS} characters of {length} bytes; use bash to see it all]"
-    return text
-
-
-def _count_remaining_lines(f: BinaryIO) -> int:
-    count = 0
-    last = b"\n"
-    while chunk := f.read(1 << 20):
-        count += chunk.count(b"\n")
-        last = chunk[-1:]
-    return count + (0 if last == b"\n" else 1)
 
 
 class WriteFile:
@@ -258,7 +177,7 @@ def line_count(text: str) -> int:
 def _line_count_of_file(path: Path, shown: str) -> int:
     try:
         with open_regular(path, shown) as f:
-            return _count_remaining_lines(f)
+            return count_lines(f)[0]
     except (OSError, ToolError):  # only for the message; the write decides
         return 0
 

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from agent_cli.core.errors import AgentError, ConfigError
+from agent_cli.core.errors import AgentError, CommandError, ConfigError
 from agent_cli.prompt.pins import PROJECT_PINS
 from agent_cli.ui.reports import format_tokens
 
@@ -78,7 +78,7 @@ def pins(repl: CommandHost, arg: str) -> None:
 
 def unpin(repl: CommandHost, arg: str) -> None:
     if not arg.strip().isdigit():
-        raise ConfigError("/unpin needs the pin's number, as /pins lists it: /unpin 2")
+        raise CommandError("/unpin needs the pin's number, as /pins lists it: /unpin 2")
     gone = repl.session.unpin(int(arg))
     also = f" (removed from {PROJECT_PINS} too)" if gone.project else ""
     repl.renderer.info(f"unpinned: {gone.text}{also}")
@@ -90,7 +90,7 @@ def record(repl: CommandHost, arg: str) -> None:
         _edit_record(repl)
         return
     if arg:
-        raise ConfigError("/record shows the condensed record; /record edit opens it in your editor")
+        raise CommandError("/record shows the condensed record; /record edit opens it in your editor")
     view = repl.session.record()
     if view is None:
         repl.renderer.info("no condensed record in the context yet: it appears after a compaction (/compact)")

@@ -8,6 +8,7 @@ tool's whole output above the prompt; Ctrl-C clears what was typed, then (at an 
 from __future__ import annotations
 
 import os
+import stat
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -34,8 +35,14 @@ def _input_history_path() -> Path:
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     path = folder / "history"
     # What people type can hold secrets: the file is theirs alone, however it was made.
-    os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
-    os.chmod(path, 0o600)
+    # Non-blocking, and only a regular file: a FIFO in its place would hang the REPL's start.
+    fd = os.open(path, os.O_CREAT | os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC, 0o600)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(0, "the history file is not a regular file", str(path))
+        os.fchmod(fd, 0o600)
+    finally:
+        os.close(fd)
     return path
 
 

@@ -1,6 +1,6 @@
 """What `/rewind` shows: the list of prompts, what a rewind did, and how its argument reads.
 
-    parse_rewind(arg) -> RewindArgs       `N`, `N --chat`, `N --code` (ConfigError otherwise)
+    parse_rewind(arg) -> RewindArgs       `N`, `N --chat`, `N --code` (CommandError otherwise)
     point_lines(points, width) -> [str]   one line per prompt and one under it for what its turn changed
     point_row(point, width) -> str        a prompt and what its turn did on one row (the list to choose from)
     rewound_lines(rewound) -> [(text, style)]
@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agent_cli.agent.rewind import RewindPoint, Rewound
-from agent_cli.core.errors import ConfigError
+from agent_cli.core.errors import CommandError
 from agent_cli.core.text import visible
 
 __all__ = [
@@ -55,7 +55,7 @@ def parse_rewind(arg: str) -> RewindArgs:
     flags = {w for w in words if w.startswith("-")}
     numbers = [w for w in words if not w.startswith("-")]
     if len(numbers) != 1 or not numbers[0].isdigit() or flags - {"--chat", "--code"} or len(flags) > 1:
-        raise ConfigError(f"cannot read {' '.join(visible(arg).split())!r}: {REWIND_USAGE}")
+        raise CommandError(f"cannot read {' '.join(visible(arg).split())!r}: {REWIND_USAGE}")
     return RewindArgs(int(numbers[0]), chat="--code" not in flags, code="--chat" not in flags)
 
 

@@ -167,6 +167,8 @@ def resume(repl: CommandHost, arg: str) -> None:
         return
     repl.refresh_context()
     repl.renderer.line(f"resumed session {session_id}: {len(session.history)} messages in context", "bold")
+    for warning in session.warnings:  # what a newer version wrote that this one could not read
+        repl.renderer.warn(warning.message)
     repl.drive(session.begin("resume"))  # the SessionStart hooks, as at a start with --resume
 
 

@@ -167,6 +167,36 @@ def _config_fifo(where: Path) -> Outcome:
     return Outcome(outcome.ok, f"{outcome.detail} in {took:.1f} s", outcome.traceback, outcome.internal)
 
 
+def _pins_refused(where: Path, make: Callable[[Path], None], kind: str) -> Outcome:
+    """`.agent/pins.md` that is not a small regular file inside the project (`make` plants it): the
+    run finishes, one warning names the file and why, and nothing of it is sent."""
+    project = project_in(where, "")
+    make(project / ".agent" / "pins.md")
+    try:
+        proc, bodies, took = _run(where, project, timeout=120)
+    except subprocess.TimeoutExpired:
+        return Outcome(False, "hung: no answer within 120 s")
+    said = [line for line in _err(proc).splitlines() if ".agent/pins.md was not read" in line]
+    problems = [] if len(said) == 1 and kind in said[0] else [f"no one line saying it {kind}"]
+    problems += [] if bodies else ["nothing was sent"]
+    problems += ["the file's text was sent"] if "PIN-FROM-THE-FILE" in json.dumps(bodies) else []
+    outcome = judge(proc, {"finished"}, check="; ".join(problems))
+    return Outcome(outcome.ok, f"{outcome.detail} in {took:.1f} s", outcome.traceback, outcome.internal)
+
+
+def _pins_dev_zero(where: Path) -> Outcome:
+    return _pins_refused(where, lambda p: p.symlink_to("/dev/zero"), "leads outside the project")
+
+
+def _pins_fifo(where: Path) -> Outcome:
+    return _pins_refused(where, os.mkfifo, "is a FIFO")
+
+
+def _pins_huge(where: Path) -> Outcome:
+    line = b"- PIN-FROM-THE-FILE: " + b"x" * 100 + b"\n"
+    return _pins_refused(where, lambda p: p.write_bytes(line * (23_000_000 // len(line))), "is larger than")
+
+
 def _agents_md_secret(where: Path) -> Outcome:
     """`AGENTS.md -> a credentials file outside`: not sent to the model; a warning says it was not read."""
     secret = where / "home-credentials"
@@ -256,6 +286,31 @@ def _planted_continue(where: Path) -> Outcome:
     problems += [] if "MY-OWN-TASK" in sent else ["the user's own session was not continued"]
     problems += [] if f"passed over 1 unsigned session ({planted})" in _err(proc) else ["no line saying so"]
     problems += [f"first run exit {first.returncode}"] if first.returncode else []
+    return judge(proc, {"finished"}, check="; ".join(problems))
+
+
+def _planted_replayed(where: Path) -> Outcome:
+    """A planted later session carrying a signature copied from the user's own: --continue still
+    takes the user's and names the planted one; --resume of it under -p is refused."""
+    project = project_in(where, "")
+    first, _, _ = _run(where, project, ("-p", "MY-OWN-TASK"))
+    (mine,) = [p for p in (project / ".transcripts").iterdir() if p.is_dir()]
+    meta = json.loads((mine / "session.jsonl").read_text().splitlines()[0])["meta"]
+    planted = _planted(project, PLANTED, later_than=time.time())
+    log = project / ".transcripts" / planted / "session.jsonl"
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    records[0]["meta"]["signature"] = meta.get("signature")
+    log.write_text("".join(json.dumps(r) + "\n" for r in records))
+    os.utime(log, (time.time() + 60, time.time() + 60))
+    proc, bodies, _ = _run(where, project, ("-p", "go on", "--continue"))
+    sent = json.dumps(bodies)
+    problems = [] if meta.get("signature") else ["the user's session has no signature to copy"]
+    problems += ["the planted session was sent"] if "PLANTED" in sent else []
+    problems += [] if "MY-OWN-TASK" in sent else ["the user's own session was not continued"]
+    problems += [] if f"passed over 1 unsigned session ({planted})" in _err(proc) else ["no line saying so"]
+    problems += [f"first run exit {first.returncode}"] if first.returncode else []
+    refused, resent, _ = _run(where, project, ("-p", "go on", "--resume", planted))
+    problems += [] if refused.returncode == 2 and not resent else ["--resume of it was not refused"]
     return judge(proc, {"finished"}, check="; ".join(problems))
 
 
@@ -351,9 +406,15 @@ def cases() -> list[Case]:
         _case(".agent/config.toml -> /dev/zero: one line within seconds", _config_dev_zero, True),
         _case(".agent/config.toml a FIFO: start-up does not hang", _config_fifo, True),
         _case("AGENTS.md -> a secret outside: not sent, a warning", _agents_md_secret),
+        _case(".agent/pins.md -> /dev/zero: finishes, one line", _pins_dev_zero, True),
+        _case(".agent/pins.md a FIFO: start-up does not hang, one line", _pins_fifo),
+        _case(".agent/pins.md of 23 MB: not sent, one line", _pins_huge),
         _case("expensive project config under -p: named on stderr, capped", _expensive_headless),
         _case("expensive project config in the REPL: named on the welcome lines", _expensive_repl),
         _case("a planted later session: --continue takes the user's, says so", _planted_continue),
+        _case(
+            "a planted session with a copied signature: --continue takes the user's", _planted_replayed, True
+        ),
         _case("only a planted session: --continue is one line", _planted_only),
         _case("--resume of a planted session under -p: refused with how to accept", _planted_resume_headless),
         _case("--resume of a planted session in the REPL: asks; n refuses", _planted_resume_repl),

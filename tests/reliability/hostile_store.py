@@ -220,6 +220,26 @@ def _full_at_start(where: Path) -> Outcome:
     return _on_small_disk(where, "1m", body)
 
 
+def _key_fifo(where: Path) -> Outcome:
+    """The per-user session key is a FIFO: start-up does not hang; the run finishes with one line
+    saying the session is not signed (and why), and the FIFO is left as it was."""
+    project = project_in(where)
+    env_home = where / "home"
+    key = env_home / ".state" / "agent-cli" / "session-key"
+    key.parent.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(key)
+    with FakeModelServer() as server:
+        server.default = Reply(DONE)
+        try:
+            proc = agent(["-p", "hello"], project, env_for(where, server), timeout=120)
+        except subprocess.TimeoutExpired:
+            return Outcome(False, "hung: no answer within 120 s")
+    err = proc.stderr.decode("utf-8", "replace")
+    said = [line for line in err.splitlines() if "session key" in line]
+    problems = [] if len(said) == 1 and "not a regular file" in said[0] else ["no one line about the key"]
+    return judge(proc, {"finished"}, check="; ".join(problems))
+
+
 def cases() -> list[Case]:
     shapes = [
         Case(
@@ -237,4 +257,5 @@ def cases() -> list[Case]:
         Case(SUITE, "disk fills mid-session by the session's own records", by_records),
         Case(SUITE, "disk full before the first record", _full_at_start),
     ]
-    return [*shapes, *disk]
+    key = [Case(SUITE, "the session key is a FIFO: start-up does not hang, one line", _key_fifo, sample=True)]
+    return [*shapes, *disk, *key]
