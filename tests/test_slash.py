@@ -380,7 +380,8 @@ def test_compact_shows_the_panel_and_writes_the_span(tmp_path: Path) -> None:
     h = Harness(tmp_path, [say("hello back"), say("and again"), summarize])
     text = h.run("hello", "more", "/compact the greeting")
     assert "context compacted · layer manual · trigger manual" in text
-    assert "## Goal and requests" in text
+    assert "/record reads the record" in text and "## Goal and requests" not in text  # three lines
+    assert "## Goal and requests" in h.run("/record")
     spans = list(h.session.log_dir.glob("span-*"))
     assert spans and spans[0].name in text
 

@@ -12,8 +12,8 @@
   a failure adds the error's first line, dim red. While a command runs, the spinner counts
   its seconds and its last lines show under it; a line after it says how it ended
   (`live_output.py`, which also keeps the last output for `/last`).
-- every compaction is a Panel (layer, trigger, messages and tokens before ->
-  after, transcript, the summary's first lines).
+- every compaction is a Panel of three lines at most (layer and trigger in its
+  title; tokens before -> after, the transcript, `/record` to read the record).
 - the model's thinking streams in the spinner line, and each finished thinking
   block leaves one dim line (`∴ ...`), so progress shows between tool calls
   without flooding the screen;
@@ -207,8 +207,7 @@ class Renderer:
             self.line(clear_line(event), "dim")
         elif isinstance(event, CompactEvent):
             self._clear_spinner()
-            full = event.layer == "manual"  # /compact shows the whole record
-            self.console.print(Constrain(compact_panel(event, full=full), PANEL_MAX_WIDTH))
+            self.console.print(Constrain(compact_panel(event), PANEL_MAX_WIDTH))
         elif isinstance(event, RetryEvent):
             # A retried request starts its answer over; what streamed before was thrown away.
             note = " (the partial answer above is discarded)" if self._had_partial else ""

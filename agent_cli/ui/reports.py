@@ -35,7 +35,6 @@ __all__ = [
     "model_rows",
     "resume_lines",
     "session_rows",
-    "summary_preview",
 ]
 
 
@@ -80,19 +79,6 @@ def format_context_line(
     count = "…" if tokens is None else f"{format_tokens(tokens)}/{format_tokens(window)}{pct}"
     short = f"{model} · {count} · compacts at {format_tokens(trigger_at)}"
     return short if len(short) <= width else count
-
-
-def summary_preview(summary: str, lines: int) -> str:
-    """The first `lines` lines of a condensed record worth reading, "…" when there is more.
-
-    The record's standard intro (what was replaced, where it is saved) is
-    skipped when headings follow: the compaction panel's rows say it already.
-    """
-    paragraphs = summary.strip().split("\n\n")
-    if len(paragraphs) > 1 and paragraphs[0].startswith("Condensed record"):
-        paragraphs = paragraphs[1:]
-    kept = [ln for ln in "\n".join(paragraphs).split("\n") if ln.strip()]
-    return "\n".join(kept[:lines]) + ("\n…" if len(kept) > lines else "")
 
 
 def describe_call(view: CallView, args: Mapping[str, Any], width: int = 80) -> str:
