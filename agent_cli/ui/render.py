@@ -10,8 +10,9 @@
   terminal or NO_COLOR is set.
 - a tool call is one line with its status and duration (`✓ read_file app.py · 0.02s`);
   a failure adds the error's first line, dim red. While a command runs, the spinner counts
-  its seconds and its last lines show under it; a line after it says how it ended
-  (`live_output.py`, which also keeps the last output for `/last`).
+  its seconds and its last lines show under it; after it, its first lines and a count of the
+  rest, then a line that says how it ended (`live_output.py`, which also keeps the last output
+  for `/last`).
 - every compaction is a Panel of three lines at most (layer and trigger in its
   title; tokens before -> after, the transcript, `/record` to read the record).
 - the model's thinking streams in the spinner line, and each finished thinking
@@ -194,8 +195,12 @@ class Renderer:
             self._clear_spinner()
             view = self._tools().view(event.name)
             call = self._calls.pop(event.id, None)
-            self.console.print(tool_line(call, event, view, self.console.width))
             said = self.live_output.finish(event, describe_call(view, call.input if call else {}, width=200))
+            # A command's first lines, as Claude Code shows them (they hold its error's first line).
+            head = self.live_output.head() if said is not None and not event.denied else None
+            self.console.print(tool_line(call, event, view, self.console.width, error_line=head is None))
+            if head is not None:
+                self.console.print(head)
             if said is not None:  # how the command ended: `exit 0 · 2.3s · 14.2 KB`
                 self.line(f"  {said[0]}", "red" if said[1] else "dim")
             diff = self._edits.done(event)

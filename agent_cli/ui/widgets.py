@@ -34,8 +34,16 @@ __all__ = [
 ]
 
 
-def tool_line(call: ToolCallEvent | None, result: ToolResultEvent, view: CallView, width: int = 100) -> Text:
-    """`✓ read_file src/app.py · 0.02s`, and the error's first line (dim red, cut to the line) on failure."""
+def tool_line(
+    call: ToolCallEvent | None,
+    result: ToolResultEvent,
+    view: CallView,
+    width: int = 100,
+    *,
+    error_line: bool = True,
+) -> Text:
+    """`✓ read_file src/app.py · 0.02s`, and the error's first line (dim red, cut to the line) on failure
+    (not with `error_line=False`: a command's first lines are shown under it)."""
     text = Text()
     text.append("✗ " if result.is_error else "✓ ", style="bold red" if result.is_error else "green")
     text.append(visible(result.name), style="bold")
@@ -46,7 +54,7 @@ def tool_line(call: ToolCallEvent | None, result: ToolResultEvent, view: CallVie
     if result.duration or not result.is_error:
         # A declined or interrupted call reports no time of its own: "0.00s" would be wrong.
         text.append(f" · {result.duration:.2f}s", style="dim")
-    if result.is_error:
+    if result.is_error and error_line:
         # Split on newlines only: str.splitlines also breaks at \x0b, \x0c, \x1c-\x1e, shown instead.
         first = next((ln.strip() for ln in visible(result.content).split("\n") if ln.strip()), "error")
         room = max(20, width - 4)

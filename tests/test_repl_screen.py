@@ -1,0 +1,51 @@
+"""The REPL on an 80-column terminal (tmux on a private socket, against the fake model server), as a
+newcomer sees it: a command's first lines shown under it with a count of the rest; the line after an
+approved call writing out the invisible characters the question wrote out."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from agent_cli.testing.fakeserver import FakeModelServer, Reply, ToolCallSpec
+from tests.e2e import agent_cmd, agent_env
+from tests.screen import Screen, have_tmux, python_path_env
+
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(not have_tmux(), reason="tmux drives the terminal"),
+]
+
+WIDTH = 80
+
+
+@contextmanager
+def repl(tmp_path: Path, server: FakeModelServer, *args: str) -> Iterator[Screen]:
+    project = tmp_path / "project"
+    project.mkdir(exist_ok=True)
+    env = python_path_env(agent_env(tmp_path / "home", server))
+    with Screen(agent_cmd(*args), cwd=project, env=env, width=WIDTH, height=40) as screen:
+        assert screen.wait_for("compact"), screen.text()  # the toolbar: the prompt is up
+        yield screen
+        screen.send("/exit", "Enter")
+        screen.wait_exit()
+
+
+def test_a_command_s_first_lines_show_under_it_with_a_count_of_the_rest(
+    tmp_path: Path, fake_server: FakeModelServer
+) -> None:
+    fake_server.queue(
+        Reply("Counting.", tool_calls=[ToolCallSpec("bash", {"command": "seq 1 20"})]), Reply("Counted.")
+    )
+    with repl(tmp_path, fake_server, "--yes") as screen:
+        screen.send("count", "Enter")
+        assert screen.wait_for("Counted."), screen.text()
+        rows = screen.raw_rows()
+    start = next(i for i, row in enumerate(rows) if row.startswith("✓ bash seq 1 20"))
+    shown = [row.rstrip() for row in rows[start + 1 : start + 7]]
+    assert shown[:5] == ["  │ 1", "  │ 2", "  │ 3", "  │ 4", "  │ … +16 lines (ctrl+o shows the last output)"]
+    assert shown[5].startswith("  exit 0 · ")
+    assert "  │ 20" not in rows  # the rest is one Ctrl+O away
