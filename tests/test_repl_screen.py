@@ -49,3 +49,23 @@ def test_a_command_s_first_lines_show_under_it_with_a_count_of_the_rest(
     assert shown[:5] == ["  │ 1", "  │ 2", "  │ 3", "  │ 4", "  │ … +16 lines (ctrl+o shows the last output)"]
     assert shown[5].startswith("  exit 0 · ")
     assert "  │ 20" not in rows  # the rest is one Ctrl+O away
+
+
+def test_the_line_after_an_approved_call_shows_the_invisible_characters_written_out(
+    tmp_path: Path, fake_server: FakeModelServer
+) -> None:
+    command = "echo\u00a0hi\u200b"
+    fake_server.queue(
+        Reply("Saying hi.", tool_calls=[ToolCallSpec("bash", {"command": command})]), Reply("Said.")
+    )
+    with repl(tmp_path, fake_server) as screen:
+        screen.send("say hi", "Enter")
+        assert screen.wait_for("[y]es"), screen.text()
+        screen.send("y")
+        assert screen.wait_for("Said."), screen.text()
+        rows = screen.raw_rows()
+    question = next(row for row in rows if row.startswith("? bash"))
+    line = next(row for row in rows if row.startswith(("✓ bash", "✗ bash")))
+    assert "echo\\xa0hi\\u200b" in question
+    assert "echo\\xa0hi\\u200b" in line, line
+    assert not any(ch in question + line for ch in "\u00a0\u200b")

@@ -107,3 +107,23 @@ def test_a_tool_without_a_live_view_shows_no_output_lines() -> None:
         )
     )
     assert shown(out) == ["✓ read_file a.py · 0.01s"]
+
+
+def test_the_line_after_an_approved_call_writes_out_what_the_question_wrote_out() -> None:
+    """The approval question shows U+200B and U+00A0 written out; the ✓ line after it showed them
+    raw (an NBSP even became a plain space): the same command must read the same in both."""
+    from agent_cli.tools.registry import default_tools
+    from agent_cli.ui.approval_view import approval_text
+
+    command = "ls\u00a0-la\u200b \u2028x\ufeffy"
+    tools = default_tools()
+    question = approval_text(
+        "bash", {"command": command}, "", view=tools.view("bash"), approval="command", fancy=False, width=100
+    ).plain
+    written = "ls\\xa0-la\\u200b \\u2028x\\ufeffy"
+    assert written in question
+    con, out = console(width=100)
+    run_command(Renderer(con), command, "done\n")
+    first = shown(out)[0]
+    assert first.startswith(f"✓ bash {written} · ")
+    assert not any(ch in out.getvalue() for ch in "\u00a0\u200b\u2028\ufeff")

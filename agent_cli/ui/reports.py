@@ -15,7 +15,7 @@ from typing import Any
 from agent_cli.agent.modes import LABELS
 from agent_cli.config.settings import PermissionMode
 from agent_cli.core.messages import Usage
-from agent_cli.core.text import visible
+from agent_cli.core.text import visible, visible_exact
 from agent_cli.providers.models import MODELS, cost, lookup
 from agent_cli.tools.base import CallView
 
@@ -85,9 +85,11 @@ def describe_call(view: CallView, args: Mapping[str, Any], width: int = 80) -> s
     """A one-line summary of a tool call's input, as the tool's `view` shows it: `src/app.py`,
     `pytest -q`, `'TODO' in src`.
 
-    The model wrote it: control characters are shown (`visible`) before the line is flattened, so a
+    The model wrote it: every character that does not show as itself is written out as the approval
+    question writes it (`visible_exact`: escapes, NBSP, zero-width and format characters) before the
+    line is flattened, so the line after an approved call shows the command that was approved, and a
     form feed or an escape stays visible rather than becoming a space or reaching the terminal."""
-    text = " ".join(visible(view.line(args)).split())
+    text = " ".join(visible_exact(view.line(args)).split())
     return text if len(text) <= width else text[: max(1, width - 1)] + "…"
 
 
