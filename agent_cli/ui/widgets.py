@@ -113,11 +113,14 @@ def compact_panel(event: CompactEvent) -> Panel:
         lines.append(
             Text(" · ".join(filter(None, (note, follow))), style="yellow" if event.degraded else "dim")
         )
-    for line in lines:
-        line.overflow = "fold"  # a path has no spaces to wrap at
     title = f"context compacted · layer {event.layer} · trigger {event.trigger}"
     return Panel(
-        Text("\n").join(lines), title=title, title_align="left", border_style="magenta", expand=False
+        # The joined text folds: a path has no spaces to wrap at.
+        Text("\n", overflow="fold").join(lines),
+        title=title,
+        title_align="left",
+        border_style="magenta",
+        expand=False,
     )
 
 
