@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from io import StringIO
 from pathlib import Path
+from typing import cast
 
 import pytest
 from prompt_toolkit.completion import CompleteEvent
@@ -34,7 +35,7 @@ from agent_cli.ui.commands import SlashCommand, closest, parse
 from agent_cli.ui.completion import PathAndCommandCompleter
 from agent_cli.ui.picker import ListView
 from agent_cli.ui.render import Renderer
-from agent_cli.ui.repl import Repl
+from agent_cli.ui.repl import Repl, Toolbar
 from agent_cli.ui.reports import (
     context_report,
     cost_rows,
@@ -369,6 +370,37 @@ def test_context_cost_clear_and_model(tmp_path: Path) -> None:
     assert "model: claude-opus-4-1 (200k window)" in text
     assert h.session.model == "claude-opus-4-1" and "claude-opus-4-1 here" in text  # the next turn went there
     assert "context cleared" in text and h.session.history == ()
+
+
+class CountingBug:
+    """A session whose context count has a bug (every other attribute is the real session's)."""
+
+    def __init__(self, session: AgentSession) -> None:
+        self._session = session
+
+    def context_tokens(self) -> int:
+        raise ZeroDivisionError("a bug in counting")
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._session, name)
+
+
+def test_a_bug_in_the_toolbar_s_count_goes_to_the_crash_log_and_the_repl_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The toolbar swallowed every error: a bug in counting showed as an unknown count, forever and
+    silently. It is logged with its traceback and said once; the REPL goes on."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    h = Harness(tmp_path, [say("hello back")])
+    broken = Toolbar(cast(AgentSession, CountingBug(h.session)))
+    h.repl = Repl(h.session, lambda: h.renderer, h._read, toolbar=broken)
+    text = h.run("hi", "/cost")
+    assert "hello back" in text and "claude-sonnet-4-5" in text  # the turn and the command ran
+    said = [line for line in text.splitlines() if "internal error" in line]
+    assert len(said) == 1 and "ZeroDivisionError: a bug in counting" in said[0], text
+    log = (tmp_path / "state" / "agent-cli" / "crash.log").read_text()
+    assert "Traceback" in log and "a bug in counting" in log
+    assert h.repl.context_tokens is None and "context …" in h.repl.toolbar()
 
 
 def test_compact_shows_the_panel_and_writes_the_span(tmp_path: Path) -> None:

@@ -40,6 +40,7 @@ from agent_cli.core.events import Event
 from agent_cli.core.text import visible
 from agent_cli.prompt.command_files import CommandFiles
 from agent_cli.session import AgentSession
+from agent_cli.store.crash_log import internal_error
 from agent_cli.tools.base import ToolRegistry
 from agent_cli.tools.registry import default_tools
 from agent_cli.ui import ending, glyphs
@@ -70,12 +71,22 @@ class Toolbar:
     def __init__(self, session: AgentSession) -> None:
         self.session = session
         self.tokens: int | None = None  # None until counted
+        self.failure: str | None = None  # a failed count's line, said once at the next prompt
 
     def count(self) -> None:
+        """Count the context (after each turn, and off the main thread at start-up). Counting is
+        pure (a vocabulary that cannot load falls back inside the counter), so an error here is a
+        bug: it goes to the crash log and is said once (`take_failure`), never hidden; the toolbar
+        shows the count as unknown and the REPL goes on."""
         try:
             self.tokens = self.session.context_tokens()
-        except Exception:  # the toolbar is informative only
+        except Exception as exc:
             self.tokens = None
+            self.failure = internal_error(exc)
+
+    def take_failure(self) -> str | None:
+        failure, self.failure = self.failure, None
+        return failure
 
     def text(self, width: int | None = None) -> str:
         """The toolbar's text, fitted to `width` columns when given."""
@@ -172,6 +183,9 @@ class Repl:
     def run(self) -> int:
         """Read and run lines until /exit, Ctrl-D or a second Ctrl-C in a row (call welcome() first)."""
         while True:
+            failure = self.status.take_failure()
+            if failure is not None:
+                self.renderer.error(failure)
             try:
                 line = self.read_line()
             except KeyboardInterrupt:
