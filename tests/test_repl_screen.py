@@ -4,6 +4,7 @@ approved call writing out the invisible characters the question wrote out."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -69,3 +70,44 @@ def test_the_line_after_an_approved_call_shows_the_invisible_characters_written_
     assert "echo\\xa0hi\\u200b" in question
     assert "echo\\xa0hi\\u200b" in line, line
     assert not any(ch in question + line for ch in "\u00a0\u200b")
+
+
+def long_lines(screen: Screen) -> list[str]:
+    """The lines the terminal itself wrapped: longer than the screen once tmux joins them (-J), so a
+    word at the last column was split. Rich's own wrapping ends its lines with a newline instead."""
+    return [line for line in screen.text().splitlines() if len(line) > WIDTH]
+
+
+def test_at_80_columns_no_view_splits_a_word(tmp_path: Path, fake_server: FakeModelServer) -> None:
+    """The welcome's session id, /context's closing line, /model's notes, /record's paragraphs and the
+    approval's rule wrap at the spaces between words; only the command being approved may run on
+    (the terminal wraps it, adding nothing to what will run)."""
+    record = (
+        "## Goal\nSay hello to the user, then explain every setting of the working budget in "
+        "plain words that a newcomer reads on a narrow terminal.\n## State\nFinished."
+    )
+    command = "git status --short && ls -la src/agent_cli/ui && echo a long command line to approve"
+    fake_server.queue(
+        Reply("Hello there."),
+        Reply(record),
+        Reply("Running.", tool_calls=[ToolCallSpec("bash", {"command": command})]),
+    )
+    fake_server.default = Reply("Done.")
+    with repl(tmp_path, fake_server) as screen:
+        for typed, shown in [
+            ("hi", "Hello there."),
+            ("/context", "runs it now"),
+            ("/model claude-opus-5-5-preview-of-a-long-name", "auto-compaction at"),
+            ("/compact", "context compacted"),
+            ("/record", "undoes the compaction"),
+            ("run it", "[y]es"),
+        ]:
+            screen.send(typed, "Enter")
+            assert screen.wait_for(shown, 30), (typed, screen.text())
+        screen.send("c")
+        assert screen.wait_for("Done.", 30), screen.text()
+        split = [line for line in long_lines(screen) if not line.startswith("? bash")]
+        rows = screen.raw_rows()
+    assert split == [], split
+    assert any("always = this exact bash command:" in row for row in rows)
+    assert any(re.search(r"\b\d{8}-\d{6}-[0-9a-f]{6} · /help", row) for row in rows)  # the id whole

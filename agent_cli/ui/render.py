@@ -40,6 +40,7 @@ from typing import Any
 from rich.console import Console, Group, RenderableType
 from rich.constrain import Constrain
 from rich.live import Live
+from rich.padding import Padding
 from rich.segment import Segments
 from rich.spinner import Spinner
 from rich.text import Text
@@ -231,9 +232,11 @@ class Renderer:
     # ---- one-line output ---------------------------------------------------
 
     def line(self, text: str, style: str = "") -> None:
-        """One line of text (warnings and errors quote providers and tools: it is shown `visible`)."""
+        """One line of text (warnings and errors quote providers and tools: it is shown `visible`),
+        wrapped at the spaces between words (a terminal's own wrap splits a word at the last column);
+        a word wider than the screen, such as a long path, is folded."""
         self._clear_spinner()
-        self.console.print(Text(visible(text), style=style if self.fancy else ""), soft_wrap=True)
+        self.console.print(Text(visible(text), style=style if self.fancy else "", overflow="fold"))
 
     def info(self, text: str) -> None:
         self.line(text, "dim")
@@ -260,7 +263,11 @@ class Renderer:
         view, approval = tools.view(name), tools.approval(name)
         width = self.console.width
         text = approval_text(name, args, always, view=view, approval=approval, fancy=self.fancy, width=width)
-        self.console.print(text, soft_wrap=True)
+        *question, rule = text.split("\n")
+        # The command exactly as it runs (the terminal wraps it, adding nothing); the rule under it,
+        # wrapped at its words under its indent.
+        self.console.print(Text("\n").join(question), soft_wrap=True)
+        self.console.print(Padding(rule[2:], (0, 0, 0, 2), expand=False))
         diff = self._edits.last if name in (c.name for c in self._calls.values()) else None
         if diff is not None:
             self.console.print(diff_text(diff, DIFF_LINES, fancy=self.fancy), soft_wrap=True)

@@ -28,6 +28,7 @@ import functools
 import os
 import signal
 import sys
+import textwrap
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -326,9 +327,12 @@ def run_repl(open_session: Callable[[Asker], AgentSession]) -> int:
         keys=keys,
         chooser=_choose,
     )
-    # The greeting goes out through prompt_toolkit, so rich can load after the prompt is drawn.
+    # The greeting goes out through prompt_toolkit, so rich can load after the prompt is drawn; its
+    # lines wrap at the spaces between words (a terminal's own wrap would split the session id).
+    columns = prompt.app.output.get_size().columns
     for text, style in repl.welcome_lines():
-        print_formatted_text(FormattedText([(style, glyphs.fit(text, sys.stdout))]))
+        for row in textwrap.wrap(text, columns, break_long_words=False, break_on_hyphens=False) or [""]:
+            print_formatted_text(FormattedText([(style, glyphs.fit(row, sys.stdout))]))
     repl.warm_up()
     _preload_sdk(session.provider_name)
     ending.install()
