@@ -497,3 +497,15 @@ def test_thinking_leaves_one_line_per_block_and_never_floods() -> None:
     assert shown.count("∴") == 1 and "∴ I should read the parser first, then the tests." in shown
     assert "more reasoning more reasoning more reasoning" not in shown  # the body stays off the screen
     assert all(len(line) <= 60 for line in shown.splitlines())
+
+
+def test_a_line_wraps_at_words_and_a_huge_text_is_left_to_the_terminal() -> None:
+    con, out = console(width=40)
+    Renderer(con).line("auto-compaction fires at 51,200 tokens; /compact [focus] runs it now")
+    assert plain(out.getvalue()).splitlines() == [
+        "auto-compaction fires at 51,200 tokens;",
+        "/compact [focus] runs it now",
+    ]
+    con, out = console(width=40)
+    Renderer(con).line("word " * 50_000)  # 250,000 characters: wrapping it would take about a second
+    assert len(out.getvalue().splitlines()) == 1

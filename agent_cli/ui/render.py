@@ -80,6 +80,8 @@ __all__ = ["Renderer"]
 THOUGHT_TAIL = 400  # characters of streaming thinking kept for the spinner line
 THOUGHT_HEAD = 2000  # characters of it kept for the thought line printed before the answer
 PANEL_MAX_WIDTH = 100
+# Rich wraps about 0.3 MB a second here: past this many characters a line is left to the terminal.
+WRAP_CHARS = 200_000
 _SPINNER_TEXT = {"waiting for model": "thinking…", "summarizing": "summarizing the conversation…"}
 
 
@@ -234,9 +236,11 @@ class Renderer:
     def line(self, text: str, style: str = "") -> None:
         """One line of text (warnings and errors quote providers and tools: it is shown `visible`),
         wrapped at the spaces between words (a terminal's own wrap splits a word at the last column);
-        a word wider than the screen, such as a long path, is folded."""
+        a word wider than the screen, such as a long path, is folded. A text too long to wrap quickly
+        (a whole output printed by /last) is left to the terminal's wrap."""
         self._clear_spinner()
-        self.console.print(Text(visible(text), style=style if self.fancy else "", overflow="fold"))
+        shown = Text(visible(text), style=style if self.fancy else "", overflow="fold")
+        self.console.print(shown, soft_wrap=len(text) > WRAP_CHARS)
 
     def info(self, text: str) -> None:
         self.line(text, "dim")
