@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from io import StringIO
 
@@ -221,34 +220,44 @@ def test_long_tool_arguments_are_cut_to_the_line() -> None:
     assert "\n" not in line and len(line) <= 60 and "…" in line
 
 
-def test_compaction_panel_shows_what_shrank_and_where_it_went() -> None:
-    con, out = console(width=100)
-    r = Renderer(con)
-    summary = (
-        "Condensed record of the earlier conversation: intro\n\n"
-        "## Goal\nFix the parser\n## Files\na.py\nb.py\nc.py"
+def panel_lines(text: str) -> list[str]:
+    """The rows between a panel's top and bottom borders."""
+    rows = text.splitlines()
+    top = next(i for i, row in enumerate(rows) if row.startswith("╭"))
+    bottom = next(i for i, row in enumerate(rows) if row.startswith("╰"))
+    return rows[top + 1 : bottom]
+
+
+@pytest.mark.parametrize("layer", ["summarize", "manual"])
+@pytest.mark.parametrize("width", [80, 100])
+def test_a_compaction_with_a_long_record_is_a_panel_of_three_lines(layer: str, width: int) -> None:
+    """A 73-line record once filled the screen: the panel says what shrank, where it went and how
+    to read the record, in three lines, and prints none of the record."""
+    con, out = console(width=width)
+    record = "Condensed record of the earlier conversation: intro\n\n" + "\n".join(
+        f"## section {i}\nline {i} of the record" for i in range(40)
     )
-    r.handle(
+    Renderer(con).handle(
         CompactEvent(
-            layer="summarize",
-            trigger="auto",
+            layer=layer,  # type: ignore[arg-type]
+            trigger="auto" if layer == "summarize" else "manual",
             messages_before=48,
             messages_after=9,
             tokens_before=152_310,
             tokens_after=41_200,
-            summary=summary,
+            summary=record,
             transcript=".transcripts/s1/span-001-auto.jsonl",
             duration=4.2,
         )
     )
     text = plain(out.getvalue())
-    assert "context compacted · layer summarize · trigger auto" in text
-    assert "48 → 9" in text
-    assert "152,310 → 41,200 (−72%)" in text
+    body = panel_lines(text)
+    assert len(body) <= 3, text
+    assert f"context compacted · layer {layer}" in text
+    assert "152,310 → 41,200 (−72%)" in text and "48 → 9" in text
     assert ".transcripts/s1/span-001-auto.jsonl" in text
-    assert "## Goal" in text and "Fix the parser" in text and "…" in text
-    assert "Condensed record" not in text  # the standard intro gives way to the sections
-    assert "c.py" not in text  # only the first lines
+    assert "/record" in text
+    assert "section" not in text and "line 0" not in text  # the record is for /record
 
 
 @pytest.mark.parametrize(
@@ -307,28 +316,7 @@ def test_a_stand_in_says_what_it_is(stand_in: bool, degraded: bool, note: str) -
     )
     Renderer(con).handle(event)
     text = plain(out.getvalue())
-    assert note in text and text.count("note") == 1
-
-
-def test_compact_shows_the_whole_record() -> None:
-    record = "\n".join(f"## section {i}\nline {i}" for i in range(12))
-    con, out = console(width=120)
-    event = CompactEvent(
-        layer="manual",
-        trigger="manual",
-        messages_before=30,
-        messages_after=2,
-        tokens_before=50_000,
-        tokens_after=3_000,
-        summary=record,
-    )
-    Renderer(con).handle(event)
-    text = plain(out.getvalue())
-    assert "line 0" in text and "line 11" in text  # every line, not a preview
-    auto = dataclasses.replace(event, layer="summarize", trigger="auto")
-    con2, out2 = console(width=120)
-    Renderer(con2).handle(auto)
-    assert "line 11" not in plain(out2.getvalue())  # automatic ones show the first lines
+    assert note in text and text.count(note) == 1 and len(panel_lines(text)) <= 3
 
 
 @pytest.mark.parametrize(
@@ -463,27 +451,6 @@ def test_the_message_is_completed_when_the_stream_fell_short() -> None:
     assert plain(out.getvalue()) == "hello\n\nworld"
 
 
-def test_compaction_panel_shows_a_record_without_headings() -> None:
-    con, out = console(width=100)
-    summary = "Condensed record of the earlier conversation: x\n\nGoal: inspect calc.py.\n\n## Verbatim"
-    Renderer(con).handle(
-        CompactEvent(
-            layer="manual",
-            trigger="manual",
-            messages_before=8,
-            messages_after=2,
-            tokens_before=1_592,
-            tokens_after=900,
-            summary=summary,
-            transcript="t.jsonl",
-            duration=0.0,
-        )
-    )
-    text = plain(out.getvalue())
-    assert "context compacted · layer manual · trigger manual" in text
-    assert "Goal: inspect calc.py." in text
-
-
 def test_a_call_that_never_ran_shows_no_duration_and_a_long_error_is_cut_with_an_ellipsis() -> None:
     con, out = console(width=60)
     r = Renderer(con)
@@ -530,3 +497,15 @@ def test_thinking_leaves_one_line_per_block_and_never_floods() -> None:
     assert shown.count("∴") == 1 and "∴ I should read the parser first, then the tests." in shown
     assert "more reasoning more reasoning more reasoning" not in shown  # the body stays off the screen
     assert all(len(line) <= 60 for line in shown.splitlines())
+
+
+def test_a_line_wraps_at_words_and_a_huge_text_is_left_to_the_terminal() -> None:
+    con, out = console(width=40)
+    Renderer(con).line("auto-compaction fires at 51,200 tokens; /compact [focus] runs it now")
+    assert plain(out.getvalue()).splitlines() == [
+        "auto-compaction fires at 51,200 tokens;",
+        "/compact [focus] runs it now",
+    ]
+    con, out = console(width=40)
+    Renderer(con).line("word " * 50_000)  # 250,000 characters: wrapping it would take about a second
+    assert len(out.getvalue().splitlines()) == 1

@@ -106,7 +106,8 @@ EVENTS = {
             messages_after=2,
             tokens_before=900,
             tokens_after=100,
-            summary=f"{HOSTILE}\n{HOSTILE}",
+            summary=f"{HOSTILE}\n{HOSTILE}",  # not shown: /record shows it
+            transcript=f"{HOSTILE}/span-001-manual.jsonl",
         )
     ],
     "clear line": [

@@ -130,3 +130,21 @@ def test_esc_stops_a_bang_command(tmp_path: Path, fake_server: FakeModelServer) 
     finally:
         child.close(force=True)
     assert fake_server.requests == []
+
+
+def test_esc_then_a_slash_command_runs_the_command(tmp_path: Path, fake_server: FakeModelServer) -> None:
+    """Esc then `/` at once is Meta-/ to prompt_toolkit (complete): the `/` was swallowed and `/cost`
+    went to the model as `cost`, a paid request. Esc then `/` types `/`, however fast."""
+    fake_server.queue(Reply("Should not be asked."))
+    child = start(tmp_path, fake_server)
+    try:
+        child.send("\x1b/cost\r")  # in one write: as fast as keys can come
+        expect(child, "no requests yet in this session")
+        child.send("\x1b")
+        child.send("/cost\r")
+        expect(child, "no requests yet in this session")
+        child.send("/exit\r")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    assert fake_server.requests == [], "the command ran here; nothing went to the model"

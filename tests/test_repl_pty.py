@@ -120,7 +120,9 @@ def test_a_session_through_the_terminal(tmp_path: Path, fake_server: FakeModelSe
 
         child.send("/compact the number\r")
         expect(child, "context compacted")
-        expect(child, "Answer the question about the number")
+        expect(child, "/record reads the record")
+        child.send("/record\r")
+        expect(child, "Answer the question about the number")  # the record: /record shows it
         spans = list((project / ".transcripts").glob("*/span-*.jsonl"))
         assert len(spans) == 1 and spans[0].stat().st_size > 0
 

@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from io import StringIO
 from pathlib import Path
+from typing import cast
 
 import pytest
 from prompt_toolkit.completion import CompleteEvent
@@ -34,7 +35,7 @@ from agent_cli.ui.commands import SlashCommand, closest, parse
 from agent_cli.ui.completion import PathAndCommandCompleter
 from agent_cli.ui.picker import ListView
 from agent_cli.ui.render import Renderer
-from agent_cli.ui.repl import Repl
+from agent_cli.ui.repl import Repl, Toolbar
 from agent_cli.ui.reports import (
     context_report,
     cost_rows,
@@ -365,10 +366,42 @@ def test_context_cost_clear_and_model(tmp_path: Path) -> None:
     assert "auto-compaction fires at" in text
     # 100*3 + 10*15 per million
     assert re.search(r"claude-sonnet-4-5\s+100\s+10\s+0\s+0\s+0\s+\$0\.0004", text)
-    assert re.search(r"known anthropic models: .*claude-sonnet-4-5", text) and "gpt-4.1," not in text
+    flat = " ".join(text.split())  # long lines wrap at the console's width
+    assert re.search(r"known anthropic models: .*claude-sonnet-4-5", flat) and "gpt-4.1," not in text
     assert "model: claude-opus-4-1 (200k window)" in text
     assert h.session.model == "claude-opus-4-1" and "claude-opus-4-1 here" in text  # the next turn went there
     assert "context cleared" in text and h.session.history == ()
+
+
+class CountingBug:
+    """A session whose context count has a bug (every other attribute is the real session's)."""
+
+    def __init__(self, session: AgentSession) -> None:
+        self._session = session
+
+    def context_tokens(self) -> int:
+        raise ZeroDivisionError("a bug in counting")
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._session, name)
+
+
+def test_a_bug_in_the_toolbar_s_count_goes_to_the_crash_log_and_the_repl_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The toolbar swallowed every error: a bug in counting showed as an unknown count, forever and
+    silently. It is logged with its traceback and said once; the REPL goes on."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    h = Harness(tmp_path, [say("hello back")])
+    broken = Toolbar(cast(AgentSession, CountingBug(h.session)))
+    h.repl = Repl(h.session, lambda: h.renderer, h._read, toolbar=broken)
+    text = h.run("hi", "/cost")
+    assert "hello back" in text and "claude-sonnet-4-5" in text  # the turn and the command ran
+    said = [line for line in text.splitlines() if "internal error" in line]
+    assert len(said) == 1 and "ZeroDivisionError: a bug in counting" in said[0], text
+    log = (tmp_path / "state" / "agent-cli" / "crash.log").read_text()
+    assert "Traceback" in log and "a bug in counting" in log
+    assert h.repl.context_tokens is None and "context …" in h.repl.toolbar()
 
 
 def test_compact_shows_the_panel_and_writes_the_span(tmp_path: Path) -> None:
@@ -380,7 +413,8 @@ def test_compact_shows_the_panel_and_writes_the_span(tmp_path: Path) -> None:
     h = Harness(tmp_path, [say("hello back"), say("and again"), summarize])
     text = h.run("hello", "more", "/compact the greeting")
     assert "context compacted · layer manual · trigger manual" in text
-    assert "## Goal and requests" in text
+    assert "/record reads the record" in text and "## Goal and requests" not in text  # three lines
+    assert "## Goal and requests" in h.run("/record")
     spans = list(h.session.log_dir.glob("span-*"))
     assert spans and spans[0].name in text
 
@@ -444,7 +478,7 @@ def test_model_refuses_another_providers_model(tmp_path: Path) -> None:
     assert (
         "✗ gpt-4.1 is an openai model and this session talks to the anthropic API; to use it, restart "
         "with: agent --provider openai --model gpt-4.1"
-    ) in text
+    ) in " ".join(text.split())  # one line, wrapped at the console's width
     assert "model: gpt-4.1" not in text
     assert h.session.model == "claude-sonnet-4-5" and "second" in text  # the same provider answered
 

@@ -8,8 +8,10 @@ the call's result comes, `finish(result, call)` gives the one line said under it
 output as `last`: the whole text the tool returned (the model may have seen it cut by L0; then
 `archived` names the file holding it in full).
 
-`last_output_lines(last)` is what `/last` prints. Nothing here prints: the renderer and the
-command do.
+After a command, `head()` is its first lines (`HEAD_LINES`, as a terminal leaves them, made
+`visible`) with a count of the rest, as Claude Code shows a command's output: the whole of it is
+Ctrl+O (`/last`) away. `last_output_lines(last)` is what `/last` prints. Nothing here prints: the
+renderer and the command do.
 """
 
 from __future__ import annotations
@@ -21,12 +23,33 @@ from rich.text import Text
 
 from agent_cli.core.events import CompactEvent, ToolProgress, ToolResultEvent
 from agent_cli.core.text import visible
+from agent_cli.tools.live import last_lines
 
-__all__ = ["LastOutput", "LiveOutputView", "end_line", "format_size", "last_output_lines"]
+__all__ = ["LastOutput", "LiveOutputView", "end_line", "format_size", "last_output_lines", "output_head"]
 
 LINE_PREFIX = "  │ "
 # A line is cut to this many characters before it is made visible: the screen shows one row of it.
 MAX_LINE_CHARS = 1000
+HEAD_LINES = 4  # a finished command's first lines shown under it; the rest is counted
+
+
+def output_head(content: str, count: int = HEAD_LINES) -> tuple[tuple[str, ...], int]:
+    """A finished command's first `count` lines as a terminal leaves them (raw: the caller makes them
+    visible), and how many lines follow them. The tool's closing notes in brackets (`[exit code 0]`)
+    are left out: the end line says how the command ended, and `/last` shows them. One more line
+    than `count` is shown rather than counted ("+1 lines" would hide nothing)."""
+    lines = list(last_lines(content, content.count("\n") + 1))
+    for _ in range(2):  # the status, and the note on a background process that kept the output open
+        if len(lines) > 1 and lines[-1].startswith("[") and lines[-1].endswith("]"):
+            lines.pop()
+    if len(lines) <= count + 1:
+        return tuple(lines), 0
+    return tuple(lines[:count]), len(lines) - count
+
+
+def _row(line: str) -> Text:
+    """One line of a command's output: dim, under a margin, its controls written out, one row."""
+    return Text(LINE_PREFIX + visible(line[:MAX_LINE_CHARS]), style="dim", no_wrap=True, overflow="ellipsis")
 
 
 def format_size(size: int) -> str:
@@ -80,10 +103,18 @@ class LiveOutputView:
         running = self._running
         if running is None or not running.lines:
             return None
-        rows = [
-            Text(LINE_PREFIX + visible(line[:MAX_LINE_CHARS]), style="dim", no_wrap=True, overflow="ellipsis")
-            for line in running.lines
-        ]
+        return Group(*(_row(line) for line in running.lines))
+
+    def head(self) -> RenderableType | None:
+        """The first lines of the last command `finish` kept, and a count of the rest (asked right after
+        `finish` said how it ended); None when that call had no live view or was cut short."""
+        last = self.last
+        if last is None or last.summary is None or last.interrupted:
+            return None
+        shown, more = output_head(last.content)
+        rows = [_row(line) for line in shown]
+        if more:
+            rows.append(Text(f"{LINE_PREFIX}… +{more:,} lines (ctrl+o shows the last output)", style="dim"))
         return Group(*rows)
 
     def finish(self, result: ToolResultEvent, call: str) -> tuple[str, bool] | None:

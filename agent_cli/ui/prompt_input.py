@@ -1,8 +1,9 @@
 """The REPL's input line (prompt_toolkit): its history on disk, with secrets redacted, and its keys.
 
 Enter sends; Alt+Enter, Esc Enter, or Enter after a backslash that ends the line adds a line; Esc Esc
-at an empty prompt opens the rewind list; Shift+Tab cycles the approval mode; Ctrl+O shows the last
-tool's whole output above the prompt; Ctrl-C clears what was typed, then (at an empty prompt) exits.
+at an empty prompt opens the rewind list; Esc then `/` types `/` (not Meta-/); Shift+Tab cycles the
+approval mode; Ctrl+O shows the last tool's whole output above the prompt; Ctrl-C clears what was
+typed, then (at an empty prompt) exits.
 """
 
 from __future__ import annotations
@@ -84,6 +85,12 @@ def prompt_session(
     @bindings.add("escape", "enter")
     def _newline(event: KeyPressEvent) -> None:
         event.current_buffer.insert_text("\n")
+
+    @bindings.add("escape", "/")
+    def _slash(event: KeyPressEvent) -> None:
+        # Esc then `/` within prompt_toolkit's timeout is Meta-/ (complete), which swallowed the `/` of
+        # a command: `/cost` went to the model as `cost`. Esc then `/` types `/`, however fast.
+        event.current_buffer.insert_text("/")
 
     @bindings.add(
         "enter", filter=Condition(lambda: get_app().current_buffer.document.text_before_cursor.endswith("\\"))

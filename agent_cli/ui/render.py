@@ -10,10 +10,11 @@
   terminal or NO_COLOR is set.
 - a tool call is one line with its status and duration (`✓ read_file app.py · 0.02s`);
   a failure adds the error's first line, dim red. While a command runs, the spinner counts
-  its seconds and its last lines show under it; a line after it says how it ended
-  (`live_output.py`, which also keeps the last output for `/last`).
-- every compaction is a Panel (layer, trigger, messages and tokens before ->
-  after, transcript, the summary's first lines).
+  its seconds and its last lines show under it; after it, its first lines and a count of the
+  rest, then a line that says how it ended (`live_output.py`, which also keeps the last output
+  for `/last`).
+- every compaction is a Panel of three lines at most (layer and trigger in its
+  title; tokens before -> after, the transcript, `/record` to read the record).
 - the model's thinking streams in the spinner line, and each finished thinking
   block leaves one dim line (`∴ ...`), so progress shows between tool calls
   without flooding the screen;
@@ -39,6 +40,7 @@ from typing import Any
 from rich.console import Console, Group, RenderableType
 from rich.constrain import Constrain
 from rich.live import Live
+from rich.padding import Padding
 from rich.segment import Segments
 from rich.spinner import Spinner
 from rich.text import Text
@@ -78,6 +80,8 @@ __all__ = ["Renderer"]
 THOUGHT_TAIL = 400  # characters of streaming thinking kept for the spinner line
 THOUGHT_HEAD = 2000  # characters of it kept for the thought line printed before the answer
 PANEL_MAX_WIDTH = 100
+# Rich wraps about 0.3 MB a second here: past this many characters a line is left to the terminal.
+WRAP_CHARS = 200_000
 _SPINNER_TEXT = {"waiting for model": "thinking…", "summarizing": "summarizing the conversation…"}
 
 
@@ -194,8 +198,12 @@ class Renderer:
             self._clear_spinner()
             view = self._tools().view(event.name)
             call = self._calls.pop(event.id, None)
-            self.console.print(tool_line(call, event, view, self.console.width))
             said = self.live_output.finish(event, describe_call(view, call.input if call else {}, width=200))
+            # A command's first lines, as Claude Code shows them (they hold its error's first line).
+            head = self.live_output.head() if said is not None and not event.denied else None
+            self.console.print(tool_line(call, event, view, self.console.width, error_line=head is None))
+            if head is not None:
+                self.console.print(head)
             if said is not None:  # how the command ended: `exit 0 · 2.3s · 14.2 KB`
                 self.line(f"  {said[0]}", "red" if said[1] else "dim")
             diff = self._edits.done(event)
@@ -207,8 +215,7 @@ class Renderer:
             self.line(clear_line(event), "dim")
         elif isinstance(event, CompactEvent):
             self._clear_spinner()
-            full = event.layer == "manual"  # /compact shows the whole record
-            self.console.print(Constrain(compact_panel(event, full=full), PANEL_MAX_WIDTH))
+            self.console.print(Constrain(compact_panel(event), PANEL_MAX_WIDTH))
         elif isinstance(event, RetryEvent):
             # A retried request starts its answer over; what streamed before was thrown away.
             note = " (the partial answer above is discarded)" if self._had_partial else ""
@@ -227,9 +234,13 @@ class Renderer:
     # ---- one-line output ---------------------------------------------------
 
     def line(self, text: str, style: str = "") -> None:
-        """One line of text (warnings and errors quote providers and tools: it is shown `visible`)."""
+        """One line of text (warnings and errors quote providers and tools: it is shown `visible`),
+        wrapped at the spaces between words (a terminal's own wrap splits a word at the last column);
+        a word wider than the screen, such as a long path, is folded. A text too long to wrap quickly
+        (a whole output printed by /last) is left to the terminal's wrap."""
         self._clear_spinner()
-        self.console.print(Text(visible(text), style=style if self.fancy else ""), soft_wrap=True)
+        shown = Text(visible(text), style=style if self.fancy else "", overflow="fold")
+        self.console.print(shown, soft_wrap=len(text) > WRAP_CHARS)
 
     def info(self, text: str) -> None:
         self.line(text, "dim")
@@ -256,7 +267,11 @@ class Renderer:
         view, approval = tools.view(name), tools.approval(name)
         width = self.console.width
         text = approval_text(name, args, always, view=view, approval=approval, fancy=self.fancy, width=width)
-        self.console.print(text, soft_wrap=True)
+        *question, rule = text.split("\n")
+        # The command exactly as it runs (the terminal wraps it, adding nothing); the rule under it,
+        # wrapped at its words under its indent.
+        self.console.print(Text("\n").join(question), soft_wrap=True)
+        self.console.print(Padding(rule[2:], (0, 0, 0, 2), expand=False))
         diff = self._edits.last if name in (c.name for c in self._calls.values()) else None
         if diff is not None:
             self.console.print(diff_text(diff, DIFF_LINES, fancy=self.fancy), soft_wrap=True)

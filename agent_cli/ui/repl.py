@@ -28,6 +28,7 @@ import functools
 import os
 import signal
 import sys
+import textwrap
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -40,6 +41,7 @@ from agent_cli.core.events import Event
 from agent_cli.core.text import visible
 from agent_cli.prompt.command_files import CommandFiles
 from agent_cli.session import AgentSession
+from agent_cli.store.crash_log import internal_error
 from agent_cli.tools.base import ToolRegistry
 from agent_cli.tools.registry import default_tools
 from agent_cli.ui import ending, glyphs
@@ -70,12 +72,22 @@ class Toolbar:
     def __init__(self, session: AgentSession) -> None:
         self.session = session
         self.tokens: int | None = None  # None until counted
+        self.failure: str | None = None  # a failed count's line, said once at the next prompt
 
     def count(self) -> None:
+        """Count the context (after each turn, and off the main thread at start-up). Counting is
+        pure (a vocabulary that cannot load falls back inside the counter), so an error here is a
+        bug: it goes to the crash log and is said once (`take_failure`), never hidden; the toolbar
+        shows the count as unknown and the REPL goes on."""
         try:
             self.tokens = self.session.context_tokens()
-        except Exception:  # the toolbar is informative only
+        except Exception as exc:
             self.tokens = None
+            self.failure = internal_error(exc)
+
+    def take_failure(self) -> str | None:
+        failure, self.failure = self.failure, None
+        return failure
 
     def text(self, width: int | None = None) -> str:
         """The toolbar's text, fitted to `width` columns when given."""
@@ -172,6 +184,9 @@ class Repl:
     def run(self) -> int:
         """Read and run lines until /exit, Ctrl-D or a second Ctrl-C in a row (call welcome() first)."""
         while True:
+            failure = self.status.take_failure()
+            if failure is not None:
+                self.renderer.error(failure)
             try:
                 line = self.read_line()
             except KeyboardInterrupt:
@@ -312,9 +327,12 @@ def run_repl(open_session: Callable[[Asker], AgentSession]) -> int:
         keys=keys,
         chooser=_choose,
     )
-    # The greeting goes out through prompt_toolkit, so rich can load after the prompt is drawn.
+    # The greeting goes out through prompt_toolkit, so rich can load after the prompt is drawn; its
+    # lines wrap at the spaces between words (a terminal's own wrap would split the session id).
+    columns = prompt.app.output.get_size().columns
     for text, style in repl.welcome_lines():
-        print_formatted_text(FormattedText([(style, glyphs.fit(text, sys.stdout))]))
+        for row in textwrap.wrap(text, columns, break_long_words=False, break_on_hyphens=False) or [""]:
+            print_formatted_text(FormattedText([(style, glyphs.fit(row, sys.stdout))]))
     repl.warm_up()
     _preload_sdk(session.provider_name)
     ending.install()

@@ -15,7 +15,7 @@ from typing import Any
 from agent_cli.agent.modes import LABELS
 from agent_cli.config.settings import PermissionMode
 from agent_cli.core.messages import Usage
-from agent_cli.core.text import visible
+from agent_cli.core.text import visible, visible_exact
 from agent_cli.providers.models import MODELS, cost, lookup
 from agent_cli.tools.base import CallView
 
@@ -35,7 +35,6 @@ __all__ = [
     "model_rows",
     "resume_lines",
     "session_rows",
-    "summary_preview",
 ]
 
 
@@ -82,26 +81,15 @@ def format_context_line(
     return short if len(short) <= width else count
 
 
-def summary_preview(summary: str, lines: int) -> str:
-    """The first `lines` lines of a condensed record worth reading, "…" when there is more.
-
-    The record's standard intro (what was replaced, where it is saved) is
-    skipped when headings follow: the compaction panel's rows say it already.
-    """
-    paragraphs = summary.strip().split("\n\n")
-    if len(paragraphs) > 1 and paragraphs[0].startswith("Condensed record"):
-        paragraphs = paragraphs[1:]
-    kept = [ln for ln in "\n".join(paragraphs).split("\n") if ln.strip()]
-    return "\n".join(kept[:lines]) + ("\n…" if len(kept) > lines else "")
-
-
 def describe_call(view: CallView, args: Mapping[str, Any], width: int = 80) -> str:
     """A one-line summary of a tool call's input, as the tool's `view` shows it: `src/app.py`,
     `pytest -q`, `'TODO' in src`.
 
-    The model wrote it: control characters are shown (`visible`) before the line is flattened, so a
+    The model wrote it: every character that does not show as itself is written out as the approval
+    question writes it (`visible_exact`: escapes, NBSP, zero-width and format characters) before the
+    line is flattened, so the line after an approved call shows the command that was approved, and a
     form feed or an escape stays visible rather than becoming a space or reaching the terminal."""
-    text = " ".join(visible(view.line(args)).split())
+    text = " ".join(visible_exact(view.line(args)).split())
     return text if len(text) <= width else text[: max(1, width - 1)] + "…"
 
 

@@ -10,7 +10,9 @@ rich passes escape sequences through to the terminal as they are.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
+from pathlib import Path
 
 from rich.panel import Panel
 from rich.table import Table
@@ -19,7 +21,7 @@ from rich.text import Text
 from agent_cli.core.events import CompactEvent, ToolCallEvent, ToolResultEvent
 from agent_cli.core.text import visible
 from agent_cli.tools.base import CallView
-from agent_cli.ui.reports import ContextReport, CostRow, describe_call, summary_preview
+from agent_cli.ui.reports import ContextReport, CostRow, describe_call
 
 __all__ = [
     "clear_line",
@@ -31,11 +33,17 @@ __all__ = [
     "tool_line",
 ]
 
-SUMMARY_PREVIEW_LINES = 4
 
-
-def tool_line(call: ToolCallEvent | None, result: ToolResultEvent, view: CallView, width: int = 100) -> Text:
-    """`✓ read_file src/app.py · 0.02s`, and the error's first line (dim red, cut to the line) on failure."""
+def tool_line(
+    call: ToolCallEvent | None,
+    result: ToolResultEvent,
+    view: CallView,
+    width: int = 100,
+    *,
+    error_line: bool = True,
+) -> Text:
+    """`✓ read_file src/app.py · 0.02s`, and the error's first line (dim red, cut to the line) on failure
+    (not with `error_line=False`: a command's first lines are shown under it)."""
     text = Text()
     text.append("✗ " if result.is_error else "✓ ", style="bold red" if result.is_error else "green")
     text.append(visible(result.name), style="bold")
@@ -46,7 +54,7 @@ def tool_line(call: ToolCallEvent | None, result: ToolResultEvent, view: CallVie
     if result.duration or not result.is_error:
         # A declined or interrupted call reports no time of its own: "0.00s" would be wrong.
         text.append(f" · {result.duration:.2f}s", style="dim")
-    if result.is_error:
+    if result.is_error and error_line:
         # Split on newlines only: str.splitlines also breaks at \x0b, \x0c, \x1c-\x1e, shown instead.
         first = next((ln.strip() for ln in visible(result.content).split("\n") if ln.strip()), "error")
         room = max(20, width - 4)
@@ -71,39 +79,58 @@ def clear_line(event: CompactEvent) -> str:
     return f"⟳ {what}{detail} · {freed:,} tokens freed · recall brings the full text back"
 
 
-def compact_panel(event: CompactEvent, *, full: bool = False) -> Panel:
-    """One compaction as a Panel: what shrank, by how much, and where the originals went; the
-    record's first lines, or all of it (`full`, for /compact)."""
-    rows = Table.grid(padding=(0, 2))
-    rows.add_column(style="dim", no_wrap=True)
-    rows.add_column()
-    rows.add_row("messages", f"{event.messages_before:,} → {event.messages_after:,}")
+def compact_panel(event: CompactEvent) -> Panel:
+    """One compaction as a Panel of three lines at most, as short as Claude Code's notice: the layer
+    and trigger (its title), the tokens before and after, where the originals went, and what to type
+    next (`/record` reads the record; the record itself is not printed: it can run to pages)."""
     saved = event.tokens_before - event.tokens_after
     share = f" (−{saved * 100 // event.tokens_before}%)" if event.tokens_before and saved > 0 else ""
-    rows.add_row("tokens", f"{event.tokens_before:,} → {event.tokens_after:,}{share}")
-    if event.transcript:
-        rows.add_row("transcript", Text(visible(event.transcript), style="cyan", overflow="fold"))
+    figures = f"tokens {event.tokens_before:,} → {event.tokens_after:,}{share}"
+    figures += f" · messages {event.messages_before:,} → {event.messages_after:,}"
     if event.duration >= 0.01:
-        rows.add_row("took", f"{event.duration:.1f}s" if event.duration >= 1 else f"{event.duration:.2f}s")
+        figures += f" · {event.duration:.1f}s" if event.duration >= 1 else f" · {event.duration:.2f}s"
+    lines = [Text(figures)]
+    if event.transcript:
+        where = Text("saved to ", style="dim")
+        where.append(visible(_from_here(event.transcript)), style="cyan")
+        lines.append(where)
     if event.stand_in and event.degraded:
-        rows.add_row("note", Text("a digest stands in while the model writes the record", style="dim"))
+        note = "a digest stands in while the model writes the record"
     elif event.stand_in:
-        rows.add_row("note", Text("the model's record took the digest's place", style="dim"))
+        note = "the model's record took the digest's place"
     elif event.degraded:
-        rows.add_row("note", Text("degraded: the summary fell back to a digest", style="yellow"))
-    if event.summary:
-        summary = visible(event.summary)  # the model wrote it
-        shown = summary.strip() if full else summary_preview(summary, SUMMARY_PREVIEW_LINES)
-        text = Text(shown, style="" if full else "dim", overflow="fold")
-        rows.add_row("record" if full else "summary", text)
+        note = "degraded: the summary fell back to a digest"
+    else:
+        note = ""
     if event.layer in ("summarize", "manual"):
-        rows.add_row(
-            "next", Text("/record shows it · /record edit changes it · /uncompact undoes it", style="dim")
-        )
+        # With a note, the line keeps the one command a reader needs first.
+        follow = "/record reads it" if note else "/record reads the record · /uncompact undoes it"
     elif event.layer == "emergency":
-        rows.add_row("next", Text("/uncompact brings the dropped messages back if they fit", style="dim"))
+        follow = "/uncompact brings the dropped messages back if they fit"
+    else:
+        follow = ""
+    if note or follow:
+        lines.append(
+            Text(" · ".join(filter(None, (note, follow))), style="yellow" if event.degraded else "dim")
+        )
     title = f"context compacted · layer {event.layer} · trigger {event.trigger}"
-    return Panel(rows, title=title, title_align="left", border_style="magenta", expand=False)
+    return Panel(
+        # The joined text folds: a path has no spaces to wrap at.
+        Text("\n", overflow="fold").join(lines),
+        title=title,
+        title_align="left",
+        border_style="magenta",
+        expand=False,
+    )
+
+
+def _from_here(path: str) -> str:
+    """`path` relative to the working directory when it lies under it (the REPL runs in the project:
+    `.transcripts/<session>/span-001-auto.jsonl`, which fits a line), else as given."""
+    try:
+        return Path(path).relative_to(Path.cwd()).as_posix() if os.path.isabs(path) else path
+    except (ValueError, OSError):
+        return path
 
 
 def context_table(report: ContextReport) -> Table:

@@ -275,6 +275,34 @@ def _bash_error_escapes(where: Path) -> Outcome:
     return _outcome(seen, "the error line shown, title and clipboard untouched")
 
 
+def _command_output_escapes(where: Path) -> Outcome:
+    """A command whose first lines carry the escapes (shown under it after it ends), and an approved
+    call whose command holds NBSP and zero-width characters: both written out, as the question does."""
+    if not have_tmux():
+        return _no_tmux()
+    command = "printf '\\033]0;owned-title\\007\\033]52;c;cHduZWQ=\\007 first\\n'; echo\u00a0two\u200b"
+
+    def steps(screen: Screen, seen: Seen) -> None:
+        if _expect(screen, seen, "auto-compact at"):
+            screen.send("go", "Enter")
+            _expect(screen, seen, "Done.")
+            rows = screen.raw_rows()
+            if not any(r.startswith("  │ ") and "\\x1b]0;owned-title" in r for r in rows):
+                seen.problems.append("the command's first lines do not show the escapes written out")
+            line = next((r for r in rows if r.startswith(("✓ bash", "✗ bash"))), "")
+            if "echo\\xa0two\\u200b" not in line:
+                seen.problems.append(f"the tool line shows {line.strip()!r}")
+        _leave(screen)
+
+    seen = _on_terminal(
+        where,
+        [Reply("Running.", tool_calls=[ToolCallSpec("bash", {"command": command})])],
+        steps,
+        args=("--yes",),
+    )
+    return _outcome(seen, "title and clipboard untouched; the first lines and the tool line write them out")
+
+
 def _transcripts_views(where: Path) -> Outcome:
     """`agent transcripts list|show|search` of a session whose prompt, reply, tool call and result
     hold the escapes: none is written raw."""
@@ -404,7 +432,11 @@ def _model_other_provider(where: Path) -> Outcome:
     def steps(screen: Screen, seen: Seen) -> None:
         if _expect(screen, seen, "auto-compact at"):
             screen.send("/model gpt-4.1", "Enter")
-            _expect(screen, seen, "restart with: agent --provider openai --model gpt-4.1")
+            # The line wraps at its words: read it with the wrap undone.
+            if _expect(screen, seen, "restart with:"):
+                how = "restart with: agent --provider openai --model gpt-4.1"
+                if how not in " ".join(screen.text().split()):
+                    seen.problems.append(f"never saw {how!r}")
             screen.send("hello", "Enter")
             _expect(screen, seen, "Done.")
         _leave(screen)
@@ -462,6 +494,11 @@ def cases() -> list[Case]:
         ("a reply with OSC 0/52, clear-screen, C1 CSI (-p on a terminal)", _reply_escapes_headless, False),
         ("tool arguments with OSC escapes (REPL, --yes)", _tool_argument_escapes, False),
         ("a bash error line with OSC escapes (REPL, --yes)", _bash_error_escapes, False),
+        (
+            "a command's first lines and its line with escapes, NBSP (REPL, --yes)",
+            _command_output_escapes,
+            False,
+        ),
         ("agent transcripts list/show/search of a session holding escapes", _transcripts_views, True),
         ("json and stream-json carry no raw C1 control or bidi override", _json_output, False),
         ("PYTHONIOENCODING=ascii: the REPL answers", _ascii_repl, False),
