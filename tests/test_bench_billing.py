@@ -150,3 +150,31 @@ def test_the_frame_is_the_same_bytes_on_every_machine() -> None:
     system = frame().system
     assert platform.release() not in system and platform.python_version() not in system
     assert "/project;" in system and "2026-11-30" in system
+
+
+def test_long_session_bills_the_recorded_requests_as_anthropic_bills_them() -> None:
+    # long_session.py's ideal cache reads any earlier prefix (OpenAI's rule); a summary request
+    # sent with tool_choice none reads, on Anthropic, only the tools and the system prompt.
+    from long_session import anthropic_cost, ideal_cache_cost
+
+    from agent_cli.core.requests import Request, RequestOptions
+    from agent_cli.providers.anthropic_wire import to_wire
+    from agent_cli.testing.fakeserver import RecordedRequest
+    from agent_cli.testing.fakeserver.server import chars_over_four
+
+    f = frame()
+    history = [Message.user("read the file"), Message("user", (ToolResult("t1", "line of code\n" * 3_000),))]
+    asked = [*history, Message.user("Stop here and summarize.")]
+    bodies = [
+        to_wire(Request(f.system, tuple(history), tuple(f.tools)), "claude-sonnet-5-5", caching=True),
+        to_wire(
+            Request(f.system, tuple(asked), tuple(f.tools), options=RequestOptions(tool_choice="none")),
+            "claude-sonnet-5-5",
+            caching=True,
+        ),
+    ]
+    sent = [
+        RecordedRequest("anthropic", "/v1/messages", body, {}, chars_over_four(str(body))) for body in bodies
+    ]
+    billed, ideal = anthropic_cost(sent), ideal_cache_cost(sent)
+    assert billed > 1.4 * ideal  # the history written twice at 1.25x, not read back at 0.1x
