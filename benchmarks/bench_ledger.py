@@ -2,8 +2,8 @@
 
     ledger = Ledger()
     ledger.cause = edits(before, after)       # what the policy did to the history before this request
-    ledger.turn(messages, sizes, hit, ...)    # one main request: its reads and writes, by cause
-    ledger.whole("summary calls", bill)       # a summary call or a recall round trip, whole
+    ledger.turn(keys, sizes, hit, ..., bill)  # one main request: its reads and writes, by cause
+    ledger.whole("summary calls", bill, out)  # a summary call or a recall round trip, whole
 
 A request reads its cached prefix and writes the rest. What it writes is one of:
 
@@ -18,6 +18,9 @@ A request reads its cached prefix and writes the rest. What it writes is one of:
 - *unmarked*: rewritten with no edit before it, where the marks a request placed did not cover what
   the next one sent (Anthropic reads back only a marked prefix; at the steady pace nothing expires).
 
+The bill itself is `agent_cli.billing`'s (`bench_billing.py`): a unit after the request's last
+breakpoint is sent uncached, billed as input on the line its unit belongs to.
+
 Summary calls and recall round trips are their own lines, read, write and output together; the turns'
 output is a line too. The lines add up to the run's Claude bill at the steady pace.
 """
@@ -27,6 +30,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from agent_cli.billing import Bill
 from agent_cli.core.messages import Message
 from agent_cli.providers.model_info import ModelInfo
 from agent_cli.tokens.ratio import NEW_TOKENIZER_FACTOR
@@ -65,7 +69,7 @@ class Ledger:
     """Reference tokens by line (see the module); `cause` is set before each main request."""
 
     tokens: dict[str, dict[str, int]] = field(
-        default_factory=lambda: {line: {"read": 0, "write": 0, "output": 0} for line in LINES}
+        default_factory=lambda: {line: {"read": 0, "write": 0, "input": 0, "output": 0} for line in LINES}
     )
     cause: str | None = None
     frame_reads: int = 0  # of "reads": the frame, read back by every main request after the first
@@ -78,13 +82,17 @@ class Ledger:
         hit: int,
         output: int,
         own: Sequence[bool],
+        bill: Bill,
     ) -> None:
-        """One main request: its content blocks' `keys` (role and content, hashed) and `sizes` (the
-        frame first, then each block), `hit` of them read from the cache, `own[i]` whether block i is
-        in a message of the session's own (added by the session, not made by the policy)."""
-        self.tokens["reads"]["read"] += sum(sizes[:hit])
+        """One main request: its message units' `keys` and `sizes` (the frame first, then each unit),
+        `hit` of them read from the cache (`bill.read` tokens), `own[i]` whether unit i is content of
+        the session's own (added by the session, not made by the policy); `bill.input` tokens at its
+        end went uncached."""
+        self.tokens["reads"]["read"] += bill.read
         self.frame_reads += sizes[0] if hit else 0
         self.tokens["output"]["output"] += output
+        lines: list[tuple[str, int]] = []
+        short = bill.read - sum(sizes[:hit])  # a read that ended inside the frame
         for n in range(hit, len(sizes)):
             if n == 0:
                 line = "new"  # the frame, written by the first request
@@ -96,15 +104,25 @@ class Ledger:
                     line = self.cause
                 else:
                     line = "unmarked"
-            self.tokens[line]["write"] += sizes[n]
+            lines.append((line, sizes[n] - (short if n == hit else 0)))
+        uncached = bill.input
+        for line, size in reversed(lines):
+            sent = min(size, uncached)
+            uncached -= sent
+            self.tokens[line]["input"] += sent
+            self.tokens[line]["write"] += size - sent
         self._sent.update(keys)
         self.cause = None
 
-    def whole(self, line: str, read: int, write: int, output: int) -> None:
+    def whole(self, line: str, bill: Bill, output: int) -> None:
         got = self.tokens[line]
-        got["read"] += read
-        got["write"] += write
+        got["read"] += bill.read
+        got["write"] += bill.write
+        got["input"] += bill.input
         got["output"] += output
+
+    def output(self, line: str, output: int) -> None:
+        self.tokens[line]["output"] += output
 
     def dollars(self, line: str, prices: ModelInfo) -> float:
         """One line at Claude's prices (Claude's count: the reference count times the tokenizer ratio)."""
@@ -112,6 +130,7 @@ class Ledger:
         billed = (
             got["read"] * prices.cache_read_price
             + got["write"] * prices.cache_write_price
+            + got["input"] * prices.input_price
             + got["output"] * prices.output_price
         )
         return NEW_TOKENIZER_FACTOR * billed / 1e6

@@ -41,6 +41,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Literal
 
 from bench_e2e_wire import text_entries
 from bench_standins import Entry
@@ -74,6 +75,7 @@ class SummaryCall:
     started: float = 0.0  # the replay's steady clock when the request was sent
     ahead: bool = False  # made in the background, before the trigger (ours' prepared record)
     taken: float | None = None  # when an ahead record was swapped in (None: never, nobody waited)
+    tool_choice: Literal["auto", "none"] = "auto"  # as sent: ours asks for no tool calls ("none")
 
 
 def message_text(message: Message) -> str:
@@ -109,6 +111,7 @@ class Policy:
 
     name = "policy"
     summary_cap = UNCAPPED
+    remembers = False  # it has a recall tool (the replay asks it at every probe point)
 
     def __init__(self, window: int, frame: Frame, count: Count, write: Writer) -> None:
         self.window, self.frame, self.count, self.write = window, frame, count, write
@@ -186,6 +189,7 @@ class _ClockFuture(Future[SummaryReply]):
 
 class Ours(Policy):
     name = "ours"
+    remembers = True
 
     def __init__(
         self, window: int, frame: Frame, count: Count, write: Writer, settings: ContextSettings | None = None
@@ -225,7 +229,12 @@ class Ours(Policy):
             for m in request.messages
         ]
         record = self.write(_entries(messages), max(request.max_tokens // THINKING_ROOM, 1))
-        self.summaries.append(SummaryCall(tuple(request.messages), record, self.now, self._making_ahead))
+        self.summaries.append(
+            SummaryCall(
+                tuple(request.messages), record, self.now, self._making_ahead,
+                tool_choice=request.options.tool_choice,
+            )
+        )  # fmt: skip
         return SummaryReply(record, Usage(output_tokens=self.count(record)))
 
     def ingest(self, use: ToolUse, result: ToolResult, round_size: int) -> ToolResult:
@@ -384,32 +393,43 @@ class Kotlin(Policy):
                 lines.append(f"  [Tool Calls: {', '.join(u.name for u in m.tool_uses)}]")
         return "\n".join(lines), entries
 
-    def prepare(self, history: list[Message]) -> list[Message]:
-        if self._estimate(history) >= 0.8 * self.window:
-            # The seed's SummaryBuffer: the rolling summary outlives its message (FIFO may drop that).
-            previous = self.buffer
-            start = 1 if history and history[0].summary is not None else 0
-            keep, kept_tokens = len(history), 0
-            while (
-                keep > start + 1
-                and kept_tokens + len(message_text(history[keep - 1])) // 3 <= 0.5 * self.window
-            ):
-                keep -= 1
-                kept_tokens += len(message_text(history[keep])) // 3
-            cut = _safe_cut(history, keep)
-            if cut > start:
-                prompt, entries = self._render(history[start:cut], previous)
-                self.buffer = self._summary(prompt, entries)
-                history = [_record_message(self.buffer), *history[cut:]]
+    def _compact(self, history: list[Message]) -> list[Message]:
+        """The seed's `compact()`: the older part summarized so the kept tail is at most half the
+        window (the rolling summary outlives its message: FIFO may drop that)."""
+        previous = self.buffer
+        start = 1 if history and history[0].summary is not None else 0
+        keep, kept_tokens = len(history), 0
+        while keep > start + 1 and kept_tokens + len(message_text(history[keep - 1])) // 3 <= self.window / 2:
+            keep -= 1
+            kept_tokens += len(message_text(history[keep])) // 3
+        cut = _safe_cut(history, keep)
+        if cut <= start:
+            return history
+        prompt, entries = self._render(history[start:cut], previous)
+        self.buffer = self._summary(prompt, entries)
+        return [_record_message(self.buffer), *history[cut:]]
+
+    def _truncate(self, history: list[Message]) -> list[Message]:
+        """The seed's emergency truncation: the oldest message goes while the estimate is above half
+        the window, unless that would orphan a tool result (then it stops, as the seed does)."""
         if self._estimate(history) >= 0.95 * self.window:
-            # The seed's emergency truncation: the oldest message goes while the estimate is above half
-            # the window, unless that would orphan a tool result (then it stops, as the seed does).
             while len(history) > 4 and self._estimate(history) > 0.5 * self.window:
                 cut = _safe_cut(history, 1)
                 if cut <= 0:
                     break
                 history = history[cut:]
         return history
+
+    def prepare(self, history: list[Message]) -> list[Message]:
+        if self._estimate(history) >= 0.8 * self.window:
+            history = self._compact(history)
+        return self._truncate(history)
+
+    def react(self, history: list[Message], tokens: int) -> list[Message] | None:
+        # The seed's reactive path (AgentLoop, "s08: compaction + retry"): refused, it calls
+        # compact() whatever its estimate says and retries the turn; nothing to cut, it gives up.
+        compacted = self._truncate(self._compact(history))
+        return None if compacted is history else compacted
 
 
 _CJK = re.compile(r"[\u3000-\u303f\u3040-\u30ff\u4e00-\u9fff\uff00-\uffef]")

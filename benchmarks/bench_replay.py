@@ -13,16 +13,20 @@ same rules hold for every policy:
   refuses it, and not billed. The policy may `react` once (ours and the JavaScript seed do); if it
   cannot, or the retry is refused too, the session has failed for it at that request and the run
   is reported as failed, not priced.
-- **Caching**, four ways at once over the same requests: Anthropic's marked cache (a prefix is read
-  back only where some request marked one: every request marks the frame, its last message, and
-  the policy's edit point, `Policy.anchor`: for a baseline the newest message it rewrote, for ours
-  what the product marks) and OpenAI's automatic cache (any prefix sent before), a prefix ending at
-  a content block as both providers match it, each at two paces:
-  `steady` (20 s a model step, 90 s a user message: no entry expires) and `paused` (the user's
-  pauses drawn from a lognormal, median 120 s, sigma 1.2: about one in five past the 5-minute
-  TTL). A cache entry lives 5 minutes (Anthropic) or 30 minutes (OpenAI) after its last use.
+- **Caching** (`bench_billing.py`): every request is built as the agent builds it and put on the
+  wire by the product's adapters, then billed by `agent_cli.billing`'s models: Anthropic's
+  (breakpoints where `anthropic_wire.to_wire` puts them: the system prompt, the last tool, the
+  newest message, and the policy's edit point, `Policy.anchor`: what the product marks for ours,
+  the newest message it rewrote for a baseline; a read only at a prefix an earlier request wrote,
+  the 20-block look-back, 5-minute entries refreshed on a read, `tool_choice` part of the
+  messages' prefix) and OpenAI's automatic cache (any earlier prefix from 1,024 tokens, 5
+  minutes), each at two paces: `steady` (20 s a model step, 90 s a user message: no entry
+  expires) and `paused` (the user's pauses drawn from a lognormal, median 120 s, sigma 1.2: about
+  one in five past the 5-minute TTL).
 - **Summary calls** are requests like any other: the frame, then the policy's own summary input,
-  through the same caches; their output billed. A summary made at the trigger blocks the turn it
+  through the same caches, as they are sent: ours asks for no tool calls (`tool_choice: none`),
+  which Anthropic bills as a new messages prefix (it reads the tools and system prompt back and
+  writes the rest); their output billed. A summary made at the trigger blocks the turn it
   runs in: the user waits `SUMMARY_FIRST_TOKEN_S` plus its output at `OUTPUT_TOKENS_PER_S`. Ours
   prepares its record ahead (context/timing.py) and is billed for it when it is sent; the user waits
   only for what is left of that time when the record is swapped in (the steady clock since), and
@@ -30,12 +34,15 @@ same rules hold for every policy:
   (`replay(..., writer=...)` bills them instead through another model's own caches, as
   `summary_writer.py` does; without it every figure is as before.)
 - **Probes** on the same requests for every policy (every `PROBE_EVERY`-th), after Factory (Dec
-  2025): *recall* (each fact planted so far: its answer is in the request, or the policy's recall,
-  called with the fact's question or, at every other probe, its paraphrase (`Fact.asked`: words of
-  a question only, no oracle phrase), returns it; each such recall is billed as a tool
-  round trip, one more request carrying the calls and their results), *artifact* (every file a
-  tool call touched so far is named in the request), *continuation* (the latest user request, and
-  the next step stated since it), *decision* (the user's constraints and decisions, verbatim).
+  2025): *recall* (each fact planted so far: its answer is in the request, or a policy with recall
+  finds it: it is asked about every fact at every probe point, with the fact's question or, at every
+  other probe, its paraphrase (`Fact.asked`: words of a question only, no oracle phrase); or, for
+  any policy, a fact still missing whose file the request or the question names is read again;
+  the calls and their results are one tool round trip, billed: one more request), *artifact*
+  (every file a tool call touched so far is named in the request), *continuation* (the latest user
+  request, and the next step stated since it in words the request carries itself: not in a line
+  our records copy by code, `own_words`), *decision* (the user's constraints and decisions,
+  verbatim).
 
 Deterministic: the same session and policy give the same bytes in every request and the same figures.
 """
@@ -50,14 +57,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from bench_billing import CACHES, CLAUDE_RATIO, Bill, Caches, ToolChoice, Wire, read_units, reference_count
 from bench_ledger import Ledger, edits, first
 from bench_policies import Policy, SummaryCall
 from bench_sessions import Fact, Session, seeded_ids
 
+from agent_cli.context.signals import NEXT_STEP_LINE
 from agent_cli.core.messages import Message, ToolResult, ToolUse, Usage
 from agent_cli.providers.model_info import ModelInfo
-from agent_cli.tokens.encodings import get_encoding
-from agent_cli.tokens.ratio import NEW_TOKENIZER_FACTOR
 
 __all__ = [
     "CACHES",
@@ -74,40 +81,12 @@ __all__ = [
 
 PROBES = ("recall", "artifact", "continuation", "decision")
 PROBE_EVERY = 10  # every policy is probed on the same requests: the 10th, 20th, ... of the session
-CLAUDE_RATIO = NEW_TOKENIZER_FACTOR
-TTL = 300.0  # Anthropic's default cache entry lives 5 minutes after its last use
-AUTOMATIC_TTL = 1_800.0  # OpenAI's writes on GPT-6.x are priced for 30 minutes
 MODEL_STEP_SECONDS = 20.0
 USER_STEP_SECONDS = 90.0
 PAUSE_MEDIAN_SECONDS, PAUSE_SIGMA = 120.0, 1.2
 SUMMARY_FIRST_TOKEN_S, OUTPUT_TOKENS_PER_S = 1.0, 60.0
-CACHES = ("claude", "claude-paused", "openai", "openai-paused")
+DIGEST_NEXT_STEP = "## The next step it stated last"  # a digest's section (context/digest.py), built by code
 PARTS = ("turns", "summaries", "recall")  # what the Claude bill at the steady pace paid for
-_ENCODING = get_encoding("o200k_base")
-
-
-def reference_count(text: str) -> int:
-    return len(_ENCODING.encode_ordinary(text))
-
-
-@dataclass
-class Bill:
-    """Tokens (reference counts) billed through one cache."""
-
-    read: int = 0
-    write: int = 0
-    output: int = 0
-
-    def dollars(self, prices: ModelInfo, ratio: float = 1.0) -> float:
-        return (
-            ratio
-            * (
-                self.read * prices.cache_read_price
-                + self.write * prices.cache_write_price
-                + self.output * prices.output_price
-            )
-            / 1e6
-        )
 
 
 @dataclass
@@ -152,83 +131,23 @@ class Run:
         return sum(self.requests) / max(len(self.requests), 1)
 
 
-class _Cache:
-    """Prefixes (chains of content-block keys, hashed) with the time they were last used.
-
-    A prefix ends at a content block, as the providers match it: Anthropic reads back a prefix "up to
-    and including the block" a breakpoint marks, and OpenAI any prefix sent before. So a request that
-    adds a block to a message (a summary request's instruction after the last tool result) reads the
-    blocks before it back. Two kinds. *Marked* (Anthropic's): a request writes only the prefixes it
-    marks (the frame, its last block, the end of the policy's anchor message) and reads the longest
-    one it starts with. *Automatic* (OpenAI's): every prefix a request sent can be read back."""
-
-    def __init__(self, marked: bool) -> None:
-        self.marked = marked
-        self.ttl = TTL if marked else AUTOMATIC_TTL
-        self.alive: dict[str, float] = {}
-
-    def read(self, chain: list[str], now: float, anchor: int | None = None) -> int:
-        """How many leading keys are cached; refreshes what was read, stores what the request writes."""
-        self.alive = {k: t for k, t in self.alive.items() if now - t <= self.ttl}
-        best = next((n for n in range(len(chain), 0, -1) if chain[n - 1] in self.alive), 0)
-        if self.marked:
-            stored = [n for n in {1, len(chain), best, anchor or 0} if 0 < n <= len(chain)]
-        else:
-            stored = list(range(1, len(chain) + 1))
-        for n in stored:
-            self.alive[chain[n - 1]] = now
-        return best
-
-
-_Block = tuple[str, int]  # a content block's key (its role and JSON, hashed) and its reference count
-
-
 class _Counts:
-    """Per-message and per-block keys and reference counts, computed once per message object."""
+    """Per-message reference counts (the feasibility check's), computed once per message object."""
 
     def __init__(self, frame_tokens: int) -> None:
         self.frame = frame_tokens
-        self._keys: dict[int, tuple[str, int, tuple[_Block, ...], Message]] = {}
+        self._tokens: dict[int, tuple[int, Message]] = {}
 
-    def _of(self, message: Message) -> tuple[str, int, tuple[_Block, ...], Message]:
-        got = self._keys.get(id(message))
-        if got is None or got[3] is not message:
-            content = [b.to_json() for b in message.content]
-            key = hashlib.sha1(json.dumps([message.role, content], sort_keys=True).encode()).hexdigest()
-            blocks = [
-                (
-                    hashlib.sha1(json.dumps([message.role, b], sort_keys=True).encode()).hexdigest(),
-                    reference_count(json.dumps(b, ensure_ascii=False)),
-                )
-                for b in content
-            ] or [(key, 0)]
-            blocks[0] = (blocks[0][0], blocks[0][1] + 4)  # the message's own overhead, on its first block
-            got = (key, sum(t for _, t in blocks), tuple(blocks), message)
-            self._keys[id(message)] = got
-        return got
-
-    def blocks(self, messages: list[Message]) -> list[tuple[int, _Block]]:
-        """Every content block of `messages` in order, with the index of its message."""
-        return [(i, block) for i, m in enumerate(messages) for block in self._of(m)[2]]
-
-    def chain(self, messages: list[Message]) -> list[str]:
-        """Hash of each prefix: the frame, then the frame and the first n content blocks."""
-        out = [h := "frame"]
-        for _, (key, _) in self.blocks(messages):
-            h = hashlib.sha1((h + key).encode()).hexdigest()
-            out.append(h)
-        return out
-
-    def sizes(self, messages: list[Message]) -> list[int]:
-        """The frame's count, then each content block's (the chain's units)."""
-        return [self.frame, *(tokens for _, (_, tokens) in self.blocks(messages))]
-
-    def end(self, messages: list[Message], index: int) -> int:
-        """The chain position that ends message `index` (the frame is position 1)."""
-        return 1 + sum(len(self._of(m)[2]) for m in messages[: index + 1])
+    def _of(self, message: Message) -> int:
+        got = self._tokens.get(id(message))
+        if got is None or got[1] is not message:
+            blocks = [reference_count(json.dumps(b.to_json(), ensure_ascii=False)) for b in message.content]
+            got = (sum(blocks) + 4, message)  # the message's own overhead
+            self._tokens[id(message)] = got
+        return got[0]
 
     def tokens(self, messages: list[Message]) -> list[int]:
-        return [self._of(m)[1] for m in messages]
+        return [self._of(m) for m in messages]
 
 
 class _Clocks:
@@ -246,11 +165,11 @@ class _Clocks:
 
 
 class _Biller:
-    """Sends requests through the four caches and adds them to the run's bills."""
+    """Sends requests through the four caches (`bench_billing.py`) and adds them to the run's bills."""
 
-    def __init__(self, run: Run, counts: _Counts, clocks: _Clocks) -> None:
-        self.run, self.counts, self.clocks = run, counts, clocks
-        self.caches = {c: _Cache(marked=c.startswith("claude")) for c in CACHES}
+    def __init__(self, run: Run, counts: _Counts, clocks: _Clocks, wire: Wire) -> None:
+        self.run, self.counts, self.clocks, self.wire = run, counts, clocks, wire
+        self.caches = Caches()
 
     def bill(
         self,
@@ -259,34 +178,32 @@ class _Biller:
         part: str,
         anchor: int | None = None,
         own: list[bool] | None = None,
+        tool_choice: ToolChoice = "auto",
     ) -> int:
         """Bill one request as `part` of the session; returns its reference count. `own[i]`: message i
         is the session's own (for the ledger; given for main requests)."""
-        chain = self.counts.chain(messages)
-        self.run.fingerprint = hashlib.sha1((self.run.fingerprint + chain[-1]).encode()).hexdigest()
-        sizes = self.counts.sizes(messages)
-        total = sum(sizes)
-        mark = None if anchor is None else self.counts.end(messages, anchor)
-        prefix = [0]
-        for s in sizes:
-            prefix.append(prefix[-1] + s)
-        for name, cache in self.caches.items():
-            now = self.clocks.paused if name.endswith("paused") else self.clocks.steady
-            hit = cache.read(chain, now, mark)
-            bills = [self.run.bills[name]] + ([self.run.parts[part]] if name == "claude" else [])
-            for bill in bills:
-                bill.read += prefix[hit]
-                bill.write += total - prefix[hit]
-                bill.output += output
-            if name == "claude":
-                if own is not None:
-                    blocks = self.counts.blocks(messages)
-                    keys = [key for _, (key, _) in blocks]
-                    self.run.ledger.turn(keys, sizes, hit, output, [own[i] for i, _ in blocks])
-                else:
-                    line = "summary calls" if part == "summaries" else part
-                    self.run.ledger.whole(line, prefix[hit], total - prefix[hit], output)
-        return total
+        sent = self.wire.send(messages, tool_choice, anchor)
+        self.run.fingerprint = hashlib.sha1((self.run.fingerprint + sent.fingerprint).encode()).hexdigest()
+        bills = self.caches.bill(sent, self.clocks.steady, self.clocks.paused)
+        for name, bill in bills.items():
+            self.run.bills[name].add(bill, output)
+        steady = bills["claude"]
+        self.run.parts[part].add(steady, output)
+        if own is None:
+            self.run.ledger.whole("summary calls" if part == "summaries" else part, steady, output)
+            return sent.tokens
+        f = sent.frame_units
+        units = sent.anthropic.units
+        mine: set[str] = set()
+        for message, is_own in zip(messages, own, strict=True):
+            if is_own:
+                mine |= self.wire.keys(message)
+        read = read_units(sent, steady)
+        hit = 0 if read < f else 1 + read - f
+        sizes = [sum(u.tokens for u in units[:f]), *(u.tokens for u in units[f:])]
+        keys = [u.key for u in units[f:]]
+        self.run.ledger.turn(keys, sizes, hit, output, [k in mine for k in keys], steady)
+        return sent.tokens
 
 
 def claude(tokens: int) -> int:
@@ -320,11 +237,19 @@ class _State:
 class Bills(Protocol):
     """What sends a request through some caches and bills it (`_Biller`, or another model's own)."""
 
-    def bill(self, messages: list[Message], output: int, part: str, anchor: int | None = None) -> int: ...
+    def bill(
+        self,
+        messages: list[Message],
+        output: int,
+        part: str,
+        anchor: int | None = None,
+        own: list[bool] | None = None,
+        tool_choice: ToolChoice = "auto",
+    ) -> int: ...
 
 
-# Who bills the summary calls, made from the run's counts and clocks (None: the main model's caches).
-WriterBiller = Callable[[Run, _Counts, _Clocks], Bills]
+# Who bills the summary calls, made from the run, its wire and clocks (None: the main model's caches).
+WriterBiller = Callable[[Run, Wire, _Clocks], Bills]
 
 
 def replay(
@@ -338,9 +263,9 @@ def _replay(
     session: Session, policy: Policy, frame_tokens: int, seed: int, writer: WriterBiller | None
 ) -> Run:
     run = Run(policy.name, policy.window, session.name, seed)
-    counts, clocks = _Counts(frame_tokens), _Clocks(seed)
-    biller = _Biller(run, counts, clocks)
-    summaries: Bills = biller if writer is None else writer(run, counts, clocks)
+    counts, clocks, wire = _Counts(frame_tokens), _Clocks(seed), Wire(policy.frame)
+    biller = _Biller(run, counts, clocks, wire)
+    summaries: Bills = biller if writer is None else writer(run, wire, clocks)
     history: list[Message] = []
     originals: set[int] = set()
     state = _State()
@@ -375,11 +300,12 @@ def _replay(
         reply, *results = step.messages
         run.ledger.cause = cause
         own = [id(m) in originals for m in history]
-        biller.bill(history, counts.tokens([reply])[0], "turns", policy.anchor(history, originals), own)
+        anchor = policy.anchor(history, originals)
+        biller.bill(history, counts.tokens([reply])[0], "turns", anchor, own)
         run.requests.append(claude(size))
         policy.observe(history, Usage(input_tokens=claude(size)))
         if sent % PROBE_EVERY == 0:
-            _probe(run, policy, biller, history, state)
+            _probe(run, policy, biller, history, state, anchor)
         for call in reply.tool_uses:
             path = call.input.get("path")
             if isinstance(path, str) and path not in state.paths:
@@ -424,45 +350,78 @@ def _waited(call: SummaryCall) -> float:
 def _bill_summaries(run: Run, policy: Policy, biller: Bills, done: int) -> int:
     for call in policy.summaries[done:]:
         output = reference_count(call.output)
-        size = biller.bill(list(call.messages), output, "summaries")
+        size = biller.bill(list(call.messages), output, "summaries", tool_choice=call.tool_choice)
         run.summary_calls += 1
         run.summary_input += claude(size)
         run.summary_output += claude(output)
     return len(policy.summaries)
 
 
-def _probe(run: Run, policy: Policy, biller: _Biller, history: list[Message], state: _State) -> None:
+def own_words(text: str) -> str:
+    """`text` without the lines our records carry by code rather than by what the summary wrote: the
+    fidelity check's copy of the stated next step (`fidelity.repair`) and a digest's next-step
+    section (`digest.py`). The continuation probe looks for the next step in what is left, so a
+    record passes only by carrying the step itself, for every policy alike."""
+    out: list[str] = []
+    skip = False
+    for line in text.split("\n"):
+        if skip:
+            skip = False
+            continue
+        if line.startswith(NEXT_STEP_LINE):
+            continue
+        if line.strip() == DIGEST_NEXT_STEP:
+            skip = True
+            continue
+        out.append(line)
+    return "\n".join(out)
+
+
+def _probe(
+    run: Run, policy: Policy, biller: _Biller, history: list[Message], state: _State, anchor: int | None
+) -> None:
+    """The probes at one probe point. Recall: a policy with recall asks it about every fact planted
+    so far (a model does not know which of them its context lost), each a tool call; a fact that is
+    still missing and comes from a file the policy can name (the request or the question names it)
+    is read again, as any agent can. The calls and their results are one round trip, billed."""
     text = request_text(history)
-    missing: list[Fact] = []
     for fact in state.facts:
         if fact.kind == "decision":
             run.probes["decision"].append(fact.text in text)
-        elif fact.text in text:
-            run.probes["recall"].append(True)
-        else:
-            missing.append(fact)
     probe = state.probes
     state.probes += 1
-    results: list[tuple[Fact, str | None]] = [(f, policy.recall(f.asked(probe))) for f in missing]
-    run.probes["recall"] += [found is not None and f.text in found for f, found in results]
-    asked = [(f, found) for f, found in results if found is not None]
-    if asked:  # the recall round trip: one reply with the calls, then a request carrying their results
-        calls = [
-            ToolUse(f"recall_{run.recall_calls + n}", "recall", {"query": f.asked(probe)})
-            for n, (f, _) in enumerate(asked)
-        ]
+    facts = [f for f in state.facts if f.kind != "decision"]
+    calls: list[ToolUse] = []
+    results: list[ToolResult] = []
+    passed = [f.text in text for f in facts]
+    if policy.remembers:
+        for n, fact in enumerate(facts):
+            found = policy.recall(fact.asked(probe))
+            calls.append(ToolUse(f"recall_{run.recall_calls}", "recall", {"query": fact.asked(probe)}))
+            results.append(ToolResult(calls[-1].id, found or "No matching passage."))
+            run.recall_calls += 1
+            passed[n] = passed[n] or (found is not None and fact.text in found)
+    reread: dict[str, str] = {}
+    for n, fact in enumerate(facts):
+        if not passed[n] and fact.file and (fact.file in text or fact.file in fact.asked(probe)):
+            reread[fact.file] = fact.file_text
+            passed[n] = fact.text in fact.file_text
+    for path, body in reread.items():
+        calls.append(ToolUse(f"reread_{run.recall_calls}", "read_file", {"path": path}))
+        results.append(ToolResult(calls[-1].id, body))
+        run.recall_calls += 1
+    run.probes["recall"] += passed
+    if calls:  # the round trip: the probed request's reply is the calls, their results one more request
         call = Message("assistant", tuple(calls))
-        answers = Message(
-            "user", tuple(ToolResult(c.id, found or "") for c, (_, found) in zip(calls, asked, strict=True))
-        )
-        for bill in [*run.bills.values(), run.parts["recall"]]:  # the probed request's reply is the calls ...
-            bill.output += biller.counts.tokens([call])[0]
-        run.ledger.whole("recall", 0, 0, biller.counts.tokens([call])[0])
-        biller.bill([*history, call, answers], 0, "recall")  # ... and their results enter one more request
-        run.recall_calls += len(asked)
+        output = biller.counts.tokens([call])[0]
+        for bill in [*run.bills.values(), run.parts["recall"]]:
+            bill.output += output
+        run.ledger.output("recall", output)
+        biller.bill([*history, call, Message("user", tuple(results))], 0, "recall", anchor)
     if state.paths:
         run.probes["artifact"].append(all(p in text for p in state.paths))
     if state.last_user:
+        words = own_words(text)
         run.probes["continuation"].append(
-            state.last_user in text and (not state.next_step or state.next_step in text)
+            state.last_user in text and (not state.next_step or state.next_step in words)
         )

@@ -83,12 +83,15 @@ WORDS = [
 class Fact:
     """Something said early that must survive. `text` is the answer (verbatim in a request, or in
     what a recall returns); `question` is what a user would ask about it, `paraphrase` the same
-    question in other words ("" for decisions, scored verbatim only)."""
+    question in other words ("" for decisions, scored verbatim only). `file`: where the answer
+    can still be read (an edit's file), for any agent that reads it again."""
 
     kind: FactKind  # "decision": the user's constraints and decisions, verbatim in the request
     text: str
     question: str
     paraphrase: str = ""
+    file: str = ""  # a file of the project that holds the answer now (read again, it shows it)
+    file_text: str = ""  # what reading that file returns
 
     def asked(self, probe: int) -> str:
         """What the `probe`-th probe passes to recall: the question, and the paraphrase at every
@@ -183,6 +186,10 @@ ERROR = "E   KeyError: 'tenant_id' in handlers/auth.py:142 (resolve_tenant)"
 CONSTRAINT = "Constraint: never add the requests library; use httpx for every HTTP call."
 DECISION = "Decision: we keep SQLite for the job queue because the CI runners have no database service."
 CHANGED = "RETRY_TIMEOUT = 37  # was 30; raised after the flaky upload test"
+CONFIG_FILE = (  # src/upload/config.py after the edit, as read_file returns it
+    '1\t"""Upload settings."""\n2\t\n3\tMAX_PARTS = 64\n4\tPART_BYTES = 8 * 1024 * 1024\n'
+    f"5\t{CHANGED}\n6\tRETRIES = 3\n7\tBACKOFF_SECONDS = (1, 2, 4)\n"
+)
 
 
 def _plant(w: _Writer, session: Session) -> None:
@@ -237,6 +244,8 @@ def _plant(w: _Writer, session: Session) -> None:
             CHANGED,
             "What did the edit to src/upload/config.py change?",
             "What did we set the upload timeout to, and from what?",
+            file="src/upload/config.py",
+            file_text=CONFIG_FILE,
         ),
     )
     s.append(step)

@@ -1,6 +1,6 @@
 """What every replay script shares: its windows and seeds, the frame, the sessions, the stand-ins, the prices.
 
-    frame(), frame_tokens()   the product's system prompt (a fixed day, a fixed project path) and tools
+    frame(), frame_tokens()   the product's system prompt (a fixed day, project path, environment) and tools
     session(shape, seed, o)   one replayable session, made once per process
     writer(stand_in, s)       the stand-in that writes every policy's records on session `s`
     prices()                  cache name -> the model it bills at (Sonnet 5.5, GPT-6.2 Sol)
@@ -14,6 +14,7 @@ from __future__ import annotations
 from functools import cache
 from pathlib import Path
 
+from bench_billing import Wire
 from bench_policies import Writer
 from bench_replay import reference_count
 from bench_sessions import Session, make_session
@@ -38,18 +39,25 @@ def prices() -> Prices:
     return {"claude": claude, "claude-paused": claude, "openai": openai, "openai-paused": openai}
 
 
+# The system prompt's environment line, fixed: the machine's own (its kernel release, its Python)
+# would make the frame, and so every request and count, differ from one machine to the next.
+ENVIRONMENT = "Environment: project root /project; Linux 6.8.0; Python 3.11.9; today is 2026-11-30."
+
+
 @cache
 def frame() -> Frame:
+    """The product's system prompt and tools, the same bytes on every machine."""
     from datetime import date
 
     system = build_system_prompt(Path("/project"), instructions=None, today=date(2026, 11, 30))
-    return Frame(system, default_tools().specs())
+    lines = [ENVIRONMENT if line.startswith("Environment: ") else line for line in system.split("\n")]
+    return Frame("\n".join(lines), default_tools().specs())
 
 
 @cache
 def frame_tokens() -> int:
-    f = frame()
-    return reference_count(f.system) + sum(reference_count(str(t)) for t in f.tools)
+    """The frame's count as the Anthropic wire sends it (the system block, each tool)."""
+    return Wire(frame(), reference_count).send([]).tokens
 
 
 @cache

@@ -7,7 +7,9 @@ the figures are the fake's own counts (characters / 4). Printed, in order:
 
 1. the working budget against its neighbours, on two workloads (a file-heavy survey: 20 reads of
    40 KiB; a chat-heavy session: 60 reads of 4 KiB with a long analysis each turn) and three
-   windows (32k, 200k, 1M): input tokens summed, ideal-cache cost, summary calls, largest request;
+   windows (32k, 200k, 1M): input tokens summed, ideal-cache cost (any earlier prefix read: OpenAI's
+   rule), the cost as Anthropic bills the requests as sent (long_session.anthropic_cost), summary
+   calls, largest request;
 2. the survey on a 1M-token model against the same work with a 200k window and against Claude
    Code's measured run (ANCHORS.md: 2.32M input tokens, 0.66M after an ideal cache);
 3. the 30k-window survey (10 reads of 20 KiB, a long analysis each step): summary calls, rejected
@@ -48,14 +50,14 @@ WORDS_PROMPT = "Please summarize each module's role — «naïve café», 日本
 
 def row(label: str, r: dict[str, Any]) -> str:
     return (
-        f"  {label:<34} {r['input_tokens']:>11,} {r['cached_cost']:>12,.0f} "
+        f"  {label:<34} {r['input_tokens']:>11,} {r['cached_cost']:>12,.0f} {r['billed_cost']:>12,.0f} "
         f"{r['summary_requests']:>5} {r['largest']:>10,}  {'ok' if r['finished'] else 'NOT FINISHED'}"
     )
 
 
 def header(title: str) -> None:
     print(f"\n{title}")
-    print(f"  {'':<34} {'input sum':>11} {'ideal cache':>12} {'sums':>5} {'largest':>10}")
+    print(f"  {'':<34} {'input sum':>11} {'ideal cache':>12} {'Anthropic':>12} {'sums':>5} {'largest':>10}")
 
 
 def budgets_table(quick: bool) -> dict[tuple[str, int, int], dict[str, Any]]:

@@ -9,8 +9,12 @@ ideal prompt cache). Summarization requests are answered with a sectioned
 record. Printed: requests, compactions, the input tokens summed over all
 requests (as the fake counts them, characters / 4), the cost after an ideal
 prompt cache (a prefix seen before is read at 0.1x, the rest written at
-1.25x), the largest request against the window, and ratios against the
-Claude Code figures and against a run with compaction disabled.
+1.25x: OpenAI's rule, with Anthropic's prices, as Claude Code's figure was
+taken), the cost as Anthropic bills the requests as sent (`anthropic_cost`:
+agent_cli.billing on each recorded wire body, its breakpoints and tool_choice
+included, the same count, 20 s apart), the largest request against the window,
+and ratios against the Claude Code figures and against a run with compaction
+disabled.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from agent_cli.testing.fakeserver import (  # noqa: E402
     ToolCallSpec,
     strip_cache_control,
 )
+from agent_cli.testing.fakeserver.server import chars_over_four  # noqa: E402
 from agent_cli.testing.summary_shape import is_summary_request  # noqa: E402
 
 CLAUDE_CODE_INPUT = 2_320_000
@@ -164,6 +169,24 @@ def ideal_cache_cost(requests: list[RecordedRequest]) -> float:
     return total
 
 
+def anthropic_cost(requests: list[RecordedRequest], model: str = "claude-sonnet-5-5") -> float:
+    """Token-equivalents as Anthropic bills the recorded requests (agent_cli.billing, the wire bodies
+    as sent: breakpoints, tool_choice), counted as the fake counts (characters / 4), 20 s apart."""
+    from agent_cli.billing import AnthropicCache
+    from agent_cli.billing.wire_units import anthropic_request
+    from agent_cli.providers.model_info import cache_terms
+    from agent_cli.providers.models import lookup
+
+    info = lookup(model)
+    assert info is not None
+    terms = cache_terms(info)
+    cache = AnthropicCache(lambda _model: terms)
+    total = 0.0
+    for n, req in enumerate(r for r in requests if r.api == ANTHROPIC.name):
+        total += cache.bill(anthropic_request(req.body, chars_over_four, 20.0 * n)).token_equivalents
+    return total
+
+
 PROMPT = "Analyze every module under src/, one file at a time."
 
 
@@ -245,6 +268,7 @@ def run(
             "compactions": [e["layer"] for e in events if e.get("type") == "compact"],
             "input_tokens": sum(r.input_tokens for r in requests),
             "cached_cost": ideal_cache_cost(requests),
+            "billed_cost": anthropic_cost(requests),
             "largest": max((r.input_tokens for r in requests), default=0),
             "finished": bool(events)
             and events[-1].get("type") == "result"
@@ -276,7 +300,7 @@ def main() -> None:
         )
         print(
             f"    input tokens summed {r['input_tokens']:,}; ideal-cache cost {r['cached_cost']:,.0f}; "
-            f"largest request {r['largest']:,}"
+            f"as Anthropic bills it {r['billed_cost']:,.0f}; largest request {r['largest']:,}"
         )
         if r["exit"]:
             print("    stderr:", r["stderr"])
@@ -287,7 +311,8 @@ def main() -> None:
     )
     print(
         f"  vs no compaction in this run: input {ours['input_tokens'] / max(base['input_tokens'], 1):.2f}x, "
-        f"cached {ours['cached_cost'] / max(base['cached_cost'], 1):.2f}x"
+        f"cached {ours['cached_cost'] / max(base['cached_cost'], 1):.2f}x, "
+        f"billed {ours['billed_cost'] / max(base['billed_cost'], 1):.2f}x"
     )
     print(
         f"  largest request {ours['largest']:,} of a {args.window:,} window "

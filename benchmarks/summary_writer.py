@@ -38,8 +38,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from bench_billing import Caches, ToolChoice, Wire  # noqa: E402
 from bench_policies import Ours  # noqa: E402
-from bench_replay import CACHES, CLAUDE_RATIO, PROBES, Run, _Cache, _Clocks, _Counts, reference_count, replay  # noqa: E402
+from bench_replay import CACHES, CLAUDE_RATIO, PROBES, Run, _Clocks, reference_count, replay  # noqa: E402
 from bench_sessions import OUTPUTS, SHAPES  # noqa: E402
 from bench_setup import SEEDS, WINDOWS, frame, frame_tokens, session, writer  # noqa: E402
 from bench_standins import STAND_INS  # noqa: E402
@@ -65,28 +66,37 @@ def _info(name: str) -> ModelInfo:
 class OwnCaches:
     """Another model's caches, for the summary requests alone; every request kept as its usage."""
 
-    def __init__(self, run: Run, counts: _Counts, clocks: _Clocks) -> None:
-        self.run, self.counts, self.clocks = run, counts, clocks
-        self.caches = {c: _Cache(marked=c.startswith("claude")) for c in CACHES}
+    def __init__(self, run: Run, wire: Wire, clocks: _Clocks) -> None:
+        self.run, self.wire, self.clocks = run, wire, clocks
+        self.caches = Caches()  # its own entries: another model reads none of the session model's
         self.calls: dict[str, list[Usage]] = {c: [] for c in CACHES}
 
-    def bill(self, messages: list[Message], output: int, part: str, anchor: int | None = None) -> int:
-        chain = self.counts.chain(messages)
-        self.run.fingerprint = hashlib.sha1((self.run.fingerprint + chain[-1]).encode()).hexdigest()
-        sizes = self.counts.sizes(messages)
-        total = sum(sizes)
-        for name, cache in self.caches.items():
-            now = self.clocks.paused if name.endswith("paused") else self.clocks.steady
-            hit = cache.read(chain, now)  # its own marks: the frame and the last block
-            read = sum(sizes[:hit])
+    def bill(
+        self,
+        messages: list[Message],
+        output: int,
+        part: str,
+        anchor: int | None = None,
+        own: list[bool] | None = None,
+        tool_choice: ToolChoice = "auto",
+    ) -> int:
+        sent = self.wire.send(messages, tool_choice, anchor)
+        self.run.fingerprint = hashlib.sha1((self.run.fingerprint + sent.fingerprint).encode()).hexdigest()
+        for name, bill in self.caches.bill(sent, self.clocks.steady, self.clocks.paused).items():
             ratio = CLAUDE_RATIO if name.startswith("claude") else 1.0  # Claude's tokens, for its tiers
 
             def scaled(tokens: int, ratio: float = ratio) -> int:
                 return round(tokens * ratio)
 
-            usage = Usage(output_tokens=scaled(output), cache_read_tokens=scaled(read))
-            self.calls[name].append(usage + Usage(cache_write_tokens=scaled(total - read)))
-        return total
+            self.calls[name].append(
+                Usage(
+                    input_tokens=scaled(bill.input),
+                    output_tokens=scaled(output),
+                    cache_read_tokens=scaled(bill.read),
+                    cache_write_tokens=scaled(bill.write),
+                )
+            )
+        return sent.tokens
 
     def dollars(self, cache: str, prices: ModelInfo) -> float:
         return sum(cost(prices, u) for u in self.calls[cache])
@@ -123,8 +133,8 @@ def run_pair(unit: Unit) -> Pair:
     same = replay(s, ours(), frame_tokens(), seed=seed)
     made: list[OwnCaches] = []
 
-    def own_caches(run: Run, counts: _Counts, clocks: _Clocks) -> OwnCaches:
-        made.append(OwnCaches(run, counts, clocks))
+    def own_caches(run: Run, wire: Wire, clocks: _Clocks) -> OwnCaches:
+        made.append(OwnCaches(run, wire, clocks))
         return made[-1]
 
     own = replay(s, ours(), frame_tokens(), seed=seed, writer=own_caches)

@@ -76,21 +76,18 @@ def test_edits_are_told_apart_from_outside() -> None:
 
 
 def test_a_block_added_to_the_last_message_reads_the_blocks_before_it_back() -> None:
-    # A summary request adds its instruction as a block after the last tool result; the providers
-    # match a prefix up to a content block, so everything before the instruction is read back.
-    from bench_replay import _Cache, _Counts
+    # A summary request adds its instruction as a block after the last tool result; Anthropic
+    # looks back from the new breakpoint to the last one written, so everything before the
+    # instruction is read back, as long as the request's tool_choice is the conversation's.
+    from bench_billing import Caches, Wire
 
     from agent_cli.core.messages import TextBlock
 
-    counts = _Counts(100)
-    first_turn = [Message.user("read the file"), Message("user", (ToolResult("t1", "line\n" * 400),))]
-    sent = counts.chain(first_turn)
-    cache = _Cache(marked=True)
-    assert cache.read(sent, 0.0) == 0  # the first request writes its frame and its last block
+    wire, caches = Wire(frame()), Caches()
+    first_turn = [Message.user("read the file"), Message("user", (ToolResult("t1", "line\n" * 2_000),))]
+    sent = wire.send(first_turn)
+    assert caches.bill(sent, 0.0, 0.0)["claude"].read == 0  # the first writes its frame and its last block
     last = first_turn[-1]
     asked = [first_turn[0], last.replace([*last.content, TextBlock("Stop here and summarize.")])]
-    chain = counts.chain(asked)
-    hit = cache.read(chain, 1.0)
-    assert hit == len(sent) and hit == len(chain) - 1
-    sizes = counts.sizes(asked)
-    assert sum(sizes[:hit]) == sum(counts.sizes(first_turn))
+    bill = caches.bill(wire.send(asked), 1.0, 1.0)["claude"]
+    assert bill.read == sent.tokens and bill.write == wire.send(asked).tokens - sent.tokens

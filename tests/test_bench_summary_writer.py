@@ -16,6 +16,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from bench_billing import Wire  # noqa: E402
 from bench_policies import Ours  # noqa: E402
 from bench_replay import CACHES, CLAUDE_RATIO, Run, reference_count, replay  # noqa: E402
 from bench_sessions import Session, make_session  # noqa: E402
@@ -43,8 +44,8 @@ def _pair() -> tuple[Pair, OwnCaches]:
     same = replay(s, _ours(s), frame_tokens(), seed=1)
     made: list[OwnCaches] = []
 
-    def own(run: Run, counts, clocks):  # type: ignore[no-untyped-def]
-        made.append(OwnCaches(run, counts, clocks))
+    def own(run: Run, wire, clocks):  # type: ignore[no-untyped-def]
+        made.append(OwnCaches(run, wire, clocks))
         return made[-1]
 
     other = replay(s, _ours(s), frame_tokens(), seed=1, writer=own)
@@ -64,11 +65,12 @@ def test_only_the_summary_calls_change_hands() -> None:
 def test_the_other_model_reads_only_what_it_cached_itself() -> None:
     pair, caches = _pair()
     frame_claude = round(frame_tokens() * CLAUDE_RATIO)
+    frame_chat = sum(u.tokens for u in Wire(frame()).send([]).openai.units)  # the chat wire's frame
     for cache in CACHES:
         first, *rest = caches.calls[cache]
         assert first.cache_read_tokens == 0, cache  # nothing of the session model's prefix
         # Later calls read back at most the frame: each span starts with a new record.
-        limit = frame_claude if cache.startswith("claude") else frame_tokens()
+        limit = frame_claude if cache.startswith("claude") else frame_chat
         assert all(u.cache_read_tokens <= limit for u in rest), (cache, [u.cache_read_tokens for u in rest])
         assert any(u.cache_read_tokens > 0 for u in rest), cache  # within the TTL, the frame is read
         assert all(u.input_tokens == 0 and u.cache_write_tokens > 0 for u in caches.calls[cache])

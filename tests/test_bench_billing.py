@@ -1,0 +1,180 @@
+"""The replay bills every policy as the provider bills what it sends (issue 36, item 3): the audit's
+three biases, each held by a test that fails on the benchmark before the billing change.
+
+- ours' summary calls send `tool_choice: none`, which Anthropic bills as a new messages prefix: they
+  read the tools and system prompt back, not the conversation;
+- the Kotlin seed compacts and retries when the provider refuses a request as too long, as its
+  design does;
+- the probes are fair to a policy without recall (it may read a file again; the continuation probe
+  does not look for the line our records copy by code; recall is asked about every fact), and the
+  frame is the same bytes on every machine.
+"""
+
+from __future__ import annotations
+
+import platform
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from bench_policies import Kotlin, NoCompaction, Ours, Policy, _record_message  # noqa: E402
+from bench_replay import PROBE_EVERY, Run, reference_count, replay  # noqa: E402
+from bench_sessions import Session, make_session  # noqa: E402
+from bench_setup import frame, frame_tokens, writer  # noqa: E402
+
+from agent_cli.context.fidelity import Facts, repair  # noqa: E402
+from agent_cli.core.messages import Message, TextBlock, ToolResult  # noqa: E402
+
+
+def _run(policy: Policy, s: Session, seed: int = 1) -> Run:
+    return replay(s, policy, frame_tokens(), seed=seed)
+
+
+def _short(shape: str, steps: int, seed: int = 1) -> Session:
+    s = make_session(shape, seed=seed)
+    return Session(s.name, s.steps[:steps])
+
+
+def test_a_summary_request_with_tool_choice_none_reads_only_the_tools_and_system() -> None:
+    from bench_billing import Caches, Wire
+
+    wire, caches = Wire(frame()), Caches()
+    history = [Message.user("read the file"), Message("user", (ToolResult("t1", "line\n" * 3_000),))]
+    sent = wire.send(history)
+    caches.bill(sent, 0.0, 0.0)
+    last = history[-1]
+    asked = [history[0], last.replace([*last.content, TextBlock("Stop here and summarize.")])]
+    summary = wire.send(asked, "none")
+    bill = caches.bill(summary, 1.0, 1.0)
+    assert bill["claude"].read == frame_tokens()  # tools and system only
+    assert bill["claude"].write == summary.tokens - frame_tokens()  # the conversation written again
+    assert bill["openai"].read > frame_tokens()  # OpenAI's prefix holds: tool_choice is not in it
+
+
+def test_our_summary_calls_are_billed_as_sent() -> None:
+    s = _short("long", 150)
+    policy = Ours(32_000, frame(), reference_count, writer("faithful", s))
+    run = _run(policy, s)
+    assert run.summary_calls >= 2
+    assert all(call.tool_choice == "none" for call in policy.summaries)
+    # Each reads the frame back at most: none of the conversation it summarizes.
+    assert run.parts["summaries"].read <= run.summary_calls * frame_tokens()
+    assert run.ledger.tokens["summary calls"]["read"] == run.parts["summaries"].read
+
+
+def test_the_kotlin_seed_compacts_and_retries_when_refused() -> None:
+    s = make_session("survey", seed=1)
+    history = [m for step in s.steps[:20] for m in step.messages]
+    policy = Kotlin(150_000, frame(), reference_count, writer("faithful", s))
+    assert policy._estimate(history) < 0.8 * 150_000  # below its own trigger, yet refused:
+    retried = policy.react(history, 160_000)
+    assert retried is not None and retried[0].summary is not None and len(policy.summaries) == 1
+    assert policy._estimate(retried) < policy._estimate(history)
+    # In a whole run: its estimate (characters / 3) undercounts the provider's count, the provider
+    # refuses, and the seed goes on where it used to fail (at request 117).
+    run = _run(Kotlin(32_000, frame(), reference_count, writer("faithful", s)), make_session("long", seed=1))
+    assert run.finished
+
+
+def test_a_policy_without_recall_reads_the_file_again_and_pays_for_it() -> None:
+    s = make_session("long", seed=1)
+    run = _run(Kotlin(32_000, frame(), reference_count, writer("lossy", s)), s)
+    assert run.recall_calls > 0  # read_file round trips, not recall: it has none
+    assert run.parts["recall"].write + run.parts["recall"].read > 0 and run.parts["recall"].output > 0
+    assert run.probes["recall"] and any(run.probes["recall"])
+
+
+class _Asked(Ours):
+    asked: list[str]
+
+    def recall(self, query: str) -> str | None:
+        self.asked = [*getattr(self, "asked", []), query]
+        return super().recall(query)
+
+
+def test_recall_is_asked_about_every_fact_at_every_probe_point() -> None:
+    s = _short("long", 60)
+    policy = _Asked(1_000_000, frame(), reference_count, writer("faithful", s))
+    run = _run(policy, s)  # nothing leaves a 1M window: every fact is in the request
+    probes = len(run.requests) // PROBE_EVERY
+    facts = [f for f in s.facts if f.kind == "recall"]
+    assert probes >= 3 and len(policy.asked) == probes * len(facts) == run.recall_calls
+    assert run.parts["recall"].output > 0
+
+
+class _CopiesTheNextStep(NoCompaction):
+    """Keeps the latest user message, the rest as a record whose only trace of the stated next step
+    is the line our fidelity check copies by code."""
+
+    by_code = True
+
+    def prepare(self, history: list[Message]) -> list[Message]:
+        seen: set[int] = getattr(self, "seen", set())
+        step: str | None = getattr(self, "step", None)
+        for m in history:
+            if id(m) in seen:
+                continue
+            if m.is_plain_user:
+                step = None  # a new request supersedes the plan, as the replay's probe has it
+            elif m.role == "assistant" and "\nNext: " in m.text:
+                step = m.text.rsplit("\nNext: ", 1)[1]
+        users = [m for m in history if m.is_plain_user]
+        if len(history) < 4 or not users:
+            return history
+        if self.by_code:
+            record = repair("## Work state\nworking", Facts(None, (), None, None, step))
+        else:  # the summary's own words
+            record = "## Work state\nworking" + (f"\nNext: {step}" if step else "")
+        kept = [_record_message(record), Message.assistant("Understood."), users[-1]]
+        self.seen, self.step = {id(m) for m in kept}, step
+        return kept
+
+
+class _WritesTheNextStep(_CopiesTheNextStep):
+    by_code = False
+
+
+def test_the_continuation_probe_does_not_count_a_line_copied_by_code() -> None:
+    s = _short("long", 120)
+    copied = _run(_CopiesTheNextStep(1_000_000, frame(), reference_count, writer("faithful", s)), s)
+    written = _run(_WritesTheNextStep(1_000_000, frame(), reference_count, writer("faithful", s)), s)
+    # Where a next step was stated, only the record that carries it itself passes.
+    by_code, own = copied.probes["continuation"], written.probes["continuation"]
+    assert all(own) and len(by_code) == len(own)
+    assert 0 < by_code.count(False) < len(by_code)
+
+
+def test_the_frame_is_the_same_bytes_on_every_machine() -> None:
+    system = frame().system
+    assert platform.release() not in system and platform.python_version() not in system
+    assert "/project;" in system and "2026-11-30" in system
+
+
+def test_long_session_bills_the_recorded_requests_as_anthropic_bills_them() -> None:
+    # long_session.py's ideal cache reads any earlier prefix (OpenAI's rule); a summary request
+    # sent with tool_choice none reads, on Anthropic, only the tools and the system prompt.
+    from long_session import anthropic_cost, ideal_cache_cost
+
+    from agent_cli.core.requests import Request, RequestOptions
+    from agent_cli.providers.anthropic_wire import to_wire
+    from agent_cli.testing.fakeserver import RecordedRequest
+    from agent_cli.testing.fakeserver.server import chars_over_four
+
+    f = frame()
+    history = [Message.user("read the file"), Message("user", (ToolResult("t1", "line of code\n" * 3_000),))]
+    asked = [*history, Message.user("Stop here and summarize.")]
+    bodies = [
+        to_wire(Request(f.system, tuple(history), tuple(f.tools)), "claude-sonnet-5-5", caching=True),
+        to_wire(
+            Request(f.system, tuple(asked), tuple(f.tools), options=RequestOptions(tool_choice="none")),
+            "claude-sonnet-5-5",
+            caching=True,
+        ),
+    ]
+    sent = [
+        RecordedRequest("anthropic", "/v1/messages", body, {}, chars_over_four(str(body))) for body in bodies
+    ]
+    billed, ideal = anthropic_cost(sent), ideal_cache_cost(sent)
+    assert billed > 1.4 * ideal  # the history written twice at 1.25x, not read back at 0.1x
