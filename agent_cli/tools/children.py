@@ -1,12 +1,16 @@
-"""The commands the tools started, so every way the agent ends can stop them.
+"""The commands the tools started, so every way the agent ends can stop them and all they started.
 
-A command runs in its own process group (its own session), out of reach of the terminal's
-Ctrl-C, with a marker of its own in its environment (`watchdog.MARKER_VAR`), so that what it
-starts with `setsid` is still found. `register` records it while it runs; `kill_all` sends TERM
-to every recorded command, gives them a moment, then KILL: the CLI calls it on Ctrl-C, SIGTERM and
-SIGHUP, and at interpreter exit. The agent killed outright runs none of that: on Linux the kernel
-kills the command's shell (`pdeathsig`), and the watchdog (`tools/watchdog.py`), started with the
-first command and told of each one, stops the rest when its pipe from the agent closes.
+A command starts here (`popen`): in its own process group (its own session), out of reach of the
+terminal's Ctrl-C, with a marker of its own in its environment (`watchdog.MARKER_VAR`), so that what
+it starts with `setsid` is still found, and inside the session's container (`tools/containment.py`:
+a cgroup it joins before it runs, where the system offers one). `register` records it while it runs;
+`kill_all` sends TERM to every recorded command, gives them a moment, then KILL: the CLI calls it on
+Ctrl-C, SIGTERM and SIGHUP. `end`, at interpreter exit, does that and then ends everything the
+session's commands left behind (daemons): the cgroup killed whole, or the agent's descendants (as
+subreaper), and whatever carries one of the session's markers. The agent killed outright runs none
+of that: on Linux the kernel kills a running command's shell (`pdeathsig`), and the watchdog
+(`tools/watchdog.py`), started with the first command and told of each one and of the container,
+does the rest when its pipe from the agent closes.
 """
 
 from __future__ import annotations
@@ -15,23 +19,27 @@ import contextlib
 import functools
 import itertools
 import os
+import secrets
 import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import Any
 
-from agent_cli.tools import watchdog
+from agent_cli.tools import cgroups, containment, watchdog
 from agent_cli.tools.watchdog import group_alive
 
 __all__ = [
     "MARKER_VAR",
+    "end",
     "group_alive",
     "kill_all",
     "kill_group",
     "live_groups",
     "new_marker",
     "pdeathsig",
+    "popen",
     "register",
     "unregister",
     "withdraw",
@@ -46,14 +54,22 @@ _groups: dict[int, str] = {}  # pgid -> marker
 _announced: set[str] = set()  # markers of commands about to start (or that failed to)
 _markers = itertools.count(1)
 _watch: _Watchdog | None = None
+_session = ""  # what every marker of this agent begins with; made with the first command
+
+
+def _prefix() -> str:
+    global _session
+    if not _session:
+        _session = f"{os.getpid()}-{secrets.token_hex(4)}."
+    return _session
 
 
 def new_marker() -> str:
-    """A value for `MARKER_VAR` no other command of any agent has: this process's id and a count.
-    The watchdog hears of it before the command starts, so an agent killed between the start and
-    `register` still has what the command started found by its marker."""
-    marker = f"{os.getpid()}.{next(_markers)}"
+    """A value for `MARKER_VAR` no other command of any agent has: this process's id, a random
+    token and a count. The watchdog hears of it before the command starts, so an agent killed
+    between the start and `register` still has what the command started found by its marker."""
     with _lock:
+        marker = f"{_prefix()}{next(_markers)}"
         _announced.add(marker)
         _tell(f"+ 0 {marker}")
     return marker
@@ -117,6 +133,68 @@ def kill_group(pgid: int, reap: Callable[[], object], grace: float = KILL_GRACE_
     watchdog.stop(_commands([pgid]).items(), grace, reap)
 
 
+def popen(args: Sequence[str], **kwargs: Any) -> subprocess.Popen[bytes]:
+    """`subprocess.Popen(args, **kwargs)` in the session's container, killed by the kernel if the
+    thread that started it dies (Linux). A cgroup the child cannot join is dropped for the next
+    choice (the child had not run yet) and the start tried again."""
+    container = containment.current()
+    while True:
+        try:
+            proc: subprocess.Popen[bytes] = subprocess.Popen(args, preexec_fn=_preexec(container), **kwargs)
+        except subprocess.SubprocessError as exc:
+            if container.cgroup is None or "preexec_fn" not in str(exc):
+                raise
+            container = containment.dropped(container)
+            with _lock:
+                _tell(_container_line(container))
+            continue
+        return proc
+
+
+def _preexec(container: containment.Container) -> Callable[[], None] | None:
+    """What the child runs between fork and exec: `pdeathsig`, and joining the session cgroup
+    (before exec, so before it can start anything)."""
+    death = pdeathsig()
+    if container.cgroup is None:
+        return death
+    procs_file = container.cgroup.procs_file
+
+    def enter() -> None:  # nothing but system calls: the child of a threaded process
+        if death is not None:
+            death()
+        fd = os.open(procs_file, os.O_WRONLY)
+        try:
+            os.write(fd, b"0")  # 0: the writer itself
+        finally:
+            os.close(fd)
+
+    return enter
+
+
+def _container_line(container: containment.Container) -> str:
+    cgroup = container.cgroup
+    return f"c {cgroup.kind} {cgroup.path}" if cgroup is not None else "c -"
+
+
+def end(grace: float = KILL_GRACE_SECONDS) -> None:
+    """The agent ends: stop its running commands, then everything the session's commands left
+    behind (daemons): TERM, up to `grace` seconds, KILL. Safe at exit; nothing if no command ran."""
+    kill_all(grace)
+    if not _session:
+        return
+    container = containment.current()
+    spare = {_watch.pid} if _watch is not None else set()
+    me = os.getpid()
+    extra: Callable[[], list[int]] = lambda: []  # noqa: E731
+    if container.kind == "subreaper":
+        extra = lambda: containment.descendants(me, spare)  # noqa: E731
+    watchdog.finish(_session, container.cgroup, extra, grace)
+    if container.cgroup is not None:
+        cgroups.remove(container.cgroup, grace)
+    if container.kind == "subreaper":
+        containment.reap_adopted(spare)
+
+
 class _Watchdog:
     """The agent's end of the watchdog's pipe."""
 
@@ -145,11 +223,17 @@ class _Watchdog:
         finally:
             os.close(read_end)
         watch = cls(proc, write_end)
+        watch.send(f"s {_prefix()}")
+        watch.send(_container_line(containment.current()))
         for marker in announced:
             watch.send(f"+ 0 {marker}")
         for pgid, marker in groups.items():
             watch.send(f"+ {pgid} {marker}")
         return watch
+
+    @property
+    def pid(self) -> int:
+        return self._proc.pid
 
     def close(self) -> None:
         with contextlib.suppress(OSError):
@@ -157,7 +241,7 @@ class _Watchdog:
 
     def send(self, line: str) -> bool:
         try:
-            os.write(self._fd, f"{line}\n".encode("ascii"))
+            os.write(self._fd, f"{line}\n".encode("utf-8", "surrogateescape"))
         except OSError:  # EPIPE: it was killed; the caller starts another
             return False
         return True
@@ -167,22 +251,11 @@ class _Watchdog:
 def pdeathsig() -> Callable[[], None] | None:
     """A `preexec_fn` that has the kernel KILL the child when the thread that started it ends (Linux),
     else None. The tool's thread waits for its command, so in practice: when the agent dies."""
-    if not sys.platform.startswith("linux"):
+    prctl = containment.libc_prctl()
+    if prctl is None:
         return None
     import ctypes
 
-    try:
-        libc = ctypes.CDLL("libc.so.6", use_errno=True)  # glibc; elsewhere the C library's own name
-    except OSError:
-        import ctypes.util
-
-        try:
-            libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
-        except OSError:
-            return None
-    prctl = getattr(libc, "prctl", None)
-    if prctl is None:
-        return None
     args = (ctypes.c_int(_PR_SET_PDEATHSIG), *(ctypes.c_ulong(v) for v in (int(signal.SIGKILL), 0, 0, 0)))
 
     def set_pdeathsig() -> None:  # runs in the child between fork and exec: nothing but the call
