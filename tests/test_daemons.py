@@ -199,3 +199,27 @@ def _session_cgroups() -> list[str]:
         for name in os.listdir(parent)
         if name.startswith(cgroups.PREFIX)
     ]
+
+
+def test_a_daemon_an_mcp_server_left_ends_when_the_agent_exits(tmp_path: Path, tag: str) -> None:
+    """A stdio MCP server (started by the MCP SDK, not by us) that leaves an `env -i` daemon."""
+    from tests.mcp_servers.helpers import SERVER
+
+    up = tmp_path / "up"
+    start = SHAPES["env-i-setsid"].format(tag=tag) + " " + WAIT_UP.format(tag=tag) + f" > {up}; "
+    shell = start + f"exec {shlex.quote(sys.executable)} {shlex.quote(str(SERVER))}"
+    config = tmp_path / "mcp.toml"
+    config.write_text(
+        f"[mcp.servers.notes]\ncommand = \"sh\"\nargs = [\"-c\", '''{shell}''']\ntimeout = 20\n"
+    )
+    with FakeModelServer() as server:
+        call = ToolCallSpec("mcp__notes__search", {"query": "alpha"}, id="c1")
+        server.queue(Reply(tool_calls=[call]), Reply("Found it."))
+        result = run_agent(
+            ["-p", "look", "--yes", "--config", str(config)], tmp_path, _env(tmp_path, server, None)
+        )
+        text, is_error = tool_results(server.requests).get("c1", ("(no result)", True))
+    assert result.returncode == 0, result.stderr
+    assert not is_error, text
+    assert up.read_text().strip() == UP, "the server's daemon never started"
+    assert wait_for(lambda: not processes("sleep", tag), DEADLINE), f"survivors: {processes('sleep', tag)}"

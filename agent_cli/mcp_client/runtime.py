@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import logging
+import os
 import threading
 from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
 from agent_cli.mcp_client.config import ServerSpec
+from agent_cli.tools import children
 
 __all__ = ["MAX_EVENT_BYTES", "CallResult", "Connection", "EventLoop", "ListedTool", "McpFailure"]
 
@@ -177,9 +179,11 @@ class Connection:
                 spec.url, http_client=http, max_sse_event_size=MAX_EVENT_BYTES
             ), http
         assert spec.command is not None
+        # In the session's container (a cgroup it joins before it runs), like the bash tool's commands.
+        command, args = children.contained(spec.command, spec.args, {**os.environ, **spec.env})
         params = StdioServerParameters(
-            command=spec.command,
-            args=list(spec.args),
+            command=command,
+            args=args,
             env=dict(spec.env) or None,
             encoding_error_handler="replace",
         )

@@ -24,7 +24,7 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from agent_cli.tools import cgroups, containment, watchdog
@@ -32,6 +32,7 @@ from agent_cli.tools.watchdog import group_alive
 
 __all__ = [
     "MARKER_VAR",
+    "contained",
     "end",
     "group_alive",
     "kill_all",
@@ -149,6 +150,14 @@ def popen(args: Sequence[str], **kwargs: Any) -> subprocess.Popen[bytes]:
                 _tell(_container_line(container))
             continue
         return proc
+
+
+def contained(command: str, args: Sequence[str], env: Mapping[str, str]) -> tuple[str, list[str]]:
+    """`command args` for a spawner we do not control (the MCP SDK), made to join the session's
+    container first (`containment.wrap`); the watchdog is told of the session, as for a command."""
+    with _lock:
+        _tell(f"s {_prefix()}")  # starts the watchdog if there is none
+    return containment.wrap(command, args, env)
 
 
 def _preexec(container: containment.Container) -> Callable[[], None] | None:
