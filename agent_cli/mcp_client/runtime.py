@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import logging
-import os
 import threading
 from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
@@ -179,11 +178,10 @@ class Connection:
                 spec.url, http_client=http, max_sse_event_size=MAX_EVENT_BYTES
             ), http
         assert spec.command is not None
-        # In the session's container (a cgroup it joins before it runs), like the bash tool's commands.
-        command, args = children.contained(spec.command, spec.args, {**os.environ, **spec.env})
+        children.enter()  # the server starts in the session's container, like the bash tool's commands
         params = StdioServerParameters(
-            command=command,
-            args=args,
+            command=spec.command,
+            args=list(spec.args),
             env=dict(spec.env) or None,
             encoding_error_handler="replace",
         )

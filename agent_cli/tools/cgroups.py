@@ -11,9 +11,11 @@ agent can tell whether its owner still runs). The *places* a session cgroup can 
 - `pids`: cgroup v1's pids hierarchy: `pids.max` set to 0 (no member can fork any more), then each
   member killed until none is left.
 
-A child enters the cgroup itself, between fork and exec (`enter_bytes` written to `procs_file`), so
-it is inside before it can start anything: nothing it starts, however it detaches (`setsid`, a double
-fork, `env -i`), is outside. Each way of ending is race-free: no member can start one we miss.
+The agent moves itself into its session cgroup once, at its first command, and every process it
+starts from then on is born inside (a child is in its parent's cgroup from its first instruction):
+nothing a command starts, however it detaches (`setsid`, a double fork, `env -i`), is outside, and
+the cost per command is nothing. At the end the agent moves back out and the cgroup is killed whole;
+each way of killing is race-free (no member can start one we miss).
 
 `sweep` removes the session cgroups of earlier agents that are gone (one killed together with its
 watchdog), killing what they still hold; the cgroups of agents in another pid namespace are left
@@ -60,6 +62,11 @@ class Cgroup:
     @property
     def procs_file(self) -> str:
         return os.path.join(self.path, "cgroup.procs")
+
+    @property
+    def home_procs_file(self) -> str:
+        """The `cgroup.procs` of the cgroup it was made in (where the agent came from)."""
+        return os.path.join(os.path.dirname(self.path), "cgroup.procs")
 
 
 def _unescape(field: str) -> str:

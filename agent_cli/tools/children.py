@@ -1,16 +1,17 @@
 """The commands the tools started, so every way the agent ends can stop them and all they started.
 
 A command starts here (`popen`): in its own process group (its own session), out of reach of the
-terminal's Ctrl-C, with a marker of its own in its environment (`watchdog.MARKER_VAR`), so that what
-it starts with `setsid` is still found, and inside the session's container (`tools/containment.py`:
-a cgroup it joins before it runs, where the system offers one). `register` records it while it runs;
-`kill_all` sends TERM to every recorded command, gives them a moment, then KILL: the CLI calls it on
-Ctrl-C, SIGTERM and SIGHUP. `end`, at interpreter exit, does that and then ends everything the
-session's commands left behind (daemons): the cgroup killed whole, or the agent's descendants (as
-subreaper), and whatever carries one of the session's markers. The agent killed outright runs none
-of that: on Linux the kernel kills a running command's shell (`pdeathsig`), and the watchdog
-(`tools/watchdog.py`), started with the first command and told of each one and of the container,
-does the rest when its pipe from the agent closes.
+terminal's Ctrl-C, with a marker of its own in its environment (`watchdog.MARKER_VAR`), so that
+what it starts with `setsid` is still found, and inside the session's container
+(`tools/containment.py`: a cgroup the agent moved into, where the system offers one, so its
+children are born in it). `register` records it while it runs; `kill_all` sends TERM to every
+recorded command, gives them a moment, then KILL: the CLI calls it on Ctrl-C, SIGTERM and SIGHUP.
+`end`, at interpreter exit, does that and then ends everything the session's commands left behind
+(daemons): the cgroup killed whole, or the agent's descendants (as subreaper), and whatever carries
+one of the session's markers. The agent killed outright runs none of that: on Linux the kernel
+kills a running command's shell (`pdeathsig`), and the watchdog (`tools/watchdog.py`), started
+with the first command and told of each one and of the container, does the rest when its pipe
+from the agent closes.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from agent_cli.tools import cgroups, containment, watchdog
@@ -32,8 +33,8 @@ from agent_cli.tools.watchdog import group_alive
 
 __all__ = [
     "MARKER_VAR",
-    "contained",
     "end",
+    "enter",
     "group_alive",
     "kill_all",
     "kill_group",
@@ -135,49 +136,20 @@ def kill_group(pgid: int, reap: Callable[[], object], grace: float = KILL_GRACE_
 
 
 def popen(args: Sequence[str], **kwargs: Any) -> subprocess.Popen[bytes]:
-    """`subprocess.Popen(args, **kwargs)` in the session's container, killed by the kernel if the
-    thread that started it dies (Linux). A cgroup the child cannot join is dropped for the next
-    choice (the child had not run yet) and the start tried again."""
-    container = containment.current()
-    while True:
-        try:
-            proc: subprocess.Popen[bytes] = subprocess.Popen(args, preexec_fn=_preexec(container), **kwargs)
-        except subprocess.SubprocessError as exc:
-            if container.cgroup is None or "preexec_fn" not in str(exc):
-                raise
-            container = containment.dropped(container)
-            with _lock:
-                _tell(_container_line(container))
-            continue
-        return proc
+    """`subprocess.Popen(args, **kwargs)` inside the session's container (the agent is in it, so
+    the child is, from its first instruction), killed by the kernel if the thread that started it
+    dies (Linux)."""
+    enter()
+    return subprocess.Popen(args, preexec_fn=pdeathsig(), **kwargs)
 
 
-def contained(command: str, args: Sequence[str], env: Mapping[str, str]) -> tuple[str, list[str]]:
-    """`command args` for a spawner we do not control (the MCP SDK), made to join the session's
-    container first (`containment.wrap`); the watchdog is told of the session, as for a command."""
+def enter() -> None:
+    """Choose the session's container (the first time) and have the watchdog told of the session:
+    before anything is started that must end with the agent (a command, an MCP server)."""
+    containment.current()
     with _lock:
-        _tell(f"s {_prefix()}")  # starts the watchdog if there is none
-    return containment.wrap(command, args, env)
-
-
-def _preexec(container: containment.Container) -> Callable[[], None] | None:
-    """What the child runs between fork and exec: `pdeathsig`, and joining the session cgroup
-    (before exec, so before it can start anything)."""
-    death = pdeathsig()
-    if container.cgroup is None:
-        return death
-    procs_file = container.cgroup.procs_file
-
-    def enter() -> None:  # nothing but system calls: the child of a threaded process
-        if death is not None:
-            death()
-        fd = os.open(procs_file, os.O_WRONLY)
-        try:
-            os.write(fd, b"0")  # 0: the writer itself
-        finally:
-            os.close(fd)
-
-    return enter
+        if _watch is None:
+            _tell(f"s {_prefix()}")  # starts the watchdog, which is told of the container
 
 
 def _container_line(container: containment.Container) -> str:
@@ -189,17 +161,23 @@ def end(grace: float = KILL_GRACE_SECONDS) -> None:
     """The agent ends: stop its running commands, then everything the session's commands left
     behind (daemons): TERM, up to `grace` seconds, KILL. Safe at exit; nothing if no command ran."""
     kill_all(grace)
-    if not _session:
+    container = containment.chosen()
+    if container is None or not _session:
         return
-    container = containment.current()
     spare = {_watch.pid} if _watch is not None else set()
     me = os.getpid()
     extra: Callable[[], list[int]] = lambda: []  # noqa: E731
-    if container.kind == "subreaper":
+    cgroup = container.cgroup
+    if cgroup is not None and not containment.leave():
+        # Still inside (the move out was refused): kill its members one by one, never the whole.
+        inside = cgroup
+        extra = lambda: cgroups.members(inside.path)  # noqa: E731
+        cgroup = None
+    elif container.kind == "subreaper":
         extra = lambda: containment.descendants(me, spare)  # noqa: E731
-    watchdog.finish(_session, container.cgroup, extra, grace)
-    if container.cgroup is not None:
-        cgroups.remove(container.cgroup, grace)
+    watchdog.finish(_session, cgroup, extra, grace)
+    if cgroup is not None:
+        cgroups.remove(cgroup, grace)
     if container.kind == "subreaper":
         containment.reap_adopted(spare)
 
@@ -225,6 +203,7 @@ class _Watchdog:
                 stderr=subprocess.DEVNULL,
                 cwd="/",
                 start_new_session=True,  # no terminal's signal reaches it
+                preexec_fn=containment.outside(),  # out of the session cgroup: it kills that
             )
         except OSError:
             os.close(write_end)

@@ -5,10 +5,12 @@ The bash tool, `!command`, hooks and MCP servers over stdio all start their proc
 `tools/children.py`, which asks here how. The container is chosen once, at the first command, by
 what the system offers (measured and explained in docs/processes.md):
 
-- `cgroup`: a session cgroup (`tools/cgroups.py`: cgroup v2 where the agent may write, else v1's
-  freezer or pids hierarchy). Each child joins it between fork and exec, so nothing it starts can be
-  outside it; at the end it is killed whole, by the agent or, if the agent was killed outright, by
-  the watchdog. Stale cgroups of earlier agents are removed when the session's is made.
+- `cgroup`: a session cgroup (`tools/cgroups.py`: cgroup v2 where the agent may move itself,
+  else v1's freezer or pids hierarchy). The agent moves itself in, once; every child is then born
+  inside, so nothing it starts can be outside, at no cost per command (a child that moved itself in
+  between fork and exec cost 2-6 ms per command here: docs/processes.md). The watchdog is moved out
+  as it starts. At the end the agent moves back out and kills the cgroup whole; if the agent was
+  killed outright, the watchdog does. Stale cgroups of earlier agents are removed when one is made.
 - `subreaper` (Linux with no cgroup the agent may use): the agent becomes a child subreaper
   (`PR_SET_CHILD_SUBREAPER`), so what a command leaves behind (`setsid ... &`, a double fork)
   becomes the agent's child instead of init's, and at the end every descendant is killed. If the
@@ -16,8 +18,8 @@ what the system offers (measured and explained in docs/processes.md):
   session's marker in its environment; what cleared its environment (`env -i`) escapes.
 - `none` (macOS and elsewhere): the commands' process groups and markers, while they run.
 
-`AGENT_CLI_CONTAINER` (cgroup2, freezer, pids, subreaper or none) forces a choice; a choice the
-system refuses falls to the next one.
+`AGENT_CLI_CONTAINER` (cgroup2, freezer, pids, subreaper or none) chooses where to start; a choice
+the system refuses falls to the next one.
 """
 
 from __future__ import annotations
@@ -25,7 +27,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-import shutil
 import sys
 import threading
 from collections.abc import Callable, Iterable, Mapping
@@ -33,7 +34,17 @@ from dataclasses import dataclass
 
 from agent_cli.tools import cgroups
 
-__all__ = ["ENV_VAR", "Container", "current", "descendants", "dropped", "libc_prctl", "reap_adopted", "wrap"]
+__all__ = [
+    "ENV_VAR",
+    "Container",
+    "chosen",
+    "current",
+    "descendants",
+    "leave",
+    "libc_prctl",
+    "outside",
+    "reap_adopted",
+]
 
 ENV_VAR = "AGENT_CLI_CONTAINER"
 CHOICES = ("cgroup2", "freezer", "pids", "subreaper", "none")
@@ -57,11 +68,12 @@ class Container:
 
 _lock = threading.Lock()
 _chosen: Container | None = None
-_refused: set[str] = set()  # places a child could not join: never chosen again
+_left = False  # the agent has left its session cgroup (it is ending)
 
 
 def current(env: Mapping[str, str] | None = None) -> Container:
-    """The session's container, chosen at the first call."""
+    """The session's container, chosen at the first call (which, with a cgroup, moves the agent
+    into it: from then on every child starts inside, at no cost per child)."""
     global _chosen
     with _lock:
         if _chosen is None:
@@ -69,16 +81,53 @@ def current(env: Mapping[str, str] | None = None) -> Container:
         return _chosen
 
 
-def dropped(container: Container) -> Container:
-    """A child could not join `container`'s cgroup: choose again without it; the new container."""
-    global _chosen
+def chosen() -> Container | None:
+    """The container if one was chosen (no command ran: None)."""
     with _lock:
-        if container.cgroup is not None:
-            _refused.add(container.cgroup.kind)
-            cgroups.remove(container.cgroup, 0)
-        if _chosen is None or _chosen == container:
-            _chosen = _choose(os.environ)
         return _chosen
+
+
+def leave() -> bool:
+    """The agent leaves its session cgroup (back to the cgroup it came from), so the cgroup can be
+    killed whole without it; whether it is outside (True where there is no cgroup)."""
+    global _left
+    with _lock:
+        if _chosen is None or _chosen.cgroup is None or _left:
+            return True
+        _left = _write_pid(_chosen.cgroup.home_procs_file, os.getpid())
+        return _left
+
+
+def outside() -> Callable[[], None] | None:
+    """A `preexec_fn` that moves the child out of the session cgroup (the watchdog, which must
+    outlive it), else None."""
+    container = current()
+    if container.cgroup is None:
+        return None
+    home = container.cgroup.home_procs_file
+
+    def leave_cgroup() -> None:  # in the child between fork and exec: system calls only
+        fd = os.open(home, os.O_WRONLY)
+        try:
+            os.write(fd, b"0")  # 0: the writer itself
+        finally:
+            os.close(fd)
+
+    return leave_cgroup
+
+
+def _write_pid(procs_file: str, pid: int) -> bool:
+    try:
+        fd = os.open(procs_file, os.O_WRONLY)
+    except OSError:
+        return False
+    try:
+        os.write(fd, str(pid).encode())
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    return True
 
 
 def _choose(env: Mapping[str, str]) -> Container:
@@ -86,9 +135,8 @@ def _choose(env: Mapping[str, str]) -> Container:
         return Container("none")
     wanted = env.get(ENV_VAR, "").strip().lower()
     wanted = wanted if wanted in CHOICES else ""
-    start = CHOICES.index(wanted) if wanted else 0
-    kinds = [k for k in CHOICES[start:] if k not in _refused]
-    cgroup = _make_cgroup([k for k in kinds if k in cgroups.KINDS]) if kinds and kinds[0] != "none" else None
+    kinds = CHOICES[CHOICES.index(wanted) if wanted else 0 :]
+    cgroup = _join_cgroup([k for k in kinds if k in cgroups.KINDS])
     if cgroup is not None:
         cgroups.sweep(cgroup)
         return Container("cgroup", cgroup)
@@ -97,7 +145,8 @@ def _choose(env: Mapping[str, str]) -> Container:
     return Container("none")
 
 
-def _make_cgroup(kinds: list[str]) -> cgroups.Cgroup | None:
+def _join_cgroup(kinds: list[str]) -> cgroups.Cgroup | None:
+    """Make the session cgroup in the first place that lets the agent move into it, and move in."""
     try:
         with open("/proc/self/mountinfo") as f:
             mountinfo = f.read()
@@ -107,10 +156,14 @@ def _make_cgroup(kinds: list[str]) -> cgroups.Cgroup | None:
         return None
     name = cgroups.owner_name(os.getpid())
     for kind, parent in cgroups.places(mountinfo, own):
-        if kind in kinds:
-            made = cgroups.make(kind, parent, name)
-            if made is not None:
-                return made
+        if kind not in kinds:
+            continue
+        made = cgroups.make(kind, parent, name)
+        if made is None:
+            continue
+        if _write_pid(made.procs_file, os.getpid()):  # the test that counts: may we move a process?
+            return made
+        cgroups.remove(made, 0)
     return None
 
 
@@ -142,19 +195,6 @@ def _become_subreaper() -> bool:
 
     args = (ctypes.c_int(_PR_SET_CHILD_SUBREAPER), *(ctypes.c_ulong(v) for v in (1, 0, 0, 0)))
     return prctl(*args) == 0
-
-
-def wrap(command: str, args: Iterable[str], env: Mapping[str, str]) -> tuple[str, list[str]]:
-    """`command args` for a spawner we do not control (the MCP SDK): with a session cgroup, a shell
-    that joins it, then `exec`s the command (the same process: it is inside before it starts).
-    Unchanged where there is no cgroup, or the command is not found (its spawner says so)."""
-    container = current()
-    found = shutil.which(command, path=env.get("PATH", os.defpath))
-    sh = shutil.which("sh", path=os.defpath) or "/bin/sh"
-    if container.cgroup is None or found is None:
-        return command, list(args)
-    join = 'echo 0 > "$0" 2>/dev/null; exec "$@"'
-    return sh, ["-c", join, container.cgroup.procs_file, found, *args]
 
 
 def _parents() -> dict[int, int]:
