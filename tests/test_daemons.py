@@ -117,10 +117,16 @@ def test_every_container_ends_every_daemon_at_exit(tmp_path: Path, container: st
                 os.kill(pid, signal.SIGKILL)
 
 
-@pytest.mark.parametrize("shape", list(SHAPES))
-def test_a_daemon_ends_when_the_agent_is_killed_outright(tmp_path: Path, tag: str, shape: str) -> None:
+@pytest.mark.parametrize(
+    ("shape", "container"),
+    [*((shape, None) for shape in SHAPES), ("env-i-setsid", "subreaper"), ("double-fork", "subreaper")],
+    ids=[*SHAPES, "env-i-setsid-subreaper", "double-fork-subreaper"],
+)
+def test_a_daemon_ends_when_the_agent_is_killed_outright(
+    tmp_path: Path, tag: str, shape: str, container: str | None
+) -> None:
     """`kill -9` of the agent after the command that left the daemon returned: no handler of the
-    agent runs; the watchdog kills the session cgroup."""
+    agent runs; the watchdog kills the session cgroup (as subreaper: the daemons it was told of)."""
     blocker = new_tag()
     try:
         with FakeModelServer() as server:
@@ -128,7 +134,8 @@ def test_a_daemon_ends_when_the_agent_is_killed_outright(tmp_path: Path, tag: st
             hold = ToolCallSpec("bash", {"command": f"sleep {blocker}"}, id="toolu_hold")
             server.queue(Reply("Starting it.", tool_calls=[start]), Reply("Waiting.", tool_calls=[hold]))
             server.default = Reply("ok")
-            proc = procs.start_headless(tmp_path, _env(tmp_path, server, None), "-p", "start it", "--yes")
+            env = _env(tmp_path, server, container)
+            proc = procs.start_headless(tmp_path, env, "-p", "start it", "--yes")
             try:
                 # The daemon's command has returned once the next one runs.
                 assert wait_for(lambda: processes("sleep", blocker), DEADLINE), "the second command never ran"

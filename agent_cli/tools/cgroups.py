@@ -44,6 +44,7 @@ __all__ = [
     "places",
     "remove",
     "signal_members",
+    "start_time",
     "sweep",
 ]
 
@@ -114,7 +115,7 @@ def places(mountinfo: str, own_cgroups: str) -> list[tuple[str, str]]:
     return [(kind, mounts[kind]) for kind in KINDS if kind in mounts]
 
 
-def _start_time(pid: int) -> str:
+def start_time(pid: int) -> str:
     """The process's start time in clock ticks since boot ("" if it is gone)."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
@@ -132,7 +133,7 @@ def _pid_namespace(pid: int | str = "self") -> str:
 
 def owner_name(pid: int) -> str:
     """The session cgroup's name for the agent `pid`."""
-    return f"{PREFIX}{_pid_namespace()}-{pid}-{_start_time(pid)}"
+    return f"{PREFIX}{_pid_namespace()}-{pid}-{start_time(pid)}"
 
 
 def make(kind: str, parent: str, name: str) -> Cgroup | None:
@@ -241,7 +242,7 @@ def _stale(name: str, namespace: str) -> bool:
     parts = name[len(PREFIX) :].split("-")
     if len(parts) != 3 or parts[0] != namespace or not parts[1].isdigit():
         return False
-    return _start_time(int(parts[1])) != parts[2]
+    return start_time(int(parts[1])) != parts[2]
 
 
 def sweep(cgroup: Cgroup) -> int:

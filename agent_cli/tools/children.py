@@ -56,6 +56,7 @@ _groups: dict[int, str] = {}  # pgid -> marker
 _announced: set[str] = set()  # markers of commands about to start (or that failed to)
 _markers = itertools.count(1)
 _watch: _Watchdog | None = None
+_adopted: set[int] = set()  # descendants the watchdog was told of (subreaper)
 _session = ""  # what every marker of this agent begins with; made with the first command
 
 
@@ -89,6 +90,21 @@ def unregister(pgid: int) -> None:
         marker = _groups.pop(pgid, None)
         if marker is not None and _watch is not None:
             _watch.send(f"- {pgid} {marker}")
+            _tell_adopted()
+
+
+def _tell_adopted() -> None:
+    """As subreaper, a command that ended may have left daemons, now the agent's children: the
+    watchdog is told of each (pid and start time), so that after a `kill -9` of the agent, when
+    they go to init, it still finds them and what they started. Called with `_lock` held."""
+    container = containment.chosen()
+    if container is None or container.kind != "subreaper" or _watch is None:
+        return
+    spare = {_watch.pid, *_groups}
+    for pid in containment.children_of():
+        if pid not in _adopted and pid not in spare:
+            _adopted.add(pid)
+            _watch.send(f"d {pid} {cgroups.start_time(pid)}")
 
 
 def withdraw(marker: str) -> None:

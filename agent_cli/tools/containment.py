@@ -37,6 +37,7 @@ from agent_cli.tools import cgroups
 __all__ = [
     "ENV_VAR",
     "Container",
+    "children_of",
     "chosen",
     "current",
     "descendants",
@@ -212,6 +213,17 @@ def _parents() -> dict[int, int]:
             if fields[0] not in (b"Z", b"X"):
                 table[int(entry.name)] = int(fields[1])
     return table
+
+
+def children_of(pid: int | str = "self") -> list[int]:
+    """The process's children, from its threads' `children` files (Linux 3.5; a few reads, where a
+    scan of /proc reads every process); empty where the files are missing."""
+    found: list[int] = []
+    with contextlib.suppress(OSError):
+        for task in os.scandir(f"/proc/{pid}/task"):
+            with contextlib.suppress(OSError), open(os.path.join(task.path, "children"), "rb") as f:
+                found.extend(int(p) for p in f.read().split())
+    return found
 
 
 def descendants(root: int, spare: Iterable[int] = ()) -> list[int]:

@@ -16,12 +16,13 @@ ones that left the group with `setsid` or a daemon's double fork. A process that
 environment (`env -i`) escapes the marker; the session cgroup holds it.
 
 The agent also tells it of the whole session (`s PREFIX`: every marker of the session begins so;
-`c KIND PATH`: the session cgroup, `tools/containment.py`): at EOF, after the running commands, it
+`c KIND PATH`: the session cgroup, `tools/containment.py`; `d PID START`: a daemon the agent adopted
+as subreaper, which goes to init when the agent dies): at EOF, after the running commands, it
 ends everything the session left behind, daemons included (`finish`), and removes the cgroup.
 
 This module is also where the agent finds and signals a command's processes (`stop`), so the two
-never disagree about what a command is. It imports nothing but the standard library and
-`cgroups` (standard library only too; run as a script, it finds the package beside this file).
+never disagree about what a command is. It imports nothing but the standard library, `cgroups` and
+`containment` (standard library only too; run as a script, it finds the package beside this file).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from collections.abc import Callable, Iterable
 
 if __name__ == "__main__":  # run as `python -I -S watchdog.py`: the package is the one beside this file
     sys.path.append(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-from agent_cli.tools import cgroups  # (after the line above)
+from agent_cli.tools import cgroups, containment  # (after the line above)
 
 __all__ = ["MARKER_VAR", "finish", "group_alive", "main", "marked", "stop"]
 
@@ -166,6 +167,13 @@ def finish(
     return sorted(first)
 
 
+def _adopted_trees(adopted: dict[int, str]) -> list[int]:
+    """The adopted daemons still alive (the same process: its start time unchanged), and every
+    process below them."""
+    alive = [pid for pid, start in adopted.items() if start and cgroups.start_time(pid) == start]
+    return [*alive, *(p for pid in alive for p in containment.descendants(pid))]
+
+
 def main(argv: list[str]) -> int:
     """Read `+ PGID MARKER` / `- PGID MARKER` (a command), `s PREFIX` and `c KIND PATH` (the session)
     lines from the pipe `argv[1]` until EOF, then stop what is left."""
@@ -174,6 +182,7 @@ def main(argv: list[str]) -> int:
     live: dict[str, int] = {}  # marker -> pgid (0: about to start)
     prefix = ""
     cgroup: cgroups.Cgroup | None = None
+    adopted: dict[int, str] = {}  # pid -> start time: daemons the agent adopted as subreaper
     with open(int(argv[1]), "rb", buffering=0) as pipe:
         pending = b""
         while chunk := pipe.read(4096):
@@ -187,10 +196,12 @@ def main(argv: list[str]) -> int:
                     live.pop(second, None)
                 elif op == "s":
                     prefix = rest
+                elif op == "d" and first.isdigit():
+                    adopted[int(first)] = second
                 elif op == "c":
                     cgroup = cgroups.Cgroup(second, first) if first in cgroups.KINDS and second else None
     stop((pgid, marker) for marker, pgid in live.items())
-    finish(prefix, cgroup)
+    finish(prefix, cgroup, lambda: _adopted_trees(adopted))
     if cgroup is not None:
         cgroups.remove(cgroup, GRACE_SECONDS)
     return 0
