@@ -78,7 +78,7 @@ def run_hook(
     environ[children.MARKER_VAR] = marker
     started = time.monotonic()
     try:
-        proc = subprocess.Popen(
+        proc = children.popen(
             [_shell(), "-c", command],
             cwd=cwd,
             stdin=subprocess.PIPE,
@@ -86,7 +86,6 @@ def run_hook(
             stderr=subprocess.PIPE,
             start_new_session=True,
             env=environ,
-            preexec_fn=children.pdeathsig(),
         )
     except OSError as exc:
         children.withdraw(marker)

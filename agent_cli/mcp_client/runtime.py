@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
 from agent_cli.mcp_client.config import ServerSpec
+from agent_cli.tools import children
 
 __all__ = ["MAX_EVENT_BYTES", "CallResult", "Connection", "EventLoop", "ListedTool", "McpFailure"]
 
@@ -177,6 +178,7 @@ class Connection:
                 spec.url, http_client=http, max_sse_event_size=MAX_EVENT_BYTES
             ), http
         assert spec.command is not None
+        children.enter()  # the server starts in the session's container, like the bash tool's commands
         params = StdioServerParameters(
             command=spec.command,
             args=list(spec.args),

@@ -9,6 +9,7 @@ TERM, a short grace, then KILL. While it runs the group is registered in
 `children`, so the agent ending any other way (SIGTERM, SIGHUP, exit) kills
 it too; if the agent dies outright, the kernel kills the shell (Linux) and the watchdog the rest.
 What the command started with `setsid` is found by a marker in its environment and killed with it.
+What it leaves running when it returns (a daemon) ends with the agent (`tools/containment.py`).
 
 A non-zero exit, a timeout and a cancel are error results that still carry all
 the output (capped), so the model sees why and the UI shows the failure.
@@ -178,7 +179,7 @@ def run_command(
     env[children.MARKER_VAR] = marker
     started = time.monotonic()
     try:
-        proc = subprocess.Popen(
+        proc = children.popen(
             ["bash", "-c", command],
             cwd=cwd,
             stdin=subprocess.DEVNULL,
@@ -186,7 +187,6 @@ def run_command(
             stderr=subprocess.STDOUT,
             start_new_session=True,
             env=env,
-            preexec_fn=children.pdeathsig(),
         )
     except BaseException:
         children.withdraw(marker)

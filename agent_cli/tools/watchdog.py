@@ -13,10 +13,16 @@ pipe reaches EOF, the agent is gone, however it went: the watchdog stops every c
 A command is its process group and every process carrying its *marker* in its environment
 (`MARKER_VAR=MARKER`, set for the command's shell and inherited by what it starts), which finds the
 ones that left the group with `setsid` or a daemon's double fork. A process that clears its whole
-environment (`env -i`) escapes the marker; only a cgroup would hold it, and this is a plain process.
+environment (`env -i`) escapes the marker; the session cgroup holds it.
+
+The agent also tells it of the whole session (`s PREFIX`: every marker of the session begins so;
+`c KIND PATH`: the session cgroup, `tools/containment.py`; `d PID START`: a daemon the agent adopted
+as subreaper, which goes to init when the agent dies): at EOF, after the running commands, it
+ends everything the session left behind, daemons included (`finish`), and removes the cgroup.
 
 This module is also where the agent finds and signals a command's processes (`stop`), so the two
-never disagree about what a command is. It imports nothing but the standard library.
+never disagree about what a command is. It imports nothing but the standard library, `cgroups` and
+`containment` (standard library only too; run as a script, it finds the package beside this file).
 """
 
 from __future__ import annotations
@@ -28,7 +34,11 @@ import sys
 import time
 from collections.abc import Callable, Iterable
 
-__all__ = ["MARKER_VAR", "group_alive", "main", "marked", "stop"]
+if __name__ == "__main__":  # run as `python -I -S watchdog.py`: the package is the one beside this file
+    sys.path.append(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+from agent_cli.tools import cgroups, containment  # (after the line above)
+
+__all__ = ["MARKER_VAR", "finish", "group_alive", "main", "marked", "stop"]
 
 MARKER_VAR = "AGENT_CLI_COMMAND_ID"
 GRACE_SECONDS = 1.0
@@ -62,10 +72,12 @@ def group_alive(pgid: int) -> bool:
     return False
 
 
-def marked(markers: set[str]) -> list[int]:
-    """Live processes whose environment carries one of `markers` (those outside the group included)."""
+def marked(markers: set[str], prefix: str = "") -> list[int]:
+    """Live processes whose environment carries one of `markers` (those outside the group included),
+    or, with `prefix`, any marker that begins with it."""
     wanted = {f"{MARKER_VAR}={m}".encode() for m in markers if m}
-    if not wanted:
+    begins = f"{MARKER_VAR}={prefix}".encode() if prefix else b""
+    if not wanted and not begins:
         return []
     me = os.getpid()
     found = []
@@ -79,7 +91,8 @@ def marked(markers: set[str]) -> list[int]:
                 state = f.read().rsplit(b")", 1)[1].split()[0]
         except (OSError, IndexError):
             continue  # gone, or another user's
-        if variables & wanted and state not in (b"Z", b"X"):
+        hit = bool(variables & wanted) or (bool(begins) and any(v.startswith(begins) for v in variables))
+        if hit and state not in (b"Z", b"X"):
             found.append(int(pid))
     return found
 
@@ -116,24 +129,81 @@ def stop(
     _signal_all(groups, markers, signal.SIGKILL)  # a member may have ignored TERM
 
 
+def finish(
+    prefix: str,
+    cgroup: cgroups.Cgroup | None,
+    extra: Callable[[], Iterable[int]] = tuple,
+    grace: float = GRACE_SECONDS,
+) -> list[int]:
+    """End everything the session started that still runs: what its cgroup holds, what carries a
+    marker beginning with `prefix`, and `extra()` (the agent's descendants, as subreaper): TERM, up
+    to `grace` seconds, then KILL, the cgroup killed whole. The pids found first."""
+    me = os.getpid()
+
+    def found() -> set[int]:
+        pids = set(marked(set(), prefix)) | set(extra())
+        if cgroup is not None:
+            pids.update(cgroups.members(cgroup.path))
+        pids.discard(me)
+        return pids
+
+    first = found()
+    for pid in first:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGTERM)
+    end = time.monotonic() + grace
+    while first and time.monotonic() < end and found():
+        time.sleep(0.02)
+    if cgroup is not None:
+        cgroups.kill(cgroup)
+    for _ in range(50):  # what a killed process's children were doing as it died (outside a cgroup)
+        left = found()
+        if not left:
+            break
+        for pid in left:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(0.01)
+    return sorted(first)
+
+
+def _adopted_trees(adopted: dict[int, str]) -> list[int]:
+    """The adopted daemons still alive (the same process: its start time unchanged), and every
+    process below them."""
+    alive = [pid for pid, start in adopted.items() if start and cgroups.start_time(pid) == start]
+    return [*alive, *(p for pid in alive for p in containment.descendants(pid))]
+
+
 def main(argv: list[str]) -> int:
-    """Read `+ PGID MARKER` / `- PGID MARKER` lines from the pipe `argv[1]` until EOF, then stop
-    what is left."""
+    """Read `+ PGID MARKER` / `- PGID MARKER` (a command), `s PREFIX` and `c KIND PATH` (the session)
+    lines from the pipe `argv[1]` until EOF, then stop what is left."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
     live: dict[str, int] = {}  # marker -> pgid (0: about to start)
+    prefix = ""
+    cgroup: cgroups.Cgroup | None = None
+    adopted: dict[int, str] = {}  # pid -> start time: daemons the agent adopted as subreaper
     with open(int(argv[1]), "rb", buffering=0) as pipe:
         pending = b""
         while chunk := pipe.read(4096):
             *lines, pending = (pending + chunk).split(b"\n")
             for line in lines:
-                op, _, rest = line.decode("ascii", "replace").partition(" ")
-                pgid, _, marker = rest.partition(" ")
-                if op == "+" and pgid.isdigit() and marker:
-                    live[marker] = int(pgid)
+                op, _, rest = line.decode("utf-8", "surrogateescape").partition(" ")
+                first, _, second = rest.partition(" ")
+                if op == "+" and first.isdigit() and second:
+                    live[second] = int(first)
                 elif op == "-":
-                    live.pop(marker, None)
+                    live.pop(second, None)
+                elif op == "s":
+                    prefix = rest
+                elif op == "d" and first.isdigit():
+                    adopted[int(first)] = second
+                elif op == "c":
+                    cgroup = cgroups.Cgroup(second, first) if first in cgroups.KINDS and second else None
     stop((pgid, marker) for marker, pgid in live.items())
+    finish(prefix, cgroup, lambda: _adopted_trees(adopted))
+    if cgroup is not None:
+        cgroups.remove(cgroup, GRACE_SECONDS)
     return 0
 
 

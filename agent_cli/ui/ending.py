@@ -4,7 +4,8 @@ Like Ctrl-C: the commands the tools started are killed at once (`tools.children`
 then a KeyboardInterrupt stops the running turn cleanly, so the history and the
 session log are closed as after Ctrl-C; the REPL and headless mode then exit
 with 128 + the signal's number. A second signal while that happens is noted,
-not raised. At interpreter exit, whatever is still registered is killed.
+not raised. At interpreter exit, whatever is still registered is killed, and then everything
+the session's commands left behind (daemons: `children.end`).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ def install() -> None:
     """Handle SIGTERM and SIGHUP, and kill the tools' commands at exit (main thread only)."""
     for sig in _SIGNALS:
         signal.signal(sig, _on_signal)
-    atexit.register(children.kill_all)
+    atexit.register(children.end)
 
 
 def _on_signal(signum: int, frame: FrameType | None) -> None:

@@ -8,12 +8,16 @@ tagged `sleep <tag>` so its processes can be found in /proc:
 - `kill -9` of the agent while the command runs, with children in the command's group, one that
   left with `setsid`, a daemon's double fork, and a command that closed its output: no survivor
   within 3 s (the watchdog);
-- a timeout while the command has a `setsid` child: the child goes too.
+- a timeout while the command has a `setsid` child: the child goes too;
+- a daemon the command left running when it returned (`setsid`, `nohup`, a double fork, `env -i
+  setsid`, a child calling `os.setsid()`): gone once the agent exits, and once it is killed -9.
 """
 
 from __future__ import annotations
 
+import shlex
 import subprocess
+import sys
 import time
 from functools import partial
 from pathlib import Path
@@ -77,6 +81,47 @@ def _killed(where: Path, shape: str, count: int) -> Outcome:
     return Outcome(left == 0, detail, orphans=left)
 
 
+def _daemon(where: Path, shape: str, kill: bool) -> Outcome:
+    """The command leaves a daemon and returns; the agent then exits (or, holding a second command,
+    is killed -9): the daemon must be gone within 30 s."""
+    tag, hold = new_tag(), new_tag()
+    project = project_in(where)
+    start = shape.format(tag=tag, python=shlex.quote(sys.executable))
+    wait = f"for i in $(seq 200); do pgrep -fx 'sleep {tag}' >/dev/null && break; sleep 0.05; done; "
+    wait += f"pgrep -fx 'sleep {tag}' >/dev/null && echo DAEMON-UP"
+    with FakeModelServer() as server:
+        first = ToolCallSpec("bash", {"command": f"{start} {wait}"}, id="toolu_daemon")
+        calls = [Reply("Starting.", tool_calls=[first])]
+        if kill:
+            calls.append(Reply("Holding.", tool_calls=[ToolCallSpec("bash", {"command": f"sleep {hold}"})]))
+        server.queue(*calls)
+        server.default = Reply(DONE)
+        proc = start_headless(project, env_for(where, server), "-p", "run it", "--yes")
+        if kill:
+            wait_for(lambda: processes("sleep", hold), 60.0)
+            proc.kill()  # SIGKILL: no handler of the agent runs
+        proc.communicate(timeout=120)
+        text, _ = tool_results(server.requests).get("toolu_daemon", ("", False))
+    gone = wait_for(lambda: not processes("sleep", tag), 30.0)
+    left = _survivors(tag) + _survivors(hold)
+    if "DAEMON-UP" not in text:
+        return Outcome(False, "the daemon never started", orphans=left)
+    how = "killed -9" if kill else "exited"
+    return Outcome(gone and left == 0, f"agent {how}; {left} survived", orphans=left)
+
+
+QUIET = ">/dev/null 2>&1"
+DAEMONS = {
+    "setsid": "setsid sleep {tag} " + QUIET + " &",
+    "nohup": "nohup sleep {tag} " + QUIET + " &",
+    "a double fork": "(sleep {tag} " + QUIET + " &) &",
+    "env -i setsid": "env -i setsid sleep {tag} " + QUIET + " &",
+    "os.setsid() in python": (
+        '{python} -c \'import os; os.setsid(); os.execvp("sleep", ["sleep", "{tag}"])\' ' + QUIET + " &"
+    ),
+}
+
+
 KILLED = {
     "children in the command's group": ("sleep {tag} & sleep {tag} & wait", 2),
     "a child that left with setsid": ("setsid sleep {tag} & sleep {tag}; wait", 2),
@@ -109,4 +154,14 @@ def cases() -> list[Case]:
         )
         for name, (shape, count) in KILLED.items()
     ]
+    for kill in (False, True):
+        found += [
+            Case(
+                "processes",
+                f"a daemon the command left ({name}): the agent {'killed -9' if kill else 'exits'}",
+                partial(_daemon, shape=shape, kill=kill),
+                sample=name == "env -i setsid",
+            )
+            for name, shape in DAEMONS.items()
+        ]
     return found
