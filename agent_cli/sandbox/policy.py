@@ -1,0 +1,142 @@
+"""What a sandboxed command may reach: the `SandboxPolicy` value, and the environment it is given.
+
+A *mode* says what is writable:
+
+    workspace-write   the project, the system's temporary directory and the user's `writable` paths;
+                      the rest of the file system read-only
+    read-only         nothing but a private, empty temporary directory
+    off               as the user runs it (no sandbox)
+
+Whatever the mode, the *hidden* paths cannot be read from inside: credential files and directories
+(`HIDDEN_IN_HOME`, under `$HOME`), the agent's own state directory (its session key), the sockets that
+hand out the user's rights whole (the docker daemon's, the user's session bus and agent sockets under
+`/run/user/UID`), and the paths the user adds. The network is closed unless `network` is on.
+
+`child_env` is the environment a sandboxed command gets: the caller's, less the variables whose names
+say they hold a credential (`core.secret_env`, the rule the redaction uses) and the ones that point at
+an agent socket. Pure: the caller passes `home`, `state_dir` and `env`; nothing here reads the process.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from agent_cli.core.secret_env import is_secret_env_name
+
+__all__ = [
+    "HIDDEN_IN_HOME",
+    "HIDDEN_SYSTEM",
+    "MODES",
+    "SandboxMode",
+    "SandboxPolicy",
+    "child_env",
+]
+
+SandboxMode = Literal["workspace-write", "read-only", "off"]
+MODES: tuple[SandboxMode, ...] = ("workspace-write", "read-only", "off")
+
+# Under $HOME. Cloud, cluster, registry and package-index credentials; keys; other agents' logins.
+HIDDEN_IN_HOME: tuple[str, ...] = (
+    ".ssh",
+    ".aws",
+    ".gnupg",
+    ".config/gcloud",
+    ".azure",
+    ".kube",
+    ".docker/config.json",
+    ".netrc",
+    ".npmrc",
+    ".pypirc",
+    ".git-credentials",
+    ".config/gh/hosts.yml",
+    ".config/hub",
+    ".config/glab-cli",
+    ".cargo/credentials",
+    ".cargo/credentials.toml",
+    ".gem/credentials",
+    ".terraform.d/credentials.tfrc.json",
+    ".vault-token",
+    ".password-store",
+    ".local/share/keyrings",
+    ".claude/.credentials.json",
+    ".claude.json",  # Claude Code keeps its OAuth account and API key helper settings here
+    ".codex/auth.json",
+    ".config/github-copilot",
+    ".gemini/oauth_creds.json",
+    ".config/aider",
+)
+
+# Outside $HOME: sockets whose owner grants whatever it is asked (docker is root), and the user's
+# runtime directory (session bus: `systemd-run --user` would start a command outside the sandbox;
+# gpg-agent, ssh-agent, keyrings). Bound over only where they exist.
+HIDDEN_SYSTEM: tuple[str, ...] = (
+    "/var/run/docker.sock",
+    "/run/docker.sock",
+    "/run/containerd/containerd.sock",
+    "/run/podman/podman.sock",
+    "/run/user",
+)
+
+# Variables that point at a socket holding the user's keys, though their names do not say secret.
+_AGENT_VARS = frozenset({"SSH_AUTH_SOCK", "GPG_AGENT_INFO", "DBUS_SESSION_BUS_ADDRESS"})
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxPolicy:
+    """What one sandboxed command may reach. Paths are absolute; `hidden` already holds the defaults
+    (`SandboxPolicy.for_user` puts them there), so the launcher reads one list."""
+
+    mode: SandboxMode
+    project: Path
+    tmp: Path = Path("/tmp")
+    writable: tuple[Path, ...] = ()
+    network: bool = False
+    hidden: tuple[Path, ...] = field(default_factory=tuple)
+    max_processes: int = 4096  # RLIMIT_NPROC inside: a fork bomb stops here, not at the machine's limit
+
+    @classmethod
+    def for_user(
+        cls,
+        mode: SandboxMode,
+        project: Path,
+        *,
+        home: Path,
+        state_dir: Path,
+        tmp: Path = Path("/tmp"),
+        writable: Iterable[Path] = (),
+        network: bool = False,
+        hidden: Iterable[Path] = (),
+        max_processes: int = 4096,
+    ) -> SandboxPolicy:
+        """The policy with the default hidden paths for this `home` and agent `state_dir`, then the
+        user's own (`~` in a user path is `home`)."""
+        defaults = [home / rel for rel in HIDDEN_IN_HOME] + [state_dir] + [Path(p) for p in HIDDEN_SYSTEM]
+        extra = [_expand(p, home) for p in hidden]
+        return cls(
+            mode=mode,
+            project=project,
+            tmp=tmp,
+            writable=tuple(_expand(p, home) for p in writable),
+            network=network,
+            hidden=tuple(dict.fromkeys([*defaults, *extra])),
+            max_processes=max_processes,
+        )
+
+    @property
+    def confined(self) -> bool:
+        return self.mode != "off"
+
+
+def _expand(path: Path, home: Path) -> Path:
+    text = str(path)
+    if text == "~" or text.startswith("~/"):
+        return home / text[2:]
+    return path
+
+
+def child_env(env: Mapping[str, str]) -> dict[str, str]:
+    """`env` less what a sandboxed command must not be handed: credentials by name, agent sockets."""
+    return {k: v for k, v in env.items() if not is_secret_env_name(k) and k not in _AGENT_VARS}
