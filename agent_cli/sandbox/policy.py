@@ -106,9 +106,9 @@ class SandboxPolicy:
         home: Path,
         state_dir: Path,
         tmp: Path = Path("/tmp"),
-        writable: Iterable[Path] = (),
+        writable: Iterable[Path | str] = (),
         network: bool = False,
-        hidden: Iterable[Path] = (),
+        hidden: Iterable[Path | str] = (),
         max_processes: int = 4096,
     ) -> SandboxPolicy:
         """The policy with the default hidden paths for this `home` and agent `state_dir`, then the
@@ -130,11 +130,12 @@ class SandboxPolicy:
         return self.mode != "off"
 
 
-def _expand(path: Path, home: Path) -> Path:
+def _expand(path: Path | str, home: Path) -> Path:
+    """A user's path: `~` is `home`; a string (as the config holds it) becomes a Path."""
     text = str(path)
     if text == "~" or text.startswith("~/"):
         return home / text[2:]
-    return path
+    return Path(text)
 
 
 def child_env(env: Mapping[str, str]) -> dict[str, str]:
