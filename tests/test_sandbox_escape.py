@@ -155,8 +155,8 @@ def test_a_connection_to_loopback(tree: Tree, mode: SandboxMode, listener: int) 
 
 def test_the_network_opened_by_the_policy(tree: Tree, listener: int) -> None:
     policy = tree.policy("workspace-write", network=True)
-    done = tree.run("workspace-write",
-        f"{sys.executable} -c '{_CONNECT}' 127.0.0.1 {listener}", policy=policy
+    done = tree.run(
+        "workspace-write", f"{sys.executable} -c '{_CONNECT}' 127.0.0.1 {listener}", policy=policy
     )
     assert "HELLO" in done.stdout, done.stderr
 
@@ -289,3 +289,24 @@ def test_what_gits_own_config_runs_writes_nothing_outside(tree: Tree, mode: Sand
     )
     tree.run(mode, "git status >/dev/null 2>&1; true", env={"GIT_CONFIG_GLOBAL": "/dev/null"})
     assert (tree.outside / "pwned").exists() is _escaped(mode)
+
+
+@pytest.mark.parametrize("mode", BOTH)
+def test_the_ssh_agent_socket_is_out_of_reach(tree: Tree, mode: SandboxMode) -> None:
+    """The variable goes, and the socket (in the writable temp dir, found by its path) is hidden too."""
+    path = tree.tmp / "ssh-XXXX" / "agent.1"
+    path.parent.mkdir()
+    agent = socket.socket(socket.AF_UNIX)
+    agent.bind(str(path))
+    agent.listen(1)
+    try:
+        connect = f"import socket; s=socket.socket(socket.AF_UNIX); s.connect('{path}'); print('CONNECTED')"
+        done = tree.run(
+            mode,
+            f'echo "sock=$SSH_AUTH_SOCK"; {sys.executable} -c "{connect}"',
+            env={"SSH_AUTH_SOCK": str(path)},
+        )
+        assert (f"sock={path}" in done.stdout) is _escaped(mode)
+        assert ("CONNECTED" in done.stdout) is _escaped(mode), done.stderr
+    finally:
+        agent.close()

@@ -1,9 +1,10 @@
 """A command made sandboxed: the argv and environment to start, from a policy and the probe's bwrap.
 
 The one impure step before `bwrap.bwrap_argv`: it looks at the disk (what each writable and hidden
-path is now, and where a symlinked one really leads, since a mount lands on the link's target) and
-hands the pure builder the answers. The caller starts the result as it starts any command
-(its own process group, its cgroup, its watchdog): nothing here spawns.
+path is now, and where a symlinked one really leads, since a mount lands on the link's target), adds
+the ssh-agent socket the environment names to the hidden paths, and hands the pure builder the
+answers. The caller starts the result as it starts any command (its own process group, its cgroup,
+its watchdog): nothing here spawns.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agent_cli.sandbox.bwrap import PathKind, bwrap_argv
-from agent_cli.sandbox.policy import SandboxPolicy, child_env
+from agent_cli.sandbox.policy import SandboxPolicy, agent_sockets, child_env
 
 __all__ = ["Launch", "path_kind", "sandboxed"]
 
@@ -49,7 +50,8 @@ def sandboxed(
         return Launch(list(argv), dict(env))
     # Both the path as written and where it leads are hidden: a mount follows the link to its target,
     # and the target is what must not be read (it may be reached by another name).
-    hidden = tuple(dict.fromkeys(p for path in policy.hidden for p in (path, _real(path))))
+    every = (*policy.hidden, *agent_sockets(env))
+    hidden = tuple(dict.fromkeys(p for path in every for p in (path, _real(path))))
     real = SandboxPolicy(
         mode=policy.mode,
         project=_real(policy.project),

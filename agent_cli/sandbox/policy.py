@@ -12,7 +12,9 @@ Whatever the mode, the *hidden* paths cannot be read from inside: credential fil
 hand out the user's rights whole (the docker daemon's, the user's session bus and agent sockets under
 `/run/user/UID`), and the paths the user adds. The network is closed unless `network` is on.
 
-`child_env` is the environment a sandboxed command gets: the caller's, less the variables whose names
+`agent_sockets` names the ssh-agent socket the caller's environment points at, for the launcher to hide
+(the socket itself usually sits in the writable temporary directory). `child_env` is the environment a
+sandboxed command gets: the caller's, less the variables whose names
 say they hold a credential (`core.secret_env`, the rule the redaction uses) and the ones that point at
 an agent socket. Pure: the caller passes `home`, `state_dir` and `env`; nothing here reads the process.
 """
@@ -32,6 +34,7 @@ __all__ = [
     "MODES",
     "SandboxMode",
     "SandboxPolicy",
+    "agent_sockets",
     "child_env",
 ]
 
@@ -78,6 +81,7 @@ HIDDEN_SYSTEM: tuple[str, ...] = (
     "/run/containerd/containerd.sock",
     "/run/podman/podman.sock",
     "/run/user",
+    "/tmp/.X11-unix",  # an X server takes keystrokes for any window: the user's terminal too
 )
 
 # Variables that point at a socket holding the user's keys, though their names do not say secret.
@@ -136,6 +140,13 @@ def _expand(path: Path | str, home: Path) -> Path:
     if text == "~" or text.startswith("~/"):
         return home / text[2:]
     return Path(text)
+
+
+def agent_sockets(env: Mapping[str, str]) -> list[Path]:
+    """The agent sockets `env` names (ssh-agent's, usually under /tmp): hidden as well, since taking
+    the variable away does not stop a command that looks for the socket by its path."""
+    sock = env.get("SSH_AUTH_SOCK", "")
+    return [Path(sock)] if sock.startswith("/") else []
 
 
 def child_env(env: Mapping[str, str]) -> dict[str, str]:
