@@ -310,3 +310,10 @@ def test_the_ssh_agent_socket_is_out_of_reach(tree: Tree, mode: SandboxMode) -> 
         assert ("CONNECTED" in done.stdout) is _escaped(mode), done.stderr
     finally:
         agent.close()
+
+
+@pytest.mark.parametrize("mode", BOTH)
+def test_no_nested_user_namespace(tree: Tree, mode: SandboxMode) -> None:
+    """Inside a user namespace of its own a command is root enough to mount over what it sees."""
+    done = tree.run(mode, "unshare -Ur true && echo NESTED")
+    assert ("NESTED" in done.stdout) is _escaped(mode), done.stderr

@@ -15,12 +15,13 @@ hidden inside the project too):
 bwrap binds by path after resolving it, so a symlink planted in the project that points outside
 leads to the read-only (or hidden) outside: the mount table, not the link, decides.
 
-The process: `--unshare-all` (user where it can, IPC, PID, UTS, cgroup, network) and `--share-net`
-back only when the policy opens the network; `--die-with-parent` (the agent dies, so does the
-sandbox); the PID namespace ends with its first process, so a daemon a command left behind dies when
-the command returns; `--new-session` (a new session: TIOCSTI cannot push keys into the user's
-terminal; the bash tool already runs commands in a session of their own, so no job control is lost);
-`--cap-drop ALL` (as root, no capability survives: no remount, no raw socket, no ptrace).
+The process: `--unshare-all` (user, IPC, PID, UTS, cgroup, network) and `--share-net` back only when
+the policy opens the network; `--disable-userns` (no nested user namespace inside);
+`--die-with-parent` (the agent dies, so does the sandbox); the PID namespace ends with its first
+process, so a daemon a command left behind dies when the command returns; `--new-session` (a new
+session: TIOCSTI cannot push keys into the user's terminal; the bash tool already runs commands in a
+session of their own, so no job control is lost); `--cap-drop ALL` (as root, no capability survives:
+no remount, no raw socket, no ptrace).
 
 The command starts under `sh -c 'ulimit -u N || ulimit -p N; exec "$@"'`: RLIMIT_NPROC bounds a
 fork bomb for a user (counted in the sandbox's user namespace on kernels since 5.14, across the
@@ -66,7 +67,9 @@ def bwrap_argv(
             out += ["--tmpfs", str(path), "--remount-ro", str(path)]
         elif what == "file":
             out += ["--ro-bind", "/dev/null", str(path)]
-    out += ["--unshare-all"]
+    # A user namespace always (not only "where it can"), so that --disable-userns can hold: no nested
+    # namespace, in which a command would be root enough to mount over what it sees.
+    out += ["--unshare-all", "--unshare-user", "--disable-userns"]
     if policy.network:
         out += ["--share-net"]
     out += ["--die-with-parent", "--new-session", "--cap-drop", "ALL", "--chdir", str(cwd), "--"]

