@@ -317,3 +317,12 @@ def test_no_nested_user_namespace(tree: Tree, mode: SandboxMode) -> None:
     """Inside a user namespace of its own a command is root enough to mount over what it sees."""
     done = tree.run(mode, "unshare -Ur true && echo NESTED")
     assert ("NESTED" in done.stdout) is _escaped(mode), done.stderr
+
+
+@pytest.mark.parametrize("mode", BOTH)
+def test_a_hard_link_to_a_file_outside(tree: Tree, mode: SandboxMode) -> None:
+    """Linked into the project, an outside file would be written through the writable mount; a link
+    across mounts is refused (EXDEV), though the two directories share one file system here."""
+    (tree.outside / "f").write_text("original\n")
+    done = tree.run(mode, f"ln {tree.outside}/f hl && echo changed > hl")
+    assert ((tree.outside / "f").read_text() == "changed\n") is _escaped(mode), done.stderr
