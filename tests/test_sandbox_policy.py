@@ -10,7 +10,7 @@ import pytest
 
 from agent_cli.core.secret_env import secret_env_names
 from agent_cli.sandbox.bwrap import PathKind, bwrap_argv
-from agent_cli.sandbox.policy import HIDDEN_IN_HOME, SandboxPolicy, child_env
+from agent_cli.sandbox.policy import HIDDEN_IN_HOME, SandboxPolicy, child_env, too_wide
 from agent_cli.sandbox.probe import probe
 from agent_cli.sandbox.seatbelt import seatbelt_argv, seatbelt_profile
 
@@ -152,3 +152,22 @@ def test_the_probe_verdicts(tmp_path: Path) -> None:
     working.write_text("#!/bin/sh\nexit 0\n")
     working.chmod(working.stat().st_mode | stat.S_IXUSR)
     assert probe(str(working)).works
+
+
+@pytest.mark.parametrize(
+    ("project", "writable", "reason"),
+    [
+        (Path("/"), (), "the whole file system"),
+        (HOME, (), "home directory"),
+        (Path("/home"), (), "home directory"),
+        (PROJECT, ("/",), "the whole file system"),
+        (PROJECT, (), None),
+        (HOME / "src/p", ("~/.cache/pip",), None),
+    ],
+)
+def test_a_sandbox_too_wide_to_hold(project: Path, writable: tuple[str, ...], reason: str | None) -> None:
+    policy = SandboxPolicy.for_user("workspace-write", project, home=HOME, state_dir=STATE, writable=writable)
+    said = too_wide(policy, HOME)
+    assert (said is None) if reason is None else (said is not None and reason in said)
+    # read-only writes nothing of the project: never too wide.
+    assert too_wide(SandboxPolicy.for_user("read-only", project, home=HOME, state_dir=STATE), HOME) is None

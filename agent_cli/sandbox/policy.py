@@ -36,6 +36,7 @@ __all__ = [
     "SandboxPolicy",
     "agent_sockets",
     "child_env",
+    "too_wide",
 ]
 
 SandboxMode = Literal["workspace-write", "read-only", "off"]
@@ -140,6 +141,21 @@ def _expand(path: Path | str, home: Path) -> Path:
     if text == "~" or text.startswith("~/"):
         return home / text[2:]
     return Path(text)
+
+
+def too_wide(policy: SandboxPolicy, home: Path) -> str | None:
+    """Why `policy` would confine next to nothing, or None. A project (or writable path) at `/` makes
+    the whole disk writable; at the home directory, or above it, the shell's start-up files
+    (`~/.bashrc`, `~/.profile`), which run unconfined at the next login. The caller treats such a
+    sandbox as missing (it asks before every command). Paths compared as given: pass resolved ones."""
+    if policy.mode != "workspace-write":
+        return None
+    for path in (policy.project, *policy.writable):
+        if path == Path("/"):
+            return f"{path} is writable: the whole file system would be"
+        if path == home or path in home.parents:
+            return f"{path} holds your home directory: your shell's start-up files would be writable"
+    return None
 
 
 def agent_sockets(env: Mapping[str, str]) -> list[Path]:
