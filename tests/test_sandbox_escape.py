@@ -8,6 +8,7 @@ so CI runs them.
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -166,8 +167,8 @@ def netns() -> Iterator[str]:
     """A network namespace of the test's own with a veth pair, one end at 10.200.0.1 (an address that
     exists only inside it), torn down after. Never a host outside the machine. (A veth pair rather
     than a dummy interface: this machine's kernel has no dummy driver.)"""
-    if os.geteuid() != 0:
-        pytest.skip("creating a network namespace needs root")
+    if os.geteuid() != 0 or shutil.which("ip") is None:
+        pytest.skip("creating a network namespace needs root and iproute2's ip")
     name = f"agent-sbx-{os.getpid()}"
     steps = [
         ["ip", "netns", "add", name],
@@ -256,8 +257,10 @@ _BOMB = (
 def test_a_fork_bomb_is_bounded(tree: Tree, mode: SandboxMode) -> None:
     """As nobody: root is exempt from RLIMIT_NPROC (the session's cgroup bounds root). A bounded bomb
     (120 children), so that "off" can show it unbounded without hurting the machine."""
-    if os.geteuid() != 0:
-        pytest.skip("switching to nobody needs root")
+    if os.geteuid() != 0 or shutil.which("setpriv") is None:
+        pytest.skip("switching to nobody needs root and util-linux's setpriv")
+    if not Path("/usr/bin/python3").exists():
+        pytest.skip("nobody runs the system's /usr/bin/python3 (the venv may be closed to it)")
     script = tree.base / "bomb.py"
     script.write_text(_BOMB)
     script.chmod(0o755)
@@ -272,8 +275,8 @@ def test_a_fork_bomb_is_bounded(tree: Tree, mode: SandboxMode) -> None:
 
 @pytest.mark.parametrize("mode", BOTH)
 def test_the_sandbox_works_for_a_user_without_root(tree: Tree, mode: SandboxMode) -> None:
-    if os.geteuid() != 0:
-        pytest.skip("switching to nobody needs root")
+    if os.geteuid() != 0 or shutil.which("setpriv") is None:
+        pytest.skip("switching to nobody needs root and util-linux's setpriv")
     done = tree.run(mode, f"echo x > {tree.outside}/f; echo y > here", prefix=NOBODY)
     assert (tree.project / "here").exists(), done.stderr
     assert (tree.outside / "f").exists() is _escaped(mode)
@@ -315,6 +318,8 @@ def test_the_ssh_agent_socket_is_out_of_reach(tree: Tree, mode: SandboxMode) -> 
 @pytest.mark.parametrize("mode", BOTH)
 def test_no_nested_user_namespace(tree: Tree, mode: SandboxMode) -> None:
     """Inside a user namespace of its own a command is root enough to mount over what it sees."""
+    if shutil.which("unshare") is None:
+        pytest.skip("needs util-linux's unshare")
     done = tree.run(mode, "unshare -Ur true && echo NESTED")
     assert ("NESTED" in done.stdout) is _escaped(mode), done.stderr
 
