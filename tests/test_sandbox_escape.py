@@ -275,11 +275,19 @@ def test_a_fork_bomb_is_bounded(tree: Tree, mode: SandboxMode) -> None:
 
 @pytest.mark.parametrize("mode", BOTH)
 def test_the_sandbox_works_for_a_user_without_root(tree: Tree, mode: SandboxMode) -> None:
+    """As nobody (user namespaces, no setuid bwrap): writes outside, a hidden key, the loopback."""
     if os.geteuid() != 0 or shutil.which("setpriv") is None:
         pytest.skip("switching to nobody needs root and util-linux's setpriv")
-    done = tree.run(mode, f"echo x > {tree.outside}/f; echo y > here", prefix=NOBODY)
+    key = _plant(tree.home, ".ssh", "NOBODYS-KEY")
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        port = server.getsockname()[1]
+        connect = f"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=5); print('CONN')"
+        script = f'echo x > {tree.outside}/f; echo y > here; cat {key}; /usr/bin/python3 -c "{connect}"'
+        done = tree.run(mode, script, prefix=NOBODY)
     assert (tree.project / "here").exists(), done.stderr
     assert (tree.outside / "f").exists() is _escaped(mode)
+    assert ("NOBODYS-KEY" in done.stdout) is _escaped(mode)
+    assert ("CONN" in done.stdout) is _escaped(mode)
 
 
 @pytest.mark.parametrize("mode", BOTH)
