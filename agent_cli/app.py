@@ -12,7 +12,6 @@ the caller passes `env`.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -33,6 +32,7 @@ from agent_cli.context.protocol import Frame
 from agent_cli.core.errors import ConfigError
 from agent_cli.core.events import WarningEvent
 from agent_cli.core.messages import Message
+from agent_cli.core.secret_env import secret_env_values
 from agent_cli.extensions import offer_mcp_tools, start_mcp_servers
 from agent_cli.hooks_user.config import HookSpec, load_hooks
 from agent_cli.hooks_user.trust import hooks_to_run
@@ -223,20 +223,3 @@ def _files_run(root: Path, hooks: Sequence[HookSpec], settings: Settings) -> lis
     servers, _ = server_specs(settings.tables, root)
     commands += [[s.command, *s.args] for s in servers if s.command is not None]
     return [root / name for words in commands for name in project_files_run(words, root)]
-
-
-_SECRET_NAME = re.compile(r"KEY|SECRET|TOKEN|PASSW|CREDENTIAL|AUTH|PRIVATE|DSN", re.IGNORECASE)
-_NOT_SECRET_NAME = re.compile(r"_(SOCK|PATH|FILE|DIR|HOME|URL|HOST|PORT)$", re.IGNORECASE)
-
-
-def secret_env_values(env: Mapping[str, str]) -> list[str]:
-    """Values of environment variables whose names say they are secrets (AWS_SECRET_ACCESS_KEY,
-    GITHUB_TOKEN, DB_PASSWORD ...): a tool printing the environment must not put them on disk."""
-    return [
-        value
-        for name, value in env.items()
-        if _SECRET_NAME.search(name)
-        and not _NOT_SECRET_NAME.search(name)
-        and len(value) >= 8
-        and not value.startswith(("/", "~"))
-    ]

@@ -51,6 +51,7 @@ class CliArgs:
     summary_model: str | None = None
     pins: tuple[str, ...] = ()
     permission_mode: str | None = None
+    sandbox: str | None = None
 
 
 def main() -> None:
@@ -178,6 +179,14 @@ def _build_app() -> Any:  # a typer.Typer; typer is imported lazily to keep --ve
                 "or bypassPermissions (as --yes). Shift+Tab switches in the REPL.",
             ),
         ] = None,
+        sandbox: Annotated[
+            str | None,
+            typer.Option(
+                "--sandbox",
+                help="What the model's commands may reach: workspace-write (the project; no network), "
+                "read-only, or off.",
+            ),
+        ] = None,
         output_format: Annotated[
             str, typer.Option("--output-format", help="Headless output: text, json or stream-json.")
         ] = "text",
@@ -223,6 +232,7 @@ def _build_app() -> Any:  # a typer.Typer; typer is imported lazily to keep --ve
                 summary_model=summary_model,
                 pins=tuple(pin or ()),
                 permission_mode=permission_mode,
+                sandbox=sandbox,
             )
         )
         raise typer.Exit(code)
@@ -307,6 +317,7 @@ def run_cli(args: CliArgs, *, env: dict[str, str] | None = None, cwd: Path | Non
         summary_model=args.summary_model,
         yes=args.yes,
         permission_mode=args.permission_mode,
+        sandbox=args.sandbox,
     )
     resume = args.resume if args.resume else (LATEST if args.continue_session else None)
     try:

@@ -146,6 +146,8 @@ RULES = [
     ("agent_cli.core.", _ALL_BUT_CORE),  # the values import nothing else of the package
     # The cost model sits just above the values: prices reach it as values, never from providers/.
     ("agent_cli.billing.", tuple(f for f in _ALL_BUT_CORE if f != "agent_cli.billing.")),
+    # The OS sandbox: a policy and a command line, below whatever spawns (tools, hooks, MCP servers).
+    ("agent_cli.sandbox.", tuple(f for f in _ALL_BUT_CORE if f != "agent_cli.sandbox.")),
     ("agent_cli.agent.", _APP),
     ("agent_cli.tokens.", (*_APP, "agent_cli.context.", "agent_cli.agent.")),
     ("agent_cli.providers.", (*_APP, "agent_cli.agent.", "agent_cli.context.", "agent_cli.tools.")),

@@ -607,3 +607,31 @@ def test_every_flag_an_error_can_name_is_one_the_command_has() -> None:
     ).stdout
     for _, _, flag in FLAG_KEYS:
         assert flag in out, flag
+
+
+# ---- [sandbox]: a project file may narrow it, never widen it ----------------------------------------
+
+
+@pytest.mark.parametrize("line", ['mode = "off"', "network = true", 'writable = ["/"]'])
+def test_a_project_file_cannot_widen_the_sandbox(home: Path, line: str) -> None:
+    key = "sandbox." + line.split(" ")[0]
+    path = project_file(home.parent / "proj", f"[sandbox]\n{line}\n")
+    assert error_of(home).startswith(f"config error: {path}:2: {key} cannot be set in a project file")
+    path.unlink()
+    user_file(home, f"[sandbox]\n{line}\n")  # the user's own file may
+    assert load(home).sandbox != Settings().sandbox
+
+
+def test_sandbox_settings_from_files_and_the_flag(home: Path) -> None:
+    assert load(home).sandbox.mode == "workspace-write"  # the default
+    user_file(home, '[sandbox]\nmode = "read-only"\nwritable = ["~/.cache/pip"]\nhidden = ["~/.rclone"]\n')
+    project_file(home.parent / "proj", '[sandbox]\nhidden = ["~/.config/secret-tool"]\n')
+    loaded = load(home)
+    assert (loaded.sandbox.mode, loaded.sandbox.writable) == ("read-only", ("~/.cache/pip",))
+    # The project's list adds to the user's: `hidden = []` in a repository unhides nothing.
+    assert loaded.sandbox.hidden == ("~/.rclone", "~/.config/secret-tool")
+    assert load(home, flags=Flags(sandbox="off")).sandbox.mode == "off"
+    assert error_of(home, flags=Flags(sandbox="none")) == (
+        "config error: --sandbox: sandbox.mode must be one of "
+        '"workspace-write", "read-only", "off" (got "none")'
+    )

@@ -11,6 +11,7 @@ would let a repository approve its own commands, reach outside itself, or
 send your API key elsewhere (`PROJECT_RESTRICTED_KEYS`); those belong in the
 user file, a `--config` file, the environment or flags. What it chooses that
 costs money is said in `Settings.notices` and capped (`project_costs.py`);
+the paths it hides from the sandbox add to the user's (`sandbox.hidden`);
 it is read only if it is a regular file inside the project (`file_reads.py`).
 
 Environment. The selected provider's SDK variables (`ANTHROPIC_API_KEY`,
@@ -54,6 +55,7 @@ from agent_cli.config.settings import (
     ContextSettings,
     ProviderName,
     ProviderSettings,
+    SandboxSettings,
     Settings,
     ToolSettings,
 )
@@ -81,8 +83,14 @@ PROJECT_RESTRICTED_KEYS: frozenset[str] = frozenset(
         "approvals.allow",  # would approve the commands the repository lists
         "approvals.mode",  # would let edits (or everything) run without asking
         "tools.allow_outside_root",  # would let tools touch files outside the project
+        "sandbox.mode",  # "off" would run the model's commands with all of the user's rights
+        "sandbox.network",  # would open the network to them
+        "sandbox.writable",  # would make more of the disk writable to them
     }
 )
+
+# Lists a project file adds to rather than replaces: it may narrow the sandbox, never undo the user's.
+_PROJECT_ADDS = frozenset({"sandbox.hidden"})
 
 # Fields the files wrote for one provider; meaningless after `--provider` switches to another.
 _PROVIDER_BOUND = (
@@ -106,6 +114,7 @@ class Flags:
     summary_model: str | None = None  # --summary-model
     yes: bool = False  # --yes: approve every tool call
     permission_mode: str | None = None  # --permission-mode
+    sandbox: str | None = None  # --sandbox
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,6 +207,7 @@ FLAG_KEYS: tuple[tuple[str, str, str], ...] = (  # Flags attribute, settings key
     ("effort", "provider.effort", "--effort"),
     ("summary_model", "context.summary_model", "--summary-model"),
     ("permission_mode", "approvals.mode", "--permission-mode"),
+    ("sandbox", "sandbox.mode", "--sandbox"),
 )
 
 # (lower, higher): the first must stay strictly below the second.
@@ -237,6 +247,8 @@ def resolve_settings(
 
     for layer in layers:
         for key, value in layer.values.items():
+            if layer.project and key in _PROJECT_ADDS and isinstance(value, tuple):
+                value = (*typing.cast(tuple[str, ...], values.get(key, ())), *value)
             put(key, value, key_place(layer.path, layer.lines, key))
             if layer.project:
                 from_project.add(key)
@@ -307,6 +319,7 @@ def _build(
         context=typing.cast(ContextSettings, sections["context"]),
         tools=typing.cast(ToolSettings, sections["tools"]),
         approvals=typing.cast(ApprovalSettings, sections["approvals"]),
+        sandbox=typing.cast(SandboxSettings, sections["sandbox"]),
         project_root=cwd,
         sources=sources,
         notices=notices,

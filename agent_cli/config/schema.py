@@ -20,7 +20,13 @@ import typing
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-from agent_cli.config.settings import ApprovalSettings, ContextSettings, ProviderSettings, ToolSettings
+from agent_cli.config.settings import (
+    ApprovalSettings,
+    ContextSettings,
+    ProviderSettings,
+    SandboxSettings,
+    ToolSettings,
+)
 from agent_cli.core.errors import ConfigError
 
 __all__ = [
@@ -40,6 +46,7 @@ SECTIONS: dict[str, type] = {
     "context": ContextSettings,
     "tools": ToolSettings,
     "approvals": ApprovalSettings,
+    "sandbox": SandboxSettings,
 }
 
 

@@ -10,10 +10,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from agent_cli.sandbox.policy import SandboxMode
+
 if TYPE_CHECKING:
     from agent_cli.config.raw_tables import RawTable
 
-__all__ = ["ApprovalSettings", "ContextSettings", "ProviderSettings", "Settings", "ToolSettings"]
+__all__ = [
+    "ApprovalSettings",
+    "ContextSettings",
+    "ProviderSettings",
+    "SandboxSettings",
+    "Settings",
+    "ToolSettings",
+]
 
 ProviderName = Literal["anthropic", "openai"]
 Effort = Literal["none", "minimal", "low", "medium", "high", "xhigh", "max"]
@@ -98,11 +107,23 @@ class ApprovalSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class SandboxSettings:
+    """What a sandboxed command may reach (agent_cli/sandbox/, docs/sandbox.md). Only `hidden` may
+    come from a project file: the others would widen the sandbox."""
+
+    mode: SandboxMode = "workspace-write"  # --sandbox
+    network: bool = False
+    writable: tuple[str, ...] = ()  # paths writable besides the project and the temp dir
+    hidden: tuple[str, ...] = ()  # paths unreadable besides the credentials hidden by default
+
+
+@dataclass(frozen=True, slots=True)
 class Settings:
     provider: ProviderSettings = field(default_factory=ProviderSettings)
     context: ContextSettings = field(default_factory=ContextSettings)
     tools: ToolSettings = field(default_factory=ToolSettings)
     approvals: ApprovalSettings = field(default_factory=ApprovalSettings)
+    sandbox: SandboxSettings = field(default_factory=SandboxSettings)
     project_root: Path = field(default_factory=Path.cwd)
     sources: tuple[str, ...] = ()  # config files that were read, for /context and errors
     notices: tuple[str, ...] = ()  # for the user's eyes at start-up: what the project file chose

@@ -22,6 +22,7 @@ TITLES = {
     "repository": "What a cloned repository can do by itself",
     "providers": "A provider that lies or drips",
     "store": "Secrets in common shapes, and a disk that fills mid-session",
+    "sandbox": "Commands that try to get out of the sandbox (through the launcher; not wired to agent yet)",
 }
 
 

@@ -8,6 +8,7 @@ from tests.reliability import (
     hostile_processes,
     hostile_providers,
     hostile_repository,
+    hostile_sandbox,
     hostile_store,
     hostile_terminal,
     hostile_tools,
@@ -36,6 +37,7 @@ def all_cases(*, kills: int = 50, seed: int = 1, sample: bool = False) -> list[C
         *hostile_repository.cases(),
         *hostile_providers.cases(),
         *hostile_store.cases(),
+        *hostile_sandbox.cases(),
     ]
     return [c for c in found if c.sample] if sample else found
 
