@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from agent_cli.testing.fakeserver import FakeModelServer, Reply, ToolCallSpec
-from tests.e2e import agent_env
+from tests.e2e import agent_env, run_agent
 from tests.reliability.procs import ANSI, expect
 
 pexpect = pytest.importorskip("pexpect")
@@ -221,3 +221,18 @@ def test_status_shows_the_sessions_fields(tmp_path: Path, fake_server: FakeModel
         finish(child)
     finally:
         child.close(force=True)
+
+
+def test_agent_p_init_sends_the_init_request_and_the_write_needs_approval(
+    tmp_path: Path, fake_server: FakeModelServer
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "AGENTS.md").write_text("# Old\n")
+    write = {"path": "AGENTS.md", "content": "# New\n"}
+    fake_server.queue(Reply("Writing.", tool_calls=[ToolCallSpec("write_file", write)]), Reply("Done."))
+    done = run_agent(["-p", "/init keep it short"], project, agent_env(tmp_path / "home", fake_server))
+    assert done.returncode == 0, done.stderr
+    prompt = str(fake_server.requests[0].body["messages"][-1]["content"])
+    assert "write_file" in prompt and "improve it" in prompt and "The user adds: keep it short" in prompt
+    assert (project / "AGENTS.md").read_text() == "# Old\n", "headless, without --yes, the write is refused"

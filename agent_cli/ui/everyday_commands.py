@@ -54,6 +54,7 @@ __all__ = [
     "diff",
     "export",
     "init",
+    "init_prompt",
     "memory",
     "osc52",
     "status",
@@ -99,13 +100,17 @@ class CommandHost(Protocol):
 # ---- /init -------------------------------------------------------------------------------------
 
 
+def init_prompt(root: Path, notes: str) -> str:
+    """What /init asks the model (`agent -p /init` too): to improve AGENTS.md when there is one."""
+    there = (root / "AGENTS.md").exists()
+    return INIT_PROMPT + (INIT_IMPROVE if there else "") + (f"\n\nThe user adds: {notes}" if notes else "")
+
+
 def init(repl: CommandHost, arg: str) -> None:
     root = repl.session.project_root
-    there = (root / "AGENTS.md").exists()
-    verb = "improve AGENTS.md" if there else "write AGENTS.md"
+    verb = "improve AGENTS.md" if (root / "AGENTS.md").exists() else "write AGENTS.md"
     repl.renderer.info(f"the model reads the project to {verb}; the write is asked about like any other")
-    prompt = INIT_PROMPT + (INIT_IMPROVE if there else "") + (f"\n\nThe user adds: {arg}" if arg else "")
-    repl.drive(repl.session.run(prompt))
+    repl.drive(repl.session.run(init_prompt(root, arg)))
     repl.refresh_context()
 
 
