@@ -206,6 +206,9 @@ def test_memory_opens_the_chosen_instruction_file_in_the_editor(
 
 
 def test_status_shows_the_sessions_fields(tmp_path: Path, fake_server: FakeModelServer) -> None:
+    config = tmp_path / "home" / ".config" / "agent-cli"
+    config.mkdir(parents=True)
+    (config / "config.toml").write_text('[[hooks.PreToolUse]]\nmatcher = "bash"\ncommand = "exit 0"\n')
     child = start(tmp_path, fake_server)
     try:
         child.send("/status\r")
@@ -216,7 +219,7 @@ def test_status_shows_the_sessions_fields(tmp_path: Path, fake_server: FakeModel
         assert re.search(r"sandbox:\s+none", shown)
         assert re.search(r"approvals:\s+ask before tools", shown)
         assert "MCP:" in shown and "no MCP servers configured" in shown
-        assert re.search(r"hooks:\s+none", shown)
+        assert re.search(r"hooks:\s+PreToolUse \[bash\]: exit 0  \(\S+config\.toml:1\)", shown)
         assert "sk-" not in shown
         finish(child)
     finally:
