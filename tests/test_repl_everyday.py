@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from agent_cli.testing.fakeserver import FakeModelServer, Reply, ToolCallSpec
-from tests.e2e import agent_env, run_agent
+from tests.e2e import ANTHROPIC_KEY, agent_env, run_agent
 from tests.reliability.procs import ANSI, expect
 
 pexpect = pytest.importorskip("pexpect")
@@ -111,7 +111,7 @@ def test_diff_does_not_run_git_when_the_repository_config_names_a_program(
 
 
 def test_copy_sends_osc52_and_says_where_the_file_is(tmp_path: Path, fake_server: FakeModelServer) -> None:
-    fake_server.queue(Reply(ANSWER))
+    fake_server.queue(Reply(ANSWER), Reply(f"The key is {ANTHROPIC_KEY} here."))
     child = start(tmp_path, fake_server)
     try:
         child.send("/copy\r")
@@ -124,10 +124,15 @@ def test_copy_sends_osc52_and_says_where_the_file_is(tmp_path: Path, fake_server
         escape = "\x1b]52;c;" + base64.b64encode(ANSWER.encode()).decode() + "\x07"
         assert escape in raw
         assert "OSC 52" in raw
+        assert path.read_text() == ANSWER
+        child.send("say the key\r")
+        expect(child, "here.")
+        child.send("/copy\r")
+        expect(child, r"the answer is in \S+last-answer\.md")
         finish(child)
     finally:
         child.close(force=True)
-    assert path.read_text() == ANSWER
+    assert ANTHROPIC_KEY not in path.read_text(), "the session's folder never holds the key"
 
 
 def test_export_writes_markdown_and_asks_before_overwriting(

@@ -169,7 +169,8 @@ def copy(repl: CommandHost, arg: str) -> None:
         return
     text = _CONTROLS.sub("", text)  # the clipboard is pasted into terminals too
     path = session.log_dir / COPY_FILE
-    write_private(path, text.encode("utf-8"))
+    kept = session.redact(text)  # the session's folder never holds a key (the history is redacted too)
+    write_private(path, kept.encode("utf-8"))
     size = len(text.encode("utf-8"))
     console = out.console
     if not console.is_terminal:
