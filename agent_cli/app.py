@@ -169,6 +169,7 @@ def open_session(
             pins=pins,
             watch=watch,
             mode=mode,
+            hook_lines=[_hook_line(h) for h in hook_specs],
         )
         hooks.follow(session)
     except BaseException:
@@ -215,6 +216,13 @@ def _approver(
     else:
         inner = InteractiveApprover(ask, allow, approval_of=tools.approval, guard=guard)
     return ModalApprover(inner, mode, approval_of=tools.approval, effect_of=tools.effect, guard=guard)
+
+
+def _hook_line(hook: HookSpec) -> str:
+    """One hook in force, as /status lists it: its event, matcher, command and where it is set."""
+    matcher = f" [{hook.matcher}]" if hook.matcher not in ("", "*") else ""
+    where = f"  ({hook.where})" if hook.where else ""
+    return f"{hook.event}{matcher}: {hook.command}{where}"
 
 
 def _files_run(root: Path, hooks: Sequence[HookSpec], settings: Settings) -> list[Path]:

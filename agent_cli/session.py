@@ -18,6 +18,8 @@ runner act only through its methods:
     usage_log           /cost
     redact(text)        what of a text may be stored (the REPL's input history): secrets replaced
     extension_report()  /mcp: the MCP servers, their state and their tools
+    hook_lines          /status: the user's hooks in force, one line each
+    changes()           /diff: what the session changed in the files, as diffs
     rewind_points()     /rewind: this session's prompts, numbered from 1, and what each turn changed
     rewind(n, ...)      /rewind N [--chat|--code]: conversation and files back to before prompt N
 
@@ -48,6 +50,7 @@ from agent_cli.agent.record_edits import (
 )
 from agent_cli.agent.restore import restore
 from agent_cli.agent.rewind import RewindPoint, Rewound, before_prompt, pick, points, rewind_data, undo_plan
+from agent_cli.agent.session_diff import SessionDiff, session_diff
 from agent_cli.agent.turn_stream import woven
 from agent_cli.config.settings import Settings
 from agent_cli.context.breakdown import Breakdown
@@ -84,8 +87,10 @@ class AgentSession:
         pins: Sequence[str] = (),
         watch: FileWatch | None = None,
         mode: ModeState | None = None,
+        hook_lines: Sequence[str] = (),
     ) -> None:
         self.settings = settings
+        self.hook_lines = tuple(hook_lines)  # the hooks in force, described (for /status)
         self.mode = mode or ModeState()  # the approval mode (agent.modes): Shift+Tab in the REPL
         self._extensions = extensions
         self._watch = watch  # what the tools change in the files, recorded for /rewind
@@ -225,6 +230,10 @@ class AgentSession:
                 "no MCP servers configured ([mcp.servers.NAME] in the config, or the project's .mcp.json)"
             ]
         return self._extensions.report()
+
+    def changes(self) -> SessionDiff:
+        """`/diff`: every file the session changed, from how it found it to how it is now."""
+        return session_diff(self.project_root, self._parts.snapshots(self._log), self._records())
 
     def compact(self, focus: str | None = None) -> Iterator[Event]:
         return self._loop.compact(focus)

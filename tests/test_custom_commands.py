@@ -379,7 +379,7 @@ def test_the_completer_offers_built_in_then_markdown_commands(tmp_path: Path) ->
     write(f.claude / "cost-report.md", "---\ndescription: Costs\nargument-hint: [month]\n---\nB")
     completer = PathAndCommandCompleter(f.project, commands=f.catalog)
     found = list(completer.get_completions(Document("/co"), CompleteEvent(completion_requested=True)))
-    assert [c.text for c in found] == ["/compact", "/context", "/cost", "/cost-report"]
+    assert [c.text for c in found] == ["/compact", "/context", "/cost", "/copy", "/cost-report"]
     assert found[-1].display_text == "/cost-report [month]"
     assert found[-1].display_meta_text == "Costs (project)"
 

@@ -174,7 +174,7 @@ def test_completion(tmp_path: Path) -> None:
     (tmp_path / ".env").write_text("")
     (tmp_path / "setup.cfg").write_text("")
     c = PathAndCommandCompleter(tmp_path, lambda: ["20250101-000000-abcdef"])
-    assert complete(c, "/co") == ["/compact", "/context", "/cost"]
+    assert complete(c, "/co") == ["/compact", "/context", "/cost", "/copy"]
     assert complete(c, "/model gpt-4.1-n") == ["gpt-4.1-nano"]
     assert complete(c, "/resume 2025") == ["20250101-000000-abcdef"]
     assert complete(c, "look at @s") == ["setup.cfg", "src/"]

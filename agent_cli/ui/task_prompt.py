@@ -2,10 +2,12 @@
 and the Markdown command the prompt names.
 
     agent -p "/fix-issue 123"            the command's body, expanded (`custom_commands.py`)
+    agent -p "/init"                     /init's request: read the project, write AGENTS.md
     cat log | agent -p "why does it fail?"   the prompt, then the log in a `<stdin>` block
 
 A prompt that names no command file (`/etc/hosts: what is this?`, or a REPL command such as
-`/compact`) is sent as it is. The stdin block goes after the expansion, as after any prompt.
+`/compact`) is sent as it is; `/init` is the one REPL command that is a request to the model, and
+sends what it sends in the REPL. The stdin block goes after the expansion, as after any prompt.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from pathlib import Path
 from agent_cli.core.text import clean, decode, visible
 from agent_cli.ui.commands import custom_command_files, parse
 from agent_cli.ui.custom_commands import headless_prompt
+from agent_cli.ui.everyday_commands import init_prompt
 
 __all__ = ["STDIN_NOTE_AFTER", "read_piped", "task_prompt", "with_piped_input"]
 
@@ -30,7 +33,9 @@ def task_prompt(prompt: str, piped: str, root: Path, env: Mapping[str, str]) -> 
     """The message a headless task sends: `prompt` (a Markdown command expanded; warnings about it
     on stderr), then `piped` when there is any. ConfigError when the command cannot be used."""
     command = parse(prompt)
-    if command is not None and not command.known:
+    if command is not None and command.known and command.name == "init":
+        prompt = init_prompt(root, command.arg)
+    elif command is not None and not command.known:
         catalog = custom_command_files(root, env).catalog()
         prompt, warnings = headless_prompt(prompt, catalog, command.name, command.arg)
         for warning in warnings:

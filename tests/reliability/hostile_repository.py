@@ -393,6 +393,47 @@ def _empty_sessions(where: Path) -> Outcome:
     return Outcome(outcome.ok, f"{outcome.detail}; {len(rows)} row listed", outcome.traceback)
 
 
+def _diff_git_config(where: Path) -> Outcome:
+    """A repository whose git config names programs (diff.external, core.fsmonitor): /diff in the
+    REPL says git diff was not run and why; neither program runs."""
+    project = project_in(where, files={"a.txt": "one\n"})
+    mark = where / "PWNED"
+    git = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e"}
+    git.update(GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@e")
+    for args in (
+        ["init", "-q"],
+        ["add", "a.txt"],
+        ["commit", "-qm", "start"],
+        ["config", "diff.external", f"touch {mark}"],
+        ["config", "core.fsmonitor", f"touch {mark}"],
+    ):
+        subprocess.run(["git", *args], cwd=project, env=git, check=True, capture_output=True)
+    (project / "a.txt").write_text("two\n")
+    with FakeModelServer() as server:
+        child = spawn_repl(project, env_for(where, server))
+        try:
+            screen = io.StringIO()
+            child.logfile_read = screen
+            _expect(child, READY)
+            child.send("/diff\r")
+            _expect(child, "git diff not run")
+            _expect(child, READY)
+            child.send("\x04")
+            _expect(child, "EOF")
+        except Exception as exc:  # pexpect's TIMEOUT or EOF: what the screen held says why
+            child.close(force=True)
+            return Outcome(False, f"REPL: {type(exc).__name__}; screen: {str(child.before)[-160:]!r}")
+        child.close()
+    shown = " ".join(ANSI.sub("", screen.getvalue()).split())
+    ran = mark.exists()
+    named = "core.fsmonitor" in shown or "diff.external" in shown
+    return Outcome(
+        not ran and named and "Traceback" not in shown,
+        f"/diff: git diff not run, the key named: {named}; a program ran: {ran}",
+        "Traceback" in shown,
+    )
+
+
 def _case(name: str, run: Callable[[Path], Outcome], sample: bool = False) -> Case:
     return Case(SUITE, name, run, sample=sample)
 
@@ -419,4 +460,7 @@ def cases() -> list[Case]:
         _case("--resume of a planted session under -p: refused with how to accept", _planted_resume_headless),
         _case("--resume of a planted session in the REPL: asks; n refuses", _planted_resume_repl),
         _case("three empty REPL sessions: not listed, not continued", _empty_sessions),
+        _case(
+            "git config names diff.external, core.fsmonitor: /diff runs neither, says why", _diff_git_config
+        ),
     ]
