@@ -40,12 +40,14 @@ from agent_cli.prompt.instructions import read_project_instructions
 from agent_cli.prompt.system import build_system_prompt
 from agent_cli.providers.registry import PROVIDERS
 from agent_cli.session import AgentSession
+from agent_cli.store.frame_counts import FrameCounts
 from agent_cli.store.layout import check_private_dir, ensure_transcripts_dir, transcripts_dir
 from agent_cli.store.project_approvals import ProjectApprovals
 from agent_cli.store.redact import Redactor
 from agent_cli.store.session_log import SessionLog
 from agent_cli.store.sessions import continue_candidates, resolve_session_id
 from agent_cli.store.signing import SessionSigner
+from agent_cli.store.user_dirs import state_dir
 from agent_cli.tools.base import ToolContext, ToolRegistry
 from agent_cli.tools.registry import default_tools
 
@@ -95,7 +97,14 @@ def open_session(
     if signer.problem:
         notices.append(f"{signer.problem}: this session is not signed, so --continue will pass over it")
     assembly = Assembly(
-        settings, hooks, redactor, make_provider, lambda: Frame(system, tools.specs()), signer=signer, ask=ask
+        settings,
+        hooks,
+        redactor,
+        make_provider,
+        lambda: Frame(system, tools.specs()),
+        signer=signer,
+        ask=ask,
+        frames=FrameCounts(state_dir(env) / "frame-counts.json"),
     )
     model = assembly.for_model(pset.model)  # empty: the provider's default, as resolve_model says
     servers, mcp_notes = start_mcp_servers(settings, env, ask, approvals)
