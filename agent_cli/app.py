@@ -32,7 +32,7 @@ from agent_cli.context.protocol import Frame
 from agent_cli.core.errors import ConfigError
 from agent_cli.core.events import WarningEvent
 from agent_cli.core.messages import Message
-from agent_cli.extensions import offer_mcp_tools, start_mcp_servers
+from agent_cli.extensions import McpExtension, start_mcp_servers
 from agent_cli.hooks_user.config import load_hooks
 from agent_cli.hooks_user.trust import hooks_to_run
 from agent_cli.hooks_user.user_hooks import UserHooks
@@ -107,11 +107,11 @@ def open_session(
         frames=FrameCounts(state_dir(env) / "frame-counts.json"),
     )
     model = assembly.for_model(pset.model)  # empty: the provider's default, as resolve_model says
-    servers, mcp_notes = start_mcp_servers(settings, env, ask, approvals)
+    # The servers connect in the background: the prompt (or the first request) does not wait for them
+    # here; the session's first turn does (AgentSession.connect), and their tools join then.
+    servers, mcp_notes = start_mcp_servers(settings, env, ask, approvals, wait=False)
     notices.extend(mcp_notes)
     try:
-        if servers is not None:
-            offer_mcp_tools(settings, model, tools, servers)
         history: list[Message] = []
         if resume is not None:
             check_private_dir(transcripts_dir(root))  # a planted link or another's folder: one line
@@ -168,7 +168,7 @@ def open_session(
             model=model,
             warnings=warnings,
             redact=redactor.redact,
-            extensions=servers,
+            extensions=None if servers is None else McpExtension(settings, servers),
             pins=pins,
             watch=watch,
             mode=mode,

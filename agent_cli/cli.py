@@ -63,6 +63,10 @@ def main() -> None:
         print(f"agent-cli {__version__}")
         return
     if not argv:  # the REPL: skip typer (about 100 ms) so the prompt appears sooner
+        if sys.stdin.isatty() and sys.stdout.isatty():
+            from agent_cli.ui import typeahead
+
+            typeahead.hold(sys.stdin.fileno())  # keys typed from now on wait for the prompt, unechoed
         sys.exit(run_cli(CliArgs()))
     app = _build_app()
     try:
@@ -299,8 +303,10 @@ def run_cli(args: CliArgs, *, env: dict[str, str] | None = None, cwd: Path | Non
     try:
         settings = load_settings(config_path=args.config, env=env, flags=flags, cwd=cwd or Path.cwd())
         if interactive:
+            from agent_cli.ui import typeahead
             from agent_cli.ui.repl import run_repl
 
+            typeahead.hold(sys.stdin.fileno())  # (already, for a bare `agent`)
             pins = args.pins
             return run_repl(lambda ask: open_session(settings, env=env, resume=resume, ask=ask, pins=pins))
         session = open_session(settings, env=env, resume=resume, pins=args.pins)
@@ -326,7 +332,10 @@ def _headless(session: "AgentSession", prompt: str, output_format: str) -> int:
     fmt: OutputFormat = output_format  # type: ignore[assignment]  # checked by run_cli
     ending.install()
     try:
-        events = itertools.chain(session.warnings, session.begin(), session.run(prompt))
+        # The MCP servers connect in the background: wait for them (silently) before the first request,
+        # so the tools the run announces are all there.
+        joined = list(session.connect(say_waiting=False))
+        events = itertools.chain(session.warnings, joined, session.begin(), session.run(prompt))
         init = init_event(
             session_id=session.id,
             model=session.model,
