@@ -12,19 +12,21 @@ Nothing of `mcp` is imported when no server is configured (`mcp_client` imports 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from agent_cli.agent.approvals import START_PROJECT_SERVER, Asker
 from agent_cli.config.settings import Settings
 from agent_cli.context.thresholds import compute_thresholds
 from agent_cli.mcp_client.config import ServerSpec, server_specs
-from agent_cli.mcp_client.errlog import errlog_dir
-from agent_cli.mcp_client.servers import McpServers
 from agent_cli.session import ModelParts
 from agent_cli.session_parts import Extensions
 from agent_cli.store.project_approvals import ProjectApprovals
 from agent_cli.store.user_dirs import state_dir
 from agent_cli.tools.base import ToolRegistry
 from agent_cli.tools.tool_search import ToolSearch, should_defer
+
+if TYPE_CHECKING:
+    from agent_cli.mcp_client.servers import McpServers
 
 __all__ = ["McpExtension", "offer_mcp_tools", "start_mcp_servers"]
 
@@ -45,6 +47,9 @@ def start_mcp_servers(
     specs, notes = server_specs(settings.tables, root)
     if not specs:
         return None, notes
+    # (the servers' machinery, asyncio's event loop among it, loads only when one is configured)
+    from agent_cli.mcp_client.errlog import errlog_dir
+    from agent_cli.mcp_client.servers import McpServers
 
     def ask_start(spec: ServerSpec) -> bool:
         assert ask is not None
