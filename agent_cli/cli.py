@@ -68,6 +68,9 @@ def main() -> None:
 
             typeahead.hold(sys.stdin.fileno())  # keys typed from now on wait for the prompt, unechoed
         sys.exit(run_cli(CliArgs()))
+    simple = _simple_headless(argv)
+    if simple is not None:  # `agent -p "say hi"` and the like: skip typer too
+        sys.exit(run_cli(simple))
     app = _build_app()
     try:
         code = app(prog_name="agent", standalone_mode=False)
@@ -79,6 +82,39 @@ def main() -> None:
             raise
         sys.exit(fail(said))
     sys.exit(code if isinstance(code, int) else 0)
+
+
+# The flags `_simple_headless` reads without typer: each takes one value (the last one given wins,
+# as with typer), and --yes / -y none. Anything else (another flag, `--flag=value`, a value that
+# starts with "-", a subcommand) goes to typer, which parses and checks it as it always has.
+_SIMPLE_VALUES = {"-p": "prompt", "--print": "prompt", "--provider": "provider", "--model": "model",
+                  "--output-format": "output_format"}  # fmt: skip
+
+
+def _simple_headless(argv: list[str]) -> CliArgs | None:
+    """The CliArgs of a plain headless call (`-p PROMPT`, with --provider, --model, --output-format,
+    --yes), or None for anything typer must parse."""
+    values: dict[str, str] = {}
+    yes = False
+    rest = iter(argv)
+    for flag in rest:
+        if flag in ("--yes", "-y"):
+            yes = True
+            continue
+        name = _SIMPLE_VALUES.get(flag)
+        value = next(rest, None)
+        if name is None or value is None or value.startswith("-"):
+            return None
+        values[name] = value
+    if "prompt" not in values:
+        return None
+    return CliArgs(
+        prompt=values["prompt"],
+        provider=values.get("provider"),
+        model=values.get("model"),
+        output_format=values.get("output_format", "text"),
+        yes=yes,
+    )
 
 
 def _usage_error(exc: Exception) -> str | None:

@@ -2,7 +2,7 @@
 is seen to be far from every line by its bytes, a believed usage report anchors the next count at
 once and teaches the ratio later, in order, with the same result as counting at once; a frame's
 count is kept between runs. End to end, `agent -p "say hi"` never imports tiktoken once its frame
-is remembered."""
+is remembered, nor typer (a plain -p is parsed without it)."""
 
 from __future__ import annotations
 
@@ -124,3 +124,4 @@ def test_say_hi_headless_never_imports_tiktoken(tmp_path: Path) -> None:
     imported = {line.split("|")[-1].strip() for line in again.stderr.splitlines() if "|" in line}
     assert "anthropic" in imported
     assert "tiktoken" not in imported  # was imported, and its vocabulary loaded, before each request
+    assert "typer" not in imported  # a plain -p is parsed without it (was imported: ~40 ms)
