@@ -33,7 +33,7 @@ from agent_cli.core.errors import ConfigError
 from agent_cli.core.events import WarningEvent
 from agent_cli.core.messages import Message
 from agent_cli.core.secret_env import secret_env_values
-from agent_cli.extensions import offer_mcp_tools, start_mcp_servers
+from agent_cli.extensions import McpExtension, start_mcp_servers
 from agent_cli.hooks_user.config import HookSpec, load_hooks
 from agent_cli.hooks_user.trust import hooks_to_run
 from agent_cli.hooks_user.user_hooks import UserHooks
@@ -42,12 +42,14 @@ from agent_cli.prompt.instructions import read_project_instructions
 from agent_cli.prompt.system import build_system_prompt
 from agent_cli.providers.registry import PROVIDERS
 from agent_cli.session import AgentSession
+from agent_cli.store.frame_counts import FrameCounts
 from agent_cli.store.layout import check_private_dir, ensure_transcripts_dir, transcripts_dir
 from agent_cli.store.project_approvals import ProjectApprovals, project_files_run, shell_words
 from agent_cli.store.redact import Redactor
 from agent_cli.store.session_log import SessionLog
 from agent_cli.store.sessions import continue_candidates, resolve_session_id
 from agent_cli.store.signing import SessionSigner
+from agent_cli.store.user_dirs import state_dir
 from agent_cli.tools.base import ToolContext, ToolRegistry
 from agent_cli.tools.registry import default_tools
 
@@ -97,14 +99,21 @@ def open_session(
     if signer.problem:
         notices.append(f"{signer.problem}: this session is not signed, so --continue will pass over it")
     assembly = Assembly(
-        settings, hooks, redactor, make_provider, lambda: Frame(system, tools.specs()), signer=signer, ask=ask
+        settings,
+        hooks,
+        redactor,
+        make_provider,
+        lambda: Frame(system, tools.specs()),
+        signer=signer,
+        ask=ask,
+        frames=FrameCounts(state_dir(env) / "frame-counts.json"),
     )
     model = assembly.for_model(pset.model)  # empty: the provider's default, as resolve_model says
-    servers, mcp_notes = start_mcp_servers(settings, env, ask, approvals)
+    # The servers connect in the background: the prompt (or the first request) does not wait for them
+    # here; the session's first turn does (AgentSession.connect), and their tools join then.
+    servers, mcp_notes = start_mcp_servers(settings, env, ask, approvals, wait=False)
     notices.extend(mcp_notes)
     try:
-        if servers is not None:
-            offer_mcp_tools(settings, model, tools, servers)
         history: list[Message] = []
         if resume is not None:
             check_private_dir(transcripts_dir(root))  # a planted link or another's folder: one line
@@ -165,7 +174,7 @@ def open_session(
             model=model,
             warnings=warnings,
             redact=redactor.redact,
-            extensions=servers,
+            extensions=None if servers is None else McpExtension(settings, servers),
             pins=pins,
             watch=watch,
             mode=mode,

@@ -40,7 +40,7 @@ from agent_cli.store.session_log import SessionLog
 from agent_cli.store.sessions import load_session
 from agent_cli.store.signing import SIGNATURE_KEY, SessionSigner
 from agent_cli.store.snapshots import SnapshotStore
-from agent_cli.tokens.counter import TokenCounter
+from agent_cli.tokens.counter import FrameMemory, TokenCounter
 from agent_cli.tools.context_tools import Recall
 
 __all__ = ["MAX_OUTPUT_CAP", "Assembly", "ProviderFactory", "model_limits"]
@@ -65,6 +65,7 @@ class Assembly:
         *,
         signer: SessionSigner | None = None,
         ask: Asker | None = None,
+        frames: FrameMemory | None = None,
     ) -> None:
         self.settings = settings
         self._frame = frame  # the frame as it stands: extension tools join it once they are found
@@ -76,6 +77,7 @@ class Assembly:
         self._make_provider = make_provider
         self._choices: dict[str, ModelChoice] = {}  # each model resolved once, by name
         self._said: set[str] = set()  # one-line warnings already said this session
+        self._frames = frames  # frames' counts kept between runs (store/frame_counts.py)
 
     def meta(self, model: str, *, signed_as: str | None = None) -> dict[str, str]:
         """The session log's meta record: who ran it, with what; `signed_as`: signed as the user's
@@ -158,7 +160,7 @@ class Assembly:
         return choose_summarizer(ordinary, provider, gap, lambda p: self._summarizer(p, choice, choice))
 
     def counter(self, model: str) -> Counter:
-        return TokenCounter(model, self._choice(model).tokenizer)
+        return TokenCounter(model, self._choice(model).tokenizer, frames=self._frames)
 
     def reopen(self, session_id: str, model: str) -> tuple[SessionLog, list[Message], tuple[str, ...]]:
         """Open an earlier session for appending, as its one writer; the repaired history.

@@ -79,7 +79,14 @@ def _main() -> None:
         print(f"agent-cli {__version__}")
         return
     if not argv:  # the REPL: skip typer (about 100 ms) so the prompt appears sooner
+        if sys.stdin.isatty() and sys.stdout.isatty():
+            from agent_cli.ui import typeahead
+
+            typeahead.hold(sys.stdin.fileno())  # keys typed from now on wait for the prompt, unechoed
         sys.exit(run_cli(CliArgs()))
+    simple = _simple_headless(argv)
+    if simple is not None:  # `agent -p "say hi"` and the like: skip typer too
+        sys.exit(run_cli(simple))
     app = _build_app()
     try:
         code = app(prog_name="agent", standalone_mode=False)
@@ -91,6 +98,39 @@ def _main() -> None:
             raise
         sys.exit(fail(said))
     sys.exit(code if isinstance(code, int) else 0)
+
+
+# The flags `_simple_headless` reads without typer: each takes one value (the last one given wins,
+# as with typer), and --yes / -y none. Anything else (another flag, `--flag=value`, a value that
+# starts with "-", a subcommand) goes to typer, which parses and checks it as it always has.
+_SIMPLE_VALUES = {"-p": "prompt", "--print": "prompt", "--provider": "provider", "--model": "model",
+                  "--output-format": "output_format"}  # fmt: skip
+
+
+def _simple_headless(argv: list[str]) -> CliArgs | None:
+    """The CliArgs of a plain headless call (`-p PROMPT`, with --provider, --model, --output-format,
+    --yes), or None for anything typer must parse."""
+    values: dict[str, str] = {}
+    yes = False
+    rest = iter(argv)
+    for flag in rest:
+        if flag in ("--yes", "-y"):
+            yes = True
+            continue
+        name = _SIMPLE_VALUES.get(flag)
+        value = next(rest, None)
+        if name is None or value is None or value.startswith("-"):
+            return None
+        values[name] = value
+    if "prompt" not in values:
+        return None
+    return CliArgs(
+        prompt=values["prompt"],
+        provider=values.get("provider"),
+        model=values.get("model"),
+        output_format=values.get("output_format", "text"),
+        yes=yes,
+    )
 
 
 def _usage_error(exc: Exception) -> str | None:
@@ -323,8 +363,10 @@ def run_cli(args: CliArgs, *, env: dict[str, str] | None = None, cwd: Path | Non
     try:
         settings = load_settings(config_path=args.config, env=env, flags=flags, cwd=cwd or Path.cwd())
         if interactive:
+            from agent_cli.ui import typeahead
             from agent_cli.ui.repl import run_repl
 
+            typeahead.hold(sys.stdin.fileno())  # (already, for a bare `agent`)
             pins = args.pins
             return run_repl(lambda ask: open_session(settings, env=env, resume=resume, ask=ask, pins=pins))
         session = open_session(settings, env=env, resume=resume, pins=args.pins)
@@ -350,7 +392,10 @@ def _headless(session: "AgentSession", prompt: str, output_format: str) -> int:
     fmt: OutputFormat = output_format  # type: ignore[assignment]  # checked by run_cli
     ending.install()
     try:
-        events = itertools.chain(session.warnings, session.begin(), session.run(prompt))
+        # The MCP servers connect in the background: wait for them (silently) before the first request,
+        # so the tools the run announces are all there.
+        joined = list(session.connect(say_waiting=False))
+        events = itertools.chain(session.warnings, joined, session.begin(), session.run(prompt))
         init = init_event(
             session_id=session.id,
             model=session.model,

@@ -5,7 +5,8 @@ context engine and the session log. The REPL's commands and the headless
 runner act only through its methods:
 
     begin() / end()     the session's start and end, as events (the user's hooks run)
-    run(prompt)         one user turn, as events
+    run(prompt)         one user turn, as events (after the MCP servers still connecting: `connect`)
+    connect()           wait for the MCP servers still connecting, saying so; their tools join
     compact(focus)      /compact
     clear()             /clear
     switch_model(name)  /model NAME: provider, window, counter and summary call change together
@@ -203,10 +204,29 @@ class AgentSession:
         if attached is None:
             attached = self.attachments(prompt)
         notes = [WarningEvent(message=n) for n in attached.notes]
+        return self._turn(prompt, attached, notes)
+
+    def _turn(self, prompt: str, attached: Attached, notes: list[WarningEvent]) -> Iterator[Event]:
+        yield from self.connect()  # (the turn's tools are those found by then)
         extensions = self._extensions
-        return woven(
+        yield from woven(
             notes, self._loop.run(prompt, attached.blocks), extensions.take_notes if extensions else None
         )
+
+    def connect(self, *, say_waiting: bool = True) -> Iterator[Event]:
+        """The MCP servers connect in the background: wait for those still connecting (a line says
+        so, unless not `say_waiting`), then a line for each that failed; the tools found join the
+        session's. Once."""
+        extensions = self._extensions
+        if extensions is None:
+            return
+        waiting = extensions.connecting()
+        if waiting and say_waiting:
+            names = ", ".join(waiting)
+            plural = "s" if len(waiting) > 1 else ""
+            yield WarningEvent(message=f"waiting for MCP server{plural} {names} to connect…")
+        for line in extensions.join(self._model, self._loop.tools):
+            yield WarningEvent(message=line)
 
     def attachments(self, prompt: str) -> Attached:
         """What the prompt's `@path` words attach: each file read as `read_file` reads it, each

@@ -18,6 +18,7 @@ from agent_cli.providers.base import Provider
 from agent_cli.store.archive import Archive
 from agent_cli.store.session_log import SessionLog
 from agent_cli.store.snapshots import SnapshotStore
+from agent_cli.tools.base import ToolRegistry
 
 __all__ = ["Extensions", "ModelParts", "Parts"]
 
@@ -31,6 +32,15 @@ class Extensions(Protocol):
 
     def report(self) -> list[str]:
         """The servers, their state and their tools, as lines safe for a terminal."""
+        ...
+
+    def connecting(self) -> list[str]:
+        """The servers still connecting (their tools are not offered yet)."""
+        ...
+
+    def join(self, model: ModelParts, tools: ToolRegistry) -> list[str]:
+        """Wait until every server connected or failed and offer the tools found (once); a line
+        for each one that failed."""
         ...
 
     def close(self) -> None: ...

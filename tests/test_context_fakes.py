@@ -57,6 +57,11 @@ class FakeCounter:
         raw = self.count_frame(system, tools) / self.scale + sum(self.count_message(m) for m in messages)
         return int(raw * self.scale)
 
+    def fits_under(
+        self, system: str, tools: tuple[ToolSpec, ...], messages: list[Message], limit: int
+    ) -> bool:
+        return False  # (counted every time, as the engine did before it asked)
+
     def observe(self, system: str, tools: tuple[ToolSpec, ...], sent: list[Message], usage: Usage) -> None:
         self.observed.append(usage)
 

@@ -225,6 +225,7 @@ def test_the_servers_schemas_count_in_the_frame(tmp_path: Path) -> None:
         settings = load_settings(config_path=config, env=env, flags=Flags(), cwd=project)
         session = open_session(settings, env=env, make_provider=lambda p: ScriptedProvider([]))
         try:
+            list(session.connect())  # (the servers connect in the background; their tools join here)
             counts.append(session.breakdown().tools)
             names = session.tools.names()
         finally:

@@ -198,6 +198,9 @@ class ContextEngine:
         """Before every request: L1, L2 and L4 as the count requires."""
         messages = list(history)
         th = self.thresholds
+        far = self.counter.fits_under(frame.system, frame.tools, messages, th.clear_at)
+        if far and not self._timing.swap_ready:
+            return Prepared(settle_thinking(history, messages), [])  # far from every line: not counted
         total = self._run.count(frame, messages)
         if total < th.clear_at or (total < self._still_below and total < th.emergency_at):
             swapped = self._timing.replace(messages, frame, total)  # (nothing, unless a record is ready)
@@ -319,6 +322,8 @@ class ContextEngine:
 
     def cache_anchor(self, history: Sequence[Message]) -> int | None:
         """The last message the next clear will keep as it is (see `clear.next_change`), if any."""
+        if sum(1 for m in history if m.tool_results) < 2:  # only the newest round's, if any: none
+            return None  # (and nothing counted: a first request loads no vocabulary)
         change = next_change(history, self._run.counts(history))
         return change - 1 if change else None
 

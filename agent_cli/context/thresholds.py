@@ -72,6 +72,12 @@ class Counter(Protocol):
 
     def count_request(self, system: str, tools: tuple[ToolSpec, ...], messages: list[Message], /) -> int: ...
 
+    def fits_under(
+        self, system: str, tools: tuple[ToolSpec, ...], messages: list[Message], limit: int, /
+    ) -> bool:
+        """Whether the request certainly counts under `limit` (known without counting, when it can be)."""
+        ...
+
     def observe(
         self, system: str, tools: tuple[ToolSpec, ...], sent_messages: list[Message], usage: Usage, /
     ) -> int | None:

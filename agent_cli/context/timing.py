@@ -69,6 +69,11 @@ class RecordTiming:
         """The end of the span whose record is being prepared (0 when none): L1 leaves it alone."""
         return self._ahead.holds
 
+    @property
+    def swap_ready(self) -> bool:
+        """Whether a record made in the background waits to take its digest's place (`replace`)."""
+        return self._stand_in is not None and self._stand_in.ready
+
     def leads(self, messages: list[Message]) -> bool:
         """Whether a record is on its way for a span that still leads `messages`."""
         return self._ahead.leads(messages)

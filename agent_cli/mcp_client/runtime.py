@@ -5,8 +5,8 @@ one long-lived task on this loop (`Connection._serve`) that opens the client, li
 waits to be closed; a call is a coroutine sent to the loop with `run_coroutine_threadsafe`. The
 `mcp` package is imported here, inside the loop's thread, and only when a server is configured.
 
-A server's stderr goes to a file in the state dir (never to the terminal: it is untrusted text),
-and the `mcp` package's own log records are kept off the terminal too.
+A server's stderr goes to a bounded log per project in the state dir (errlog.py; never to the
+terminal: it is untrusted text), and the `mcp` package's own log records are kept off the terminal too.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ import logging
 import threading
 from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
 from agent_cli.mcp_client.config import ServerSpec
@@ -295,15 +294,3 @@ class Connection:
             if structured not in parts:  # servers often send the same JSON as text too
                 parts.append(structured)
         return CallResult("\n".join(parts), bool(result.is_error))
-
-
-def open_errlog(folder: Path, name: str) -> TextIO:
-    """Where a server's stderr goes: `<folder>/mcp-NAME.log`, private; /dev/null if it cannot be made."""
-    import os
-
-    try:
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        fd = os.open(folder / f"mcp-{name}.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
-        return os.fdopen(fd, "a", encoding="utf-8", errors="replace")  # closed when the server stops
-    except OSError:
-        return open(os.devnull, "w")  # closed with the servers

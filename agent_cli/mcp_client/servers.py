@@ -9,7 +9,12 @@ it for this run and remembers nothing); otherwise the server is skipped with one
 to approve it. The user's own servers start without asking. All servers start at once; one that
 fails to start is one line, and the session runs without it.
 
-Each server has a *state*: "connected", "failed: WHY" or "awaiting approval".
+With `wait=False` the servers connect in the background (a thread waits for them): the REPL's
+prompt does not wait for a slow server. `connecting()` names the ones not settled yet, `wait()`
+waits for them all and gives the lines for those that failed (each once); their tools are in
+`tools` from then on.
+
+Each server has a *state*: "starting", "connected", "failed: WHY" or "awaiting approval".
 """
 
 from __future__ import annotations
@@ -23,7 +28,8 @@ from pathlib import Path
 
 from agent_cli.core.text import visible
 from agent_cli.mcp_client.config import ServerSpec
-from agent_cli.mcp_client.runtime import Connection, EventLoop, ListedTool, McpFailure, open_errlog
+from agent_cli.mcp_client.errlog import open_errlog
+from agent_cli.mcp_client.runtime import Connection, EventLoop, ListedTool, McpFailure
 from agent_cli.mcp_client.tools import McpTool, tool_name
 from agent_cli.store.project_approvals import ProjectApprovals
 
@@ -51,6 +57,10 @@ class McpServers:
         self._loop = loop
         self._connections = connections
         self._closed = False
+        self._lock = threading.Lock()  # the states and the failures' lines: the connecting thread writes
+        self._settled = threading.Event()
+        self._settled.set()  # (nothing to connect until `_launch`)
+        self._failures: list[str] = []
 
     @classmethod
     def start(
@@ -61,8 +71,12 @@ class McpServers:
         ask: AskStart | None,
         yes: bool,
         state: Path,
+        wait: bool = True,
+        logs: Path | None = None,
     ) -> tuple[McpServers, list[str]]:
-        """Start what may start; the servers, and one line for each one skipped or failed."""
+        """Start what may start; the servers, and one line for each one skipped or failed (with
+        `wait=False`, skipped: the failures are `wait()`'s to say). A stdio server's stderr goes
+        to `logs` (the project's folder, errlog.errlog_dir; else `state`/mcp-logs)."""
         notes: list[str] = []
         states: list[ServerState] = []
         allowed: list[ServerState] = []
@@ -97,35 +111,68 @@ class McpServers:
             return cls(states, None, []), notes
         loop = EventLoop()
         servers = cls(states, loop, [])
-        servers._connect(allowed, state, notes)
+        servers._launch(allowed, logs or state / "mcp-logs")
+        if wait:
+            notes.extend(servers.wait())
         return servers, notes
 
-    def _connect(self, entries: list[ServerState], state: Path, notes: list[str]) -> None:
+    def _launch(self, entries: list[ServerState], logs: Path) -> None:
+        """Start every server now; a thread waits for them and settles each one's state."""
         assert self._loop is not None
         started: list[tuple[ServerState, Connection, concurrent.futures.Future[list[ListedTool]]]] = []
         for entry in entries:
-            connection = Connection(entry.spec, self._loop, open_errlog(state / "mcp-logs", entry.spec.name))
+            errlog = open_errlog(logs, entry.spec.name)
+            connection = Connection(entry.spec, self._loop, errlog)
             self._connections.append(connection)
             started.append((entry, connection, connection.start()))
-        deadline = time.monotonic() + max(e.spec.timeout for e in entries)
-        taken: set[str] = set()
-        for entry, connection, future in started:
-            try:
-                listed = future.result(max(deadline - time.monotonic(), 0.1))
-            except concurrent.futures.TimeoutError:
-                connection.abandon()
-                why = f"no answer within {entry.spec.timeout:g} s"
-            except McpFailure as exc:
-                why = str(exc)
-            else:
-                tools = self._tools(entry.spec.name, listed, connection, taken, notes)
-                self._settle(entry, ServerState(entry.spec, "connected", tools))
-                continue
-            self._settle(entry, ServerState(entry.spec, f"failed: {why}"))
-            notes.append(f"MCP server {entry.spec.name} did not start ({why}); going on without it")
+        self._settled.clear()
+        threading.Thread(target=self._connect, args=(started,), name="mcp-connect", daemon=True).start()
 
-    def _settle(self, entry: ServerState, settled: ServerState) -> None:
-        self._states[self._states.index(entry)] = settled
+    def _connect(
+        self, started: list[tuple[ServerState, Connection, concurrent.futures.Future[list[ListedTool]]]]
+    ) -> None:
+        try:
+            deadline = time.monotonic() + max(e.spec.timeout for e, _, _ in started)
+            taken: set[str] = set()
+            for entry, connection, future in started:
+                try:
+                    listed = future.result(max(deadline - time.monotonic(), 0.1))
+                except concurrent.futures.TimeoutError:
+                    connection.abandon()
+                    why = f"no answer within {entry.spec.timeout:g} s"
+                except (McpFailure, concurrent.futures.CancelledError) as exc:
+                    why = str(exc) or "stopped"
+                else:
+                    notes: list[str] = []
+                    tools = self._tools(entry.spec.name, listed, connection, taken, notes)
+                    self._settle(entry, ServerState(entry.spec, "connected", tools), notes)
+                    continue
+                line = f"MCP server {entry.spec.name} did not start ({why}); going on without it"
+                self._settle(entry, ServerState(entry.spec, f"failed: {why}"), [line])
+        finally:
+            self._settled.set()
+
+    def _settle(self, entry: ServerState, settled: ServerState, notes: list[str]) -> None:
+        with self._lock:
+            self._states[self._states.index(entry)] = settled
+            self._failures.extend(notes)
+
+    def connecting(self) -> list[str]:
+        """The servers still starting (not connected, not failed yet)."""
+        with self._lock:
+            return [e.spec.name for e in self._states if e.state == "starting"]
+
+    def wait(self, timeout: float | None = None) -> list[str]:
+        """Wait (at most `timeout` seconds) until every server connected or failed; the lines about
+        those that failed or lost a tool's name since last asked. Waits in short steps, so Ctrl-C
+        reaches the caller."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while not self._settled.wait(0.1):
+            if deadline is not None and time.monotonic() >= deadline:
+                break
+        with self._lock:
+            lines, self._failures = self._failures, []
+        return lines
 
     def _tools(
         self, server: str, listed: list[ListedTool], connection: Connection, taken: set[str], notes: list[str]
@@ -146,11 +193,14 @@ class McpServers:
 
     @property
     def tools(self) -> list[McpTool]:
-        return [tool for entry in self._states for tool in entry.tools]
+        """The tools of the servers connected so far."""
+        with self._lock:
+            return [tool for entry in self._states for tool in entry.tools]
 
     @property
     def states(self) -> tuple[ServerState, ...]:
-        return tuple(self._states)
+        with self._lock:
+            return tuple(self._states)
 
     def report(self) -> list[str]:
         """`/mcp` and `agent mcp list`: each server, its state, its tools (every text made visible)."""
@@ -159,7 +209,7 @@ class McpServers:
                 "no MCP servers configured ([mcp.servers.NAME] in the config, or the project's .mcp.json)"
             ]
         lines: list[str] = []
-        for entry in self._states:
+        for entry in self.states:
             spec = entry.spec
             state = entry.state
             connection = next((c for c in self._connections if c.spec is spec), None)

@@ -28,8 +28,6 @@ import re
 from collections.abc import Iterator
 from typing import Protocol
 
-import snowballstemmer
-
 __all__ = ["PREFIX_WEIGHT", "RELATED_WEIGHT", "question_terms", "terms"]
 
 RELATED_WEIGHT = 0.4  # a related word counts this much of a word the question says
@@ -121,6 +119,8 @@ class _Stemmer(Protocol):
 
 @functools.cache
 def _stemmer() -> _Stemmer:  # made on the first search: most sessions never recall
+    import snowballstemmer  # (imported then too: start-up does not pay for it)
+
     stemmer: _Stemmer = snowballstemmer.stemmer("english")
     return stemmer
 

@@ -21,60 +21,52 @@ Three sources, best first:
 
 Raw (unscaled) counts are cached per message id (a message's content never
 changes under its id) in a bounded LRU, and per frame by content hash, so the
-ratio can change without invalidating anything.
+ratio can change without invalidating anything; a frame's count is also kept
+between runs when a `FrameMemory` is given.
+
+The vocabulary (0.2-0.4 s to load) is loaded only when a count needs it. Before
+that, `bound_request` bounds a request by its UTF-8 bytes (a token is at least
+one byte), so the engine can see that a short request is far from every line
+(`fits_under`), and a usage report that is believed even against that bound
+anchors the next count at once while what it teaches about the ratio waits
+(learned, in order, before the next count that scales anything).
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
-from agent_cli.core.messages import (
-    Message,
-    NativeRecord,
-    ReasoningBlock,
-    RedactedThinkingBlock,
-    SummaryBlock,
-    TextBlock,
-    ThinkingBlock,
-    ToolResult,
-    ToolUse,
-    Usage,
-)
+from agent_cli.core.messages import Message, Usage
 from agent_cli.core.requests import ToolSpec
 from agent_cli.tokens.encodings import EncodingName, VocabularyError, get_encoding
 from agent_cli.tokens.estimate import estimate_tokens
-from agent_cli.tokens.ratio import MIN_LEARN_RAW_TOKENS, clamp, learned
+from agent_cli.tokens.ratio import MIN_LEARN_RAW_TOKENS, RATIO_MAX, clamp, learned
+from agent_cli.tokens.tally import (
+    MESSAGE_OVERHEAD,
+    MessageTokens,
+    byte_bound,
+    canonical_json,
+    tally_frame,
+    tally_message,
+)
 from agent_cli.tokens.tokenizer import Tokenizer
 
 __all__ = [
+    "MESSAGE_OVERHEAD",
     "Anchor",
     "Encoder",
+    "FrameMemory",
     "MessageTokens",
     "RequestCount",
     "TokenCounter",
     "Tokenizer",
 ]
-
-# Wire framing the text alone does not show, in raw tokens. OpenAI's chat format
-# spends ~3 tokens per message and 3 to prime the reply; tool calls and results
-# also carry ids, types and JSON wrapping. The ratio absorbs what is left.
-MESSAGE_OVERHEAD = 4
-TOOL_USE_OVERHEAD = 8
-TOOL_RESULT_OVERHEAD = 8
-SUMMARY_OVERHEAD = 16  # the adapters wrap a summary in a short preface and an acknowledgement
-TOOL_SPEC_OVERHEAD = 8
-REQUEST_OVERHEAD = 3
-# A signature or encrypted reasoning is base64 of the reasoning it carries, which the provider counts as
-# input when it is sent back: about 5 characters per token of reasoning (4/3 base64 growth over ~4 bytes
-# a token). The anchor on the next usage report corrects what this misses.
-OPAQUE_CHARS_PER_TOKEN = 5
 
 # No tokenizer counts under half of what the local count says (the learned ratio stays in [0.8, 2.0]
 # and starts at most 1.625): a report below this share of the local count is not a count.
@@ -87,20 +79,13 @@ class Encoder(Protocol):
     def encode_ordinary(self, text: str) -> list[int]: ...
 
 
-@dataclass(frozen=True, slots=True)
-class MessageTokens:
-    """Raw tokens of one message by kind of content."""
+class FrameMemory(Protocol):
+    """Raw counts of frames (system prompt, tools) kept between runs, by encoding and content hash:
+    the frame is most of a first request, and the same run after run (store/frame_counts.py)."""
 
-    text: int = 0
-    tool_uses: int = 0
-    tool_results: int = 0
-    summaries: int = 0
-    overhead: int = 0
-    thoughts: int = 0  # thinking / reasoning blocks sent back (their opaque part estimated)
+    def get(self, encoding: str, key: str) -> tuple[int, int] | None: ...
 
-    @property
-    def total(self) -> int:
-        return self.text + self.tool_uses + self.tool_results + self.summaries + self.overhead + self.thoughts
+    def put(self, encoding: str, key: str, counts: tuple[int, int]) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,16 +108,12 @@ class RequestCount:
     appended_tokens: int
 
 
-def _canonical_json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
-
-
 def frame_key(system: str, tools: Sequence[ToolSpec]) -> str:
     """A content hash of the system prompt and tool definitions."""
     digest = hashlib.sha256(system.encode("utf-8", "surrogatepass"))
     digest.update(b"\0")
     digest.update(
-        _canonical_json([[t.name, t.description, dict(t.input_schema)] for t in tools]).encode(
+        canonical_json([[t.name, t.description, dict(t.input_schema)] for t in tools]).encode(
             "utf-8", "surrogatepass"
         )
     )
@@ -150,6 +131,7 @@ class TokenCounter:
         claude_ratio: float | None = None,
         cache_size: int = 16_384,
         load_encoding: Callable[[EncodingName], Encoder] = get_encoding,
+        frames: FrameMemory | None = None,
     ) -> None:
         self.model = model
         self.tokenizer = tokenizer
@@ -166,12 +148,17 @@ class TokenCounter:
         self._messages: OrderedDict[str, MessageTokens] = OrderedDict()
         self._frames: OrderedDict[str, tuple[int, int]] = OrderedDict()
         self._anchor: Anchor | None = None
+        self._memory = frames
+        # What usage reports taught, not learned yet: learning needs local counts, and the
+        # vocabulary is loaded only when a count needs it (see `fits_under`). Applied in order.
+        self._unlearned: list[Callable[[], None]] = []
 
     # -- introspection ----------------------------------------------------
 
     @property
     def ratio(self) -> float:
         """Provider tokens per local raw token (1.0 for exact counts)."""
+        self._catch_up()
         return 1.0 if self.exact else self._ratio
 
     @property
@@ -214,6 +201,9 @@ class TokenCounter:
         return len(encoder.encode_ordinary(text))
 
     def _scale(self, raw: int) -> int:
+        if not raw:  # (nothing to scale: no vocabulary needed, nothing to learn first)
+            return 0
+        self._catch_up()
         return raw if self.exact else math.ceil(raw * self._ratio)
 
     def message_tokens(self, msg: Message) -> MessageTokens:
@@ -222,34 +212,7 @@ class TokenCounter:
         if cached is not None:
             self._messages.move_to_end(msg.id)
             return cached
-        text = uses = results = summaries = thoughts = 0
-        overhead = MESSAGE_OVERHEAD
-        for block in msg.content:
-            if isinstance(block, TextBlock):
-                text += self.raw_text(block.text)
-            elif isinstance(block, ToolUse):
-                uses += self.raw_text(block.name) + self.raw_text(_canonical_json(dict(block.input)))
-                overhead += TOOL_USE_OVERHEAD + self.raw_text(block.id)
-            elif isinstance(block, ToolResult):
-                results += self.raw_text(block.content)
-                overhead += TOOL_RESULT_OVERHEAD + self.raw_text(block.tool_use_id)
-            elif isinstance(block, SummaryBlock):
-                summaries += self.raw_text(block.text)
-                overhead += SUMMARY_OVERHEAD
-            elif isinstance(block, ThinkingBlock):
-                thoughts += self.raw_text(block.thinking) + len(block.signature) // OPAQUE_CHARS_PER_TOKEN
-            elif isinstance(block, RedactedThinkingBlock):
-                thoughts += len(block.data) // OPAQUE_CHARS_PER_TOKEN
-            elif isinstance(block, ReasoningBlock):
-                thoughts += self.raw_text(block.text) + len(block.encrypted_content) // OPAQUE_CHARS_PER_TOKEN
-            elif isinstance(block, NativeRecord):
-                # A readable record is read as its summary (Anthropic's block: its signature and
-                # encrypted_content are metadata); an encrypted one (OpenAI's) as what it sends.
-                summaries += self.raw_text(block.text)
-                if not block.readable:
-                    summaries += len(block.wire) // OPAQUE_CHARS_PER_TOKEN
-                overhead += SUMMARY_OVERHEAD
-        counted = MessageTokens(text, uses, results, summaries, overhead, thoughts)
+        counted = tally_message(msg, self.raw_text)
         self._messages[msg.id] = counted
         if len(self._messages) > self._cache_size:
             self._messages.popitem(last=False)  # least recently counted
@@ -260,14 +223,11 @@ class TokenCounter:
         if cached is not None:
             self._frames.move_to_end(key)
             return cached
-        tool_raw = sum(
-            TOOL_SPEC_OVERHEAD
-            + self.raw_text(t.name)
-            + self.raw_text(t.description)
-            + self.raw_text(_canonical_json(dict(t.input_schema)))
-            for t in tools
-        )
-        counted = (self.raw_text(system) + REQUEST_OVERHEAD, tool_raw)
+        counted = self._memory.get(self.encoding_name, key) if self._memory is not None else None
+        if counted is None:
+            counted = tally_frame(system, tools, self.raw_text)
+            if self._memory is not None:
+                self._memory.put(self.encoding_name, key, counted)
         self._frames[key] = counted
         if len(self._frames) > 16:  # frames change rarely; a few are plenty
             self._frames.popitem(last=False)
@@ -310,6 +270,34 @@ class TokenCounter:
         total = self._scale(sum(self._frame_tokens(key, system, tools))) + self.count_messages(messages)
         return RequestCount(total, False, 0, len(messages), total)
 
+    def bound_request(self, system: str, tools: Sequence[ToolSpec], messages: Sequence[Message]) -> int:
+        """At least `count_request`, made without loading the vocabulary while it is not loaded: each
+        text's UTF-8 bytes (`tally.byte_bound`), the frame's remembered count when there is one, at the
+        highest ratio while reports wait to be learned from. Once loaded, the count itself."""
+        if self._loaded:
+            return self.explain_request(system, tools, messages).total
+        scale = RATIO_MAX if self._unlearned else max(self._ratio, 1.0)
+        key = frame_key(system, tools)
+        anchor = self._anchor
+        if anchor is not None and self._extends(anchor, key, messages):
+            appended = messages[len(anchor.message_ids) :]
+            grown = sum(tally_message(m, byte_bound).total for m in appended)
+            return anchor.tokens + math.ceil(grown * scale)
+        frame = self._frames.get(key)
+        if frame is None and self._memory is not None:
+            frame = self._memory.get(self.encoding_name, key)
+        if frame is None:
+            frame = tally_frame(system, tools, byte_bound)
+        raw = sum(frame) + sum(tally_message(m, byte_bound).total for m in messages)
+        return math.ceil(raw * scale)
+
+    def fits_under(
+        self, system: str, tools: Sequence[ToolSpec], messages: Sequence[Message], limit: int
+    ) -> bool:
+        """Whether the request counts under `limit`, known without loading the vocabulary when its
+        bound says so (a short first request: `agent -p "say hi"` never loads it)."""
+        return self.bound_request(system, tools, messages) < limit
+
     @staticmethod
     def _extends(anchor: Anchor, key: str, messages: Sequence[Message]) -> bool:
         """Same frame, and the anchored messages are a prefix of `messages`."""
@@ -342,18 +330,42 @@ class TokenCounter:
         if reported <= 0:
             return None
         key = frame_key(system, tools)
-        counted = self.explain_request(system, tools, sent_messages).total
-        if reported < counted * UNDER_REPORT:
-            self._anchor = Anchor(key, tuple(m.id for m in sent_messages), counted)
-            return counted
+        sent = tuple(sent_messages)
         previous = self._anchor
-        if previous is None or not self._extends(previous, key, sent_messages):
-            self._learn(reported, self.raw_request(system, tools, sent_messages))
-        elif reported > previous.tokens:
-            added = sent_messages[len(previous.message_ids) :]
-            self._learn(reported - previous.tokens, sum(self.message_tokens(m).total for m in added))
-        self._anchor = Anchor(key, tuple(m.id for m in sent_messages), reported)
+        if not self._loaded and reported >= self.bound_request(system, tools, sent) * UNDER_REPORT:
+            # Believed whatever the local count is: what it teaches waits for the vocabulary.
+            self._unlearned.append(lambda: self._learn_from(previous, key, system, tools, sent, reported))
+            self._anchor = Anchor(key, tuple(m.id for m in sent), reported)
+            return None
+        counted = self.explain_request(system, tools, sent).total
+        if reported < counted * UNDER_REPORT:
+            self._anchor = Anchor(key, tuple(m.id for m in sent), counted)
+            return counted
+        self._learn_from(previous, key, system, tools, sent, reported)
+        self._anchor = Anchor(key, tuple(m.id for m in sent), reported)
         return None
+
+    def _learn_from(
+        self,
+        previous: Anchor | None,
+        key: str,
+        system: str,
+        tools: Sequence[ToolSpec],
+        sent: Sequence[Message],
+        reported: int,
+    ) -> None:
+        """Learn the ratio from a believed report: the whole request when no anchor applied, else the
+        step (what the report grew by, against the local count of the messages added since)."""
+        if previous is None or not self._extends(previous, key, sent):
+            self._learn(reported, self.raw_request(system, tools, sent))
+        elif reported > previous.tokens:
+            added = sent[len(previous.message_ids) :]
+            self._learn(reported - previous.tokens, sum(self.message_tokens(m).total for m in added))
+
+    def _catch_up(self) -> None:
+        """Learn what the reports believed without a count taught, in their order (loads the vocabulary)."""
+        while self._unlearned:
+            self._unlearned.pop(0)()
 
     def calibrate_overflow(
         self,
@@ -365,6 +377,7 @@ class TokenCounter:
         """The provider said this request has `reported_tokens` tokens: anchor on it and learn from it."""
         if reported_tokens <= 0:
             return
+        self._catch_up()
         self._learn(reported_tokens, self.raw_request(system, tools, messages))
         self._anchor = Anchor(frame_key(system, tools), tuple(m.id for m in messages), reported_tokens)
 

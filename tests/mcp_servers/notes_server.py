@@ -1,6 +1,7 @@
 """A real MCP server for the tests, written with the same `mcp` package the agent uses.
 
-    python notes_server.py [--http PORT] [--tools N] [--page N] [--pidfile PATH]
+    python notes_server.py [--http PORT] [--tools N] [--page N] [--pidfile PATH] [--wait-for PATH]
+                           [--stderr-lines N]
 
 Over stdio by default, or streamable HTTP on 127.0.0.1:PORT/mcp. Its tools:
   search(query)  text that names the query and $NOTES_DIR, plus structured content
@@ -13,6 +14,8 @@ Over stdio by default, or streamable HTTP on 127.0.0.1:PORT/mcp. Its tools:
   hang()         never answers
   evil()         a result with terminal escape sequences
 and N more filler tools (`--tools`), listed `--page` at a time (every listing is paged).
+`--wait-for PATH`: a slow server, that answers nothing until PATH exists (the test says when);
+`--stderr-lines N`: writes N numbered lines to its stderr at start (a chatty server's log).
 """
 
 from __future__ import annotations
@@ -34,10 +37,20 @@ def main() -> None:
     parser.add_argument("--tools", type=int, default=0)
     parser.add_argument("--page", type=int, default=3)
     parser.add_argument("--pidfile", default="")
+    parser.add_argument("--wait-for", default="")
+    parser.add_argument("--stderr-lines", type=int, default=0)
     opts = parser.parse_args()
     if opts.pidfile:
         with open(opts.pidfile, "w") as f:
             f.write(str(os.getpid()))
+    for i in range(opts.stderr_lines):
+        print(f"notes server log line {i:06d} " + "x" * 60, file=sys.stderr)
+    sys.stderr.flush()
+    if opts.wait_for:
+        import time
+
+        while not os.path.exists(opts.wait_for):
+            time.sleep(0.05)
 
     def obj(**props: dict[str, object]) -> dict[str, object]:
         return {"type": "object", "properties": props}

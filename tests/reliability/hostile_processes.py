@@ -11,6 +11,8 @@ tagged `sleep <tag>` so its processes can be found in /proc:
 - a timeout while the command has a `setsid` child: the child goes too;
 - a daemon the command left running when it returned (`setsid`, `nohup`, a double fork, `env -i
   setsid`, a child calling `os.setsid()`): gone once the agent exits, and once it is killed -9.
+- an MCP server that floods its stderr at every start: its log stays under 512 KiB, in the
+  project's own folder (issue 35, item 5).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from pathlib import Path
 
 from agent_cli.testing.fakeserver import FakeModelServer, Reply, ToolCallSpec
 from tests.e2e import tool_results
+from tests.mcp_servers.helpers import stdio_table
 from tests.reliability.harness import Case, Outcome, agent, env_for, judge, project_in
 from tests.reliability.procs import new_tag, processes, start_headless, wait_for
 
@@ -135,6 +138,31 @@ TIMEOUTS = {
 }
 
 
+def _chatty_mcp(where: Path) -> Outcome:
+    """Three runs of a server that writes ~1 MB to stderr as it starts: its log stays bounded."""
+    from agent_cli.mcp_client.errlog import CAP, errlog_dir
+
+    project = project_in(where)
+    config = where / "chatty.toml"
+    config.write_text(stdio_table("chatty", "--stderr-lines", "12000"))
+    with FakeModelServer() as server:
+        server.default = Reply(DONE)
+        env = env_for(where, server)
+        for _ in range(3):
+            proc = agent(("-p", "hi", "--config", str(config)), project, env, timeout=120)
+    folder = errlog_dir(Path(env["XDG_STATE_HOME"]) / "agent-cli", project)
+    log = folder / "chatty.log"
+    wait_for(lambda: log.is_file() and b"log line 011999" in log.read_bytes(), 30.0)
+    kept = sum(p.stat().st_size for p in folder.iterdir()) if folder.is_dir() else -1
+    problems = []
+    if not 0 < kept <= 2 * CAP:
+        problems.append(f"the server's log holds {kept} bytes (at most {2 * CAP})")
+    outcome = judge(proc, {"finished"}, check="; ".join(problems))
+    return Outcome(
+        outcome.ok, f"{outcome.detail}; the log keeps {kept} bytes", outcome.traceback, outcome.internal
+    )
+
+
 def cases() -> list[Case]:
     found = [
         Case(
@@ -164,4 +192,7 @@ def cases() -> list[Case]:
             )
             for name, shape in DAEMONS.items()
         ]
+    found.append(
+        Case("processes", "an MCP server that floods its stderr: its log stays bounded", _chatty_mcp)
+    )
     return found
