@@ -57,7 +57,7 @@ SHARED = next(  # ../shared beside the checkout, or beside the worktrees' folder
     (p / "sessions" / "real" for p in (ROOT.parent / "shared", ROOT.parent.parent / "shared") if p.is_dir()),
     ROOT.parent / "shared" / "sessions" / "real",
 )
-EARLY = 12  # probes are drawn from the first 12 tool results
+EARLY = 40  # probes are drawn from the first 40 tool results
 READ_WEIGHT, WRITE_WEIGHT, WRITE_1H_WEIGHT = 0.1, 1.25, 2.0
 
 
@@ -183,11 +183,14 @@ def _tool_pairs(session: Session) -> list[tuple[Step, ToolUse, ToolResult]]:
     return out
 
 
-_COUNT = re.compile(r"\b(\d+) (tests?|passed|failed|failures?|errors?|files?|lines?|warnings?|doctests?)\b")
+_COUNT = re.compile(
+    r"(?<![\w.])(\d+) (tests?|passed|failed|failures?|errors?|warnings?|doctests?|files? changed)\b"
+    r"|Compiling (\d+) (files?)\b"
+)
 _ERROR = re.compile(
     r"((^|\s)(error|ERROR|Error)(:|\])|\*\* \(\w+|FAILED|Traceback|\w+Error\b|\w+Exception\b)"
 )
-_FILE_READS = ("Read", "read_file")  # a file's own lines are no command's count or error
+_COMMANDS = ("Bash", "bash")  # counts and error lines come from what a command printed
 _UNITS = {
     "test": "tests",
     "failure": "failures",
@@ -200,7 +203,8 @@ _UNITS = {
 
 
 def early_facts(session: Session) -> list[Fact]:
-    """Up to three probes from the first `EARLY` tool results: a file read, a count, an error line."""
+    """Up to three probes from the first `EARLY` tool results: a file read, a count a command printed,
+    the first error line (a command's, or a failed tool's)."""
     pairs = _tool_pairs(session)[:EARLY]
     facts: list[Fact] = []
     for _, use, result in pairs:
@@ -216,9 +220,9 @@ def early_facts(session: Session) -> list[Fact]:
             )
             break
     for _, use, result in pairs:
-        hit = None if use.name in _FILE_READS else _COUNT.search(result.content)
+        hit = _COUNT.search(result.content) if use.name in _COMMANDS else None
         if hit:
-            noun = _UNITS.get(hit.group(2), hit.group(2))
+            noun = _UNITS.get(hit.group(2) or hit.group(4), hit.group(2) or hit.group(4))
             facts.append(
                 Fact(
                     "recall",
@@ -229,11 +233,14 @@ def early_facts(session: Session) -> list[Fact]:
             )
             break
     for _, use, result in pairs:
-        if use.name in _FILE_READS:
+        if use.name not in _COMMANDS and not result.is_error:
             continue
         lines = [ln.strip() for ln in result.content.split("\n") if _ERROR.search(ln) and len(ln.strip()) > 8]
-        if result.is_error or lines:
-            text = (lines or [ln.strip() for ln in result.content.split("\n") if ln.strip()] or [""])[0][:160]
+        if not lines and result.is_error:  # its first line, past Claude Code's "Exit code N"
+            lines = [ln.strip() for ln in result.content.split("\n") if ln.strip()]
+            lines = [ln for ln in lines if not ln.startswith("Exit code")]
+        if lines:
+            text = lines[0][:160]
             if text:
                 facts.append(
                     Fact(

@@ -78,7 +78,7 @@ def test_conversion_keeps_every_tool_result_after_its_call(path: Path) -> None:
 def test_probes_come_from_early_tool_output_asked_in_the_questions_words(path: Path) -> None:
     session = load_session(path)
     facts = session.facts
-    assert facts and facts == early_facts(session)
+    assert facts == early_facts(session)
     early: list[str] = []
     for step in session.steps:
         if not step.is_user and len(step.messages) > 1:
@@ -106,7 +106,21 @@ def test_probes_are_answerable_from_the_conversation(path: Path) -> None:
         POLICIES["none"](1_000_000, frame(), reference_count, writer("lossy", session)),
         frame_tokens(),
     )
-    assert run.finished and run.probes["recall"] and all(run.probes["recall"])
+    assert run.finished and all(run.probes["recall"])
+    assert len(run.probes["recall"]) >= len(session.facts)  # each fact asked at least once
+
+
+def test_each_kind_of_probe_is_drawn() -> None:
+    """fum's sub-agent: the first file it read, and its first failed tool call (the WebFetch-only gqc
+    sub-agent read no file and ran no command: no probe)."""
+    facts = {p.name[:12]: load_session(p).facts for p in FILES}
+    fum = facts["spotter-fum-"]
+    assert [f.question for f in fum] == [
+        "Which file was read first in this session?",
+        "What was the first error a tool reported in this session?",
+    ]
+    assert fum[0].text.endswith(".ex") and "error" in fum[1].text
+    assert facts["spotter-gqc-"] == []
 
 
 def test_claude_codes_bill_is_the_recorded_sum() -> None:
