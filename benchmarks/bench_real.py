@@ -1,7 +1,7 @@
 """Recorded Claude Code sessions through the replay: every policy's bill beside Claude Code's own.
 
     python benchmarks/bench_real.py [--sessions gqc fum] [--windows 200000] [--policies ours kotlin]
-                                    [--stand-in lossy] [--day] [--subagents]
+                                    [--stand-in lossy] [--day] [--subagents] [--shape long]
 
 Each recorded session (`real_replay.py`: the long spotter main threads from ../shared/sessions/real,
 or, without ../shared, the sub-agent files copied into benchmarks/data/real_sessions: said in one
@@ -15,7 +15,10 @@ each policy at each window (Sonnet 5.5's cache, steady and paused pace). Per cel
   finishing seed's, no baseline cheaper and at least as faithful);
 - the policy's input-side bill in token-equivalents (input + 0.1 x reads + 1.25 x writes, the
   recording's unit: replay counts times the session's `unit_factor`) and its ratio to what Claude
-  Code was billed for the same session's main thread (`recorded_bill`; goal: ours <= 0.6x).
+  Code was billed for the same session's main thread (`recorded_bill`; goal: ours <= 0.6x);
+- where ours' steady bill goes above the floor, by component (the ledger's lines).
+
+`--shape long` runs the same report on one of the made-up sessions (seed 1, typical outputs).
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from bench_policies import POLICIES  # noqa: E402
 from bench_replay import CLAUDE_RATIO, PROBES, Run, reference_count, replay  # noqa: E402
 from bench_sessions import Session  # noqa: E402
 from bench_setup import frame, frame_tokens, prices, writer  # noqa: E402
+from bench_setup import session as synthetic  # noqa: E402
 from bench_tables import SEED_POLICIES  # noqa: E402
 from real_replay import load_with_ids, real_paths, recorded_bill, unit_factor, working_day  # noqa: E402
 
@@ -48,6 +52,32 @@ def equivalents(run: Run, factor: float) -> float:
 def rival(run: Run, cache: str) -> Rival:
     shares = {p: run.share(p) for p in PROBES}
     return Rival(run.policy, run.dollars(cache, prices()[cache]), run.finished, shares)
+
+
+def components(run: Run, low: float) -> str:
+    """`excess_parts` as one line, largest first."""
+    ranked = sorted(excess_parts(run, low).items(), key=lambda kv: -abs(kv[1]))
+    return ", ".join(f"{k} ${v:.3f}" for k, v in ranked if abs(v) >= 0.0005)
+
+
+def excess_parts(run: Run, low: float) -> dict[str, float]:
+    """Where a run's steady Claude bill goes above the floor `low` (`bench_ledger.py` lines; they add up):
+    reads past the frame, rewrites by cause, unmarked rewrites, summary calls, recall round trips,
+    and what its new writes and output differ from the floor's (below it when a policy caps outputs)."""
+    p = prices()["claude"]
+    ledger = run.ledger
+    frame_reads = CLAUDE_RATIO * ledger.frame_reads * p.cache_read_price / 1e6
+    parts = {
+        "reads past the frame": ledger.dollars("reads", p) - frame_reads,
+        **{f"rewrites ({c})": ledger.dollars(c, p) for c in ("clear", "summary", "drop")},
+        "unmarked rewrites": ledger.dollars("unmarked", p),
+        "summary calls": ledger.dollars("summary calls", p),
+        "recall round trips": ledger.dollars("recall", p),
+    }
+    parts["new writes and output against the floor's"] = (
+        ledger.dollars("new", p) + ledger.dollars("output", p) + frame_reads - low
+    )
+    return parts
 
 
 def cell(session: Session, window: int, names: list[str], stand_in: str) -> dict[str, Run]:
@@ -86,6 +116,7 @@ def report(title: str, session: Session, runs: dict[str, Run], factor: float, cc
         )
     if "ours" not in runs:
         return
+    print("- ours' excess over the floor, steady, by component: " + components(runs["ours"], lows["claude"]))
     for c in PACES:
         ours = rival(runs["ours"], c)
         seeds = [rival(r, c) for n, r in runs.items() if n in SEED_POLICIES]
@@ -106,7 +137,16 @@ def main() -> None:
     parser.add_argument("--stand-in", default="lossy", choices=["lossy", "faithful"])
     parser.add_argument("--day", action="store_true", help="also the chosen sessions chained into one day")
     parser.add_argument("--subagents", action="store_true", help="the sub-agent files, not the main threads")
+    parser.add_argument("--shape", help="a made-up session instead (long, survey, chat; seed 1, typical)")
     args = parser.parse_args()
+    if args.shape:  # the same floor and goals on one of the made-up sessions
+        made = synthetic(args.shape, 1, "typical")
+        for window in args.windows:
+            runs = cell(made, window, args.policies, args.stand_in)
+            report(
+                f"{args.shape}, typical, seed 1, {window // 1000}k, {args.stand_in}", made, runs, 1.0, None
+            )
+        return
     main_files, subs, note = real_paths()
     if note:
         print(note)

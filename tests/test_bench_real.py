@@ -16,7 +16,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bench_floor import Rival, floor, floor_check, message_tokens  # noqa: E402
 from bench_policies import POLICIES  # noqa: E402
-from bench_replay import reference_count, replay  # noqa: E402
+from bench_replay import CLAUDE_RATIO, reference_count, replay  # noqa: E402
 from bench_sessions import Session, Step  # noqa: E402
 from bench_setup import frame, frame_tokens, writer  # noqa: E402
 from real_replay import (  # noqa: E402
@@ -191,3 +191,20 @@ def test_without_shared_it_says_so_and_runs_the_copies(tmp_path: Path) -> None:
     main, subs, note = real_paths(tmp_path / "absent")
     assert main == [] and subs == FILES
     assert "absent" in note and "\n" not in note
+
+
+def test_the_excess_over_the_floor_adds_up_by_component() -> None:
+    from bench_real import excess_parts
+
+    from agent_cli.providers.models import lookup
+
+    session = load_session(FILES[0])
+    run = replay(
+        session, POLICIES["ours"](32_000, frame(), reference_count, writer("lossy", session)), frame_tokens()
+    )
+    sonnet = lookup("claude-sonnet-5-5")
+    assert sonnet is not None
+    low = floor(session, frame_tokens()).dollars(sonnet, CLAUDE_RATIO)
+    parts = excess_parts(run, low)
+    assert run.finished and sum(parts.values()) == pytest.approx(run.dollars("claude", sonnet) - low)
+    assert parts["reads past the frame"] > 0 and parts["recall round trips"] > 0
