@@ -320,10 +320,12 @@ def recorded_bill(path: Path) -> RecordedBill:
 
 
 def unit_factor(path: Path, session: Session, ids: Sequence[str], count: Callable[[Message], int]) -> float:
-    """Recorded tokens per replay token on this file: the growth of the recorded prompt from the
-    first request to the last one before Claude Code's compaction, over the replay's count of the
-    messages added in between (the frames differ; their growth is the same conversation)."""
-    prompts: list[tuple[str, int]] = []
+    """Recorded tokens per replay token on this file: how much the recorded prompt grew from one
+    request to the next, over the replay's count of the messages added in between, summed over the
+    pairs of consecutive requests before Claude Code's compaction that the same model answered (a
+    change of model is a change of frame, not of conversation; the frames differ, their growth is
+    the same conversation)."""
+    prompts: list[tuple[str, str, int]] = []
     seen: set[str] = set()
     subagent = ".subagent-" in path.name
     for line in _lines(path):
@@ -340,11 +342,12 @@ def unit_factor(path: Path, session: Session, ids: Sequence[str], count: Callabl
                 int(usage.get(k, 0))
                 for k in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
             )
-            prompts.append((mid, prompt))
+            prompts.append((mid, str(message.get("model", "")), prompt))
     where = {mid: n for n, mid in enumerate(ids) if mid}
-    kept = [(where[m], p) for m, p in prompts if m in where]
-    if len(kept) < 2:
-        return 1.0
-    (first, p0), (last, p1) = kept[0], kept[-1]
-    grown = sum(count(m) for step in session.steps[first:last] for m in step.messages)
-    return (p1 - p0) / grown if grown else 1.0
+    kept = [(where[m], model, p) for m, model, p in prompts if m in where]
+    recorded = replayed = 0
+    for (a, model_a, pa), (b, model_b, pb) in zip(kept, kept[1:]):
+        if model_a == model_b and pb > pa:
+            recorded += pb - pa
+            replayed += sum(count(m) for step in session.steps[a:b] for m in step.messages)
+    return recorded / replayed if replayed else 1.0

@@ -208,3 +208,16 @@ def test_the_excess_over_the_floor_adds_up_by_component() -> None:
     parts = excess_parts(run, low)
     assert run.finished and sum(parts.values()) == pytest.approx(run.dollars("claude", sonnet) - low)
     assert parts["reads past the frame"] > 0 and parts["recall round trips"] > 0
+
+
+def test_unit_factor_is_the_recorded_growth_over_the_replayed() -> None:
+    """On the copies (one model each, no compaction) the recorded prompt grows 2-7% faster than the
+    replay's count of the same messages (Claude's tokenizer against o200k_base)."""
+    from real_replay import load_with_ids, unit_factor
+
+    for path in FILES:
+        session, ids = load_with_ids(path)
+        assert len(ids) == len(session.steps) and all(
+            bool(i) != s.is_user for i, s in zip(ids, session.steps)
+        )
+        assert 1.0 < unit_factor(path, session, ids, message_tokens) < 1.1
