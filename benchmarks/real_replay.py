@@ -30,6 +30,7 @@ import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -346,7 +347,7 @@ def unit_factor(path: Path, session: Session, ids: Sequence[str], count: Callabl
     where = {mid: n for n, mid in enumerate(ids) if mid}
     kept = [(where[m], model, p) for m, model, p in prompts if m in where]
     recorded = replayed = 0
-    for (a, model_a, pa), (b, model_b, pb) in zip(kept, kept[1:]):
+    for (a, model_a, pa), (b, model_b, pb) in pairwise(kept):
         if model_a == model_b and pb > pa:
             recorded += pb - pa
             replayed += sum(count(m) for step in session.steps[a:b] for m in step.messages)

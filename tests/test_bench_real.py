@@ -218,6 +218,6 @@ def test_unit_factor_is_the_recorded_growth_over_the_replayed() -> None:
     for path in FILES:
         session, ids = load_with_ids(path)
         assert len(ids) == len(session.steps) and all(
-            bool(i) != s.is_user for i, s in zip(ids, session.steps)
+            bool(i) != s.is_user for i, s in zip(ids, session.steps, strict=True)
         )
         assert 1.0 < unit_factor(path, session, ids, message_tokens) < 1.1
