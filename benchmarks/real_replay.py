@@ -203,6 +203,16 @@ _UNITS = {
 }
 
 
+def _named(use: ToolUse) -> str:
+    """How a user would name a call they remember: a command's own description or its first words,
+    another tool's name and file."""
+    if use.name in _COMMANDS:
+        said = use.input.get("description") or str(use.input.get("command", ""))[:60]
+        return f"the `{said}` command"
+    path = use.input.get("file_path") or use.input.get("path") or ""
+    return f"the {use.name} call" + (f" on {Path(str(path)).name}" if path else "")
+
+
 def early_facts(session: Session) -> list[Fact]:
     """Up to three probes from the first `EARLY` tool results: a file read, a count a command printed,
     the first error line (a command's, or a failed tool's)."""
@@ -228,8 +238,8 @@ def early_facts(session: Session) -> list[Fact]:
                 Fact(
                     "recall",
                     hit.group(0),
-                    f"How many {noun} did the first command that counted {noun} report?",
-                    f"What number of {noun} came out of that early run?",
+                    f"How many {noun} did {_named(use)} report early on?",
+                    f"When we began, what count of {noun} came out of {_named(use)}?",
                 )
             )
             break
@@ -247,12 +257,12 @@ def early_facts(session: Session) -> list[Fact]:
                     Fact(
                         "recall",
                         text,
-                        "What was the first error a tool reported in this session?",
-                        "Which failure showed up first when we began?",
+                        f"What error did {_named(use)} give early on?",
+                        f"Which failure came out of {_named(use)} when we began?",
                     )
                 )
                 break
-    return facts
+    return [f for f in facts if f.text not in f.question and f.text not in f.paraphrase]
 
 
 def _first_step(session: Session, fact: Fact) -> Step | None:
