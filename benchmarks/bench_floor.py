@@ -81,20 +81,29 @@ class FloorCheck:
 
     @property
     def excess_share(self) -> float | None:
-        """Ours' excess over the floor as a share of the best finishing seed's (None: no seed finished)."""
-        if self.best_seed is None:
+        """Ours' excess over the floor as a share of the best finishing seed's (None: no seed
+        finished, or the seed is at or below the floor, where a share says nothing)."""
+        if self.best_seed is None or self.best_seed.cost <= self.floor:
             return None
-        theirs = self.best_seed.cost - self.floor
-        return (self.ours - self.floor) / theirs if theirs > 0 else float("inf")
+        return (self.ours - self.floor) / (self.best_seed.cost - self.floor)
+
+    @property
+    def excess_met(self) -> bool:
+        """Ours' excess at most half the best finishing seed's (both may be below the floor, where
+        a policy caps what it keeps: then ours must be that much further below)."""
+        if self.best_seed is None:
+            return True
+        return self.ours - self.floor <= EXCESS_SHARE * (self.best_seed.cost - self.floor) + 1e-12
 
     @property
     def misses(self) -> list[str]:
         out = []
         if self.times > FLOOR_TIMES:
             out.append(f"{self.times:.2f}x the floor (goal <= {FLOOR_TIMES}x)")
-        share = self.excess_share
-        if share is not None and share > EXCESS_SHARE:
-            out.append(f"excess {share:.0%} of {self.best_seed.policy}'s (goal <= 50%)")  # type: ignore[union-attr]
+        if not self.excess_met and self.best_seed is not None:
+            share = self.excess_share
+            said = f"{share:.0%} of" if share is not None else "more than half of"
+            out.append(f"excess {said} {self.best_seed.policy}'s (goal <= 50%)")
         if self.beaten_by:
             out.append("cheaper and as faithful: " + ", ".join(self.beaten_by))
         return out

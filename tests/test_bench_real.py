@@ -220,3 +220,13 @@ def test_unit_factor_is_the_recorded_growth_over_the_replayed() -> None:
             bool(i) != s.is_user for i, s in zip(ids, session.steps, strict=True)
         )
         assert 1.0 < unit_factor(path, session, ids, message_tokens) < 1.1
+
+
+def test_floor_check_when_the_seed_is_at_or_below_the_floor() -> None:
+    """A policy that caps tool outputs may cost less than the floor (counted uncapped); a share of a
+    negative excess says nothing, so the goal is checked as ours' excess <= half the seed's."""
+    shares = {"recall": 1.0}
+    same = floor_check(Rival("ours", 0.93, True, shares), [Rival("kotlin", 0.93, True, shares)], [], low=1.0)
+    assert same.excess_share is None and same.misses == []  # the same bytes: below the floor alike
+    dearer = floor_check(Rival("ours", 0.99, True, shares), [Rival("kotlin", 0.9, True, shares)], [], low=1.0)
+    assert dearer.misses[0] == "excess more than half of kotlin's (goal <= 50%)"
