@@ -1,7 +1,7 @@
 """Recorded Claude Code sessions through the replay: every policy's bill beside Claude Code's own.
 
     python benchmarks/bench_real.py [--sessions gqc fum] [--windows 200000] [--policies ours kotlin]
-                                    [--stand-in lossy] [--day] [--subagents] [--shape long]
+                                    [--stand-in lossy] [--day | --day-only] [--subagents] [--shape long]
 
 Each recorded session (`real_replay.py`: the long spotter main threads from ../shared/sessions/real,
 or, without ../shared, the sub-agent files copied into benchmarks/data/real_sessions: said in one
@@ -136,6 +136,7 @@ def main() -> None:
     parser.add_argument("--policies", nargs="+", default=list(POLICIES))
     parser.add_argument("--stand-in", default="lossy", choices=["lossy", "faithful"])
     parser.add_argument("--day", action="store_true", help="also the chosen sessions chained into one day")
+    parser.add_argument("--day-only", action="store_true", help="only the day, not each session alone")
     parser.add_argument("--subagents", action="store_true", help="the sub-agent files, not the main threads")
     parser.add_argument("--shape", help="a made-up session instead (long, survey, chat; seed 1, typical)")
     args = parser.parse_args()
@@ -157,10 +158,10 @@ def main() -> None:
         session, ids = load_with_ids(path)
         factor = unit_factor(path, session, ids, message_tokens)
         loaded.append((path, session, factor, recorded_bill(path).equivalents))
-        for window in args.windows:
+        for window in [] if args.day_only else args.windows:
             runs = cell(session, window, args.policies, args.stand_in)
             report(f"{path.stem}, {window // 1000}k, {args.stand_in}", session, runs, factor, loaded[-1][3])
-    if args.day and len(loaded) > 1:
+    if (args.day or args.day_only) and len(loaded) > 1:
         day = working_day([s for _, s, _, _ in loaded])
         factor = sum(f for _, _, f, _ in loaded) / len(loaded)
         cc = sum(c for _, _, _, c in loaded)
