@@ -1,6 +1,8 @@
 """Recorded Claude Code sessions as replayable sessions, their probes, and what Claude Code was billed.
 
     load_session(path) -> Session          one recorded conversation in the replay's session shape
+    load_with_ids(path)                    the same, with each step's `message.id`
+    unit_factor(path, session, ids, count) recorded tokens per replay token on that file
     working_day(sessions) -> Session       several tasks one after another in one conversation
     recorded_bill(path) -> RecordedBill    what the API billed Claude Code for that file
     real_paths() -> (main files, sub-agent files, note)
@@ -9,19 +11,21 @@ A session keeps what the recording holds of the conversation (../shared/sessions
 user's prompts, each assistant response (its text and tool calls, one step per distinct
 `message.id`) and the tool results as recorded, each after the call it answers. What it does not
 keep: the system prompt and tools (the replay's frame takes their place), thinking blocks (their
-signatures are redacted in these files; they are output, never read back once a turn ends),
+signatures are redacted in these files, so they could not be sent back; 1-43k characters a session),
 Claude Code's own compaction (its boundary and summary: every policy compacts in its own way, so the
 replay gets the whole uncompacted conversation), sub-agent (side-chain) lines, and display-only or
 meta lines.
 
 Probes (`Fact`s, kind "recall") come from the session's own early tool output: the first file a
-read opened, the first count a command printed, the first error line; each asked in words of the
-question ("Which file was read first?"), never of the answer. `early_facts` only takes what the
-first `EARLY` tool results show, and the fact's text is a substring of one of them (or of the call
-that named the file).
+Read opened, the first count a command printed, the first error line a command or a failed tool
+gave; each asked in words of the question, naming the call a user would remember ("How many files
+did the `Force full recompile of project` command report early on?"), never the answer.
+`early_facts` only takes what the first `EARLY` tool results show, and the fact's text is a
+substring of one of them (or of the call that named the file).
 
 Claude Code's bill: per distinct `message.id` of the file's requests, input + 0.1 x cache reads +
-1.25 x cache writes (token-equivalents at the input price; 5-minute writes; a 1-hour write is 2x).
+1.25 x cache writes (`equivalents`: token-equivalents at the input price, as issue 36 counts them);
+`priced` counts the 1-hour writes at their own 2x.
 """
 
 from __future__ import annotations
