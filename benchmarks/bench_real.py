@@ -15,7 +15,8 @@ each policy at each window (Sonnet 5.5's cache, steady and paused pace). Per cel
   finishing seed's, no baseline cheaper and at least as faithful);
 - the policy's input-side bill in token-equivalents (input + 0.1 x reads + 1.25 x writes, the
   recording's unit: replay counts times the session's `unit_factor`) and its ratio to what Claude
-  Code was billed for the same session's main thread (`recorded_bill`; goal: ours <= 0.6x);
+  Code was billed for the same session's main thread (`recorded_bill`; goal: ours <= 0.6x); for a
+  day, the sum of its sessions' bills, and ours at the mean of their unit factors;
 - where ours' steady bill goes above the floor, by component (the ledger's lines).
 
 `--shape long` runs the same report on one of the made-up sessions (seed 1, typical outputs).
