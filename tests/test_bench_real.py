@@ -1,0 +1,232 @@
+"""Recorded sessions in the replay (benchmarks/real_replay.py) and the floor (benchmarks/bench_floor.py).
+
+On the two MIT sub-agent files copied into benchmarks/data/real_sessions, so these run on a fresh clone.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from bench_floor import Rival, floor, floor_check, message_tokens  # noqa: E402
+from bench_policies import POLICIES  # noqa: E402
+from bench_replay import CLAUDE_RATIO, reference_count, replay  # noqa: E402
+from bench_sessions import Session, Step  # noqa: E402
+from bench_setup import frame, frame_tokens, writer  # noqa: E402
+from real_replay import (  # noqa: E402
+    COPIED,
+    EARLY,
+    early_facts,
+    load_session,
+    real_paths,
+    recorded_bill,
+    working_day,
+)
+from real_sessions import read_session  # noqa: E402
+
+from agent_cli.core.messages import Message, TextBlock, ToolResult, ToolUse  # noqa: E402
+
+FILES = sorted(COPIED.glob("*.jsonl"))
+
+
+def _raw(path: Path) -> list[dict[str, object]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def _result_text(content: object) -> str:
+    if isinstance(content, list):
+        return "".join(str(c.get("text", "")) for c in content if isinstance(c, dict))
+    return str(content or "")
+
+
+def test_the_copies_are_there() -> None:
+    assert len(FILES) == 2
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name[:40])
+def test_conversion_keeps_every_tool_result_after_its_call(path: Path) -> None:
+    recorded = {}
+    for line in _raw(path):
+        message = line.get("message") or {}
+        content = message.get("content") if isinstance(message, dict) else None
+        if line.get("type") == "user" and isinstance(content, list):
+            for item in content:
+                if item.get("type") == "tool_result":
+                    recorded[item["tool_use_id"]] = _result_text(item.get("content"))
+    assert recorded
+    session = load_session(path)
+    kept: dict[str, str] = {}
+    for step in session.steps:
+        if step.is_user:
+            continue
+        calls = {b.id for b in step.messages[0].content if isinstance(b, ToolUse)}
+        for message in step.messages[1:]:
+            for r in message.content:
+                assert isinstance(r, ToolResult) and r.tool_use_id in calls  # right after its own call
+                kept[r.tool_use_id] = r.content
+    assert kept == recorded
+    assert session.steps[0].is_user  # the sub-agent's prompt opens the conversation
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name[:40])
+def test_probes_come_from_early_tool_output_asked_in_the_questions_words(path: Path) -> None:
+    session = load_session(path)
+    facts = session.facts
+    assert facts == early_facts(session)
+    early: list[str] = []
+    for step in session.steps:
+        if not step.is_user and len(step.messages) > 1:
+            uses = [
+                json.dumps(b.input, ensure_ascii=False)
+                for b in step.messages[0].content
+                if isinstance(b, ToolUse)
+            ]
+            early += uses + [r.content for r in step.messages[1].content if isinstance(r, ToolResult)]
+    early = early[: 2 * EARLY]
+    for fact in facts:
+        assert any(fact.text in text for text in early), fact.text
+        assert fact.text not in fact.question and fact.text not in fact.paraphrase
+        assert fact.question != fact.paraphrase
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name[:40])
+def test_probes_are_answerable_from_the_conversation(path: Path) -> None:
+    """A policy that keeps everything (the `none` baseline, at 1M) finds every probe's answer."""
+    session = load_session(path)
+    steps = [s for s in session.steps if not s.is_user]
+    session = Session(session.name, session.steps + steps[1:] * 4)  # enough requests to reach a probe point
+    run = replay(
+        session,
+        POLICIES["none"](1_000_000, frame(), reference_count, writer("lossy", session)),
+        frame_tokens(),
+    )
+    assert run.finished and all(run.probes["recall"])
+    assert len(run.probes["recall"]) >= len(session.facts)  # each fact asked at least once
+
+
+def test_each_kind_of_probe_is_drawn() -> None:
+    """fum's sub-agent: the first file it read, and its first failed tool call (the WebFetch-only gqc
+    sub-agent read no file and ran no command: no probe)."""
+    facts = {p.name[:12]: load_session(p).facts for p in FILES}
+    fum = facts["spotter-fum-"]
+    assert fum[0].question == "Which file was read first in this session?"
+    named = "the `find /home/USER/projects/spotter-worktrees/spotter-fum/test/` command"
+    assert fum[1].question == f"What error did {named} give early on?"
+    assert fum[0].text.endswith(".ex") and "error" in fum[1].text
+    assert facts["spotter-gqc-"] == []
+
+
+def test_claude_codes_bill_is_the_recorded_sum() -> None:
+    """The figures SOURCES.md sums for these files, and the same sum over the requests read back."""
+    expected = {
+        "spotter-fum-8463c716.subagent-agent-a7be2f0.jsonl": (13, 94, 13_554, 299_487),
+        "spotter-gqc-258c7280.subagent-agent-a881341.jsonl": (3, 15, 42_176, 34_159),
+    }
+    for path in FILES:
+        bill = recorded_bill(path)
+        assert (bill.requests, bill.input, bill.write, bill.read) == expected[path.name]
+        requests = read_session(path)
+        assert bill.input == sum(r.recorded.input for r in requests)
+        assert bill.read == sum(r.recorded.read for r in requests)
+        assert bill.write == sum(r.recorded.write for r in requests)
+        assert bill.equivalents == pytest.approx(bill.input + 0.1 * bill.read + 1.25 * bill.write)
+        assert bill.priced == pytest.approx(bill.equivalents + 0.75 * bill.write_1h)
+    assert recorded_bill(FILES[0]).write_1h == 13_554  # haiku's sub-agent wrote 1-hour entries
+
+
+def test_floor_on_a_hand_made_session() -> None:
+    count = len  # one token a character, to add up by hand
+    use = ToolUse("t1", "read_file", {"path": "a"})
+    session = Session(
+        "tiny",
+        [
+            Step([Message.user("hello")], is_user=True),
+            Step([Message("assistant", (use,)), Message("user", (ToolResult("t1", "x" * 50),))]),
+            Step([Message("assistant", (TextBlock("done"),))]),
+        ],
+    )
+    sizes = [message_tokens(m, count) for s in session.steps for m in s.messages]
+    hello, call, result, done = sizes
+    assert hello == len(json.dumps({"type": "text", "text": "hello"})) + 4
+    got = floor(session, frame_tokens=100, count=count)
+    assert got.write == 100 + hello + call + result  # the frame and each message sent, once
+    assert got.read == 100  # the second request reads the frame back
+    assert got.output == call + done
+    assert got.input == 0
+
+
+def test_floor_check_states_each_goal() -> None:
+    shares = {"recall": 1.0, "artifact": 1.0}
+    ours = Rival("ours", 1.4, True, shares)
+    seed = Rival("kotlin", 2.0, True, shares)
+    check = floor_check(ours, [seed, Rival("javascript", 1.2, False, shares)], [], low=1.0)
+    assert check.times == pytest.approx(1.4) and check.excess_share == pytest.approx(0.4)
+    assert check.best_seed is seed and check.misses == []  # the one that did not finish is no rival
+    worse = floor_check(Rival("ours", 1.8, True, shares), [seed], [Rival("masking", 1.5, True, shares)], 1.0)
+    assert len(worse.misses) == 3  # 1.8x the floor, 80% of kotlin's excess, masking cheaper and as faithful
+    less_faithful = Rival("masking", 1.5, True, {"recall": 0.5, "artifact": 1.0})
+    assert floor_check(Rival("ours", 1.8, True, shares), [], [less_faithful], 1.0).beaten_by == ()
+
+
+def test_a_working_day_chains_the_tasks_in_one_conversation() -> None:
+    sessions = [load_session(p) for p in FILES]
+    day = working_day(sessions)
+    assert day.steps == [s for x in sessions for s in x.steps]
+    assert day.facts == [f for x in sessions for f in x.facts]
+    assert sum(s.is_user for s in day.steps) >= 2  # each task opens with its own prompt
+    run = replay(
+        day, POLICIES["ours"](200_000, frame(), reference_count, writer("lossy", day)), frame_tokens()
+    )
+    assert run.finished and len(run.requests) == day.model_steps
+
+
+def test_without_shared_it_says_so_and_runs_the_copies(tmp_path: Path) -> None:
+    main, subs, note = real_paths(tmp_path / "absent")
+    assert main == [] and subs == FILES
+    assert "absent" in note and "\n" not in note
+
+
+def test_the_excess_over_the_floor_adds_up_by_component() -> None:
+    from bench_real import excess_parts
+
+    from agent_cli.providers.models import lookup
+
+    session = load_session(FILES[0])
+    run = replay(
+        session, POLICIES["ours"](32_000, frame(), reference_count, writer("lossy", session)), frame_tokens()
+    )
+    sonnet = lookup("claude-sonnet-5-5")
+    assert sonnet is not None
+    low = floor(session, frame_tokens()).dollars(sonnet, CLAUDE_RATIO)
+    parts = excess_parts(run, low)
+    assert run.finished and sum(parts.values()) == pytest.approx(run.dollars("claude", sonnet) - low)
+    assert parts["reads past the frame"] > 0 and parts["recall round trips"] > 0
+
+
+def test_unit_factor_is_the_recorded_growth_over_the_replayed() -> None:
+    """On the copies (one model each, no compaction) the recorded prompt grows 2-7% faster than the
+    replay's count of the same messages (Claude's tokenizer against o200k_base)."""
+    from real_replay import load_with_ids, unit_factor
+
+    for path in FILES:
+        session, ids = load_with_ids(path)
+        assert len(ids) == len(session.steps) and all(
+            bool(i) != s.is_user for i, s in zip(ids, session.steps, strict=True)
+        )
+        assert 1.0 < unit_factor(path, session, ids, message_tokens) < 1.1
+
+
+def test_floor_check_when_the_seed_is_at_or_below_the_floor() -> None:
+    """A policy that caps tool outputs may cost less than the floor (counted uncapped); a share of a
+    negative excess says nothing, so the goal is checked as ours' excess <= half the seed's."""
+    shares = {"recall": 1.0}
+    same = floor_check(Rival("ours", 0.93, True, shares), [Rival("kotlin", 0.93, True, shares)], [], low=1.0)
+    assert same.excess_share is None and same.misses == []  # the same bytes: below the floor alike
+    dearer = floor_check(Rival("ours", 0.99, True, shares), [Rival("kotlin", 0.9, True, shares)], [], low=1.0)
+    assert dearer.misses[0] == "excess more than half of kotlin's (goal <= 50%)"
