@@ -291,7 +291,7 @@ def test_no_server_outlives_an_agent_stopped_mid_call(
             time.sleep(0.1)
         time.sleep(1.5)
         proc.send_signal(sig)
-        _, err = proc.communicate(timeout=30)
+        _, err = proc.communicate(timeout=90)
     finally:
         proc.kill()
     assert proc.returncode in (128 + sig, -sig), err

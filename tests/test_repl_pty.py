@@ -88,7 +88,7 @@ def spawn(tmp_path: Path, fake_server: FakeModelServer) -> tuple[pexpect.spawn, 
         env=env,
         dimensions=(40, 120),
         encoding="utf-8",
-        timeout=20,
+        timeout=90,
     )
     return child, project
 

@@ -24,7 +24,7 @@ REGISTRY = default_tools()
 
 @pytest.fixture
 def ctx(tmp_path: Path) -> ToolContext:
-    return ToolContext(root=tmp_path, bash_timeout=20)
+    return ToolContext(root=tmp_path, bash_timeout=120)
 
 
 def bash(ctx: ToolContext, command: Any, **args: Any) -> ToolOutput:
