@@ -95,6 +95,17 @@ def _glob_bounded(where: Path) -> Outcome:
     return Outcome(outcome.ok, f"{outcome.detail}; {took:.1f} s", outcome.traceback)
 
 
+def _logged(project: Path, needle: str) -> bool:
+    """Whether the session log holds `needle` (the loop logs a reply before it runs its calls)."""
+    for log in (project / ".transcripts").glob("*/session.jsonl"):
+        try:
+            if needle in log.read_text(errors="replace"):
+                return True
+        except OSError:
+            continue
+    return False
+
+
 def _grep_signal(where: Path, sig: signal.Signals, code: int) -> Outcome:
     """A signal 1.5 s into a grep that would run to its total limit (10 s), matching all the while: the
     agent ends at once, using under 2 s of processor time after the signal (about 0.3 s; the grep run
@@ -106,7 +117,7 @@ def _grep_signal(where: Path, sig: signal.Signals, code: int) -> Outcome:
         server.queue(Reply("Searching.", tool_calls=[_call("grep", 0, pattern=BACKTRACKS)]))
         server.default = Reply(DONE)
         proc = start_headless(project, env_for(where, server), "-p", "search", "--yes")
-        asked = wait_for(lambda: len(server.requests) >= 1)
+        asked = wait_for(lambda: _logged(project, "toolu_grep_0"))  # the call is in the log: it runs next
         time.sleep(1.5)  # the grep is matching now
         still_running = proc.poll() is None
         sent, before = time.monotonic(), cpu_seconds(proc.pid) or 0.0
