@@ -30,17 +30,17 @@ def run(ctx: ToolContext, name: str, **args: Any) -> ToolOutput:
 
 
 def run_or_hang(ctx: ToolContext, name: str, fifo: Path, **args: Any) -> ToolOutput:
-    """The call in a thread; if it is still blocked after 5 s (opening the FIFO waits for a reader),
+    """The call in a thread; if it is still blocked after 30 s (opening the FIFO waits for a reader),
     open the other end so the thread can end, and fail."""
     box: list[ToolOutput] = []
     worker = threading.Thread(target=lambda: box.append(run(ctx, name, **args)), daemon=True)
     worker.start()
-    worker.join(5)
+    worker.join(30)
     if worker.is_alive():
         fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
-        worker.join(5)
+        worker.join(30)
         os.close(fd)
-        pytest.fail(f"{name} on a FIFO was still blocked after 5 s")
+        pytest.fail(f"{name} on a FIFO was still blocked after 30 s")
     return box[0]
 
 
