@@ -288,7 +288,7 @@ def test_ctrl_c_during_a_model_stream_keeps_no_half_message(tmp_path: Path) -> N
         # late the timer runs, it comes before the rest.
         ctrl_c = partial(signal.pthread_kill, threading.main_thread().ident or 0, signal.SIGINT)
         threading.Timer(0.1, ctrl_c).start()
-        time.sleep(300)
+        time.sleep(60)
         yield say("never arrives")
 
     class SlowProvider(ScriptedProvider):
