@@ -3,7 +3,9 @@
 Hypothesis writes nothing into the repository. No example database: it replayed a once-failing draw
 in every later run (a stale replay of a since-fixed example failed each run), and a fresh clone in
 CI has none, so local runs now draw as CI does. Its other caches (constants, unicode data) go to a
-folder under the temp dir instead of `.hypothesis/` in the working tree.
+folder under the temp dir instead of `.hypothesis/` in the working tree. No deadline per example
+either: Hypothesis's default (200 ms) is a wall-clock bound that a busy machine trips (DeadlineExceeded,
+then Flaky), and no property here is about time.
 
 `fake_server`: the fake model server (`agent_cli.testing.fakeserver`), one per test module and
 back to as built for each test. A module that needs it built otherwise says so in a `FAKE_SERVER`
@@ -25,7 +27,7 @@ from hypothesis.configuration import set_hypothesis_home_dir
 from agent_cli.testing.fakeserver import FakeModelServer
 
 set_hypothesis_home_dir(Path(tempfile.gettempdir()) / f"agent-cli-hypothesis-{os.getuid()}")
-settings.register_profile("agent-cli", database=None)
+settings.register_profile("agent-cli", database=None, deadline=None)
 settings.load_profile("agent-cli")
 
 

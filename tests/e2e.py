@@ -47,7 +47,7 @@ def agent_cmd(*args: str) -> list[str]:
 
 
 def run_agent(
-    args: list[str], cwd: Path, env: dict[str, str], timeout: float = 120
+    args: list[str], cwd: Path, env: dict[str, str], timeout: float = 300
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         agent_cmd(*args),

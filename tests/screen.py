@@ -125,7 +125,7 @@ class Screen:
         status = self._tmux("display-message", "-p", "-t", "t", "#{pane_dead_status}").strip()
         return int(status) if status.lstrip("-").isdigit() else None
 
-    def wait_for(self, needle: str, timeout: float = 20.0) -> bool:
+    def wait_for(self, needle: str, timeout: float = 90.0) -> bool:
         """Whether `needle` shows on the screen within `timeout` seconds."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -136,7 +136,7 @@ class Screen:
             time.sleep(0.1)
         return False
 
-    def wait_exit(self, timeout: float = 20.0) -> bool:
+    def wait_exit(self, timeout: float = 90.0) -> bool:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.exited():

@@ -316,7 +316,7 @@ def test_bash_runs_exactly_the_words_the_parser_reports(
     work = tmp_path_factory.mktemp("run")
     log = work.parent / f"{work.name}.log"
     env = {"PATH": str(fake_ls), "LOG": str(log), "HOME": str(work)}
-    subprocess.run(["/bin/bash", "-c", line], cwd=work, env=env, capture_output=True, timeout=10)
+    subprocess.run(["/bin/bash", "-c", line], cwd=work, env=env, capture_output=True, timeout=60)
     # one line per run (not splitlines(): it splits on the \x1e that separates the arguments)
     runs = log.read_bytes().decode().split("\n")[:-1] if log.exists() else []
     assert len(runs) == 1, f"{line!r}: bash ran ls {len(runs)} times"

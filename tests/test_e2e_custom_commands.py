@@ -51,7 +51,7 @@ def test_a_markdown_command_in_the_repl(tmp_path: Path, fake_server: FakeModelSe
     env = agent_env(home, fake_server)
     env.pop("NO_COLOR", None)
     env["TERM"] = "xterm-256color"
-    child = spawn_repl(project, env, timeout=20)
+    child = spawn_repl(project, env, timeout=90)
     try:
         expect(child, "auto-compact at ")
         child.send("/fix")  # completion while typing: the menu shows the hint and the description

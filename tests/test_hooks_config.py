@@ -108,11 +108,12 @@ def test_a_run_keeps_a_capped_share_of_a_flood_and_a_hook_that_reads_nothing_doe
 def test_a_run_that_hangs_is_killed_at_its_timeout_with_its_group(tmp_path: Path) -> None:
     pids = tmp_path / "pids"
     started = time.monotonic()
-    run = run_hook(f"sleep 60 & echo $! > {pids}; exec sleep 60", b"{}", tmp_path, 0.5)
+    # A timeout of 2 s: time for the shell to start its child and write its pid on a busy machine.
+    run = run_hook(f"sleep 600 & echo $! > {pids}; exec sleep 600", b"{}", tmp_path, 2)
     assert run.timed_out and run.exit_code is None
-    assert time.monotonic() - started < 10
+    assert time.monotonic() - started < 120  # cut at its timeout, not run for its 600 s
     child = int(pids.read_text())
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 60
     while _alive(child) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not _alive(child)
@@ -181,20 +182,24 @@ def test_the_environment_of_the_agent_reaches_the_hook(tmp_path: Path) -> None:
 def test_ctrl_c_while_a_hook_runs_kills_its_group_and_goes_on_up(tmp_path: Path) -> None:
     import signal
 
-    def interrupt(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt
-
     pids = tmp_path / "pids"
+    pressed: list[bool] = []
+
+    def interrupt(signum: int, frame: object) -> None:
+        if not pressed and pids.exists() and pids.read_text().strip():  # once the hook's child runs
+            pressed.append(True)
+            raise KeyboardInterrupt
+
     previous = signal.signal(signal.SIGALRM, interrupt)
-    signal.setitimer(signal.ITIMER_REAL, 0.5)
+    signal.setitimer(signal.ITIMER_REAL, 0.3, 0.1)  # then every 0.1 s until the child has started
     try:
         with pytest.raises(KeyboardInterrupt):
-            run_hook(f"sleep 60 & echo $! > {pids}; sleep 60", b"{}", tmp_path, 30)
+            run_hook(f"sleep 600 & echo $! > {pids}; sleep 600", b"{}", tmp_path, 300)
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
     child = int(pids.read_text())
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 60
     while _alive(child) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not _alive(child)

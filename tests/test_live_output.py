@@ -139,7 +139,7 @@ def test_progress_lines_are_redacted_before_anything_shows_them(tmp_path: Path) 
 @pytest.mark.parametrize("how", ["interrupt", "close"])
 def test_an_interrupt_at_a_progress_event_kills_the_command(tmp_path: Path, how: str) -> None:
     ctx = ToolContext(root=tmp_path)
-    steps = _runner().run(ToolUse("toolu_1", "bash", {"command": "echo up; sleep 30"}), ctx)
+    steps = _runner().run(ToolUse("toolu_1", "bash", {"command": "echo up; sleep 300"}), ctx)
     first = next(steps)
     assert first.status is None
     started = time.monotonic()
@@ -148,7 +148,7 @@ def test_an_interrupt_at_a_progress_event_kills_the_command(tmp_path: Path, how:
             steps.throw(KeyboardInterrupt())
     else:  # the turn abandoned
         steps.close()
-    assert ctx.cancel.is_set() and time.monotonic() - started < 5
+    assert ctx.cancel.is_set() and time.monotonic() - started < 60  # killed, not waited for (300 s)
 
 
 def test_a_tool_without_a_tap_reports_seconds_and_no_end(tmp_path: Path) -> None:

@@ -40,7 +40,7 @@ def _agent(
         env=env,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=300,
         stdin=subprocess.DEVNULL,
     )
     return proc, time.monotonic() - start
@@ -61,7 +61,7 @@ def test_nothing_listening_fails_in_seconds_with_one_line(
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
     assert f"cannot connect to {dead}" in lines[0] and "connection refused" in lines[0]
-    assert took < 12, f"{took:.1f} s to say nothing is listening"  # was about 55 s of retries
+    assert took < 45, f"{took:.1f} s to say nothing is listening"  # was about 55 s of retries
 
 
 @pytest.mark.parametrize(("provider", "wire"), WIRES)
@@ -70,19 +70,21 @@ def test_a_stream_that_goes_quiet_is_cut_by_the_read_timeout(
 ) -> None:
     project = _project(tmp_path, "[provider]\nstall_timeout = 1.0\n")
     with FakeModelServer() as server:
-        server.queue(*[Stall(after_events=2, seconds=6)] * 3)
+        server.queue(*[Stall(after_events=2, seconds=600)] * 3)  # quiet far longer than any bound here
         proc, took = _agent(project, agent_env(tmp_path / "home", server, provider), provider, wire)
         assert len(server.requests) == 3  # the first try and two retries, not seven
     assert proc.returncode == 1, proc.stderr
     assert "stream stalled: nothing received for 1 s (provider.stall_timeout)" in proc.stderr
     assert "Traceback" not in proc.stderr
-    assert took < 20, f"{took:.1f} s for three stalls of 1 s"  # the whole-reply deadline is 1,800 s
+    # Three stalls of 1 s and two waits; a busy machine adds start-up time, a stall not cut adds 600 s.
+    assert took < 120, f"{took:.1f} s for three stalls of 1 s"  # the whole-reply deadline is 1,800 s
 
 
 def test_a_stall_then_an_answer_finishes_the_task(tmp_path: Path) -> None:
-    project = _project(tmp_path, "[provider]\nstall_timeout = 1.0\n")
+    # A stall limit of 3 s: the answer after the stall must not be cut by a busy machine's pause.
+    project = _project(tmp_path, "[provider]\nstall_timeout = 3.0\n")
     with FakeModelServer() as server:
-        server.queue(Stall(after_events=2, seconds=6), Reply("Hello after a stall."))
+        server.queue(Stall(after_events=2, seconds=600), Reply("Hello after a stall."))
         proc, _ = _agent(project, agent_env(tmp_path / "home", server), "anthropic", [])
         assert len(server.requests) == 2
     assert proc.returncode == 0, proc.stderr

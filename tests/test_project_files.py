@@ -8,7 +8,6 @@ a link to a secret outside; the user's own files (user config, `--config`) may b
 from __future__ import annotations
 
 import os
-import threading
 import time
 from pathlib import Path
 
@@ -36,7 +35,7 @@ def _error(project: Path, config_path: Path | None = None) -> str:
     start = time.monotonic()
     with pytest.raises(ConfigError) as info:
         _load(project, config_path)
-    assert time.monotonic() - start < 8, "start-up waited on the file"
+    assert time.monotonic() - start < 30, "start-up waited on the file"  # before: for ever
     message = str(info.value)
     assert "\n" not in message and message.startswith("config error: ")
     return message
@@ -90,19 +89,14 @@ def test_the_users_fifo_config_that_never_writes_times_out(tmp_path: Path) -> No
     fifo = tmp_path / "pipe.toml"
     os.mkfifo(fifo)
 
-    def silent_writer() -> None:  # opens the FIFO for writing and says nothing
-        fd = os.open(fifo, os.O_WRONLY)
-        time.sleep(2)
-        os.close(fd)
-
-    holder = threading.Thread(target=silent_writer)
-    holder.start()
-    time.sleep(0.2)  # the writer waits in open() until a reader comes
+    # A writer that says nothing, there before the read begins (Linux opens a FIFO for reading and
+    # writing at once; a writer thread might not have opened it yet on a busy machine).
+    silent_writer = os.open(fifo, os.O_RDWR)
     try:
         with pytest.raises(UnreadableFile, match=r"did not reach its end within 0\.5 s"):
             read_user_file(fifo, limit=1024, timeout=0.5)
     finally:
-        holder.join()
+        os.close(silent_writer)
 
 
 def test_the_users_pipe_config_is_read(tmp_path: Path) -> None:

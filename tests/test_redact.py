@@ -169,9 +169,9 @@ def test_one_megabyte_without_secrets_is_cheap() -> None:
     chunk = "def handler(request):\n    return Response(status=200, body=sha256(payload).hexdigest())\n"
     text = chunk * (1_000_000 // len(chunk))
     r = Redactor([ANTHROPIC, OPENAI_PROJECT])
-    start = time.perf_counter()
+    start = time.thread_time()  # this thread's processor time: other work on a busy machine does not count
     out = r.redact(text)
-    elapsed = time.perf_counter() - start
+    elapsed = time.thread_time() - start
     assert out is text
     # Measured at a few ms; the bound only catches a pathological regex.
     assert elapsed < 0.5

@@ -44,11 +44,11 @@ def test_esc_cancels_a_running_command_and_the_session_goes_on(
         child.send("wait a while\r")
         expect(child, r"\[y\]es")
         child.send("y")
-        assert wait_for(lambda: processes("sleep", tag), 10), "the command runs"
+        assert wait_for(lambda: processes("sleep", tag), 60), "the command runs"
         child.send("typed ahead")
         child.send("\x1b")
         expect(child, "interrupted")
-        assert wait_for(lambda: not processes("sleep", tag), 10), "Esc killed the command"
+        assert wait_for(lambda: not processes("sleep", tag), 60), "Esc killed the command"
         expect(child, "typed ahead")  # the next input line starts with what was typed meanwhile
         child.send("\x15are you there?\r")  # Ctrl-U clears it; a new message
         expect(child, "Still here")
@@ -104,7 +104,7 @@ def test_esc_cancels_a_reply_that_stopped_arriving(tmp_path: Path, fake_server: 
     child = start(tmp_path, fake_server)
     try:
         child.send("tell me a story\r")
-        assert wait_for(lambda: len(fake_server.requests) == 1, 10)
+        assert wait_for(lambda: len(fake_server.requests) == 1, 60)
         child.send("\x1b")
         expect(child, "interrupted")
         child.send("again\r")
@@ -121,10 +121,10 @@ def test_esc_stops_a_bang_command(tmp_path: Path, fake_server: FakeModelServer) 
     child = start(tmp_path, fake_server)
     try:
         child.send(f"!sleep {tag}\r")
-        assert wait_for(lambda: processes("sleep", tag), 10), "the command runs"
+        assert wait_for(lambda: processes("sleep", tag), 60), "the command runs"
         child.send("\x1b")
         expect(child, "interrupted")
-        assert wait_for(lambda: not processes("sleep", tag), 10), "Esc killed it"
+        assert wait_for(lambda: not processes("sleep", tag), 60), "Esc killed it"
         child.send("/exit\r")
         child.expect(pexpect.EOF)
     finally:

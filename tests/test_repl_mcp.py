@@ -39,7 +39,7 @@ def test_a_project_server_in_the_repl(tmp_path: Path, fake_server: FakeModelServ
         Reply(tool_calls=[ToolCallSpec("mcp__proj__evil", {}, id="e1")]),
         Reply("All done with the notes."),
     )
-    child = spawn_repl(project, env, timeout=30)
+    child = spawn_repl(project, env, timeout=90)
     seen = io.StringIO()
     child.logfile_read = seen
     try:

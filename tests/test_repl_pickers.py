@@ -37,7 +37,7 @@ def spawn(project: Path, env: dict[str, str]) -> Any:
         env=env,
         dimensions=(40, 120),
         encoding="utf-8",
-        timeout=30,
+        timeout=90,
     )
 
 

@@ -38,7 +38,7 @@ def respond(request: RecordedRequest) -> Reply:
         return Reply(SUMMARY)
     # An interrupted prompt stays in the conversation: the next one is sent after it.
     if last.endswith("take your time"):
-        RELEASE.wait(10)  # the model keeps the user waiting; Ctrl-C comes first
+        RELEASE.wait(120)  # the model keeps the user waiting; Ctrl-C comes first
         return Reply("too late")
     if last.endswith("run the sleeper"):
         return Reply("Sleeping.", tool_calls=[ToolCallSpec("bash", {"command": "sleep 30"})])
@@ -88,7 +88,7 @@ def spawn(tmp_path: Path, fake_server: FakeModelServer) -> tuple[pexpect.spawn, 
         env=env,
         dimensions=(40, 120),
         encoding="utf-8",
-        timeout=20,
+        timeout=90,
     )
     return child, project
 

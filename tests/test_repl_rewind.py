@@ -73,7 +73,7 @@ def test_rewinding_to_prompt_2_restores_the_files_and_the_conversation_before_it
         env=env,
         dimensions=(40, 120),
         encoding="utf-8",
-        timeout=30,
+        timeout=90,
     )
     try:
         expect(child, "auto-compact at ")

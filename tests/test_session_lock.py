@@ -13,6 +13,7 @@ import os
 import stat
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -23,7 +24,13 @@ from agent_cli.core.messages import Message
 from agent_cli.store.layout import LOCK_FILE
 from agent_cli.store.redact import Redactor
 from agent_cli.store.session_log import SessionLog
-from agent_cli.testing.fakeserver import FakeModelServer, Reply, Stall, ToolCallSpec
+from agent_cli.testing.fakeserver import (
+    FakeModelServer,
+    RecordedRequest,
+    Reply,
+    ScriptItem,
+    ToolCallSpec,
+)
 from tests.e2e import agent_cmd, agent_env, run_agent
 
 META = {"provider": "anthropic", "model": "claude-test", "cwd": "/p", "version": "0.1.0"}
@@ -86,10 +93,17 @@ def test_two_continues_at_once_the_second_gets_one_line(tmp_path: Path) -> None:
         server.queue(Reply("First answer."))
         env = agent_env(tmp_path / "home", server)
         assert run_agent(["-p", "start"], project, env).returncode == 0
-        # The first --continue is held by a slow reply; the second arrives meanwhile.
-        server.queue(Stall(after_events=2, seconds=8), Reply("Slow answer."))
+        # The first --continue is held by a reply that waits until the second has been refused, however
+        # long the second takes to start on a busy machine (a fixed stall could end first).
+        released = threading.Event()
+
+        def held(request: RecordedRequest) -> ScriptItem:
+            released.wait(300)
+            return Reply("Slow answer.")
+
+        server.responder = held
         (project / ".agent").mkdir()
-        (project / ".agent" / "config.toml").write_text("[provider]\nstall_timeout = 4.0\n")
+        (project / ".agent" / "config.toml").write_text("[provider]\nstall_timeout = 300.0\n")
         first = subprocess.Popen(
             agent_cmd("-p", "slow one", "--continue"),
             cwd=project,
@@ -98,11 +112,14 @@ def test_two_continues_at_once_the_second_gets_one_line(tmp_path: Path) -> None:
             stderr=subprocess.PIPE,
             text=True,
         )
-        deadline = time.monotonic() + 30
-        while len(server.requests) < 2 and time.monotonic() < deadline:
-            time.sleep(0.05)
-        second = run_agent(["-p", "meanwhile", "--continue"], project, env)
-        out, err = first.communicate(timeout=60)
+        try:
+            deadline = time.monotonic() + 300
+            while len(server.requests) < 2 and time.monotonic() < deadline:
+                time.sleep(0.05)
+            second = run_agent(["-p", "meanwhile", "--continue"], project, env)
+        finally:
+            released.set()
+        out, err = first.communicate(timeout=300)
     assert first.returncode == 0, err
     assert second.returncode == 1
     assert second.stderr.count("\n") == 1 and "is open in another agent (pid" in second.stderr

@@ -57,10 +57,10 @@ def test_headless_signal_kills_the_running_command(
         proc = start_headless(tmp_path, server, tag)
         assert wait_for(lambda: processes("sleep", tag)), "the command never started"
         proc.send_signal(sig)
-        _, err = proc.communicate(timeout=30)
+        _, err = proc.communicate(timeout=90)
     assert proc.returncode == code
     assert err.strip().splitlines() == [f"agent: {said}"]
-    assert wait_for(lambda: not processes("sleep", tag), 3.0), "the command outlived the agent"
+    assert wait_for(lambda: not processes("sleep", tag), 30.0), "the command outlived the agent"
 
 
 def test_repl_hangup_kills_the_running_command_and_exits(tmp_path: Path, tag: str) -> None:
@@ -70,7 +70,7 @@ def test_repl_hangup_kills_the_running_command_and_exits(tmp_path: Path, tag: st
     with FakeModelServer() as server:
         server.queue(Reply("Sleeping.", tool_calls=[ToolCallSpec("bash", {"command": f"sleep {tag}"})]))
         env = agent_env(tmp_path / "home", server)
-        child = spawn_repl(tmp_path, env, timeout=20)
+        child = spawn_repl(tmp_path, env, timeout=90)
         try:
             expect(child, "auto-compact at ")
             child.send("run the sleeper\r")
@@ -78,30 +78,34 @@ def test_repl_hangup_kills_the_running_command_and_exits(tmp_path: Path, tag: st
             child.send("y")
             assert wait_for(lambda: processes("sleep", tag)), "the command never started"
             child.kill(signal.SIGHUP)
-            child.expect(pexpect.EOF, timeout=20)
+            child.expect(pexpect.EOF, timeout=90)
         finally:
             child.close(force=True)
     assert child.exitstatus == 129 or child.signalstatus == signal.SIGHUP
     assert child.exitstatus == 129, "the REPL should exit 128 + SIGHUP after a clean stop"
-    assert wait_for(lambda: not processes("sleep", tag), 3.0)
+    assert wait_for(lambda: not processes("sleep", tag), 30.0)
 
 
 def test_exit_kills_what_a_tool_thread_still_runs(tmp_path: Path, tag: str) -> None:
     """An interpreter that exits while a command runs in a tool's thread leaves nothing behind."""
     script = (
-        "import threading, time\n"
+        "import os, threading, time\n"
         "from agent_cli.tools.bash import run_command\n"
         "from agent_cli.ui import ending\n"
         "ending.install()\n"
-        f"threading.Thread(target=run_command, args=('sleep {tag}; echo', '.', 60), daemon=True).start()\n"
-        "time.sleep(1.0)\n"
+        f"threading.Thread(target=run_command, args=('touch started; sleep {tag}; echo', '.', 60),\n"
+        "                 daemon=True).start()\n"
+        "for _ in range(6000):  # until the command runs, however busy the machine\n"
+        "    if os.path.exists('started'):\n"
+        "        break\n"
+        "    time.sleep(0.01)\n"
         "raise SystemExit(3)\n"
     )
     proc = subprocess.run(
-        [sys.executable, "-c", script], cwd=tmp_path, timeout=30, capture_output=True, text=True
+        [sys.executable, "-c", script], cwd=tmp_path, timeout=120, capture_output=True, text=True
     )
     assert proc.returncode == 3, proc.stderr
-    assert wait_for(lambda: not processes("sleep", tag), 3.0)
+    assert wait_for(lambda: not processes("sleep", tag), 30.0)
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
@@ -111,10 +115,10 @@ def test_the_kernel_kills_the_shell_when_the_agent_is_killed_outright(tmp_path: 
         proc = start_headless(tmp_path, server, tag)
         assert wait_for(lambda: processes("bash", "-c", command)), "the command never started"
         proc.kill()  # SIGKILL: no handler runs
-        proc.communicate(timeout=30)
+        proc.communicate(timeout=90)
     # The shell is gone (the kernel killed it), so "done" is never printed; its children go too (the
     # watchdog: see the next tests).
-    assert wait_for(lambda: not processes("bash", "-c", command), 3.0)
+    assert wait_for(lambda: not processes("bash", "-c", command), 30.0)
 
 
 def test_kill_all_stops_every_registered_group(tmp_path: Path, tag: str) -> None:
@@ -124,7 +128,7 @@ def test_kill_all_stops_every_registered_group(tmp_path: Path, tag: str) -> None
     assert wait_for(lambda: processes("sleep", tag))
     assert len(children.live_groups()) >= 1
     assert children.kill_all(grace=0.5) >= 1
-    assert wait_for(lambda: not processes("sleep", tag), 3.0)
+    assert wait_for(lambda: not processes("sleep", tag), 30.0)
     worker.join(5)
     assert not worker.is_alive() and children.live_groups() == []
 
@@ -156,15 +160,16 @@ def test_kill_9_of_the_agent_leaves_no_child_of_the_command(
         proc = start_with(tmp_path, server, command)
         assert wait_for(lambda: len(processes("sleep", tag)) == count), "the command never started"
         proc.kill()  # SIGKILL: no handler runs
-        proc.communicate(timeout=30)
-    # The watchdog sends TERM, waits its 1 s grace, then KILL: 10 s leaves room on a loaded machine.
-    assert wait_for(lambda: not processes("sleep", tag), 10.0), f"survivors: {processes('sleep', tag)}"
+        proc.communicate(timeout=90)
+    # The watchdog sends TERM, waits its 1 s grace, then KILL: 30 s leaves room on a loaded machine.
+    assert wait_for(lambda: not processes("sleep", tag), 30.0), f"survivors: {processes('sleep', tag)}"
 
 
 def test_a_timeout_kills_what_the_command_started_with_setsid(tmp_path: Path, tag: str) -> None:
-    result = run_command(f"setsid sleep {tag} & echo started; wait", tmp_path, 1.0)
+    # A timeout of 3 s: on a busy machine the shell may take a second to echo.
+    result = run_command(f"setsid sleep {tag} & echo started; wait", tmp_path, 3.0)
     assert result.timed_out and result.output.startswith("started")
-    assert wait_for(lambda: not processes("sleep", tag), 3.0)
+    assert wait_for(lambda: not processes("sleep", tag), 30.0)
 
 
 def test_the_watchdog_starts_with_the_first_command_only(tmp_path: Path) -> None:
@@ -173,17 +178,21 @@ def test_the_watchdog_starts_with_the_first_command_only(tmp_path: Path) -> None
         "import os, sys\n"
         "from agent_cli.tools import children\n"
         "from agent_cli.tools.bash import run_command\n"
+        "def parent(p):\n"
+        "    try:  # a process may end between the listing and the reading\n"
+        "        return open(f'/proc/{p}/stat').read().rsplit(')', 1)[1].split()[1]\n"
+        "    except (OSError, IndexError):\n"
+        "        return None\n"
         "def kids():\n"
         "    me = str(os.getpid())\n"
-        "    return [p for p in os.listdir('/proc') if p.isdigit() and\n"
-        "            open(f'/proc/{p}/stat').read().rsplit(')', 1)[1].split()[1] == me]\n"
+        "    return [p for p in os.listdir('/proc') if p.isdigit() and parent(p) == me]\n"
         "before = kids()\n"
         "run_command('true', '.', 10)\n"
         "run_command('true', '.', 10)\n"
         "print(len(before), len(kids()))\n"
     )
     proc = subprocess.run(
-        [sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=30
+        [sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=120
     )
     assert proc.stdout.split() == ["0", "1"], proc.stderr  # one watchdog, for both commands
 
@@ -198,14 +207,17 @@ def test_a_kill_9_between_the_start_of_a_command_and_its_registration_leaves_not
         "from agent_cli.tools import children\n"
         "marker = children.new_marker()\n"
         "env = dict(os.environ, **{children.MARKER_VAR: marker})\n"
-        f"subprocess.Popen(['bash', '-c', 'sleep {tag} & sleep {tag}; wait'], env=env,\n"
+        f"subprocess.Popen(['bash', '-c', 'sleep {tag} & sleep {tag} & touch started; wait'], env=env,\n"
         "                 start_new_session=True)\n"
-        "time.sleep(0.5)\n"
+        "for _ in range(6000):  # until the command runs, however busy the machine\n"
+        "    if os.path.exists('started'):\n"
+        "        break\n"
+        "    time.sleep(0.01)\n"
         "os.kill(os.getpid(), signal.SIGKILL)  # never registered\n"
     )
-    proc = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, timeout=30, capture_output=True)
+    proc = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, timeout=120, capture_output=True)
     assert proc.returncode == -signal.SIGKILL, proc.stderr
-    assert wait_for(lambda: not processes("sleep", tag), 10.0), f"survivors: {processes('sleep', tag)}"
+    assert wait_for(lambda: not processes("sleep", tag), 30.0), f"survivors: {processes('sleep', tag)}"
 
 
 def test_a_command_that_never_started_is_withdrawn_from_the_watchdog(tmp_path: Path) -> None:

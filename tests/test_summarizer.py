@@ -26,7 +26,7 @@ class Endless:
 
     def stream(self, request: Request) -> Iterator[StreamEvent]:
         try:
-            for _ in range(200):
+            for _ in range(3_000):  # a minute of it
                 time.sleep(0.02)
                 yield TextDelta("more ")
         finally:
@@ -47,13 +47,13 @@ class Quick:
 
 
 def test_a_summary_call_returns_the_text_and_its_cost() -> None:
-    summarize = ProviderSummarizer(Quick(), policy=RetryPolicy(0), timeout=5)
+    summarize = ProviderSummarizer(Quick(), policy=RetryPolicy(0), timeout=60)
     reply = summarize(REQUEST)
     assert reply.text == "## Goal\nthe record" and reply.usage.input_tokens > 0
 
 
 def test_errors_reach_the_engine() -> None:
-    summarize = ProviderSummarizer(Quick(fail=True), policy=RetryPolicy(0), timeout=5)
+    summarize = ProviderSummarizer(Quick(fail=True), policy=RetryPolicy(0), timeout=60)
     with pytest.raises(FatalProviderError):
         summarize(REQUEST)
 
@@ -64,8 +64,8 @@ def test_a_timed_out_call_stops_streaming() -> None:
     started = time.monotonic()
     with pytest.raises(TimeoutError):
         summarize(REQUEST)
-    assert time.monotonic() - started < 1.0
-    deadline = time.monotonic() + 2
+    assert time.monotonic() - started < 30  # given up at its timeout, not after the minute of stream
+    deadline = time.monotonic() + 30
     while not provider.closed and time.monotonic() < deadline:
         time.sleep(0.02)
     assert provider.closed == [True], "the worker closed the stream instead of reading it to the end"

@@ -24,7 +24,7 @@ REGISTRY = default_tools()
 
 @pytest.fixture
 def ctx(tmp_path: Path) -> ToolContext:
-    return ToolContext(root=tmp_path, bash_timeout=20)
+    return ToolContext(root=tmp_path, bash_timeout=120)
 
 
 def bash(ctx: ToolContext, command: Any, **args: Any) -> ToolOutput:
@@ -44,13 +44,26 @@ def alive(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
-def wait_for_file(path: Path, timeout: float = 5.0) -> str:
+def wait_for_file(path: Path, timeout: float = 60.0) -> str:
     end = time.monotonic() + timeout
     while time.monotonic() < end:
         if path.exists() and path.read_text().strip():
             return path.read_text().strip()
         time.sleep(0.01)
     raise AssertionError(f"{path} never written")
+
+
+def cancel_once_written(ctx: ToolContext, path: Path) -> threading.Thread:
+    """Cancel the call once the command has written `path`: by then it is surely running, however
+    busy the machine (a timer could fire before the shell had started)."""
+
+    def cancel() -> None:
+        wait_for_file(path)
+        ctx.cancel.set()
+
+    thread = threading.Thread(target=cancel, daemon=True)
+    thread.start()
+    return thread
 
 
 @pytest.mark.parametrize(
@@ -99,14 +112,15 @@ def test_timeout_over_the_maximum_is_clamped(ctx: ToolContext) -> None:
 
 def test_never_ending_command_returns_at_timeout_with_its_output_and_group_dead(ctx: ToolContext) -> None:
     # A child and a grandchild, both in the command's process group, both recorded.
+    # A timeout of 2 s, so that even on a busy machine the shells have started and written their pids.
     command = "echo started; sh -c 'echo $$ > child.pid; sleep 1000' & echo $$ > bash.pid; wait"
     t0 = time.monotonic()
-    out = bash(ctx, command, timeout=0.5)
+    out = bash(ctx, command, timeout=2)
     elapsed = time.monotonic() - t0
     assert out.is_error
     assert out.content.startswith("started\n")
-    assert "[timed out after 0.5s; the command and its child processes were killed]" in out.content
-    assert elapsed < 3
+    assert "[timed out after 2s; the command and its child processes were killed]" in out.content
+    assert elapsed < 60  # cut at its timeout, not run for its 1000 s
     for name in ("bash.pid", "child.pid"):
         pid = int(wait_for_file(ctx.root / name))
         assert not alive(pid), f"{name} {pid} survived"
@@ -115,21 +129,17 @@ def test_never_ending_command_returns_at_timeout_with_its_output_and_group_dead(
 def test_term_ignoring_command_is_killed(ctx: ToolContext) -> None:
     command = "trap '' TERM; sh -c 'trap \"\" TERM; echo $$ > child.pid; sleep 1000'"
     t0 = time.monotonic()
-    out = bash(ctx, command, timeout=0.5)
+    out = bash(ctx, command, timeout=2)  # 2 s: time for the child to start and write its pid
     assert out.is_error and "timed out" in out.content
-    assert time.monotonic() - t0 < 4  # timeout + the TERM grace + slack
+    assert time.monotonic() - t0 < 60  # timeout + the TERM grace, then KILL: not the 1000 s it asks for
     assert not alive(int(wait_for_file(ctx.root / "child.pid")))
 
 
 def test_cancel_from_another_thread(ctx: ToolContext) -> None:
-    timer = threading.Timer(0.3, ctx.cancel.set)
-    timer.start()
+    cancel_once_written(ctx, ctx.root / "bash.pid")
     t0 = time.monotonic()
-    try:
-        out = bash(ctx, "echo $$ > bash.pid; echo waiting; sleep 1000", timeout=60)
-    finally:
-        timer.cancel()
-    assert time.monotonic() - t0 < 3
+    out = bash(ctx, "echo waiting; echo $$ > bash.pid; sleep 1000", timeout=600)
+    assert time.monotonic() - t0 < 60  # stopped by the cancel, not run for its 1000 s
     assert out.is_error
     assert out.content == (
         "waiting\n[cancelled by the user; the command and its child processes were killed]"
@@ -142,7 +152,7 @@ def test_background_job_holding_the_pipe_does_not_block(ctx: ToolContext) -> Non
     out = bash(ctx, "sleep 30 & echo $! > bg.pid; echo done")
     pid = int(wait_for_file(ctx.root / "bg.pid"))
     try:
-        assert time.monotonic() - t0 < 3
+        assert time.monotonic() - t0 < 20  # not held until the background job's 30 s are over
         assert not out.is_error
         assert out.content.startswith("done\n[exit code 0]")
         assert "background process" in out.content
@@ -207,15 +217,15 @@ def run_in_thread(ctx: ToolContext, command: str, **args: Any) -> tuple[threadin
 
 def test_the_timeout_holds_after_the_command_closes_its_output(ctx: ToolContext) -> None:
     t0 = time.monotonic()
-    worker, out = run_in_thread(ctx, "echo $$ > bash.pid; echo bye; exec >&- 2>&-; sleep 999", timeout=0.5)
-    worker.join(10)
+    worker, out = run_in_thread(ctx, "echo $$ > bash.pid; echo bye; exec >&- 2>&-; sleep 999", timeout=2)
+    worker.join(120)
     pid = int(wait_for_file(ctx.root / "bash.pid"))
     try:
         assert not worker.is_alive(), "the command ran on past its timeout"
-        assert time.monotonic() - t0 < 4
+        assert time.monotonic() - t0 < 60  # cut at its timeout of 2 s, not run for its 999 s
         assert out[0].is_error
         assert out[0].content.startswith("bye\n")
-        assert "[timed out after 0.5s; the command and its child processes were killed]" in out[0].content
+        assert "[timed out after 2s; the command and its child processes were killed]" in out[0].content
         assert not alive(pid)
     finally:
         with contextlib.suppress(ProcessLookupError):
@@ -223,11 +233,9 @@ def test_the_timeout_holds_after_the_command_closes_its_output(ctx: ToolContext)
 
 
 def test_a_cancel_holds_after_the_command_closes_its_output(ctx: ToolContext) -> None:
-    timer = threading.Timer(0.3, ctx.cancel.set)
-    timer.start()
-    worker, out = run_in_thread(ctx, "echo $$ > bash.pid; exec >&- 2>&-; sleep 999", timeout=60)
-    worker.join(10)
-    timer.cancel()
+    cancel_once_written(ctx, ctx.root / "bash.pid")
+    worker, out = run_in_thread(ctx, "echo $$ > bash.pid; exec >&- 2>&-; sleep 999", timeout=600)
+    worker.join(120)
     pid = int(wait_for_file(ctx.root / "bash.pid"))
     try:
         assert not worker.is_alive(), "a cancel did not stop the command"

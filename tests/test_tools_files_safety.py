@@ -30,17 +30,17 @@ def run(ctx: ToolContext, name: str, **args: Any) -> ToolOutput:
 
 
 def run_or_hang(ctx: ToolContext, name: str, fifo: Path, **args: Any) -> ToolOutput:
-    """The call in a thread; if it is still blocked after 5 s (opening the FIFO waits for a reader),
+    """The call in a thread; if it is still blocked after 30 s (opening the FIFO waits for a reader),
     open the other end so the thread can end, and fail."""
     box: list[ToolOutput] = []
     worker = threading.Thread(target=lambda: box.append(run(ctx, name, **args)), daemon=True)
     worker.start()
-    worker.join(5)
+    worker.join(30)
     if worker.is_alive():
         fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
-        worker.join(5)
+        worker.join(30)
         os.close(fd)
-        pytest.fail(f"{name} on a FIFO was still blocked after 5 s")
+        pytest.fail(f"{name} on a FIFO was still blocked after 30 s")
     return box[0]
 
 
@@ -289,21 +289,29 @@ def test_a_read_only_file_is_not_replaced() -> None:
     in-place write was. Run as an unprivileged user, since root may write anything."""
     if os.geteuid() != 0:
         pytest.skip("needs root to switch to an unprivileged user")
-    folder = Path(tempfile.mkdtemp(prefix="agent-ro-"))  # pytest's own folders are root's, 0700
+    # Not under pytest's own folders (root's, 0700) nor a TMPDIR the user cannot enter: in /tmp.
+    folder = Path(tempfile.mkdtemp(prefix="agent-ro-", dir="/tmp"))
     try:
         (folder / "ro.txt").write_text("old\n")
         (folder / "ro.txt").chmod(0o444)
         for path in (folder, folder / "ro.txt"):
             os.chown(path, 65534, 65534)
-        cmd = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-c"]
-        env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+        cmd = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-B", "-c"]
+        # An environment of its own, run from its folder: nothing an earlier test left in this worker
+        # (a HOME, a working directory, a variable) that the unprivileged user may not read reaches it.
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "PYTHONPATH": str(Path(__file__).resolve().parent.parent),
+            "HOME": str(folder),
+            "LC_ALL": "C.UTF-8",
+        }
         proc = subprocess.run(
-            [*cmd, CHILD_WRITE, str(folder)], capture_output=True, text=True, env=env, timeout=60
+            [*cmd, CHILD_WRITE, str(folder)], capture_output=True, text=True, env=env, cwd=folder, timeout=120
         )
         if proc.returncode != 0 and "setpriv" in proc.stderr:
             pytest.skip(f"setpriv: {proc.stderr.strip()}")
         said = "Error: permission denied: ro.txt is read-only for this user; ro.txt is unchanged"
-        assert proc.stdout.strip() == said, proc.stderr
+        assert proc.stdout.strip() == said, f"exit {proc.returncode}, stderr:\n{proc.stderr}"
         assert (folder / "ro.txt").read_text() == "old\n"
     finally:
         shutil.rmtree(folder)

@@ -2,7 +2,9 @@
 once, and the model's `re` syntax keeps working on the `regex` engine.
 
 The searches that hung before run in a child process with a timeout: a hung `re` match holds the GIL,
-so a test in this process could not even notice it had hung.
+so a test in this process could not even notice it had hung. How long a search took is judged by the
+processor time it used (`cpu`), which other work on a busy machine does not inflate; the wall-clock
+limits themselves are tested with a clock of our own (`Budget`) or by counting what ran.
 """
 
 from __future__ import annotations
@@ -33,9 +35,9 @@ from pathlib import Path
 from agent_cli.tools.base import ToolContext
 from agent_cli.tools.registry import default_tools
 root, name, args = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
-start = time.monotonic()
+start = time.process_time()
 out = default_tools().run(name, args, ToolContext(root=Path(root)))
-print(json.dumps({"content": out.content, "is_error": out.is_error, "seconds": time.monotonic() - start}))
+print(json.dumps({"content": out.content, "is_error": out.is_error, "cpu": time.process_time() - start}))
 """
 
 
@@ -63,16 +65,18 @@ def test_grep_on_a_backtracking_pattern_ends_with_a_note(tmp_path: Path) -> None
     (tmp_path / "notes.txt").write_text("first line\n" + SENTENCE + A_LINE)
     out = in_child(tmp_path, "grep", pattern=BACKTRACKS_REGEX, path="notes.txt")
     assert not out["is_error"]
-    assert out["content"].startswith("[search stopped after 0.")
-    assert "the pattern backtracks (at notes.txt:3); simplify it]" in out["content"]
-    assert out["seconds"] < 2
+    assert re.fullmatch(
+        r"\[search stopped after \d+\.\d s: the pattern backtracks \(at notes\.txt:3\); simplify it\]",
+        out["content"],
+    ), out["content"]
+    assert out["cpu"] < 2  # stopped by the call limit (0.25 s), not the file's (2 s)
 
 
 def test_grep_of_the_sentence_pattern_that_hung_re_answers(tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text(SENTENCE * 50 + "a plain sentence\n")
     out = in_child(tmp_path, "grep", pattern=BACKTRACKS)
     assert out["content"] == "notes.txt:51:a plain sentence"
-    assert out["seconds"] < 2
+    assert out["cpu"] < 2
 
 
 def test_grep_tree_gives_up_on_backtracking_files_then_stops(tmp_path: Path) -> None:
@@ -80,16 +84,28 @@ def test_grep_tree_gives_up_on_backtracking_files_then_stops(tmp_path: Path) -> 
     for name in ("b1", "b2", "b3", "b4"):
         (tmp_path / f"{name}.txt").write_text(A_LINE)
     ctx = ToolContext(root=tmp_path)
-    one = Grep(SearchLimits(call=0.1)).run({"pattern": BACKTRACKS_REGEX, "path": "b1.txt"}, ctx)
+    # Only the call limit is under test: the file and total limits are far off, for a busy machine
+    # (there a match given 0.1 s has been seen to return after seconds).
+    one = Grep(SearchLimits(call=0.1, file=60, total=60)).run(
+        {"pattern": BACKTRACKS_REGEX, "path": "b1.txt"}, ctx
+    )
     assert seconds_as_n(one.content) == (
         "[search stopped after N s: the pattern backtracks (at b1.txt:1); simplify it]"
     )
-    out = Grep(SearchLimits(call=0.1, slow_files=3)).run({"pattern": BACKTRACKS_REGEX}, ctx).content
+    out = (
+        Grep(SearchLimits(call=0.1, file=60, total=60, slow_files=3))
+        .run({"pattern": BACKTRACKS_REGEX}, ctx)
+        .content
+    )
     assert seconds_as_n(out).split("\n") == [
         "a_ok.txt:1:aaaa",
         "[search stopped after N s: the pattern backtracks (at b1.txt:1, b2.txt:1, b3.txt:1); simplify it]",
     ]
-    some = Grep(SearchLimits(call=0.1, slow_files=9)).run({"pattern": BACKTRACKS_REGEX}, ctx).content
+    some = (
+        Grep(SearchLimits(call=0.1, file=60, total=60, slow_files=9))
+        .run({"pattern": BACKTRACKS_REGEX}, ctx)
+        .content
+    )
     assert some.split("\n")[-1] == (
         "[gave up on 4 files: the pattern backtracks there (b1.txt:1, b2.txt:1, b3.txt:1, b4.txt:1); "
         "simplify it]"
@@ -103,23 +119,32 @@ def test_grep_total_limit(tmp_path: Path) -> None:
     out = Grep(limits).run({"pattern": BACKTRACKS_REGEX}, ToolContext(tmp_path)).content
     assert re.fullmatch(
         r"No matches for .* in \. \((\d) files? searched\)\.\n"  # one file when the machine is slow
-        r"\[search stopped after 0 s \(the limit\), \1 files? searched; "
+        r"\[search stopped after \d+ s \(the limit\), \1 files? searched; "  # 0 s, 1 s when slow
         r"narrow the path or simplify the pattern\]",
         out,
     ), out
 
 
-def test_a_cancel_during_a_match_ends_the_search_within_the_call_limit(tmp_path: Path) -> None:
+def test_a_cancel_during_a_match_ends_the_search_at_that_match(tmp_path: Path) -> None:
     for n in range(40):
         (tmp_path / f"f{n:02d}.txt").write_text(A_LINE)
     ctx = ToolContext(root=tmp_path)
-    threading.Timer(0.4, ctx.cancel.set).start()
-    start = time.monotonic()
     limits = SearchLimits(call=0.25, file=60, total=60, slow_files=99)
+    start = time.monotonic()
+    cancelled_after: list[float] = []
+
+    def cancel() -> None:
+        ctx.cancel.set()
+        cancelled_after.append(time.monotonic() - start)
+
+    threading.Timer(0.4, cancel).start()
     out = Grep(limits).run({"pattern": BACKTRACKS_REGEX}, ctx)
-    took = time.monotonic() - start
-    assert out.content.endswith("[cancelled: the search is incomplete]")
-    assert 0.4 <= took < 0.8  # cancelled mid-call: at most one call limit late
+    assert out.content.endswith("[cancelled: the search is incomplete]"), out.content
+    searched = re.search(r"\((\d+) files? searched\)", out.content)
+    assert searched is not None, out.content
+    # Each file's line backtracks until the call limit stops it, so no more than this many files had
+    # begun when the cancel came, however busy the machine; none may begin after it (40 without it).
+    assert int(searched[1]) <= cancelled_after[0] / limits.call + 1, (out.content, cancelled_after)
 
 
 def test_budget_scopes_with_a_clock_of_our_own() -> None:
@@ -193,7 +218,7 @@ def test_glob_of_many_stars_answers_at_once(tmp_path: Path) -> None:
         out["content"] == "No paths match '*a*a*a*a*a*a*a*a*a*a*a*a*b' (patterns without '/' "
         "match only the top level; try '**/*a*a*a*a*a*a*a*a*a*a*a*a*b')."
     )
-    assert out["seconds"] < 0.5
+    assert out["cpu"] < 0.5
 
 
 def test_glob_is_bounded_in_time_too(tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 SERVER = Path(__file__).with_name("notes_server.py")
 
 
-def stdio_table(name: str = "notes", *extra: str, timeout: float = 20, env: str = "") -> str:
+def stdio_table(name: str = "notes", *extra: str, timeout: float = 60, env: str = "") -> str:
     """A `[mcp.servers.NAME]` table that starts the server over stdio."""
     args = ", ".join(f'"{a}"' for a in (str(SERVER), *extra))
     lines = [f"[mcp.servers.{name}]", f'command = "{sys.executable}"', f"args = [{args}]"]
@@ -40,7 +40,7 @@ def http_server(*extra: str) -> Iterator[str]:
         stderr=subprocess.DEVNULL,
     )
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
             try:
                 socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
@@ -67,7 +67,7 @@ def alive(pid: int) -> bool:
         return False
 
 
-def gone_soon(pid: int, seconds: float = 10) -> bool:
+def gone_soon(pid: int, seconds: float = 60) -> bool:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if not alive(pid):

@@ -63,6 +63,9 @@ FAULTS: dict[str, tuple[list[ScriptItem], set[str]]] = {
     "401 bad key": ([Fault(401, "invalid x-api-key", kind="authentication_error")], {LINE}),
 }
 STREAMING = {"streaming": "true", "whole replies": "false"}
+# The stalled stream's own limits: a stall of 1 s, well inside the fake's 4 s of silence. On a busy
+# machine a late event may trip it early too: that is one more retry, which the fault allows.
+STALL_CONFIG = "[provider]\nmax_retries = 3\nstall_timeout = 1.0\ntimeout = 8.0\n"
 FILE_TEXT = "\n".join(f"line {n:03d}: a note that fills the window, value {n * 7}" for n in range(220)) + "\n"
 
 
@@ -93,7 +96,8 @@ def _run(
     where: Path, wire: str, streaming: str, phase: str, items: list[ScriptItem], expect: set[str]
 ) -> Outcome:
     provider, flags = WIRES[wire]
-    config = QUICK_CONFIG + f"streaming = {streaming}\n"
+    stalls = any(isinstance(item, Stall) for item in items)
+    config = (STALL_CONFIG if stalls else QUICK_CONFIG) + f"streaming = {streaming}\n"
     files = {f"notes/n{i}.txt": FILE_TEXT for i in range(1, 13)} if phase == "summary" else {}
     project = project_in(where, config, files)
     args = ["-p", "Read the notes one by one.", "--provider", provider, "--yes", *flags]

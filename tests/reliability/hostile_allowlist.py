@@ -209,7 +209,7 @@ def _always_repl(where: Path) -> Outcome:
             asked += 1
             time.sleep(0.5)
             child.send("a")
-            while (seen := child.expect([CPR_REQUEST, r"allow\? \[y\]es", DONE], timeout=30)) == 0:
+            while (seen := child.expect([CPR_REQUEST, r"allow\? \[y\]es", DONE], timeout=90)) == 0:
                 child.send("\x1b[1;1R")  # the cursor position a terminal answers (see expect)
             if seen == 1:
                 asked += 1
@@ -217,7 +217,7 @@ def _always_repl(where: Path) -> Outcome:
                 child.send("c")  # no, and the turn goes on
                 expect(child, DONE)
             child.send("/exit\r")
-            child.expect(pexpect.EOF, timeout=30)
+            child.expect(pexpect.EOF, timeout=90)
         finally:
             child.close(force=True)
     problems = []

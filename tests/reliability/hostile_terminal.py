@@ -77,7 +77,7 @@ def _on_terminal(
             try:
                 steps(screen, seen)
             finally:
-                seen.exited = screen.wait_exit(15)
+                seen.exited = screen.wait_exit(90)
                 seen.screen, seen.rows = screen.text(), screen.raw_rows()
                 seen.title, seen.buffers = screen.title(), screen.buffers()
                 seen.status = screen.exit_status()
@@ -100,7 +100,7 @@ def _outcome(seen: Seen, what: str) -> Outcome:
     return Outcome(not problems, detail[:300], traceback=traceback, internal="internal error" in seen.screen)
 
 
-def _expect(screen: Screen, seen: Seen, needle: str, timeout: float = 20) -> bool:
+def _expect(screen: Screen, seen: Seen, needle: str, timeout: float = 90) -> bool:
     if screen.wait_for(needle, timeout):
         return True
     seen.problems.append(f"never saw {needle!r}")

@@ -22,7 +22,7 @@ from typing import Any
 from agent_cli.testing.fakeserver import FakeModelServer, Reply, ToolCallSpec
 from tests.e2e import tool_results
 from tests.reliability.harness import Case, Outcome, agent, env_for, judge, project_in
-from tests.reliability.procs import spawn_repl, start_headless, wait_for
+from tests.reliability.procs import cpu_seconds, exited, spawn_repl, start_headless, wait_for
 
 DONE = "TOOLS-CASE-DONE"
 SENTENCE = "The quick brown fox jumps over the lazy dog near the river bank, then rests!\n"
@@ -47,7 +47,7 @@ def _run(
         server.queue(*[Reply("Calling.", tool_calls=list(r)) for r in rounds])
         server.default = Reply(DONE)
         start = time.monotonic()
-        proc = agent(args, project, env_for(where, server), timeout=90)
+        proc = agent(args, project, env_for(where, server))
         took = time.monotonic() - start
         sent = json.dumps([q.body for q in server.requests])
         results = tool_results(server.requests)
@@ -77,7 +77,7 @@ def _grep_bounded(where: Path) -> Outcome:
         problems.append(f"sentence grep said {sentence[:80]!r}")
     if "the pattern backtracks (at as.txt:1); simplify it]" not in stuck:
         problems.append(f"backtracking grep said {stuck[:80]!r}")
-    if took > 20:
+    if took > 240:  # a hung match holds the run until its limit (300 s); a busy machine took 72 s
         problems.append(f"took {took:.0f} s")
     outcome = judge(proc, {"finished"}, check="; ".join(problems))
     return Outcome(outcome.ok, f"{outcome.detail}; {took:.1f} s; {stuck[:70]}", outcome.traceback)
@@ -90,46 +90,65 @@ def _glob_bounded(where: Path) -> Outcome:
     (project / ("a" * 200)).write_text("")
     proc, results, _, _, took = _run(where, [[_call("glob", 0, pattern=pattern)]], project=project)
     said, error = _result(results, "toolu_glob_0")
-    check = "" if said.startswith("No paths match") and not error and took < 20 else f"said {said[:80]!r}"
+    check = "" if said.startswith("No paths match") and not error and took < 240 else f"said {said[:80]!r}"
     outcome = judge(proc, {"finished"}, check=check)
     return Outcome(outcome.ok, f"{outcome.detail}; {took:.1f} s", outcome.traceback)
 
 
+def _logged(project: Path, needle: str) -> bool:
+    """Whether the session log holds `needle` (the loop logs a reply before it runs its calls)."""
+    for log in (project / ".transcripts").glob("*/session.jsonl"):
+        try:
+            if needle in log.read_text(errors="replace"):
+                return True
+        except OSError:
+            continue
+    return False
+
+
 def _grep_signal(where: Path, sig: signal.Signals, code: int) -> Outcome:
-    """A signal 1.5 s into a grep whose matches take ~6 s in all: the agent ends within 2 s of it."""
-    files: dict[str, str | bytes] = {f"slow{n}.txt": SLOW_LINES for n in range(5)}
+    """A signal 1.5 s into a grep that would run to its total limit (10 s), matching all the while: the
+    agent ends at once, using under 2 s of processor time after the signal (about 0.3 s; the grep run
+    to its limit uses 8 s on an idle machine). Processor time, not seconds on the clock: a busy
+    machine makes the exit itself take seconds."""
+    files: dict[str, str | bytes] = {f"slow{n}.txt": SLOW_LINES for n in range(20)}
     project = project_in(where, files=files)
     with FakeModelServer() as server:
         server.queue(Reply("Searching.", tool_calls=[_call("grep", 0, pattern=BACKTRACKS)]))
         server.default = Reply(DONE)
         proc = start_headless(project, env_for(where, server), "-p", "search", "--yes")
-        asked = wait_for(lambda: len(server.requests) >= 1, 30)
+        asked = wait_for(lambda: _logged(project, "toolu_grep_0"))  # the call is in the log: it runs next
         time.sleep(1.5)  # the grep is matching now
         still_running = proc.poll() is None
-        sent = time.monotonic()
+        sent, before = time.monotonic(), cpu_seconds(proc.pid) or 0.0
         proc.send_signal(sig)
+        ended = wait_for(lambda: exited(proc.pid), 90)
+        spent = (cpu_seconds(proc.pid) or before) - before  # before it is reaped: a zombie keeps its total
         try:
-            _, err = proc.communicate(timeout=30)
+            _, err = proc.communicate(timeout=90)
         except subprocess.TimeoutExpired:
+            ended = False
+        if not ended:
             proc.kill()
             proc.communicate()
-            return Outcome(False, f"still running 30 s after {sig.name}")
+            return Outcome(False, f"still running 90 s after {sig.name}")
         took = time.monotonic() - sent
     lines = err.strip().splitlines()
-    ok = asked and still_running and proc.returncode == code and took < 2.0 and "Traceback" not in err
+    ok = asked and still_running and proc.returncode == code and spent < 2.0 and "Traceback" not in err
     detail = (
-        f"exit {proc.returncode} {took:.2f} s after {sig.name}: {lines[-1] if lines else '(nothing said)'}"
+        f"exit {proc.returncode} {took:.2f} s after {sig.name} ({spent:.2f} s of processor time): "
+        f"{lines[-1] if lines else '(nothing said)'}"
     )
     return Outcome(ok, detail if still_running else "the grep ended before the signal", "Traceback" in err)
 
 
 def _grep_repl_ctrl_c(where: Path) -> Outcome:
-    """Ctrl-C in the REPL during the same grep: the turn stops within 2 s and the REPL goes on."""
+    """Ctrl-C in the REPL during the same grep: the turn stops within 5 s and the REPL goes on."""
     import pexpect
 
     from tests.test_repl_pty import expect
 
-    files: dict[str, str | bytes] = {f"slow{n}.txt": SLOW_LINES for n in range(5)}
+    files: dict[str, str | bytes] = {f"slow{n}.txt": SLOW_LINES for n in range(20)}
     project = project_in(where, files=files)
     with FakeModelServer() as server:
         server.queue(Reply("Searching.", tool_calls=[_call("grep", 0, pattern=BACKTRACKS)]))
@@ -138,19 +157,19 @@ def _grep_repl_ctrl_c(where: Path) -> Outcome:
         try:
             expect(child, "auto-compact at ")
             child.send("search it\r")
-            wait_for(lambda: len(server.requests) >= 1, 30)
+            wait_for(lambda: len(server.requests) >= 1)
             time.sleep(1.5)
             sent = time.monotonic()
             child.send("\x03")
             expect(child, "interrupted by the user")
             took = time.monotonic() - sent
             child.send("/exit\r")
-            child.expect(pexpect.EOF, timeout=30)
+            child.expect(pexpect.EOF, timeout=90)
         except pexpect.TIMEOUT:
-            return Outcome(False, "the REPL did not answer Ctrl-C within 30 s")
+            return Outcome(False, "the REPL did not answer Ctrl-C within 90 s")
         finally:
             child.close(force=True)
-    ok = took < 2.0 and child.exitstatus == 0
+    ok = took < 5.0 and child.exitstatus == 0
     return Outcome(ok, f"turn interrupted {took:.2f} s after Ctrl-C; exit {child.exitstatus}")
 
 

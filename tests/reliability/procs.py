@@ -45,7 +45,27 @@ def processes(*argv: str) -> list[int]:
     return found
 
 
-def wait_for(check: Callable[[], object], timeout: float = 15.0) -> bool:
+def cpu_seconds(pid: int) -> float | None:
+    """The processor time `pid` has used (user and system, all its threads); None once it is reaped.
+    A zombie (exited, not yet waited for) still tells its total."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime and stime
+
+
+def exited(pid: int) -> bool:
+    """Whether `pid` has exited (a zombie or gone): its processor time is then final."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[0] in (b"Z", b"X")
+    except (OSError, IndexError):
+        return True
+
+
+def wait_for(check: Callable[[], object], timeout: float = 120.0) -> bool:
     end = time.monotonic() + timeout
     while time.monotonic() < end:
         if check():
@@ -67,7 +87,7 @@ def start_headless(project: Path, env: dict[str, str], *args: str) -> subprocess
     )
 
 
-def spawn_repl(project: Path, env: dict[str, str], timeout: float = 30) -> Any:
+def spawn_repl(project: Path, env: dict[str, str], timeout: float = 90) -> Any:
     """The REPL on a pseudo-terminal (a `pexpect.spawn`)."""
     import pexpect
 

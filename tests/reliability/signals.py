@@ -1,7 +1,7 @@
 """Ctrl-C, SIGTERM and SIGHUP while a command runs, headless and in the REPL, then a look for
 orphans: the command (`sleep <tag> & sleep <tag>; wait`, a background child included) must be gone
-within 3 s of the agent's exit. `kill -9` runs no handler; the kernel still ends the shell
-(PR_SET_PDEATHSIG), which is what that case checks.
+within 10 s of the agent's exit (a second or so on a busy machine). `kill -9` runs no handler; the
+kernel still ends the shell (PR_SET_PDEATHSIG), which is what that case checks.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ def _command(tag: str) -> str:
 
 
 def _orphans(tag: str) -> int:
-    wait_for(lambda: not processes("sleep", tag), 3.0)
+    wait_for(lambda: not processes("sleep", tag), 10.0)
     left = processes("sleep", tag)
     for pid in left:  # never leave one behind for the next case
         subprocess.run(["kill", "-9", str(pid)], check=False)
@@ -49,7 +49,7 @@ def _headless(where: Path, how: str, wire: str) -> Outcome:
         )
         started = wait_for(lambda: len(processes("sleep", tag)) == 2)
         proc.send_signal(sig)
-        _, err = proc.communicate(timeout=30)
+        _, err = proc.communicate(timeout=90)
     orphans = _orphans(tag)
     lines = err.strip().splitlines()
     ok = started and proc.returncode == code and lines == [said] and orphans == 0
@@ -77,12 +77,12 @@ def _repl(where: Path, how: str) -> Outcome:
             if how == "Ctrl-C":  # the turn stops, the REPL stays; then the user leaves
                 child.send("\x03")
                 expect(child, "interrupted by the user")
-                gone_before_exit = wait_for(lambda: not processes("sleep", tag), 3.0)
+                gone_before_exit = wait_for(lambda: not processes("sleep", tag), 10.0)
                 child.send("/exit\r")
             else:
                 gone_before_exit = True
                 child.kill(HEADLESS[how][0])
-            child.expect(pexpect.EOF, timeout=30)
+            child.expect(pexpect.EOF, timeout=90)
         finally:
             child.close(force=True)
     orphans = _orphans(tag)
@@ -103,8 +103,8 @@ def _killed(where: Path) -> Outcome:
         proc = start_headless(project, env_for(where, server), "-p", "run it", "--yes")
         started = wait_for(lambda: processes("bash", "-c", command))
         proc.kill()
-        proc.communicate(timeout=30)
-    shell_gone = wait_for(lambda: not processes("bash", "-c", command), 3.0)
+        proc.communicate(timeout=90)
+    shell_gone = wait_for(lambda: not processes("bash", "-c", command), 10.0)
     _orphans(tag)  # a grandchild may outlive SIGKILL (documented); reaped, not counted
     ok = started and shell_gone
     return Outcome(ok, "the shell died with the agent" if ok else "the shell outlived a kill -9")
