@@ -7,6 +7,11 @@ folder under the temp dir instead of `.hypothesis/` in the working tree. No dead
 either: Hypothesis's default (200 ms) is a wall-clock bound that a busy machine trips (DeadlineExceeded,
 then Flaky), and no property here is about time.
 
+Ctrl-C as a terminal sends it. A suite started as a background job of a shell without job control
+(`.ci/run &`, nohup) inherits SIGINT ignored, and an ignored signal stays ignored across exec: every
+agent a test starts would then shrug off the SIGINT the Ctrl-C tests send it. The workers take
+Python's own handler back, so what they start gets the default, as under a terminal.
+
 `fake_server`: the fake model server (`agent_cli.testing.fakeserver`), one per test module and
 back to as built for each test. A module that needs it built otherwise says so in a `FAKE_SERVER`
 dict of `FakeModelServer`'s keyword arguments (`FAKE_SERVER = {"responder": respond}`).
@@ -15,6 +20,7 @@ dict of `FakeModelServer`'s keyword arguments (`FAKE_SERVER = {"responder": resp
 from __future__ import annotations
 
 import os
+import signal
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -29,6 +35,7 @@ from agent_cli.testing.fakeserver import FakeModelServer
 set_hypothesis_home_dir(Path(tempfile.gettempdir()) / f"agent-cli-hypothesis-{os.getuid()}")
 settings.register_profile("agent-cli", database=None, deadline=None)
 settings.load_profile("agent-cli")
+signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(scope="module")

@@ -121,9 +121,20 @@ class Screen:
     def exited(self) -> bool:
         return self._tmux("display-message", "-p", "-t", "t", "#{pane_dead}").strip() == "1"
 
-    def exit_status(self) -> int | None:
-        status = self._tmux("display-message", "-p", "-t", "t", "#{pane_dead_status}").strip()
-        return int(status) if status.lstrip("-").isdigit() else None
+    def exit_status(self, timeout: float = 30.0) -> int | None:
+        """The exit code of the pane's program; None if it was killed by a signal or still runs.
+        tmux may show a pane dead a moment before it has the status (seen under load): wait for it."""
+        deadline = time.monotonic() + timeout
+        while True:
+            dead, _, status = self._tmux(
+                "display-message", "-p", "-t", "t", "#{pane_dead}|#{pane_dead_signal}|#{pane_dead_status}"
+            ).strip().partition("|")
+            signal_number, _, status = status.partition("|")
+            if status.lstrip("-").isdigit():
+                return int(status)
+            if dead != "1" or signal_number or time.monotonic() >= deadline:
+                return None
+            time.sleep(0.05)
 
     def wait_for(self, needle: str, timeout: float = 90.0) -> bool:
         """Whether `needle` shows on the screen within `timeout` seconds."""
