@@ -60,7 +60,8 @@ class Project:
     def repl(self, *lines: str, picks: list[int | None] | None = None) -> tuple[str, Repl]:
         """Run `lines` in a REPL; with `picks`, its lists to choose from answer with them in turn."""
         out = StringIO()
-        renderer = Renderer(Console(file=out, width=120, color_system=None))
+        # Wide: these tests read what /rewind says, not how it wraps (a temp path under xdist is long).
+        renderer = Renderer(Console(file=out, width=1000, color_system=None))
         queue = list(lines)
 
         def read() -> str:
