@@ -108,7 +108,9 @@ def open_session(
         settings, hooks, redactor, make_provider, lambda: Frame(system, tools.specs()), signer=signer, ask=ask
     )
     model = assembly.for_model(pset.model)  # empty: the provider's default, as resolve_model says
-    servers, mcp_notes = start_mcp_servers(settings, env, ask, approvals)
+    # A project's stdio servers (once approved) run in the sandbox when it is on.
+    boxed = sandbox if sandbox.active else None
+    servers, mcp_notes = start_mcp_servers(settings, env, ask, approvals, sandbox=boxed)
     notices.extend(mcp_notes)
     try:
         if servers is not None:

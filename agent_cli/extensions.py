@@ -20,13 +20,18 @@ from agent_cli.session import ModelParts
 from agent_cli.store.project_approvals import ProjectApprovals, project_files_run, unpinned_note
 from agent_cli.store.user_dirs import state_dir
 from agent_cli.tools.base import ToolRegistry
+from agent_cli.tools.confine import Confinement
 from agent_cli.tools.tool_search import ToolSearch, should_defer
 
 __all__ = ["offer_mcp_tools", "start_mcp_servers"]
 
 
 def start_mcp_servers(
-    settings: Settings, env: Mapping[str, str], ask: Asker | None, approvals: ProjectApprovals | None = None
+    settings: Settings,
+    env: Mapping[str, str],
+    ask: Asker | None,
+    approvals: ProjectApprovals | None = None,
+    sandbox: Confinement | None = None,
 ) -> tuple[McpServers | None, list[str]]:
     """The configured MCP servers, started as far as they may be (None: none is configured), and
     a line for each one skipped or failed. Nothing of `mcp` is imported when none is configured."""
@@ -54,6 +59,7 @@ def start_mcp_servers(
         ask=None if ask is None else ask_start,
         yes=settings.approvals.yes,
         state=state_dir(env),
+        sandbox=sandbox,
     )
     return servers, [*notes, *more]
 

@@ -4,8 +4,10 @@ model server. Each case runs under workspace-write (refused, and the result says
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import sys
 import tempfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -26,6 +28,7 @@ from agent_cli.tools.confine import Confinement
 from agent_cli.tools.registry import default_tools
 from tests.e2e import agent_env, run_agent, tool_results
 from tests.hook_scripts import Place
+from tests.mcp_servers.helpers import SERVER, stdio_table
 
 pytestmark = pytest.mark.e2e
 VERDICT = probe(find_bwrap(os.environ.get("PATH")))
@@ -199,3 +202,34 @@ def test_the_users_own_command_runs_outside_the_sandbox(project: Path, home: Pat
     use = ToolUse("user_1", "bash", {"command": f"echo x > {target}"})
     output = runner.run_for_user(use, ToolContext(root=project, sandbox=sandbox))
     assert not output.is_error and target.read_text() == "x\n"
+
+
+@needs_bwrap
+@pytest.mark.parametrize(
+    ("source", "mode"), [("project", "workspace-write"), ("project", "off"), ("user", "workspace-write")]
+)
+def test_a_projects_stdio_mcp_server_runs_in_the_sandbox(
+    source: str, mode: str, project: Path, home: Path, outside: Path, tmp_path: Path
+) -> None:
+    """The server writes its pid file outside the project at start: refused in the sandbox (so it
+    does not start), written with the sandbox off or for the user's own server."""
+    pidfile = outside / "server.pid"
+    config = tmp_path / "config.toml"
+    if source == "project":
+        definition = {"command": sys.executable, "args": [str(SERVER), "--pidfile", str(pidfile)]}
+        (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"proj": definition}}))
+        config.write_text("")
+    else:
+        config.write_text(stdio_table("mine", "--pidfile", str(pidfile)))
+    with FakeModelServer() as server:
+        server.queue(Reply("ok"))
+        done = run_agent(
+            ["-p", "hi", "--config", str(config), "--yes", "--sandbox", mode],
+            project,
+            agent_env(home, server),
+        )
+    assert done.returncode == 0, done.stderr
+    confined = source == "project" and mode != "off"
+    assert pidfile.exists() is not confined, done.stderr
+    if confined:
+        assert "MCP server proj did not start" in done.stderr

@@ -7,7 +7,8 @@ that exact definition for the project (`store.project_approvals`, kind "mcp"): t
 (y/n) and remembers the answer; headless runs need the approval already, or `--yes` (which approves
 it for this run and remembers nothing); otherwise the server is skipped with one line saying how
 to approve it. The user's own servers start without asking. All servers start at once; one that
-fails to start is one line, and the session runs without it.
+fails to start is one line, and the session runs without it. A project's stdio server runs in the
+session's sandbox when it is on (`sandbox=`: bwrap in front of its command, the policy's environment).
 
 Each server has a *state*: "connected", "failed: WHY" or "awaiting approval".
 """
@@ -26,6 +27,7 @@ from agent_cli.mcp_client.config import ServerSpec
 from agent_cli.mcp_client.runtime import Connection, EventLoop, ListedTool, McpFailure, open_errlog
 from agent_cli.mcp_client.tools import McpTool, tool_name
 from agent_cli.store.project_approvals import ProjectApprovals
+from agent_cli.tools.confine import Confinement
 
 __all__ = ["APPROVAL_KIND", "AskStart", "McpServers", "ServerState"]
 
@@ -61,8 +63,10 @@ class McpServers:
         ask: AskStart | None,
         yes: bool,
         state: Path,
+        sandbox: Confinement | None = None,
     ) -> tuple[McpServers, list[str]]:
-        """Start what may start; the servers, and one line for each one skipped or failed."""
+        """Start what may start; the servers, and one line for each one skipped or failed. A
+        project's stdio server runs in `sandbox` (the session's, when on)."""
         notes: list[str] = []
         states: list[ServerState] = []
         allowed: list[ServerState] = []
@@ -97,14 +101,17 @@ class McpServers:
             return cls(states, None, []), notes
         loop = EventLoop()
         servers = cls(states, loop, [])
-        servers._connect(allowed, state, notes)
+        servers._connect(allowed, state, notes, sandbox)
         return servers, notes
 
-    def _connect(self, entries: list[ServerState], state: Path, notes: list[str]) -> None:
+    def _connect(
+        self, entries: list[ServerState], state: Path, notes: list[str], sandbox: Confinement | None = None
+    ) -> None:
         assert self._loop is not None
         started: list[tuple[ServerState, Connection, concurrent.futures.Future[list[ListedTool]]]] = []
         for entry in entries:
-            connection = Connection(entry.spec, self._loop, open_errlog(state / "mcp-logs", entry.spec.name))
+            run = _boxed(entry.spec, sandbox)
+            connection = Connection(run, self._loop, open_errlog(state / "mcp-logs", entry.spec.name))
             self._connections.append(connection)
             started.append((entry, connection, connection.start()))
         deadline = time.monotonic() + max(e.spec.timeout for e in entries)
@@ -184,3 +191,16 @@ class McpServers:
             thread.join()
         if self._loop is not None:
             self._loop.stop()
+
+
+def _boxed(spec: ServerSpec, sandbox: Confinement | None) -> ServerSpec:
+    """What to start for `spec`: a project's stdio server under `sandbox` (bwrap as the command, the
+    policy's environment over the SDK's default one), anything else as configured. The approval
+    and what is shown keep the spec as written."""
+    if sandbox is None or not spec.project or spec.command is None:
+        return spec
+    from mcp.client.stdio import get_default_environment
+
+    env = {**get_default_environment(), **spec.env}
+    launch = sandbox.launch([spec.command, *spec.args], Path.cwd(), env)
+    return replace(spec, command=launch.argv[0], args=tuple(launch.argv[1:]), env=launch.env)
