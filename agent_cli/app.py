@@ -24,7 +24,7 @@ from agent_cli.agent.approvals import (
 from agent_cli.agent.file_watch import FileWatch
 from agent_cli.agent.loop import AgentLoop
 from agent_cli.agent.modes import ModalApprover, ModeState
-from agent_cli.agent.rule_guard import ProjectGuard
+from agent_cli.agent.rule_guard import ProjectGuard, RuleGuard
 from agent_cli.app_assembly import Assembly, ProviderFactory, model_limits
 from agent_cli.config.settings import Settings
 from agent_cli.context.engine import ContextEngine
@@ -41,6 +41,7 @@ from agent_cli.mcp_client.config import server_specs
 from agent_cli.prompt.instructions import read_project_instructions
 from agent_cli.prompt.system import build_system_prompt
 from agent_cli.providers.registry import PROVIDERS
+from agent_cli.sandbox.probe import probe_cached
 from agent_cli.session import AgentSession
 from agent_cli.store.frame_counts import FrameCounts
 from agent_cli.store.layout import check_private_dir, ensure_transcripts_dir, transcripts_dir
@@ -49,8 +50,9 @@ from agent_cli.store.redact import Redactor
 from agent_cli.store.session_log import SessionLog
 from agent_cli.store.sessions import continue_candidates, resolve_session_id
 from agent_cli.store.signing import SessionSigner
-from agent_cli.store.user_dirs import state_dir
+from agent_cli.store.user_dirs import home_dir, state_dir
 from agent_cli.tools.base import ToolContext, ToolRegistry
+from agent_cli.tools.confine import Confinement
 from agent_cli.tools.registry import default_tools
 
 __all__ = [
@@ -90,10 +92,15 @@ def open_session(
     hook_specs, hook_notices = hooks_to_run(
         load_hooks(settings.tables), approvals, ask=ask, yes=settings.approvals.yes
     )
-    hooks = UserHooks(hook_specs, root=root, env=env)  # the user's commands on the loop's events
+    sandbox = _confinement(settings, env)
+    # The user's commands on the loop's events; a project's (approved) ones in the sandbox when it is on.
+    hooks = UserHooks(hook_specs, root=root, env=env, sandbox=sandbox if sandbox.active else None)
     tools = default_tools()
     instructions = read_project_instructions(root)
     notices = [*settings.notices, *instructions.notices, *hook_notices]
+    unconfined_line = sandbox.start_line(yes=settings.approvals.yes)
+    if unconfined_line is not None:
+        notices.append(unconfined_line)
     system = build_system_prompt(root, instructions=instructions.text)
     signer = SessionSigner.for_user(env)
     if signer.problem:
@@ -111,7 +118,9 @@ def open_session(
     model = assembly.for_model(pset.model)  # empty: the provider's default, as resolve_model says
     # The servers connect in the background: the prompt (or the first request) does not wait for them
     # here; the session's first turn does (AgentSession.connect), and their tools join then.
-    servers, mcp_notes = start_mcp_servers(settings, env, ask, approvals, wait=False)
+    # A project's stdio servers (once approved) run in the sandbox when it is on.
+    boxed = sandbox if sandbox.active else None
+    servers, mcp_notes = start_mcp_servers(settings, env, ask, approvals, wait=False, sandbox=boxed)
     notices.extend(mcp_notes)
     try:
         history: list[Message] = []
@@ -145,6 +154,7 @@ def open_session(
             bash_timeout=settings.tools.bash_timeout,
             recall=engine.recall,
             secret_spans=redactor.spans,
+            sandbox=sandbox if sandbox.active else None,
         )
         mode = ModeState(settings.approvals.mode)
         watch = FileWatch(root, assembly.snapshots(log), log)  # for /rewind: what the tools change
@@ -154,7 +164,7 @@ def open_session(
             context=engine,
             system=system,
             log=log,
-            approver=_approver(settings, ask, tools, mode, _files_run(root, hook_specs, settings)),
+            approver=_approver(settings, ask, tools, mode, _files_run(root, hook_specs, settings), sandbox),
             tool_context=tool_context,
             hooks=hooks,
             max_iterations=settings.tools.max_iterations,
@@ -179,6 +189,7 @@ def open_session(
             watch=watch,
             mode=mode,
             hook_lines=[_hook_line(h) for h in hook_specs],
+            sandbox_line=sandbox.status(),
         )
         hooks.follow(session)
     except BaseException:
@@ -210,20 +221,60 @@ def _passed_over(ids: list[str]) -> str:
     )
 
 
+def _confinement(settings: Settings, env: Mapping[str, str]) -> Confinement:
+    """The session's sandbox (`[sandbox]`, --sandbox); the probe runs only when the mode is on."""
+    conf = settings.sandbox
+    root = settings.project_root
+    if conf.mode == "off":
+        return Confinement.off(root)
+    return Confinement.for_session(
+        conf.mode,
+        root,
+        home=home_dir(env),
+        state_dir=state_dir(env),
+        verdict=probe_cached(env.get("PATH")),
+        network=conf.network,
+        writable=conf.writable,
+        hidden=conf.hidden,
+    )
+
+
+def _unconfined_asks(guard: RuleGuard, sandbox: Confinement, tools: ToolRegistry) -> RuleGuard:
+    """Where the sandbox is wanted but missing, every command is asked: no allow rule or "always"
+    answer runs one unconfined (the guard's reason is shown in the question; headless, refused)."""
+    if not sandbox.missing:
+        return guard
+    why = f"no sandbox here ({sandbox.reason}): the command would run unconfined"
+
+    def check(name: str, args: Mapping[str, object]) -> str | None:
+        return why if tools.approval(name) == "command" else guard(name, args)
+
+    return check
+
+
 def _approver(
-    settings: Settings, ask: Asker | None, tools: ToolRegistry, mode: ModeState, run_files: list[Path]
+    settings: Settings,
+    ask: Asker | None,
+    tools: ToolRegistry,
+    mode: ModeState,
+    run_files: list[Path],
+    sandbox: Confinement,
 ) -> Approver:
     """The approval mode first (agent.modes), then the user's answers, or headless the allow-list;
-    `run_files` (the project files hooks and servers run) and the files that run commands ask."""
+    `run_files` (the project files hooks and servers run) and the files that run commands ask;
+    every command too where the sandbox is wanted but missing."""
     allow = settings.approvals.allow
-    guard = ProjectGuard(
+    project = ProjectGuard(
         settings.project_root, approval_of=tools.approval, effect_of=tools.effect, run_by_extensions=run_files
     )
+    guard = _unconfined_asks(project, sandbox, tools)
     inner: Approver
     if ask is None:
         inner = HeadlessApprover(allow, approval_of=tools.approval, guard=guard)
     else:
-        inner = InteractiveApprover(ask, allow, approval_of=tools.approval, guard=guard)
+        inner = InteractiveApprover(
+            ask, allow, approval_of=tools.approval, guard=guard, sandboxed=sandbox.active
+        )
     return ModalApprover(inner, mode, approval_of=tools.approval, effect_of=tools.effect, guard=guard)
 
 

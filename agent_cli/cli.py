@@ -224,7 +224,7 @@ def _build_app() -> Any:  # a typer.Typer; typer is imported lazily to keep --ve
             typer.Option(
                 "--sandbox",
                 help="What the model's commands may reach: workspace-write (the project; no network), "
-                "read-only, or off.",
+                "read-only, or off (the default for now).",
             ),
         ] = None,
         output_format: Annotated[

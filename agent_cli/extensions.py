@@ -23,6 +23,7 @@ from agent_cli.session_parts import Extensions
 from agent_cli.store.project_approvals import ProjectApprovals, project_files_run, unpinned_note
 from agent_cli.store.user_dirs import state_dir
 from agent_cli.tools.base import ToolRegistry
+from agent_cli.tools.confine import Confinement
 from agent_cli.tools.tool_search import ToolSearch, should_defer
 
 if TYPE_CHECKING:
@@ -38,6 +39,7 @@ def start_mcp_servers(
     approvals: ProjectApprovals | None = None,
     *,
     wait: bool = True,
+    sandbox: Confinement | None = None,
 ) -> tuple[McpServers | None, list[str]]:
     """The configured MCP servers, started as far as they may be (None: none is configured), and
     a line for each one skipped or failed (with `wait=False` they connect in the background and
@@ -72,6 +74,7 @@ def start_mcp_servers(
         state=state_dir(env),
         wait=wait,
         logs=errlog_dir(state_dir(env), root),
+        sandbox=sandbox,
     )
     return servers, [*notes, *more]
 

@@ -89,8 +89,10 @@ class AgentSession:
         watch: FileWatch | None = None,
         mode: ModeState | None = None,
         hook_lines: Sequence[str] = (),
+        sandbox_line: str = "off",
     ) -> None:
         self.settings = settings
+        self.sandbox_line = sandbox_line  # the sandbox's mode and the probe's verdict (for /status)
         self.hook_lines = tuple(hook_lines)  # the hooks in force, described (for /status)
         self.mode = mode or ModeState()  # the approval mode (agent.modes): Shift+Tab in the REPL
         self._extensions = extensions

@@ -213,7 +213,9 @@ def test_memory_opens_the_chosen_instruction_file_in_the_editor(
 def test_status_shows_the_sessions_fields(tmp_path: Path, fake_server: FakeModelServer) -> None:
     config = tmp_path / "home" / ".config" / "agent-cli"
     config.mkdir(parents=True)
-    (config / "config.toml").write_text('[[hooks.PreToolUse]]\nmatcher = "bash"\ncommand = "exit 0"\n')
+    (config / "config.toml").write_text(
+        '[sandbox]\nmode = "workspace-write"\n\n[[hooks.PreToolUse]]\nmatcher = "bash"\ncommand = "exit 0"\n'
+    )
     child = start(tmp_path, fake_server)
     try:
         child.send("/status\r")
@@ -221,10 +223,12 @@ def test_status_shows_the_sessions_fields(tmp_path: Path, fake_server: FakeModel
         assert re.search(r"model:\s+\S+ \(\S+ window\)", shown)
         assert re.search(r"provider:\s+anthropic", shown)
         assert re.search(r"served at:\s+127\.0\.0\.1:\d+", shown)
-        assert re.search(r"sandbox:\s+none", shown)
+        # The mode and the probe's verdict (works here, or why not).
+        verdict = r"(, no network \(bubblewrap works| wanted, but unavailable)"
+        assert re.search(r"sandbox:\s+workspace-write" + verdict, shown)
         assert re.search(r"approvals:\s+ask before tools", shown)
         assert "MCP:" in shown and "no MCP servers configured" in shown
-        assert re.search(r"hooks:\s+PreToolUse \[bash\]: exit 0  \(\S+config\.toml:1\)", shown)
+        assert re.search(r"hooks:\s+PreToolUse \[bash\]: exit 0  \(\S+config\.toml:4\)", shown)
         assert "sk-" not in shown
         finish(child)
     finally:

@@ -43,6 +43,9 @@ Approvers:
   `python3.11`, `/bin/rm`, `sed`, `find`, `make`, `pytest`, ... see `programs`), other
   verbs of the subcommand programs, and every command that is not plain are
   remembered only as that exact command line, compared character for character.
+  When the session's sandbox is on (`sandboxed`), a command's question also offers "outside":
+  that one call runs unconfined (`Decision.unconfined`); it is never remembered as a rule, and
+  no rule or model can ask for it (the approver sets the `OUTSIDE_OFFERED` key, never the args).
 """
 
 from __future__ import annotations
@@ -60,6 +63,7 @@ from agent_cli.tools.registry import known_tools
 
 __all__ = [
     "APPROVE_PROJECT_HOOKS",
+    "OUTSIDE_OFFERED",
     "RESUME_UNSIGNED",
     "SESSION_QUESTIONS",
     "START_PROJECT_SERVER",
@@ -89,6 +93,10 @@ SESSION_QUESTIONS = frozenset({RESUME_UNSIGNED, APPROVE_PROJECT_HOOKS, START_PRO
 # The key under which the arguments shown in a question carry why a rule did not run the call
 # unasked. The approver sets or drops it: a model cannot write its own reason into the question.
 WHY_ASKED = "why asked"
+# The key under which a command's question says "outside the sandbox" may be answered. Set or
+# dropped by the approver, like WHY_ASKED.
+OUTSIDE_OFFERED = "outside offered"
+_OURS = (WHY_ASKED, OUTSIDE_OFFERED)
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,8 +106,9 @@ class Instead:
     text: str
 
 
-# "no" refuses the call and lets the turn go on; "stop" refuses it and ends the turn.
-Answer: TypeAlias = Literal["yes", "no", "always", "stop"] | Instead
+# "no" refuses the call and lets the turn go on; "stop" refuses it and ends the turn; "outside":
+# yes, and this one command runs outside the sandbox.
+Answer: TypeAlias = Literal["yes", "no", "always", "stop", "outside"] | Instead
 # Shows a call and what "always" would approve (None: a question of the session's own, where
 # "always" is "yes"), and returns the user's answer.
 Asker: TypeAlias = Callable[[str, Mapping[str, Any], str | None], Answer]
@@ -113,6 +122,7 @@ class Decision:
     allowed: bool
     reason: str = ""
     stop: bool = False  # the user ended the turn with the refusal
+    unconfined: bool = False  # the user approved this one call outside the sandbox
 
     @classmethod
     def allow(cls) -> Decision:
@@ -282,12 +292,14 @@ class InteractiveApprover:
         *,
         approval_of: ApprovalOf = _default_approval,
         guard: RuleGuard | None = None,
+        sandboxed: bool = False,
     ) -> None:
         self.ask = ask
         self.allow_prefixes = tuple(p for p in allow_prefixes if p.strip())
         self.approval_of = approval_of
         self.guard = _default_guard(guard, approval_of)
         self.rules: list[AlwaysRule] = []
+        self.sandboxed = sandboxed  # commands run in the sandbox: their question offers "outside"
 
     def decide(self, name: str, args: Mapping[str, Any]) -> Decision:
         approval = self.approval_of(name)
@@ -299,12 +311,17 @@ class InteractiveApprover:
         )
         if covered and why is None:
             return Decision.allow()
-        shown = {k: v for k, v in args.items() if k != WHY_ASKED}
+        shown = {k: v for k, v in args.items() if k not in _OURS}
         if why is not None:
             shown[WHY_ASKED] = f"asked although a rule covers it: {why}" if covered else why
+        offered = self.sandboxed and approval == "command"
+        if offered:
+            shown[OUTSIDE_OFFERED] = True
         rule = always_rule(name, args, approval)
         described = rule.describe() if why is None else "the same as yes: asked again next time (see above)"
         answer = self.ask(name, shown, described)
+        if answer == "outside":  # never remembered; a plain yes where it was not offered
+            return Decision(True, unconfined=offered)
         if answer == "always":
             if why is None:
                 self.rules.append(rule)

@@ -95,7 +95,8 @@ class ToolRunner:
         self._hooks.on_pre_tool(use)
         started = self._clock()
         live = LiveOutput()
-        ctx = dataclasses.replace(ctx, live=live)  # this call's own tap (the cancel signal is shared)
+        # This call's own tap (the cancel signal is shared); outside the sandbox only by the user's answer.
+        ctx = dataclasses.replace(ctx, live=live, unconfined=decision.unconfined)
         with self._watch.around(use, self.tools.effect(use.name), ctx):
             output = yield from self._in_worker(use, ctx, lambda: self._progress(use, live, started))
         if live.used:  # how it ended, for the line shown after it
@@ -106,7 +107,9 @@ class ToolRunner:
 
     def run_for_user(self, use: ToolUse, ctx: ToolContext) -> ToolOutput:
         """Run a call the user typed (`!command`, `@path`): nothing to approve, no hook to ask;
-        Ctrl-C stops it as it stops a model's call. What it changes in the files is watched too."""
+        Ctrl-C stops it as it stops a model's call. What it changes in the files is watched too.
+        The user's own command runs as the user: outside the sandbox."""
+        ctx = dataclasses.replace(ctx, unconfined=True)
         with self._watch.around(use, self.tools.effect(use.name), ctx):
             output = run_through(self._in_worker(use, ctx, None))  # (no progress to show)
         return dataclasses.replace(output, content=self._redact(clean(output.content)))

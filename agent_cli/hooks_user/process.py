@@ -5,7 +5,8 @@ of its own (so its own process group), with `AGENT_PROJECT_DIR` and `CLAUDE_PROJ
 stdin gets the event's JSON and is closed; stdout and stderr are read apart, each keeping its first
 `OUTPUT_CAP` bytes and counting the rest. At the timeout (or Ctrl-C) the whole group goes: TERM,
 a short grace, KILL, as the bash tool does (`tools/children.py`), and while it runs it is
-registered there, so the agent ending any other way stops it too.
+registered there, so the agent ending any other way stops it too. A project's hook (once approved)
+runs under the session's sandbox when it is on (`sandbox`: bubblewrap, the policy's environment).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from pathlib import Path
 
 from agent_cli.core.text import decode
 from agent_cli.tools import children
+from agent_cli.tools.confine import Confinement
 
 __all__ = ["OUTPUT_CAP", "HookRun", "run_hook"]
 
@@ -68,18 +70,28 @@ def _shell() -> str:
 
 
 def run_hook(
-    command: str, payload: bytes, cwd: Path, timeout: float, env: Mapping[str, str] | None = None
+    command: str,
+    payload: bytes,
+    cwd: Path,
+    timeout: float,
+    env: Mapping[str, str] | None = None,
+    sandbox: Confinement | None = None,
 ) -> HookRun:
-    """Run one hook command with `payload` on its stdin; never raises for the command's own failure."""
+    """Run one hook command with `payload` on its stdin; never raises for the command's own failure.
+    `sandbox`: the session's, for a project's hook (None: as the user)."""
     environ = dict(os.environ if env is None else env)
     project = str(cwd)
     environ.update(AGENT_PROJECT_DIR=project, CLAUDE_PROJECT_DIR=project)
     marker = children.new_marker()
     environ[children.MARKER_VAR] = marker
+    argv = [_shell(), "-c", command]
+    if sandbox is not None:
+        launch = sandbox.launch(argv, cwd, environ)
+        argv, environ = launch.argv, launch.env
     started = time.monotonic()
     try:
         proc = children.popen(
-            [_shell(), "-c", command],
+            argv,
             cwd=cwd,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,

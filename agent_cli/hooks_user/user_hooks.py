@@ -31,6 +31,7 @@ from agent_cli.core.messages import ToolResult, ToolUse
 from agent_cli.hooks_user.config import HookEventName, HookSpec
 from agent_cli.hooks_user.outcome import HookOutcome, interpret
 from agent_cli.hooks_user.process import run_hook
+from agent_cli.tools.confine import Confinement
 
 __all__ = ["POST_COMPACT_LAYERS", "SessionPlace", "UserHooks"]
 
@@ -49,8 +50,16 @@ class SessionPlace(Protocol):
 
 
 class UserHooks(Hooks):
-    def __init__(self, specs: Sequence[HookSpec], *, root: Path, env: Mapping[str, str]) -> None:
+    def __init__(
+        self,
+        specs: Sequence[HookSpec],
+        *,
+        root: Path,
+        env: Mapping[str, str],
+        sandbox: Confinement | None = None,
+    ) -> None:
         self.specs = tuple(specs)
+        self._sandbox = sandbox  # the session's, when on: a project's hooks run in it
         self._root = root
         self._env = dict(env)
         self._place: SessionPlace | None = None
@@ -143,7 +152,9 @@ class UserHooks(Hooks):
         payload = _payload(self._common(event) | dict(fields))
         done: list[HookOutcome] = []
         for spec in chosen:
-            outcome = interpret(spec, run_hook(spec.command, payload, self._root, spec.timeout, self._env))
+            box = self._sandbox if spec.project else None
+            ran = run_hook(spec.command, payload, self._root, spec.timeout, self._env, sandbox=box)
+            outcome = interpret(spec, ran)
             done.append(outcome)
             if outcome.action == "warn":
                 self._events.append(WarningEvent(message=outcome.reason))

@@ -7,7 +7,8 @@ that exact definition for the project (`store.project_approvals`, kind "mcp"): t
 (y/n) and remembers the answer; headless runs need the approval already, or `--yes` (which approves
 it for this run and remembers nothing); otherwise the server is skipped with one line saying how
 to approve it. The user's own servers start without asking. All servers start at once; one that
-fails to start is one line, and the session runs without it.
+fails to start is one line, and the session runs without it. A project's stdio server runs in the
+session's sandbox when it is on (`sandbox=`: bwrap in front of its command, the policy's environment).
 
 With `wait=False` the servers connect in the background (a thread waits for them): the REPL's
 prompt does not wait for a slow server. `connecting()` names the ones not settled yet, `wait()`
@@ -32,6 +33,7 @@ from agent_cli.mcp_client.errlog import open_errlog
 from agent_cli.mcp_client.runtime import Connection, EventLoop, ListedTool, McpFailure
 from agent_cli.mcp_client.tools import McpTool, tool_name
 from agent_cli.store.project_approvals import ProjectApprovals
+from agent_cli.tools.confine import Confinement
 
 __all__ = ["APPROVAL_KIND", "AskStart", "McpServers", "ServerState"]
 
@@ -73,10 +75,12 @@ class McpServers:
         state: Path,
         wait: bool = True,
         logs: Path | None = None,
+        sandbox: Confinement | None = None,
     ) -> tuple[McpServers, list[str]]:
         """Start what may start; the servers, and one line for each one skipped or failed (with
         `wait=False`, skipped: the failures are `wait()`'s to say). A stdio server's stderr goes
-        to `logs` (the project's folder, errlog.errlog_dir; else `state`/mcp-logs)."""
+        to `logs` (the project's folder, errlog.errlog_dir; else `state`/mcp-logs). A project's
+        stdio server runs in `sandbox` (the session's, when on)."""
         notes: list[str] = []
         states: list[ServerState] = []
         allowed: list[ServerState] = []
@@ -111,18 +115,18 @@ class McpServers:
             return cls(states, None, []), notes
         loop = EventLoop()
         servers = cls(states, loop, [])
-        servers._launch(allowed, logs or state / "mcp-logs")
+        servers._launch(allowed, logs or state / "mcp-logs", sandbox)
         if wait:
             notes.extend(servers.wait())
         return servers, notes
 
-    def _launch(self, entries: list[ServerState], logs: Path) -> None:
+    def _launch(self, entries: list[ServerState], logs: Path, sandbox: Confinement | None = None) -> None:
         """Start every server now; a thread waits for them and settles each one's state."""
         assert self._loop is not None
         started: list[tuple[ServerState, Connection, concurrent.futures.Future[list[ListedTool]]]] = []
         for entry in entries:
             errlog = open_errlog(logs, entry.spec.name)
-            connection = Connection(entry.spec, self._loop, errlog)
+            connection = Connection(_boxed(entry.spec, sandbox), self._loop, errlog)
             self._connections.append(connection)
             started.append((entry, connection, connection.start()))
         self._settled.clear()
@@ -234,3 +238,16 @@ class McpServers:
             thread.join()
         if self._loop is not None:
             self._loop.stop()
+
+
+def _boxed(spec: ServerSpec, sandbox: Confinement | None) -> ServerSpec:
+    """What to start for `spec`: a project's stdio server under `sandbox` (bwrap as the command, the
+    policy's environment over the SDK's default one), anything else as configured. The approval
+    and what is shown keep the spec as written."""
+    if sandbox is None or not spec.project or spec.command is None:
+        return spec
+    from mcp.client.stdio import get_default_environment
+
+    env = {**get_default_environment(), **spec.env}
+    launch = sandbox.launch([spec.command, *spec.args], Path.cwd(), env)
+    return replace(spec, command=launch.argv[0], args=tuple(launch.argv[1:]), env=launch.env)

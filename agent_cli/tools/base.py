@@ -25,6 +25,7 @@ from typing import Any, Literal, Protocol, TypeAlias
 from agent_cli.core.messages import RAW_ARGUMENTS
 from agent_cli.core.requests import ToolSpec
 from agent_cli.store.crash_log import record_crash
+from agent_cli.tools.confine import Confinement
 from agent_cli.tools.live import LiveOutput
 
 __all__ = [
@@ -74,6 +75,10 @@ class ToolContext:
     secret_spans: Callable[[str], list[tuple[int, int]]] | None = None
     # Where a tool writes its output as it arrives, for the screen (the runner gives each call its own).
     live: LiveOutput | None = None
+    # The session's sandbox for the commands a tool runs (tools/confine.py); None: off.
+    sandbox: Confinement | None = None
+    # This call was approved to run outside the sandbox (the user's [o] answer, never a rule).
+    unconfined: bool = False
 
 
 Approval: TypeAlias = Literal["never", "ask", "command"]

@@ -10,6 +10,9 @@ TERM, a short grace, then KILL. While it runs the group is registered in
 it too; if the agent dies outright, the kernel kills the shell (Linux) and the watchdog the rest.
 What the command started with `setsid` is found by a marker in its environment and killed with it.
 What it leaves running when it returns (a daemon) ends with the agent (`tools/containment.py`).
+Under the session's sandbox (`ToolContext.sandbox`, unless the user approved this one call outside
+it) the command is started through bubblewrap with the policy's environment, and a failure the
+sandbox caused gets a line saying so (`confine.Confinement.denial`).
 
 A non-zero exit, a timeout and a cancel are error results that still carry all
 the output (capped), so the model sees why and the UI shows the failure.
@@ -18,6 +21,7 @@ the output (capped), so the model sees why and the UI shows the failure.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import re
 import selectors
@@ -26,12 +30,14 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from agent_cli.core.requests import ToolSpec
 from agent_cli.tools import children
 from agent_cli.tools.args import optional_number, require_str
 from agent_cli.tools.base import Approval, CallView, FileEffect, ToolContext, ToolError, ToolOutput
+from agent_cli.tools.confine import Confinement
 from agent_cli.tools.live import LiveOutput
 
 __all__ = ["Bash", "CommandResult", "HeadTail", "run_command"]
@@ -167,20 +173,25 @@ def run_command(
     sink: HeadTail | None = None,
     spans: Spans | None = None,
     live: LiveOutput | None = None,
+    sandbox: Confinement | None = None,
 ) -> CommandResult:
     """Run `command` with `bash -c` in `cwd`; stop at `timeout` seconds or when `cancel` is set.
     `spans` finds secrets, so the output's cut does not fall inside one; `live` gets every chunk
-    as it arrives, for the screen."""
+    as it arrives, for the screen; `sandbox` wraps the command (bwrap, the filtered environment)."""
     sink = sink if sink is not None else HeadTail()
     env = dict(os.environ)
     # Nothing can answer a pager or a prompt: stdin is /dev/null and output goes to a pipe.
     env.update(PAGER="cat", GIT_PAGER="cat", GIT_TERMINAL_PROMPT="0")
     marker = children.new_marker()  # finds what the command starts outside its group (setsid)
     env[children.MARKER_VAR] = marker
+    argv = ["bash", "-c", command]
+    if sandbox is not None:
+        launch = sandbox.launch(argv, Path(cwd), env)
+        argv, env = launch.argv, launch.env
     started = time.monotonic()
     try:
         proc = children.popen(
-            ["bash", "-c", command],
+            argv,
             cwd=cwd,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
@@ -330,10 +341,17 @@ class Bash:
             timeout = MAX_TIMEOUT
         if not ctx.root.is_dir():
             raise ToolError(f"the project root {ctx.root} is not a directory")
-        result = run_command(command, ctx.root, timeout, ctx.cancel, spans=ctx.secret_spans, live=ctx.live)
+        sandbox = None if ctx.unconfined else ctx.sandbox
+        result = run_command(
+            command, ctx.root, timeout, ctx.cancel, spans=ctx.secret_spans, live=ctx.live, sandbox=sandbox
+        )
         if ctx.live is not None:
             ctx.live.end(_status_words(result, timeout))
-        return format_result(result, timeout, note)
+        output = format_result(result, timeout, note)
+        denied = sandbox.denial(result.output) if sandbox is not None and output.is_error else None
+        if denied is not None:
+            output = dataclasses.replace(output, content=f"{output.content}\n[{denied}]")
+        return output
 
 
 def _status_words(result: CommandResult, timeout: float) -> str:

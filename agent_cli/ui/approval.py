@@ -5,7 +5,8 @@
 renderer (an edit with its diff), reads the answer, and gives the screen back to the turn.
 
 For a tool call the keys are y (yes), n (no: then what to do instead, typed, goes to the model as
-the call's error; Enter alone stops the turn), c (no, and let the turn go on), a (always) and, when
+the call's error; Enter alone stops the turn), c (no, and let the turn go on), a (always), o (this
+one command outside the sandbox, when the approver offers it: `OUTSIDE_OFFERED`) and, when
 the diff shown was cut, v (view all of it, then asked again). A question the session asks itself
 (resume another's session, start a project's server) takes y or n, and anything but yes is no.
 Esc at a question is Ctrl-C there: the turn is cancelled (after "no": the turn stops).
@@ -19,7 +20,7 @@ from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from agent_cli.agent.approvals import Answer, Instead
+from agent_cli.agent.approvals import OUTSIDE_OFFERED, Answer, Instead
 from agent_cli.ui.glyphs import fit
 from agent_cli.ui.turn import discard_typeahead
 
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
 
 __all__ = ["ApprovalPrompt", "ApprovalView", "Key", "answer_prompt", "instead_prompt"]
 
-Key = Literal["yes", "no", "continue", "always", "view"]
+Key = Literal["yes", "no", "continue", "always", "outside", "view"]
 Reader = Callable[[tuple[Key, ...]], Key]
 CALL_KEYS: tuple[Key, ...] = ("yes", "no", "continue", "always")
 QUESTION_KEYS: tuple[Key, ...] = ("yes", "no")
@@ -37,9 +38,10 @@ _LABELS = {
     "no": "[n]o",
     "continue": "[c] no, go on",
     "always": "[a]lways",
+    "outside": "[o] approve outside the sandbox",
     "view": "[v]iew diff",
 }
-_KEYS = {"yes": "y", "no": "n", "continue": "c", "always": "a", "view": "v"}
+_KEYS = {"yes": "y", "no": "n", "continue": "c", "always": "a", "outside": "o", "view": "v"}
 
 
 class ApprovalView(Protocol):
@@ -74,13 +76,14 @@ class ApprovalPrompt:
         more = view.approval(name, args, always or "the same as yes (this is a question, not a tool call)")
         if self._answer is None:
             return "no"
-        keys = QUESTION_KEYS if always is None else (*CALL_KEYS, *(("view",) if more else ()))
+        outside: tuple[Key, ...] = ("outside",) if args.get(OUTSIDE_OFFERED) is True else ()
+        keys = QUESTION_KEYS if always is None else (*CALL_KEYS, *outside, *(("view",) if more else ()))
         with self._pause():
             while (key := self._answer(keys)) == "view":
                 view.full_diff()
             answer: Answer = "no"
-            if key in ("yes", "always"):
-                answer = "yes" if key == "yes" else "always"
+            if key in ("yes", "always", "outside"):
+                answer = "yes" if key == "yes" else "always" if key == "always" else "outside"
             elif key == "no" and always is not None:
                 said = self._instead().strip()
                 answer = Instead(said) if said else "stop"

@@ -306,7 +306,7 @@ def status(repl: CommandHost, arg: str) -> None:
         ("model", f"{session.model} ({format_tokens(session.window)} window)"),
         ("provider", session.provider_name),
         ("served at", _served_at(settings.provider.base_url or os.environ.get(_base_url_variable(session)))),
-        ("sandbox", "none"),
+        ("sandbox", visible(session.sandbox_line)),
         ("approvals", approvals),
         ("session", f"{session.id} · {session.log_dir}"),
     ]
