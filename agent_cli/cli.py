@@ -21,38 +21,17 @@ exit code 2, never a traceback.
 import contextlib
 import os
 import sys
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
+from agent_cli.cli_args import OUTPUT_FORMATS, CliArgs, simple_headless
 from agent_cli.subcommands import fail, mcp_command, transcripts_command
 
 if TYPE_CHECKING:
     from agent_cli.session import AgentSession
 
 __all__ = ["CliArgs", "main", "mcp_command", "run_cli", "transcripts_command"]
-
-OUTPUT_FORMATS = ("text", "json", "stream-json")
-
-
-@dataclass(frozen=True, slots=True)
-class CliArgs:
-    prompt: str | None = None
-    provider: str | None = None
-    model: str | None = None
-    context_window: int | None = None
-    config: Path | None = None
-    yes: bool = False
-    output_format: str = "text"
-    continue_session: bool = False
-    resume: str | None = None
-    wire: str | None = None
-    effort: str | None = None
-    summary_model: str | None = None
-    pins: tuple[str, ...] = ()
-    permission_mode: str | None = None
-    sandbox: str | None = None
-
 
 def main() -> None:
     from agent_cli.address_space import fit_address_space, out_of_memory
@@ -84,7 +63,7 @@ def _main() -> None:
 
             typeahead.hold(sys.stdin.fileno())  # keys typed from now on wait for the prompt, unechoed
         sys.exit(run_cli(CliArgs()))
-    simple = _simple_headless(argv)
+    simple = simple_headless(argv)
     if simple is not None:  # `agent -p "say hi"` and the like: skip typer too
         sys.exit(run_cli(simple))
     app = _build_app()
@@ -98,39 +77,6 @@ def _main() -> None:
             raise
         sys.exit(fail(said))
     sys.exit(code if isinstance(code, int) else 0)
-
-
-# The flags `_simple_headless` reads without typer: each takes one value (the last one given wins,
-# as with typer), and --yes / -y none. Anything else (another flag, `--flag=value`, a value that
-# starts with "-", a subcommand) goes to typer, which parses and checks it as it always has.
-_SIMPLE_VALUES = {"-p": "prompt", "--print": "prompt", "--provider": "provider", "--model": "model",
-                  "--output-format": "output_format"}  # fmt: skip
-
-
-def _simple_headless(argv: list[str]) -> CliArgs | None:
-    """The CliArgs of a plain headless call (`-p PROMPT`, with --provider, --model, --output-format,
-    --yes), or None for anything typer must parse."""
-    values: dict[str, str] = {}
-    yes = False
-    rest = iter(argv)
-    for flag in rest:
-        if flag in ("--yes", "-y"):
-            yes = True
-            continue
-        name = _SIMPLE_VALUES.get(flag)
-        value = next(rest, None)
-        if name is None or value is None or value.startswith("-"):
-            return None
-        values[name] = value
-    if "prompt" not in values:
-        return None
-    return CliArgs(
-        prompt=values["prompt"],
-        provider=values.get("provider"),
-        model=values.get("model"),
-        output_format=values.get("output_format", "text"),
-        yes=yes,
-    )
 
 
 def _usage_error(exc: Exception) -> str | None:
