@@ -22,15 +22,13 @@ import base64
 import os
 import re
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from agent_cli.agent.modes import LABELS
 from agent_cli.agent.session_diff import git_diff
 from agent_cli.core.errors import AgentError, CommandError
-from agent_cli.core.events import Event
 from agent_cli.core.text import visible
 from agent_cli.prompt.instructions import INSTRUCTION_FILES
 from agent_cli.prompt.pins import PROJECT_PINS
@@ -39,12 +37,11 @@ from agent_cli.store.private_write import write_private
 from agent_cli.ui.context_commands import editor_command
 from agent_cli.ui.edit_diff import EditDiff, diff_text
 from agent_cli.ui.markdown_export import export_markdown, last_answer
-from agent_cli.ui.picker import Chooser
 from agent_cli.ui.reports import format_context_line, format_tokens
+from agent_cli.ui.session_commands import CommandHost
 
 if TYPE_CHECKING:
     from agent_cli.session import AgentSession
-    from agent_cli.ui.render import Renderer
 
 __all__ = [
     "COPY_FILE",
@@ -78,23 +75,6 @@ INIT_IMPROVE = (
     " There is an AGENTS.md already: read it first, and improve it (keep what is right, correct what "
     "is stale, add what is missing) rather than starting over."
 )
-
-
-class CommandHost(Protocol):
-    """What these commands use of the REPL (commands.CommandHost has it all)."""
-
-    @property
-    def session(self) -> AgentSession: ...
-
-    @property
-    def renderer(self) -> Renderer: ...
-
-    @property
-    def chooser(self) -> Chooser | None: ...
-
-    def drive(self, events: Iterator[Event]) -> None: ...
-
-    def refresh_context(self) -> None: ...
 
 
 # ---- /init -------------------------------------------------------------------------------------
