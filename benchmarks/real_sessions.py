@@ -25,7 +25,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from agent_cli.tokens.counter import TOOL_RESULT_OVERHEAD, TOOL_USE_OVERHEAD
+from agent_cli.tokens.tally import TOOL_RESULT_OVERHEAD, TOOL_USE_OVERHEAD
 from agent_cli.tokens.encodings import get_encoding
 
 __all__ = ["STREAM_GAP_S", "Block", "Recorded", "SessionRequest", "raw_tokens", "read_session"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
+from agent_cli.core.events import CompactEvent
 from agent_cli.core.messages import Message, SummaryBlock, TextBlock, ToolResult, ToolUse
 from agent_cli.core.text import visible
 from agent_cli.store.log_records import EventRecord, HistoryRecord, LogRecord, MessageRecord, MetaRecord
@@ -74,7 +75,7 @@ def export_markdown(session_id: str, records: Sequence[LogRecord]) -> str:
             out += _message(record.message, names)
         elif isinstance(record, EventRecord):
             event = record.event.to_json()
-            if event.get("type") == "compact":
+            if event.get("type") == CompactEvent.type:
                 out += [
                     "",
                     f"*Compacted ({event.get('layer')}, {event.get('trigger')}): "
