@@ -25,8 +25,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from agent_cli.tokens.tally import TOOL_RESULT_OVERHEAD, TOOL_USE_OVERHEAD
 from agent_cli.tokens.encodings import get_encoding
+from agent_cli.tokens.tally import TOOL_RESULT_OVERHEAD, TOOL_USE_OVERHEAD
 
 __all__ = ["STREAM_GAP_S", "Block", "Recorded", "SessionRequest", "raw_tokens", "read_session"]
 
