@@ -46,6 +46,7 @@ __all__ = [
     "EncodingName",
     "VocabularyError",
     "VocabularyHashError",
+    "VocabularyTooLargeError",
     "VocabularyUnavailableError",
     "get_encoding",
     "load_encoding",
@@ -122,6 +123,29 @@ class VocabularyUnavailableError(VocabularyError):
 
 class VocabularyHashError(VocabularyError):
     """A vocabulary file is not the official one (its SHA-256 differs)."""
+
+
+class VocabularyTooLargeError(VocabularyError):
+    """The address-space limit (`ulimit -v`) leaves too little room to build the vocabulary."""
+
+
+# Address space building each vocabulary takes at its peak, measured with one malloc arena (what
+# `fit_address_space` asks for under a limit): cl100k_base 43 MiB, o200k_base 81 MiB. Its Rust half
+# aborts the process when an allocation is refused, so under a limit the room is checked first.
+_BUILD_PEAK = {"cl100k_base": 43 << 20, "o200k_base": 81 << 20}
+_AFTER_BUILD = 24 << 20  # what the rest of a turn may still need once the vocabulary is built
+
+
+def _check_room(name: EncodingName) -> None:
+    from agent_cli.address_space import headroom
+
+    room = headroom()
+    need = _BUILD_PEAK.get(name, max(_BUILD_PEAK.values())) + _AFTER_BUILD
+    if room is not None and room < need:
+        raise VocabularyTooLargeError(
+            f"the address-space limit (ulimit -v) leaves {max(room, 0) >> 20} MiB and the {name} "
+            f"vocabulary needs {need >> 20}: tokens are estimated from characters"
+        )
 
 
 def tiktoken_cache_path(name: EncodingName, environ: Mapping[str, str]) -> Path | None:
@@ -246,6 +270,7 @@ def get_encoding(name: EncodingName) -> tiktoken.Encoding:
     with _lock:
         encoding = _encodings.get(name)
         if encoding is None:
+            _check_room(name)
             encoding = load_encoding(name)
             _encodings[name] = encoding
         return encoding
