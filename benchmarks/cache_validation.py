@@ -30,17 +30,23 @@ from __future__ import annotations
 
 import argparse
 import functools
-import statistics
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from agent_cli.billing import AnthropicCache, AnthropicRequest, Bill, CacheTerms, Ttl, Unit
-from agent_cli.billing.anthropic import without_thinking_before
+from agent_cli.billing.anthropic import in_context
 from agent_cli.billing.prices import priced
 from agent_cli.providers.model_info import cache_terms
 from agent_cli.providers.models import lookup
+from benchmarks.cache_tables import (
+    RequestRow,
+    SessionResult,
+    big_misses,
+    miss_rows,
+    request_table,
+    summary_rows,
+)
 from benchmarks.counter_validation import CounterResult, compare_counter, counter_summary, counter_table
 from benchmarks.real_sessions import Block, SessionRequest
 from benchmarks.real_sessions import read_session as _read_session
@@ -64,28 +70,6 @@ SHARED = (
     / "real"
 )
 COPIES = HERE / "data" / "real_sessions"
-
-
-@dataclass
-class RequestRow:
-    index: int
-    model: str
-    at: float
-    label: str
-    recorded: Bill
-    predicted: Bill
-
-
-@dataclass
-class SessionResult:
-    name: str
-    rows: list[RequestRow] = field(default_factory=list)
-
-    def total(self, which: str) -> Bill:
-        out = Bill()
-        for row in self.rows:
-            out = out + getattr(row, which)
-        return out
 
 
 @functools.cache
@@ -130,9 +114,10 @@ class _Builder:
         ]
 
     def visible(self, req: SessionRequest) -> list[Block]:
-        """The blocks the API reads: thinking of messages before the newest turn is dropped."""
+        """The blocks the API reads: thinking of messages before the newest turn is dropped on the
+        models that strip it, kept on those that keep it (`billing.anthropic.in_context`)."""
         units = tuple(Unit("messages", 0, b.key, None, b.thinking, b.message) for b in req.blocks)
-        kept = {u.key for u in without_thinking_before(units, req.turn_start)}
+        kept = {u.key for u in in_context(req.model, units, req.turn_start)}
         return [b for b in req.blocks if b.key in kept]
 
     def units(self, req: SessionRequest) -> list[Unit]:
@@ -175,7 +160,7 @@ def _label(req: SessionRequest, prev: SessionRequest | None, ttl: Ttl, turns: se
     if req.at - prev.at > (3600 if ttl == "1h" else 300):
         return "pause over the TTL"
     if (req.epoch, req.turn_start) not in turns:
-        return "new user turn"
+        return "task notification" if req.notification else "new user turn"
     return "within a turn"
 
 
@@ -251,76 +236,6 @@ def session_groups(folder: Path) -> Iterator[tuple[Path, list[Path]]]:
         yield main, [p for p in files if p.name.startswith(stem + ".subagent-")]
 
 
-def _pct(pred: float, rec: float) -> str:
-    return f"{(pred - rec) / rec * 100:+.2f}%" if rec else ("0" if not pred else "n/a")
-
-
-def request_table(result: SessionResult) -> list[str]:
-    lines = [
-        f"## {result.name}",
-        "",
-        "| # | model | label | rec write | pred write | rec read | pred read | error (w, r) |",
-        "|---:|---|---|---:|---:|---:|---:|---:|",
-    ]
-    for row in result.rows:
-        r, p = row.recorded, row.predicted
-        lines.append(
-            f"| {row.index} | {row.model.removeprefix('claude-')[:14]} | {row.label} | {r.write} | "
-            f"{p.write} | {r.read} | {p.read} | {p.write - r.write:+d}, {p.read - r.read:+d} |"
-        )
-    return [*lines, ""]
-
-
-def summary_rows(results: list[SessionResult]) -> list[str]:
-    lines = [
-        "| session | requests | writes rec / pred | reads rec / pred | cost rec / pred (token-eq.) "
-        "| cost error |",
-        "|---|---:|---:|---:|---:|---:|",
-    ]
-    for res in results:
-        r, p = res.total("recorded"), res.total("predicted")
-        lines.append(
-            f"| {res.name} | {len(res.rows)} | {r.write:,} / {p.write:,} ({_pct(p.write, r.write)}) | "
-            f"{r.read:,} / {p.read:,} ({_pct(p.read, r.read)}) | {r.token_equivalents:,.0f} / "
-            f"{p.token_equivalents:,.0f} | {_pct(p.token_equivalents, r.token_equivalents)} |"
-        )
-    return lines
-
-
-def miss_rows(results: list[SessionResult]) -> list[str]:
-    """Per label: requests, how many missed (|error| over 1% of the prompt), and the summed error."""
-    by: dict[str, list[RequestRow]] = {}
-    for res in results:
-        for row in res.rows:
-            by.setdefault(row.label, []).append(row)
-    lines = [
-        "| kind of request | requests | misses | summed write error | summed read error |",
-        "|---|---:|---:|---:|---:|",
-    ]
-    for label, rows in sorted(by.items()):
-        misses = [
-            x for x in rows if abs(x.predicted.read - x.recorded.read) > 0.01 * max(x.recorded.prompt, 1)
-        ]
-        lines.append(
-            f"| {label} | {len(rows)} | {len(misses)} | "
-            f"{sum(x.predicted.write - x.recorded.write for x in rows):+,} | "
-            f"{sum(x.predicted.read - x.recorded.read for x in rows):+,} |"
-        )
-    errors = [
-        abs(x.predicted.read - x.recorded.read) / max(x.recorded.prompt, 1)
-        for res in results
-        for x in res.rows
-    ]
-    qs = statistics.quantiles(errors, n=100) if len(errors) > 1 else [0.0] * 99
-    lines += [
-        "",
-        f"Per-request read error as a share of the prompt: median {qs[49]:.4%}, "
-        f"90th percentile {qs[89]:.4%}, 99th {qs[98]:.4%}, largest {max(errors):.2%} "
-        f"({len(errors)} requests).",
-    ]
-    return lines
-
-
 def run(folder: Path) -> tuple[list[SessionResult], list[CounterResult]]:
     """Every session in `folder`: main threads with their sub-agents, and sub-agent files alone."""
     results: list[SessionResult] = []
@@ -356,6 +271,8 @@ def main(argv: list[str] | None = None) -> int:
         "",
         *miss_rows(results),
         "",
+        *big_misses(results),
+        "",
         "## Token counter against the API's growth per request",
         "",
         *counter_summary(counters),
@@ -369,6 +286,8 @@ def main(argv: list[str] | None = None) -> int:
     print("\n".join(summary_rows(results)))
     print()
     print("\n".join(miss_rows(results)))
+    print()
+    print("\n".join(big_misses(results)))
     print()
     print("\n".join(counter_summary(counters)))
     print(f"\nper-request tables: {args.out}")

@@ -3,17 +3,18 @@
 For each request after the first of a thread, the API's growth is its prompt size less the
 previous request's (both recorded); ours is the tiktoken count (cl100k_base, the counter's raw
 count with its per-block overheads) of the blocks that request added, less those the API dropped
-(thinking of earlier turns), times the learned ratio as `agent_cli.tokens` learns it: from the
-model table's start ratio, moved by each earlier growth of at least MIN_LEARN_RAW_TOKENS raw tokens
-(`ratio.learned`). Requests across a compaction or a model switch are left out (a new thread).
-Used by `cache_validation.py`, which prints the table beside the cache table.
+(thinking of earlier turns, on the models that strip it), times the learned ratio as
+`agent_cli.tokens` learns it: from the model table's start ratio, moved by each earlier growth of
+at least MIN_LEARN_RAW_TOKENS raw tokens (`ratio.learned`). Requests across a compaction or a
+model switch are left out (a new thread). Used by `cache_validation.py`, which prints the table
+beside the cache table.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from agent_cli.billing.anthropic import Unit, without_thinking_before
+from agent_cli.billing.anthropic import Unit, in_context
 from agent_cli.providers.models import tokenizer_for
 from agent_cli.providers.registry import ANTHROPIC
 from agent_cli.tokens.ratio import MIN_LEARN_RAW_TOKENS, learned
@@ -43,7 +44,7 @@ class CounterResult:
 
 def _visible(req: SessionRequest) -> dict[str, int]:
     units = tuple(Unit("messages", 0, b.key, None, b.thinking, b.message) for b in req.blocks)
-    kept = {u.key for u in without_thinking_before(units, req.turn_start)}
+    kept = {u.key for u in in_context(req.model, units, req.turn_start)}
     return {b.key: b.raw for b in req.blocks if b.key in kept}
 
 

@@ -30,6 +30,7 @@ from agent_cli.tokens.tally import TOOL_RESULT_OVERHEAD, TOOL_USE_OVERHEAD
 
 __all__ = ["STREAM_GAP_S", "Block", "Recorded", "SessionRequest", "raw_tokens", "read_session"]
 
+NOTIFICATION = "<task-notification>"  # how Claude Code opens the turn it starts when a background task ends
 STREAM_GAP_S = 10.0  # stream-json files have no timestamps: requests taken 10 s apart (within any TTL)
 
 _ENCODER: Any = None
@@ -77,6 +78,7 @@ class SessionRequest:
     epoch: int  # bumped at each compaction boundary: a new thread
     after_boundary: bool = False
     mark: str = ""  # the key of the block Claude Code put the message breakpoint on ("": the last)
+    notification: bool = False  # the newest turn opened with Claude Code's <task-notification> message
 
 
 @dataclass
@@ -84,8 +86,9 @@ class _Thread:
     messages: list[list[Block]] = field(default_factory=list)
     roles: list[str] = field(default_factory=list)
     turn_start: int = -1
+    notification: bool = False  # the newest turn opened with a <task-notification> message
 
-    def add(self, role: str, blocks: list[Block], opens_turn: bool) -> None:
+    def add(self, role: str, blocks: list[Block], opens_turn: bool, notification: bool = False) -> None:
         if role == "user" and self.roles and self.roles[-1] == "user":
             self.messages[-1].extend(blocks)  # consecutive user lines are one message
         else:
@@ -93,6 +96,7 @@ class _Thread:
             self.roles.append(role)
         if opens_turn:
             self.turn_start = len(self.messages) - 1
+            self.notification = notification
 
     def send_order(self) -> str:
         """Put the newest user message's tool results in the order of their calls, as they are sent,
@@ -207,6 +211,7 @@ def read_session(path: Path) -> list[SessionRequest]:
                         epoch,
                         boundary,
                         mark,
+                        thread.notification,
                     )
                 )
                 boundary = False
@@ -224,6 +229,7 @@ def read_session(path: Path) -> list[SessionRequest]:
             if not thread.roles or thread.roles[-1] != "user"
             else len(thread.messages) - 1
         )
-        blocks, opens = _blocks(message.get("content"), index, str(line.get("uuid", len(requests))))
-        thread.add("user", blocks, opens)
+        content = message.get("content")
+        blocks, opens = _blocks(content, index, str(line.get("uuid", len(requests))))
+        thread.add("user", blocks, opens, isinstance(content, str) and content.startswith(NOTIFICATION))
     return requests

@@ -15,7 +15,7 @@ from agent_cli.billing import (
     breakpoints,
     prefix_ids,
 )
-from agent_cli.billing.anthropic import without_thinking_before
+from agent_cli.billing.anthropic import in_context, keeps_thinking, without_thinking_before
 from agent_cli.billing.prices import Ttl
 from agent_cli.providers.model_info import cache_terms
 from agent_cli.providers.models import lookup
@@ -220,3 +220,32 @@ def test_automatic_caching_in_an_agent_whose_history_changes() -> None:
     edited = (*_units(30)[:2], Unit("messages", 100, "b1 cleared"), *_units(30)[3:])
     bill = cache.bill(_request(edited, at=10, automatic="5m"))
     assert (bill.read, bill.write) == (2000, 3000)  # the system block's entry only
+
+
+@pytest.mark.parametrize(
+    ("model", "keeps"),
+    [
+        ("claude-opus-4-6", True),
+        ("claude-opus-4-5-20251101", True),
+        ("us.anthropic.claude-opus-4-5-20251101-v1:0", True),
+        ("claude-sonnet-4-6", True),
+        ("claude-sonnet-5-5", True),
+        ("claude-haiku-5-5", True),  # "models numbered 4.6 and higher"
+        ("claude-fable-5-1", True),
+        ("claude-mythos-preview", True),
+        ("claude-opus-4-1", False),
+        ("claude-opus-4-20250514", False),  # the date is not a minor version
+        ("claude-sonnet-4-5-20250929", False),
+        ("claude-haiku-4-5-20251001", False),
+        ("claude-3-7-sonnet-20250219", False),
+    ],
+)
+def test_which_models_keep_earlier_thinking(model: str, keeps: bool) -> None:
+    """The thinking page's "Thinking block preservation by model" (read 2026-12-05)."""
+    assert keeps_thinking(model) is keeps
+    units = (
+        Unit("messages", 10, "u0", message=0),
+        Unit("messages", 50, "think", thinking=True, message=1),
+        Unit("messages", 10, "u2", message=2),
+    )
+    assert len(in_context(model, units, 2)) == (3 if keeps else 2)

@@ -83,3 +83,56 @@ def test_the_chat_wire_on_the_automatic_cache() -> None:
     second = cache.bill(chat_request(wire2, count, 5))
     assert second.read >= 1024 and second.read % 128 == 0
     assert second.write == 0
+
+
+def _thinking_wire(model: str, *, turns: int) -> dict[str, object]:
+    """A Messages payload with thinking: a tool step, its answer, then (turns=2) a new user turn.
+    The breakpoints sit where Claude Code puts them: the system prompt and the newest block."""
+    mark = {"type": "ephemeral"}
+    system = [{"type": "text", "text": "You are a coding agent. " * 2000, "cache_control": mark}]
+    step: list[dict[str, object]] = [
+        {"role": "user", "content": "Fix the failing test."},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "thinking", "thinking": "The test fails on import. " * 100, "signature": "s1"},
+                {"type": "tool_use", "id": "c1", "name": "bash", "input": {"command": "pytest -x"}},
+            ],
+        },
+        {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": "c1", "content": "1 passed " * 300}],
+        },
+    ]
+    if turns == 1:
+        step[-1]["content"][0]["cache_control"] = mark  # type: ignore[index]
+        return {"model": model, "system": system, "messages": step}
+    answer = {
+        "role": "assistant",
+        "content": [
+            {"type": "thinking", "thinking": "It passes now. " * 50, "signature": "s2"},
+            {"type": "text", "text": "Fixed: the import was circular."},
+        ],
+    }
+    ask = {"role": "user", "content": [{"type": "text", "text": "Run the linter.", "cache_control": mark}]}
+    return {"model": model, "system": system, "messages": [*step, answer, ask]}
+
+
+def test_a_new_user_turn_after_thinking_keeps_or_strips_it_as_the_model_does() -> None:
+    """Opus 4.6 keeps earlier turns' thinking in context, so a new user turn reads the whole last
+    write; Haiku 4.5 strips it once a non-tool-result user message arrives, so the prefix changes at
+    the first thinking block and only the system prompt is read (platform.claude.com/docs/en/
+    build-with-claude/prompt-caching, "What invalidates the cache", read 2026-12-05). Before the
+    rule, both models read the whole prefix (the Haiku case failed: it read 13,337, not 12,000)."""
+    for model, keeps in (("claude-opus-4-6", True), ("claude-haiku-4-5-20251001", False)):
+        info = lookup(model)
+        assert info is not None
+        cache = AnthropicCache({model: cache_terms(info)})
+        first = cache.bill(anthropic_request(_thinking_wire(model, turns=1), count, 0))
+        second = cache.bill(anthropic_request(_thinking_wire(model, turns=2), count, 5))
+        system = count("You are a coding agent. " * 2000)
+        assert first.read == 0 and first.write == first.prompt - first.input
+        if keeps:
+            assert second.read == first.prompt - first.input, model
+        else:
+            assert second.read == system, model

@@ -7,6 +7,8 @@ folder knowing any provider's code. A unit's *key* is the hash of its JSON witho
 `cache_control`, so moving a mark does not change what an earlier prefix is; its tokens are the
 caller's count (`count`, e.g. a `TokenCounter`'s) of the part that costs tokens: a text's text, a
 tool result's content, a tool call's name and input, a thinking block's thinking, else its JSON.
+Thinking blocks of turns before the newest user message that is not only tool results are left
+out for a model that strips them (`anthropic.in_context`), as the API leaves them out.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from agent_cli.billing.anthropic import AnthropicRequest, Section, Unit
+from agent_cli.billing.anthropic import AnthropicRequest, Section, Unit, in_context
 from agent_cli.billing.automatic import AutomaticRequest, Retention
 from agent_cli.billing.prices import Ttl
 
@@ -86,18 +88,23 @@ def anthropic_request(wire: Mapping[str, Any], count: Callable[[str], int], at: 
         units.append(Unit("tools", count(json.dumps(_strip(tool), sort_keys=True)), _key(tool), _ttl(tool)))
     for block in _blocks(wire.get("system")):
         add("system", block)
+    turn = -1  # the newest user message that is not only tool results
     for index, message in enumerate(wire.get("messages") or ()):
-        for block in _blocks(message.get("content")):
+        blocks = _blocks(message.get("content"))
+        for block in blocks:
             add("messages", block, index)
+        if message.get("role") == "user" and any(b.get("type") != "tool_result" for b in blocks):
+            turn = index
     top = wire.get("cache_control")
     automatic: Ttl | None = None
     if isinstance(top, Mapping):
         automatic = "1h" if top.get("ttl") == "1h" else "5m"
     choice = wire.get("tool_choice")
     thinking = [wire.get("thinking"), wire.get("output_config")]
+    model = str(wire.get("model", ""))
     return AnthropicRequest(
-        str(wire.get("model", "")),
-        tuple(units),
+        model,
+        in_context(model, units, turn),  # thinking of earlier turns, as the model keeps or strips it
         at,
         tool_choice=json.dumps(choice, sort_keys=True) if choice else "auto",
         thinking=json.dumps(thinking, sort_keys=True),
