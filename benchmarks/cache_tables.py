@@ -81,6 +81,12 @@ def summary_rows(results: list[SessionResult]) -> list[str]:
             f"{r.read:,} / {p.read:,} ({_pct(p.read, r.read)}) | {r.token_equivalents:,.0f} / "
             f"{p.token_equivalents:,.0f} | {_pct(p.token_equivalents, r.token_equivalents)} |"
         )
+    r, p = every.total("recorded"), every.total("predicted")
+    lines += [
+        "",
+        f"In USD at the model table's prices: ${r.usd:,.2f} recorded, ${p.usd:,.2f} predicted "
+        f"({_pct(p.usd, r.usd)}).",
+    ]
     return lines
 
 
