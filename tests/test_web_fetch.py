@@ -42,7 +42,7 @@ class Site:
 
 def _serve(site: Site) -> Iterator[Site]:
     class H(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 (the standard library's name)
+        def do_GET(self) -> None:
             site.hits[self.path] = site.hits.get(self.path, 0) + 1
             site.hosts.append(self.headers.get("Host", ""))
             page = site.pages.get(self.path)
@@ -66,7 +66,9 @@ def _serve(site: Site) -> Iterator[Site]:
         server.server_close()
 
 
-def _send(h: http.server.BaseHTTPRequestHandler, status: int, ctype: str, body: bytes, **headers: str) -> None:
+def _send(
+    h: http.server.BaseHTTPRequestHandler, status: int, ctype: str, body: bytes, **headers: str
+) -> None:
     h.send_response(status)
     h.send_header("Content-Type", ctype)
     h.send_header("Content-Length", str(len(body)))
@@ -95,7 +97,9 @@ LOCAL = HostPolicy.of(["127.0.0.1"], [])
 
 def _ctx(tmp_path: Path) -> tuple[ToolContext, Archive]:
     archive = Archive(tmp_path / ".transcripts" / "s1")
-    ctx = ToolContext(root=tmp_path, save_text=lambda label, text: archive.shown(archive.write_output(label, text)))
+    ctx = ToolContext(
+        root=tmp_path, save_text=lambda label, text: archive.shown(archive.write_output(label, text))
+    )
     return ctx, archive
 
 
@@ -108,8 +112,21 @@ def _run(tool: WebFetch, args: dict[str, object], ctx: ToolContext) -> ToolOutpu
 
 @pytest.mark.parametrize(
     "address",
-    ["127.0.0.1", "10.1.2.3", "172.16.0.1", "192.168.1.1", "169.254.169.254", "100.64.0.1", "0.0.0.0",
-     "::1", "fe80::1", "fc00::1", "::ffff:127.0.0.1", "::ffff:10.0.0.1", "224.0.0.1"],
+    [
+        "127.0.0.1",
+        "10.1.2.3",
+        "172.16.0.1",
+        "192.168.1.1",
+        "169.254.169.254",
+        "100.64.0.1",
+        "0.0.0.0",
+        "::1",
+        "fe80::1",
+        "fc00::1",
+        "::ffff:127.0.0.1",
+        "::ffff:10.0.0.1",
+        "224.0.0.1",
+    ],
 )
 def test_an_address_on_the_users_own_network_is_refused(address: str) -> None:
     policy = HostPolicy.of([], [], resolve=lambda host, port: [address])
@@ -156,7 +173,9 @@ def test_a_page_is_markdown_without_its_scripts_styles_and_navigation(site: Site
 
 def test_a_page_in_another_encoding_reads_right(site: Site, tmp_path: Path) -> None:
     text = "<html><body><p>日本語のページ – naïve café</p></body></html>"
-    site.pages["/sjis"] = _page("text/html", b"<meta charset='shift_jis'>" + "<p>日本語のページ</p>".encode("shift_jis"))
+    site.pages["/sjis"] = _page(
+        "text/html", b"<meta charset='shift_jis'>" + "<p>日本語のページ</p>".encode("shift_jis")
+    )
     site.pages["/latin"] = _page("text/html; charset=ISO-8859-1", "<p>naïve café</p>".encode("latin-1"))
     site.pages["/utf8"] = _page("text/html", text.encode())
     ctx, _ = _ctx(tmp_path)
@@ -312,13 +331,17 @@ def test_asked_per_host_and_allow_hosts_runs_unasked() -> None:
         asked.append(str(described))
         return "always"
 
-    approver = InteractiveApprover(ask, approval_of=tools.approval, guard=lambda n, a: None, allow_hosts=["wiki.corp"])  # type: ignore[arg-type]
+    approver = InteractiveApprover(
+        ask, approval_of=tools.approval, guard=lambda n, a: None, allow_hosts=["wiki.corp"]
+    )  # type: ignore[arg-type]
     assert approver.decide("web_fetch", {"url": "https://a.test/1"}).allowed
     assert approver.decide("web_fetch", {"url": "https://a.test/2"}).allowed
     assert approver.decide("web_fetch", {"url": "https://b.test/"}).allowed
     assert approver.decide("web_fetch", {"url": "https://wiki.corp/page"}).allowed
     assert len(asked) == 2 and "a.test" in asked[0] and "b.test" in asked[1]
-    headless = HeadlessApprover(approval_of=tools.approval, guard=lambda n, a: None, allow_hosts=["wiki.corp"])
+    headless = HeadlessApprover(
+        approval_of=tools.approval, guard=lambda n, a: None, allow_hosts=["wiki.corp"]
+    )
     assert headless.decide("web_fetch", {"url": "https://wiki.corp/x"}).allowed
     refused = headless.decide("web_fetch", {"url": "https://a.test/"})
     assert not refused.allowed and "allow_hosts" in refused.reason and "a.test" in refused.reason
@@ -348,7 +371,9 @@ def _agent_fetch(tmp_path: Path, url: str, *flags: str, user_config: str = "", p
 @pytest.mark.e2e
 def test_the_model_reads_a_page_the_user_allowed_without_being_asked(site: Site, tmp_path: Path) -> None:
     site.pages["/guide"] = _page("text/html", b"<html><body><h2>Usage</h2><p>FETCHED-GUIDE</p></body></html>")
-    done, results = _agent_fetch(tmp_path, site.url("/guide"), user_config='[web]\nallow_hosts = ["127.0.0.1"]\n')
+    done, results = _agent_fetch(
+        tmp_path, site.url("/guide"), user_config='[web]\nallow_hosts = ["127.0.0.1"]\n'
+    )
     assert done.returncode == 0, done.stderr
     ((text, is_error),) = results
     assert not is_error and "## Usage" in text and "FETCHED-GUIDE" in text
