@@ -54,6 +54,7 @@ from agent_cli.store.user_dirs import home_dir, state_dir
 from agent_cli.tools.base import ToolContext, ToolRegistry
 from agent_cli.tools.confine import Confinement
 from agent_cli.tools.registry import default_tools
+from agent_cli.web.hosts import HostPolicy
 
 __all__ = [
     "Assembly",
@@ -95,7 +96,7 @@ def open_session(
     sandbox = _confinement(settings, env)
     # The user's commands on the loop's events; a project's (approved) ones in the sandbox when it is on.
     hooks = UserHooks(hook_specs, root=root, env=env, sandbox=sandbox if sandbox.active else None)
-    tools = default_tools()
+    tools = default_tools(HostPolicy.of(settings.web.allow_hosts, settings.web.deny_hosts))
     instructions = read_project_instructions(root)
     notices = [*settings.notices, *instructions.notices, *hook_notices]
     unconfined_line = sandbox.start_line(yes=settings.approvals.yes)
@@ -155,6 +156,7 @@ def open_session(
             recall=engine.recall,
             secret_spans=redactor.spans,
             sandbox=sandbox if sandbox.active else None,
+            save_text=lambda label, text: engine.archive.shown(engine.archive.write_output(label, text)),
         )
         mode = ModeState(settings.approvals.mode)
         watch = FileWatch(root, assembly.snapshots(log), log)  # for /rewind: what the tools change
@@ -264,16 +266,17 @@ def _approver(
     `run_files` (the project files hooks and servers run) and the files that run commands ask;
     every command too where the sandbox is wanted but missing."""
     allow = settings.approvals.allow
+    web = settings.web.allow_hosts
     project = ProjectGuard(
         settings.project_root, approval_of=tools.approval, effect_of=tools.effect, run_by_extensions=run_files
     )
     guard = _unconfined_asks(project, sandbox, tools)
     inner: Approver
     if ask is None:
-        inner = HeadlessApprover(allow, approval_of=tools.approval, guard=guard)
+        inner = HeadlessApprover(allow, approval_of=tools.approval, guard=guard, allow_hosts=web)
     else:
         inner = InteractiveApprover(
-            ask, allow, approval_of=tools.approval, guard=guard, sandboxed=sandbox.active
+            ask, allow, approval_of=tools.approval, guard=guard, sandboxed=sandbox.active, allow_hosts=web
         )
     return ModalApprover(inner, mode, approval_of=tools.approval, effect_of=tools.effect, guard=guard)
 

@@ -47,7 +47,7 @@ def test_every_tool_says_how_it_asks_and_how_a_call_reads() -> None:
     tools = default_tools()
     for name in tools.names():
         tool = tools.get(name)
-        assert tool is not None and tool.approval in ("never", "ask", "command")
+        assert tool is not None and tool.approval in ("never", "ask", "command", "host")
         assert isinstance(tool.view, CallView)
         props = tool.spec.input_schema.get("properties", {})
         # What a call shows is one of the tool's own arguments.
@@ -55,6 +55,8 @@ def test_every_tool_says_how_it_asks_and_how_a_call_reads() -> None:
         assert all(arg in props for arg in tool.view.sized), name
         if tool.approval == "command":
             assert "command" in props, name  # the allow-list reads the command argument
+        if tool.approval == "host":
+            assert "url" in props, name  # asked per host: the approvers read the url argument
 
 
 def test_a_name_no_tool_has_asks_and_shows_its_first_string() -> None:

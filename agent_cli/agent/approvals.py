@@ -18,6 +18,8 @@ policy itself is pure:
   any arguments after it, so prefer narrow prefixes such as `git status` over `git`.
 - An allow-list entry that is a tool's full name (`mcp__notes__search`) runs every call of that
   tool without asking (not a shell tool's: bash is allowed by command prefixes only).
+- A host in the user's `[web] allow_hosts` (`allow_hosts`) runs every web_fetch of a URL on it
+  without asking.
 - A rule trusts a program or a tool, not what the project tells it to run: before a rule (the
   allow-list, an "always" answer) runs a call unasked, the approver asks its `RuleGuard`
   (`rule_guard.ProjectGuard`), which names a reason to ask all the same: a git command in a
@@ -43,6 +45,8 @@ Approvers:
   `python3.11`, `/bin/rm`, `sed`, `find`, `make`, `pytest`, ... see `programs`), other
   verbs of the subcommand programs, and every command that is not plain are
   remembered only as that exact command line, compared character for character.
+  web_fetch (approval "host"): every call to the same host as this call's URL (the host is
+  compared as the URL parser reads it, lower case; another port of it is the same host).
   When the session's sandbox is on (`sandboxed`), a command's question also offers "outside":
   that one call runs unconfined (`Decision.unconfined`); it is never remembered as a rule, and
   no rule or model can ask for it (the approver sets the `OUTSIDE_OFFERED` key, never the args).
@@ -54,6 +58,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol, TypeAlias
+from urllib.parse import urlsplit
 
 from agent_cli.agent import programs
 from agent_cli.agent.rule_guard import ProjectGuard, RuleGuard
@@ -81,6 +86,7 @@ __all__ = [
     "always_rule",
     "is_simple_command",
     "matches_prefix",
+    "url_host",
 ]
 
 # Questions the session asks the user itself, through the same prompt as a tool call. Their names
@@ -163,9 +169,30 @@ def _default_guard(guard: RuleGuard | None, approval_of: ApprovalOf) -> RuleGuar
     return guard if guard is not None else ProjectGuard(Path.cwd(), approval_of=approval_of)
 
 
-def _allow_listed(name: str, approval: Approval, args: Mapping[str, Any], prefixes: Iterable[str]) -> bool:
-    if approval == "ask" and name in prefixes:  # a whole tool by its full name (mcp__notes__search)
+def url_host(args: Mapping[str, Any]) -> str | None:
+    """The host of a call's `url` argument as the lists compare it, or None when it names none."""
+    url = args.get("url")
+    if not isinstance(url, str):
+        return None
+    try:
+        host = urlsplit(url.strip()).hostname
+    except ValueError:
+        return None
+    return host.rstrip(".").lower() if host else None
+
+
+def _allow_listed(
+    name: str,
+    approval: Approval,
+    args: Mapping[str, Any],
+    prefixes: Iterable[str],
+    hosts: frozenset[str] = frozenset(),
+) -> bool:
+    if approval in ("ask", "host") and name in prefixes:  # a whole tool by its full name
         return True
+    if approval == "host":
+        host = url_host(args)
+        return host is not None and host in hosts
     command = args.get("command")
     if approval != "command" or not isinstance(command, str):
         return False
@@ -179,10 +206,13 @@ class AlwaysRule:
     tool: str
     prefix: str | None = None  # a shell command: an allow-list-style prefix
     exact: str | None = None  # a shell command: this exact command line only
+    host: str | None = None  # a URL tool: calls to this host
 
     def covers(self, name: str, args: Mapping[str, Any]) -> bool:
         if name != self.tool:
             return False
+        if self.host is not None:
+            return url_host(args) == self.host
         if self.prefix is None and self.exact is None:
             return True
         command = args.get("command")
@@ -202,6 +232,8 @@ class AlwaysRule:
 
     def describe(self) -> str:
         """For the prompt: 'always' will allow ..."""
+        if self.host is not None:
+            return f"{self.tool} calls to {self.host} in this session"
         if self.exact is not None:
             return f"this exact {self.tool} command: {self.exact}"
         if self.prefix is not None:
@@ -214,6 +246,9 @@ class AlwaysRule:
 
 def always_rule(name: str, args: Mapping[str, Any], approval: Approval) -> AlwaysRule:
     """The rule an "always" answer to this call adds (pure: shown in the question before asking)."""
+    if approval == "host":
+        host = url_host(args)
+        return AlwaysRule(name, host=host if host is not None else "")  # "" covers no URL
     if approval != "command":
         return AlwaysRule(name)
     command = args.get("command")
@@ -250,8 +285,10 @@ class HeadlessApprover:
         *,
         approval_of: ApprovalOf = _default_approval,
         guard: RuleGuard | None = None,
+        allow_hosts: Iterable[str] = (),
     ) -> None:
         self.allow_prefixes = tuple(p for p in allow_prefixes if p.strip())
+        self.allow_hosts = frozenset(h.strip().rstrip(".").lower() for h in allow_hosts if h.strip())
         self.approval_of = approval_of
         self.guard = _default_guard(guard, approval_of)
 
@@ -259,7 +296,7 @@ class HeadlessApprover:
         approval = self.approval_of(name)
         if approval == "never":
             return Decision.allow()
-        if _allow_listed(name, approval, args, self.allow_prefixes):
+        if _allow_listed(name, approval, args, self.allow_prefixes, self.allow_hosts):
             why = self.guard(name, args)
             if why is None:
                 return Decision.allow()
@@ -275,6 +312,11 @@ class HeadlessApprover:
                 f"{name} needs approval: rerun with --yes or add a prefix to approvals.allow in the config "
                 "(a prefix matches one plain command only: never with ; & | > <, $( ), a quoted or "
                 "spelled-out program name, or control characters)"
+            )
+        if approval == "host":
+            return Decision.deny(
+                f"{name} needs approval: rerun with --yes, or list the host ({url_host(args)}) in [web] "
+                "allow_hosts in the user's config"
             )
         return Decision.deny(
             f"{name} needs approval: rerun with --yes, or name the tool ({name}) in approvals.allow "
@@ -293,9 +335,11 @@ class InteractiveApprover:
         approval_of: ApprovalOf = _default_approval,
         guard: RuleGuard | None = None,
         sandboxed: bool = False,
+        allow_hosts: Iterable[str] = (),
     ) -> None:
         self.ask = ask
         self.allow_prefixes = tuple(p for p in allow_prefixes if p.strip())
+        self.allow_hosts = frozenset(h.strip().rstrip(".").lower() for h in allow_hosts if h.strip())
         self.approval_of = approval_of
         self.guard = _default_guard(guard, approval_of)
         self.rules: list[AlwaysRule] = []
@@ -306,7 +350,7 @@ class InteractiveApprover:
         if approval == "never":
             return Decision.allow()
         why = self.guard(name, args)
-        covered = _allow_listed(name, approval, args, self.allow_prefixes) or any(
+        covered = _allow_listed(name, approval, args, self.allow_prefixes, self.allow_hosts) or any(
             rule.covers(name, args) for rule in self.rules
         )
         if covered and why is None:

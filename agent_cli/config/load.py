@@ -58,6 +58,7 @@ from agent_cli.config.settings import (
     SandboxSettings,
     Settings,
     ToolSettings,
+    WebSettings,
 )
 from agent_cli.core.errors import ConfigError
 from agent_cli.store import user_dirs as paths
@@ -86,11 +87,12 @@ PROJECT_RESTRICTED_KEYS: frozenset[str] = frozenset(
         "sandbox.mode",  # "off" would run the model's commands with all of the user's rights
         "sandbox.network",  # would open the network to them
         "sandbox.writable",  # would make more of the disk writable to them
+        "web.allow_hosts",  # would let pages be fetched from the user's own network unasked
     }
 )
 
 # Lists a project file adds to rather than replaces: it may narrow the sandbox, never undo the user's.
-_PROJECT_ADDS = frozenset({"sandbox.hidden"})
+_PROJECT_ADDS = frozenset({"sandbox.hidden", "web.deny_hosts"})
 
 # Fields the files wrote for one provider; meaningless after `--provider` switches to another.
 _PROVIDER_BOUND = (
@@ -320,6 +322,7 @@ def _build(
         tools=typing.cast(ToolSettings, sections["tools"]),
         approvals=typing.cast(ApprovalSettings, sections["approvals"]),
         sandbox=typing.cast(SandboxSettings, sections["sandbox"]),
+        web=typing.cast(WebSettings, sections["web"]),
         project_root=cwd,
         sources=sources,
         notices=notices,

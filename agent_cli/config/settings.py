@@ -118,12 +118,23 @@ class SandboxSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class WebSettings:
+    """What web_fetch may reach (agent_cli/web/). `allow_hosts` (the user's config only) are fetched
+    without asking, even on the user's own network; `deny_hosts` are never fetched (a project file
+    may add to them); a `.example.com` entry covers the names under it."""
+
+    allow_hosts: tuple[str, ...] = ()
+    deny_hosts: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class Settings:
     provider: ProviderSettings = field(default_factory=ProviderSettings)
     context: ContextSettings = field(default_factory=ContextSettings)
     tools: ToolSettings = field(default_factory=ToolSettings)
     approvals: ApprovalSettings = field(default_factory=ApprovalSettings)
     sandbox: SandboxSettings = field(default_factory=SandboxSettings)
+    web: WebSettings = field(default_factory=WebSettings)
     project_root: Path = field(default_factory=Path.cwd)
     sources: tuple[str, ...] = ()  # config files that were read, for /context and errors
     notices: tuple[str, ...] = ()  # for the user's eyes at start-up: what the project file chose

@@ -79,13 +79,17 @@ class ToolContext:
     sandbox: Confinement | None = None
     # This call was approved to run outside the sandbox (the user's [o] answer, never a rule).
     unconfined: bool = False
+    # Saves a whole text to the session's archive before a tool returns only part of it (a page):
+    # (label, text) -> the path the model is told, which recall searches. None: nowhere to save.
+    save_text: Callable[[str, str], str] | None = None
 
 
-Approval: TypeAlias = Literal["never", "ask", "command"]
+Approval: TypeAlias = Literal["never", "ask", "command", "host"]
 """Whether a call asks first. never: the tool only reads or steers the session (read_file, grep,
 recall, compact). ask: it changes something; it asks unless an "always" answer covers it. command:
 it runs its `command` argument as a shell command, which the allow-list and the "always" rules read
-as bash parses it (agent.approvals)."""
+as bash parses it (agent.approvals). host: it reaches the host its `url` argument names; asked per
+host ("always" covers that host), unasked for a host in the user's `[web] allow_hosts`."""
 
 
 FileEffect: TypeAlias = Literal["none", "path", "tree"]

@@ -9,13 +9,18 @@ from agent_cli.tools.bash import Bash
 from agent_cli.tools.context_tools import Compact, Recall
 from agent_cli.tools.files import EditFile, ReadFile, WriteFile
 from agent_cli.tools.search import Glob, Grep
+from agent_cli.tools.web_fetch import WebFetch
+from agent_cli.web.hosts import HostPolicy
 
 __all__ = ["default_tools", "known_tools"]
 
 
-def default_tools() -> ToolRegistry:
-    """read_file, write_file, edit_file, bash, glob, grep, compact, recall."""
-    return ToolRegistry([ReadFile(), WriteFile(), EditFile(), Bash(), Glob(), Grep(), Compact(), Recall()])
+def default_tools(web: HostPolicy | None = None) -> ToolRegistry:
+    """read_file, write_file, edit_file, bash, glob, grep, compact, recall, web_fetch (reaching the
+    hosts `web` lets it: by default any public one)."""
+    return ToolRegistry(
+        [ReadFile(), WriteFile(), EditFile(), Bash(), Glob(), Grep(), Compact(), Recall(), WebFetch(web)]
+    )
 
 
 @functools.cache
