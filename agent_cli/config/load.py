@@ -58,6 +58,7 @@ from agent_cli.config.settings import (
     SandboxSettings,
     Settings,
     ToolSettings,
+    UiSettings,
 )
 from agent_cli.core.errors import ConfigError
 from agent_cli.store import user_dirs as paths
@@ -86,6 +87,7 @@ PROJECT_RESTRICTED_KEYS: frozenset[str] = frozenset(
         "sandbox.mode",  # "off" would run the model's commands with all of the user's rights
         "sandbox.network",  # would open the network to them
         "sandbox.writable",  # would make more of the disk writable to them
+        "ui.statusline",  # a command the REPL runs every second, unasked
     }
 )
 
@@ -320,6 +322,7 @@ def _build(
         tools=typing.cast(ToolSettings, sections["tools"]),
         approvals=typing.cast(ApprovalSettings, sections["approvals"]),
         sandbox=typing.cast(SandboxSettings, sections["sandbox"]),
+        ui=typing.cast(UiSettings, sections["ui"]),
         project_root=cwd,
         sources=sources,
         notices=notices,

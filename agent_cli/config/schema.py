@@ -26,6 +26,7 @@ from agent_cli.config.settings import (
     ProviderSettings,
     SandboxSettings,
     ToolSettings,
+    UiSettings,
 )
 from agent_cli.core.errors import ConfigError
 
@@ -47,6 +48,7 @@ SECTIONS: dict[str, type] = {
     "tools": ToolSettings,
     "approvals": ApprovalSettings,
     "sandbox": SandboxSettings,
+    "ui": UiSettings,
 }
 
 

@@ -22,6 +22,7 @@ __all__ = [
     "SandboxSettings",
     "Settings",
     "ToolSettings",
+    "UiSettings",
 ]
 
 ProviderName = Literal["anthropic", "openai"]
@@ -118,12 +119,20 @@ class SandboxSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class UiSettings:
+    """What the REPL shows. Only the user's own config sets it: a project file may not run a command."""
+
+    statusline: str = ""  # a shell command: its first line under the toolbar ("": none); ui/status_line.py
+
+
+@dataclass(frozen=True, slots=True)
 class Settings:
     provider: ProviderSettings = field(default_factory=ProviderSettings)
     context: ContextSettings = field(default_factory=ContextSettings)
     tools: ToolSettings = field(default_factory=ToolSettings)
     approvals: ApprovalSettings = field(default_factory=ApprovalSettings)
     sandbox: SandboxSettings = field(default_factory=SandboxSettings)
+    ui: UiSettings = field(default_factory=UiSettings)
     project_root: Path = field(default_factory=Path.cwd)
     sources: tuple[str, ...] = ()  # config files that were read, for /context and errors
     notices: tuple[str, ...] = ()  # for the user's eyes at start-up: what the project file chose
