@@ -194,3 +194,41 @@ def test_a_projects_skills_are_offered_only_once_approved(tmp_path: Path) -> Non
     changed = Asked("no")
     offered, _ = skills_to_offer(read_skills(project, folders), approvals, ask=changed, yes=False)
     assert [s.name for s in offered] == ["mine"] and len(changed.questions) == 1  # a changed body asks again
+
+
+def test_the_loop_pins_a_loaded_skill_logs_it_and_clear_ends_it(tmp_path: Path) -> None:
+    from agent_cli.agent.approvals import AutoApprover
+    from agent_cli.agent.loop import AgentLoop
+    from agent_cli.providers.retry import RetryPolicy
+    from agent_cli.testing.scripted import MemorySession, PassThroughContext, ScriptedProvider, calls, say
+    from agent_cli.tools.registry import default_tools
+
+    tools = default_tools()
+    tools.add(SkillTool({"review": "Read the diff."}))
+    provider = ScriptedProvider(
+        [calls(("skill", {"name": "nope"})), calls(("skill", {"name": "review"})), say("done"), say("again")]
+    )
+    log = MemorySession()
+    loop = AgentLoop(
+        provider=provider,
+        tools=tools,
+        context=PassThroughContext(),
+        system="S",
+        log=log,
+        approver=AutoApprover(),
+        tool_context=ToolContext(root=tmp_path),
+        retry=RetryPolicy(max_retries=0),
+        sleep=lambda s: None,
+    )
+    list(loop.run("review it"))
+    systems = [r.system for r in provider.requests]
+    assert "Read the diff." not in systems[0] and "Read the diff." not in systems[1]  # not the wrong name
+    assert systems[2].startswith("S\n\nSkills in use.") and systems[2].endswith("Read the diff.\n</skill>")
+    assert loop.skills_in_use == ("review",) and loop.frame.pins.endswith("</skill>")
+    assert log.states == [("skills", {"in_use": [{"name": "review", "body": "Read the diff."}]})]
+    loop.clear()
+    assert loop.skills_in_use == () and log.states[-1] == ("skills", {"in_use": []})
+    list(loop.run("again"))
+    assert provider.requests[-1].system == "S"
+    loop.restore_skills(logged_skills([StateRecord("r", "t", "skills", log.states[0][1])]))
+    assert loop.frame.system.endswith("Read the diff.\n</skill>")
