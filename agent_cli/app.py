@@ -25,6 +25,7 @@ from agent_cli.agent.file_watch import FileWatch
 from agent_cli.agent.loop import AgentLoop
 from agent_cli.agent.modes import ModalApprover, ModeState
 from agent_cli.agent.rule_guard import ProjectGuard, RuleGuard
+from agent_cli.agent.skill_trust import skills_to_offer
 from agent_cli.app_assembly import Assembly, ProviderFactory, model_limits
 from agent_cli.config.settings import Settings
 from agent_cli.context.engine import ContextEngine
@@ -39,6 +40,7 @@ from agent_cli.hooks_user.trust import hooks_to_run
 from agent_cli.hooks_user.user_hooks import UserHooks
 from agent_cli.mcp_client.config import server_specs
 from agent_cli.prompt.instructions import read_project_instructions
+from agent_cli.prompt.skills import listing, read_skills, skill_dirs
 from agent_cli.prompt.system import build_system_prompt
 from agent_cli.providers.registry import PROVIDERS
 from agent_cli.sandbox.probe import probe_cached
@@ -55,6 +57,7 @@ from agent_cli.tools.base import ToolContext, ToolRegistry
 from agent_cli.tools.confine import Confinement
 from agent_cli.tools.registry import default_tools
 from agent_cli.web.hosts import HostPolicy
+from agent_cli.tools.skill import SkillTool
 
 __all__ = [
     "Assembly",
@@ -98,11 +101,17 @@ def open_session(
     hooks = UserHooks(hook_specs, root=root, env=env, sandbox=sandbox if sandbox.active else None)
     tools = default_tools(HostPolicy.of(settings.web.allow_hosts, settings.web.deny_hosts))
     instructions = read_project_instructions(root)
+    found = read_skills(root, skill_dirs(root, env))
+    skills, skill_notices = skills_to_offer(found, approvals, ask=ask, yes=settings.approvals.yes)
+    if skills:
+        tools.add(SkillTool({s.name: s.body for s in skills}))
+    skill_list, unlisted = listing(skills)
     notices = [*settings.notices, *instructions.notices, *hook_notices]
+    notices += [*found.notices, *skill_notices, *unlisted]
     unconfined_line = sandbox.start_line(yes=settings.approvals.yes)
     if unconfined_line is not None:
         notices.append(unconfined_line)
-    system = build_system_prompt(root, instructions=instructions.text)
+    system = build_system_prompt(root, instructions=instructions.text, skills=skill_list)
     signer = SessionSigner.for_user(env)
     if signer.problem:
         notices.append(f"{signer.problem}: this session is not signed, so --continue will pass over it")

@@ -61,6 +61,7 @@ from agent_cli.core.errors import AgentError
 from agent_cli.core.events import Event, WarningEvent
 from agent_cli.core.messages import Message, ToolResult, ToolUse, Usage, new_id
 from agent_cli.prompt.pins import Pin, PinBoard, logged_pins, section
+from agent_cli.prompt.skills import logged_skills
 from agent_cli.session_parts import Extensions, ModelParts, Parts
 from agent_cli.store.compactions import UNCOMPACT
 from agent_cli.store.log_records import LogRecord, last_usage, read_log
@@ -111,6 +112,7 @@ class AgentSession:
         for text in pins:  # --pin: the session's own, beside what its log had
             self._pins.add(text)
         self._set_pins(logged=list(pins) != [])
+        self._loop.restore_skills(logged_skills(records))
         self._restore_anchor(records)
 
     # ---- what the shells show ----------------------------------------------------
@@ -349,6 +351,7 @@ class AgentSession:
         records = self._records()
         self._pins = PinBoard(self.project_root, logged_pins(records))
         self._set_pins(logged=False)
+        self._loop.restore_skills(logged_skills(records))
         if self._watch is not None:
             self._watch.follow(self._parts.snapshots(log), log)
         self._restore_anchor(records)

@@ -68,6 +68,7 @@ from agent_cli.tools.registry import known_tools
 
 __all__ = [
     "APPROVE_PROJECT_HOOKS",
+    "APPROVE_PROJECT_SKILLS",
     "OUTSIDE_OFFERED",
     "RESUME_UNSIGNED",
     "SESSION_QUESTIONS",
@@ -103,6 +104,8 @@ WHY_ASKED = "why asked"
 # dropped by the approver, like WHY_ASKED.
 OUTSIDE_OFFERED = "outside offered"
 _OURS = (WHY_ASKED, OUTSIDE_OFFERED)
+APPROVE_PROJECT_SKILLS = "approve project skills"  # a session question too (agent/skill_trust.py)
+SESSION_QUESTIONS = SESSION_QUESTIONS | {APPROVE_PROJECT_SKILLS}
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 import time
-from collections.abc import Callable, Generator, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from typing import assert_never
 
 from agent_cli.agent.approvals import Approver
@@ -46,9 +46,11 @@ from agent_cli.core.messages import Message, TextBlock, ToolResult, ToolUse, Usa
 from agent_cli.core.pairing import repair_history
 from agent_cli.core.requests import Completion
 from agent_cli.core.thinking import strip_thinking
+from agent_cli.prompt.skills import TOPIC as SKILLS_TOPIC
+from agent_cli.prompt.skills import SkillsInUse
 from agent_cli.providers.base import Provider
 from agent_cli.providers.retry import RetryPolicy
-from agent_cli.tools.base import CompactRequest, ToolContext, ToolOutput, ToolRegistry
+from agent_cli.tools.base import CompactRequest, SkillLoad, ToolContext, ToolOutput, ToolRegistry
 
 __all__ = ["AgentLoop", "SessionSink"]
 
@@ -84,6 +86,7 @@ class AgentLoop:
         self.context = context
         self.system = system
         self.pinned = ""  # the pins' section of the system prompt (prompt/pins.py), set by the session
+        self._skills = SkillsInUse()  # the skills the model loaded: pinned after the pins (prompt/skills.py)
         self.log = log
         self.hooks = hooks or Hooks()
         self.max_iterations = max_iterations
@@ -104,8 +107,13 @@ class AgentLoop:
 
     @property
     def frame(self) -> Frame:
-        """The system prompt with the pins' section at its end (`pinned`), and the tools."""
-        return Frame(self.system + self.pinned, self.tools.specs(), self.pinned)
+        """The system prompt with the pins' section and the skills in use at its end, and the tools."""
+        pinned = self.pinned + self._skills.section()
+        return Frame(self.system + pinned, self.tools.specs(), pinned)
+
+    @property
+    def skills_in_use(self) -> tuple[str, ...]:
+        return self._skills.names
 
     def context_tokens(self) -> int:
         return self.context.tokens(self.history, self.frame)
@@ -132,9 +140,26 @@ class AgentLoop:
     def set_pinned(self, section: str) -> None:
         """The pins' section of the system prompt from the next request on. Thinking is bound to
         the whole prefix, the system prompt included: a change of pins unbinds all of it."""
-        if section != self.pinned and any(m.thoughts for m in self.history):
-            self.replace_history(strip_thinking(self.history, 0), "pins")
+        if section != self.pinned:
+            self._system_changed("pins")
         self.pinned = section
+
+    def restore_skills(self, in_use: Mapping[str, str]) -> None:
+        """The skills a reopened session had in use (its log's record), pinned again."""
+        restored = SkillsInUse(in_use)
+        if restored.section() != self._skills.section():
+            self._system_changed("skills")
+        self._skills = restored
+
+    def _use_skill(self, load: SkillLoad) -> None:
+        """The model loaded a skill: its body pinned from the next request on, and logged."""
+        if self._skills.add(load.name, load.body):
+            self._system_changed("skills")
+            self.log.log_state(SKILLS_TOPIC, self._skills.state())
+
+    def _system_changed(self, reason: str) -> None:
+        if any(m.thoughts for m in self.history):
+            self.replace_history(strip_thinking(self.history, 0), reason)
 
     def replace_history(self, messages: Sequence[Message], reason: str) -> None:
         """The user changed the context (an edited record, an undone compaction): from now on, logged."""
@@ -196,9 +221,13 @@ class AgentLoop:
         yield from self.apply(self.context.compact(self.history, self.frame, focus, "manual"), "manual")
 
     def clear(self) -> None:
-        """`/clear`: start over with an empty working context (the log keeps everything)."""
+        """`/clear`: start over with an empty working context (the log keeps everything); the
+        skills the conversation loaded go with it."""
         self.history = []
         self.log.log_history([], "clear")
+        if self._skills.names:
+            self._skills = SkillsInUse()
+            self.log.log_state(SKILLS_TOPIC, self._skills.state())
 
     # ---- the turn -------------------------------------------------------
 
@@ -300,6 +329,8 @@ class AgentLoop:
                 # One compaction a round at most, and none when nothing is new since the last.
                 output = honoured(output, compact, self.history, self._compacted_at)
                 compact = output.compact or compact
+                if output.skill is not None and not output.is_error:
+                    self._use_skill(output.skill)
                 result = self.hooks.on_post_tool(use, ToolResult(use.id, output.content, output.is_error))
                 yield from self._hook_events()
                 event = ToolResultEvent(

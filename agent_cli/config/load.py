@@ -59,6 +59,7 @@ from agent_cli.config.settings import (
     Settings,
     ToolSettings,
     WebSettings,
+    UiSettings,
 )
 from agent_cli.core.errors import ConfigError
 from agent_cli.store import user_dirs as paths
@@ -88,6 +89,7 @@ PROJECT_RESTRICTED_KEYS: frozenset[str] = frozenset(
         "sandbox.network",  # would open the network to them
         "sandbox.writable",  # would make more of the disk writable to them
         "web.allow_hosts",  # would let pages be fetched from the user's own network unasked
+        "ui.statusline",  # a command the REPL runs every second, unasked
     }
 )
 
@@ -323,6 +325,7 @@ def _build(
         approvals=typing.cast(ApprovalSettings, sections["approvals"]),
         sandbox=typing.cast(SandboxSettings, sections["sandbox"]),
         web=typing.cast(WebSettings, sections["web"]),
+        ui=typing.cast(UiSettings, sections["ui"]),
         project_root=cwd,
         sources=sources,
         notices=notices,

@@ -27,6 +27,7 @@ from agent_cli.config.settings import (
     SandboxSettings,
     ToolSettings,
     WebSettings,
+    UiSettings,
 )
 from agent_cli.core.errors import ConfigError
 
@@ -49,6 +50,7 @@ SECTIONS: dict[str, type] = {
     "approvals": ApprovalSettings,
     "sandbox": SandboxSettings,
     "web": WebSettings,
+    "ui": UiSettings,
 }
 
 

@@ -22,6 +22,7 @@ __all__ = [
     "SandboxSettings",
     "Settings",
     "ToolSettings",
+    "UiSettings",
 ]
 
 ProviderName = Literal["anthropic", "openai"]
@@ -128,6 +129,13 @@ class WebSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class UiSettings:
+    """What the REPL shows. Only the user's own config sets it: a project file may not run a command."""
+
+    statusline: str = ""  # a shell command: its first line under the toolbar ("": none); ui/status_line.py
+
+
+@dataclass(frozen=True, slots=True)
 class Settings:
     provider: ProviderSettings = field(default_factory=ProviderSettings)
     context: ContextSettings = field(default_factory=ContextSettings)
@@ -135,6 +143,7 @@ class Settings:
     approvals: ApprovalSettings = field(default_factory=ApprovalSettings)
     sandbox: SandboxSettings = field(default_factory=SandboxSettings)
     web: WebSettings = field(default_factory=WebSettings)
+    ui: UiSettings = field(default_factory=UiSettings)
     project_root: Path = field(default_factory=Path.cwd)
     sources: tuple[str, ...] = ()  # config files that were read, for /context and errors
     notices: tuple[str, ...] = ()  # for the user's eyes at start-up: what the project file chose

@@ -31,7 +31,10 @@ redoing work you no longer see. Call compact(focus) yourself when switching to a
 """
 
 
-def build_system_prompt(root: Path, *, instructions: str | None, today: date | None = None) -> str:
+def build_system_prompt(
+    root: Path, *, instructions: str | None, today: date | None = None, skills: str = ""
+) -> str:
+    """`skills`: the listing of the skills offered (prompt/skills.py), "" without any."""
     day = (today or date.today()).isoformat()
     env = (
         f"Environment: project root {clean(str(root))}; {platform.system()} {platform.release()}; "
@@ -40,4 +43,6 @@ def build_system_prompt(root: Path, *, instructions: str | None, today: date | N
     parts = [BASE, env]
     if instructions:
         parts.append("Project instructions (from the repository; follow them):\n\n" + instructions)
+    if skills:
+        parts.append(skills)
     return "\n\n".join(parts)

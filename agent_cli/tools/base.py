@@ -4,8 +4,8 @@ Tools never raise at the model: bad input and failures come back as
 `ToolOutput(is_error=True)` with a message the model can act on. Long-running
 tools check `ToolContext.cancel` (set on Ctrl-C) and stop promptly, and may write what they print
 as it arrives to `ToolContext.live` (the REPL shows its last lines while the tool runs). A tool
-that changes the loop's course (compact) says so in its output value, and the
-loop acts on it after the round.
+that changes the loop's course (compact) or what it carries (skill) says so in its output value,
+and the loop acts on it.
 
 A tool carries everything the rest of the agent knows about it: its `spec` (name, description,
 input schema: what the model is offered), its `approval` (whether a call asks the user first) and
@@ -33,6 +33,7 @@ __all__ = [
     "CallView",
     "CompactRequest",
     "FileEffect",
+    "SkillLoad",
     "Tool",
     "ToolContext",
     "ToolError",
@@ -53,10 +54,19 @@ class CompactRequest:
 
 
 @dataclass(frozen=True, slots=True)
+class SkillLoad:
+    """The model loaded a skill: the loop keeps its body in force from now on (prompt/skills.py)."""
+
+    name: str
+    body: str
+
+
+@dataclass(frozen=True, slots=True)
 class ToolOutput:
     content: str
     is_error: bool = False
     compact: CompactRequest | None = None  # the compact tool's wish, for the loop
+    skill: SkillLoad | None = None  # the skill tool's: a skill to keep in force, for the loop
     denied: bool = False  # refused before it ran (not approved, or a hook blocked it)
     stop_turn: bool = False  # refused, and the user ended the turn with it
 

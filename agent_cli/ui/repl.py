@@ -54,6 +54,7 @@ from agent_cli.ui.key_watch import TurnKeys
 from agent_cli.ui.picker import Chooser
 from agent_cli.ui.prompt_input import prompt_session
 from agent_cli.ui.reports import format_context_line, format_tokens, mode_label, resume_lines
+from agent_cli.ui.status_line import StatusLine, status_payload
 from agent_cli.ui.turn import discard_typeahead, drive_turn, quiet_input
 
 if TYPE_CHECKING:
@@ -68,10 +69,12 @@ WARMUP_DELAY = 0.15  # seconds: let the prompt draw before background imports co
 
 
 class Toolbar:
-    """The bottom toolbar: the model, the context in use (counted after each turn) and the compaction line."""
+    """The bottom toolbar: the model, the context in use (counted after each turn) and the compaction
+    line; under it the user's status line (`[ui] statusline`, status_line.py) when one is set."""
 
-    def __init__(self, session: AgentSession) -> None:
+    def __init__(self, session: AgentSession, status_line: StatusLine | None = None) -> None:
         self.session = session
+        self.status_line = status_line
         self.tokens: int | None = None  # None until counted
         self.failure: str | None = None  # a failed count's line, said once at the next prompt
 
@@ -97,7 +100,13 @@ class Toolbar:
         ratio = s.settings.context.trigger_ratio
         mode = mode_label(s.mode.mode)  # the approval mode first: it says what runs without asking
         rest = None if width is None else max(width - len(mode), 0)
-        return mode + format_context_line(s.model, self.tokens, th.window, th.trigger_at, ratio, rest)
+        text = mode + format_context_line(s.model, self.tokens, th.window, th.trigger_at, ratio, rest)
+        if self.status_line is None:
+            return text
+        extra = self.status_line.line()
+        if width is not None and len(extra) > width:
+            extra = extra[: max(width - 1, 0)] + "…"
+        return f"{text}\n{extra}"
 
 
 class Repl:
@@ -315,7 +324,7 @@ def run_repl(open_session: Callable[[Asker], AgentSession]) -> int:
     keys = TurnKeys(sys.stdin.fileno(), lambda: os.kill(os.getpid(), signal.SIGINT))  # Esc: as Ctrl-C
     session = open_session(ApprovalPrompt(renderer, answer_prompt, instead_prompt, keys.paused).ask)
     tools = session.tools
-    toolbar = Toolbar(session)
+    toolbar = Toolbar(session, _status_line(session, lambda: toolbar, lambda: prompt.app.invalidate()))
     commands = custom_command_files(session.project_root, os.environ)
     prompt = prompt_session(session, toolbar.text, commands, lambda line: repl.submit(line))
     repl = Repl(
@@ -350,6 +359,21 @@ def run_repl(open_session: Callable[[Asker], AgentSession]) -> int:
             repl.renderer.info(line)
         session.close()
         typeahead.release()
+
+
+def _status_line(
+    session: AgentSession, toolbar: Callable[[], Toolbar], invalidate: Callable[[], None]
+) -> StatusLine | None:
+    """The user's status line (`[ui] statusline`), None when none is set."""
+    command = session.settings.ui.statusline
+    if not command.strip():
+        return None
+    started = time.monotonic()
+
+    def payload() -> dict[str, object]:
+        return status_payload(session, toolbar().tokens, started, time.monotonic())
+
+    return StatusLine(command, payload, session.project_root, invalidate)
 
 
 def _choose(title: str, rows: Sequence[str], selected: int) -> int | None:
