@@ -53,6 +53,7 @@ from agent_cli.store.session_log import SessionLog
 from agent_cli.store.sessions import continue_candidates, resolve_session_id
 from agent_cli.store.signing import SessionSigner
 from agent_cli.store.user_dirs import home_dir, state_dir
+from agent_cli.tools.background import BackgroundShells
 from agent_cli.tools.base import ToolContext, ToolRegistry
 from agent_cli.tools.confine import Confinement
 from agent_cli.tools.registry import default_tools
@@ -99,7 +100,11 @@ def open_session(
     sandbox = _confinement(settings, env)
     # The user's commands on the loop's events; a project's (approved) ones in the sandbox when it is on.
     hooks = UserHooks(hook_specs, root=root, env=env, sandbox=sandbox if sandbox.active else None)
-    tools = default_tools(HostPolicy.of(settings.web.allow_hosts, settings.web.deny_hosts))
+    # Background commands' whole logs go to the archive when they end (recall finds them).
+    background = BackgroundShells(
+        save=lambda label, text: _archived(engine, label, text), spans=redactor.spans
+    )
+    tools = default_tools(HostPolicy.of(settings.web.allow_hosts, settings.web.deny_hosts), background)
     instructions = read_project_instructions(root)
     found = read_skills(root, skill_dirs(root, env))
     skills, skill_notices = skills_to_offer(found, approvals, ask=ask, yes=settings.approvals.yes)
@@ -165,7 +170,7 @@ def open_session(
             recall=engine.recall,
             secret_spans=redactor.spans,
             sandbox=sandbox if sandbox.active else None,
-            save_text=lambda label, text: engine.archive.shown(engine.archive.write_output(label, text)),
+            save_text=lambda label, text: _archived(engine, label, text),
         )
         mode = ModeState(settings.approvals.mode)
         watch = FileWatch(root, assembly.snapshots(log), log)  # for /rewind: what the tools change
@@ -201,6 +206,7 @@ def open_session(
             mode=mode,
             hook_lines=[_hook_line(h) for h in hook_specs],
             sandbox_line=sandbox.status(),
+            background=background,
         )
         hooks.follow(session)
     except BaseException:
@@ -208,6 +214,11 @@ def open_session(
             servers.close()
         raise
     return session
+
+
+def _archived(engine: ContextEngine, label: str, text: str) -> str:
+    """Save a whole text to the session's archive; the path the model is told."""
+    return engine.archive.shown(engine.archive.write_output(label, text))
 
 
 def _latest_signed(root: Path, signer: SessionSigner) -> tuple[str, list[str]]:

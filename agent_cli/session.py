@@ -67,6 +67,7 @@ from agent_cli.store.compactions import UNCOMPACT
 from agent_cli.store.log_records import LogRecord, last_usage, read_log
 from agent_cli.store.session_log import SessionLog
 from agent_cli.store.sessions import resolve_session_id
+from agent_cli.tools.background import BackgroundShells
 from agent_cli.tools.base import ToolOutput, ToolRegistry
 from agent_cli.tools.registry import BASH
 
@@ -91,8 +92,10 @@ class AgentSession:
         mode: ModeState | None = None,
         hook_lines: Sequence[str] = (),
         sandbox_line: str = "off",
+        background: BackgroundShells | None = None,
     ) -> None:
         self.settings = settings
+        self.background = background or BackgroundShells()  # bash's run_in_background (/ps, /stop)
         self.sandbox_line = sandbox_line  # the sandbox's mode and the probe's verdict (for /status)
         self.hook_lines = tuple(hook_lines)  # the hooks in force, described (for /status)
         self.mode = mode or ModeState()  # the approval mode (agent.modes): Shift+Tab in the REPL
@@ -378,6 +381,7 @@ class AgentSession:
 
     def close(self) -> None:
         try:
+            self.background.close()  # the session's background commands end with it
             if self._extensions is not None:
                 self._extensions.close()
         finally:

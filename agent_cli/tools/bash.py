@@ -40,7 +40,7 @@ from agent_cli.tools.base import Approval, CallView, FileEffect, ToolContext, To
 from agent_cli.tools.confine import Confinement
 from agent_cli.tools.live import LiveOutput
 
-__all__ = ["Bash", "CommandResult", "HeadTail", "run_command"]
+__all__ = ["BackgroundStarter", "Bash", "CommandResult", "HeadTail", "run_command"]
 
 MAX_TIMEOUT = 600.0
 HEAD_BYTES = 16 * 1024
@@ -58,6 +58,8 @@ DRAIN_SECONDS = 0.2
 
 
 Spans = Callable[[str], list[tuple[int, int]]]
+# Starts a command in the background: (command, cwd, sandbox) -> the line the model is told.
+BackgroundStarter = Callable[[str, Path, Confinement | None], str]
 
 
 class HeadTail:
@@ -310,8 +312,9 @@ class Bash:
             "Run a shell command with `bash -c` in the project root and return its output "
             "(stderr merged into stdout) and exit code. stdin is empty, so interactive commands "
             "cannot prompt. Output over 32 KiB keeps the first and last 16 KiB. The command is "
-            "killed at the timeout (default from the config, max 600 s). For long-running "
-            "background processes, redirect their output to a file."
+            "killed at the timeout (default from the config, max 600 s). For a long-running "
+            "process (a dev server, a watcher), set run_in_background: the call returns at once "
+            "with a shell id; read its output with bash_output, stop it with kill_shell."
         ),
         input_schema={
             "type": "object",
@@ -321,6 +324,11 @@ class Bash:
                     "type": "number",
                     "description": f"Seconds before the command is killed (max {int(MAX_TIMEOUT)}).",
                 },
+                "run_in_background": {
+                    "type": "boolean",
+                    "description": "Start it and return at once with a shell id (no timeout); it "
+                    "runs until it ends, kill_shell stops it, or the session ends.",
+                },
             },
             "required": ["command"],
         },
@@ -329,8 +337,16 @@ class Bash:
     effect: FileEffect = "tree"
     view = CallView(main="command")
 
+    def __init__(self, background: BackgroundStarter | None = None) -> None:
+        self.background = background
+
     def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
         command = require_str(args, "command")
+        background = args.get("run_in_background", False)
+        if not isinstance(background, bool):
+            raise ToolError(f"run_in_background must be true or false, got {background!r}")
+        if background:
+            return self._start(command, ctx)
         default = min(ctx.bash_timeout, MAX_TIMEOUT)
         timeout = optional_number(args, "timeout", default)
         if timeout <= 0:
@@ -352,6 +368,18 @@ class Bash:
         if denied is not None:
             output = dataclasses.replace(output, content=f"{output.content}\n[{denied}]")
         return output
+
+    def _start(self, command: str, ctx: ToolContext) -> ToolOutput:
+        if self.background is None:
+            raise ToolError(
+                "background commands are not available in this session: run it without run_in_background"
+            )
+        if not ctx.root.is_dir():
+            raise ToolError(f"the project root {ctx.root} is not a directory")
+        try:
+            return ToolOutput(self.background(command, ctx.root, None if ctx.unconfined else ctx.sandbox))
+        except (OSError, RuntimeError) as exc:
+            raise ToolError(str(exc)) from None
 
 
 def _status_words(result: CommandResult, timeout: float) -> str:

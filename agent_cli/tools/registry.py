@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import functools
+from pathlib import Path
 
+from agent_cli.tools.background import BackgroundShells
+from agent_cli.tools.background_tools import BashOutput, KillShell, started_line
 from agent_cli.tools.base import ToolRegistry
 from agent_cli.tools.bash import Bash
+from agent_cli.tools.confine import Confinement
 from agent_cli.tools.context_tools import Compact, Recall
 from agent_cli.tools.files import EditFile, ReadFile, WriteFile
 from agent_cli.tools.search import Glob, Grep
@@ -15,11 +19,29 @@ from agent_cli.web.hosts import HostPolicy
 __all__ = ["default_tools", "known_tools"]
 
 
-def default_tools(web: HostPolicy | None = None) -> ToolRegistry:
+def default_tools(web: HostPolicy | None = None, background: BackgroundShells | None = None) -> ToolRegistry:
     """read_file, write_file, edit_file, bash, glob, grep, compact, recall, web_fetch (reaching the
-    hosts `web` lets it: by default any public one)."""
+    hosts `web` lets it: by default any public one), bash_output and kill_shell (the background
+    commands of `background`: a set of the registry's own when none is given)."""
+    shells = background if background is not None else BackgroundShells()
+
+    def start(command: str, cwd: Path, sandbox: Confinement | None) -> str:
+        return started_line(shells.start(command, cwd, sandbox).shell_id)
+
     return ToolRegistry(
-        [ReadFile(), WriteFile(), EditFile(), Bash(), Glob(), Grep(), Compact(), Recall(), WebFetch(web)]
+        [
+            ReadFile(),
+            WriteFile(),
+            EditFile(),
+            Bash(start),
+            Glob(),
+            Grep(),
+            Compact(),
+            Recall(),
+            WebFetch(web),
+            BashOutput(shells),
+            KillShell(shells),
+        ]
     )
 
 

@@ -24,7 +24,7 @@ from agent_cli.core.errors import AgentError
 from agent_cli.core.events import Event
 from agent_cli.prompt.command_files import CommandFiles, command_dirs
 from agent_cli.session import AgentSession
-from agent_cli.ui import context_commands, everyday_commands, session_commands
+from agent_cli.ui import background_commands, context_commands, everyday_commands, session_commands
 from agent_cli.ui.custom_commands import custom_help_rows
 from agent_cli.ui.picker import Chooser
 from agent_cli.ui.reports import (
@@ -293,6 +293,13 @@ COMMANDS: tuple[Command, ...] = (
         session_commands.rewind,
     ),
     Command("last", "", "the last tool's whole output (Ctrl+O at the prompt)", _last),
+    Command(
+        "ps",
+        "",
+        "the background commands (bash with run_in_background) and their state",
+        background_commands.ps,
+    ),
+    Command("stop", "id", "stop a background command", background_commands.stop),
     Command("diff", "", "the files this session changed, as diffs; then git diff", everyday_commands.diff),
     Command("copy", "", "the last answer to the clipboard (and to a file)", everyday_commands.copy),
     Command("export", "[file]", "the conversation as Markdown, in a file", everyday_commands.export),

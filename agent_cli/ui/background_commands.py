@@ -1,0 +1,62 @@
+"""`/ps` and `/stop ID`: the session's background commands (bash with run_in_background)."""
+
+from __future__ import annotations
+
+import time
+from typing import Protocol
+
+from agent_cli.core.text import visible
+from agent_cli.session import AgentSession
+from agent_cli.ui.render import Renderer
+
+__all__ = ["ps", "stop"]
+
+
+class CommandHost(Protocol):
+    """What these commands use of the REPL (commands.CommandHost has it all)."""
+
+    @property
+    def session(self) -> AgentSession: ...
+
+    @property
+    def renderer(self) -> Renderer: ...
+
+
+def _age(started: float, now: float) -> str:
+    seconds = max(0, int(now - started))
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m{seconds % 60:02d}s"
+    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
+
+
+def ps(repl: CommandHost, arg: str) -> None:
+    states = repl.session.background.states()
+    if not states:
+        repl.renderer.info("no background commands in this session (bash with run_in_background starts one)")
+        return
+    now = time.time()
+    for state in states:
+        command = " ".join(visible(state.command).split())
+        shown = command if len(command) <= 60 else command[:59] + "…"
+        repl.renderer.line(f"{state.shell_id:<5} {state.status():<22} {_age(state.started, now):>7}  {shown}")
+    repl.renderer.info("/stop ID stops one; all of them end with the session")
+
+
+def stop(repl: CommandHost, arg: str) -> None:
+    shell_id = arg.strip()
+    if not shell_id:
+        repl.renderer.warn("/stop needs a background command's id: /ps lists them")
+        return
+    shells = repl.session.background
+    shell = shells.get(shell_id)
+    if shell is None:
+        known = ", ".join(shells.ids()) or "none"
+        repl.renderer.warn(f"no background command {visible(shell_id)!r} (known: {known})")
+        return
+    if not shell.state().running:
+        repl.renderer.info(f"{shell.shell_id} had already ended ({shell.state().status()})")
+        return
+    state = shells.stop(shell.shell_id)
+    repl.renderer.info(f"{shell.shell_id} stopped" + (f" ({state.status()})" if state else ""))
