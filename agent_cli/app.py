@@ -57,8 +57,8 @@ from agent_cli.tools.background import BackgroundShells
 from agent_cli.tools.base import ToolContext, ToolRegistry
 from agent_cli.tools.confine import Confinement
 from agent_cli.tools.registry import default_tools
-from agent_cli.web.hosts import HostPolicy
 from agent_cli.tools.skill import SkillTool
+from agent_cli.web.hosts import HostPolicy
 
 __all__ = [
     "Assembly",

@@ -58,8 +58,8 @@ from agent_cli.config.settings import (
     SandboxSettings,
     Settings,
     ToolSettings,
-    WebSettings,
     UiSettings,
+    WebSettings,
 )
 from agent_cli.core.errors import ConfigError
 from agent_cli.store import user_dirs as paths

@@ -26,8 +26,8 @@ from agent_cli.config.settings import (
     ProviderSettings,
     SandboxSettings,
     ToolSettings,
-    WebSettings,
     UiSettings,
+    WebSettings,
 )
 from agent_cli.core.errors import ConfigError
 
