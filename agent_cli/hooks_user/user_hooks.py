@@ -1,7 +1,8 @@
 """`UserHooks`: the loop's hook surface, running the user's hook commands at each point.
 
 Every point builds the event's JSON (always `event`, `hook_event_name`, `session_id`, `cwd`,
-`transcript_path`, then the event's own fields), runs the matching hooks one after another
+`transcript_path`, then the event's own fields; a hook from Claude Code's settings files gets it
+as Claude Code writes it, `claude_hooks.py`), runs the matching hooks one after another
 (`process.run_hook`) and reads each run (`outcome.interpret`): the first that blocks decides. What
 they print for the user and what went wrong become events, kept until the loop takes them
 (`take_events`), so a failing hook is a warning line and the session goes on.
@@ -28,6 +29,7 @@ from agent_cli.agent.hooks import Hooks, PromptVerdict
 from agent_cli.context.gate import OPEN, CompactGate, skippable
 from agent_cli.core.events import CompactEvent, CompactLayer, CompactTrigger, Event, HookOutput, WarningEvent
 from agent_cli.core.messages import ToolResult, ToolUse
+from agent_cli.hooks_user.claude_hooks import claude_fields, claude_subject
 from agent_cli.hooks_user.config import HookEventName, HookSpec
 from agent_cli.hooks_user.outcome import HookOutcome, interpret
 from agent_cli.hooks_user.process import run_hook
@@ -146,13 +148,17 @@ class UserHooks(Hooks):
 
     def _fire(self, event: HookEventName, subject: str, fields: Mapping[str, object]) -> list[HookOutcome]:
         """Run the hooks of `event` that match `subject`, in order, until one blocks."""
-        chosen = [s for s in self.specs if s.event == event and s.matches(subject)]
+        chosen = [s for s in self.specs if s.event == event and s.matches(_subject(s, event, subject))]
         if not chosen:
             return []
-        payload = _payload(self._common(event) | dict(fields))
+        ours = self._common(event) | dict(fields)
+        payloads = {"agent": _payload(ours)}
+        if any(s.dialect == "claude" for s in chosen):
+            payloads["claude"] = _payload(claude_fields(ours, self._root))
         done: list[HookOutcome] = []
         for spec in chosen:
             box = self._sandbox if spec.project else None
+            payload = payloads[spec.dialect]
             ran = run_hook(spec.command, payload, self._root, spec.timeout, self._env, sandbox=box)
             outcome = interpret(spec, ran)
             done.append(outcome)
@@ -185,6 +191,11 @@ class UserHooks(Hooks):
                 self._events.append(
                     WarningEvent(message=f"a hook asked to block, which this event cannot: {o.reason}")
                 )
+
+
+def _subject(spec: HookSpec, event: str, subject: str) -> str:
+    """What the hook's matcher sees: Claude Code's hooks know our tools by Claude Code's names."""
+    return claude_subject(event, subject) if spec.dialect == "claude" else subject
 
 
 def _blocked(done: list[HookOutcome]) -> str | None:
