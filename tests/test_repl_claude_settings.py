@@ -1,0 +1,84 @@
+"""/hooks and /permissions through a pseudo-terminal: what is in force, and the file each comes from
+(Claude Code's settings files and agent-cli's config), with what a file says written out safely."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent_cli.testing.fakeserver import FakeModelServer
+from tests.e2e import agent_env
+from tests.reliability.procs import ANSI, expect
+
+pexpect = pytest.importorskip("pexpect")
+
+pytestmark = pytest.mark.e2e
+
+
+def start(tmp_path: Path, server: FakeModelServer, *args: str) -> Any:
+    project = tmp_path / "project"
+    project.mkdir(exist_ok=True)
+    env = agent_env(tmp_path / "home", server)
+    env["TERM"] = "xterm-256color"
+    child = pexpect.spawn(
+        sys.executable,
+        ["-c", "from agent_cli.cli import main; main()", *args],
+        cwd=str(project),
+        env=env,
+        dimensions=(40, 200),
+        encoding="utf-8",
+        timeout=30,
+    )
+    expect(child, "auto-compact at ")
+    return child
+
+
+def test_hooks_and_permissions_list_what_is_in_force_and_where_from(
+    tmp_path: Path, fake_server: FakeModelServer
+) -> None:
+    home = tmp_path / "home"
+    (home / ".claude").mkdir(parents=True)
+    guard = {"type": "command", "command": "./guard.sh \x1b]0;owned\x07", "timeout": 9}
+    (home / ".claude" / "settings.json").write_text(
+        json.dumps(
+            {
+                "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [guard]}]},
+                "permissions": {"allow": ["Bash(git diff:*)"], "deny": ["Read(./secrets/**)"]},
+            }
+        )
+    )
+    project = tmp_path / "project"
+    (project / ".claude").mkdir(parents=True)
+    (project / ".claude" / "settings.json").write_text(
+        json.dumps({"permissions": {"allow": ["Bash(curl:*)"], "ask": ["Bash(git push:*)"]}})
+    )
+    config = home / ".config" / "agent-cli"
+    config.mkdir(parents=True)
+    (config / "config.toml").write_text(
+        '[approvals]\nallow = ["ls"]\n\n[[hooks.Stop]]\ncommand = "true"\n'
+    )
+    child = start(tmp_path, fake_server)
+    try:
+        child.send("/hooks\r")
+        hooks = expect(child, r"hooks\.PreToolUse\[0\]\.hooks\[0\]\)").replace("\r", "")
+        child.send("/permissions\r")
+        permissions = expect(child, r"allow: Bash\(curl:\*\)").replace("\r", "")
+        assert "mode: default" in permissions
+        settings = str(home / ".claude" / "settings.json")
+        assert "Stop: true  (" in hooks and "config.toml" in hooks
+        # The command as the file has it, its escape sequence written out, and the file named.
+        assert f"PreToolUse [Bash]: ./guard.sh \\x1b]0;owned\\x07  ({settings}: " in hooks
+        assert "allow (approvals.allow in your config): ls" in permissions
+        assert f"deny: Read(./secrets/**)  ({settings})" in permissions
+        assert "ask: Bash(git push:*)  (.claude/settings.json)" in permissions
+        assert f"allow: Bash(git diff:*)  ({settings})" in permissions
+        expect(child, "not applied: a project's allow rules never apply")
+        child.send("/exit\r")
+        child.expect(pexpect.EOF)
+        assert "Traceback" not in ANSI.sub("", child.before or "")
+    finally:
+        child.close(force=True)
