@@ -10,13 +10,15 @@ from typing import Any
 
 import pytest
 
-from agent_cli.testing.fakeserver import FakeModelServer
+from agent_cli.testing.fakeserver import FakeModelServer, Reply
 from tests.e2e import agent_env
-from tests.reliability.procs import ANSI, expect
+from tests.reliability.procs import ANSI, expect, spawn_repl
 
 pexpect = pytest.importorskip("pexpect")
 
 pytestmark = pytest.mark.e2e
+
+FAKE_SERVER = {"default": Reply("Hello from the model.")}
 
 
 def start(tmp_path: Path, server: FakeModelServer, *args: str) -> Any:
@@ -82,3 +84,35 @@ def test_hooks_and_permissions_list_what_is_in_force_and_where_from(
         assert "Traceback" not in ANSI.sub("", child.before or "")
     finally:
         child.close(force=True)
+
+
+def test_a_projects_claude_hooks_are_asked_for_with_their_file_then_run(
+    tmp_path: Path, fake_server: FakeModelServer
+) -> None:
+    project = tmp_path / "project"
+    (project / ".claude").mkdir(parents=True)
+    marker = tmp_path / "marker"
+    start_hook = {"type": "command", "command": f"echo started >> {marker}; echo CLAUDE-START"}
+    (project / ".claude" / "settings.local.json").write_text(
+        json.dumps({"hooks": {"SessionStart": [{"hooks": [start_hook]}]}})
+    )
+    env = agent_env(tmp_path / "home", fake_server)
+    env["TERM"] = "xterm-256color"
+    child = spawn_repl(project, env)
+    try:
+        expect(child, "Run them in this project")
+        question = ANSI.sub("", child.before).replace("\r\n", "")
+        assert f"echo started >> {marker}; echo CLAUDE-START" in question
+        assert ".claude/settings.local.json: hooks.SessionStart[0].hooks[0]" in question
+        assert not marker.exists(), "nothing runs before the answer"
+        child.send("y")
+        expect(child, "auto-compact at ")
+        child.send("hi\r")
+        expect(child, "Hello from the model")
+        child.send("/exit\r")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    assert marker.read_text() == "started\n"
+    first = fake_server.requests[-1].body["messages"][0]["content"]
+    assert [b["text"] for b in first] == ["hi", "CLAUDE-START"]

@@ -224,7 +224,7 @@ class SettingsRules:
         if self.ask is None:
             return Decision.deny(f"{name} needs approval: {why}; run it in the REPL, where it is asked")
         shown = {k: v for k, v in args.items() if k != WHY_ASKED} | {WHY_ASKED: why}
-        answer = self.ask(name, shown, None)
+        answer = self.ask(name, shown, f"the same as yes: {rule.text} asks every time")
         if answer in ("yes", "always", "outside"):
             return Decision.allow()
         if isinstance(answer, Instead):
