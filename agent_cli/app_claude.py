@@ -44,8 +44,8 @@ def claude_files(root: Path, env: Mapping[str, str], toml_hooks: Sequence[HookSp
     notices: list[str] = []
     for f in found.files:
         if f.problems and not f.project:
-            raise ConfigError(f.problems[0] + " (Claude Code's settings, read by agent-cli too)")
-        notices.extend(f"{p}: not applied" for p in f.problems)
+            raise ConfigError(f"{f.problems[0]} (Claude Code's settings file, which agent-cli reads too)")
+        notices.extend(f"{p} (not applied)" for p in f.problems)
     line = found.unsupported_line()
     if line is not None:
         notices.append(line)

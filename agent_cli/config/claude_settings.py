@@ -176,10 +176,10 @@ def parse_settings(
         document = json.loads(data.decode("utf-8", "replace") or "{}")
     except ValueError as exc:
         return SettingsFile(
-            path, project, {}, problems=(f"{name}: not valid JSON ({exc}); not read",), name=name
+            path, project, {}, problems=(f"{name}: not valid JSON ({exc})",), name=name
         )
     if not isinstance(document, dict):
-        return SettingsFile(path, project, {}, problems=(f"{name}: not a JSON object; not read",), name=name)
+        return SettingsFile(path, project, {}, problems=(f"{name}: not a JSON object",), name=name)
     reader = _Reader(name, project, hook_events)
     for key, value in document.items():
         if key == "hooks":
