@@ -139,6 +139,12 @@ def test_a_project_settings_file_that_leads_outside_the_project_is_not_read(tmp_
         ("rm:*", "FOO=1 timeout 5 rm -rf x", False, True),
         ("rm:*", "ls -la", False, False),
         ("curl *", "curl   http://x", False, True),
+        ("* --version", "node --version", False, True),
+        ("git * main", "git checkout -b x main", True, True),
+        ("git * main", "git checkout main x", True, False),
+        ("a*b*c", "a-c-b-c", False, True),
+        ("a*b*c", "a-c-c", False, False),
+        ("x*y*z", "x" + "y" * 20000, False, False),  # a long line a regex would backtrack over
     ],
 )
 def test_bash_rule_matching(spec: str, command: str, strict: bool, covered: bool) -> None:

@@ -51,6 +51,7 @@ _SPLIT = re.compile(r"\|\||&&|[;|&\n()`]|\$\(")
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=\S*\s+")
 _WRAPPER = re.compile(r"(?:timeout(?:\s+-\S+)*\s+\S+|nice(?:\s+-n\s*\S+|\s+-\S+)*|nohup)\s+")
 _SPACES = re.compile(r"\s+")
+_PATH_MAX = 4096  # Linux's PATH_MAX: the path regexes never see more of the model's text
 
 
 def inert_reason(rule: PermissionRule) -> str | None:
@@ -88,25 +89,45 @@ def _names(tool: str, name: str) -> bool:
     return name in tools_named(tool)
 
 
-def _bash_regex(spec: str) -> re.Pattern[str]:
-    text = _SPACES.sub(" ", spec.strip())
-    if text.endswith(":*"):
-        text = text[:-2].rstrip() + " *"
-    if text.count("*") == 1 and text.endswith(" *"):  # the prefix alone matches too
-        return re.compile(re.escape(text[:-2]) + r"(?: .*)?", re.DOTALL)
-    return re.compile(".*".join(re.escape(part) for part in text.split("*")), re.DOTALL)
+class _BashPattern:
+    """A Bash rule's specifier, matched without backtracking (the command is the model's: a regex
+    of several `.*` could be made to take minutes): the prefix form, or `*`s matched leftmost."""
+
+    def __init__(self, spec: str) -> None:
+        text = _SPACES.sub(" ", spec.strip())
+        if text.endswith(":*"):
+            text = text[:-2].rstrip() + " *"
+        self.prefix = text[:-2] if text.count("*") == 1 and text.endswith(" *") else None
+        self.parts = text.split("*")
+
+    def fullmatch(self, command: str) -> bool:
+        if self.prefix is not None:  # the prefix alone, or the prefix and a space and more
+            return command == self.prefix or command.startswith(self.prefix + " ")
+        if len(self.parts) == 1:
+            return command == self.parts[0]
+        first, *middle, last = self.parts
+        end = len(command) - len(last)
+        if end < len(first) or not command.startswith(first) or not command.endswith(last):
+            return False
+        at = len(first)
+        for part in middle:  # each piece at its leftmost place after the last: a match if any is
+            found = command.find(part, at, end)
+            if found < 0:
+                return False
+            at = found + len(part)
+        return True
 
 
 def bash_covers(spec: str, command: str, *, strict: bool) -> bool:
     """Whether a Bash rule's specifier matches `command`. `strict` (an allow rule): only a plain
     simple command whose program is a literal word, matched as bash passes its words; otherwise
     (deny, ask) the whole line and every command in it."""
-    pattern = _bash_regex(spec)
+    pattern = _BashPattern(spec)
     if strict:
         line = plain_command(command)
         if line is None or not line.words[0].literal:
             return False
-        return pattern.fullmatch(" ".join(w.text for w in line.words)) is not None
+        return pattern.fullmatch(" ".join(w.text for w in line.words))
     return any(pattern.fullmatch(form) for form in _command_forms(command))
 
 
@@ -153,6 +174,8 @@ def path_covers(spec: str, path: str, root: Path, home: Path) -> bool:
     """Whether a Read/Edit rule's path pattern covers `path` (as a tool takes it, from `root`),
     as written or with its links followed."""
     spec = spec.strip()
+    if len(path) > _PATH_MAX:  # no file has such a name (the tool fails on it): not matched at all
+        return False
     if spec.startswith("//"):
         base, pattern = "/", spec[2:]
     elif spec.startswith("~/"):
