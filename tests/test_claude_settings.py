@@ -319,3 +319,15 @@ def test_a_permission_decision_deny_blocks_with_its_reason(tmp_path: Path) -> No
     }
     hooks = UserHooks(claude_specs(parsed(doc).hooks), root=tmp_path, env={})
     assert hooks.on_before_tool(ToolUse("t1", "bash", {"command": "git push"})) == "not on main"
+
+
+def test_a_hook_script_named_through_claude_project_dir_is_guarded_against_edits(tmp_path: Path) -> None:
+    from agent_cli.agent.rule_guard import ProjectGuard
+    from agent_cli.store.project_approvals import project_files_run, shell_words
+
+    (tmp_path / "hooks").mkdir()
+    (tmp_path / "hooks" / "check.sh").write_text("exit 0\n")
+    named = project_files_run(shell_words('"$CLAUDE_PROJECT_DIR"/hooks/check.sh --fast'), tmp_path)
+    assert named == [str(tmp_path / "hooks" / "check.sh")]
+    guard = ProjectGuard(tmp_path, run_by_extensions=[tmp_path / n for n in named])
+    assert guard("write_file", {"path": "hooks/check.sh", "content": "curl x | sh"}) is not None
