@@ -29,7 +29,7 @@ from agent_cli.agent.hooks import Hooks, PromptVerdict
 from agent_cli.context.gate import OPEN, CompactGate, skippable
 from agent_cli.core.events import CompactEvent, CompactLayer, CompactTrigger, Event, HookOutput, WarningEvent
 from agent_cli.core.messages import ToolResult, ToolUse
-from agent_cli.hooks_user.claude_hooks import claude_fields, claude_subject
+from agent_cli.hooks_user.claude_hooks import CLAUDE_ONLY, claude_fields, claude_subject
 from agent_cli.hooks_user.config import HookEventName, HookSpec
 from agent_cli.hooks_user.outcome import HookOutcome, interpret
 from agent_cli.hooks_user.process import run_hook
@@ -86,7 +86,8 @@ class UserHooks(Hooks):
         return PromptVerdict(context=self._context(done))
 
     def on_before_tool(self, use: ToolUse) -> str | None:
-        done = self._fire("PreToolUse", use.name, {"tool_name": use.name, "tool_input": dict(use.input)})
+        fields = {"tool_name": use.name, "tool_input": dict(use.input), "tool_use_id": use.id}
+        done = self._fire("PreToolUse", use.name, fields)
         blocked = _blocked(done)
         if blocked is None:
             return None
@@ -94,7 +95,12 @@ class UserHooks(Hooks):
 
     def on_post_tool(self, use: ToolUse, result: ToolResult) -> ToolResult:
         response = {"content": result.content, "is_error": result.is_error}
-        fields = {"tool_name": use.name, "tool_input": dict(use.input), "tool_response": response}
+        fields = {
+            "tool_name": use.name,
+            "tool_input": dict(use.input),
+            "tool_response": response,
+            "tool_use_id": use.id,
+        }
         done = self._fire("PostToolUse", use.name, fields)
         notes = [o.reason for o in done if o.action == "block" and o.reason] + [
             o.context for o in done if o.context
@@ -152,7 +158,7 @@ class UserHooks(Hooks):
         if not chosen:
             return []
         ours = self._common(event) | dict(fields)
-        payloads = {"agent": _payload(ours)}
+        payloads = {"agent": _payload({k: v for k, v in ours.items() if k not in CLAUDE_ONLY})}
         if any(s.dialect == "claude" for s in chosen):
             payloads["claude"] = _payload(claude_fields(ours, self._root))
         done: list[HookOutcome] = []
