@@ -96,7 +96,14 @@ def open_session(
     hook_specs, hook_notices = hooks_to_run(claude.hooks, approvals, ask=ask, yes=settings.approvals.yes)
     sandbox = _confinement(settings, env)
     # The user's commands on the loop's events; a project's (approved) ones in the sandbox when it is on.
-    hooks = UserHooks(hook_specs, root=root, env=env, sandbox=sandbox if sandbox.active else None)
+    mode = ModeState(settings.approvals.mode)
+    hooks = UserHooks(
+        hook_specs,
+        root=root,
+        env=env,
+        sandbox=sandbox if sandbox.active else None,
+        permission_mode=lambda: mode.mode,
+    )
     tools = default_tools()
     instructions = read_project_instructions(root)
     notices = [*settings.notices, *instructions.notices, *claude.notices, *hook_notices]
@@ -158,7 +165,6 @@ def open_session(
             secret_spans=redactor.spans,
             sandbox=sandbox if sandbox.active else None,
         )
-        mode = ModeState(settings.approvals.mode)
         watch = FileWatch(root, assembly.snapshots(log), log)  # for /rewind: what the tools change
         loop = AgentLoop(
             provider=model.provider,

@@ -302,6 +302,7 @@ def test_a_claude_hook_is_matched_by_claude_names_and_told_claude_codes_json(tmp
     assert write["tool_name"] == "Write"
     assert write["tool_input"] == {"file_path": str(tmp_path / "a.txt"), "content": "x"}
     assert write["session_id"] == "s1" and write["cwd"] == str(tmp_path) and write["tool_use_id"] == "t1"
+    assert write["permission_mode"] == "default"
     assert bash["tool_name"] == "Bash" and bash["tool_input"] == {"command": "rm -rf x"}
 
 

@@ -5,8 +5,9 @@
 run beside the TOML ones, at the same points, in the order of the files (the user's first), and
 a project's wait for the same approval as a project's TOML hooks (`trust.py`). What differs is
 what they are told: `claude_fields` writes an event's fields as Claude Code sends them (no
-`event` key; `tool_use_id`; `tool_name` and `tool_input` under Claude Code's names, `file_path` absolute;
-PreCompact's focus as `custom_instructions`), and the subject a matcher sees is the tool's Claude
+`event` key; `tool_use_id` and `permission_mode`, which ours are not sent; `tool_name` and
+`tool_input` under Claude Code's names, `file_path` absolute; PreCompact's focus as
+`custom_instructions`), and the subject a matcher sees is the tool's Claude
 Code name (`Bash`, `Edit`, `mcp__server__tool`). What a run means is read the same way for
 both (outcome.py, Claude Code's exit codes and JSON).
 """
@@ -24,7 +25,8 @@ from agent_cli.tools.claude_names import claude_input, claude_name
 __all__ = ["CLAUDE_ONLY", "TOOL_EVENTS", "claude_fields", "claude_specs", "claude_subject"]
 
 TOOL_EVENTS = frozenset({"PreToolUse", "PostToolUse"})
-CLAUDE_ONLY = frozenset({"tool_use_id"})  # fields only Claude Code's hooks are sent (ours stay as they were)
+# Fields only Claude Code's hooks are sent (the TOML hooks' stdin stays as it was).
+CLAUDE_ONLY = frozenset({"tool_use_id", "permission_mode"})
 
 
 def claude_specs(hooks: Sequence[ClaudeHook]) -> tuple[HookSpec, ...]:

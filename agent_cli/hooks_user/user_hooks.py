@@ -21,7 +21,7 @@ they print for the user and what went wrong become events, kept until the loop t
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Protocol
 
@@ -59,8 +59,10 @@ class UserHooks(Hooks):
         root: Path,
         env: Mapping[str, str],
         sandbox: Confinement | None = None,
+        permission_mode: Callable[[], str] = lambda: "default",
     ) -> None:
         self.specs = tuple(specs)
+        self._permission_mode = permission_mode  # the approval mode now (Claude Code's hooks are told)
         self._sandbox = sandbox  # the session's, when on: a project's hooks run in it
         self._root = root
         self._env = dict(env)
@@ -184,6 +186,7 @@ class UserHooks(Hooks):
             "session_id": place.id if place is not None else "",
             "cwd": str(self._root),
             "transcript_path": str(place.transcript_path) if place is not None else "",
+            "permission_mode": self._permission_mode(),
         }
 
     def _context(self, done: list[HookOutcome]) -> str:
