@@ -332,3 +332,10 @@ def test_a_hook_script_named_through_claude_project_dir_is_guarded_against_edits
     assert named == [str(tmp_path / "hooks" / "check.sh")]
     guard = ProjectGuard(tmp_path, run_by_extensions=[tmp_path / n for n in named])
     assert guard("write_file", {"path": "hooks/check.sh", "content": "curl x | sh"}) is not None
+
+
+def test_a_matcher_on_an_event_claude_code_matches_nothing_on_is_ignored(tmp_path: Path) -> None:
+    rec = Recorder(tmp_path)
+    doc = {"hooks": {"UserPromptSubmit": [{"matcher": "Bash", "hooks": [{"command": rec.command("CTX")}]}]}}
+    hooks = UserHooks(claude_specs(parsed(doc).hooks), root=tmp_path, env={})
+    assert hooks.on_user_prompt("hi").context == "CTX"

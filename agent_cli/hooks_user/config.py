@@ -48,6 +48,7 @@ _CONFIG_BYTES = 256 * 1024  # as much as the config's loader reads of a file
 _KEYS = ("matcher", "command", "timeout")
 _EVERY = ("", "*")  # Claude Code's word for "every tool", as an empty matcher
 _NAMES = re.compile(r"[A-Za-z0-9_|]+")  # a Claude Code matcher of names: exact, not a regex
+_UNMATCHED = frozenset({"UserPromptSubmit", "Stop", "SessionEnd"})  # events with nothing to match
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +70,8 @@ class HookSpec:
         if self.matcher in _EVERY:
             return True
         if self.dialect == "claude":
+            if self.event in _UNMATCHED:  # Claude Code ignores a matcher on these events
+                return True
             if _NAMES.fullmatch(self.matcher):
                 return subject in self.matcher.split("|")
             return re.search(self.matcher, subject) is not None
