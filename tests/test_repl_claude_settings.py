@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from agent_cli.testing.fakeserver import FakeModelServer, Reply
+from agent_cli.testing.fakeserver import FakeModelServer, Reply, ToolCallSpec
 from tests.e2e import agent_env
 from tests.reliability.procs import ANSI, expect, spawn_repl
 
@@ -116,3 +116,25 @@ def test_a_projects_claude_hooks_are_asked_for_with_their_file_then_run(
     assert marker.read_text() == "started\n"
     first = fake_server.requests[-1].body["messages"][0]["content"]
     assert [b["text"] for b in first] == ["hi", "CLAUDE-START"]
+
+
+def test_an_ask_rule_asks_under_yes_and_says_which_rule(tmp_path: Path, fake_server: FakeModelServer) -> None:
+    home = tmp_path / "home"
+    (home / ".claude").mkdir(parents=True)
+    (home / ".claude" / "settings.json").write_text(json.dumps({"permissions": {"ask": ["Bash(touch:*)"]}}))
+    fake_server.queue(
+        Reply("Touching.", tool_calls=[ToolCallSpec("bash", {"command": "touch made"})]), Reply("Made it.")
+    )
+    child = start(tmp_path, fake_server, "--yes")
+    try:
+        child.send("make the file\r")
+        question = expect(child, r"\[y\]es")
+        assert "the permission rule Bash(touch:*) in" in question.replace("\r\n", "")
+        assert not (tmp_path / "project" / "made").exists()
+        child.send("y")
+        expect(child, "Made it.")
+        assert (tmp_path / "project" / "made").exists()
+        child.send("/exit\r")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
