@@ -109,6 +109,7 @@ def test_a_projects_claude_hooks_are_asked_for_with_their_file_then_run(
         expect(child, "auto-compact at ")
         child.send("hi\r")
         expect(child, "Hello from the model")
+        expect(child, "auto-compact at ")  # the prompt is back
         child.send("/exit\r")
         child.expect(pexpect.EOF)
     finally:
