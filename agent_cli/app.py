@@ -205,7 +205,8 @@ def open_session(
             pins=pins,
             watch=watch,
             mode=mode,
-            hook_lines=[_hook_line(h) for h in hook_specs],
+            hook_lines=[_hook_line(h) for h in hook_specs]
+            + [f"{_hook_line(h)}  awaiting approval: not run" for h in claude.hooks if h not in hook_specs],
             sandbox_line=sandbox.status(),
             permission_lines=permission_lines(settings, claude.settings),
         )

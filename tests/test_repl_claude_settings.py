@@ -21,7 +21,7 @@ pytestmark = pytest.mark.e2e
 FAKE_SERVER = {"default": Reply("Hello from the model.")}
 
 
-def start(tmp_path: Path, server: FakeModelServer, *args: str) -> Any:
+def start(tmp_path: Path, server: FakeModelServer, *args: str, answer: str = "") -> Any:
     project = tmp_path / "project"
     project.mkdir(exist_ok=True)
     env = agent_env(tmp_path / "home", server)
@@ -35,6 +35,9 @@ def start(tmp_path: Path, server: FakeModelServer, *args: str) -> Any:
         encoding="utf-8",
         timeout=30,
     )
+    if answer:  # the project's hooks are asked for first
+        expect(child, "Run them in this project")
+        child.send(answer)
     expect(child, "auto-compact at ")
     return child
 
@@ -56,24 +59,31 @@ def test_hooks_and_permissions_list_what_is_in_force_and_where_from(
     project = tmp_path / "project"
     (project / ".claude").mkdir(parents=True)
     (project / ".claude" / "settings.json").write_text(
-        json.dumps({"permissions": {"allow": ["Bash(curl:*)"], "ask": ["Bash(git push:*)"]}})
+        json.dumps(
+            {
+                "permissions": {"allow": ["Bash(curl:*)"], "ask": ["Bash(git push:*)"]},
+                "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "echo theirs"}]}]},
+            }
+        )
     )
     config = home / ".config" / "agent-cli"
     config.mkdir(parents=True)
     (config / "config.toml").write_text(
         '[approvals]\nallow = ["ls"]\n\n[[hooks.Stop]]\ncommand = "true"\n'
     )
-    child = start(tmp_path, fake_server)
+    child = start(tmp_path, fake_server, answer="n")
     try:
         child.send("/hooks\r")
-        hooks = expect(child, r"hooks\.PreToolUse\[0\]\.hooks\[0\]\)").replace("\r", "")
+        hooks = expect(child, "awaiting approval: not run").replace("\r", "")  # the last line
         child.send("/permissions\r")
         permissions = expect(child, r"allow: Bash\(curl:\*\)").replace("\r", "")
         assert "mode: default" in permissions
         settings = str(home / ".claude" / "settings.json")
         assert "Stop: true  (" in hooks and "config.toml" in hooks
         # The command as the file has it, its escape sequence written out, and the file named.
-        assert f"PreToolUse [Bash]: ./guard.sh \\x1b]0;owned\\x07  ({settings}: " in hooks
+        entry = "hooks.PreToolUse[0].hooks[0]"
+        assert f"PreToolUse [Bash]: ./guard.sh \\x1b]0;owned\\x07  ({settings}: {entry})" in hooks
+        assert "Stop: echo theirs  (.claude/settings.json: hooks.Stop[0].hooks[0])" in hooks  # not run
         assert "allow (approvals.allow in your config): ls" in permissions
         assert f"deny: Read(./secrets/**)  ({settings})" in permissions
         assert "ask: Bash(git push:*)  (.claude/settings.json)" in permissions
