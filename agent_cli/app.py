@@ -21,12 +21,15 @@ from agent_cli.agent.approvals import (
     HeadlessApprover,
     InteractiveApprover,
 )
+from agent_cli.agent.claude_rules import SettingsRules
 from agent_cli.agent.file_watch import FileWatch
 from agent_cli.agent.loop import AgentLoop
 from agent_cli.agent.modes import ModalApprover, ModeState
 from agent_cli.agent.rule_guard import ProjectGuard, RuleGuard
 from agent_cli.agent.skill_trust import skills_to_offer
 from agent_cli.app_assembly import Assembly, ProviderFactory, model_limits
+from agent_cli.app_claude import claude_files, permission_lines
+from agent_cli.config.claude_settings import PermissionRule
 from agent_cli.config.settings import Settings
 from agent_cli.context.engine import ContextEngine
 from agent_cli.context.protocol import Frame
@@ -94,12 +97,18 @@ def open_session(
     redactor = Redactor([k for k in keys if k])
     root = settings.project_root
     approvals = ProjectApprovals.for_user(env, root)
-    hook_specs, hook_notices = hooks_to_run(
-        load_hooks(settings.tables), approvals, ask=ask, yes=settings.approvals.yes
-    )
+    claude = claude_files(root, env, load_hooks(settings.tables))  # Claude Code's settings files
+    hook_specs, hook_notices = hooks_to_run(claude.hooks, approvals, ask=ask, yes=settings.approvals.yes)
     sandbox = _confinement(settings, env)
     # The user's commands on the loop's events; a project's (approved) ones in the sandbox when it is on.
-    hooks = UserHooks(hook_specs, root=root, env=env, sandbox=sandbox if sandbox.active else None)
+    mode = ModeState(settings.approvals.mode)
+    hooks = UserHooks(
+        hook_specs,
+        root=root,
+        env=env,
+        sandbox=sandbox if sandbox.active else None,
+        permission_mode=lambda: mode.mode,
+    )
     # Background commands' whole logs go to the archive when they end (recall finds them).
     background = BackgroundShells(
         save=lambda label, text: _archived(engine, label, text), spans=redactor.spans
@@ -111,7 +120,7 @@ def open_session(
     if skills:
         tools.add(SkillTool({s.name: s.body for s in skills}))
     skill_list, unlisted = listing(skills)
-    notices = [*settings.notices, *instructions.notices, *hook_notices]
+    notices = [*settings.notices, *instructions.notices, *claude.notices, *hook_notices]
     notices += [*found.notices, *skill_notices, *unlisted]
     unconfined_line = sandbox.start_line(yes=settings.approvals.yes)
     if unconfined_line is not None:
@@ -172,7 +181,6 @@ def open_session(
             sandbox=sandbox if sandbox.active else None,
             save_text=lambda label, text: _archived(engine, label, text),
         )
-        mode = ModeState(settings.approvals.mode)
         watch = FileWatch(root, assembly.snapshots(log), log)  # for /rewind: what the tools change
         loop = AgentLoop(
             provider=model.provider,
@@ -180,7 +188,16 @@ def open_session(
             context=engine,
             system=system,
             log=log,
-            approver=_approver(settings, ask, tools, mode, _files_run(root, hook_specs, settings), sandbox),
+            approver=_approver(
+                settings,
+                ask,
+                tools,
+                mode,
+                _files_run(root, hook_specs, settings),
+                sandbox,
+                claude.settings.rules,
+                env,
+            ),
             tool_context=tool_context,
             hooks=hooks,
             max_iterations=settings.tools.max_iterations,
@@ -204,9 +221,11 @@ def open_session(
             pins=pins,
             watch=watch,
             mode=mode,
-            hook_lines=[_hook_line(h) for h in hook_specs],
+            hook_lines=[_hook_line(h) for h in hook_specs]
+            + [f"{_hook_line(h)}  awaiting approval: not run" for h in claude.hooks if h not in hook_specs],
             sandbox_line=sandbox.status(),
             background=background,
+            permission_lines=permission_lines(settings, claude.settings),
         )
         hooks.follow(session)
     except BaseException:
@@ -281,10 +300,13 @@ def _approver(
     mode: ModeState,
     run_files: list[Path],
     sandbox: Confinement,
+    rules: Sequence[PermissionRule] = (),
+    env: Mapping[str, str] | None = None,
 ) -> Approver:
-    """The approval mode first (agent.modes), then the user's answers, or headless the allow-list;
-    `run_files` (the project files hooks and servers run) and the files that run commands ask;
-    every command too where the sandbox is wanted but missing."""
+    """Claude Code's permission rules first (agent.claude_rules: a deny always wins), then the
+    approval mode (agent.modes), then the user's answers, or headless the allow-list; `run_files`
+    (the project files hooks and servers run) and the files that run commands ask; every command
+    too where the sandbox is wanted but missing."""
     allow = settings.approvals.allow
     web = settings.web.allow_hosts
     project = ProjectGuard(
@@ -298,7 +320,14 @@ def _approver(
         inner = InteractiveApprover(
             ask, allow, approval_of=tools.approval, guard=guard, sandboxed=sandbox.active, allow_hosts=web
         )
-    return ModalApprover(inner, mode, approval_of=tools.approval, effect_of=tools.effect, guard=guard)
+    modal = ModalApprover(inner, mode, approval_of=tools.approval, effect_of=tools.effect, guard=guard)
+    if not rules:
+        return modal
+    root = settings.project_root
+    home = home_dir(env or {})
+    return SettingsRules(
+        modal, rules, root=root, home=home, ask=ask, guard=guard, mode=mode, approval_of=tools.approval
+    )
 
 
 def _hook_line(hook: HookSpec) -> str:

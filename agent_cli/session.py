@@ -19,7 +19,8 @@ runner act only through its methods:
     usage_log           /cost
     redact(text)        what of a text may be stored (the REPL's input history): secrets replaced
     extension_report()  /mcp: the MCP servers, their state and their tools
-    hook_lines          /status: the user's hooks in force, one line each
+    hook_lines          /status, /hooks: the user's hooks in force, one line each
+    permission_lines    /permissions: the rules in force, each with the file it came from
     changes()           /diff: what the session changed in the files, as diffs
     rewind_points()     /rewind: this session's prompts, numbered from 1, and what each turn changed
     rewind(n, ...)      /rewind N [--chat|--code]: conversation and files back to before prompt N
@@ -93,11 +94,13 @@ class AgentSession:
         hook_lines: Sequence[str] = (),
         sandbox_line: str = "off",
         background: BackgroundShells | None = None,
+        permission_lines: Sequence[str] = (),
     ) -> None:
         self.settings = settings
         self.background = background or BackgroundShells()  # bash's run_in_background (/ps, /stop)
         self.sandbox_line = sandbox_line  # the sandbox's mode and the probe's verdict (for /status)
         self.hook_lines = tuple(hook_lines)  # the hooks in force, described (for /status)
+        self.permission_lines = tuple(permission_lines)  # the rules in force (for /permissions)
         self.mode = mode or ModeState()  # the approval mode (agent.modes): Shift+Tab in the REPL
         self._extensions = extensions
         self._watch = watch  # what the tools change in the files, recorded for /rewind

@@ -5,6 +5,8 @@
     process.py     one command run: JSON on stdin, its own process group, a timeout, capped output
     outcome.py     what a run means: go on, block (with the reason), or a warning (pure)
     user_hooks.py  `UserHooks`, the `agent.hooks.Hooks` that runs them at each point
+    claude_hooks.py  the hooks of Claude Code's settings files: specs of their own dialect, told
+                   Claude Code's stdin (its tool names and input fields)
 
 They are a second consumer of the loop's hook surface, beside the panels that render events.
 """

@@ -26,7 +26,7 @@ from agent_cli.config.schema import closest
 from agent_cli.core.errors import ConfigError
 from agent_cli.store.file_reads import UnreadableFile, read_user_file
 
-__all__ = ["DEFAULT_TIMEOUT", "EVENTS", "HookEventName", "HookSpec", "load_hooks"]
+__all__ = ["DEFAULT_TIMEOUT", "EVENTS", "Dialect", "HookEventName", "HookSpec", "load_hooks"]
 
 HookEventName: TypeAlias = Literal[
     "SessionStart",
@@ -39,11 +39,16 @@ HookEventName: TypeAlias = Literal[
     "SessionEnd",
 ]
 EVENTS: tuple[str, ...] = get_args(HookEventName)
+# Whose conventions a hook follows: ours (`[[hooks.EVENT]]`: `event` and our tool names on stdin,
+# a regex on the whole name) or Claude Code's (its settings files: its tool names and input).
+Dialect: TypeAlias = Literal["agent", "claude"]
 DEFAULT_TIMEOUT = 60.0
 MAX_TIMEOUT = 3600.0
 _CONFIG_BYTES = 256 * 1024  # as much as the config's loader reads of a file
 _KEYS = ("matcher", "command", "timeout")
 _EVERY = ("", "*")  # Claude Code's word for "every tool", as an empty matcher
+_NAMES = re.compile(r"[A-Za-z0-9_|]+")  # a Claude Code matcher of names: exact, not a regex
+_UNMATCHED = frozenset({"UserPromptSubmit", "Stop", "SessionEnd"})  # events with nothing to match
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,21 +61,34 @@ class HookSpec:
     timeout: float = DEFAULT_TIMEOUT
     project: bool = False  # from the project's own `.agent/config.toml`: runs only once approved
     where: str = ""  # `file:line` of its table, for messages
+    dialect: Dialect = "agent"
 
     def matches(self, subject: str) -> bool:
-        """Whether this hook runs for `subject` (a tool name, a trigger, a source)."""
+        """Whether this hook runs for `subject` (a tool name in the hook's own dialect, a trigger,
+        a source). Claude Code's matchers: names joined by `|` match exactly, anything else is a
+        regex searched for in the name."""
         if self.matcher in _EVERY:
             return True
+        if self.dialect == "claude":
+            if self.event in _UNMATCHED:  # Claude Code ignores a matcher on these events
+                return True
+            if _NAMES.fullmatch(self.matcher):
+                return subject in self.matcher.split("|")
+            return re.search(self.matcher, subject) is not None
         return re.fullmatch(self.matcher, subject) is not None
 
     def definition(self) -> dict[str, object]:
-        """Everything that decides what runs: what an approval's fingerprint covers."""
-        return {
+        """Everything that decides what runs: what an approval's fingerprint covers (a Claude
+        Code hook's file too, so moving it between files asks again)."""
+        shape: dict[str, object] = {
             "event": self.event,
             "matcher": self.matcher,
             "command": self.command,
             "timeout": self.timeout,
         }
+        if self.dialect == "claude":
+            shape.update(dialect=self.dialect, file=self.where.split(":", 1)[0])
+        return shape
 
 
 def load_hooks(tables: tuple[RawTable, ...]) -> tuple[HookSpec, ...]:

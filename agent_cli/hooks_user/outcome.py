@@ -2,9 +2,13 @@
 
 - exit 0: go on. Its stdout, for SessionStart and UserPromptSubmit, is added to the model's
   context; for the other events it is shown to the user (dim). A JSON object on stdout says more:
-  `{"decision": "block", "reason": "..."}` blocks as exit 2 does; `additionalContext` (top level,
-  or under `hookSpecificOutput` as Claude Code writes it) is context for the model (for PreCompact:
-  appended to the summary instruction).
+  `{"decision": "block", "reason": "..."}` blocks as exit 2 does, and so do
+  `hookSpecificOutput.permissionDecision: "deny"` (its `permissionDecisionReason` the reason) and
+  `"continue": false` (`stopReason`); `additionalContext` (top level, or under
+  `hookSpecificOutput` as Claude Code writes it) is context for the model (for PreCompact:
+  appended to the summary instruction); `systemMessage` is shown to the user. A permissionDecision
+  of "allow" or "ask" changes nothing (the call was approved, or asked, before hooks run: a hook
+  never widens what runs), and `updatedInput` is not applied (the user is told).
 - exit 2: block; the reason is the hook's stderr.
 - any other exit, a timeout, a command that cannot start: a warning; the agent goes on.
 """
@@ -59,9 +63,20 @@ def interpret(spec: HookSpec, run: HookRun) -> HookOutcome:
         if spec.event in CONTEXT_EVENTS:
             return HookOutcome("go", context=out)
         return HookOutcome("go", shown=out)
+    inner = answer.get("hookSpecificOutput")
+    specific = inner if isinstance(inner, dict) else {}
     if answer.get("decision") == "block":
         return HookOutcome("block", str(answer.get("reason") or ""))
-    return HookOutcome("go", context=_additional_context(answer))
+    if specific.get("permissionDecision") == "deny":
+        return HookOutcome("block", str(specific.get("permissionDecisionReason") or ""))
+    if answer.get("continue") is False:
+        return HookOutcome("block", str(answer.get("stopReason") or answer.get("reason") or ""))
+    message = answer.get("systemMessage")
+    shown = message if isinstance(message, str) else ""
+    if "updatedInput" in specific:
+        note = "its updatedInput is not supported: the call runs as the model wrote it"
+        shown = "\n".join(t for t in (shown, f"{label(spec)}: {note}") if t)
+    return HookOutcome("go", context=_additional_context(answer), shown=shown)
 
 
 def _additional_context(answer: dict[str, object]) -> str:

@@ -1,12 +1,14 @@
 """Which hooks run: the user's own always; a project's own only once the user approved them.
 
-Hooks from the project's `.agent/config.toml` came with the repository, so they run commands the
-user has not read. Each is approved by a fingerprint of its whole definition (event, matcher,
-command, timeout: `store.project_approvals`), so a changed hook asks again. In the REPL the user
-is asked once at start, every unapproved command listed exactly (control characters written
-out), with a line for each command that runs a file of the project: the approval covers the
-command, not that file, which runs as it is each time; headless (`agent -p`) runs only approved
-ones, or all with `--yes`, and says in one line how to approve the rest.
+Hooks from the project's `.agent/config.toml` (or its Claude Code `.claude/settings.json` and
+`.claude/settings.local.json`) came with the repository, so they run commands the user has not
+read. Each is approved by a fingerprint of its whole definition (event, matcher, command,
+timeout, and for Claude Code's the file: `store.project_approvals`), so a changed hook asks
+again. In the REPL the user is asked once at start, every unapproved command listed exactly
+(control characters written out), with a line for each command that runs a file of the
+project: the approval covers the command, not that file, which runs as it is each time; headless
+(`agent -p`) runs only approved ones, or all with `--yes`, and says in one line how to approve
+the rest.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ def question(specs: Sequence[HookSpec], root: Path | None = None) -> str:
     """The one question the REPL asks: every command exactly as it would run, and the files of
     the project (`root`) a command runs, which the approval does not pin."""
     lines = [
-        f"This project's config defines {len(specs)} hook{'s' if len(specs) != 1 else ''} that run commands:"
+        f"This project's files define {len(specs)} hook{'s' if len(specs) != 1 else ''} that run commands:"
     ]
     for spec in specs:
         matcher = f" [{visible_exact(spec.matcher)}]" if spec.matcher else ""
@@ -63,7 +65,7 @@ def hooks_to_run(
     some = f"{n} project hook{'s' if n != 1 else ''}"
     if ask is None:
         note = (
-            f"{some} from .agent/config.toml not approved, so not run; approve them once by starting "
+            f"{some} from {_files(pending)} not approved, so not run; approve them once by starting "
             "`agent` in this project (the REPL asks), or run with --yes"
         )
         return tuple(s for s in specs if s not in pending), [note]
@@ -77,3 +79,9 @@ def hooks_to_run(
     except OSError as exc:
         notices.append(f"the approval of {some} could not be saved ({exc}); they run this session only")
     return tuple(specs), notices
+
+
+def _files(specs: Sequence[HookSpec]) -> str:
+    """The project files the hooks come from: `.agent/config.toml`, `.claude/settings.json`."""
+    names = [s.where.split(":", 1)[0] if s.dialect == "claude" else ".agent/config.toml" for s in specs]
+    return " and ".join(dict.fromkeys(names))

@@ -1,7 +1,8 @@
 """`UserHooks`: the loop's hook surface, running the user's hook commands at each point.
 
 Every point builds the event's JSON (always `event`, `hook_event_name`, `session_id`, `cwd`,
-`transcript_path`, then the event's own fields), runs the matching hooks one after another
+`transcript_path`, then the event's own fields; a hook from Claude Code's settings files gets it
+as Claude Code writes it, `claude_hooks.py`), runs the matching hooks one after another
 (`process.run_hook`) and reads each run (`outcome.interpret`): the first that blocks decides. What
 they print for the user and what went wrong become events, kept until the loop takes them
 (`take_events`), so a failing hook is a warning line and the session goes on.
@@ -20,7 +21,7 @@ they print for the user and what went wrong become events, kept until the loop t
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Protocol
 
@@ -28,6 +29,7 @@ from agent_cli.agent.hooks import Hooks, PromptVerdict
 from agent_cli.context.gate import OPEN, CompactGate, skippable
 from agent_cli.core.events import CompactEvent, CompactLayer, CompactTrigger, Event, HookOutput, WarningEvent
 from agent_cli.core.messages import ToolResult, ToolUse
+from agent_cli.hooks_user.claude_hooks import CLAUDE_ONLY, claude_fields, claude_subject
 from agent_cli.hooks_user.config import HookEventName, HookSpec
 from agent_cli.hooks_user.outcome import HookOutcome, interpret
 from agent_cli.hooks_user.process import run_hook
@@ -57,8 +59,10 @@ class UserHooks(Hooks):
         root: Path,
         env: Mapping[str, str],
         sandbox: Confinement | None = None,
+        permission_mode: Callable[[], str] = lambda: "default",
     ) -> None:
         self.specs = tuple(specs)
+        self._permission_mode = permission_mode  # the approval mode now (Claude Code's hooks are told)
         self._sandbox = sandbox  # the session's, when on: a project's hooks run in it
         self._root = root
         self._env = dict(env)
@@ -84,7 +88,8 @@ class UserHooks(Hooks):
         return PromptVerdict(context=self._context(done))
 
     def on_before_tool(self, use: ToolUse) -> str | None:
-        done = self._fire("PreToolUse", use.name, {"tool_name": use.name, "tool_input": dict(use.input)})
+        fields = {"tool_name": use.name, "tool_input": dict(use.input), "tool_use_id": use.id}
+        done = self._fire("PreToolUse", use.name, fields)
         blocked = _blocked(done)
         if blocked is None:
             return None
@@ -92,7 +97,12 @@ class UserHooks(Hooks):
 
     def on_post_tool(self, use: ToolUse, result: ToolResult) -> ToolResult:
         response = {"content": result.content, "is_error": result.is_error}
-        fields = {"tool_name": use.name, "tool_input": dict(use.input), "tool_response": response}
+        fields = {
+            "tool_name": use.name,
+            "tool_input": dict(use.input),
+            "tool_response": response,
+            "tool_use_id": use.id,
+        }
         done = self._fire("PostToolUse", use.name, fields)
         notes = [o.reason for o in done if o.action == "block" and o.reason] + [
             o.context for o in done if o.context
@@ -146,13 +156,17 @@ class UserHooks(Hooks):
 
     def _fire(self, event: HookEventName, subject: str, fields: Mapping[str, object]) -> list[HookOutcome]:
         """Run the hooks of `event` that match `subject`, in order, until one blocks."""
-        chosen = [s for s in self.specs if s.event == event and s.matches(subject)]
+        chosen = [s for s in self.specs if s.event == event and s.matches(_subject(s, event, subject))]
         if not chosen:
             return []
-        payload = _payload(self._common(event) | dict(fields))
+        ours = self._common(event) | dict(fields)
+        payloads = {"agent": _payload({k: v for k, v in ours.items() if k not in CLAUDE_ONLY})}
+        if any(s.dialect == "claude" for s in chosen):
+            payloads["claude"] = _payload(claude_fields(ours, self._root))
         done: list[HookOutcome] = []
         for spec in chosen:
             box = self._sandbox if spec.project else None
+            payload = payloads[spec.dialect]
             ran = run_hook(spec.command, payload, self._root, spec.timeout, self._env, sandbox=box)
             outcome = interpret(spec, ran)
             done.append(outcome)
@@ -172,6 +186,7 @@ class UserHooks(Hooks):
             "session_id": place.id if place is not None else "",
             "cwd": str(self._root),
             "transcript_path": str(place.transcript_path) if place is not None else "",
+            "permission_mode": self._permission_mode(),
         }
 
     def _context(self, done: list[HookOutcome]) -> str:
@@ -185,6 +200,11 @@ class UserHooks(Hooks):
                 self._events.append(
                     WarningEvent(message=f"a hook asked to block, which this event cannot: {o.reason}")
                 )
+
+
+def _subject(spec: HookSpec, event: str, subject: str) -> str:
+    """What the hook's matcher sees: Claude Code's hooks know our tools by Claude Code's names."""
+    return claude_subject(event, subject) if spec.dialect == "claude" else subject
 
 
 def _blocked(done: list[HookOutcome]) -> str | None:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shlex
 import stat
 from collections.abc import Iterable, Mapping
@@ -43,6 +44,8 @@ __all__ = [
 ]
 
 APPROVALS_FILE = "project-approvals.json"
+# `"$CLAUDE_PROJECT_DIR"/.claude/hooks/check.sh`: the variable a hook is run with, naming the root.
+_PROJECT_VARIABLE = re.compile(r"^\$(?:\{(?:CLAUDE|AGENT)_PROJECT_DIR\}|(?:CLAUDE|AGENT)_PROJECT_DIR\b)")
 _MAX_BYTES = 4 * 1024 * 1024
 
 
@@ -67,6 +70,7 @@ def project_files_run(words: Iterable[str], root: Path) -> list[str]:
     found: list[str] = []
     for word in words:
         value = word.split("=", 1)[1] if word.startswith("-") and "=" in word else word
+        value = _PROJECT_VARIABLE.sub(lambda _: str(root), value)  # as the hook's environment sets it
         if not value or value.startswith("-") or "\0" in value:
             continue
         try:

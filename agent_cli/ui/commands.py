@@ -219,6 +219,22 @@ def _mcp(repl: CommandHost, arg: str) -> None:
         repl.renderer.line(line)
 
 
+def _hooks(repl: CommandHost, arg: str) -> None:
+    lines = repl.session.hook_lines
+    if not lines:
+        repl.renderer.info(
+            "no hooks in force ([[hooks.EVENT]] in the config, hooks in ~/.claude/settings.json "
+            "or .claude/settings.json)"
+        )
+    for line in lines:  # (the renderer writes control characters out)
+        repl.renderer.line(line)
+
+
+def _permissions(repl: CommandHost, arg: str) -> None:
+    for line in repl.session.permission_lines or ("mode: default",):
+        repl.renderer.line(line)
+
+
 def _last(repl: CommandHost, arg: str) -> None:
     from agent_cli.ui.live_output import last_output_lines
 
@@ -291,6 +307,13 @@ COMMANDS: tuple[Command, ...] = (
         "[N] [--chat|--code]",
         "choose a prompt to go back to, or go back to before prompt N",
         session_commands.rewind,
+    ),
+    Command("hooks", "", "the hooks in force and the file each comes from", _hooks),
+    Command(
+        "permissions",
+        "",
+        "the approval mode and the allow, ask and deny rules in force, with their files",
+        _permissions,
     ),
     Command("last", "", "the last tool's whole output (Ctrl+O at the prompt)", _last),
     Command(
