@@ -339,3 +339,14 @@ def test_a_matcher_on_an_event_claude_code_matches_nothing_on_is_ignored(tmp_pat
     doc = {"hooks": {"UserPromptSubmit": [{"matcher": "Bash", "hooks": [{"command": rec.command("CTX")}]}]}}
     hooks = UserHooks(claude_specs(parsed(doc).hooks), root=tmp_path, env={})
     assert hooks.on_user_prompt("hi").context == "CTX"
+
+
+def test_webfetch_domain_rules_allow_and_deny_a_host() -> None:
+    allow = approver(rules("WebFetch(domain:docs.python.org)"), HeadlessApprover())
+    assert allow.decide("web_fetch", {"url": "https://docs.python.org/3/"}).allowed
+    assert not allow.decide("web_fetch", {"url": "https://pypi.org/"}).allowed  # asked: refused headless
+    assert not allow.decide("web_fetch", {"url": "https://docs.python.org.evil.test/"}).allowed
+    deny = approver(rules("WebFetch(domain:tracker.test)", kind="deny"), AutoApprover())
+    assert not deny.decide("web_fetch", {"url": "http://TRACKER.test/x"}).allowed
+    assert deny.decide("web_fetch", {"url": "http://docs.test/x"}).allowed
+    assert inert_reason(rules("WebFetch(domain:a.test)")[0]) is None

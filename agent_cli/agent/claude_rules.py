@@ -37,7 +37,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from agent_cli.agent.approvals import WHY_ASKED, ApprovalOf, Approver, Asker, Decision, Instead
+from agent_cli.agent.approvals import WHY_ASKED, ApprovalOf, Approver, Asker, Decision, Instead, url_host
 from agent_cli.agent.modes import ModeState
 from agent_cli.agent.rule_guard import RuleGuard
 from agent_cli.agent.shell_words import plain_command
@@ -63,6 +63,8 @@ def inert_reason(rule: PermissionRule) -> str | None:
         if rule.kind == "allow" and (spec is None or not spec.strip() or spec.strip().startswith("*")):
             return "an allow rule must name the program (agent-cli allows commands by prefix only)"
         return None
+    if rule.tool == "WebFetch" and spec is not None and spec.strip().startswith("domain:"):
+        return None
     if spec is not None and spec.strip() not in ("", "*") and rule.tool not in _PATH_TOOLS:
         return f"agent-cli does not read a specifier for {rule.tool}"
     return None
@@ -78,6 +80,9 @@ def rule_covers(rule: PermissionRule, name: str, args: Mapping[str, Any], root: 
     if rule.tool == "Bash":
         command = args.get("command")
         return isinstance(command, str) and bash_covers(spec, command, strict=rule.kind == "allow")
+    if rule.tool == "WebFetch":  # `WebFetch(domain:docs.python.org)`: that host, as the URL names it
+        domain = spec.strip().removeprefix("domain:").strip().rstrip(".").lower()
+        return bool(domain) and url_host(args) == domain
     where = path_argument(name, args)
     return where is not None and path_covers(spec, where, root, home)
 

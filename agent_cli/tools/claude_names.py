@@ -1,7 +1,9 @@
 """Our tools under Claude Code's names: what its hook matchers, hook input and permission rules say.
 
     bash -> Bash        read_file -> Read     write_file -> Write    edit_file -> Edit
-    glob -> Glob        grep -> Grep          mcp__server__tool: the same name in both
+    glob -> Glob        grep -> Grep          web_fetch -> WebFetch  skill -> Skill
+    bash_output -> BashOutput                 kill_shell -> KillShell (KillBash in older releases)
+    mcp__server__tool: the same name in both
 
 A tool Claude Code has no name for (recall, compact) keeps ours. A call's input is given with
 Claude Code's field names where they differ: the file tools' `path` is `file_path`, absolute as
@@ -26,6 +28,10 @@ CLAUDE_NAMES: Mapping[str, str] = {
     "edit_file": "Edit",
     "glob": "Glob",
     "grep": "Grep",
+    "web_fetch": "WebFetch",
+    "bash_output": "BashOutput",
+    "kill_shell": "KillShell",
+    "skill": "Skill",
 }
 # A rule's tool -> our tools it covers.
 _RULE_TOOLS: Mapping[str, tuple[str, ...]] = {
@@ -36,6 +42,11 @@ _RULE_TOOLS: Mapping[str, tuple[str, ...]] = {
     "MultiEdit": ("edit_file",),
     "Glob": ("glob",),
     "Grep": ("grep",),
+    "WebFetch": ("web_fetch",),
+    "BashOutput": ("bash_output",),
+    "KillShell": ("kill_shell",),
+    "KillBash": ("kill_shell",),
+    "Skill": ("skill",),
 }
 _PATH_KEYS = {"read_file": "path", "write_file": "path", "edit_file": "path", "grep": "path"}
 
