@@ -61,6 +61,7 @@ from agent_cli.context.thresholds import Thresholds
 from agent_cli.core.errors import AgentError
 from agent_cli.core.events import Event, WarningEvent
 from agent_cli.core.messages import Message, ToolResult, ToolUse, Usage, new_id
+from agent_cli.core.text import visible
 from agent_cli.prompt.pins import Pin, PinBoard, logged_pins, section
 from agent_cli.prompt.skills import logged_skills
 from agent_cli.session_parts import Extensions, ModelParts, Parts
@@ -68,7 +69,8 @@ from agent_cli.store.compactions import UNCOMPACT
 from agent_cli.store.log_records import LogRecord, last_usage, read_log
 from agent_cli.store.session_log import SessionLog
 from agent_cli.store.sessions import resolve_session_id
-from agent_cli.tools.background import BackgroundShells
+from agent_cli.tools.background import TOPIC as BACKGROUND_TOPIC
+from agent_cli.tools.background import BackgroundShells, died_with, running_record
 from agent_cli.tools.base import ToolOutput, ToolRegistry
 from agent_cli.tools.registry import BASH
 
@@ -120,6 +122,7 @@ class AgentSession:
         self._set_pins(logged=list(pins) != [])
         self._loop.restore_skills(logged_skills(records))
         self._restore_anchor(records)
+        self._background_died(records)
 
     # ---- what the shells show ----------------------------------------------------
 
@@ -381,6 +384,18 @@ class AgentSession:
             self._loop.replace_history(before_prompt(self._loop.history, records, point), "rewind")
             self._engine.restart()
         return Rewound(point, chat, restored)
+
+    def _background_died(self, records: Sequence[LogRecord]) -> None:
+        """Say which background commands an earlier run of this session left when it ended; from
+        now on, log which run (`background` state records)."""
+        died = died_with(records)
+        if died:
+            shown = "; ".join(f"{i}: {' '.join(visible(c).split())[:80]}" for i, c in died)
+            self.warnings += (
+                WarningEvent(message=f"background commands that ended with the earlier session: {shown}"),
+            )
+            self._log.log_state(BACKGROUND_TOPIC, running_record([]))
+        self.background.watch(lambda states: self._log.log_state(BACKGROUND_TOPIC, running_record(states)))
 
     def close(self) -> None:
         try:

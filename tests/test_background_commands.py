@@ -177,3 +177,60 @@ def test_agent_p_starts_a_background_command_and_ends_it_when_it_exits(tmp_path:
     assert _alive_with(token) == []  # ended with the session
     logs = [p.read_text() for p in (project / ".transcripts").glob("*/output-*.txt")]
     assert any(f"SERVING-{token}" in log for log in logs)  # archived whole, for recall
+
+
+def test_the_log_says_which_commands_run_and_which_died_with_a_session(tmp_path: Path) -> None:
+    from agent_cli.store.log_records import StateRecord
+    from agent_cli.tools.background import TOPIC, died_with, running_record
+
+    logged: list[list[str]] = []
+    shells = BackgroundShells()
+    shells.watch(lambda states: logged.append([s.shell_id for s in states if s.running]))
+    shells.start("exec sleep 1000", tmp_path)
+    shells.start("true", tmp_path)
+    _until(lambda: not shells.get("bg2").state().running)
+    shells.close(grace=0.2)
+    assert logged[0] == ["bg1"] and logged[-1] == [] and ["bg1"] in logged
+    record = running_record(shells.states())
+    assert record == {"running": []}
+    planted = StateRecord("r1", "t", TOPIC, {"running": [{"id": "bg3", "command": "npm run dev"}, {"id": 7}]})
+    assert died_with([planted]) == [("bg3", "npm run dev")]
+    assert died_with([planted, StateRecord("r2", "t", TOPIC, {"running": []})]) == []
+
+
+@pytest.mark.e2e
+def test_continue_after_the_agent_was_killed_names_the_background_commands_that_died(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+
+    from agent_cli.testing.fakeserver import FakeModelServer, Reply, ToolCallSpec
+    from tests.e2e import agent_cmd, agent_env, run_agent
+
+    token = secrets.token_hex(6)
+    project, home = tmp_path / "proj", tmp_path / "home"
+    project.mkdir()
+    with FakeModelServer() as server:
+        server.queue(
+            Reply(tool_calls=[ToolCallSpec("bash", {"command": _held(token), "run_in_background": True})]),
+            Reply(tool_calls=[ToolCallSpec("bash", {"command": "touch waiting; sleep 600", "timeout": 600})]),
+            Reply("never sent"),
+        )
+        env = agent_env(home, server)
+        agent = subprocess.Popen(
+            agent_cmd("-p", "start it", "--yes"),
+            cwd=project,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            _until(lambda: (project / "waiting").exists())
+            agent.send_signal(signal.SIGKILL)
+        finally:
+            agent.wait()
+        server.queue(Reply("back"))
+        again = run_agent(["--continue", "-p", "and now?"], project, env)
+    assert again.returncode == 0, again.stderr
+    assert "background commands that ended with the earlier session: bg1: sh -c" in again.stderr
+    _until(lambda: _alive_with(token) == [])

@@ -24,15 +24,27 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agent_cli.store.log_records import LogRecord, StateRecord
 from agent_cli.tools import children
 from agent_cli.tools.bash import CHUNK_BYTES, KILL_GRACE_SECONDS, HeadTail, Spans
 from agent_cli.tools.confine import Confinement
 
-__all__ = ["ARCHIVE_CAP", "MAX_SHELLS", "BackgroundShell", "BackgroundShells", "ShellState"]
+__all__ = [
+    "ARCHIVE_CAP",
+    "MAX_SHELLS",
+    "TOPIC",
+    "BackgroundShell",
+    "BackgroundShells",
+    "ShellState",
+    "died_with",
+    "running_record",
+]
+
+TOPIC = "background"  # the session log's state record: the commands running, after each change
 
 MAX_SHELLS = 16  # running at once; a model that starts more is told to stop one first
 ARCHIVE_CAP = 8 * 1024 * 1024  # bytes of a command's log saved whole; beyond, its head and tail
@@ -148,6 +160,17 @@ class BackgroundShells:
         self._shells: dict[str, BackgroundShell] = {}
         self._count = 0
         self._lock = threading.Lock()
+        self._on_change: Callable[[list[ShellState]], None] | None = None
+
+    def watch(self, on_change: Callable[[list[ShellState]], None]) -> None:
+        """Call `on_change` with every command's state after one starts or ends (the session logs
+        which run, so a session resumed after the agent died can say which ended with it)."""
+        self._on_change = on_change
+
+    def _changed(self) -> None:
+        if self._on_change is not None:
+            with contextlib.suppress(Exception):  # a log that cannot be written must not stop a command
+                self._on_change(self.states())
 
     # -- starting ----------------------------------------------------------
 
@@ -177,6 +200,7 @@ class BackgroundShells:
             with self._lock:
                 self._shells.pop(shell.shell_id, None)
             raise OSError(f"the command could not start: {failure[0]}")
+        self._changed()
         return shell
 
     def _run(
@@ -220,6 +244,7 @@ class BackgroundShells:
         finally:
             children.unregister(proc.pid)
             shell.archive_log(self._save)
+            self._changed()
 
     def _read(self, shell: BackgroundShell, proc: subprocess.Popen[bytes]) -> None:
         assert proc.stdout is not None
@@ -280,3 +305,22 @@ class BackgroundShells:
             if after is not None:
                 stopped.append(after)
         return stopped
+
+
+def running_record(states: list[ShellState]) -> dict[str, object]:
+    """What the session log keeps: the commands running now, by id and command line."""
+    return {"running": [{"id": s.shell_id, "command": s.command} for s in states if s.running]}
+
+
+def died_with(records: Sequence[LogRecord]) -> list[tuple[str, str]]:
+    """The commands an earlier run of this session left running when it ended (its log's last
+    background record): (id, command) pairs."""
+    last = next((r for r in reversed(records) if isinstance(r, StateRecord) and r.topic == TOPIC), None)
+    running = last.data.get("running") if last is not None else None
+    if not isinstance(running, list):
+        return []
+    return [
+        (str(item.get("id")), str(item.get("command")))
+        for item in running
+        if isinstance(item, dict) and isinstance(item.get("command"), str)
+    ]
