@@ -52,7 +52,7 @@ from agent_cli.context.thresholds import (
 )
 from agent_cli.context.timing import RecordTiming
 from agent_cli.core.errors import ContextOverflowError
-from agent_cli.core.events import CompactEvent, CompactTrigger, WarningEvent
+from agent_cli.core.events import CompactEvent, CompactLayer, CompactTrigger, WarningEvent
 from agent_cli.core.messages import Message, ToolResult, ToolUse, Usage
 from agent_cli.core.thinking import settle_thinking
 from agent_cli.store.archive import Archive
@@ -277,7 +277,9 @@ class ContextEngine:
         outcome = Condensed(messages, total, False)
         self._timing.drop_stand_in()  # (the record L2 makes now folds its digest in)
         if self.auto_compact:
-            outcome = self._summaries.condense(messages, frame, total, "summarize", "overflow", None)
+            outcome = self._summaries.condense(
+                messages, frame, total, CompactLayer.SUMMARIZE, "overflow", None
+            )
             messages, total = outcome.messages, outcome.tokens
             events += outcome.events
         # Without numbers in the error our count is all there is, and it was not enough:
@@ -308,7 +310,7 @@ class ContextEngine:
         self._timing.drop_stand_in()  # (one not ready: the record made now folds its digest in)
         messages, total = swapped.messages, swapped.tokens
         events: list[EngineEvent] = list(swapped.events)
-        outcome = self._summaries.condense(messages, frame, total, "manual", trigger, focus)
+        outcome = self._summaries.condense(messages, frame, total, CompactLayer.MANUAL, trigger, focus)
         events += outcome.events
         if not outcome.acted and not events:
             events.append(WarningEvent(message=NOTHING_TO_COMPACT))
