@@ -13,7 +13,7 @@ from pathlib import Path
 
 from test_context_fakes import FRAME, assistant, filler, make_engine, user
 
-from agent_cli.core.messages import Message, ToolResult, ToolUse
+from agent_cli.core.messages import Message, ToolResult, ToolUse, Usage
 from agent_cli.store.archive import Archive
 from agent_cli.store.redact import Redactor
 from agent_cli.store.session_log import SessionLog
@@ -90,3 +90,59 @@ def test_recall_does_not_find_its_own_calls(tmp_path: Path) -> None:
     store.write_span([Message("assistant", (use,)), Message("user", (result,))], "x")
     found = store.search("NOPE-NOTHING", 4_000)
     assert found.startswith("Nothing is saved") and "earlier passages" not in found
+
+
+def _first_passage(answer: str) -> str:
+    return answer.split("\n\n[")[0]
+
+
+def test_a_question_in_the_users_words_is_answered_by_what_left_the_context_not_by_itself(
+    tmp_path: Path,
+) -> None:
+    """The user asks in their own words; the model passes those words to recall. The question was
+    logged just before, in the request the model is answering: it matches its own words best, so
+    recall answered with the question before the passage that holds the answer. What the request
+    still holds as it was is left out; the output L1 cleared is found, first."""
+    log = SessionLog.create(tmp_path, redactor=Redactor([]), meta={"model": "test"})
+    engine, _, _ = make_engine(tmp_path, archive=Archive(log.dir, searcher="recall"), recall_max_chars=8_000)
+    config = "[server]\nhost = '0.0.0.0'\nport = 8431\nworkers = 4\n" + filler(6_000, "opt")
+    history = [user("Get the service ready for the release.")]
+    history += call("toolu_1", "read_file", {"path": "deploy/service.toml"}, config)
+    for n in range(2, 8):
+        history += call(f"toolu_{n}", "read_file", {"path": f"src/m{n}.py"}, filler(6_500, f"w{n}"))
+    history.append(assistant("Read them."))
+    for message in history:
+        log.log_message(message)
+    prepared = engine.prepare(history, FRAME)
+    assert [str(getattr(e, "layer", None)) for e in prepared.events] == ["clear"]
+    assert all(config not in r.content for m in prepared.messages for r in m.tool_results)
+
+    question = "which port does the server listen on when the service is deployed?"
+    asked = user(question)
+    log.log_message(asked)
+    request = engine.prepare([*prepared.messages, asked], FRAME).messages
+    assert request[-1] is asked
+    engine.observe(FRAME, request, Usage(input_tokens=3_000))
+    use = ToolUse("toolu_r", "recall", {"query": question})
+    log.log_message(Message("assistant", (use,)))
+
+    found = engine.recall(question)
+    assert question not in found, "the question the model is reading came back as the answer"
+    assert "port = 8431" in _first_passage(found)
+    # What is still in the request is left out, the question's neighbours too; the cleared
+    # output is found all the same, and by its call's id as ever.
+    assert "Get the service ready" not in engine.recall("get the service ready for the release")
+    assert "port = 8431" in engine.recall("toolu_1")
+
+
+def test_recall_leaves_out_only_the_messages_given_as_visible(tmp_path: Path) -> None:
+    store = Archive(tmp_path, searcher="recall")
+    seen = Message.user("where is the retry limit for the uploader set?")
+    kept = call("toolu_9", "read_file", {"path": "uploader.cfg"}, "retry_limit = 7\nbackoff = 2s\n")
+    store.write_span([seen, *kept], "x")
+    assert "where is the retry" in store.search("retry limit uploader", 4_000)
+    found = store.search("retry limit uploader", 4_000, visible={seen.id})
+    assert "where is the retry" not in found and "retry_limit = 7" in _first_passage(found)
+    everything = {seen.id, *(m.id for m in kept)}
+    assert store.search("retry limit uploader", 4_000, visible=everything).startswith("Everything saved")
+    assert "retry_limit = 7" in store.search("toolu_9", 4_000, visible=everything)  # by id, still
