@@ -13,10 +13,14 @@ from pathlib import Path
 
 from test_context_fakes import FRAME, assistant, filler, make_engine, user
 
+from agent_cli.app import open_session
+from agent_cli.config.load import Flags, load_settings
 from agent_cli.core.messages import Message, ToolResult, ToolUse, Usage
 from agent_cli.store.archive import Archive
 from agent_cli.store.redact import Redactor
 from agent_cli.store.session_log import SessionLog
+from agent_cli.testing.scripted import ScriptedProvider, say
+from agent_cli.testing.scripted import call as scripted_call
 
 
 def call(use_id: str, name: str, args: dict[str, object], output: str) -> list[Message]:
@@ -146,3 +150,36 @@ def test_recall_leaves_out_only_the_messages_given_as_visible(tmp_path: Path) ->
     everything = {seen.id, *(m.id for m in kept)}
     assert store.search("retry limit uploader", 4_000, visible=everything).startswith("Everything saved")
     assert "retry_limit = 7" in store.search("toolu_9", 4_000, visible=everything)  # by id, still
+
+
+def test_in_a_session_recall_called_with_the_users_words_does_not_answer_with_them(tmp_path: Path) -> None:
+    """The wiring, through the real loop, log, engine and archive: the request the provider saw
+    is what recall leaves out. After /clear the file read before is out of the context, so it is
+    found; the question the user just asked is in it, so it is not."""
+    (tmp_path / "service.toml").write_text("[server]\nport = 8431\nworkers = 4\n")
+    question = "which port does the server listen on?"
+    script = [
+        scripted_call("read_file", path="service.toml"),
+        say("Read it."),
+        scripted_call("recall", query=question),
+        say("8431."),
+    ]
+    env = {"ANTHROPIC_API_KEY": "sk-ant-test-recall-0000", "HOME": "/nonexistent-home"}
+    env |= {"XDG_CONFIG_HOME": str(tmp_path / "cfg"), "XDG_STATE_HOME": str(tmp_path / "state")}
+    settings = load_settings(config_path=None, env=env, flags=Flags(model="claude-sonnet-4-6"), cwd=tmp_path)
+    providers: list[ScriptedProvider] = []
+
+    def make(p: object) -> ScriptedProvider:
+        providers.append(ScriptedProvider(script, model=getattr(p, "model", "") or ""))
+        return providers[-1]
+
+    session = open_session(settings, env=env, make_provider=make)
+    try:
+        list(session.run("read service.toml"))
+        session.clear()
+        list(session.run(question))
+    finally:
+        session.close()
+    answer = providers[-1].requests[-1].messages[-1].tool_results[0].content
+    assert "port = 8431" in answer
+    assert question not in answer, "recall answered with the question the model was reading"
