@@ -17,7 +17,12 @@ Three searches over the same folder, in the same run:
   store's literal search, `session_search.search_session`), newest first, as many as fit;
 - `words`: recall ranking by the question's words alone (`Archive(by_meaning=False).search`:
   terms.py, ranking.py), as it did before it ranked by meaning too;
-- `ranked`: the product's recall (`Archive.search`: terms.py, meaning.py, ranking.py).
+- `ranked`: the product's recall (`Archive.search`: terms.py, meaning.py, ranking.py);
+- `asked`: the same, asked as in a turn: the question is first logged as the user's message (the
+  request the model answers holds it), and recall leaves out what the request holds as it was
+  (`ContextEngine.recall`); `asked, all`: the same without leaving it out, as recall did before
+  (the question matches its own words best). Each question is logged alone: the log is cut back
+  after it.
 
 Deterministic: the same seeds give the same figures.
 """
@@ -25,6 +30,7 @@ Deterministic: the same seeds give the same figures.
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import sys
 import tempfile
@@ -45,6 +51,7 @@ import recall_facts_heldout3
 from agent_cli.config.settings import ContextSettings
 from agent_cli.core.messages import Message, TextBlock, ToolResult, ToolUse
 from agent_cli.store.archive import Archive
+from agent_cli.store.layout import SESSION_FILE
 from agent_cli.store.redact import Redactor
 from agent_cli.store.session_log import SessionLog
 from agent_cli.store.session_search import search_session
@@ -66,7 +73,7 @@ FACT_SETS = {
 HELD_OUT = ("held-out", "held-out 2")  # the sets whose misses the report names
 
 KINDS = ("direct", "paraphrase", "vague")
-SEARCHES = ("literal", "words", "ranked")
+SEARCHES = ("literal", "words", "ranked", "asked", "asked, all")
 BUDGET = ContextSettings().recall_max_chars
 SPAN_EVERY = 40
 
@@ -141,7 +148,26 @@ def first_passage(answer: str) -> str:
     return parts[0]
 
 
+def _asked(archive: Archive, question: str, *, leave_out: bool) -> str:
+    """Recall in a turn: `question` logged as the user's message first, then searched for, leaving
+    out the message the request holds (`leave_out`) or not; the log is cut back after."""
+    path = archive.session_dir / SESSION_FILE
+    size = path.stat().st_size
+    log = SessionLog.open(archive.session_dir.parent.parent, archive.session_dir.name, redactor=Redactor([]))
+    asked = Message.user(question)
+    try:
+        log.log_message(asked)
+    finally:
+        log.close()
+    try:
+        return archive.search(question, BUDGET, visible={asked.id} if leave_out else ())
+    finally:
+        os.truncate(path, size)
+
+
 def _search(archive: Archive, search: str, question: str) -> str:
+    if search.startswith("asked"):
+        return _asked(archive, question, leave_out=search == "asked")
     if search == "literal":
         return _literal(archive, question)
     if search == "words":

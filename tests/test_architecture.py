@@ -293,3 +293,112 @@ def test_a_session_without_mcp_servers_imports_no_mcp(tmp_path: Path) -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert "MCP []" in out.stdout, out.stdout[-400:]
+
+
+# -- a compaction layer has one home ---------------------------------------------------------------
+
+LAYER_HOME = "core/compact_layers.py"
+LAYER_NAMES = frozenset(("cap", "clear", "summarize", "manual", "emergency"))
+
+
+def _mentions_a_layer(node: ast.AST) -> bool:
+    return not isinstance(node, ast.Constant) and "layer" in ast.unparse(node).lower()
+
+
+def _layer_parameters() -> dict[str, set[int]]:
+    """Function name -> the positions (after `self` / `cls`) at which some function of that name in
+    the package takes a parameter called `layer`."""
+    found: dict[str, set[int]] = {}
+    for path in MODULES.values():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                names = [a.arg for a in (*node.args.posonlyargs, *node.args.args)]
+                names = names[1:] if names[:1] in (["self"], ["cls"]) else names
+                if "layer" in names:
+                    found.setdefault(node.name, set()).add(names.index("layer"))
+    return found
+
+
+def _layer_spellings(source: str, layer_parameters: dict[str, set[int]]) -> list[str]:
+    """Where `source` spells a layer's name as a string literal where a layer goes: a `layer=`
+    argument or one in a `layer` parameter's place, a comparison or set operation with a layer (the
+    literal itself, in a collection, or in the module constant named there), or the value of a name
+    that says it holds layers. Other words that happen to be spelled alike (the /clear command, the
+    "manual" trigger) are not layers and are not counted."""
+    tree = ast.parse(source)
+    constants = {
+        t.id: node.value
+        for node in tree.body
+        if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None
+        for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
+        if isinstance(t, ast.Name)
+    }
+    places: list[ast.AST] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            places += [k.value for k in node.keywords if k.arg == "layer"]
+            func = node.func
+            name = ast.unparse(func).rsplit(".", 1)[-1]
+            places += [a for i, a in enumerate(node.args) if i in layer_parameters.get(name, set())]
+        elif isinstance(node, ast.Compare | ast.BinOp):
+            operands = [node.left, *node.comparators] if isinstance(node, ast.Compare) else [node.left]
+            operands += [node.right] if isinstance(node, ast.BinOp) else []
+            if any(_mentions_a_layer(o) for o in operands):
+                places += operands
+                places += [constants[o.id] for o in operands if isinstance(o, ast.Name) and o.id in constants]
+        elif isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any("layer" in ast.unparse(t).lower() for t in targets):
+                places.append(node.value)
+    spelled = {
+        (inner.lineno, inner.value)
+        for place in places
+        for inner in ast.walk(place)
+        if isinstance(inner, ast.Constant) and inner.value in LAYER_NAMES
+    }
+    return [f"line {line}: {value!r}" for line, value in sorted(spelled)]
+
+
+def test_layer_spelling_finder() -> None:
+    params = {"condense": {3}}
+    sample = (
+        'a = event.layer == "cap"\n'
+        'b = layers & {"summarize", "manual"}\n'
+        'KINDS = frozenset({"clear"})\n'
+        "c = rec.layer in KINDS\n"
+        'd = CompactEvent(layer="emergency")\n'
+        'e = x.condense(m, f, t, "summarize", "auto")\n'
+        '_LAYERS = {"manual": "L3"}\n'
+        # Not layers: a command, a trigger, a log reason, a wire's own word.
+        'f = Command("clear", "")\n'
+        'g = trigger == "manual" or reason in ("clear", "manual")\n'
+        'h = {"type": "summarize"}\n'
+    )
+    assert _layer_spellings(sample, params) == [
+        "line 1: 'cap'",
+        "line 2: 'manual'",
+        "line 2: 'summarize'",
+        "line 3: 'clear'",
+        "line 5: 'emergency'",
+        "line 6: 'summarize'",
+        "line 7: 'manual'",
+    ]
+
+
+def test_the_layer_home_names_every_layer() -> None:
+    from agent_cli.core.compact_layers import CompactLayer
+
+    assert {str(layer) for layer in CompactLayer} == LAYER_NAMES
+    assert [layer.design for layer in CompactLayer] == ["L0", "L1", "L2", "L3", "L4"]
+
+
+def test_no_module_spells_a_layer_outside_its_home() -> None:
+    """Which layer condenses, removes or shows a panel is on the layer (`core/compact_layers.py`);
+    a module that needs to know reads the value instead of keeping its own set of names."""
+    params = _layer_parameters()
+    spelled = {
+        _rel(module): found
+        for module, path in MODULES.items()
+        if _rel(module) != LAYER_HOME and (found := _layer_spellings(path.read_text(), params))
+    }
+    assert spelled == {}

@@ -159,7 +159,7 @@ def test_export_markdown_has_the_prompts_answers_calls_and_compactions() -> None
             "5",
             "t",
             CompactEvent(
-                layer="L2",
+                layer="summarize",
                 trigger="auto",
                 messages_before=10,
                 messages_after=3,
@@ -176,7 +176,7 @@ def test_export_markdown_has_the_prompts_answers_calls_and_compactions() -> None
     assert "\x1b" not in text and "\x07" not in text and "\\x1b]52;c;aGk=\\x07" in text
     assert "- result of `bash`: `a.py b.py` (2 lines, 9 characters)" in text
     assert "Two files: `a.py` and b.py." in text
-    assert "*Compacted (L2, auto): 10 → 3 messages, 9,000 → 1,200 tokens*" in text
+    assert "*Compacted (summarize, auto): 10 → 3 messages, 9,000 → 1,200 tokens*" in text
     assert "> The user asked." in text
 
 

@@ -368,8 +368,7 @@ class AgentLoop:
         if prepared.messages != self.history:
             self.history = list(prepared.messages)
             self.log.log_history(self.history, reason)
-        layers = {e.layer for e in prepared.events if isinstance(e, CompactEvent)}
-        condensed = bool(layers & {"summarize", "manual"})
+        condensed = any(isinstance(e, CompactEvent) and e.layer.condenses for e in prepared.events)
         if condensed or reason in ("manual", "tool"):  # (a compaction that found nothing to do, too)
             self._compacted_at = self.history[-1].id if self.history else None
         for event in prepared.events:

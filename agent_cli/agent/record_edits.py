@@ -21,7 +21,7 @@ from agent_cli.context.record_parts import RecordPart, archive_files, record_par
 from agent_cli.core.events import CompactEvent
 from agent_cli.core.messages import Message, SummaryBlock
 from agent_cli.core.thinking import settle_thinking, strip_thinking
-from agent_cli.store.compactions import CONDENSING, last_compaction, undone
+from agent_cli.store.compactions import last_compaction, undone
 from agent_cli.store.log_records import EventRecord, HistoryRecord, LogRecord
 from agent_cli.store.sessions import sendable
 
@@ -38,7 +38,6 @@ __all__ = [
 ]
 
 RECORD_EDIT = "record-edit"  # the reason of the checkpoint an edited record writes
-_LAYERS = {"summarize": "L2", "manual": "L3", "emergency": "L4"}
 _TRIGGERS = {
     "auto": "at the compaction line",
     "manual": "by /compact",
@@ -82,10 +81,10 @@ def record_origin(records: Sequence[LogRecord], message_id: str) -> Origin | Non
             continue
         if isinstance(rec, EventRecord) and isinstance(rec.event, CompactEvent):
             event = rec.event
-            if event.layer in CONDENSING:
+            if event.layer.undoable:
                 trigger = _TRIGGERS.get(event.trigger, event.trigger)
                 ahead = ", prepared ahead" if event.ahead else ""
-                how = f"{_LAYERS[event.layer]}, {trigger}{ahead}"
+                how = f"{event.layer.design}, {trigger}{ahead}"
                 return Origin(how, found.ts, degraded=event.degraded)
             continue
         if not isinstance(rec, EventRecord):

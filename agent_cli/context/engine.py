@@ -52,7 +52,7 @@ from agent_cli.context.thresholds import (
 )
 from agent_cli.context.timing import RecordTiming
 from agent_cli.core.errors import ContextOverflowError
-from agent_cli.core.events import CompactEvent, CompactTrigger, WarningEvent
+from agent_cli.core.events import CompactEvent, CompactLayer, CompactTrigger, WarningEvent
 from agent_cli.core.messages import Message, ToolResult, ToolUse, Usage
 from agent_cli.core.thinking import settle_thinking
 from agent_cli.store.archive import Archive
@@ -95,6 +95,7 @@ class ContextEngine:
         self._clear_skip = ("", 0)  # (first message id, count): L1 found no batch below that count
         self._said_under_report = False  # a usage report far below the local count is said once
         self._still_below = 0  # after /uncompact: no automatic L1 or L2 until the count reaches this
+        self._in_request: frozenset[str] = frozenset()  # the ids of the messages the last request held
 
     def reset(
         self,
@@ -122,6 +123,7 @@ class ContextEngine:
         self._summaries.restart()
         self._clear_skip = ("", 0)
         self._still_below = 0
+        self._in_request = frozenset()
         self._timing.drop()
 
     def keep_size(self, tokens: int) -> None:
@@ -251,6 +253,7 @@ class ContextEngine:
     def observe(self, frame: Frame, sent: Sequence[Message], usage: Usage) -> WarningEvent | None:
         """After each response: the provider's count anchors the next one, unless it is far below
         the local count (then the local count does, and the first time it is said)."""
+        self._in_request = frozenset(m.id for m in sent)  # what recall leaves out: the model sees it
         counted = self.counter.observe(frame.system, frame.tools, list(sent), usage)
         if counted is None or self._said_under_report:
             return None
@@ -277,7 +280,9 @@ class ContextEngine:
         outcome = Condensed(messages, total, False)
         self._timing.drop_stand_in()  # (the record L2 makes now folds its digest in)
         if self.auto_compact:
-            outcome = self._summaries.condense(messages, frame, total, "summarize", "overflow", None)
+            outcome = self._summaries.condense(
+                messages, frame, total, CompactLayer.SUMMARIZE, "overflow", None
+            )
             messages, total = outcome.messages, outcome.tokens
             events += outcome.events
         # Without numbers in the error our count is all there is, and it was not enough:
@@ -308,7 +313,7 @@ class ContextEngine:
         self._timing.drop_stand_in()  # (one not ready: the record made now folds its digest in)
         messages, total = swapped.messages, swapped.tokens
         events: list[EngineEvent] = list(swapped.events)
-        outcome = self._summaries.condense(messages, frame, total, "manual", trigger, focus)
+        outcome = self._summaries.condense(messages, frame, total, CompactLayer.MANUAL, trigger, focus)
         events += outcome.events
         if not outcome.acted and not events:
             events.append(WarningEvent(message=NOTHING_TO_COMPACT))
@@ -328,8 +333,9 @@ class ContextEngine:
         return change - 1 if change else None
 
     def recall(self, query: str) -> str:
-        """The recall tool: matching passages from this session's archive, verbatim."""
-        return self.archive.search(query, self.settings.recall_max_chars)
+        """The recall tool: matching passages from this session's archive, verbatim, but for the
+        messages the last request held as they are (the model sees them already)."""
+        return self.archive.search(query, self.settings.recall_max_chars, visible=self._in_request)
 
     def tokens(self, history: Sequence[Message], frame: Frame) -> int:
         return self._run.count(frame, list(history))

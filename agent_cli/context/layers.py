@@ -117,7 +117,7 @@ class LayerRunner:
         shown = self.archive.shown(path)
         capped = cap_result(use, result, max_tokens=limit, tokens=tokens, count_text=count, saved_to=shown)
         event = CompactEvent(
-            layer="cap",
+            layer=CompactLayer.CAP,
             trigger="ingest",
             messages_before=1,
             messages_after=1,
@@ -161,7 +161,9 @@ class LayerRunner:
             after = self.recount(frame, messages, out)
             detail = ", ".join(f"{abbreviate(call_text(u), 60)} · id {u.id}" for u in uses)
             events.append(
-                self._event("cap", "input", messages, out, total, after, path, start, detail=detail)
+                self._event(
+                    CompactLayer.CAP, "input", messages, out, total, after, path, start, detail=detail
+                )
             )
             total = after
         return Step(out, total, tuple(events))
@@ -177,7 +179,7 @@ class LayerRunner:
         """L1: the results `to_clear` names (message index -> result ids) become recall stubs."""
         start = self._clock()
         plan = apply_clear(messages, to_clear, freed)
-        path, refused = self._save(plan.originals, "clear")
+        path, refused = self._save(plan.originals, CompactLayer.CLEAR)
         if path is None:
             return Step(messages, total, refused)
         after = self.recount(frame, messages, plan.messages)
@@ -191,7 +193,7 @@ class LayerRunner:
         shown = ", ".join(names[:3]) + (", …" if len(names) > 3 else "")
         detail = f"{plan.cleared} old tool result{'s' if plan.cleared != 1 else ''}: {shown}"
         event = self._event(
-            "clear", "auto", messages, plan.messages, total, after, path, start, detail=detail
+            CompactLayer.CLEAR, "auto", messages, plan.messages, total, after, path, start, detail=detail
         )
         return Step(plan.messages, after, (event,))
 
@@ -218,7 +220,9 @@ class LayerRunner:
         what the user asked for. An automatic one must shrink the request.
         """
         start = self._clock()
-        path, refused = self._save(plan.span(messages), "compact" if layer == "summarize" else layer)
+        path, refused = self._save(
+            plan.span(messages), "compact" if layer == CompactLayer.SUMMARIZE else layer
+        )
         if path is None:
             return Condensed(messages, total, False, events=refused)
         call = reply or self.summary_call(plan.span(messages), frame, thresholds, focus, extra)
@@ -243,7 +247,17 @@ class LayerRunner:
         plan = CondensePlan(engine_prefix(span), len(span))
         total = self.count(frame, messages)
         return self._condensed(
-            messages, plan, frame, total, path, self._clock(), thresholds, "summarize", "auto", reply, True
+            messages,
+            plan,
+            frame,
+            total,
+            path,
+            self._clock(),
+            thresholds,
+            CompactLayer.SUMMARIZE,
+            "auto",
+            reply,
+            True,
         )
 
     def _condensed(
@@ -260,7 +274,7 @@ class LayerRunner:
         call: Callable[[], SummaryReply],
         use_model: bool,
     ) -> Condensed:
-        must_shrink = layer != "manual"
+        must_shrink = layer != CompactLayer.MANUAL
         record = make_record(
             messages, plan, total, self.archive.shown(path), thresholds, call,
             must_shrink=must_shrink, use_model=use_model, counter=self.counter,
@@ -323,13 +337,15 @@ class LayerRunner:
         if plan is None:
             return Step(messages, total)
         dropped = plan.dropped(messages)
-        path, refused = self._save(dropped, "emergency")
+        path, refused = self._save(dropped, CompactLayer.EMERGENCY)
         if path is None:
             return Step(messages, total, refused)
         new = apply_drop(messages, plan, marker_text(len(dropped), self.archive.shown(path)))
         after = self.recount(frame, messages, new)
         return Step(
-            new, after, (self._event("emergency", trigger, messages, new, total, after, path, start),)
+            new,
+            after,
+            (self._event(CompactLayer.EMERGENCY, trigger, messages, new, total, after, path, start),),
         )
 
     # -- parts -----------------------------------------------------------------

@@ -83,7 +83,7 @@ class Summaries:
         """L2 / L3 where the plan finds a span worth a record; with `ahead`, the record prepared for
         its span (the plan it was made for, and its reply)."""
         run, thresholds = self._host.runner, self._host.thresholds
-        requested = layer == "manual"  # L3: asked for by the user or the model
+        requested = layer == CompactLayer.MANUAL  # L3: asked for by the user or the model
         if ahead is not None:
             plan: CondensePlan | None = ahead.plan
         else:
@@ -122,7 +122,7 @@ class Summaries:
         self, messages: list[Message], frame: Frame, total: int, taken: Taken | None
     ) -> Condensed:
         """L2 at the trigger (with the record prepared ahead for its span, if any)."""
-        return self.condense(messages, frame, total, "summarize", "auto", None, taken)
+        return self.condense(messages, frame, total, CompactLayer.SUMMARIZE, "auto", None, taken)
 
     def judged(self, outcome: Condensed, trigger: CompactTrigger) -> Condensed:
         """The latch learns how the model's record fared; what went wrong is said in one message."""

@@ -31,7 +31,7 @@ from agent_cli.context.protocol import Frame
 from agent_cli.context.summaries import RecordHost
 from agent_cli.context.summary_request import SummaryReply
 from agent_cli.context.thresholds import Thresholds
-from agent_cli.core.events import CompactEvent, CompactTrigger
+from agent_cli.core.events import CompactEvent, CompactLayer, CompactTrigger
 from agent_cli.core.messages import Message
 
 __all__ = ["RecordTiming", "TimingHost"]
@@ -113,8 +113,8 @@ class RecordTiming:
             plan, call = started
             future = self._ahead.submit(call)
         outcome = host.runner.condense(
-            messages, plan, frame, total, thresholds=host.thresholds, layer="summarize", trigger="auto",
-            focus=None, use_model=False,
+            messages, plan, frame, total, thresholds=host.thresholds,
+            layer=CompactLayer.SUMMARIZE, trigger="auto", focus=None, use_model=False,
         )  # fmt: skip
         if not outcome.acted:
             future.cancel()
@@ -172,7 +172,7 @@ class RecordTiming:
         plan = plan_condense(messages, host.runner.counts(messages), th, requested=False)
         if plan is None:
             return False
-        verdict = host.gate("summarize", "auto", None)
+        verdict = host.gate(CompactLayer.SUMMARIZE, "auto", None)
         if not verdict.skip:  # (skipped this turn, as the gate may: the request goes as it is; L4 still acts)
             span = plan.span(messages)
             self._ahead.start(plan, span, host.runner.summary_call(span, frame, th, None, verdict.extra))
@@ -201,7 +201,7 @@ class RecordTiming:
         plan = plan_condense(messages, host.runner.counts(messages), planned_by or th, requested=False)
         if plan is None:
             return None
-        verdict = host.gate("summarize", "auto", None)
+        verdict = host.gate(CompactLayer.SUMMARIZE, "auto", None)
         if verdict.skip:
             return None  # not a failure: L4 still acts at its line
         return plan, host.runner.summary_call(plan.span(messages), frame, th, None, verdict.extra)

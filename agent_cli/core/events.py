@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, ClassVar, Literal, TypeAlias, get_args
 
+from agent_cli.core.compact_layers import CompactLayer
 from agent_cli.core.errors import ProviderErrorKind
 from agent_cli.core.messages import Usage
 
@@ -48,7 +49,6 @@ ErrorKind: TypeAlias = (
     ]
 )
 Status: TypeAlias = Literal["checking the context", "waiting for model", "summarizing"]
-CompactLayer: TypeAlias = Literal["cap", "clear", "summarize", "manual", "emergency"]
 # What set a compaction off: the engine's own check, the user (/compact), the model (the compact
 # tool), a provider's refusal, the emergency drop, a result capped as it arrived, a tool call's
 # oversized input capped in the history.
@@ -165,7 +165,8 @@ class ToolResultEvent:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CompactEvent:
-    """One compaction by one layer of the context engine."""
+    """One compaction by one layer of the context engine (`layer` may be given as its name: a
+    record read back, a test; it is the `CompactLayer` value from then on)."""
 
     type: ClassVar[str] = "compact"
     layer: CompactLayer
@@ -185,8 +186,14 @@ class CompactEvent:
     # (ahead) when it takes the digest's place; nobody waited for that call.
     stand_in: bool = False
 
+    def __post_init__(self) -> None:
+        # The name becomes the value (a name that is no layer is a ValueError, as a record that
+        # does not fit); frozen, so set as the dataclass itself sets fields.
+        object.__setattr__(self, "layer", CompactLayer.named(self.layer))
+
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
+        data["layer"] = str(self.layer)
         data["duration"] = round(self.duration, 3)
         data["usage"] = self.usage.to_json() if self.usage is not None else None
         return {"type": self.type, **data}

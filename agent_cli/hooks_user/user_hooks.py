@@ -35,10 +35,7 @@ from agent_cli.hooks_user.outcome import HookOutcome, interpret
 from agent_cli.hooks_user.process import run_hook
 from agent_cli.tools.confine import Confinement
 
-__all__ = ["POST_COMPACT_LAYERS", "SessionPlace", "UserHooks"]
-
-# The layers that take something out of the context (L0 caps a result as it arrives: not one).
-POST_COMPACT_LAYERS = frozenset({"clear", "summarize", "manual", "emergency"})
+__all__ = ["SessionPlace", "UserHooks"]
 
 
 class SessionPlace(Protocol):
@@ -127,7 +124,7 @@ class UserHooks(Hooks):
         return CompactGate(extra=extra) if extra else OPEN
 
     def on_compact(self, event: CompactEvent) -> None:
-        if event.layer not in POST_COMPACT_LAYERS:
+        if event.layer.on_arrival:  # PostCompact is for what left the context (L0 cuts on the way in)
             return
         archived = event.transcript or ""
         if archived and not Path(archived).is_absolute():

@@ -17,7 +17,7 @@ import contextlib
 import json
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 
 from agent_cli.core.messages import Message
@@ -123,13 +123,16 @@ class Archive:
         """Every file recall searches: the store's own plus the session log."""
         return session_files(self.session_dir)
 
-    def search(self, query: str, max_chars: int) -> str:
+    def search(self, query: str, max_chars: int, *, visible: Collection[str] = ()) -> str:
         """Recall: the saved passages that best answer `query`, best first, within `max_chars`.
 
         A call's id returns that call's whole output. Anything else is a question: its passages
         are ranked by its words (ranking.py), and when no saved text shares one, the newest
         saved passages are returned, said so, rather than nothing. The log's events are left
-        out (the model never saw them as messages).
+        out (the model never saw them as messages), and so are the messages whose ids are in
+        `visible`: what the request still holds as it was (the question just asked first of all:
+        it matches its own words best). A cleared or cut message is another message (a new id),
+        so what it held is still found.
         """
         if not query.strip():
             return "recall needs a phrase to look for (a file name, an error message, a few words)."
@@ -140,8 +143,12 @@ class Archive:
         if not docs:
             return f"Nothing is saved in this session's transcripts yet ({files} files searched)."
         called = call_results(docs, query.strip())
-        if called:
+        if called:  # asked for by its id: given even while the context holds it
             return fit(query, [shown(Passage(doc, 0, 0, 0.0, 2)) for doc in called], max_chars)
+        seen = frozenset(visible)
+        docs = [doc for doc in docs if doc.key not in seen]
+        if not docs:
+            return "Everything saved in this session is still in your context as it was: nothing left it yet."
         ranked = rank(fullest(docs), query, by_meaning=self.by_meaning)[:MAX_PASSAGES]
         if ranked:
             return fit(query, [shown(p) for p in ranked], max_chars, weights=question_terms(query))

@@ -16,14 +16,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from agent_cli.core.events import CompactEvent
+from agent_cli.core.events import CompactEvent, CompactLayer
 from agent_cli.core.messages import Message
 from agent_cli.store.log_records import EventRecord, HistoryRecord, LogRecord, MessageRecord
 
 __all__ = ["UNCOMPACT", "Compaction", "last_compaction", "undone"]
 
 UNCOMPACT = "uncompact"  # the reason of the checkpoint /uncompact writes
-CONDENSING = frozenset({"summarize", "manual", "emergency"})
 FORGETTING = frozenset({"clear", "rewind"})  # checkpoints after which nothing earlier comes back
 
 
@@ -34,7 +33,7 @@ class Compaction:
 
     before: tuple[Message, ...]
     added: frozenset[str]
-    layer: str
+    layer: CompactLayer
     removed: int  # messages of `before` the compaction took out
 
 
@@ -46,7 +45,7 @@ def last_compaction(records: Sequence[LogRecord]) -> Compaction | None:
     pending: tuple[tuple[Message, ...], tuple[Message, ...]] | None = None  # (before, after) a checkpoint
     for rec in records:
         if isinstance(rec, EventRecord):
-            if pending is not None and isinstance(rec.event, CompactEvent) and rec.event.layer in CONDENSING:
+            if pending is not None and isinstance(rec.event, CompactEvent) and rec.event.layer.undoable:
                 before, after = pending
                 old, new = {m.id for m in before}, {m.id for m in after}
                 stack.append(Compaction(before, frozenset(new - old), rec.event.layer, len(old - new)))

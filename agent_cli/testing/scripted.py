@@ -13,7 +13,7 @@ from typing import Any
 
 from agent_cli.context.protocol import Frame, Prepared
 from agent_cli.core.errors import ContextOverflowError, ProviderError
-from agent_cli.core.events import CompactEvent, CompactTrigger, Event
+from agent_cli.core.events import CompactEvent, CompactLayer, CompactTrigger, Event
 from agent_cli.core.messages import Block, Message, TextBlock, ToolResult, ToolUse, Usage
 from agent_cli.core.requests import Completion, Request, StopReason, StreamEvent, TextDelta
 
@@ -89,7 +89,7 @@ class PassThroughContext:
         self.overflow_calls += 1
         keep = list(history)[-1:]
         event = CompactEvent(
-            layer="emergency",
+            layer=CompactLayer.EMERGENCY,
             trigger="overflow",
             messages_before=len(history),
             messages_after=len(keep),
@@ -104,7 +104,7 @@ class PassThroughContext:
         self.compact_calls.append((focus, trigger))
         summary = Message.user(f"[condensed record, focus={focus}]")
         event = CompactEvent(
-            layer="manual",
+            layer=CompactLayer.MANUAL,
             trigger=trigger,
             messages_before=len(history),
             messages_after=1,

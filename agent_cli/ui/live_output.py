@@ -138,7 +138,12 @@ class LiveOutputView:
 
     def capped(self, event: CompactEvent) -> None:
         """L0 cut the result that just came (its cap follows it): the full text is in the archive."""
-        if self.last is not None and event.layer == "cap" and event.trigger == "ingest" and event.transcript:
+        if (
+            self.last is not None
+            and event.layer.on_arrival
+            and event.trigger == "ingest"
+            and event.transcript
+        ):
             last = self.last
             self.last = LastOutput(
                 last.name, last.call, last.content, last.is_error, last.summary, event.transcript

@@ -209,7 +209,7 @@ class Renderer:
             diff = self._edits.done(event)
             if diff is not None:  # what the edit did, dim
                 self.console.print(diff_text(diff, DIFF_LINES, dim=True, fancy=self.fancy), soft_wrap=True)
-        elif isinstance(event, CompactEvent) and event.layer in ("cap", "clear"):
+        elif isinstance(event, CompactEvent) and not event.layer.panel:
             # The free layers are one dim line each; panels are for the layers that rewrite history.
             self.live_output.capped(event)
             self.line(clear_line(event), "dim")

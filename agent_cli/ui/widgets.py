@@ -74,7 +74,7 @@ def thought_line(text: str, width: int = 100) -> Text:
 def clear_line(event: CompactEvent) -> str:
     """L0 / L1 in one line: what was cut or cleared, what it freed, how to get it back."""
     freed = max(event.tokens_before - event.tokens_after, 0)
-    what = "cut" if event.layer == "cap" else "cleared"
+    what = event.layer.verb
     detail = f" {visible(event.detail)}" if event.detail else ""
     return f"⟳ {what}{detail} · {freed:,} tokens freed · recall brings the full text back"
 
@@ -102,10 +102,10 @@ def compact_panel(event: CompactEvent) -> Panel:
         note = "degraded: the summary fell back to a digest"
     else:
         note = ""
-    if event.layer in ("summarize", "manual"):
+    if event.layer.condenses:
         # With a note, the line keeps the one command a reader needs first.
         follow = "/record reads it" if note else "/record reads the record · /uncompact undoes it"
-    elif event.layer == "emergency":
+    elif event.layer.removes:
         follow = "/uncompact brings the dropped messages back if they fit"
     else:
         follow = ""
