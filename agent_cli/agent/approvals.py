@@ -53,7 +53,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Protocol, TypeAlias
+from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 
 from agent_cli.agent import programs
 from agent_cli.agent.rule_guard import ProjectGuard, RuleGuard
@@ -78,6 +78,7 @@ __all__ = [
     "HeadlessApprover",
     "Instead",
     "InteractiveApprover",
+    "SandboxRefusals",
     "always_rule",
     "is_simple_command",
     "matches_prefix",
@@ -123,6 +124,7 @@ class Decision:
     reason: str = ""
     stop: bool = False  # the user ended the turn with the refusal
     unconfined: bool = False  # the user approved this one call outside the sandbox
+    protect: bool = False  # auto mode runs it unasked: in the sandbox, the protected files read-only
 
     @classmethod
     def allow(cls) -> Decision:
@@ -135,6 +137,13 @@ class Decision:
 
 class Approver(Protocol):
     def decide(self, name: str, args: Mapping[str, Any]) -> Decision: ...
+
+
+@runtime_checkable
+class SandboxRefusals(Protocol):
+    """An approver told which calls the sandbox refused (auto mode asks before running one again)."""
+
+    def refused_by_sandbox(self, name: str, args: Mapping[str, Any]) -> None: ...
 
 
 def is_simple_command(command: str) -> bool:

@@ -9,6 +9,7 @@ hidden inside the project too):
                               /proc/self/root is the sandbox's root, and /proc/1 is its own init)
     --bind P P                workspace-write: the project, the temporary directory, the user's paths
     --tmpfs /tmp              read-only: a private, empty temporary directory instead
+    --ro-bind R R             a read-only path inside a writable one (auto mode's protected files)
     --tmpfs D --remount-ro D  a hidden directory: empty and read-only
     --ro-bind /dev/null F     a hidden file: empty
 
@@ -61,6 +62,9 @@ def bwrap_argv(
                 out += ["--bind", str(path), str(path)]
     else:  # read-only: a private temporary directory, nothing else writable
         out += ["--tmpfs", str(policy.tmp)]
+    for path in policy.read_only:  # after the writable binds, which they cover; before the hidden
+        if kind(path) is not None:
+            out += ["--ro-bind", str(path), str(path)]
     for path in policy.hidden:
         what = kind(path)
         if what == "dir":

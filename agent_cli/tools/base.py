@@ -59,6 +59,7 @@ class ToolOutput:
     compact: CompactRequest | None = None  # the compact tool's wish, for the loop
     denied: bool = False  # refused before it ran (not approved, or a hook blocked it)
     stop_turn: bool = False  # refused, and the user ended the turn with it
+    sandbox_denied: bool = False  # it failed because the sandbox refused it (its result says so)
 
 
 @dataclass(slots=True)
@@ -79,6 +80,8 @@ class ToolContext:
     sandbox: Confinement | None = None
     # This call was approved to run outside the sandbox (the user's [o] answer, never a rule).
     unconfined: bool = False
+    # Auto mode ran this call unasked: in the sandbox with the protected files read-only.
+    protect: bool = False
 
 
 Approval: TypeAlias = Literal["never", "ask", "command"]

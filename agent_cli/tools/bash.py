@@ -342,6 +342,8 @@ class Bash:
         if not ctx.root.is_dir():
             raise ToolError(f"the project root {ctx.root} is not a directory")
         sandbox = None if ctx.unconfined else ctx.sandbox
+        if sandbox is not None and ctx.protect:
+            sandbox = sandbox.protecting()  # auto mode, unasked: .git/config, .agent/ ... read-only
         result = run_command(
             command, ctx.root, timeout, ctx.cancel, spans=ctx.secret_spans, live=ctx.live, sandbox=sandbox
         )
@@ -350,7 +352,7 @@ class Bash:
         output = format_result(result, timeout, note)
         denied = sandbox.denial(result.output) if sandbox is not None and output.is_error else None
         if denied is not None:
-            output = dataclasses.replace(output, content=f"{output.content}\n[{denied}]")
+            output = dataclasses.replace(output, content=f"{output.content}\n[{denied}]", sandbox_denied=True)
         return output
 
 

@@ -12,6 +12,11 @@ writable, hidden), the user's home and state directory, and the probe's cached v
                  the approver asks before every one (no allow rule or "always" applies) and the
                  start-up line says why
 
+`protecting()` is the same confinement with the protected files read-only (`protected`: the
+project's files that make tools run commands, `.git/config`, `.git/hooks`, `.agent/` ..., and the
+files its hooks and servers run): what auto mode runs a command in when nobody was asked, so that a
+command cannot plant what git or the agent later runs outside the sandbox.
+
 `launch` is the argv and environment to start (the caller starts them as it starts any command:
 its process group, its cgroup, its watchdog; bwrap is the agent's child, so the cgroup holds it).
 `denial` reads a failed command's output for the sandbox's refusals (a read-only file system, a
@@ -22,7 +27,7 @@ ask the user rather than work around it.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from agent_cli.sandbox.launch import Launch, sandboxed
@@ -39,6 +44,10 @@ _NETWORK_SIGNS = (
 )
 _READ_SIGNS = ("No such file or directory", "Permission denied")
 _ASK = "ask the user, who may approve it outside the sandbox"
+_PROTECTED = (
+    "git, this agent or an editor run what it names; in auto mode no command writes it unasked: ask the "
+    "user, who may approve it outside the sandbox"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +55,7 @@ class Confinement:
     policy: SandboxPolicy
     bwrap: str | None  # the bubblewrap that works here; None: the sandbox is missing (or off)
     reason: str  # the probe's one line, or why the policy is refused
+    protected: tuple[Path, ...] = ()  # read-only under `protecting()` (auto mode's unasked commands)
 
     @classmethod
     def off(cls, project: Path) -> Confinement:
@@ -63,6 +73,7 @@ class Confinement:
         network: bool = False,
         writable: Iterable[str] = (),
         hidden: Iterable[str] = (),
+        protected: Iterable[Path] = (),
     ) -> Confinement:
         """The session's confinement; `verdict` is looked at only when the mode is on."""
         policy = SandboxPolicy.for_user(
@@ -79,7 +90,11 @@ class Confinement:
             return cls(policy, None, f"the sandbox would not confine: {wide}")
         if not verdict.works or verdict.bwrap is None:
             return cls(policy, None, verdict.reason)
-        return cls(policy, verdict.bwrap, verdict.reason)
+        return cls(policy, verdict.bwrap, verdict.reason, tuple(protected))
+
+    def protecting(self) -> Confinement:
+        """This confinement with the protected files read-only inside the writable project."""
+        return replace(self, policy=replace(self.policy, read_only=self.protected))
 
     @property
     def active(self) -> bool:
@@ -118,6 +133,10 @@ class Confinement:
         if not self.active:
             return None
         if "Read-only file system" in output:
+            if self.policy.read_only and any(
+                _names(output, p, self.policy.project) for p in self.policy.read_only
+            ):
+                return f"denied by the sandbox: write to a protected file ({_PROTECTED})"
             if self.policy.mode == "read-only":
                 return f"denied by the sandbox: write in read-only mode ({_ASK})"
             return f"denied by the sandbox: write outside the project ({_ASK})"
@@ -128,3 +147,13 @@ class Confinement:
         if not self.policy.network and any(sign in output for sign in _NETWORK_SIGNS):
             return f"denied by the sandbox: network closed ({_ASK})"
         return None
+
+
+def _names(output: str, path: Path, project: Path) -> bool:
+    """Whether `output` names `path`, whole or relative to the project (`.git/config`)."""
+    if str(path) in output:
+        return True
+    try:
+        return str(path.relative_to(project)) in output
+    except ValueError:
+        return False
