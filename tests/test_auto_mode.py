@@ -253,3 +253,27 @@ def test_a_command_auto_mode_ran_cannot_write_the_protected_files(protect: bool,
     assert denied is protect
     if protect:
         assert "denied by the sandbox: write to a protected file" in text
+
+
+@needs_bwrap
+def test_a_commit_still_works_under_the_protection(tmp_path: Path) -> None:
+    project = tmp_path / "proj"
+    project.mkdir()
+    sandbox = Confinement.for_session(
+        "workspace-write",
+        project,
+        home=tmp_path / "home",
+        state_dir=tmp_path / "state",
+        verdict=VERDICT,
+        protected=protected_paths(project),
+    )
+    git = "git -c user.name=t -c user.email=t@example.com"
+    text, denied = _run(sandbox, project, "git init -q .", protect=True)
+    assert not denied, text
+    text, denied = _run(
+        sandbox,
+        project,
+        f"echo a > a.txt && git add a.txt && {git} commit -qm one && git log --oneline",
+        protect=True,
+    )
+    assert not denied and "one" in text, text

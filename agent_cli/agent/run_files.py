@@ -32,14 +32,16 @@ RUN_DIRS = frozenset({".git", ".husky", ".agent", ".claude", ".vscode"})
 RUN_FILES = frozenset({".gitattributes", ".gitmodules", ".pre-commit-config.yaml", ".envrc", ".mcp.json"})
 
 
-# Of `.git/`, what makes git run a program: the rest (objects, refs, the index) git itself writes.
-_GIT_RUNS = ("config", "hooks", "info/attributes")
+# Of `.git/`, what makes git run a program (a submodule's repository holds its own config and hooks):
+# the rest (objects, refs, the index) a commit writes.
+_GIT_RUNS = ("config", "config.worktree", "hooks", "info/attributes", "modules")
 
 
 def protected_paths(root: Path) -> list[Path]:
     """The project's files that make tools run commands, as paths a sandbox keeps read-only for a
     command nobody approved (auto mode): its own top-level ones (`.agent/`, `.mcp.json` ...) and,
-    of `.git/`, its config, hooks and attributes (a commit still writes the rest)."""
+    of `.git/`, its config, hooks, attributes and submodules' repositories (a commit still writes the
+    rest)."""
     dirs = sorted(RUN_DIRS - {".git"})
     return [
         *(root / ".git" / part for part in _GIT_RUNS),
