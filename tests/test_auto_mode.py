@@ -277,3 +277,45 @@ def test_a_commit_still_works_under_the_protection(tmp_path: Path) -> None:
         protect=True,
     )
     assert not denied and "one" in text, text
+
+
+def _protected_sandbox(tmp_path: Path, project: Path) -> Confinement:
+    return Confinement.for_session(
+        "workspace-write",
+        project,
+        home=tmp_path / "home",
+        state_dir=tmp_path / "state",
+        verdict=VERDICT,
+        protected=protected_paths(project),
+    )
+
+
+@needs_bwrap
+@pytest.mark.parametrize("protect", [True, False])
+def test_the_git_folder_cannot_be_renamed_away_and_replaced(protect: bool, tmp_path: Path) -> None:
+    project = tmp_path / "proj"
+    (project / ".git" / "hooks").mkdir(parents=True)
+    (project / ".git" / "config").write_text("[core]\n")
+    sandbox = _protected_sandbox(tmp_path, project)
+    command = "mv .git .git-old && mkdir -p .git/hooks && echo evil > .git/hooks/pre-commit"
+    text, _ = _run(sandbox, project, command, protect=protect)
+    assert (project / ".git" / "hooks" / "pre-commit").exists() is not protect, text
+    if protect:
+        assert "Device or resource busy" in text
+
+
+@needs_bwrap
+@pytest.mark.parametrize("protect", [True, False])
+def test_a_protected_path_a_command_creates_is_said_in_its_result(protect: bool, tmp_path: Path) -> None:
+    project = tmp_path / "proj"
+    project.mkdir()
+    sandbox = _protected_sandbox(tmp_path, project)
+    text, _ = _run(
+        sandbox,
+        project,
+        "mkdir -p .git/hooks && echo x > .git/hooks/pre-commit && touch .envrc",
+        protect=protect,
+    )
+    assert (project / ".git" / "hooks" / "pre-commit").exists()
+    said = "this command created .envrc, .git/hooks: files that make git" in text
+    assert said is protect, text

@@ -26,10 +26,12 @@ ask the user rather than work around it.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from agent_cli.core.text import visible_exact
 from agent_cli.sandbox.launch import Launch, sandboxed
 from agent_cli.sandbox.policy import SandboxMode, SandboxPolicy, too_wide
 from agent_cli.sandbox.probe import Verdict
@@ -96,6 +98,24 @@ class Confinement:
         """This confinement with the protected files read-only inside the writable project."""
         return replace(self, policy=replace(self.policy, read_only=self.protected))
 
+    def present(self) -> frozenset[Path]:
+        """The protected paths that exist now (a mount covers only those)."""
+        return frozenset(p for p in self.protected if os.path.lexists(p))
+
+    def created_line(self, before: frozenset[Path]) -> str | None:
+        """The line a result gets when the command made a protected path that was not there to be
+        covered (`git init` then a hook): git or the agent may run it later, outside the sandbox."""
+        made = sorted(self.present() - before)
+        if not made:
+            return None
+        names = ", ".join(_shown(p, self.policy.project) for p in made[:4]) + (
+            ", ..." if len(made) > 4 else ""
+        )
+        return (
+            f"this command created {names}: files that make git, this agent or an editor run commands, "
+            "which may run outside the sandbox; tell the user what they are for"
+        )
+
     @property
     def active(self) -> bool:
         return self.policy.confined and self.bwrap is not None
@@ -157,3 +177,10 @@ def _names(output: str, path: Path, project: Path) -> bool:
         return str(path.relative_to(project)) in output
     except ValueError:
         return False
+
+
+def _shown(path: Path, project: Path) -> str:
+    try:
+        return visible_exact(str(path.relative_to(project)))
+    except ValueError:
+        return visible_exact(str(path))
