@@ -159,7 +159,9 @@ def open_session(
             secret_spans=redactor.spans,
             sandbox=sandbox if sandbox.active else None,
         )
-        mode = ModeState(settings.approvals.mode, sandboxed=sandbox.active, unconfined_why=sandbox.reason)
+        off = "the sandbox is off: --sandbox workspace-write turns it on"
+        why = sandbox.reason if sandbox.policy.confined else off
+        mode = ModeState(settings.approvals.mode, sandboxed=sandbox.active, unconfined_why=why)
         auto_line = mode.unconfined_notice()  # auto mode where no sandbox confines: said once
         if auto_line is not None:
             notices.append(auto_line)

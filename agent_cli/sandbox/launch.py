@@ -26,7 +26,7 @@ class Launch:
 
 
 def path_kind(path: Path) -> PathKind:
-    """ "dir", "file" or None (absent, or not to be looked at): what a mount over `path` needs."""
+    """"dir", "file" or None (absent, or not to be looked at): what a mount over `path` needs."""
     try:
         if path.is_dir():
             return "dir"
