@@ -73,16 +73,31 @@ def test_auto_runs_a_project_command_unasked_and_the_sandbox_refuses_one_outside
     assert not (outside / "escaped.txt").exists()
 
 
-def test_auto_without_a_sandbox_asks_as_default_and_says_so(project: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("sandbox", ["off", "missing"])
+def test_auto_without_a_sandbox_asks_as_default_and_says_so(
+    sandbox: str, project: Path, tmp_path: Path
+) -> None:
+    """Off, or wanted but missing: the project at the home directory, which workspace-write would
+    leave writable whole (`too_wide`), so it confines nothing and every command is asked."""
+    home = tmp_path / "home"
+    where = project if sandbox == "off" else home
+    where.mkdir(exist_ok=True)
     with FakeModelServer() as server:
         server.queue(
             Reply(tool_calls=[ToolCallSpec("bash", {"command": "echo in > made.txt"}, id="toolu_in")]),
             Reply("done"),
         )
-        args = ["-p", "go", "--permission-mode", "auto", "--sandbox", "off"]
-        done = run_agent(args, project, agent_env(tmp_path / "home", server))
+        mode = "off" if sandbox == "off" else "workspace-write"
+        args = ["-p", "go", "--permission-mode", "auto", "--sandbox", mode]
+        done = run_agent(args, where, agent_env(home, server))
         ((text, is_error),) = tool_results(server.requests).values()
     assert done.returncode == 0, done.stderr
-    assert is_error and "needs approval" in text and not (project / "made.txt").exists()
+    assert is_error and "needs approval" in text and not (where / "made.txt").exists()
     assert "auto mode runs commands unasked only inside the sandbox" in done.stderr
     assert done.stderr.count("auto mode runs commands unasked") == 1
+    why = (
+        "the sandbox is off: --sandbox workspace-write turns it on"
+        if sandbox == "off"
+        else "would not confine"
+    )
+    assert why in done.stderr
