@@ -21,11 +21,13 @@ from agent_cli.agent.approvals import (
     HeadlessApprover,
     InteractiveApprover,
 )
+from agent_cli.agent.auto_mode import AutoMode
 from agent_cli.agent.claude_rules import SettingsRules
 from agent_cli.agent.file_watch import FileWatch
 from agent_cli.agent.loop import AgentLoop
 from agent_cli.agent.modes import ModalApprover, ModeState
 from agent_cli.agent.rule_guard import ProjectGuard, RuleGuard
+from agent_cli.agent.run_files import protected_paths
 from agent_cli.agent.skill_trust import skills_to_offer
 from agent_cli.app_assembly import Assembly, ProviderFactory, model_limits
 from agent_cli.app_claude import claude_files, permission_lines
@@ -99,9 +101,12 @@ def open_session(
     approvals = ProjectApprovals.for_user(env, root)
     claude = claude_files(root, env, load_hooks(settings.tables))  # Claude Code's settings files
     hook_specs, hook_notices = hooks_to_run(claude.hooks, approvals, ask=ask, yes=settings.approvals.yes)
-    sandbox = _confinement(settings, env)
+    run_files = _files_run(root, hook_specs, settings)
+    sandbox = _confinement(settings, env, run_files)
     # The user's commands on the loop's events; a project's (approved) ones in the sandbox when it is on.
-    mode = ModeState(settings.approvals.mode)
+    off = "the sandbox is off: --sandbox workspace-write turns it on"
+    why = sandbox.reason if sandbox.policy.confined else off
+    mode = ModeState(settings.approvals.mode, sandboxed=sandbox.active, unconfined_why=why)
     hooks = UserHooks(
         hook_specs,
         root=root,
@@ -181,6 +186,9 @@ def open_session(
             sandbox=sandbox if sandbox.active else None,
             save_text=lambda label, text: _archived(engine, label, text),
         )
+        auto_line = mode.unconfined_notice()  # auto mode where no sandbox confines: said once
+        if auto_line is not None:
+            notices.append(auto_line)
         watch = FileWatch(root, assembly.snapshots(log), log)  # for /rewind: what the tools change
         loop = AgentLoop(
             provider=model.provider,
@@ -188,16 +196,7 @@ def open_session(
             context=engine,
             system=system,
             log=log,
-            approver=_approver(
-                settings,
-                ask,
-                tools,
-                mode,
-                _files_run(root, hook_specs, settings),
-                sandbox,
-                claude.settings.rules,
-                env,
-            ),
+            approver=_approver(settings, ask, tools, mode, run_files, sandbox, claude.settings.rules, env),
             tool_context=tool_context,
             hooks=hooks,
             max_iterations=settings.tools.max_iterations,
@@ -262,8 +261,10 @@ def _passed_over(ids: list[str]) -> str:
     )
 
 
-def _confinement(settings: Settings, env: Mapping[str, str]) -> Confinement:
-    """The session's sandbox (`[sandbox]`, --sandbox); the probe runs only when the mode is on."""
+def _confinement(settings: Settings, env: Mapping[str, str], run_files: Sequence[Path]) -> Confinement:
+    """The session's sandbox (`[sandbox]`, --sandbox); the probe runs only when the mode is on.
+    Auto mode's unasked commands get the project's files that run commands read-only (`run_files`:
+    the ones the session's hooks and servers run, besides `.git/config`, `.agent/` ...)."""
     conf = settings.sandbox
     root = settings.project_root
     if conf.mode == "off":
@@ -277,6 +278,8 @@ def _confinement(settings: Settings, env: Mapping[str, str]) -> Confinement:
         network=conf.network,
         writable=conf.writable,
         hidden=conf.hidden,
+        # and the session store: a command nobody approved rewrites no log (`.transcripts/`)
+        protected=[*protected_paths(root), transcripts_dir(root), *run_files],
     )
 
 
@@ -312,7 +315,14 @@ def _approver(
     project = ProjectGuard(
         settings.project_root, approval_of=tools.approval, effect_of=tools.effect, run_by_extensions=run_files
     )
-    guard = _unconfined_asks(project, sandbox, tools)
+    auto = AutoMode(
+        settings.project_root,
+        sandboxed=sandbox.active,
+        network=sandbox.policy.network,
+        approval_of=tools.approval,
+        effect_of=tools.effect,
+    )
+    guard = auto.guard(_unconfined_asks(project, sandbox, tools), lambda: mode.mode == "auto")
     inner: Approver
     if ask is None:
         inner = HeadlessApprover(allow, approval_of=tools.approval, guard=guard, allow_hosts=web)
@@ -320,7 +330,9 @@ def _approver(
         inner = InteractiveApprover(
             ask, allow, approval_of=tools.approval, guard=guard, sandboxed=sandbox.active, allow_hosts=web
         )
-    modal = ModalApprover(inner, mode, approval_of=tools.approval, effect_of=tools.effect, guard=guard)
+    modal = ModalApprover(
+        inner, mode, approval_of=tools.approval, effect_of=tools.effect, guard=guard, auto=auto
+    )
     if not rules:
         return modal
     root = settings.project_root

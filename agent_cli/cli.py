@@ -161,8 +161,9 @@ def _build_app() -> Any:  # a typer.Typer; typer is imported lazily to keep --ve
             str | None,
             typer.Option(
                 "--permission-mode",
-                help="Start in an approval mode: default, acceptEdits, plan (read-only tools only) "
-                "or bypassPermissions (as --yes). Shift+Tab switches in the REPL.",
+                help="Start in an approval mode: default, acceptEdits, plan (read-only tools only), "
+                "auto (in the sandbox, what stays in the project runs unasked) or bypassPermissions "
+                "(as --yes). Shift+Tab switches in the REPL.",
             ),
         ] = None,
         sandbox: Annotated[

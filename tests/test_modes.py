@@ -78,7 +78,7 @@ def test_bypass_runs_everything() -> None:
 
 def test_shift_tab_cycles_ask_accept_edits_plan_and_the_approver_follows() -> None:
     modal, _, state = approver("default")
-    assert [state.cycle() for _ in range(3)] == ["acceptEdits", "plan", "default"]
+    assert [state.cycle() for _ in range(4)] == ["acceptEdits", "plan", "auto", "default"]
     assert next_mode("bypassPermissions") == "default"
     state.cycle()
     assert modal.decide(*WRITE).allowed, "the approver reads the mode on each call"

@@ -1,8 +1,8 @@
 """Approval modes as a Claude Code user switches them, through a pseudo-terminal against the fake
 server: Shift+Tab once is accept edits (shown in the toolbar; a write runs without a question),
 twice is plan (a command is refused without a question, and the refusal reaches the model), three
-times is back to asking. Headless, `--permission-mode plan` says so in the init event and refuses
-a write."""
+times auto, four times is back to asking. Headless, `--permission-mode plan` says so in the init
+event and refuses a write."""
 
 from __future__ import annotations
 
@@ -51,6 +51,8 @@ def test_shift_tab_cycles_accept_edits_plan_and_ask(tmp_path: Path, fake_server:
         child.send("make a file with bash\r")
         shown = expect(child, "Here is my plan instead")
         assert "[y]es" not in shown, "plan: refused without a question"
+        child.send(SHIFT_TAB)
+        expect(child, "auto mode")
         child.send(SHIFT_TAB)
         child.send("now run it\r")
         expect(child, r"\[y\]es")  # back to asking

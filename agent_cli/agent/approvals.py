@@ -57,7 +57,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Protocol, TypeAlias
+from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 from urllib.parse import urlsplit
 
 from agent_cli.agent import programs
@@ -84,6 +84,7 @@ __all__ = [
     "HeadlessApprover",
     "Instead",
     "InteractiveApprover",
+    "SandboxRefusals",
     "always_rule",
     "is_simple_command",
     "matches_prefix",
@@ -132,6 +133,7 @@ class Decision:
     reason: str = ""
     stop: bool = False  # the user ended the turn with the refusal
     unconfined: bool = False  # the user approved this one call outside the sandbox
+    protect: bool = False  # auto mode runs it unasked: in the sandbox, the protected files read-only
 
     @classmethod
     def allow(cls) -> Decision:
@@ -144,6 +146,13 @@ class Decision:
 
 class Approver(Protocol):
     def decide(self, name: str, args: Mapping[str, Any]) -> Decision: ...
+
+
+@runtime_checkable
+class SandboxRefusals(Protocol):
+    """An approver told which calls the sandbox refused (auto mode asks before running one again)."""
+
+    def refused_by_sandbox(self, name: str, args: Mapping[str, Any]) -> None: ...
 
 
 def is_simple_command(command: str) -> bool:

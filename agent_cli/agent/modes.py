@@ -8,6 +8,9 @@
                        unasked that would not in default)
     plan               only the tools that never ask (read, search, recall) run; any other call is
                        refused without asking, and the refusal tells the model to present its plan
+    auto               inside an active sandbox, commands and edits that stay in the project run
+                       without asking; what the sandbox cannot hold still asks (`agent.auto_mode`).
+                       Where no sandbox confines, it says so once and asks as default does
     bypassPermissions  every call runs (--yes)
 
 `--permission-mode` (or `approvals.mode` in the user's config) starts a session in one. A mode
@@ -22,17 +25,20 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from agent_cli.agent.approvals import ApprovalOf, Approver, Decision
+from agent_cli.agent.auto_mode import AutoMode
 from agent_cli.agent.rule_guard import RuleGuard
 from agent_cli.config.settings import PermissionMode
 from agent_cli.tools.base import FileEffect
 
 __all__ = ["CYCLE", "LABELS", "PLAN_REFUSAL", "ModalApprover", "ModeState", "next_mode"]
 
-CYCLE: tuple[PermissionMode, ...] = ("default", "acceptEdits", "plan")  # what Shift+Tab steps through
+# What Shift+Tab steps through: Claude Code's order (auto after plan; bypass is never stepped into).
+CYCLE: tuple[PermissionMode, ...] = ("default", "acceptEdits", "plan", "auto")
 LABELS: dict[PermissionMode, str] = {
     "default": "",
     "acceptEdits": "accept edits",
     "plan": "plan mode",
+    "auto": "auto mode",
     "bypassPermissions": "bypass permissions",
 }
 PLAN_REFUSAL = (
@@ -50,14 +56,31 @@ def next_mode(mode: PermissionMode) -> PermissionMode:
 
 
 class ModeState:
-    """The session's mode: one value the approver reads on each call and the REPL switches."""
+    """The session's mode: one value the approver reads on each call and the REPL switches.
+    `sandboxed`: the session's sandbox confines commands (auto mode needs it); `unconfined_why`:
+    why it does not."""
 
-    def __init__(self, mode: PermissionMode = "default") -> None:
+    def __init__(
+        self, mode: PermissionMode = "default", *, sandboxed: bool = False, unconfined_why: str = "off"
+    ) -> None:
         self.mode: PermissionMode = mode
+        self.sandboxed = sandboxed
+        self.unconfined_why = unconfined_why
+        self._told = False
 
     def cycle(self) -> PermissionMode:
         self.mode = next_mode(self.mode)
         return self.mode
+
+    def unconfined_notice(self) -> str | None:
+        """The one line, once per session, that auto mode without a sandbox asks as default does."""
+        if self.mode != "auto" or self.sandboxed or self._told:
+            return None
+        self._told = True
+        return (
+            f"auto mode runs commands unasked only inside the sandbox, and none confines them here "
+            f"({self.unconfined_why}): every command and edit is asked, as in default mode"
+        )
 
 
 class ModalApprover:
@@ -71,12 +94,19 @@ class ModalApprover:
         approval_of: ApprovalOf,
         effect_of: Callable[[str], FileEffect],
         guard: RuleGuard,
+        auto: AutoMode | None = None,
     ) -> None:
         self.inner = inner
         self.state = state
         self.approval_of = approval_of
         self.effect_of = effect_of
         self.guard = guard
+        self.auto = auto  # None: no sandbox was given, and auto mode is default mode
+
+    def refused_by_sandbox(self, name: str, args: Mapping[str, Any]) -> None:
+        """The sandbox refused this call: auto mode asks before it runs again."""
+        if self.auto is not None:
+            self.auto.refused_by_sandbox(name, args)
 
     def decide(self, name: str, args: Mapping[str, Any]) -> Decision:
         mode = self.state.mode
@@ -91,4 +121,8 @@ class ModalApprover:
             # keeps to the paths it may write. A file that makes tools run commands goes on to
             # the inner approver, which asks (or refuses, headless) and says why.
             return Decision.allow()
+        if mode == "auto" and self.auto is not None:
+            unasked = self.auto.decide(name, args, self.guard)
+            if unasked is not None:
+                return unasked
         return self.inner.decide(name, args)

@@ -24,12 +24,30 @@ from pathlib import Path
 
 from agent_cli.core.text import visible_exact
 
-__all__ = ["RUN_DIRS", "RUN_FILES", "named_file_reason", "run_file_reason"]
+__all__ = ["RUN_DIRS", "RUN_FILES", "named_file_reason", "protected_paths", "run_file_reason"]
 
 # Directories whose every file may be run or name a command to run.
 RUN_DIRS = frozenset({".git", ".husky", ".agent", ".claude", ".vscode"})
 # Files, wherever they are, that name commands to run.
 RUN_FILES = frozenset({".gitattributes", ".gitmodules", ".pre-commit-config.yaml", ".envrc", ".mcp.json"})
+
+
+# Of `.git/`, what makes git run a program (a submodule's repository holds its own config and hooks):
+# the rest (objects, refs, the index) a commit writes.
+_GIT_RUNS = ("config", "config.worktree", "hooks", "info/attributes", "modules")
+
+
+def protected_paths(root: Path) -> list[Path]:
+    """The project's files that make tools run commands, as paths a sandbox keeps read-only for a
+    command nobody approved (auto mode): its own top-level ones (`.agent/`, `.mcp.json` ...) and,
+    of `.git/`, its config, hooks, attributes and submodules' repositories (a commit still writes the
+    rest)."""
+    dirs = sorted(RUN_DIRS - {".git"})
+    return [
+        *(root / ".git" / part for part in _GIT_RUNS),
+        *(root / d for d in dirs),
+        *(root / f for f in sorted(RUN_FILES)),
+    ]
 
 
 def run_file_reason(root: Path, raw: object) -> str | None:

@@ -25,7 +25,7 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
-from agent_cli.agent.approvals import Approver
+from agent_cli.agent.approvals import Approver, SandboxRefusals
 from agent_cli.agent.hooks import Hooks
 from agent_cli.core.events import ToolProgress
 from agent_cli.core.messages import ToolResult, ToolUse
@@ -96,9 +96,11 @@ class ToolRunner:
         started = self._clock()
         live = LiveOutput()
         # This call's own tap (the cancel signal is shared); outside the sandbox only by the user's answer.
-        ctx = dataclasses.replace(ctx, live=live, unconfined=decision.unconfined)
+        ctx = dataclasses.replace(ctx, live=live, unconfined=decision.unconfined, protect=decision.protect)
         with self._watch.around(use, self.tools.effect(use.name), ctx):
             output = yield from self._in_worker(use, ctx, lambda: self._progress(use, live, started))
+        if output.sandbox_denied and isinstance(self._approver, SandboxRefusals):
+            self._approver.refused_by_sandbox(use.name, use.input)  # auto mode asks before a retry
         if live.used:  # how it ended, for the line shown after it
             yield self._progress(use, live, started)
         # Undecodable bytes (a file name that is not UTF-8) become U+FFFD before anything stores it.

@@ -29,8 +29,9 @@ ProviderName = Literal["anthropic", "openai"]
 Effort = Literal["none", "minimal", "low", "medium", "high", "xhigh", "max"]
 Display = Literal["summarized", "omitted"]
 Summarizer = Literal["model", "native"]
-# Claude Code's names: ask (default), accept edits, plan (read-only tools only), bypass (--yes).
-PermissionMode = Literal["default", "acceptEdits", "plan", "bypassPermissions"]
+# Claude Code's names: ask (default), accept edits, plan (read-only tools only), auto (inside the
+# sandbox, what stays in the project runs unasked: agent/auto_mode.py), bypass (--yes).
+PermissionMode = Literal["default", "acceptEdits", "plan", "auto", "bypassPermissions"]
 Wire = Literal["responses", "chat"]
 
 

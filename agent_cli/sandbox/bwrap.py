@@ -9,6 +9,8 @@ hidden inside the project too):
                               /proc/self/root is the sandbox's root, and /proc/1 is its own init)
     --bind P P                workspace-write: the project, the temporary directory, the user's paths
     --tmpfs /tmp              read-only: a private, empty temporary directory instead
+    --bind D D, --ro-bind R R a read-only path inside a writable one (auto mode's protected files),
+                              its folder bound onto itself first so that it cannot be renamed away
     --tmpfs D --remount-ro D  a hidden directory: empty and read-only
     --ro-bind /dev/null F     a hidden file: empty
 
@@ -61,6 +63,16 @@ def bwrap_argv(
                 out += ["--bind", str(path), str(path)]
     else:  # read-only: a private temporary directory, nothing else writable
         out += ["--tmpfs", str(policy.tmp)]
+    # The folder holding a read-only path (`.git` for `.git/config`) is bound onto itself first: a
+    # mount point cannot be renamed or removed, so `mv .git x && mkdir .git` cannot put a new one,
+    # with hooks of the command's own, in its place.
+    holders = [p.parent for p in policy.read_only if p.parent != policy.project and kind(p) is not None]
+    for path in dict.fromkeys(holders):
+        if kind(path) == "dir":
+            out += ["--bind", str(path), str(path)]
+    for path in policy.read_only:  # after the writable binds, which they cover; before the hidden
+        if kind(path) is not None:
+            out += ["--ro-bind", str(path), str(path)]
     for path in policy.hidden:
         what = kind(path)
         if what == "dir":

@@ -42,6 +42,23 @@ def _real(path: Path) -> Path:
         return path
 
 
+def _read_only(policy: SandboxPolicy) -> tuple[Path, ...]:
+    """The read-only paths as mounted: where each leads (a mount lands on a link's target), and only
+    one that leads inside a writable path and holds none. Elsewhere it is read-only already, and a
+    link a command planted (`.vscode -> /`, `.agent -> .`) must not make a mount that covers the
+    sandbox's own or a whole writable path."""
+    if policy.mode != "workspace-write":
+        return ()  # nothing but a private /tmp is writable
+    roots = [_real(p) for p in (policy.project, policy.tmp, *policy.writable)]
+    reals = (_real(p) for p in policy.read_only)
+    kept = (
+        r
+        for r in reals
+        if any(r.is_relative_to(w) for w in roots) and not any(w.is_relative_to(r) for w in roots)
+    )
+    return tuple(dict.fromkeys(kept))
+
+
 def sandboxed(
     policy: SandboxPolicy, argv: Sequence[str], cwd: Path, env: Mapping[str, str], *, bwrap: str
 ) -> Launch:
@@ -60,5 +77,6 @@ def sandboxed(
         network=policy.network,
         hidden=hidden,
         max_processes=policy.max_processes,
+        read_only=_read_only(policy),
     )
     return Launch(bwrap_argv(real, argv, _real(cwd), bwrap=bwrap, kind=path_kind), child_env(env))

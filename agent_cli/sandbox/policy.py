@@ -101,6 +101,9 @@ class SandboxPolicy:
     network: bool = False
     hidden: tuple[Path, ...] = field(default_factory=tuple)
     max_processes: int = 4096  # RLIMIT_NPROC inside: a fork bomb stops here, not at the machine's limit
+    # Paths inside the writable ones that stay read-only (auto mode's protected files: `.git/config`,
+    # `.git/hooks`, `.agent/` ...); one that does not exist when the command starts is left out.
+    read_only: tuple[Path, ...] = ()
 
     @classmethod
     def for_user(

@@ -69,6 +69,7 @@ class ToolOutput:
     skill: SkillLoad | None = None  # the skill tool's: a skill to keep in force, for the loop
     denied: bool = False  # refused before it ran (not approved, or a hook blocked it)
     stop_turn: bool = False  # refused, and the user ended the turn with it
+    sandbox_denied: bool = False  # it failed because the sandbox refused it (its result says so)
 
 
 @dataclass(slots=True)
@@ -92,6 +93,8 @@ class ToolContext:
     # Saves a whole text to the session's archive before a tool returns only part of it (a page):
     # (label, text) -> the path the model is told, which recall searches. None: nowhere to save.
     save_text: Callable[[str, str], str] | None = None
+    # Auto mode ran this call unasked: in the sandbox with the protected files read-only.
+    protect: bool = False
 
 
 Approval: TypeAlias = Literal["never", "ask", "command", "host"]

@@ -358,6 +358,10 @@ class Bash:
         if not ctx.root.is_dir():
             raise ToolError(f"the project root {ctx.root} is not a directory")
         sandbox = None if ctx.unconfined else ctx.sandbox
+        before = None
+        if sandbox is not None and ctx.protect:
+            sandbox = sandbox.protecting()  # auto mode, unasked: .git/config, .agent/ ... read-only
+            before = sandbox.present()
         result = run_command(
             command, ctx.root, timeout, ctx.cancel, spans=ctx.secret_spans, live=ctx.live, sandbox=sandbox
         )
@@ -366,7 +370,10 @@ class Bash:
         output = format_result(result, timeout, note)
         denied = sandbox.denial(result.output) if sandbox is not None and output.is_error else None
         if denied is not None:
-            output = dataclasses.replace(output, content=f"{output.content}\n[{denied}]")
+            output = dataclasses.replace(output, content=f"{output.content}\n[{denied}]", sandbox_denied=True)
+        made = None if sandbox is None or before is None else sandbox.created_line(before)
+        if made is not None:
+            output = dataclasses.replace(output, content=f"{output.content}\n[{made}]")
         return output
 
     def _start(self, command: str, ctx: ToolContext) -> ToolOutput:

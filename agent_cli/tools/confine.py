@@ -12,6 +12,11 @@ writable, hidden), the user's home and state directory, and the probe's cached v
                  the approver asks before every one (no allow rule or "always" applies) and the
                  start-up line says why
 
+`protecting()` is the same confinement with the protected files read-only (`protected`: the
+project's files that make tools run commands, `.git/config`, `.git/hooks`, `.agent/` ..., and the
+files its hooks and servers run): what auto mode runs a command in when nobody was asked, so that a
+command cannot plant what git or the agent later runs outside the sandbox.
+
 `launch` is the argv and environment to start (the caller starts them as it starts any command:
 its process group, its cgroup, its watchdog; bwrap is the agent's child, so the cgroup holds it).
 `denial` reads a failed command's output for the sandbox's refusals (a read-only file system, a
@@ -21,10 +26,12 @@ ask the user rather than work around it.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+from agent_cli.core.text import visible_exact
 from agent_cli.sandbox.launch import Launch, sandboxed
 from agent_cli.sandbox.policy import SandboxMode, SandboxPolicy, too_wide
 from agent_cli.sandbox.probe import Verdict
@@ -39,6 +46,10 @@ _NETWORK_SIGNS = (
 )
 _READ_SIGNS = ("No such file or directory", "Permission denied")
 _ASK = "ask the user, who may approve it outside the sandbox"
+_PROTECTED = (
+    "git, this agent or an editor run what it names; in auto mode no command writes it unasked: ask the "
+    "user, who may approve it outside the sandbox"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +57,7 @@ class Confinement:
     policy: SandboxPolicy
     bwrap: str | None  # the bubblewrap that works here; None: the sandbox is missing (or off)
     reason: str  # the probe's one line, or why the policy is refused
+    protected: tuple[Path, ...] = ()  # read-only under `protecting()` (auto mode's unasked commands)
 
     @classmethod
     def off(cls, project: Path) -> Confinement:
@@ -63,6 +75,7 @@ class Confinement:
         network: bool = False,
         writable: Iterable[str] = (),
         hidden: Iterable[str] = (),
+        protected: Iterable[Path] = (),
     ) -> Confinement:
         """The session's confinement; `verdict` is looked at only when the mode is on."""
         policy = SandboxPolicy.for_user(
@@ -79,7 +92,29 @@ class Confinement:
             return cls(policy, None, f"the sandbox would not confine: {wide}")
         if not verdict.works or verdict.bwrap is None:
             return cls(policy, None, verdict.reason)
-        return cls(policy, verdict.bwrap, verdict.reason)
+        return cls(policy, verdict.bwrap, verdict.reason, tuple(protected))
+
+    def protecting(self) -> Confinement:
+        """This confinement with the protected files read-only inside the writable project."""
+        return replace(self, policy=replace(self.policy, read_only=self.protected))
+
+    def present(self) -> frozenset[Path]:
+        """The protected paths that exist now (a mount covers only those)."""
+        return frozenset(p for p in self.protected if os.path.lexists(p))
+
+    def created_line(self, before: frozenset[Path]) -> str | None:
+        """The line a result gets when the command made a protected path that was not there to be
+        covered (`git init` then a hook): git or the agent may run it later, outside the sandbox."""
+        made = sorted(self.present() - before)
+        if not made:
+            return None
+        names = ", ".join(_shown(p, self.policy.project) for p in made[:4]) + (
+            ", ..." if len(made) > 4 else ""
+        )
+        return (
+            f"this command created {names}: files that make git, this agent or an editor run commands, "
+            "which may run outside the sandbox; tell the user what they are for"
+        )
 
     @property
     def active(self) -> bool:
@@ -118,6 +153,10 @@ class Confinement:
         if not self.active:
             return None
         if "Read-only file system" in output:
+            if self.policy.read_only and any(
+                _names(output, p, self.policy.project) for p in self.policy.read_only
+            ):
+                return f"denied by the sandbox: write to a protected file ({_PROTECTED})"
             if self.policy.mode == "read-only":
                 return f"denied by the sandbox: write in read-only mode ({_ASK})"
             return f"denied by the sandbox: write outside the project ({_ASK})"
@@ -128,3 +167,20 @@ class Confinement:
         if not self.policy.network and any(sign in output for sign in _NETWORK_SIGNS):
             return f"denied by the sandbox: network closed ({_ASK})"
         return None
+
+
+def _names(output: str, path: Path, project: Path) -> bool:
+    """Whether `output` names `path`, whole or relative to the project (`.git/config`)."""
+    if str(path) in output:
+        return True
+    try:
+        return str(path.relative_to(project)) in output
+    except ValueError:
+        return False
+
+
+def _shown(path: Path, project: Path) -> str:
+    try:
+        return visible_exact(str(path.relative_to(project)))
+    except ValueError:
+        return visible_exact(str(path))

@@ -84,7 +84,7 @@ class CommandHost(Protocol):
 
 KEY_HELP = (
     "Enter sends · Alt+Enter, Esc Enter or \\ Enter adds a line · Tab completes /commands and paths "
-    "(@src/…) · !cmd runs a command · Shift+Tab: ask / accept edits / plan · Ctrl+O shows the last "
+    "(@src/…) · !cmd runs a command · Shift+Tab: ask / accept edits / plan / auto · Ctrl+O shows the last "
     "tool's output · Esc Esc lists the prompts to rewind to · Esc or Ctrl-C cancels a turn · Ctrl-D exits"
 )
 _NAME_AND_REST = re.compile(r"(\S*)\s*(.*)", re.DOTALL)

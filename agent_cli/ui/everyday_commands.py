@@ -280,6 +280,8 @@ def status(repl: CommandHost, arg: str) -> None:
     settings = session.settings
     mode = session.mode.mode
     approvals = "ask before tools that change things" if mode == "default" else LABELS[mode]
+    if mode == "auto" and not session.mode.sandboxed:
+        approvals = "auto mode, but no sandbox confines commands: asks as default mode"
     if settings.approvals.yes:
         approvals = "every tool call approved (--yes)"
     rows = [

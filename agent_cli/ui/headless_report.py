@@ -33,7 +33,8 @@ _SUBTYPES = {"end_turn": "success", "max_iterations": "error_max_turns"}
 def init_event(*, session_id: str, model: str, cwd: Path, tools: Sequence[str], mode: str) -> dict[str, Any]:
     """The stream's first line: which session, model, folder and tools, and the approval mode
     (agent.modes: "bypassPermissions" with --yes; "default": allow-listed calls run, the rest are
-    refused; "acceptEdits": edits run too; "plan": only tools that read)."""
+    refused; "acceptEdits": edits run too; "plan": only tools that read; "auto": in the sandbox,
+    commands and edits that stay in the project run too)."""
     return {
         "type": "system",
         "subtype": "init",

