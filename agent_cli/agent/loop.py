@@ -30,6 +30,8 @@ from agent_cli.agent.model_request import Failed, request_with_reactive_retry
 from agent_cli.agent.next_step import FinalOutput, Interrupted, NextStep, RunAgain, Stopped
 from agent_cli.agent.tool_runner import ToolRound, ToolRunner, ToolWatch
 from agent_cli.context.protocol import ContextPolicy, Frame, Prepared
+from agent_cli.context.todos import TOPIC as TODOS_TOPIC
+from agent_cli.context.todos import carried, holds
 from agent_cli.core.events import (
     AssistantText,
     CompactEvent,
@@ -46,6 +48,7 @@ from agent_cli.core.messages import Message, TextBlock, ToolResult, ToolUse, Usa
 from agent_cli.core.pairing import repair_history
 from agent_cli.core.requests import Completion
 from agent_cli.core.thinking import strip_thinking
+from agent_cli.core.todos import TodoItem, todo_note, todos_to_json
 from agent_cli.providers.base import Provider
 from agent_cli.providers.retry import RetryPolicy
 from agent_cli.tools.base import CompactRequest, ToolContext, ToolOutput, ToolRegistry
@@ -84,6 +87,8 @@ class AgentLoop:
         self.context = context
         self.system = system
         self.pinned = ""  # the pins' section of the system prompt (prompt/pins.py), set by the session
+        # The todo list (todo_write replaces it): its note rides in the history (context/todos.py).
+        self.todos: tuple[TodoItem, ...] = ()
         self.log = log
         self.hooks = hooks or Hooks()
         self.max_iterations = max_iterations
@@ -104,8 +109,9 @@ class AgentLoop:
 
     @property
     def frame(self) -> Frame:
-        """The system prompt with the pins' section at its end (`pinned`), and the tools."""
-        return Frame(self.system + self.pinned, self.tools.specs(), self.pinned)
+        """The system prompt with the pins' section at its end (`pinned`), the tools, and the todo
+        list's note (carried in the history, not in the system prompt: see context/todos.py)."""
+        return Frame(self.system + self.pinned, self.tools.specs(), self.pinned, todo_note(self.todos))
 
     def context_tokens(self) -> int:
         return self.context.tokens(self.history, self.frame)
@@ -135,6 +141,11 @@ class AgentLoop:
         if section != self.pinned and any(m.thoughts for m in self.history):
             self.replace_history(strip_thinking(self.history, 0), "pins")
         self.pinned = section
+
+    def set_todos(self, todos: Sequence[TodoItem]) -> None:
+        """The todo list as a session's log left it (`--continue`, `/resume`): not logged again; its
+        note joins the next request's newest user message if the history does not hold it."""
+        self.todos = tuple(todos)
 
     def replace_history(self, messages: Sequence[Message], reason: str) -> None:
         """The user changed the context (an edited record, an undone compaction): from now on, logged."""
@@ -232,6 +243,9 @@ class AgentLoop:
     def _step(self, going_on: Continuations, final_text: list[str]) -> Generator[Event, None, NextStep]:
         """One model request and what its reply asks for: tools run, another request, or the end."""
         yield StatusEvent(text="checking the context")  # usually instant; a summary can take a while
+        placed = carried(self.history, self.frame.todos)  # (after /clear, an edited record: counted too)
+        if placed is not None:
+            self.replace_history(placed, "todos")
         prepared = self.context.prepare(self.history, self.frame)
         yield from self.apply(prepared, "prepare")
         outcome: Completion | Failed
@@ -291,6 +305,7 @@ class AgentLoop:
         """Run the calls in order; the results go into the history as one message, whatever happens."""
         results: list[ToolResult] = []
         compact: CompactRequest | None = None
+        todos: tuple[TodoItem, ...] | None = None  # todo_write's list, the round's last
         interrupted = stopped = False
         try:
             for use in uses:
@@ -300,6 +315,7 @@ class AgentLoop:
                 # One compaction a round at most, and none when nothing is new since the last.
                 output = honoured(output, compact, self.history, self._compacted_at)
                 compact = output.compact or compact
+                todos = output.todos if output.todos is not None and not output.is_error else todos
                 result = self.hooks.on_post_tool(use, ToolResult(use.id, output.content, output.is_error))
                 yield from self._hook_events()
                 event = ToolResultEvent(
@@ -327,15 +343,27 @@ class AgentLoop:
             cut_short = tuple(u for u in uses if u.id not in done)
             unfinished = NOT_RUN_STOPPED if stopped else INTERRUPTED
             missing = [ToolResult(u.id, unfinished, True) for u in cut_short]
-            self._append(Message("user", (*results, *missing)))
+            self._append(Message("user", (*results, *missing, *self._new_todos(todos))))
         return ToolRound(tuple(results), cut_short, compact, interrupted, stopped)
 
     # ---- history and events --------------------------------------------
 
+    def _new_todos(self, todos: tuple[TodoItem, ...] | None) -> tuple[TextBlock, ...]:
+        """A round's new todo list kept and logged; its note, for the round's results message (the
+        newest user message: the cached prefix before it stays as it was)."""
+        if todos is None or todos == self.todos:
+            return ()
+        self.todos = todos
+        self.log.log_state(TODOS_TOPIC, {"todos": todos_to_json(todos)})
+        note = todo_note(todos)
+        return (TextBlock(note),) if note and not holds(self.history, note) else ()
+
     def apply(self, prepared: Prepared, reason: str) -> Iterator[Event]:
-        """The engine's prepared history becomes the history (logged); its events go out."""
-        if prepared.messages != self.history:
-            self.history = list(prepared.messages)
+        """The engine's prepared history becomes the history (logged), with the todo list's note
+        placed again if a layer took the message holding it; its events go out."""
+        messages = carried(prepared.messages, self.frame.todos) or prepared.messages
+        if messages != self.history:
+            self.history = list(messages)
             self.log.log_history(self.history, reason)
         layers = {e.layer for e in prepared.events if isinstance(e, CompactEvent)}
         condensed = bool(layers & {"summarize", "manual"})

@@ -24,6 +24,7 @@ from typing import Any, Literal, Protocol, TypeAlias
 
 from agent_cli.core.messages import RAW_ARGUMENTS
 from agent_cli.core.requests import ToolSpec
+from agent_cli.core.todos import TodoItem
 from agent_cli.store.crash_log import record_crash
 from agent_cli.tools.confine import Confinement
 from agent_cli.tools.live import LiveOutput
@@ -59,6 +60,7 @@ class ToolOutput:
     compact: CompactRequest | None = None  # the compact tool's wish, for the loop
     denied: bool = False  # refused before it ran (not approved, or a hook blocked it)
     stop_turn: bool = False  # refused, and the user ended the turn with it
+    todos: tuple[TodoItem, ...] | None = None  # todo_write's new list, for the loop (tools/todo.py)
 
 
 @dataclass(slots=True)

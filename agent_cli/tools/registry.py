@@ -9,13 +9,16 @@ from agent_cli.tools.bash import Bash
 from agent_cli.tools.context_tools import Compact, Recall
 from agent_cli.tools.files import EditFile, ReadFile, WriteFile
 from agent_cli.tools.search import Glob, Grep
+from agent_cli.tools.todo import TodoWrite
 
 __all__ = ["default_tools", "known_tools"]
 
 
 def default_tools() -> ToolRegistry:
-    """read_file, write_file, edit_file, bash, glob, grep, compact, recall."""
-    return ToolRegistry([ReadFile(), WriteFile(), EditFile(), Bash(), Glob(), Grep(), Compact(), Recall()])
+    """read_file, write_file, edit_file, bash, glob, grep, compact, recall, todo_write."""
+    return ToolRegistry(
+        [ReadFile(), WriteFile(), EditFile(), Bash(), Glob(), Grep(), Compact(), Recall(), TodoWrite()]
+    )
 
 
 @functools.cache

@@ -54,6 +54,7 @@ from agent_cli.ui.key_watch import TurnKeys
 from agent_cli.ui.picker import Chooser
 from agent_cli.ui.prompt_input import prompt_session
 from agent_cli.ui.reports import format_context_line, format_tokens, mode_label, resume_lines
+from agent_cli.ui.todo_view import toolbar_item
 from agent_cli.ui.turn import discard_typeahead, drive_turn, quiet_input
 
 if TYPE_CHECKING:
@@ -97,7 +98,8 @@ class Toolbar:
         ratio = s.settings.context.trigger_ratio
         mode = mode_label(s.mode.mode)  # the approval mode first: it says what runs without asking
         rest = None if width is None else max(width - len(mode), 0)
-        return mode + format_context_line(s.model, self.tokens, th.window, th.trigger_at, ratio, rest)
+        line = mode + format_context_line(s.model, self.tokens, th.window, th.trigger_at, ratio, rest)
+        return line + toolbar_item(s.todos, None if width is None else width - len(line))
 
 
 class Repl:
