@@ -14,8 +14,8 @@ Three placements:
 - `system`: the list at the end of the system prompt (as the pins ride). A change rewrites the
   whole cache (system, then every message after it), and on Claude's thinking models it also unbinds
   every preserved thinking block (the loop strips them; not priced here).
-- `note` (ours, context/todos.py): a text block at the end of the newest user message when the list
-  changes, then left where it is. The prefix before it never changes.
+- `note` (ours, context/todos.py): in the newest user message when the list changes (todo_write's
+  own result there), then left where it is. The prefix before it never changes.
 - `every`: the list at the end of the newest user message of every request, not kept. The newest
   message carries the breakpoint, so every entry written ends with a list the next request no
   longer has there: each request misses back to the tools and system prompt.
@@ -71,12 +71,12 @@ def _requests(placement: Placement) -> Sequence[Request]:
         out.append(Request(system, tuple(messages), TOOLS))
         call = ToolUse(f"t{n}", "tool0", {"path": f"src/m{n}.py"})
         history.append(Message("assistant", (TextBlock(f"Working on step {n}."), call)))
-        result: list[ToolResult | TextBlock] = [ToolResult(f"t{n}", f"line {n} of the output\n" * 250)]
+        output = f"line {n} of the output\n" * 250
         if n + 1 in CHANGES:
             version += 1
-            if placement == "note":  # the round's results message carries the new list, once
-                result.append(TextBlock(_list(version)))
-        history.append(Message("user", tuple(result)))
+            if placement == "note":  # todo_write's own result in the round carries the new list, once
+                output += "\n\n" + _list(version)
+        history.append(Message("user", (ToolResult(f"t{n}", output),)))
     return out
 
 

@@ -31,7 +31,7 @@ from agent_cli.agent.next_step import FinalOutput, Interrupted, NextStep, RunAga
 from agent_cli.agent.tool_runner import ToolRound, ToolRunner, ToolWatch
 from agent_cli.context.protocol import ContextPolicy, Frame, Prepared
 from agent_cli.context.todos import TOPIC as TODOS_TOPIC
-from agent_cli.context.todos import carried, holds
+from agent_cli.context.todos import carried
 from agent_cli.core.events import (
     AssistantText,
     CompactEvent,
@@ -343,20 +343,17 @@ class AgentLoop:
             cut_short = tuple(u for u in uses if u.id not in done)
             unfinished = NOT_RUN_STOPPED if stopped else INTERRUPTED
             missing = [ToolResult(u.id, unfinished, True) for u in cut_short]
-            self._append(Message("user", (*results, *missing, *self._new_todos(todos))))
+            self._append(Message("user", (*results, *missing)))
+            self._new_todos(todos)
         return ToolRound(tuple(results), cut_short, compact, interrupted, stopped)
 
     # ---- history and events --------------------------------------------
 
-    def _new_todos(self, todos: tuple[TodoItem, ...] | None) -> tuple[TextBlock, ...]:
-        """A round's new todo list kept and logged; its note, for the round's results message (the
-        newest user message: the cached prefix before it stays as it was)."""
-        if todos is None or todos == self.todos:
-            return ()
-        self.todos = todos
-        self.log.log_state(TODOS_TOPIC, {"todos": todos_to_json(todos)})
-        note = todo_note(todos)
-        return (TextBlock(note),) if note and not holds(self.history, note) else ()
+    def _new_todos(self, todos: tuple[TodoItem, ...] | None) -> None:
+        """A round's new todo list (todo_write's; its result holds the note), kept and logged."""
+        if todos is not None and todos != self.todos:
+            self.todos = todos
+            self.log.log_state(TODOS_TOPIC, {"todos": todos_to_json(todos)})
 
     def apply(self, prepared: Prepared, reason: str) -> Iterator[Event]:
         """The engine's prepared history becomes the history (logged), with the todo list's note

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 
 from agent_cli.context.protocol import Frame
 from agent_cli.context.thresholds import Counter, Thresholds, percent
-from agent_cli.core.messages import Message, TextBlock
+from agent_cli.context.todos import holds
+from agent_cli.core.messages import Message
 
 __all__ = ["Breakdown", "compute_breakdown", "scale_parts"]
 
@@ -104,7 +105,7 @@ def compute_breakdown(
     summary = text = results = todos = 0
     for message in history:
         tokens = counter.count_message(message)
-        if frame.todos and any(isinstance(b, TextBlock) and b.text == frame.todos for b in message.content):
+        if frame.todos and holds([message], frame.todos):
             todos = min(counter.count_text(frame.todos), tokens)
             tokens -= todos
         if message.summary is not None or message.native is not None:

@@ -1,11 +1,13 @@
 """Where the todo list rides: a note in the newest user message, kept in the history.
 
 The *note* is the list's text (`core.todos.todo_note`): every request carries it byte for byte while
-the list is not empty. It is a text block of its own at the end of a user message, placed once (when
-the list changes, or when a compaction, a /clear or an edit of the record took the message that held
-it) and then left where it is, so the history stays append-only for the provider's cache: a change of
-the list costs the note's tokens, not a new cache of the whole prefix as a change of the system prompt
-would (the figures are in docs/context-engine.md). Pure functions over message lists:
+the list is not empty. When the list changes it is todo_write's own result, in the round's results
+message (the newest user message). When a layer takes it (L1 clears that result, L2 condenses it,
+L4 drops it; /clear; an edited record), it is placed again as a text block of its own at the end of
+the newest user message. Either way it is then left where it is, so the history stays append-only
+for the provider's cache: a change of the list costs the note's tokens, not a new cache of the whole
+prefix as a change of the system prompt would (the figures are in docs/context-engine.md). Pure
+functions over message lists:
 
 - `holds(messages, note)`: whether a text block of the messages is the note.
 - `carried(messages, note)`: the history with the note placed, or None when nothing changes.
@@ -18,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from agent_cli.core.messages import Message, TextBlock
+from agent_cli.core.messages import Message, TextBlock, ToolResult
 from agent_cli.core.todos import TodoItem, todos_from_json
 from agent_cli.store.log_records import LogRecord, StateRecord
 
@@ -28,7 +30,13 @@ TOPIC = "todos"  # the session log's state topic: {"todos": [{content, status, a
 
 
 def holds(messages: Sequence[Message], note: str) -> bool:
-    return any(isinstance(b, TextBlock) and b.text == note for m in messages for b in m.content)
+    """Whether the note is in the messages whole: a text block of its own, or in a tool result
+    (todo_write's, until L1 clears it or L0 cuts it)."""
+    return any(
+        (isinstance(b, TextBlock) and b.text == note) or (isinstance(b, ToolResult) and note in b.content)
+        for m in messages
+        for b in m.content
+    )
 
 
 def carried(messages: Sequence[Message], note: str) -> list[Message] | None:

@@ -34,8 +34,8 @@ TodoStatus: TypeAlias = Literal["pending", "in_progress", "completed"]
 STATUSES: tuple[str, ...] = get_args(TodoStatus)
 
 # Every request carries the whole list: these bound what one call can add to every request after it.
-MAX_ITEMS = 100
-MAX_CONTENT = 2000
+MAX_ITEMS = 50
+MAX_CONTENT = 500
 
 NOTE_OPEN = "<todo-list>"
 NOTE_CLOSE = "</todo-list>"

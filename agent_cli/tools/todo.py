@@ -1,9 +1,10 @@
 """todo_write: the model's todo list for the session (Claude Code's TodoWrite shape).
 
 A call replaces the whole list. The tool only checks the input and returns the new list as part of
-its output (`ToolOutput.todos`); the loop keeps it, logs it and carries it in every later request
-(context/todos.py). It changes nothing outside the session, so it never asks. Bad input is an error
-result naming what is wrong; the list is then left as it was.
+its output (`ToolOutput.todos`), and the list's note as its result; the loop keeps the list and logs
+it, and every later request carries the note (context/todos.py). It changes nothing outside the
+session, so it never asks. Bad input is an error result naming what is wrong; the list is then left
+as it was.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from agent_cli.core.requests import ToolSpec
-from agent_cli.core.todos import MAX_CONTENT, MAX_ITEMS, parse_todos
+from agent_cli.core.todos import MAX_CONTENT, MAX_ITEMS, parse_todos, todo_note
 from agent_cli.tools.base import Approval, CallView, ToolContext, ToolOutput
 
 __all__ = ["TODO_WRITE", "TodoWrite"]
@@ -72,4 +73,7 @@ class TodoWrite:
             f"({counts['completed']} completed, {counts['in_progress']} in progress, "
             f"{counts['pending']} pending); every request carries it. Keep it current as you work."
         )
-        return ToolOutput(told, todos=items)
+        # The note itself is the result: the list rides in this round's results message as a tool
+        # result (a text block there would make it a new user turn, and Claude's API would drop the
+        # turn's thinking); context/todos.py places it again when a layer takes it.
+        return ToolOutput(f"{told}\n\n{todo_note(items)}", todos=items)
