@@ -25,7 +25,8 @@ from agent_cli.tools.registry import default_tools
 def test_every_default_tool_says_whether_it_asks() -> None:
     tools = default_tools()
     kinds = {n: tools.approval(n) for n in tools.names()}
-    assert {n for n, k in kinds.items() if k == "never"} == {"read_file", "glob", "grep", "recall", "compact"}
+    never = {"read_file", "glob", "grep", "recall", "compact", "todo_write"}
+    assert {n for n, k in kinds.items() if k == "never"} == never
     assert {n for n, k in kinds.items() if k == "ask"} == {"write_file", "edit_file"}
     assert {n for n, k in kinds.items() if k == "command"} == {"bash"}
     assert tools.approval("some_future_tool") == "ask"
