@@ -14,6 +14,7 @@ runner act only through its methods:
     resume(id)          /resume ID: another session of this project, its log and history
     breakdown()         /context
     pin(text) / unpin(n) / pins    /pin, /unpin, /pins: what every request carries word for word
+    todos               /todos and the toolbar: the model's todo list (todo_write), back with --continue
     record() / edit_record(text)   /record, /record edit: the condensed record, seen and replaced
     uncompact()         /uncompact: the last compaction undone, when what it removed fits
     usage_log           /cost
@@ -58,10 +59,12 @@ from agent_cli.config.settings import Settings
 from agent_cli.context.breakdown import Breakdown
 from agent_cli.context.engine import ContextEngine
 from agent_cli.context.thresholds import Thresholds
+from agent_cli.context.todos import logged_todos
 from agent_cli.core.errors import AgentError
 from agent_cli.core.events import Event, WarningEvent
 from agent_cli.core.messages import Message, ToolResult, ToolUse, Usage, new_id
 from agent_cli.core.text import visible
+from agent_cli.core.todos import TodoItem
 from agent_cli.prompt.pins import Pin, PinBoard, logged_pins, section
 from agent_cli.prompt.skills import logged_skills
 from agent_cli.session_parts import Extensions, ModelParts, Parts
@@ -121,6 +124,7 @@ class AgentSession:
             self._pins.add(text)
         self._set_pins(logged=list(pins) != [])
         self._loop.restore_skills(logged_skills(records))
+        self._loop.set_todos(logged_todos(records))
         self._restore_anchor(records)
         self._background_died(records)
 
@@ -276,6 +280,11 @@ class AgentSession:
         """The pins every request carries, numbered from 1 in this order (the project's first)."""
         return self._pins.pins
 
+    @property
+    def todos(self) -> tuple[TodoItem, ...]:
+        """The model's todo list (its last todo_write), which every request carries."""
+        return self._loop.todos
+
     def pin(self, text: str, *, project: bool = False) -> Pin | None:
         """Pin `text` from the next request on (and in .agent/pins.md with `project`); None when it
         was pinned already. Raises CommandError for an empty pin or a file that cannot be written."""
@@ -361,6 +370,7 @@ class AgentSession:
         self._pins = PinBoard(self.project_root, logged_pins(records))
         self._set_pins(logged=False)
         self._loop.restore_skills(logged_skills(records))
+        self._loop.set_todos(logged_todos(records))
         if self._watch is not None:
             self._watch.follow(self._parts.snapshots(log), log)
         self._restore_anchor(records)

@@ -25,15 +25,8 @@ from agent_cli.tools.registry import default_tools
 def test_every_default_tool_says_whether_it_asks() -> None:
     tools = default_tools()
     kinds = {n: tools.approval(n) for n in tools.names()}
-    assert {n for n, k in kinds.items() if k == "never"} == {
-        "read_file",
-        "glob",
-        "grep",
-        "recall",
-        "compact",
-        "bash_output",
-        "kill_shell",
-    }
+    never = {"read_file", "glob", "grep", "recall", "compact", "todo_write", "bash_output", "kill_shell"}
+    assert {n for n, k in kinds.items() if k == "never"} == never
     assert {n for n, k in kinds.items() if k == "ask"} == {"write_file", "edit_file"}
     assert {n for n, k in kinds.items() if k == "command"} == {"bash"}
     assert {n for n, k in kinds.items() if k == "host"} == {"web_fetch"}

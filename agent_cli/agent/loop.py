@@ -30,6 +30,8 @@ from agent_cli.agent.model_request import Failed, request_with_reactive_retry
 from agent_cli.agent.next_step import FinalOutput, Interrupted, NextStep, RunAgain, Stopped
 from agent_cli.agent.tool_runner import ToolRound, ToolRunner, ToolWatch
 from agent_cli.context.protocol import ContextPolicy, Frame, Prepared
+from agent_cli.context.todos import TOPIC as TODOS_TOPIC
+from agent_cli.context.todos import carried
 from agent_cli.core.events import (
     AssistantText,
     CompactEvent,
@@ -46,6 +48,7 @@ from agent_cli.core.messages import Message, TextBlock, ToolResult, ToolUse, Usa
 from agent_cli.core.pairing import repair_history
 from agent_cli.core.requests import Completion
 from agent_cli.core.thinking import strip_thinking
+from agent_cli.core.todos import TodoItem, todo_note, todos_to_json
 from agent_cli.prompt.skills import TOPIC as SKILLS_TOPIC
 from agent_cli.prompt.skills import SkillsInUse
 from agent_cli.providers.base import Provider
@@ -87,6 +90,8 @@ class AgentLoop:
         self.system = system
         self.pinned = ""  # the pins' section of the system prompt (prompt/pins.py), set by the session
         self._skills = SkillsInUse()  # the skills the model loaded: pinned after the pins (prompt/skills.py)
+        # The todo list (todo_write replaces it): its note rides in the history (context/todos.py).
+        self.todos: tuple[TodoItem, ...] = ()
         self.log = log
         self.hooks = hooks or Hooks()
         self.max_iterations = max_iterations
@@ -107,9 +112,10 @@ class AgentLoop:
 
     @property
     def frame(self) -> Frame:
-        """The system prompt with the pins' section and the skills in use at its end, and the tools."""
+        """The system prompt with the pins' section and the skills in use at its end, the tools, and
+        the todo list's note (carried in the history, not in the system prompt: see context/todos.py)."""
         pinned = self.pinned + self._skills.section()
-        return Frame(self.system + pinned, self.tools.specs(), pinned)
+        return Frame(self.system + pinned, self.tools.specs(), pinned, todo_note(self.todos))
 
     @property
     def skills_in_use(self) -> tuple[str, ...]:
@@ -143,6 +149,11 @@ class AgentLoop:
         if section != self.pinned:
             self._system_changed("pins")
         self.pinned = section
+
+    def set_todos(self, todos: Sequence[TodoItem]) -> None:
+        """The todo list as a session's log left it (`--continue`, `/resume`): not logged again; its
+        note joins the next request's newest user message if the history does not hold it."""
+        self.todos = tuple(todos)
 
     def restore_skills(self, in_use: Mapping[str, str]) -> None:
         """The skills a reopened session had in use (its log's record), pinned again."""
@@ -261,6 +272,9 @@ class AgentLoop:
     def _step(self, going_on: Continuations, final_text: list[str]) -> Generator[Event, None, NextStep]:
         """One model request and what its reply asks for: tools run, another request, or the end."""
         yield StatusEvent(text="checking the context")  # usually instant; a summary can take a while
+        placed = carried(self.history, self.frame.todos)  # (after /clear, an edited record: counted too)
+        if placed is not None:
+            self.replace_history(placed, "todos")
         prepared = self.context.prepare(self.history, self.frame)
         yield from self.apply(prepared, "prepare")
         outcome: Completion | Failed
@@ -320,6 +334,7 @@ class AgentLoop:
         """Run the calls in order; the results go into the history as one message, whatever happens."""
         results: list[ToolResult] = []
         compact: CompactRequest | None = None
+        todos: tuple[TodoItem, ...] | None = None  # todo_write's list, the round's last
         interrupted = stopped = False
         try:
             for use in uses:
@@ -331,6 +346,7 @@ class AgentLoop:
                 compact = output.compact or compact
                 if output.skill is not None and not output.is_error:
                     self._use_skill(output.skill)
+                todos = output.todos if output.todos is not None and not output.is_error else todos
                 result = self.hooks.on_post_tool(use, ToolResult(use.id, output.content, output.is_error))
                 yield from self._hook_events()
                 event = ToolResultEvent(
@@ -359,14 +375,23 @@ class AgentLoop:
             unfinished = NOT_RUN_STOPPED if stopped else INTERRUPTED
             missing = [ToolResult(u.id, unfinished, True) for u in cut_short]
             self._append(Message("user", (*results, *missing)))
+            self._new_todos(todos)
         return ToolRound(tuple(results), cut_short, compact, interrupted, stopped)
 
     # ---- history and events --------------------------------------------
 
+    def _new_todos(self, todos: tuple[TodoItem, ...] | None) -> None:
+        """A round's new todo list (todo_write's; its result holds the note), kept and logged."""
+        if todos is not None and todos != self.todos:
+            self.todos = todos
+            self.log.log_state(TODOS_TOPIC, {"todos": todos_to_json(todos)})
+
     def apply(self, prepared: Prepared, reason: str) -> Iterator[Event]:
-        """The engine's prepared history becomes the history (logged); its events go out."""
-        if prepared.messages != self.history:
-            self.history = list(prepared.messages)
+        """The engine's prepared history becomes the history (logged), with the todo list's note
+        placed again if a layer took the message holding it; its events go out."""
+        messages = carried(prepared.messages, self.frame.todos) or prepared.messages
+        if messages != self.history:
+            self.history = list(messages)
             self.log.log_history(self.history, reason)
         condensed = any(isinstance(e, CompactEvent) and e.layer.condenses for e in prepared.events)
         if condensed or reason in ("manual", "tool"):  # (a compaction that found nothing to do, too)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from agent_cli.context.protocol import Frame
 from agent_cli.context.thresholds import Counter, Thresholds, percent
+from agent_cli.context.todos import holds
 from agent_cli.core.messages import Message
 
 __all__ = ["Breakdown", "compute_breakdown", "scale_parts"]
@@ -37,12 +38,14 @@ class Breakdown:
     emergency_at: int
     auto_compact: bool  # False after the loop guard stopped automatic compaction
     pins: int = 0  # the user's pins, part of the system prompt (shown apart from it)
+    todos: int = 0  # the todo list's note, in a message of the history (shown apart from it)
 
     def rows(self) -> list[tuple[str, int, float]]:
         """(label, tokens, % of window) for each part, free last."""
         parts = [
             ("system prompt", self.system),
             ("pins", self.pins),
+            ("todo list", self.todos),
             ("tool specs", self.tools),
             ("condensed records", self.summary),
             ("messages", self.messages),
@@ -99,9 +102,12 @@ def compute_breakdown(
     tools = framed - system
     pins = min(counter.count_text(frame.pins), system) if frame.pins else 0
     system -= pins
-    summary = text = results = 0
+    summary = text = results = todos = 0
     for message in history:
         tokens = counter.count_message(message)
+        if frame.todos and holds([message], frame.todos):
+            todos = min(counter.count_text(frame.todos), tokens)
+            tokens -= todos
         if message.summary is not None or message.native is not None:
             summary += tokens
         elif message.tool_results:
@@ -110,8 +116,8 @@ def compute_breakdown(
             text += tokens
     # Every part (the frame too) is scaled to the anchored total the engine acts on:
     # scaling only the messages left them at 0 when the provider counts less than we do.
-    system, pins, tools, summary, text, results = scale_parts(
-        [system, pins, tools, summary, text, results], total
+    system, pins, todos, tools, summary, text, results = scale_parts(
+        [system, pins, todos, tools, summary, text, results], total
     )
     return Breakdown(
         window=thresholds.window,
@@ -119,6 +125,7 @@ def compute_breakdown(
         total=total,
         system=system,
         pins=pins,
+        todos=todos,
         tools=tools,
         summary=summary,
         messages=text,

@@ -29,11 +29,14 @@ EngineEvent: TypeAlias = CompactEvent | WarningEvent | ErrorEvent
 @dataclass(frozen=True, slots=True)
 class Frame:
     """The fixed prefix of every request: the system prompt and the tool specs. `pins` is the part
-    of `system` that holds the user's pins (prompt/pins.py), so /context can say what they take."""
+    of `system` that holds the user's pins (prompt/pins.py), so /context can say what they take.
+    `todos` is the todo list's note (core/todos.py): not part of `system` (it rides in the history,
+    context/todos.py), but carried by every request, summary requests included."""
 
     system: str
     tools: tuple[ToolSpec, ...] = ()
     pins: str = ""
+    todos: str = ""
 
     def digest(self) -> str:
         """A short fingerprint of the frame. Thinking blocks are bound to it: a session resumed

@@ -24,6 +24,7 @@ from typing import Any, Literal, Protocol, TypeAlias
 
 from agent_cli.core.messages import RAW_ARGUMENTS
 from agent_cli.core.requests import ToolSpec
+from agent_cli.core.todos import TodoItem
 from agent_cli.store.crash_log import record_crash
 from agent_cli.tools.confine import Confinement
 from agent_cli.tools.live import LiveOutput
@@ -70,6 +71,7 @@ class ToolOutput:
     denied: bool = False  # refused before it ran (not approved, or a hook blocked it)
     stop_turn: bool = False  # refused, and the user ended the turn with it
     sandbox_denied: bool = False  # it failed because the sandbox refused it (its result says so)
+    todos: tuple[TodoItem, ...] | None = None  # todo_write's new list, for the loop (tools/todo.py)
 
 
 @dataclass(slots=True)

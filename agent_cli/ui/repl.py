@@ -55,6 +55,7 @@ from agent_cli.ui.picker import Chooser
 from agent_cli.ui.prompt_input import prompt_session
 from agent_cli.ui.reports import format_context_line, format_tokens, mode_label, resume_lines
 from agent_cli.ui.status_line import StatusLine, status_payload
+from agent_cli.ui.todo_view import toolbar_item
 from agent_cli.ui.turn import discard_typeahead, drive_turn, quiet_input
 
 if TYPE_CHECKING:
@@ -101,6 +102,7 @@ class Toolbar:
         mode = mode_label(s.mode.mode, sandboxed=s.mode.sandboxed)  # first: what runs without asking
         rest = None if width is None else max(width - len(mode), 0)
         text = mode + format_context_line(s.model, self.tokens, th.window, th.trigger_at, ratio, rest)
+        text += toolbar_item(s.todos, None if width is None else width - len(text))
         if self.status_line is None:
             return text
         extra = self.status_line.line()

@@ -252,6 +252,31 @@ def _tool_argument_escapes(where: Path) -> Outcome:
     return _outcome(seen, "title and clipboard untouched; the tool lines show the escapes written out")
 
 
+def _todo_escapes(where: Path) -> Outcome:
+    """A todo list whose item in progress carries the escapes: the toolbar and /todos show them
+    written out (the toolbar's item on one line: its CR too)."""
+    if not have_tmux():
+        return _no_tmux()
+
+    def steps(screen: Screen, seen: Seen) -> None:
+        if _expect(screen, seen, "auto-compact at"):
+            screen.send("plan", "Enter")
+            _expect(screen, seen, "Done.")
+            _expect(screen, seen, "doing: Fix \\x1b]0;owned-title")
+            screen.send("/todos", "Enter")
+            shown = _expect(screen, seen, "0 of 1 done") and any(
+                r.startswith("1. [>] Fix \\x1b]0;owned-title") for r in screen.raw_rows()
+            )
+            if not shown:
+                seen.problems.append("/todos does not show the escapes written out")
+        _leave(screen)
+
+    todos = [{"content": f"Fix {OSC} \x1b[2K\rit", "status": "in_progress"}]
+    replies = [Reply("Planning.", tool_calls=[ToolCallSpec("todo_write", {"todos": todos})])]
+    seen = _on_terminal(where, replies, steps, width=160)
+    return _outcome(seen, "title and clipboard untouched; toolbar and /todos show the escapes written out")
+
+
 def _bash_error_escapes(where: Path) -> Outcome:
     """A command that fails after printing the escapes: the first error line shows them written out."""
     if not have_tmux():
@@ -494,6 +519,7 @@ def cases() -> list[Case]:
         ("a reply with OSC 0/52, clear-screen, C1 CSI (-p on a terminal)", _reply_escapes_headless, False),
         ("tool arguments with OSC escapes (REPL, --yes)", _tool_argument_escapes, False),
         ("a bash error line with OSC escapes (REPL, --yes)", _bash_error_escapes, False),
+        ("a todo item with OSC escapes: the toolbar and /todos (REPL)", _todo_escapes, False),
         (
             "a command's first lines and its line with escapes, NBSP (REPL, --yes)",
             _command_output_escapes,
