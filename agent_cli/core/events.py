@@ -37,6 +37,7 @@ __all__ = [
     "ToolResultEvent",
     "UsageEvent",
     "WarningEvent",
+    "WebSearchEvent",
     "event_from_json",
 ]
 
@@ -242,6 +243,17 @@ class StatusEvent:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class WebSearchEvent:
+    """The provider searched the web on its own servers inside the reply (nothing ran here)."""
+
+    type: ClassVar[str] = "web_search"
+    query: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": self.type, "query": self.query}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class WarningEvent:
     type: ClassVar[str] = "warning"
     message: str
@@ -311,6 +323,7 @@ Event: TypeAlias = (
     | RetryEvent
     | StatusEvent
     | WarningEvent
+    | WebSearchEvent
     | HookOutput
     | ErrorEvent
     | ResultEvent

@@ -26,6 +26,7 @@ __all__ = [
     "ReasoningBlock",
     "RedactedThinkingBlock",
     "Role",
+    "ServerToolBlock",
     "SummaryBlock",
     "TextBlock",
     "ThinkingBlock",
@@ -218,8 +219,25 @@ class NativeRecord:
         }
 
 
+@dataclass(frozen=True, slots=True)
+class ServerToolBlock:
+    """A block of a tool the provider ran itself (its web search): Anthropic's `server_tool_use` or
+    `web_search_tool_result`, OpenAI's `web_search_call`. Kept in the history and sent back byte for
+    byte to the provider that wrote it (`wire`: the JSON text of the block or item), never to another;
+    `query` is what was searched (for the one line the REPL shows), "" for a result."""
+
+    provider: str
+    wire: str
+    query: str = ""
+
+    def to_json(self) -> JSON:
+        return {"type": "server_tool", "provider": self.provider, "wire": self.wire, "query": self.query}
+
+
 ThoughtBlock: TypeAlias = ThinkingBlock | RedactedThinkingBlock | ReasoningBlock
-Block: TypeAlias = TextBlock | ToolUse | ToolResult | SummaryBlock | ThoughtBlock | NativeRecord
+Block: TypeAlias = (
+    TextBlock | ToolUse | ToolResult | SummaryBlock | ThoughtBlock | NativeRecord | ServerToolBlock
+)
 THOUGHT_TYPES = (ThinkingBlock, RedactedThinkingBlock, ReasoningBlock)
 
 
@@ -254,6 +272,8 @@ def block_from_json(data: Mapping[str, Any]) -> Block:
         return NativeRecord(
             str(data["provider"]), str(data["wire"]), str(data.get("text") or ""), readable, keeps, users
         )
+    if kind == "server_tool":
+        return ServerToolBlock(str(data["provider"]), str(data["wire"]), str(data.get("query") or ""))
     raise UnknownBlockType(f"unknown block type: {kind!r}")
 
 
