@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from agent_cli.core.events import WebSearchEvent
-from agent_cli.core.messages import Message, ServerToolBlock, TextBlock
+from agent_cli.core.messages import Message, ServerToolBlock, TextBlock, Usage
 from agent_cli.core.requests import Request
 from agent_cli.core.text import one_line
 from agent_cli.providers import anthropic_wire, responses_wire
@@ -68,6 +68,9 @@ def test_anthropic_search_blocks_round_trip_unchanged() -> None:
     reply = anthropic_wire.from_wire(_anthropic_reply(blocks))
     kept = [b for b in reply.message.content if isinstance(b, ServerToolBlock)]
     assert [b.query for b in kept] == ["python 3.14 release", ""]
+    assert reply.usage.web_searches == 1  # usage.server_tool_use.web_search_requests
+    assert Usage.from_json(reply.usage.to_json()) == reply.usage
+    assert "web_searches" not in Usage(1, 2).to_json()  # no search: the record is as before
     # Through the session log's JSON and back, then into the next request.
     message = Message.from_json(json.loads(json.dumps(reply.message.to_json())))
     wire = anthropic_wire.to_wire(

@@ -359,7 +359,8 @@ class Usage:
     """Tokens a provider reported for one request.
 
     `input_tokens` excludes what was read from or written to the prompt cache;
-    `reasoning_tokens` is the part of `output_tokens` spent thinking.
+    `reasoning_tokens` is the part of `output_tokens` spent thinking; `web_searches` the provider's
+    own searches it reported (billed per use, not per token).
     """
 
     input_tokens: int = 0
@@ -367,6 +368,7 @@ class Usage:
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
     reasoning_tokens: int = 0
+    web_searches: int = 0
 
     @property
     def prompt_tokens(self) -> int:
@@ -380,16 +382,18 @@ class Usage:
             self.cache_read_tokens + other.cache_read_tokens,
             self.cache_write_tokens + other.cache_write_tokens,
             self.reasoning_tokens + other.reasoning_tokens,
+            self.web_searches + other.web_searches,
         )
 
     def to_json(self) -> JSON:
-        return {
+        data: JSON = {
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
             "cache_read_tokens": self.cache_read_tokens,
             "cache_write_tokens": self.cache_write_tokens,
             "reasoning_tokens": self.reasoning_tokens,
         }
+        return {**data, "web_searches": self.web_searches} if self.web_searches else data
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Usage:
@@ -399,4 +403,5 @@ class Usage:
             int(data.get("cache_read_tokens", 0)),
             int(data.get("cache_write_tokens", 0)),
             int(data.get("reasoning_tokens", 0)),
+            int(data.get("web_searches", 0)),
         )

@@ -66,7 +66,7 @@ from agent_cli.core.requests import Completion, Request, StopReason, TextDelta, 
 from agent_cli.providers.model_info import Accepts
 from agent_cli.providers.registry import ANTHROPIC
 from agent_cli.providers.server_search import ANTHROPIC_SEARCH_TOOL, server_block
-from agent_cli.providers.usage import UsageReading, mapping
+from agent_cli.providers.usage import UsageReading, mapping, token_count
 
 __all__ = [
     "BINDING_BETA",
@@ -248,12 +248,15 @@ def to_wire(
 def _usage(data: object) -> tuple[Usage, tuple[str, ...]]:
     """The report's figures, each a token count or unknown (`usage.UsageReading`), and a note."""
     read = UsageReading()
+    # Searches are counted apart (billed per use); absent when none ran, so not read as a figure.
+    searches = token_count(mapping(mapping(data).get("server_tool_use")).get("web_search_requests"))
     usage = Usage(
         input_tokens=read.figure(data, "input_tokens"),
         output_tokens=read.figure(data, "output_tokens"),
         cache_read_tokens=read.figure(data, "cache_read_input_tokens"),
         cache_write_tokens=read.figure(data, "cache_creation_input_tokens"),
         reasoning_tokens=read.figure(data, "output_tokens_details", "thinking_tokens"),
+        web_searches=searches or 0,
     )
     note = read.note(ANTHROPIC.name)
     return usage, (note,) if note else ()
