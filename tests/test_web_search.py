@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
+from agent_cli.config.settings import ProviderSettings, Settings, WebSettings
 from agent_cli.core.events import WebSearchEvent
 from agent_cli.core.messages import Message, ServerToolBlock, TextBlock, Usage
 from agent_cli.core.requests import Request
@@ -18,6 +20,7 @@ from agent_cli.providers import anthropic_wire, responses_wire
 from agent_cli.providers.server_search import web_search_gap
 from agent_cli.testing.fakeserver import FakeModelServer, Reply, ToolCallSpec
 from agent_cli.testing.fakeserver.search_shapes import anthropic_blocks, responses_items
+from agent_cli.ui.everyday_commands import _web_search
 from tests.e2e import MODELS, agent_env, run_agent, stream_events
 
 SEARCH = {"type": "web_search_20250305", "name": "web_search"}
@@ -58,6 +61,18 @@ def test_which_models_have_a_provider_search() -> None:
     assert web_search_gap("openai", "responses", "gpt-4o") is None
     assert "Chat Completions" in (web_search_gap("openai", "chat", "gpt-4o") or "")
     assert web_search_gap("openai", "chat-compatible", "qwen") is not None
+
+
+def test_status_says_whether_search_is_offered() -> None:
+    def line(provider: str, model: str, wire: str | None = None, search: bool = True) -> str:
+        chosen = ProviderSettings(name=provider, wire=wire)  # type: ignore[arg-type]
+        settings = Settings(provider=chosen, web=WebSettings(search=search))
+        return _web_search(SimpleNamespace(settings=settings, provider_name=provider, model=model))  # type: ignore[arg-type]
+
+    assert line("anthropic", "claude-sonnet-4-5") == "the provider's own (runs on its servers)"
+    assert line("anthropic", "claude-sonnet-4-5", search=False) == "off ([web] search = false)"
+    chat = line("openai", "gpt-4o", wire="chat")
+    assert chat == "not offered: the Chat Completions wire has no provider web search"
 
 
 # -- kept and sent back verbatim ------------------------------------------------------------------
