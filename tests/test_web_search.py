@@ -88,10 +88,11 @@ def test_anthropic_search_blocks_round_trip_unchanged() -> None:
     assert "web_searches" not in Usage(1, 2).to_json()  # no search: the record is as before
     # Through the session log's JSON and back, then into the next request.
     message = Message.from_json(json.loads(json.dumps(reply.message.to_json())))
-    wire = anthropic_wire.to_wire(
-        _request(Message.user("q"), message, Message.user("more")), "m", caching=False, web_search=True
-    )
+    history = _request(Message.user("q"), message, Message.user("more"))
+    wire = anthropic_wire.to_wire(history, "m", caching=False, web_search=True)
     assert wire["messages"][1]["content"][:2] == blocks
+    plain = anthropic_wire.to_wire(history, "m", caching=False)
+    assert [b["type"] for b in plain["messages"][1]["content"]] == ["text"]
 
 
 def test_anthropic_streamed_search_is_kept_with_its_query() -> None:
@@ -114,7 +115,7 @@ def test_anthropic_streamed_search_is_kept_with_its_query() -> None:
     for event in events:
         assembler.feed(event)
     message = assembler.finish().message
-    wire = anthropic_wire.to_wire(_request(Message.user("q"), message), "m", caching=False)
+    wire = anthropic_wire.to_wire(_request(Message.user("q"), message), "m", caching=False, web_search=True)
     assert wire["messages"][1]["content"][:2] == [use, result]
     compact = json.dumps(use, separators=(",", ":"))
     assert message.content[0] == ServerToolBlock("anthropic", compact, "a\x1b[2Jquery")
@@ -127,17 +128,22 @@ def test_responses_search_call_round_trips_unchanged() -> None:
     body = {"status": "completed", "model": "gpt-4o", "output": [*items, text], "usage": {}}
     message = Message.from_json(responses_wire.from_wire(body).message.to_json())
     assert isinstance(message.content[0], ServerToolBlock) and message.content[0].query == "rust 2027 edition"
-    sent = responses_wire.to_wire(_request(Message.user("q"), message, Message.user("and?")), "gpt-4o")
+    history = _request(Message.user("q"), message, Message.user("and?"))
+    sent = responses_wire.to_wire(history, "gpt-4o", web_search=True)
     assert sent["input"][1] == items[0]
+    # A request without the tool (search turned off on resume) has nothing to pair them with.
+    plain = responses_wire.to_wire(history, "gpt-4o")
+    assert [i["type"] for i in plain["input"]] == ["message", "message", "message"]
 
 
 def test_another_providers_search_is_not_sent() -> None:
     openai_block = ServerToolBlock("openai", json.dumps(responses_items(["x"])[0]), "x")
     message = Message.of("assistant", [openai_block, TextBlock("answer")])
-    wire = anthropic_wire.to_wire(_request(Message.user("q"), message), "m", caching=False)
+    wire = anthropic_wire.to_wire(_request(Message.user("q"), message), "m", caching=False, web_search=True)
     assert wire["messages"][1]["content"] == [{"type": "text", "text": "answer"}]
     anthropic_block = ServerToolBlock("anthropic", json.dumps(anthropic_blocks(["y"])[0]), "y")
-    sent = responses_wire.to_wire(_request(Message.user("q"), message.replace([anthropic_block])), "gpt-4o")
+    theirs = _request(Message.user("q"), message.replace([anthropic_block]))
+    sent = responses_wire.to_wire(theirs, "gpt-4o", web_search=True)
     assert [i["type"] for i in sent["input"]] == ["message"]
 
 

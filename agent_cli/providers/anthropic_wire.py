@@ -25,7 +25,8 @@ Wire rules:
   one assistant turn, as the docs' example sends them;
 - the provider's web search (`web_search=True`, `server_search.py`) goes first in the tool list;
   its `server_tool_use` and `web_search_tool_result` blocks are kept (`ServerToolBlock`) and go
-  back verbatim, as the API requires (another provider's are not sent); reply blocks of another
+  back verbatim, as the API requires (another provider's are not sent, nor any to a request
+  that does not offer the tool); reply blocks of another
   type this client does not know (a newer API's) are skipped: the SDK keeps them as sent, without
   its serializer's warnings (`SDKProvider._as_dict`);
 - prompt caching puts `cache_control` on the system block, the last tool, the
@@ -65,7 +66,7 @@ from agent_cli.core.messages import (
 from agent_cli.core.requests import Completion, Request, StopReason, TextDelta, ThinkingDelta
 from agent_cli.providers.model_info import Accepts
 from agent_cli.providers.registry import ANTHROPIC
-from agent_cli.providers.server_search import ANTHROPIC_SEARCH_TOOL, server_block
+from agent_cli.providers.server_search import ANTHROPIC_SEARCH_TOOL, server_block, without_searches
 from agent_cli.providers.usage import UsageReading, mapping, token_count
 
 __all__ = [
@@ -198,8 +199,9 @@ def to_wire(
         "model": model,
         "max_tokens": request.max_tokens,
     }
+    messages = request.messages if web_search else without_searches(request.messages)
     wire["messages"], anchor_turn = _wire_messages(
-        request.messages, request.options.cache_anchor, compaction=compaction
+        messages, request.options.cache_anchor, compaction=compaction
     )
     if request.system:
         system: dict[str, Any] = {"type": "text", "text": request.system}

@@ -19,7 +19,7 @@ the fields the API reference gives it, as the API returned it:
     system prompt         instructions
     web_search_call       the provider's search (`web_search=True`: `{"type": "web_search"}` leads
                           the tools; `server_search.py`), kept and sent back as it came; another
-                          provider's is not sent
+                          provider's is not sent, nor any to a request without the tool
     native record         the whole output of `/responses/compact` (the user's messages and the
                           `compaction` item), as it came, in place of what it compacted; then our
                           carrier of the record as a user message. Another provider's is not sent
@@ -57,7 +57,7 @@ from agent_cli.core.messages import (
 from agent_cli.core.requests import Completion, Request, StopReason, TextDelta, ThinkingDelta
 from agent_cli.providers.errors import classify_http
 from agent_cli.providers.registry import OPENAI
-from agent_cli.providers.server_search import OPENAI_SEARCH_TOOL, server_block
+from agent_cli.providers.server_search import OPENAI_SEARCH_TOOL, server_block, without_searches
 from agent_cli.providers.usage import UsageReading
 
 __all__ = ["ReasoningConfig", "StreamAssembler", "from_wire", "reply_usage", "to_wire"]
@@ -150,7 +150,7 @@ def to_wire(
     provider's search."""
     wire: dict[str, Any] = {
         "model": model,
-        "input": input_items(request.messages),
+        "input": input_items(request.messages if web_search else without_searches(request.messages)),
         "max_output_tokens": request.max_tokens,
         "store": False,
     }

@@ -24,7 +24,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from agent_cli.core.messages import ServerToolBlock
+from agent_cli.core.messages import Message, ServerToolBlock
 from agent_cli.providers.models import lookup
 from agent_cli.providers.registry import ANTHROPIC, OPENAI
 
@@ -35,6 +35,7 @@ __all__ = [
     "OPENAI_SEARCH_TOOL",
     "server_block",
     "web_search_gap",
+    "without_searches",
 ]
 
 ANTHROPIC_SEARCH_TOOL: Mapping[str, Any] = {"type": "web_search_20250305", "name": "web_search"}
@@ -85,6 +86,20 @@ def web_search_gap(provider: str, wire: str, model: str) -> str | None:
             return f"{model} is not an OpenAI model this table knows"
         return None
     return f"the {provider} provider has no web search of its own"
+
+
+def without_searches(messages: tuple[Message, ...]) -> tuple[Message, ...]:
+    """`messages` without the provider's search blocks: for a request that does not offer the tool
+    (`[web] search = false` on resume, a model switched to without it), which has none to pair
+    them with; the answers built on them stay."""
+    if not any(isinstance(b, ServerToolBlock) for m in messages for b in m.content):
+        return messages
+    return tuple(
+        m.replace(b for b in m.content if not isinstance(b, ServerToolBlock))
+        if any(isinstance(b, ServerToolBlock) for b in m.content)
+        else m
+        for m in messages
+    )
 
 
 def _query(item: Mapping[str, Any]) -> str:
