@@ -172,10 +172,16 @@ def home(tmp_path: Path) -> Path:
 
 
 def _run(
-    provider: str, project: Path, home: Path, server: FakeModelServer, *extra: str, wire: str = "responses"
+    provider: str,
+    project: Path,
+    home: Path,
+    server: FakeModelServer,
+    *extra: str,
+    wire: str = "responses",
+    model: str | None = None,
 ) -> list[dict[str, object]]:
     wires = ["--wire", wire] if provider == "openai" else []
-    args = ["-p", "look it up", "--provider", provider, "--model", MODELS[provider], *wires, "--yes"]
+    args = ["-p", "look it up", "--provider", provider, "--model", model or MODELS[provider], *wires, "--yes"]
     args += ["--output-format", "stream-json", *extra]
     r = run_agent(args, project, agent_env(home, server, provider))
     assert r.returncode == 0, r.stderr
@@ -219,6 +225,18 @@ def test_a_search_is_shown_and_goes_back_on_the_next_request(
         assert len(result["content"]) == 2 and all(r["encrypted_content"] for r in result["content"])
     else:
         assert sent[0]["action"] == {"type": "search", "query": query} and sent[0]["id"].startswith("ws_")
+
+
+@pytest.mark.e2e
+def test_a_reasoning_item_before_a_search_goes_back_with_it(project: Path, home: Path) -> None:
+    """A reasoning model's output: reasoning, then the search, then the call; all three go back."""
+    with FakeModelServer() as server:
+        server.queue(
+            Reply("Reading.", [ToolCallSpec("read_file", {"path": "a.txt"})], searches=["q"]), Reply("Done.")
+        )
+        _run("openai", project, home, server, model="gpt-6.2-sol")
+    kinds = [i["type"] for i in server.requests[1].body["input"]]
+    assert kinds[1:3] == ["reasoning", "web_search_call"], kinds
 
 
 @pytest.mark.e2e
