@@ -4,7 +4,8 @@ The search runs on the provider's servers inside one request: nothing runs here.
 in the history (`core.messages.ServerToolBlock`) and go back verbatim, as both APIs require.
 
 Anthropic: the `web_search_20250305` server tool (basic search; the later versions add dynamic
-filtering, which runs code on the provider's side), on the models its page lists under
+filtering, which runs code on the provider's side), on the models its page lists (the model table's
+`ANTHROPIC_SEARCH_MODELS`) under
 `supportedModels` (platform.claude.com/docs/en/build-with-claude/tool-use/web-search-tool, read
 2026-12-05). The reply carries `server_tool_use` (name `web_search`, `input.query`) and
 `web_search_tool_result` blocks; `usage.server_tool_use.web_search_requests` counts the searches.
@@ -25,7 +26,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from agent_cli.core.messages import Message, ServerToolBlock
-from agent_cli.providers.models import lookup
+from agent_cli.providers.models import ANTHROPIC_SEARCH_MODELS, lookup
 from agent_cli.providers.registry import ANTHROPIC, OPENAI
 
 __all__ = [
@@ -42,33 +43,6 @@ ANTHROPIC_SEARCH_TOOL: Mapping[str, Any] = {"type": "web_search_20250305", "name
 OPENAI_SEARCH_TOOL: Mapping[str, Any] = {"type": "web_search"}
 ANTHROPIC_SEARCH_BLOCKS = ("server_tool_use", "web_search_tool_result")
 OPENAI_SEARCH_ITEM = "web_search_call"
-
-ANTHROPIC_SEARCH_MODELS = frozenset(
-    {
-        "claude-fable-5-2",
-        "claude-mythos-5-2",
-        "claude-fable-5-1",
-        "claude-mythos-5-1",
-        "claude-fable-5",
-        "claude-mythos-5",
-        "claude-mythos-preview",
-        "claude-opus-5-5",
-        "claude-opus-5",
-        "claude-sonnet-5-5",
-        "claude-sonnet-5",
-        "claude-haiku-5-5",
-        "claude-haiku-4-5-20251001",
-        "claude-haiku-4-5",
-        "claude-opus-4-8",
-        "claude-opus-4-7",
-        "claude-opus-4-6",
-        "claude-sonnet-4-6",
-        "claude-opus-4-5-20251101",
-        "claude-opus-4-5",
-        "claude-sonnet-4-5-20250929",
-        "claude-sonnet-4-5",
-    }
-)
 
 
 def web_search_gap(provider: str, wire: str, model: str) -> str | None:
