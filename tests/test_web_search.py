@@ -6,10 +6,12 @@ end to end against the fake server."""
 from __future__ import annotations
 
 import json
+from io import StringIO
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from rich.console import Console
 
 from agent_cli.config.settings import ProviderSettings, Settings, WebSettings
 from agent_cli.core.events import WebSearchEvent
@@ -21,6 +23,7 @@ from agent_cli.providers.server_search import web_search_gap
 from agent_cli.testing.fakeserver import FakeModelServer, Reply, ToolCallSpec
 from agent_cli.testing.fakeserver.search_shapes import anthropic_blocks, responses_items
 from agent_cli.ui.everyday_commands import _web_search
+from agent_cli.ui.render import Renderer
 from tests.e2e import MODELS, agent_env, run_agent, stream_events
 
 SEARCH = {"type": "web_search_20250305", "name": "web_search"}
@@ -145,6 +148,17 @@ def test_another_providers_search_is_not_sent() -> None:
     theirs = _request(Message.user("q"), message.replace([anthropic_block]))
     sent = responses_wire.to_wire(theirs, "gpt-4o", web_search=True)
     assert [i["type"] for i in sent["input"]] == ["message"]
+
+
+def test_the_repl_shows_one_safe_searched_line() -> None:
+    out = StringIO()
+    console = Console(file=out, width=80, force_terminal=True, color_system=None, highlight=False)
+    Renderer(console, fancy=True).handle(WebSearchEvent(query="news\x1b]0;owned\x07\nrm -rf ~"))
+    shown = out.getvalue()
+    assert "\x1b]0" not in shown and "\x07" not in shown
+    assert [line.strip() for line in shown.splitlines() if line.strip()] == [
+        "searched: news\\x1b]0;owned\\x07\\x0arm -rf ~"
+    ]
 
 
 def test_the_search_line_writes_controls_out() -> None:
