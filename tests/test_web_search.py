@@ -242,6 +242,18 @@ def test_a_search_is_shown_and_goes_back_on_the_next_request(
 
 
 @pytest.mark.e2e
+def test_a_resumed_session_sends_its_searches_back(project: Path, home: Path) -> None:
+    with FakeModelServer() as server:
+        server.queue(Reply("In October.", searches=["python 3.14 release"]), Reply("Still October."))
+        _run("anthropic", project, home, server)
+        _run("anthropic", project, home, server, "--continue")
+    first = _search_blocks("anthropic", server.requests[0].body)
+    again = _search_blocks("anthropic", server.requests[1].body)
+    assert first == [] and [b["type"] for b in again] == ["server_tool_use", "web_search_tool_result"]
+    assert again[0]["input"] == {"query": "python 3.14 release"}
+
+
+@pytest.mark.e2e
 def test_a_reasoning_item_before_a_search_goes_back_with_it(project: Path, home: Path) -> None:
     """A reasoning model's output: reasoning, then the search, then the call; all three go back."""
     with FakeModelServer() as server:
