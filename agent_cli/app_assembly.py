@@ -130,7 +130,8 @@ class Assembly:
     def _provider(self, choice: ModelChoice) -> Provider:
         pset = replace(self.settings.provider, model=choice.name)
         made = self._make_provider
-        return create_provider(pset, choice) if made is None else made(pset)
+        search = self.settings.web.search
+        return create_provider(pset, choice, web_search=search) if made is None else made(pset)
 
     def _summarizer(self, provider: Provider, writer: ModelChoice, model: ModelChoice) -> ProviderSummarizer:
         """The summary call, through `provider` to `writer`: sized for the writer when it is not `model`."""

@@ -25,6 +25,7 @@ from agent_cli.core.events import (
     ToolResultEvent,
     UsageEvent,
     WarningEvent,
+    WebSearchEvent,
     event_from_json,
 )
 from agent_cli.core.messages import Usage
@@ -59,6 +60,7 @@ EXAMPLES: list[Event] = [
     StatusEvent(text="waiting for model"),
     WarningEvent(message="careful"),
     HookOutput(hook="PostToolUse", text="lint: clean"),
+    WebSearchEvent(query="python 3.14 release"),
     ErrorEvent(message="no key", kind="AuthError"),
     ResultEvent(text="done", stop="end_turn", iterations=3, usage=USAGE, session_id="s1"),
 ]

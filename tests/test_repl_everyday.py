@@ -232,6 +232,7 @@ def test_status_shows_the_sessions_fields(tmp_path: Path, fake_server: FakeModel
         verdict = r"(, no network \(bubblewrap works| wanted, but unavailable)"
         assert re.search(r"sandbox:\s+workspace-write" + verdict, shown)
         assert re.search(r"approvals:\s+ask before tools", shown)
+        assert re.search(r"web search:\s+the provider's own \(runs on its servers\)", shown)
         assert "MCP:" in shown and "no MCP servers configured" in shown
         assert re.search(r"hooks:\s+PreToolUse \[bash\]: exit 0  \(\S+config\.toml:4\)", shown)
         assert "sk-" not in shown

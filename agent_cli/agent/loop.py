@@ -43,8 +43,9 @@ from agent_cli.core.events import (
     ThinkingText,
     ToolCallEvent,
     ToolResultEvent,
+    WebSearchEvent,
 )
-from agent_cli.core.messages import Message, TextBlock, ToolResult, ToolUse, Usage
+from agent_cli.core.messages import Message, ServerToolBlock, TextBlock, ToolResult, ToolUse, Usage
 from agent_cli.core.pairing import repair_history
 from agent_cli.core.requests import Completion
 from agent_cli.core.thinking import strip_thinking
@@ -288,6 +289,9 @@ class AgentLoop:
         self._append(message)
         for thought in _visible_thoughts(message):
             yield self.emit(ThinkingText(text=thought))
+        for block in message.content:  # the provider's own searches: ran on its servers, shown
+            if isinstance(block, ServerToolBlock) and block.query:
+                yield self.emit(WebSearchEvent(query=block.query))
         if message.text:
             final_text.append(message.text)
             yield self.emit(AssistantText(text=message.text))

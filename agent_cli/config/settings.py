@@ -127,6 +127,7 @@ class WebSettings:
 
     allow_hosts: tuple[str, ...] = ()
     deny_hosts: tuple[str, ...] = ()
+    search: bool = True  # offer the provider's own web search where the model has one (server-side)
 
 
 @dataclass(frozen=True, slots=True)

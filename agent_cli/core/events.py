@@ -38,6 +38,7 @@ __all__ = [
     "ToolResultEvent",
     "UsageEvent",
     "WarningEvent",
+    "WebSearchEvent",
     "event_from_json",
 ]
 
@@ -249,6 +250,17 @@ class StatusEvent:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class WebSearchEvent:
+    """The provider searched the web on its own servers inside the reply (nothing ran here)."""
+
+    type: ClassVar[str] = "web_search"
+    query: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": self.type, "query": self.query}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class WarningEvent:
     type: ClassVar[str] = "warning"
     message: str
@@ -318,6 +330,7 @@ Event: TypeAlias = (
     | RetryEvent
     | StatusEvent
     | WarningEvent
+    | WebSearchEvent
     | HookOutput
     | ErrorEvent
     | ResultEvent

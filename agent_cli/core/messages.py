@@ -26,6 +26,7 @@ __all__ = [
     "ReasoningBlock",
     "RedactedThinkingBlock",
     "Role",
+    "ServerToolBlock",
     "SummaryBlock",
     "TextBlock",
     "ThinkingBlock",
@@ -218,8 +219,25 @@ class NativeRecord:
         }
 
 
+@dataclass(frozen=True, slots=True)
+class ServerToolBlock:
+    """A block of a tool the provider ran itself (its web search): Anthropic's `server_tool_use` or
+    `web_search_tool_result`, OpenAI's `web_search_call`. Kept in the history and sent back byte for
+    byte to the provider that wrote it (`wire`: the JSON text of the block or item), never to another;
+    `query` is what was searched (for the one line the REPL shows), "" for a result."""
+
+    provider: str
+    wire: str
+    query: str = ""
+
+    def to_json(self) -> JSON:
+        return {"type": "server_tool", "provider": self.provider, "wire": self.wire, "query": self.query}
+
+
 ThoughtBlock: TypeAlias = ThinkingBlock | RedactedThinkingBlock | ReasoningBlock
-Block: TypeAlias = TextBlock | ToolUse | ToolResult | SummaryBlock | ThoughtBlock | NativeRecord
+Block: TypeAlias = (
+    TextBlock | ToolUse | ToolResult | SummaryBlock | ThoughtBlock | NativeRecord | ServerToolBlock
+)
 THOUGHT_TYPES = (ThinkingBlock, RedactedThinkingBlock, ReasoningBlock)
 
 
@@ -254,6 +272,8 @@ def block_from_json(data: Mapping[str, Any]) -> Block:
         return NativeRecord(
             str(data["provider"]), str(data["wire"]), str(data.get("text") or ""), readable, keeps, users
         )
+    if kind == "server_tool":
+        return ServerToolBlock(str(data["provider"]), str(data["wire"]), str(data.get("query") or ""))
     raise UnknownBlockType(f"unknown block type: {kind!r}")
 
 
@@ -339,7 +359,8 @@ class Usage:
     """Tokens a provider reported for one request.
 
     `input_tokens` excludes what was read from or written to the prompt cache;
-    `reasoning_tokens` is the part of `output_tokens` spent thinking.
+    `reasoning_tokens` is the part of `output_tokens` spent thinking; `web_searches` the provider's
+    own searches it reported (billed per use, not per token).
     """
 
     input_tokens: int = 0
@@ -347,6 +368,7 @@ class Usage:
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
     reasoning_tokens: int = 0
+    web_searches: int = 0
 
     @property
     def prompt_tokens(self) -> int:
@@ -360,16 +382,18 @@ class Usage:
             self.cache_read_tokens + other.cache_read_tokens,
             self.cache_write_tokens + other.cache_write_tokens,
             self.reasoning_tokens + other.reasoning_tokens,
+            self.web_searches + other.web_searches,
         )
 
     def to_json(self) -> JSON:
-        return {
+        data: JSON = {
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
             "cache_read_tokens": self.cache_read_tokens,
             "cache_write_tokens": self.cache_write_tokens,
             "reasoning_tokens": self.reasoning_tokens,
         }
+        return {**data, "web_searches": self.web_searches} if self.web_searches else data
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Usage:
@@ -379,4 +403,5 @@ class Usage:
             int(data.get("cache_read_tokens", 0)),
             int(data.get("cache_write_tokens", 0)),
             int(data.get("reasoning_tokens", 0)),
+            int(data.get("web_searches", 0)),
         )

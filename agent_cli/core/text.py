@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["clean", "decode", "escape_char", "visible", "visible_exact", "visible_parts"]
+__all__ = ["clean", "decode", "escape_char", "one_line", "visible", "visible_exact", "visible_parts"]
 
 # C0 controls but tab and newline, DEL, C1 controls; bidi embeddings, overrides and isolates.
 _UNSAFE = re.compile("\r\n|[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
@@ -69,6 +69,11 @@ def _sub(match: re.Match[str]) -> str:
 def visible(text: str) -> str:
     """`text` safe to write to a terminal: controls (but newline and tab) and bidi controls written out."""
     return _UNSAFE.sub(_sub, text)  # the same object when nothing matches
+
+
+def one_line(text: str) -> str:
+    """`visible(text)` on one line: newlines and tabs written out too."""
+    return visible(text).replace("\n", "\\x0a").replace("\t", "\\x09")
 
 
 def visible_exact(text: str) -> str:

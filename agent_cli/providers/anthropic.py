@@ -31,6 +31,7 @@ from agent_cli.providers.registry import ANTHROPIC, Wire
 from agent_cli.providers.resolve import ModelChoice
 from agent_cli.providers.sdk_client import STALL_SECONDS, SDKProvider
 from agent_cli.providers.sdk_errors import classify_sdk_error
+from agent_cli.providers.server_search import web_search_gap
 
 __all__ = ["AnthropicProvider", "classify", "load_sdk", "query_limits"]
 
@@ -79,6 +80,7 @@ class AnthropicProvider(SDKProvider):
         streaming: bool = True,
         thinking: ThinkingConfig | None = None,
         compaction: bool = True,
+        web_search: bool = False,
     ) -> None:
         super().__init__(
             model,
@@ -91,10 +93,17 @@ class AnthropicProvider(SDKProvider):
         self.prompt_caching = prompt_caching
         self.thinking = thinking
         self.compaction = compaction  # the model reads compaction blocks (`native_support`)
+        self.web_search = web_search  # the provider's search tool is offered (`server_search`)
 
     @classmethod
     def build(
-        cls, settings: ProviderSettings, model: ModelChoice, *, wire: Wire, streaming: bool
+        cls,
+        settings: ProviderSettings,
+        model: ModelChoice,
+        *,
+        wire: Wire,
+        streaming: bool,
+        web_search: bool = False,
     ) -> AnthropicProvider:
         thinking = ThinkingConfig.for_model(model.accepts, effort=model.effort, display=settings.display)
         return cls(
@@ -107,6 +116,7 @@ class AnthropicProvider(SDKProvider):
             streaming=streaming,
             thinking=thinking,
             compaction=native_compaction_gap(ANTHROPIC.name, wire, model.name) is None,
+            web_search=web_search and web_search_gap(ANTHROPIC.name, wire, model.name) is None,
         )
 
     @staticmethod
@@ -131,6 +141,7 @@ class AnthropicProvider(SDKProvider):
             caching=self.prompt_caching,
             thinking=self.thinking,
             compaction=self.compaction,
+            web_search=self.web_search,
         )
 
     def _create(self, wire: dict[str, Any], *, stream: bool) -> Any:

@@ -23,9 +23,12 @@ Wire rules:
   continue a turn the API paused (`pause_turn`, the one documented case of a trailing assistant
   turn); the paused reply and its continuation are consecutive assistant messages, so they go as
   one assistant turn, as the docs' example sends them;
-- reply blocks of a type this client does not know (a server tool's, a newer API's) are skipped:
-  the SDK keeps them as sent, without its serializer's warnings (`SDKProvider._as_dict`), and
-  no tool of ours makes the API send one;
+- the provider's web search (`web_search=True`, `server_search.py`) goes first in the tool list;
+  its `server_tool_use` and `web_search_tool_result` blocks are kept (`ServerToolBlock`) and go
+  back verbatim, as the API requires (another provider's are not sent, nor any to a request
+  that does not offer the tool); reply blocks of another
+  type this client does not know (a newer API's) are skipped: the SDK keeps them as sent, without
+  its serializer's warnings (`SDKProvider._as_dict`);
 - prompt caching puts `cache_control` on the system block, the last tool, the
   last block of the last message and, when the context engine names one
   (the request's `cache_anchor`), the last block of the turn that ends with the
@@ -51,6 +54,7 @@ from agent_cli.core.messages import (
     Block,
     Message,
     RedactedThinkingBlock,
+    ServerToolBlock,
     SummaryBlock,
     TextBlock,
     ThinkingBlock,
@@ -62,7 +66,8 @@ from agent_cli.core.messages import (
 from agent_cli.core.requests import Completion, Request, StopReason, TextDelta, ThinkingDelta
 from agent_cli.providers.model_info import Accepts
 from agent_cli.providers.registry import ANTHROPIC
-from agent_cli.providers.usage import UsageReading, mapping
+from agent_cli.providers.server_search import ANTHROPIC_SEARCH_TOOL, server_block, without_searches
+from agent_cli.providers.usage import UsageReading, mapping, token_count
 
 __all__ = [
     "BINDING_BETA",
@@ -136,6 +141,9 @@ def _block_to_wire(block: Block) -> dict[str, Any] | None:
         return {"type": "thinking", "thinking": block.thinking, "signature": block.signature}
     if isinstance(block, RedactedThinkingBlock):
         return {"type": "redacted_thinking", "data": block.data}
+    if isinstance(block, ServerToolBlock) and block.provider == ANTHROPIC.name:
+        wire: dict[str, Any] = json.loads(block.wire)  # verbatim, as the API requires
+        return wire
     return None  # an OpenAI reasoning item: another provider's, not ours to send
 
 
@@ -183,23 +191,26 @@ def to_wire(
     caching: bool,
     thinking: ThinkingConfig | None = None,
     compaction: bool = True,
+    web_search: bool = False,
 ) -> dict[str, Any]:
     """Keyword arguments for `messages.create` (without `stream`); `compaction`: the model reads the
-    provider's compaction blocks (`native_support`)."""
+    provider's compaction blocks (`native_support`); `web_search`: offer the provider's search."""
     wire: dict[str, Any] = {
         "model": model,
         "max_tokens": request.max_tokens,
     }
+    messages = request.messages if web_search else without_searches(request.messages)
     wire["messages"], anchor_turn = _wire_messages(
-        request.messages, request.options.cache_anchor, compaction=compaction
+        messages, request.options.cache_anchor, compaction=compaction
     )
     if request.system:
         system: dict[str, Any] = {"type": "text", "text": request.system}
         if caching:
             system["cache_control"] = dict(_EPHEMERAL)
         wire["system"] = [system]
-    if request.tools:
-        tools = [
+    if request.tools or web_search:
+        tools = [dict(ANTHROPIC_SEARCH_TOOL)] if web_search else []
+        tools += [
             {"name": t.name, "description": t.description, "input_schema": dict(t.input_schema)}
             for t in request.tools
         ]
@@ -239,12 +250,15 @@ def to_wire(
 def _usage(data: object) -> tuple[Usage, tuple[str, ...]]:
     """The report's figures, each a token count or unknown (`usage.UsageReading`), and a note."""
     read = UsageReading()
+    # Searches are counted apart (billed per use); absent when none ran, so not read as a figure.
+    searches = token_count(mapping(mapping(data).get("server_tool_use")).get("web_search_requests"))
     usage = Usage(
         input_tokens=read.figure(data, "input_tokens"),
         output_tokens=read.figure(data, "output_tokens"),
         cache_read_tokens=read.figure(data, "cache_read_input_tokens"),
         cache_write_tokens=read.figure(data, "cache_creation_input_tokens"),
         reasoning_tokens=read.figure(data, "output_tokens_details", "thinking_tokens"),
+        web_searches=searches or 0,
     )
     note = read.note(ANTHROPIC.name)
     return usage, (note,) if note else ()
@@ -276,7 +290,9 @@ def _block_from_wire(item: Mapping[str, Any], partial_json: str | None = None) -
         return ThinkingBlock(str(item.get("thinking") or ""), str(item.get("signature") or ""))
     if kind == "redacted_thinking":
         return RedactedThinkingBlock(str(item.get("data") or ""))
-    return None
+    if kind == "server_tool_use" and partial_json is not None and partial_json.strip():
+        item = {**item, "input": tool_arguments(partial_json)}  # streamed: its input came as deltas
+    return server_block(ANTHROPIC.name, item)
 
 
 def from_wire(data: Mapping[str, Any], model: str = "") -> Completion:

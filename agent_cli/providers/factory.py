@@ -53,7 +53,7 @@ ADAPTERS: dict[Wire, Callable[[], type[SDKProvider]]] = {
 
 
 def create_provider(
-    settings: ProviderSettings, model: ModelChoice, *, streaming: bool | None = None
+    settings: ProviderSettings, model: ModelChoice, *, streaming: bool | None = None, web_search: bool = False
 ) -> Provider:
     """The adapter for `settings.name` talking to `model`; ConfigError when the key is missing or
     the provider unknown. `streaming` (default: `settings.streaming`) asks for replies as they are
@@ -64,7 +64,7 @@ def create_provider(
     wire = wire_for(settings)
     adapter = ADAPTERS[wire]()
     streams = settings.streaming if streaming is None else streaming
-    return adapter.build(settings, model, wire=wire, streaming=streams)
+    return adapter.build(settings, model, wire=wire, streaming=streams, web_search=web_search)
 
 
 def query_limits(settings: ProviderSettings, model: str) -> tuple[int, int] | None:

@@ -33,6 +33,7 @@ from agent_cli.tokens.tokenizer import Tokenizer
 
 __all__ = [
     "ANTHROPIC_COMPACTION_MODELS",
+    "ANTHROPIC_SEARCH_MODELS",
     "MODELS",
     "UNKNOWN_WINDOW",
     "ModelInfo",
@@ -382,5 +383,19 @@ ANTHROPIC_COMPACTION_MODELS = frozenset(
         "claude-sonnet-5",
         "claude-sonnet-4-6",
         "claude-haiku-5-5",
+    }
+)
+
+# The models Anthropic's web search tool page lists under `supportedModels`
+# (platform.claude.com/docs/en/build-with-claude/tool-use/web-search-tool, read 2026-12-05), with
+# the aliases of its dated snapshots; for the provider's own search (providers/server_search.py).
+ANTHROPIC_SEARCH_MODELS = frozenset(
+    {
+        *("claude-fable-5-2", "claude-mythos-5-2", "claude-fable-5-1", "claude-mythos-5-1"),
+        *("claude-fable-5", "claude-mythos-5", "claude-mythos-preview", "claude-opus-5-5"),
+        *("claude-opus-5", "claude-sonnet-5-5", "claude-sonnet-5", "claude-haiku-5-5"),
+        *("claude-haiku-4-5-20251001", "claude-haiku-4-5", "claude-opus-4-8", "claude-opus-4-7"),
+        *("claude-opus-4-6", "claude-sonnet-4-6", "claude-opus-4-5-20251101", "claude-opus-4-5"),
+        *("claude-sonnet-4-5-20250929", "claude-sonnet-4-5"),
     }
 )

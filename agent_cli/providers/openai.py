@@ -84,8 +84,15 @@ class OpenAIProvider(SDKProvider):
 
     @classmethod
     def build(
-        cls, settings: ProviderSettings, model: ModelChoice, *, wire: Wire, streaming: bool
+        cls,
+        settings: ProviderSettings,
+        model: ModelChoice,
+        *,
+        wire: Wire,
+        streaming: bool,
+        web_search: bool = False,
     ) -> OpenAIProvider:
+        del web_search  # Chat Completions: no provider search (server_search.py)
         return cls(
             model.name,
             api_key=settings.api_key or "",

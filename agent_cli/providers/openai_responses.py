@@ -29,6 +29,7 @@ from agent_cli.providers.responses_wire import (
     to_wire,
 )
 from agent_cli.providers.sdk_client import STALL_SECONDS, SDKProvider
+from agent_cli.providers.server_search import web_search_gap
 
 __all__ = ["OpenAIResponsesProvider"]
 
@@ -48,16 +49,24 @@ class OpenAIResponsesProvider(SDKProvider):
         stall: float = STALL_SECONDS,
         streaming: bool = True,
         reasoning: ReasoningConfig | None = None,
+        web_search: bool = False,
     ) -> None:
         base = base_url or DEFAULT_BASE_URL
         super().__init__(
             model, api_key=api_key, base_url=base, timeout=timeout, streaming=streaming, stall=stall
         )
         self.reasoning = reasoning
+        self.web_search = web_search  # the provider's search tool is offered (`server_search`)
 
     @classmethod
     def build(
-        cls, settings: ProviderSettings, model: ModelChoice, *, wire: Wire, streaming: bool
+        cls,
+        settings: ProviderSettings,
+        model: ModelChoice,
+        *,
+        wire: Wire,
+        streaming: bool,
+        web_search: bool = False,
     ) -> OpenAIResponsesProvider:
         # A model that reasons (the table gives it efforts), or an effort the user set for an unknown one.
         reasons = bool(model.accepts.efforts) or model.effort is not None
@@ -70,6 +79,7 @@ class OpenAIResponsesProvider(SDKProvider):
             stall=settings.stall_timeout,
             streaming=streaming,
             reasoning=reasoning,
+            web_search=web_search and web_search_gap(OPENAI.name, wire, model.name) is None,
         )
 
     @staticmethod
@@ -82,7 +92,7 @@ class OpenAIResponsesProvider(SDKProvider):
         return openai.OpenAI(**self._client_options(openai.DefaultHttpxClient))
 
     def _to_wire(self, request: Request) -> dict[str, Any]:
-        return to_wire(request, self._model, reasoning=self.reasoning)
+        return to_wire(request, self._model, reasoning=self.reasoning, web_search=self.web_search)
 
     def _create(self, wire: dict[str, Any], *, stream: bool) -> Any:
         responses = self._sdk().responses

@@ -17,6 +17,9 @@ the fields the API reference gives it, as the API returned it:
     function_call_output  call_id, output (first in a user turn)
     message (user)        role, input_text parts (user text and records)
     system prompt         instructions
+    web_search_call       the provider's search (`web_search=True`: `{"type": "web_search"}` leads
+                          the tools; `server_search.py`), kept and sent back as it came; another
+                          provider's is not sent, nor any to a request without the tool
     native record         the whole output of `/responses/compact` (the user's messages and the
                           `compaction` item), as it came, in place of what it compacted; then our
                           carrier of the record as a user message. Another provider's is not sent
@@ -42,6 +45,7 @@ from agent_cli.core.messages import (
     Block,
     Message,
     ReasoningBlock,
+    ServerToolBlock,
     SummaryBlock,
     TextBlock,
     ToolResult,
@@ -53,6 +57,7 @@ from agent_cli.core.messages import (
 from agent_cli.core.requests import Completion, Request, StopReason, TextDelta, ThinkingDelta
 from agent_cli.providers.errors import classify_http
 from agent_cli.providers.registry import OPENAI
+from agent_cli.providers.server_search import OPENAI_SEARCH_TOOL, server_block, without_searches
 from agent_cli.providers.usage import UsageReading
 
 __all__ = ["ReasoningConfig", "StreamAssembler", "from_wire", "reply_usage", "to_wire"]
@@ -111,6 +116,8 @@ def _assistant_items(blocks: tuple[Block, ...]) -> list[dict[str, Any]]:
             if block.item_id and reasoned:
                 call["id"] = block.item_id
             items.append(call)
+        elif isinstance(block, ServerToolBlock) and block.provider == OPENAI.name:
+            items.append(json.loads(block.wire))  # verbatim, as it came
     # A reasoning item goes back only with the item that followed it (the API refuses one alone).
     while items and items[-1].get("type") == "reasoning":
         items.pop()
@@ -136,18 +143,22 @@ def input_items(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
     return items
 
 
-def to_wire(request: Request, model: str, *, reasoning: ReasoningConfig | None = None) -> dict[str, Any]:
-    """Keyword arguments for `responses.create` (without `stream`)."""
+def to_wire(
+    request: Request, model: str, *, reasoning: ReasoningConfig | None = None, web_search: bool = False
+) -> dict[str, Any]:
+    """Keyword arguments for `responses.create` (without `stream`); `web_search`: offer the
+    provider's search."""
     wire: dict[str, Any] = {
         "model": model,
-        "input": input_items(request.messages),
+        "input": input_items(request.messages if web_search else without_searches(request.messages)),
         "max_output_tokens": request.max_tokens,
         "store": False,
     }
     if request.system:
         wire["instructions"] = request.system
-    if request.tools:
-        wire["tools"] = [
+    if request.tools or web_search:
+        wire["tools"] = [dict(OPENAI_SEARCH_TOOL)] if web_search else []
+        wire["tools"] += [
             {
                 "type": "function",
                 "name": t.name,
@@ -220,7 +231,7 @@ def _block(item: Mapping[str, Any]) -> Block | None:
         arguments = tool_arguments(str(item.get("arguments") or ""))
         call_id = str(item.get("call_id") or new_id("call"))
         return ToolUse(call_id, str(item.get("name")), arguments, str(item.get("id") or ""))
-    return None
+    return server_block(OPENAI.name, item)
 
 
 def _completion(response: Mapping[str, Any], items: Sequence[Mapping[str, Any]], model: str) -> Completion:

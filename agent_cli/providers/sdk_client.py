@@ -217,8 +217,17 @@ class SDKProvider(ABC):
 
     @classmethod
     @abstractmethod
-    def build(cls, settings: ProviderSettings, model: ModelChoice, *, wire: Wire, streaming: bool) -> Self:
-        """The adapter for `model` under `settings`, speaking `wire` (one of this adapter's)."""
+    def build(
+        cls,
+        settings: ProviderSettings,
+        model: ModelChoice,
+        *,
+        wire: Wire,
+        streaming: bool,
+        web_search: bool = False,
+    ) -> Self:
+        """The adapter for `model` under `settings`, speaking `wire` (one of this adapter's);
+        `web_search`: offer the provider's own search where the model has one (`server_search.py`)."""
 
     @staticmethod
     @abstractmethod

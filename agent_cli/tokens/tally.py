@@ -24,6 +24,7 @@ from agent_cli.core.messages import (
     NativeRecord,
     ReasoningBlock,
     RedactedThinkingBlock,
+    ServerToolBlock,
     SummaryBlock,
     TextBlock,
     ThinkingBlock,
@@ -120,6 +121,8 @@ def tally_message(msg: Message, raw: Raw) -> MessageTokens:
             if not block.readable:
                 summaries += len(block.wire) // OPAQUE_CHARS_PER_TOKEN
             overhead += SUMMARY_OVERHEAD
+        elif isinstance(block, ServerToolBlock):  # the provider's search and its results, as sent
+            results += raw(block.wire)
     return MessageTokens(text, uses, results, summaries, overhead, thoughts)
 
 

@@ -32,6 +32,8 @@ from agent_cli.core.errors import AgentError, CommandError
 from agent_cli.core.text import visible
 from agent_cli.prompt.instructions import INSTRUCTION_FILES
 from agent_cli.prompt.pins import PROJECT_PINS
+from agent_cli.providers.registry import wire_for
+from agent_cli.providers.server_search import web_search_gap
 from agent_cli.store.log_records import read_log
 from agent_cli.store.private_write import write_private
 from agent_cli.ui.context_commands import editor_command
@@ -275,6 +277,15 @@ def _base_url_variable(session: AgentSession) -> str:
     return f"{session.provider_name.upper()}_BASE_URL"
 
 
+def _web_search(session: AgentSession) -> str:
+    """The provider's web search: offered, or why not (one line)."""
+    settings = session.settings
+    if not settings.web.search:
+        return "off ([web] search = false)"
+    gap = web_search_gap(session.provider_name, wire_for(settings.provider), session.model)
+    return "the provider's own (runs on its servers)" if gap is None else f"not offered: {gap}"
+
+
 def status(repl: CommandHost, arg: str) -> None:
     session, out = repl.session, repl.renderer
     settings = session.settings
@@ -290,6 +301,7 @@ def status(repl: CommandHost, arg: str) -> None:
         ("served at", _served_at(settings.provider.base_url or os.environ.get(_base_url_variable(session)))),
         ("sandbox", visible(session.sandbox_line)),
         ("approvals", approvals),
+        ("web search", visible(_web_search(session))),
         ("session", f"{session.id} · {session.log_dir}"),
     ]
     for label, value in rows:

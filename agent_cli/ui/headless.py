@@ -41,8 +41,9 @@ from agent_cli.core.events import (
     ToolProgress,
     ToolResultEvent,
     WarningEvent,
+    WebSearchEvent,
 )
-from agent_cli.core.text import visible
+from agent_cli.core.text import one_line, visible
 from agent_cli.tools.base import ToolRegistry
 from agent_cli.tools.registry import known_tools
 from agent_cli.ui import ending
@@ -157,6 +158,8 @@ def _progress_line(event: Event, tools: ToolRegistry) -> str | None:
         return f"∴ {first[:100]}" + ("…" if len(first) > 100 else "")
     if isinstance(event, ToolCallEvent):
         return f"• {event.name} {describe_call(tools.view(event.name), event.input)}".rstrip()
+    if isinstance(event, WebSearchEvent):
+        return f"• searched: {one_line(event.query)}"
     if isinstance(event, ToolResultEvent) and event.is_error:
         first = event.content.split("\n")[0][:100] if event.content else "error"
         return f"  ✗ {first}"

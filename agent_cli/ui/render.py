@@ -62,8 +62,9 @@ from agent_cli.core.events import (
     ToolResultEvent,
     UsageEvent,
     WarningEvent,
+    WebSearchEvent,
 )
-from agent_cli.core.text import visible
+from agent_cli.core.text import one_line, visible
 from agent_cli.tools.base import ToolRegistry
 from agent_cli.tools.registry import known_tools
 from agent_cli.ui.approval_view import approval_text
@@ -222,6 +223,8 @@ class Renderer:
             self.line(f"… retry {event.attempt} in {event.delay:.1f}s: {event.reason}{note}", "yellow")
         elif isinstance(event, WarningEvent):
             self.warn(event.message)
+        elif isinstance(event, WebSearchEvent):  # the provider's search: one line, never obeyed
+            self.line(f"searched: {one_line(event.query)}", "dim")
         elif isinstance(event, HookOutput):  # a user's command: shown, dim, never obeyed by the terminal
             self.line(f"{event.hook} hook: {event.text}", "dim")
         elif isinstance(event, ErrorEvent):

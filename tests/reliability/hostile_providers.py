@@ -185,6 +185,29 @@ def _unknown_block(wire: Sequence[str], where: Path) -> Outcome:
     return Outcome(outcome.ok, f"{outcome.detail}; stderr {len(err.splitlines())} lines", outcome.traceback)
 
 
+def _hostile_search(wire: Sequence[str], where: Path) -> Outcome:
+    """The provider's own web search with a query full of terminal escapes: the search event keeps
+    no raw control byte on stdout or stderr, and its blocks go back on the next request."""
+    project = project_in(where, QUICK, {"notes.txt": "notes\n"})
+    provider = "openai" if wire else "anthropic"
+    query = "news\x1b]0;owned\x07\x1b[2J\nrm -rf ~"
+    with FakeModelServer() as server:
+        read = ToolCallSpec("read_file", {"path": "notes.txt"})
+        server.queue(Reply("Reading.", [read], searches=[query]), Reply(DONE))
+        args = ["-p", "look it up", *wire, "--yes", "--output-format", "stream-json"]
+        proc = agent(args, project, env_for(where, server, provider))
+        bodies = [r.body for r in server.requests]
+    raw = proc.stdout + proc.stderr
+    sent = json.dumps(bodies[1] if len(bodies) > 1 else {})
+    check = "a raw control byte reached the output" if b"\x1b" in raw or b"\x07" in raw else ""
+    if not check and ("web_search_call" if wire else "web_search_tool_result") not in sent:
+        check = "the search was not sent back"
+    if not check and b'"type": "web_search"' not in proc.stdout and b'"type":"web_search"' not in proc.stdout:
+        check = "no web_search event"
+    outcome = judge(proc, {"finished"}, check=check)
+    return Outcome(outcome.ok, f"{outcome.detail}; {len(bodies)} requests", outcome.traceback)
+
+
 def _twenty_compacts(where: Path) -> Outcome:
     """A file read, then twenty compact calls in a row: one summary call; the other nineteen say
     there is nothing new to compact."""
@@ -303,6 +326,14 @@ def cases() -> list[Case]:
         c(
             "an unknown output item type (Responses): skipped, no warning dump",
             partial(_unknown_block, OPENAI_RESPONSES),
+        ),
+        c(
+            "a provider web search whose query holds escapes (Anthropic): shown safe, sent back",
+            partial(_hostile_search, ()),
+        ),
+        c(
+            "a provider web search whose query holds escapes (Responses): shown safe, sent back",
+            partial(_hostile_search, OPENAI_RESPONSES),
         ),
         c("twenty compact calls in a row make one summary call", _twenty_compacts),
         c(

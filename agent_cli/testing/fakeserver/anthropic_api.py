@@ -25,6 +25,7 @@ from typing import Any
 from .compaction import anthropic_compaction_fault
 from .model_rules import BINDING_BETA, anthropic_display, anthropic_problem, drops_blocks, has_beta, thinks
 from .script import Fault, Reply, ToolCallSpec
+from .search_shapes import anthropic_blocks, offers_search
 from .thinking import is_thinking, review, seals
 from .wire import JSON, Admission, Caching, arguments, blocks, default_message, neutral_stop, pieces
 
@@ -202,7 +203,7 @@ def error_body(fault: Fault) -> JSON:
     return {"type": "error", "error": error}
 
 
-def _reply_blocks(reply: Reply, display: str) -> list[JSON]:
+def _reply_blocks(reply: Reply, display: str, body: Mapping[str, Any]) -> list[JSON]:
     """The reply's content blocks, thinking blocks still unsigned, tool inputs whole."""
     found: list[JSON] = []
     if display and display != "between_tools":
@@ -210,6 +211,8 @@ def _reply_blocks(reply: Reply, display: str) -> list[JSON]:
         if reply.redacted:
             found.append({"type": "redacted_thinking", "data": ""})
     found += [dict(block) for block in reply.extra]
+    if reply.searches and offers_search(body):
+        found += anthropic_blocks(list(reply.searches))
     # A reply with only tool calls has no text block; an empty reply still has one, as the API sends.
     if reply.text or not reply.tool_calls:
         found.append({"type": "text", "text": reply.text})
@@ -247,6 +250,8 @@ def _sign(found: list[JSON], reply: Reply, admission: Admission) -> None:
 def _block_events(at: int, block: JSON, size: int, raw: str) -> list[JSON]:
     """A block's start and delta events; `raw` is a tool call's arguments as the model streams them."""
     kind = block["type"]
+    if kind == "server_tool_use":  # its input streams as a tool call's does
+        kind, raw = "tool_use", json.dumps(block["input"])
     if kind == "redacted_thinking" or kind not in _KEYED:  # (or a type the client may not know) whole
         return [{"type": "content_block_start", "index": at, "content_block": dict(block)}]
     if kind == "thinking":
@@ -267,7 +272,7 @@ def _block_events(at: int, block: JSON, size: int, raw: str) -> list[JSON]:
 
 def events(reply: Reply, admission: Admission, usage: Mapping[str, Any], size: int) -> list[JSON]:
     display = admission.thinking
-    found = _reply_blocks(reply, display)
+    found = _reply_blocks(reply, display, admission.body)
     _sign(found, reply, admission)
     start: JSON = {
         "id": f"msg_{uuid.uuid4().hex[:24]}",
@@ -295,6 +300,9 @@ def events(reply: Reply, admission: Admission, usage: Mapping[str, Any], size: i
         stream += block_events
         stream.append({"type": "content_block_stop", "index": at})
     delta_usage: JSON = {"output_tokens": usage["output_tokens"]}
+    searched = sum(1 for b in found if b["type"] == "server_tool_use")
+    if searched:
+        delta_usage["server_tool_use"] = {"web_search_requests": searched}
     if display:
         delta_usage["output_tokens_details"] = {"thinking_tokens": usage["reasoning_tokens"]}
     stream.append(
@@ -331,7 +339,7 @@ def message(events: list[JSON], *, truncated: bool) -> JSON:
     content = []
     for _, block in sorted(content_blocks.items()):
         raw = block.pop("_json")
-        if block["type"] == "tool_use":
+        if block["type"] in ("tool_use", "server_tool_use"):
             try:
                 block["input"] = json.loads(raw) if raw else {}
             except json.JSONDecodeError:

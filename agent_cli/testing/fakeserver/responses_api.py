@@ -39,6 +39,7 @@ from .responses_items import (
     seal_reasoning,
 )
 from .script import Fault, Reply
+from .search_shapes import offers_search, responses_items
 from .wire import JSON, Admission, Caching, arguments, blocks, neutral_stop, pieces, total
 
 __all__ = [
@@ -187,6 +188,8 @@ def _output(reply: Reply, admission: Admission, stem: str) -> list[JSON]:
             sealed = seal_reasoning(body, model, admission.key, rs_id, reply.reasoning_tokens)
         found.append({"id": rs_id, "type": "reasoning", "summary": summary, "encrypted_content": sealed})
     found += [{"id": f"x_{uuid.uuid4().hex[:24]}", **item} for item in reply.extra]
+    if reply.searches and offers_search(body):
+        found += responses_items(list(reply.searches))
     if reply.text or not reply.tool_calls:
         part = {"type": "output_text", "text": reply.text, "annotations": [], "logprobs": []}
         found.append(

@@ -52,7 +52,7 @@ __all__ = [
 ]
 
 _BOUND_CALL = re.compile(r"^fc_([0-9a-f]{24})[0-9a-f]{2}$")
-_OUTPUT_KINDS = ("reasoning", "function_call")
+_OUTPUT_KINDS = ("reasoning", "function_call", "web_search_call")  # (a reasoning item may lead a search)
 
 
 def input_items(body: JSON) -> list[JSON]:

@@ -8,7 +8,8 @@ format.
 
 A script file is a JSON list of items in this form:
     {"text": ..., "tool_calls": [{"name": ..., "input": {...}}], "stop": ..., "usage": {...},
-     "thinking": ..., "progress": [...], "redacted": true, "reasoning_tokens": 200}
+     "thinking": ..., "progress": [...], "redacted": true, "reasoning_tokens": 200,
+     "searches": ["a query"]}
     {"fault": {"status": 529, "message": ..., "headers": {...}, "kind": ...}}
     {"drop": {"after_events": 3}}   {"truncate": {}}   {"stream_error": {"kind": "api_error"}}
     {"stall": {"after_events": 2, "seconds": 30}}   {"drip": {"interval": 0.2}}
@@ -66,7 +67,10 @@ class Reply:
     the reasoning cost, counted in the output tokens and shared out over the reply's thinking blocks.
 
     `extra` are content blocks (Anthropic) or output items (Responses) sent as given before the
-    text: a type the client does not know yet. `stop="pause_turn"` pauses the turn (Anthropic): the
+    text: a type the client does not know yet. `searches` are queries the model runs through the
+    provider's web search before its text, when the request offers that tool (a `server_tool_use` and
+    its `web_search_tool_result` on Anthropic, a `web_search_call` on Responses; `search_shapes`).
+    `stop="pause_turn"` pauses the turn (Anthropic): the
     server then takes this reply back as the last turn of the next request, to continue it.
     """
 
@@ -79,6 +83,7 @@ class Reply:
     redacted: bool = False
     reasoning_tokens: int = 200
     extra: Sequence[Mapping[str, Any]] = ()
+    searches: Sequence[str] = ()
 
 
 @dataclass(frozen=True)
@@ -188,6 +193,7 @@ def script_item(data: Mapping[str, Any]) -> ScriptItem:
         progress=tuple(str(p) for p in data.get("progress") or ()),
         redacted=bool(data.get("redacted", False)),
         reasoning_tokens=int(data.get("reasoning_tokens", 200)),
+        searches=tuple(str(q) for q in data.get("searches") or ()),
     )
 
 
