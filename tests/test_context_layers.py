@@ -411,7 +411,7 @@ def test_files_carried_from_the_section_code_appended_not_an_older_one_folded_in
     )
 
 
-def test_next_change_skips_stubs_small_results_and_the_newest_round() -> None:
+def test_next_change_skips_stubs_and_small_results_not_the_newest_round() -> None:
     big = filler(2_000)
     rounds = [
         *tool_round("bash", {"command": "ls"}, "a.py"),  # too small to clear: never changes
@@ -420,10 +420,12 @@ def test_next_change_skips_stubs_small_results_and_the_newest_round() -> None:
     ]
     history = [user("go"), *rounds]
     counts = [count(str(m.to_json())) for m in history]
-    assert next_change(history, counts) == 4  # the result of a.py; the newest round (b.py) aside
+    assert next_change(history, counts) == 4  # the result of a.py
     stubbed = list(history)
     stubbed[4] = history[4].replace(
         [ToolResult(history[4].tool_results[0].tool_use_id, stub_for(None, history[4].tool_results[0]))]
     )
-    assert next_change(stubbed, counts) is None  # b.py is the newest round
+    # b.py's is the newest round's: this request keeps it, the next clear stubs it first (it was
+    # skipped, so the message before it was never marked and the next request wrote it all again).
+    assert next_change(stubbed, counts) == 6
     assert next_change([user("go"), *rounds[:2]], counts[:3]) is None

@@ -9,6 +9,7 @@ retries, including a stream that dies half way, which the SDK never retries.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -24,6 +25,7 @@ from agent_cli.providers.anthropic_wire import (
     reply_usage,
     to_wire,
 )
+from agent_cli.providers.cache_marks import WrittenPrefixes
 from agent_cli.providers.errors import body_message
 from agent_cli.providers.native_support import native_compaction_gap
 from agent_cli.providers.native_wire import anthropic_compaction_wire, anthropic_record
@@ -91,6 +93,7 @@ class AnthropicProvider(SDKProvider):
         self.prompt_caching = prompt_caching
         self.thinking = thinking
         self.compaction = compaction  # the model reads compaction blocks (`native_support`)
+        self._written = WrittenPrefixes()  # what this session's requests cached: for the next's marks
 
     @classmethod
     def build(
@@ -131,6 +134,8 @@ class AnthropicProvider(SDKProvider):
             caching=self.prompt_caching,
             thinking=self.thinking,
             compaction=self.compaction,
+            written=self._written,
+            at=time.monotonic(),
         )
 
     def _create(self, wire: dict[str, Any], *, stream: bool) -> Any:
