@@ -113,3 +113,24 @@ def test_without_a_record_of_writes_three_marks_and_the_last_tool() -> None:
     wire = to_wire(request, MODEL, caching=True)
     assert "cache_control" in wire["system"][-1] and "cache_control" in wire["tools"][-1]
     assert ["cache_control" in b for m in wire["messages"] for b in m["content"]] == [False, True, True]
+
+
+def test_a_prefix_past_its_five_minutes_is_no_bridge() -> None:
+    history = [user("go: " + filler(2_000)), *tool_round("read_file", {"path": "a.py"}, filler(4_000))]
+    for i in range(15):
+        history += tool_round("bash", {"command": f"echo {i}"}, "ok")
+    history += tool_round("read_file", {"path": "b.py"}, filler(4_000))
+    stub = ToolResult(history[2].tool_results[0].tool_use_id, "[cleared: read_file a.py]")
+    cleared = (*history[:2], history[2].replace([stub]), *history[3:], user("and now?"))
+
+    def marks(at: float) -> list[int]:
+        written = WrittenPrefixes()
+        first = Request(FRAME.system, tuple(history), FRAME.tools, options=RequestOptions(cache_anchor=1))
+        to_wire(first, MODEL, caching=True, written=written, at=0.0)
+        options = RequestOptions(cache_anchor=len(cleared) - 3)
+        wire = to_wire(Request(FRAME.system, cleared, FRAME.tools, options=options), MODEL, caching=True,
+                       written=written, at=at)  # fmt: skip
+        return [i for i, u in enumerate(anthropic_request(wire, count, 0).units) if u.breakpoint]
+
+    assert marks(60.0) == [1, 3, 35, 37]  # the bridge to the first request's anchor
+    assert marks(400.0) == [0, 1, 35, 37]  # gone after 5 idle minutes: the last tool's mark instead

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -78,23 +79,27 @@ def prefix_ids(wire: dict[str, Any]) -> list[str]:
 class WrittenPrefixes:
     """The prefixes earlier requests of a session wrote or read back at their breakpoints, with when
     they were last used (`at`: any clock in seconds; None, no expiry). One per provider: the cache
-    is the model's, and the ids carry the model."""
+    is the model's, and the ids carry the model. A summary made in the background sends through the
+    same provider as the turn: a lock keeps the record whole."""
 
     def __init__(self) -> None:
         self._used: dict[str, float | None] = {}
+        self._lock = threading.Lock()
 
     def alive(self, prefix: str, at: float | None) -> bool:
-        if prefix not in self._used:
-            return False
-        last = self._used[prefix]
+        with self._lock:
+            if prefix not in self._used:
+                return False
+            last = self._used[prefix]
         return at is None or last is None or at - last < TTL_SECONDS
 
     def use(self, prefixes: Iterable[str], at: float | None) -> None:
-        for prefix in prefixes:
-            self._used.pop(prefix, None)  # the newest use last
-            self._used[prefix] = at
-        while len(self._used) > _REMEMBERED:
-            del self._used[next(iter(self._used))]
+        with self._lock:
+            for prefix in prefixes:
+                self._used.pop(prefix, None)  # the newest use last
+                self._used[prefix] = at
+            while len(self._used) > _REMEMBERED:
+                del self._used[next(iter(self._used))]
 
 
 def _last_markable(content: Sequence[dict[str, Any]]) -> int | None:
