@@ -21,8 +21,9 @@ from agent_cli.context.sections import (
     parse_user_messages,
     render_user_messages,
 )
-from agent_cli.context.summary_request import THINKING_ROOM, span_request
-from agent_cli.core.messages import Message, SummaryBlock, ToolResult, ToolUse
+from agent_cli.context.summary_request import COMPACTION_TAG, THINKING_ROOM, span_request
+from agent_cli.core.messages import Message, SummaryBlock, TextBlock, ToolResult, ToolUse
+from agent_cli.core.requests import RequestOptions
 
 count = FakeCounter().count_text
 
@@ -358,10 +359,13 @@ def test_span_request_reuses_the_prefix_and_ends_with_the_instruction() -> None:
     span = [*_work_span()[:-1], assistant("paused")]
     req = span_request(span, FRAME, 600, focus="the parser bug")
     assert req.system == FRAME.system and req.tools == FRAME.tools
-    assert req.options.tool_choice == "none" and req.max_tokens == 600 * THINKING_ROOM
+    # The main requests' options (their tool_choice): a change of it would be a new messages prefix.
+    assert req.options == RequestOptions() and req.max_tokens == 600 * THINKING_ROOM
     assert list(req.messages[:-1]) == span  # the same messages, same ids: the cached prefix
     last = req.messages[-1]
     assert last.role == "user" and "Summarize" in last.text and "the parser bug" in last.text
+    instruction = last.content[-1]
+    assert isinstance(instruction, TextBlock) and instruction.text.startswith(COMPACTION_TAG + "\n")
     for section in (
         "Goal and requests",
         "Constraints and decisions",
