@@ -7,9 +7,11 @@
 
 A request is built as the agent builds it (`core.requests.Request`: the frame, the messages, the
 request's `tool_choice` and its `cache_anchor`) and put on the wire by the product's own adapters:
-`providers.anthropic_wire.to_wire(..., caching=True)` places the breakpoints (the system prompt,
-the last tool, the last block of the newest message, and the turn of the anchor: for ours what the
-engine names, for a seed its own edit point, as a careful implementer of it would), and sends
+`providers.anthropic_wire.to_wire(..., caching=True)` places the breakpoints as the product does
+(`providers/cache_marks.py`: the system prompt, the last block of the newest message, the turn of
+the anchor: for ours what the engine names, for a seed its own edit point, as a careful
+implementer of it would; a bridge to the latest prefix an earlier request of the run wrote when no
+other breakpoint is within 20 blocks of it; the last tool when a slot is left), and sends
 `tool_choice: none` where the request asks for it, which Anthropic bills as a change of the
 messages' prefix: such a request reads the tools and the system prompt back, nothing after.
 `providers.chat_wire.to_wire` builds the OpenAI form. `billing.wire_units` reads each payload as the
@@ -40,6 +42,7 @@ from agent_cli.context.protocol import Frame
 from agent_cli.core.messages import Message
 from agent_cli.core.requests import Request, RequestOptions
 from agent_cli.providers import anthropic_wire, chat_wire
+from agent_cli.providers.cache_marks import WrittenPrefixes
 from agent_cli.providers.model_info import ModelInfo, cache_terms
 from agent_cli.providers.models import lookup
 from agent_cli.tokens.encodings import get_encoding
@@ -124,6 +127,7 @@ class Wire:
         self._count = count
         self._counted: dict[str, int] = {}
         self._keys: dict[int, tuple[Message, frozenset[str]]] = {}
+        self._written = WrittenPrefixes()  # the run's breakpoints so far, as the provider keeps them
 
     def count(self, text: str) -> int:
         got = self._counted.get(text)
@@ -140,7 +144,7 @@ class Wire:
             tuple(self.frame.tools),
             options=RequestOptions(tool_choice=tool_choice, cache_anchor=anchor),
         )
-        wire = anthropic_wire.to_wire(request, CLAUDE_MODEL, caching=True)
+        wire = anthropic_wire.to_wire(request, CLAUDE_MODEL, caching=True, written=self._written)
         payload = {k: v for k, v in wire.items() if k != "max_tokens"}
         fingerprint = hashlib.sha1(json.dumps(payload, sort_keys=True).encode()).hexdigest()
         anthropic = anthropic_request(wire, self.count, 0.0)

@@ -49,7 +49,7 @@ from bench_standins import Entry
 from agent_cli.config.settings import ContextSettings
 from agent_cli.context.engine import ContextEngine
 from agent_cli.context.protocol import Frame
-from agent_cli.context.summary_request import THINKING_ROOM, SummaryReply
+from agent_cli.context.summary_request import COMPACTION_TAG, THINKING_ROOM, SummaryReply
 from agent_cli.context.thresholds import output_for_window
 from agent_cli.core.errors import ContextOverflowError
 from agent_cli.core.events import CompactEvent
@@ -75,7 +75,7 @@ class SummaryCall:
     started: float = 0.0  # the replay's steady clock when the request was sent
     ahead: bool = False  # made in the background, before the trigger (ours' prepared record)
     taken: float | None = None  # when an ahead record was swapped in (None: never, nobody waited)
-    tool_choice: Literal["auto", "none"] = "auto"  # as sent: ours asks for no tool calls ("none")
+    tool_choice: Literal["auto", "none"] = "auto"  # as sent: ours the main requests' ("none" for a chunk)
 
 
 def message_text(message: Message) -> str:
@@ -276,7 +276,7 @@ class Ours(Policy):
 
 
 def _is_instruction(block: object) -> bool:
-    return isinstance(block, TextBlock) and block.text.startswith("Stop here and write no tool calls")
+    return isinstance(block, TextBlock) and block.text.startswith(COMPACTION_TAG)
 
 
 def _record_message(text: str) -> Message:

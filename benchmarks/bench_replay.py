@@ -24,10 +24,11 @@ same rules hold for every policy:
   expires) and `paused` (the user's pauses drawn from a lognormal, median 120 s, sigma 1.2: about
   one in five past the 5-minute TTL).
 - **Summary calls** are requests like any other: the frame, then the policy's own summary input,
-  through the same caches, as they are sent: ours asks for no tool calls (`tool_choice: none`),
-  which Anthropic bills as a new messages prefix (it reads the tools and system prompt back and
-  writes the rest); their output billed. A summary made at the trigger blocks the turn it
-  runs in: the user waits `SUMMARY_FIRST_TOKEN_S` plus its output at `OUTPUT_TOKENS_PER_S`. Ours
+  through the same caches, as they are sent: ours with the main requests' `tool_choice` (it reads
+  the cached conversation back; a span sent as text chunks asks for no tool calls, `tool_choice:
+  none`, which Anthropic bills as a new messages prefix); their output billed. A summary made at
+  the trigger blocks the turn it runs in: the user waits `SUMMARY_FIRST_TOKEN_S` plus its output
+  at `OUTPUT_TOKENS_PER_S`. Ours
   prepares its record ahead (context/timing.py) and is billed for it when it is sent; the user waits
   only for what is left of that time when the record is swapped in (the steady clock since), and
   for none of a record never swapped in. The seed policies have no such path: every summary blocks.

@@ -1,8 +1,9 @@
 """The replay bills every policy as the provider bills what it sends (issue 36, item 3): the audit's
 three biases, each held by a test that fails on the benchmark before the billing change.
 
-- ours' summary calls send `tool_choice: none`, which Anthropic bills as a new messages prefix: they
-  read the tools and system prompt back, not the conversation;
+- ours' summary calls were sent with `tool_choice: none`, which Anthropic bills as a new messages
+  prefix (they read the tools and system prompt back, not the conversation): they are billed as
+  sent, and now send the main requests' `tool_choice`, so they read the conversation back;
 - the Kotlin seed compacts and retries when the provider refuses a request as too long, as its
   design does;
 - the probes are fair to a policy without recall (it may read a file again; the continuation probe
@@ -58,9 +59,14 @@ def test_our_summary_calls_are_billed_as_sent() -> None:
     policy = Ours(32_000, frame(), reference_count, writer("faithful", s))
     run = _run(policy, s)
     assert run.summary_calls >= 2
-    assert all(call.tool_choice == "none" for call in policy.summaries)
-    # Each reads the frame back at most: none of the conversation it summarizes.
-    assert run.parts["summaries"].read <= run.summary_calls * frame_tokens()
+    # The main requests' tool_choice (issue 37): the calls read the cached conversation back, where
+    # with `tool_choice: none` each read the frame at most.
+    # (A span too long for one request goes as text chunks, which read nothing cached: tool calls off.)
+    chunk = {call.tool_choice for call in policy.summaries if len(call.messages) == 1}
+    span = {call.tool_choice for call in policy.summaries if len(call.messages) > 1}
+    assert chunk <= {"none"} and span == {"auto"}
+    assert run.parts["summaries"].read > run.summary_calls * frame_tokens()
+    assert run.parts["summaries"].read > run.parts["summaries"].write
     assert run.ledger.tokens["summary calls"]["read"] == run.parts["summaries"].read
 
 

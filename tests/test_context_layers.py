@@ -21,8 +21,9 @@ from agent_cli.context.sections import (
     parse_user_messages,
     render_user_messages,
 )
-from agent_cli.context.summary_request import THINKING_ROOM, span_request
-from agent_cli.core.messages import Message, SummaryBlock, ToolResult, ToolUse
+from agent_cli.context.summary_request import COMPACTION_TAG, THINKING_ROOM, span_request
+from agent_cli.core.messages import Message, SummaryBlock, TextBlock, ToolResult, ToolUse
+from agent_cli.core.requests import RequestOptions
 
 count = FakeCounter().count_text
 
@@ -358,10 +359,13 @@ def test_span_request_reuses_the_prefix_and_ends_with_the_instruction() -> None:
     span = [*_work_span()[:-1], assistant("paused")]
     req = span_request(span, FRAME, 600, focus="the parser bug")
     assert req.system == FRAME.system and req.tools == FRAME.tools
-    assert req.options.tool_choice == "none" and req.max_tokens == 600 * THINKING_ROOM
+    # The main requests' options (their tool_choice): a change of it would be a new messages prefix.
+    assert req.options == RequestOptions() and req.max_tokens == 600 * THINKING_ROOM
     assert list(req.messages[:-1]) == span  # the same messages, same ids: the cached prefix
     last = req.messages[-1]
     assert last.role == "user" and "Summarize" in last.text and "the parser bug" in last.text
+    instruction = last.content[-1]
+    assert isinstance(instruction, TextBlock) and instruction.text.startswith(COMPACTION_TAG + "\n")
     for section in (
         "Goal and requests",
         "Constraints and decisions",
@@ -411,7 +415,7 @@ def test_files_carried_from_the_section_code_appended_not_an_older_one_folded_in
     )
 
 
-def test_next_change_skips_stubs_small_results_and_the_newest_round() -> None:
+def test_next_change_skips_stubs_and_small_results_not_the_newest_round() -> None:
     big = filler(2_000)
     rounds = [
         *tool_round("bash", {"command": "ls"}, "a.py"),  # too small to clear: never changes
@@ -420,10 +424,12 @@ def test_next_change_skips_stubs_small_results_and_the_newest_round() -> None:
     ]
     history = [user("go"), *rounds]
     counts = [count(str(m.to_json())) for m in history]
-    assert next_change(history, counts) == 4  # the result of a.py; the newest round (b.py) aside
+    assert next_change(history, counts) == 4  # the result of a.py
     stubbed = list(history)
     stubbed[4] = history[4].replace(
         [ToolResult(history[4].tool_results[0].tool_use_id, stub_for(None, history[4].tool_results[0]))]
     )
-    assert next_change(stubbed, counts) is None  # b.py is the newest round
+    # b.py's is the newest round's: this request keeps it, the next clear stubs it first (it was
+    # skipped, so the message before it was never marked and the next request wrote it all again).
+    assert next_change(stubbed, counts) == 6
     assert next_change([user("go"), *rounds[:2]], counts[:3]) is None

@@ -169,7 +169,9 @@ def test_turns_go_to_the_session_model_and_the_summary_to_the_writer(tmp_path: P
     main, writer = providers.by_model["claude-sonnet-5-5"], providers.by_model["claude-haiku-5-5"]
     assert len(main.requests) == 1 and len(writer.requests) == 1
     (sent,) = writer.requests
-    assert sent.options.tool_choice == "none" and sent.messages[-1].role == "user"
+    # The main requests' tool_choice, so the cached conversation is read (the writer's own cache here).
+    assert sent.options.tool_choice == main.requests[0].options.tool_choice
+    assert sent.messages[-1].role == "user"
     # The session model's thinking is bound to it: the writer gets the text without it.
     assert not any(m.thoughts for m in sent.messages)
     assert any("a.py defines add()." in m.text for m in sent.messages)

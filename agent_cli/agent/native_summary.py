@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Protocol, runtime_checkable
 
 from agent_cli.agent.summary_call import ProviderSummarizer
-from agent_cli.context.summary_request import Summarize, SummaryReply
+from agent_cli.context.summary_request import COMPACTION_TAG, Summarize, SummaryReply
 from agent_cli.context.thresholds import Counter
 from agent_cli.core.messages import Message, TextBlock
 from agent_cli.core.requests import Request, StreamEvent
@@ -53,7 +53,8 @@ def split_instruction(messages: Sequence[Message]) -> tuple[list[Message], str]:
     assert isinstance(instruction, TextBlock)
     if len(last.content) > 1:
         out.append(Message(last.role, last.content[:-1], last.id.removesuffix("+i")))
-    return out, instruction.text
+    # The tag marks our own request's instruction; the compaction's instructions are the words.
+    return out, instruction.text.removeprefix(COMPACTION_TAG).lstrip("\n")
 
 
 class NativeCompactions:

@@ -10,6 +10,13 @@ It runs with the same retry policy as every request, under a timeout, in a
 worker thread so a stalled stream cannot hang the session: past the timeout
 (or on Ctrl-C) the call counts as failed, the worker stops at its next event
 or backoff, and the engine falls back to its no-LLM digest.
+
+A summary request keeps the main requests' tools and `tool_choice` (so it reads the cached
+conversation) and only asks the model to call none. A reply that calls a tool anyway is not a
+record (its text is the preamble to a call: "let me look at..."): the request is sent once more
+with tool calls switched off (`tool_choice` none, which the API enforces, at the price of
+writing the messages again), and a reply that still calls one fails the call, so the digest
+stands in. Both replies' usage is counted.
 """
 
 from __future__ import annotations
@@ -20,7 +27,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from agent_cli.context.summary_request import SummaryReply
+from agent_cli.context.summary_request import SummaryFailed, SummaryReply
 from agent_cli.context.thresholds import Counter
 from agent_cli.core.requests import Completion, Request
 from agent_cli.core.thinking import strip_thinking
@@ -81,6 +88,21 @@ class ProviderSummarizer:
 
     def __call__(self, request: Request) -> SummaryReply:
         request = self._for_writer(request)
+        completion = self._complete(request)
+        if not completion.message.tool_uses:
+            return SummaryReply(completion.message.text, completion.usage, completion.message.native)
+        if request.options.tool_choice == "none":
+            raise SummaryFailed("the model called a tool instead of writing the record")
+        # Asked, not forced, to call none: ask again with tool calls switched off.
+        options = dataclasses.replace(request.options, tool_choice="none")
+        again = self._complete(dataclasses.replace(request, options=options))
+        usage = completion.usage + again.usage
+        if again.message.tool_uses:
+            raise SummaryFailed("the model called a tool instead of writing the record, twice")
+        return SummaryReply(again.message.text, usage, again.message.native)
+
+    def _complete(self, request: Request) -> Completion:
+        """One request's completion, under the retry policy and the timeout."""
         if self._on_request is not None:
             self._on_request(request)
         box: list[Completion | BaseException] = []
@@ -119,4 +141,4 @@ class ProviderSummarizer:
         result = box[0]
         if isinstance(result, BaseException):
             raise result
-        return SummaryReply(result.message.text, result.usage, result.message.native)
+        return result

@@ -116,11 +116,12 @@ def clearable(
 
 def next_change(messages: Sequence[Message], counts: Sequence[int]) -> int | None:
     """The oldest message a later clear could change: the first holding a result that is not a stub
-    and is big enough to clear (the newest round aside), None when there is none. Everything before
-    it stays byte for byte until a summary, so a provider that caches at marked points can mark
-    the message before it and read that prefix back after the next clear."""
-    newest = max((i for i, m in enumerate(messages) if m.tool_results), default=-1)
-    for i in range(newest):
+    and is big enough to clear, None when there is none. Everything before it stays byte for byte
+    until a summary, so a provider that caches at marked points can mark the message before it and
+    read that prefix back after the next clear. The newest round counts: this request protects it,
+    but by the next it is the previous round, the result a clear stubs first once the history is
+    past the line (each turn's file read then stubs the one before it)."""
+    for i in range(len(messages)):
         results = messages[i].tool_results
         if not results:
             continue

@@ -327,8 +327,8 @@ class ContextEngine:
 
     def cache_anchor(self, history: Sequence[Message]) -> int | None:
         """The last message the next clear will keep as it is (see `clear.next_change`), if any."""
-        if sum(1 for m in history if m.tool_results) < 2:  # only the newest round's, if any: none
-            return None  # (and nothing counted: a first request loads no vocabulary)
+        if not any(m.tool_results for m in history):  # nothing a clear changes, nothing counted
+            return None  # (a first request loads no vocabulary)
         change = next_change(history, self._run.counts(history))
         return change - 1 if change else None
 

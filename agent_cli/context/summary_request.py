@@ -1,13 +1,17 @@
 """L2/L3 requests: ask the session's model for a sectioned record of a span.
 
 The request is an ordinary provider request: the frame's system prompt and
-tools (so the provider's cached prefix is reused, with tool calls switched
-off), the span's messages as they are (so the cached conversation prefix is
-reused too), and one final user turn with the instruction. The previous
+tools, the main requests' `tool_choice` (a change of it invalidates the
+provider's cached messages: Anthropic's rule), the span's messages as they are
+(so the cached conversation prefix is read back), and the instruction as the
+last user text block (as Claude Code sends it), opening with `COMPACTION_TAG`.
+The model is asked, not forced, to call no tool: a reply that calls one anyway
+is the summary call's to handle (agent/summary_call.py). The previous
 record, when there is one, is the span's first message, so it is folded in
 (rolling). When the span would not fit the budget ("too long to compact"), it
 is rendered to text with tool outputs abbreviated and sent in chunks, each
-request carrying the record so far, so every request fits.
+request carrying the record so far, so every request fits; those read nothing
+of the cached conversation, so they switch tool calls off (`tool_choice` none).
 
 With `context.summarizer = "native"` the call may answer with the provider's own record
 (`SummaryReply.native`, agent/native_summary.py): only a one-request summary can, as the record stands
@@ -34,6 +38,7 @@ from agent_cli.core.messages import Message, NativeRecord, TextBlock, Usage
 from agent_cli.core.requests import Request, RequestOptions
 
 __all__ = [
+    "COMPACTION_TAG",
     "THINKING_ROOM",
     "NativeSummarize",
     "SizedSummarize",
@@ -84,7 +89,13 @@ class SizedSummarize(Protocol):
         ...
 
 
-OPTIONS = RequestOptions(tool_choice="none")
+# The span request: the main requests' options (their tool_choice), so the cached messages are read.
+OPTIONS = RequestOptions()
+# A chunk request carries a transcript as text, nothing cached to keep: tool calls off.
+CHUNK_OPTIONS = RequestOptions(tool_choice="none")
+# The instruction's first line: how a summary request that keeps the tools is recognised
+# (../shared/TESTING-NOTES.md; testing/summary_shape.py).
+COMPACTION_TAG = "<compaction-request>"
 # Per-message overhead allowance when packing chunks (role markers, separators).
 PIECE_OVERHEAD = 8
 # Part of the budget left unused in chunk requests, for counting error.
@@ -118,8 +129,9 @@ def instruction(cap: int, focus: str | None, *, earlier: bool, transcript: bool,
     appended as it is, as the last paragraph."""
     source = "the conversation transcript above" if transcript else "the conversation so far"
     lines = [
-        f"Stop here and write no tool calls. Summarize {source} so that the work can continue from your "
-        "text alone: the messages it covers will be replaced by it. Use these sections, in this order:",
+        f"{COMPACTION_TAG}\nStop here and write no tool calls. Summarize {source} so that the work can "
+        "continue from your text alone: the messages it covers will be replaced by it. Use these "
+        "sections, in this order:",
         _SECTIONS,
         "Rules: keep specific values exactly (paths, identifiers, numbers, error text, commands). "
         "Do not invent anything. Do not copy the user's messages out: they are kept verbatim "
@@ -235,7 +247,7 @@ def run_summary(
             (Message("user", (TextBlock(body), TextBlock(text))),),
             frame.tools,
             max_tokens=cap * THINKING_ROOM,
-            options=OPTIONS,
+            options=CHUNK_OPTIONS,
         )
         reply = _ask(summarize, req)
         usage = usage + reply.usage

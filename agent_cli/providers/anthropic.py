@@ -9,6 +9,7 @@ retries, including a stream that dies half way, which the SDK never retries.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -24,6 +25,7 @@ from agent_cli.providers.anthropic_wire import (
     reply_usage,
     to_wire,
 )
+from agent_cli.providers.cache_marks import WrittenPrefixes
 from agent_cli.providers.errors import body_message
 from agent_cli.providers.native_support import native_compaction_gap
 from agent_cli.providers.native_wire import anthropic_compaction_wire, anthropic_record
@@ -94,6 +96,7 @@ class AnthropicProvider(SDKProvider):
         self.thinking = thinking
         self.compaction = compaction  # the model reads compaction blocks (`native_support`)
         self.web_search = web_search  # the provider's search tool is offered (`server_search`)
+        self._written = WrittenPrefixes()  # what this session's requests cached: for the next's marks
 
     @classmethod
     def build(
@@ -142,6 +145,8 @@ class AnthropicProvider(SDKProvider):
             thinking=self.thinking,
             compaction=self.compaction,
             web_search=self.web_search,
+            written=self._written,
+            at=time.monotonic(),
         )
 
     def _create(self, wire: dict[str, Any], *, stream: bool) -> Any:

@@ -26,17 +26,17 @@ Wire rules:
 - the provider's web search (`web_search=True`, `server_search.py`) goes first in the tool list;
   its `server_tool_use` and `web_search_tool_result` blocks are kept (`ServerToolBlock`) and go
   back verbatim, as the API requires (another provider's are not sent, nor any to a request
-  that does not offer the tool); reply blocks of another
-  type this client does not know (a newer API's) are skipped: the SDK keeps them as sent, without
-  its serializer's warnings (`SDKProvider._as_dict`);
-- prompt caching puts `cache_control` on the system block, the last tool, the
-  last block of the last message and, when the context engine names one
-  (the request's `cache_anchor`), the last block of the turn that ends with the
-  last message its next clear keeps: the API reads a cached prefix only where a
-  request marked one, so without it every clear would write the whole history
-  again (4 breakpoints, the API's limit);
-- the request's `tool_choice` "none" sends `tool_choice: none` but keeps the
-  tools, so the cached prefix stays byte-identical (used for summaries);
+  that does not offer the tool); reply blocks of another type this client does not know (a newer
+  API's) are skipped: the SDK keeps them as sent, without its serializer's warnings
+  (`SDKProvider._as_dict`);
+- prompt caching puts `cache_control` where `cache_marks.place_marks` says (at most 4): the
+  system block, the last block of the last message, the last block of the turn that ends with
+  the last message the context engine's next clear keeps (the request's `cache_anchor`), and,
+  given what earlier requests wrote (`WrittenPrefixes`), a bridge to the latest of those
+  prefixes when no other breakpoint is within the API's 20-block look-back of it; the last tool
+  when a slot is left. The API reads a cached prefix only where a request marked one;
+- the request's `tool_choice` "none" sends `tool_choice: none` but keeps the tools (the
+  messages' cached prefix is then not read: a `tool_choice` change invalidates it);
 - thinking and effort are sent only as the model table says the model takes
   them (`ThinkingConfig.for_model`); sampling parameters, a prefilled reply and
   forced tool use are never sent.
@@ -64,6 +64,7 @@ from agent_cli.core.messages import (
     tool_arguments,
 )
 from agent_cli.core.requests import Completion, Request, StopReason, TextDelta, ThinkingDelta
+from agent_cli.providers.cache_marks import WrittenPrefixes, place_marks
 from agent_cli.providers.model_info import Accepts
 from agent_cli.providers.registry import ANTHROPIC
 from agent_cli.providers.server_search import ANTHROPIC_SEARCH_TOOL, server_block, without_searches
@@ -83,7 +84,6 @@ BINDING_BETA = "thinking-binding-controls-2026-08-01"
 # On-demand compaction (platform.claude.com/docs/en/build-with-claude/compaction-keep-recent-turns):
 # the compaction request and every later request that sends its block back carry it.
 COMPACT_BETA = "compact-2026-09-04"
-_EPHEMERAL = {"type": "ephemeral"}
 _STOP_REASONS: dict[str, StopReason] = {
     "end_turn": "end_turn",
     "tool_use": "tool_use",
@@ -93,7 +93,6 @@ _STOP_REASONS: dict[str, StopReason] = {
     "pause_turn": "pause_turn",
 }
 _CUT_SHORT = "stream ended before the message was complete"
-_THOUGHTS = ("thinking", "redacted_thinking")
 # The reply ran into the window: the docs ask to treat it like "prompt is too long".
 _WINDOW_FULL = "model_context_window_exceeded"
 
@@ -192,9 +191,13 @@ def to_wire(
     thinking: ThinkingConfig | None = None,
     compaction: bool = True,
     web_search: bool = False,
+    written: WrittenPrefixes | None = None,
+    at: float | None = None,
 ) -> dict[str, Any]:
     """Keyword arguments for `messages.create` (without `stream`); `compaction`: the model reads the
-    provider's compaction blocks (`native_support`); `web_search`: offer the provider's search."""
+    provider's compaction blocks (`native_support`); `web_search`: offer the provider's search;
+    `written`: the prefixes the session's earlier requests wrote, at time `at` (seconds), to bridge
+    to (and this request's are added to it)."""
     wire: dict[str, Any] = {
         "model": model,
         "max_tokens": request.max_tokens,
@@ -204,36 +207,23 @@ def to_wire(
         messages, request.options.cache_anchor, compaction=compaction
     )
     if request.system:
-        system: dict[str, Any] = {"type": "text", "text": request.system}
-        if caching:
-            system["cache_control"] = dict(_EPHEMERAL)
-        wire["system"] = [system]
+        wire["system"] = [{"type": "text", "text": request.system}]
     if request.tools or web_search:
         tools = [dict(ANTHROPIC_SEARCH_TOOL)] if web_search else []
+        wire["tools"] = tools
         tools += [
             {"name": t.name, "description": t.description, "input_schema": dict(t.input_schema)}
             for t in request.tools
         ]
-        if caching:
-            tools[-1]["cache_control"] = dict(_EPHEMERAL)
-        wire["tools"] = tools
         if request.options.tool_choice == "none":
             wire["tool_choice"] = {"type": "none"}
-    if caching and wire["messages"]:
-        marks = {len(wire["messages"]) - 1}
-        if anchor_turn is not None:
-            marks.add(anchor_turn)
-        for turn in sorted(marks):
-            # A thinking block takes no cache_control: mark the last block that may carry one.
-            content = wire["messages"][turn]["content"]
-            marked = next((b for b in reversed(content) if b["type"] not in _THOUGHTS), None)
-            if marked is not None:
-                marked["cache_control"] = dict(_EPHEMERAL)
     if thinking is not None:
         if thinking.thinking is not None:
             wire["thinking"] = dict(thinking.thinking)
         if thinking.effort:
             wire["output_config"] = {"effort": thinking.effort}
+    if caching:
+        place_marks(wire, anchor_turn, written, at)
     betas = [BINDING_BETA] if thinking is not None and thinking.drop_invalid else []
     if compaction and any(
         m.native is not None and m.native.provider == ANTHROPIC.name for m in request.messages

@@ -1,0 +1,147 @@
+"""Where a Messages API request's prompt-cache breakpoints go (`cache_control`), and what earlier
+requests of the session wrote.
+
+Terms (as `billing/anthropic.py` bills them). A *position* is one block of the prompt in the
+order the API reads it: each tool, each system block, each message content block. The *prefix*
+at a position is everything up to and including it. Anthropic writes a cache entry only at a
+breakpoint, and reads one only by looking back from a breakpoint of the new request, at most
+`LOOKBACK` positions (the breakpoint itself the first); a change of `tool_choice` or of the
+thinking settings is a new messages prefix. A request may carry at most 4 breakpoints, and an
+extra one costs nothing (a request is billed for what it writes up to its last breakpoint, wherever
+the others fall), so the question is only which 4.
+
+In order of what they save:
+
+1. the *frame*: the last system block (the tools come before it, so it caches them too), or the
+   last tool when there is no system prompt;
+2. the *newest*: the last block of the last message, which the next request reads back;
+3. the *anchor*: the end of the last message the context engine's next clear keeps (the
+   request's `cache_anchor`), so a request after that clear reads everything before the change;
+4. the *bridge*: the latest position whose prefix an earlier request wrote (`WrittenPrefixes`),
+   when no other breakpoint lies within `LOOKBACK` positions after it: without it the request
+   would find no entry behind a change far from its own breakpoints (a clear that moved the
+   anchor more than 20 blocks on, a summary request whose instruction follows a long span) and
+   write it all again. A last free slot goes on the last tool (it keeps the tools when the system
+   prompt changes).
+
+A thinking block cannot carry a breakpoint: a turn's mark goes on its last other block.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+__all__ = ["LOOKBACK", "MAX_MARKS", "TTL_SECONDS", "WrittenPrefixes", "place_marks", "prefix_ids"]
+
+LOOKBACK = 20  # positions Anthropic looks back from a breakpoint, the breakpoint itself included
+MAX_MARKS = 4
+TTL_SECONDS = 300.0  # an ephemeral entry lives 5 minutes from its last use
+_EPHEMERAL = {"type": "ephemeral"}
+_THOUGHTS = ("thinking", "redacted_thinking")
+_REMEMBERED = 64  # prefixes kept: a few requests' worth of breakpoints
+
+
+def _blocks(wire: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """(section, block) for every position of the request, in the API's order."""
+    out: list[tuple[str, dict[str, Any]]] = [("tools", t) for t in wire.get("tools") or ()]
+    out += [("system", b) for b in wire.get("system") or ()]
+    for message in wire.get("messages") or ():
+        out += [("messages", b) for b in message["content"]]
+    return out
+
+
+def _stripped(block: dict[str, Any]) -> str:
+    return json.dumps({k: v for k, v in block.items() if k != "cache_control"}, sort_keys=True)
+
+
+def prefix_ids(wire: dict[str, Any]) -> list[str]:
+    """An id of the prefix at each position: the model, the blocks without their marks, and, from the
+    messages on, the settings whose change invalidates the cached messages."""
+    running = hashlib.sha256(f"model\0{wire.get('model', '')}".encode())
+    settings = json.dumps(
+        [wire.get("tool_choice"), wire.get("thinking"), wire.get("output_config")], sort_keys=True
+    )
+    ids: list[str] = []
+    entered = False
+    for section, block in _blocks(wire):
+        if section == "messages" and not entered:
+            running.update(f"\0settings\0{settings}".encode())
+            entered = True
+        running.update(f"\0{section}\0{_stripped(block)}".encode())
+        ids.append(running.copy().hexdigest())
+    return ids
+
+
+class WrittenPrefixes:
+    """The prefixes earlier requests of a session wrote or read back at their breakpoints, with when
+    they were last used (`at`: any clock in seconds; None, no expiry). One per provider: the cache
+    is the model's, and the ids carry the model. A summary made in the background sends through the
+    same provider as the turn: a lock keeps the record whole."""
+
+    def __init__(self) -> None:
+        self._used: dict[str, float | None] = {}
+        self._lock = threading.Lock()
+
+    def alive(self, prefix: str, at: float | None) -> bool:
+        with self._lock:
+            if prefix not in self._used:
+                return False
+            last = self._used[prefix]
+        return at is None or last is None or at - last < TTL_SECONDS
+
+    def use(self, prefixes: Iterable[str], at: float | None) -> None:
+        with self._lock:
+            for prefix in prefixes:
+                self._used.pop(prefix, None)  # the newest use last
+                self._used[prefix] = at
+            while len(self._used) > _REMEMBERED:
+                del self._used[next(iter(self._used))]
+
+
+def _last_markable(content: Sequence[dict[str, Any]]) -> int | None:
+    return next((i for i in range(len(content) - 1, -1, -1) if content[i]["type"] not in _THOUGHTS), None)
+
+
+def place_marks(
+    wire: dict[str, Any],
+    anchor_turn: int | None,
+    written: WrittenPrefixes | None = None,
+    at: float | None = None,
+) -> None:
+    """Put `cache_control` on the request's breakpoints (the module docstring's order), in place, and
+    record them in `written` (when given: without it there is no bridge)."""
+    blocks = _blocks(wire)
+    if not blocks:
+        return
+    n_tools = len(wire.get("tools") or ())
+    n_frame = n_tools + len(wire.get("system") or ())
+    marks: list[int] = []
+    if n_frame:
+        marks.append(n_frame - 1)
+    turns = wire.get("messages") or []
+    starts, position = [], n_frame
+    for turn in turns:
+        starts.append(position)
+        position += len(turn["content"])
+    for turn in (len(turns) - 1, anchor_turn):
+        if turn is None or not turns:
+            continue
+        last = _last_markable(turns[turn]["content"])
+        if last is not None and starts[turn] + last not in marks:
+            marks.append(starts[turn] + last)
+    ids: list[str] = []
+    if written is not None:
+        ids = prefix_ids(wire)
+        bridge = next((i for i in range(len(ids) - 1, -1, -1) if written.alive(ids[i], at)), None)
+        if bridge is not None and not any(bridge <= m < bridge + LOOKBACK for m in marks):
+            marks.append(bridge)  # (a position an earlier request marked: never a thinking block)
+    if len(marks) < MAX_MARKS and n_tools and n_tools - 1 not in marks:
+        marks.append(n_tools - 1)
+    for m in marks[:MAX_MARKS]:
+        blocks[m][1]["cache_control"] = dict(_EPHEMERAL)
+    if written is not None:
+        written.use((ids[m] for m in marks[:MAX_MARKS]), at)

@@ -1,0 +1,136 @@
+"""Where the Anthropic requests' cache breakpoints go, billed by the cost model (issue 37, item 2).
+
+A session is scripted through the real context engine (its L1 clears, its cache anchor) and each
+request put on the wire by the adapter (`anthropic_wire.to_wire`, with the provider's record of
+what earlier requests wrote) and billed by `billing.AnthropicCache` (explicit breakpoints, the
+20-block look-back). Both tests failed before the change: the breakpoint before the newest round's
+result was never sent (`clear.next_change` skipped that round, the one the next clear stubs), and
+nothing kept a breakpoint within 20 blocks of the last write after a clear moved the anchor on.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from test_context_fakes import FRAME, filler, make_engine, tool_round, user
+
+from agent_cli.billing import AnthropicCache, Bill, CacheTerms
+from agent_cli.billing.prices import CachePrices
+from agent_cli.billing.wire_units import anthropic_request
+from agent_cli.core.messages import Message, ToolResult
+from agent_cli.core.requests import Request, RequestOptions
+from agent_cli.providers.anthropic_wire import to_wire
+from agent_cli.providers.cache_marks import LOOKBACK, MAX_MARKS, WrittenPrefixes, prefix_ids
+
+MODEL = "claude-sonnet-4-6"
+# No minimum length: the scripted requests are small, and where the marks go is the subject.
+TERMS = CacheTerms(CachePrices(input=3.0, cache_read=0.3, write_5m=3.75, write_1h=6.0), minimum=1)
+
+
+def count(text: str) -> int:
+    return (len(text) + 3) // 4
+
+
+class Session:
+    """Requests as the provider sends them (one record of writes, like one AnthropicProvider),
+    billed one after another through one cache."""
+
+    def __init__(self) -> None:
+        self.written = WrittenPrefixes()
+        self.cache = AnthropicCache(lambda _model: TERMS)
+        self.sent: list[dict[str, Any]] = []
+        self.bills: list[Bill] = []
+
+    def send(self, messages: list[Message], anchor: int | None) -> Bill:
+        options = RequestOptions(cache_anchor=anchor)
+        request = Request(FRAME.system, tuple(messages), FRAME.tools, options=options)
+        wire = to_wire(request, MODEL, caching=True, written=self.written)
+        self.sent.append(wire)
+        bill = self.cache.bill(anthropic_request(wire, count, 10.0 * len(self.sent)))
+        self.bills.append(bill)
+        return bill
+
+    def unchanged(self, n: int) -> int:
+        """Tokens of request n's longest prefix that request n-1 sent too: what it could read back."""
+        before, now = prefix_ids(self.sent[n - 1]), prefix_ids(self.sent[n])
+        same = 0
+        while same < min(len(before), len(now)) and before[same] == now[same]:
+            same += 1
+        return sum(u.tokens for u in anthropic_request(self.sent[n], count, 0).units[:same])
+
+
+def test_each_request_of_a_file_survey_reads_back_all_the_last_one_kept(tmp_path: Path) -> None:
+    """Each turn reads a 4,400-character file; once past the line, L1 stubs older results turn
+    by turn. Every request reads back the whole prefix it shares with the one before."""
+    engine, _, _ = make_engine(tmp_path)
+    session = Session()
+    history = [user("read the modules one by one")]
+    clears = 0
+    for i in range(24):
+        history += tool_round("read_file", {"path": f"src/m{i}.py"}, filler(4_400, f"m{i}"))
+        prepared = engine.prepare(history, FRAME)
+        clears += sum(1 for e in prepared.events if getattr(e, "layer", "") == "clear")
+        history = list(prepared.messages)
+        session.send(history, engine.cache_anchor(history))
+    assert clears >= 3
+    short = [n for n in range(1, len(session.sent)) if session.bills[n].read < session.unchanged(n)]
+    assert short == []  # before: every request after a clear read the frame back, nothing more
+    written = sum(b.write for b in session.bills)
+    assert written < 1.6 * sum(count(filler(4_400, "m")) for _ in range(24))  # each file written once
+
+
+def test_a_bridge_reaches_the_last_write_when_the_anchor_moves_past_the_look_back() -> None:
+    """A clear stubs the oldest result and the next one whole lies more than 20 blocks on (a run of
+    small results between): the request keeps a breakpoint on the last message the earlier request
+    marked, and reads everything up to the change."""
+    big = filler(4_000, "big")
+    history = [user("go: " + filler(2_000)), *tool_round("read_file", {"path": "a.py"}, big)]
+    for i in range(15):  # small results (no clear touches them): 2 blocks a round
+        history += tool_round("bash", {"command": f"echo {i}"}, "ok")
+    history += tool_round("read_file", {"path": "b.py"}, big)
+    session = Session()
+    first = session.send(history, 1)  # the engine's anchor: the call before a.py's result
+    assert first.read == 0
+    # The next clear stubs a.py's result; b.py's is now the first a clear changes: the anchor
+    # moves to the call before it, 32 blocks on.
+    stub = ToolResult(history[2].tool_results[0].tool_use_id, "[cleared: read_file a.py]")
+    cleared = [*history[:2], history[2].replace([stub]), *history[3:], user("and now?")]
+    second = session.send(cleared, len(cleared) - 3)
+    units = anthropic_request(session.sent[-1], count, 0).units
+    marks = [i for i, u in enumerate(units) if u.breakpoint]
+    # The system prompt (after the one tool), the bridge (the call before a.py's result: what the
+    # first request marked), the new anchor 32 blocks on, and the newest block.
+    assert marks == [1, 3, 35, 37] and len(marks) == MAX_MARKS
+    assert marks[2] - marks[1] > LOOKBACK  # out of the new anchor's look-back
+    assert second.read == session.unchanged(1)  # before: only the system and tools (the frame)
+    assert second.read > count(FRAME.system) + 100
+
+
+def test_without_a_record_of_writes_three_marks_and_the_last_tool() -> None:
+    history = [user("go"), *tool_round("read_file", {"path": "a.py"}, "text")]
+    request = Request(FRAME.system, tuple(history), FRAME.tools, options=RequestOptions(cache_anchor=1))
+    wire = to_wire(request, MODEL, caching=True)
+    assert "cache_control" in wire["system"][-1] and "cache_control" in wire["tools"][-1]
+    assert ["cache_control" in b for m in wire["messages"] for b in m["content"]] == [False, True, True]
+
+
+def test_a_prefix_past_its_five_minutes_is_no_bridge() -> None:
+    history = [user("go: " + filler(2_000)), *tool_round("read_file", {"path": "a.py"}, filler(4_000))]
+    for i in range(15):
+        history += tool_round("bash", {"command": f"echo {i}"}, "ok")
+    history += tool_round("read_file", {"path": "b.py"}, filler(4_000))
+    stub = ToolResult(history[2].tool_results[0].tool_use_id, "[cleared: read_file a.py]")
+    cleared = (*history[:2], history[2].replace([stub]), *history[3:], user("and now?"))
+
+    def marks(at: float) -> list[int]:
+        written = WrittenPrefixes()
+        first = Request(FRAME.system, tuple(history), FRAME.tools, options=RequestOptions(cache_anchor=1))
+        to_wire(first, MODEL, caching=True, written=written, at=0.0)
+        options = RequestOptions(cache_anchor=len(cleared) - 3)
+        wire = to_wire(Request(FRAME.system, cleared, FRAME.tools, options=options), MODEL, caching=True,
+                       written=written, at=at)  # fmt: skip
+        return [i for i, u in enumerate(anthropic_request(wire, count, 0).units) if u.breakpoint]
+
+    assert marks(60.0) == [1, 3, 35, 37]  # the bridge to the first request's anchor
+    assert marks(400.0) == [0, 1, 35, 37]  # gone after 5 idle minutes: the last tool's mark instead
