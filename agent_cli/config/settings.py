@@ -111,7 +111,7 @@ class SandboxSettings:
     """What a sandboxed command may reach (agent_cli/sandbox/, docs/sandbox.md). Only `hidden` may
     come from a project file: the others would widen the sandbox."""
 
-    mode: SandboxMode = "off"  # --sandbox; "workspace-write" by default after a full-suite run with it
+    mode: SandboxMode = "workspace-write"  # --sandbox; where bubblewrap fails here, every command is asked
     network: bool = False
     writable: tuple[str, ...] = ()  # paths writable besides the project and the temp dir
     hidden: tuple[str, ...] = ()  # paths unreadable besides the credentials hidden by default
