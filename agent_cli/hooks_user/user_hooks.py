@@ -59,7 +59,7 @@ class UserHooks(Hooks):
         sandbox: Confinement | None = None,
     ) -> None:
         self.specs = tuple(specs)
-        self._sandbox = sandbox  # the session's, when on: a project's hooks run in it
+        self._sandbox = sandbox  # the session's, when on: a project's hooks (and `sandbox = true`) run in it
         self._root = root
         self._env = dict(env)
         self._place: SessionPlace | None = None
@@ -152,7 +152,7 @@ class UserHooks(Hooks):
         payload = _payload(self._common(event) | dict(fields))
         done: list[HookOutcome] = []
         for spec in chosen:
-            box = self._sandbox if spec.project else None
+            box = self._sandbox if spec.confined else None
             ran = run_hook(spec.command, payload, self._root, spec.timeout, self._env, sandbox=box)
             outcome = interpret(spec, ran)
             done.append(outcome)
