@@ -51,6 +51,7 @@ from agent_cli.store.session_log import SessionLog
 from agent_cli.store.sessions import continue_candidates, resolve_session_id
 from agent_cli.store.signing import SessionSigner
 from agent_cli.store.user_dirs import home_dir, state_dir
+from agent_cli.tools import process_cap
 from agent_cli.tools.base import ToolContext, ToolRegistry
 from agent_cli.tools.confine import Confinement
 from agent_cli.tools.registry import default_tools
@@ -93,6 +94,7 @@ def open_session(
         load_hooks(settings.tables), approvals, ask=ask, yes=settings.approvals.yes
     )
     sandbox = _confinement(settings, env)
+    process_cap.configure(settings.sandbox.max_processes)  # pids.max, set when the first command starts
     # The user's commands on the loop's events; a project's (approved) ones in the sandbox when it is on.
     hooks = UserHooks(hook_specs, root=root, env=env, sandbox=sandbox if sandbox.active else None)
     tools = default_tools()

@@ -86,6 +86,7 @@ PROJECT_RESTRICTED_KEYS: frozenset[str] = frozenset(
         "sandbox.mode",  # "off" would run the model's commands with all of the user's rights
         "sandbox.network",  # would open the network to them
         "sandbox.writable",  # would make more of the disk writable to them
+        "sandbox.max_processes",  # higher: a fork bomb goes further; lower: the agent starves
     }
 )
 

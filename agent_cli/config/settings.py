@@ -115,6 +115,9 @@ class SandboxSettings:
     network: bool = False
     writable: tuple[str, ...] = ()  # paths writable besides the project and the temp dir
     hidden: tuple[str, ...] = ()  # paths unreadable besides the credentials hidden by default
+    # The session's processes (its cgroup's pids.max, the agent's own threads counted, root's too):
+    # a fork bomb stops here, not at the machine's limit (tools/process_cap.py).
+    max_processes: int = 1024
 
 
 @dataclass(frozen=True, slots=True)
