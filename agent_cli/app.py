@@ -58,6 +58,7 @@ from agent_cli.store.session_log import SessionLog
 from agent_cli.store.sessions import continue_candidates, resolve_session_id
 from agent_cli.store.signing import SessionSigner
 from agent_cli.store.user_dirs import home_dir, state_dir
+from agent_cli.tools import process_cap
 from agent_cli.tools.background import BackgroundShells
 from agent_cli.tools.base import ToolContext, ToolRegistry
 from agent_cli.tools.confine import Confinement
@@ -103,6 +104,7 @@ def open_session(
     hook_specs, hook_notices = hooks_to_run(claude.hooks, approvals, ask=ask, yes=settings.approvals.yes)
     run_files = _files_run(root, hook_specs, settings)
     sandbox = _confinement(settings, env, run_files)
+    process_cap.configure(settings.sandbox.max_processes)  # pids.max, set when the first command starts
     # The user's commands on the loop's events; a project's (approved) ones in the sandbox when it is on.
     off = "the sandbox is off: --sandbox workspace-write turns it on"
     why = sandbox.reason if sandbox.policy.confined else off

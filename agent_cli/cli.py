@@ -171,7 +171,8 @@ def _build_app() -> Any:  # a typer.Typer; typer is imported lazily to keep --ve
             typer.Option(
                 "--sandbox",
                 help="What the model's commands may reach: workspace-write (the project; no network), "
-                "read-only, or off (the default for now).",
+                "read-only, or off. Default: workspace-write (where it cannot work here, every "
+                "command is asked).",
             ),
         ] = None,
         output_format: Annotated[

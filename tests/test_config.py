@@ -618,6 +618,7 @@ def test_every_flag_an_error_can_name_is_one_the_command_has() -> None:
         ('mode = "off"', "mode", "off"),
         ("network = true", "network", True),
         ('writable = ["/"]', "writable", ("/",)),
+        ("max_processes = 100000", "max_processes", 100000),
     ],
 )
 def test_a_project_file_cannot_widen_the_sandbox(home: Path, line: str, field: str, value: object) -> None:
@@ -630,7 +631,8 @@ def test_a_project_file_cannot_widen_the_sandbox(home: Path, line: str, field: s
 
 
 def test_sandbox_settings_from_files_and_the_flag(home: Path) -> None:
-    assert load(home).sandbox.mode == "off"  # the default until the wiring has run the full suite
+    assert load(home).sandbox.mode == "workspace-write"  # the default (the probe decides if it can hold)
+    assert load(home).sandbox.max_processes == 1024
     user_file(home, '[sandbox]\nmode = "read-only"\nwritable = ["~/.cache/pip"]\nhidden = ["~/.rclone"]\n')
     project_file(home.parent / "proj", '[sandbox]\nhidden = ["~/.config/secret-tool"]\n')
     loaded = load(home)

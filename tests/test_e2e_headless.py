@@ -198,7 +198,8 @@ def test_kill_9_during_bash_then_continue(project: Path, home: Path) -> None:
             Reply(tool_calls=[ToolCallSpec("bash", {"command": f"echo $$ > {pidfile}; exec sleep 600"})]),
         )
         proc = subprocess.Popen(
-            agent_cmd("-p", "read then wait", "--yes"),
+            # The sleeper's pid is the host's (killed below): outside the sandbox's PID namespace.
+            agent_cmd("-p", "read then wait", "--yes", "--sandbox", "off"),
             cwd=project,
             env=env,
             stdout=subprocess.PIPE,
@@ -295,7 +296,8 @@ def test_secrets_from_the_environment_reach_neither_disk_nor_model(project: Path
         env.update(AWS_SECRET_ACCESS_KEY=aws, MY_PASSWORD="hunter2hunter2")
         env.update(SSH_AUTH_SOCK="/tmp/ssh-x/agent.1")
         server.queue(Reply(tool_calls=[ToolCallSpec("bash", {"command": "env"})]), Reply("done"))
-        r = run_agent(["-p", "show env", "--yes"], project, env)
+        # The redaction is the subject: the sandbox would not pass these variables in at all.
+        r = run_agent(["-p", "show env", "--yes", "--sandbox", "off"], project, env)
         sent = json.dumps(server.requests[1].body)
     assert r.returncode == 0, r.stderr
     blob = transcript_blob(project)

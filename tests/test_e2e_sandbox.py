@@ -205,14 +205,45 @@ def test_the_users_own_command_runs_outside_the_sandbox(project: Path, home: Pat
 
 
 @needs_bwrap
+@pytest.mark.parametrize("boxed", [True, False])
+def test_the_users_own_hook_with_sandbox_true_runs_in_the_sandbox(
+    boxed: bool, project: Path, home: Path, outside: Path, tmp_path: Path
+) -> None:
+    """A hook of the user's `--config` file: with `sandbox = true` it cannot write outside the
+    project (it still writes inside); without the key it runs as the user and can."""
+    target = outside / "hooked.txt"
+    config = tmp_path / "config.toml"
+    key = "sandbox = true\n" if boxed else ""
+    config.write_text(f'[[hooks.Stop]]\ncommand = "echo x > {target}; echo in > {project}/hook.txt"\n{key}')
+    with FakeModelServer() as server:
+        server.queue(Reply("ok"))
+        done = run_agent(
+            ["-p", "hi", "--config", str(config), "--yes", "--sandbox", "workspace-write"],
+            project,
+            agent_env(home, server),
+        )
+    assert done.returncode == 0, done.stderr
+    assert (project / "hook.txt").read_text() == "in\n"  # it ran, and the project stays writable
+    assert target.exists() is not boxed, done.stderr
+
+
+@needs_bwrap
 @pytest.mark.parametrize(
-    ("source", "mode"), [("project", "workspace-write"), ("project", "off"), ("user", "workspace-write")]
+    ("source", "mode"),
+    [
+        ("project", "workspace-write"),
+        ("project", "off"),
+        ("user", "workspace-write"),
+        ("user-boxed", "workspace-write"),
+        ("user-boxed", "off"),
+    ],
 )
 def test_a_projects_stdio_mcp_server_runs_in_the_sandbox(
     source: str, mode: str, project: Path, home: Path, outside: Path, tmp_path: Path
 ) -> None:
     """The server writes its pid file outside the project at start: refused in the sandbox (so it
-    does not start), written with the sandbox off or for the user's own server."""
+    does not start), written with the sandbox off or for the user's own server, unless the user's
+    table says `sandbox = true`."""
     pidfile = outside / "server.pid"
     config = tmp_path / "config.toml"
     if source == "project":
@@ -220,7 +251,8 @@ def test_a_projects_stdio_mcp_server_runs_in_the_sandbox(
         (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"proj": definition}}))
         config.write_text("")
     else:
-        config.write_text(stdio_table("mine", "--pidfile", str(pidfile)))
+        table = stdio_table("proj", "--pidfile", str(pidfile))
+        config.write_text(table + ("sandbox = true\n" if source == "user-boxed" else ""))
     with FakeModelServer() as server:
         server.queue(Reply("ok"))
         done = run_agent(
@@ -229,7 +261,7 @@ def test_a_projects_stdio_mcp_server_runs_in_the_sandbox(
             agent_env(home, server),
         )
     assert done.returncode == 0, done.stderr
-    confined = source == "project" and mode != "off"
+    confined = source != "user" and mode != "off"
     assert pidfile.exists() is not confined, done.stderr
     if confined:
         assert "MCP server proj did not start" in done.stderr

@@ -57,6 +57,7 @@ def test_hooks_are_read_in_order_with_their_defaults(tmp_path: Path) -> None:
         ('[[hooks.Stop]]\ncommand = "x"\ntimeout = -5\n', "timeout must be a number"),
         ('[[hooks.Stop]]\ncomand = "x"\n', "did you mean command?"),
         ('Stop = "x"\n', "must be a [[hooks.Stop]] table"),
+        ('[[hooks.Stop]]\ncommand = "x"\nsandbox = "yes"\n', "sandbox must be true or false"),
     ],
 )
 def test_a_bad_hook_is_one_config_error_naming_its_file_and_line(
@@ -67,6 +68,14 @@ def test_a_bad_hook_is_one_config_error_naming_its_file_and_line(
     message = str(caught.value)
     assert says in message and "\n" not in message
     assert f"{tmp_path / 'hooks.toml'}:2" in message
+
+
+def test_sandbox_true_confines_the_users_own_hook_and_a_projects_is_confined_anyway(tmp_path: Path) -> None:
+    boxed, plain = hooks_from(
+        tmp_path, '[[hooks.Stop]]\ncommand = "a"\nsandbox = true\n\n[[hooks.Stop]]\ncommand = "b"\n'
+    )
+    assert boxed.confined and not plain.confined and not boxed.project
+    assert HookSpec("Stop", "c", project=True, sandbox=False).confined  # `false` cannot take it out
 
 
 def test_the_second_entry_of_an_event_is_blamed_at_its_own_line(tmp_path: Path) -> None:

@@ -63,6 +63,8 @@ def test_a_stdio_and_an_http_server() -> None:
         ({"command": "x", "timeout": 0}, "timeout must be a number of seconds above 0"),
         ({"command": "x", "timeout": True}, "timeout must be a number"),
         ({"command": "x", "headers": {"A": "b"}}, "headers go with url"),
+        ({"command": "x", "sandbox": "yes"}, "sandbox must be true or false"),
+        ({"url": "http://h/mcp", "sandbox": True}, "sandbox goes with command"),
     ],
 )
 def test_a_bad_server_table_is_one_line(body: dict[str, Any], said: str) -> None:
@@ -77,6 +79,13 @@ def test_other_keys_of_mcp_and_bad_names_are_errors() -> None:
         table_specs((RawTable("mcp", {"server": {}}, Path("c.toml")),))
     with pytest.raises(ConfigError, match="server name"):
         table_specs((table({"my notes": {"command": "x"}}),))
+
+
+def test_sandbox_true_confines_the_users_own_server_and_a_projects_is_confined_anyway() -> None:
+    specs = table_specs((table({"boxed": {"command": "a", "sandbox": True}, "plain": {"command": "b"}}),))
+    assert specs["boxed"].confined and not specs["plain"].confined
+    proj = table_specs((table({"p": {"command": "a", "sandbox": False}}, project=True),))["p"]
+    assert proj.confined  # a project's `sandbox = false` cannot take it out
 
 
 def test_later_tables_win_and_project_tables_are_marked() -> None:

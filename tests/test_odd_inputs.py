@@ -182,7 +182,8 @@ def test_a_frame_larger_than_the_window_is_named_as_the_cause(tmp_path: Path) ->
     with FakeModelServer(context_window=5_000) as server:
         server.queue(Reply("hi"))
         proc = subprocess.run(
-            agent_cmd("-p", "hi", "--context-window", "5000"), cwd=tmp_path,
+            # (the project holds the test's home: no sandbox could confine it, a line would say so)
+            agent_cmd("-p", "hi", "--context-window", "5000", "--sandbox", "off"), cwd=tmp_path,
             env=agent_env(tmp_path / "home", server), capture_output=True, text=True, timeout=60,
         )  # fmt: skip
     assert proc.returncode == 1
@@ -218,7 +219,9 @@ def test_a_prompt_four_times_the_window_is_one_line_and_not_sent(tmp_path: Path)
     with FakeModelServer() as server:
         server.default = Reply("never")
         proc = subprocess.run(
-            agent_cmd("--context-window", "100000"), cwd=tmp_path, env=agent_env(tmp_path / "home", server),
+            # (the project holds the test's home: no sandbox could confine it, a line would say so)
+            agent_cmd("--context-window", "100000", "--sandbox", "off"), cwd=tmp_path,
+            env=agent_env(tmp_path / "home", server),
             input=b"word " * 400_000, capture_output=True, timeout=60,
         )  # fmt: skip
         assert server.requests == []

@@ -81,7 +81,8 @@ def test_unknown_blocks_leave_the_known_ones_through_the_sdk() -> None:
 def test_a_provider_that_pauses_for_ever_is_stopped_with_one_line(tmp_path: Path) -> None:
     with FakeModelServer() as server:
         server.queue(*[Reply(f"step {n}. ", stop="pause_turn") for n in range(12)])
-        proc = run_agent(["-p", "go"], tmp_path, agent_env(tmp_path / "home", server))
+        # (--sandbox off: the project holds the test's home, which no sandbox confines; a line would say so)
+        proc = run_agent(["-p", "go", "--sandbox", "off"], tmp_path, agent_env(tmp_path / "home", server))
         asked = len(server.requests)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     assert proc.stderr.strip().splitlines() == [

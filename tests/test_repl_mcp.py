@@ -34,6 +34,11 @@ def test_a_project_server_in_the_repl(tmp_path: Path, fake_server: FakeModelServ
     env = agent_env(home, fake_server)
     env.pop("NO_COLOR", None)
     env["TERM"] = "xterm-256color"
+    # The server's pid is checked on the host below: outside the sandbox's PID namespace (the
+    # server in the sandbox: tests/test_e2e_sandbox.py).
+    config = home / ".config" / "agent-cli" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text('[sandbox]\nmode = "off"\n')
     fake_server.queue(
         Reply(tool_calls=[ToolCallSpec("mcp__proj__search", {"query": "alpha"}, id="s1")]),
         Reply(tool_calls=[ToolCallSpec("mcp__proj__evil", {}, id="e1")]),

@@ -90,6 +90,7 @@ PROJECT_RESTRICTED_KEYS: frozenset[str] = frozenset(
         "sandbox.writable",  # would make more of the disk writable to them
         "web.allow_hosts",  # would let pages be fetched from the user's own network unasked
         "ui.statusline",  # a command the REPL runs every second, unasked
+        "sandbox.max_processes",  # higher: a fork bomb goes further; lower: the agent starves
     }
 )
 

@@ -113,10 +113,13 @@ class SandboxSettings:
     """What a sandboxed command may reach (agent_cli/sandbox/, docs/sandbox.md). Only `hidden` may
     come from a project file: the others would widen the sandbox."""
 
-    mode: SandboxMode = "off"  # --sandbox; "workspace-write" by default after a full-suite run with it
+    mode: SandboxMode = "workspace-write"  # --sandbox; where bubblewrap fails here, every command is asked
     network: bool = False
     writable: tuple[str, ...] = ()  # paths writable besides the project and the temp dir
     hidden: tuple[str, ...] = ()  # paths unreadable besides the credentials hidden by default
+    # The session's processes (its cgroup's pids.max, the agent's own threads counted, root's too):
+    # a fork bomb stops here, not at the machine's limit (tools/process_cap.py).
+    max_processes: int = 1024
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,6 +4,7 @@
     matcher = "bash|write_file"      # a regex the whole tool name must match; omitted: every tool
     command = "./hooks/check.sh"
     timeout = 30                     # seconds; 60 when omitted
+    sandbox = true                   # run this (user's) hook in the sandbox; a project's always is
 
 A *hook* is one such entry: an event, a command for `bash -c`, an optional matcher and a timeout.
 The matcher is matched against what the event is about: the tool's name (PreToolUse,
@@ -11,6 +12,10 @@ PostToolUse), the trigger (PreCompact, PostCompact: "auto" or "manual"), the sou
 "startup" or "resume"); other events ignore it. `load_hooks` validates every table and raises one
 ConfigError naming `file:line` for the first thing wrong; hooks keep the order of the files (the
 user's, then the project's, then `--config`) and of the entries in each.
+
+Where a hook runs: a project's hook (once approved) in the session's sandbox; the user's own (the
+user's config, `--config`) as the user, unless it says `sandbox = true` (`HookSpec.confined`). A
+project's `sandbox = false` changes nothing: it cannot take its hook out.
 """
 
 from __future__ import annotations
@@ -45,7 +50,7 @@ Dialect: TypeAlias = Literal["agent", "claude"]
 DEFAULT_TIMEOUT = 60.0
 MAX_TIMEOUT = 3600.0
 _CONFIG_BYTES = 256 * 1024  # as much as the config's loader reads of a file
-_KEYS = ("matcher", "command", "timeout")
+_KEYS = ("matcher", "command", "timeout", "sandbox")
 _EVERY = ("", "*")  # Claude Code's word for "every tool", as an empty matcher
 _NAMES = re.compile(r"[A-Za-z0-9_|]+")  # a Claude Code matcher of names: exact, not a regex
 _UNMATCHED = frozenset({"UserPromptSubmit", "Stop", "SessionEnd"})  # events with nothing to match
@@ -62,6 +67,12 @@ class HookSpec:
     project: bool = False  # from the project's own `.agent/config.toml`: runs only once approved
     where: str = ""  # `file:line` of its table, for messages
     dialect: Dialect = "agent"
+    sandbox: bool = False  # `sandbox = true`: the user's own hook confined as a project's is
+
+    @property
+    def confined(self) -> bool:
+        """Whether it runs in the session's sandbox: a project's always, the user's when it asks."""
+        return self.project or self.sandbox
 
     def matches(self, subject: str) -> bool:
         """Whether this hook runs for `subject` (a tool name in the hook's own dialect, a trigger,
@@ -134,7 +145,12 @@ def _spec(table: RawTable, event: str, n: int, entry: object) -> HookSpec:
         raise ConfigError(
             f"{where}: {name}.timeout must be a number of seconds above 0, at most {MAX_TIMEOUT:g}"
         )
-    return HookSpec(cast(HookEventName, event), command, matcher, timeout, table.project, where)
+    sandbox = entry.get("sandbox", False)
+    if not isinstance(sandbox, bool):
+        raise ConfigError(f"{where}: {name}.sandbox must be true or false (true: run it in the sandbox)")
+    return HookSpec(
+        cast(HookEventName, event), command, matcher, timeout, table.project, where, sandbox=sandbox
+    )
 
 
 def _timeout(value: Any) -> float | None:

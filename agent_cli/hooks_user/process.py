@@ -78,7 +78,7 @@ def run_hook(
     sandbox: Confinement | None = None,
 ) -> HookRun:
     """Run one hook command with `payload` on its stdin; never raises for the command's own failure.
-    `sandbox`: the session's, for a project's hook (None: as the user)."""
+    `sandbox`: the session's, for a project's hook or one with `sandbox = true` (None: as the user)."""
     environ = dict(os.environ if env is None else env)
     project = str(cwd)
     environ.update(AGENT_PROJECT_DIR=project, CLAUDE_PROJECT_DIR=project)

@@ -60,7 +60,7 @@ class UserHooks(Hooks):
     ) -> None:
         self.specs = tuple(specs)
         self._permission_mode = permission_mode  # the approval mode now (Claude Code's hooks are told)
-        self._sandbox = sandbox  # the session's, when on: a project's hooks run in it
+        self._sandbox = sandbox  # the session's, when on: a project's hooks (and `sandbox = true`) run in it
         self._root = root
         self._env = dict(env)
         self._place: SessionPlace | None = None
@@ -162,7 +162,7 @@ class UserHooks(Hooks):
             payloads["claude"] = _payload(claude_fields(ours, self._root))
         done: list[HookOutcome] = []
         for spec in chosen:
-            box = self._sandbox if spec.project else None
+            box = self._sandbox if spec.confined else None
             payload = payloads[spec.dialect]
             ran = run_hook(spec.command, payload, self._root, spec.timeout, self._env, sandbox=box)
             outcome = interpret(spec, ran)

@@ -4,6 +4,8 @@ A *server spec* is one server's whole definition: a subprocess (`command`, `args
 over stdio, or a URL (`url`, `headers`) spoken to over streamable HTTP, and the seconds one call may
 take (`timeout`). A spec is *project* when a file the repository ships named it (`.mcp.json`, or the
 project's `.agent/config.toml`): it starts only once the user approved that exact definition.
+A project's stdio server runs in the session's sandbox; the user's own runs as the user unless its
+table says `sandbox = true` (`ServerSpec.confined`; a project's `sandbox = false` changes nothing).
 
 The config tables are the user's to fix: a bad one is a one-line ConfigError naming `file:line`.
 A bad `.mcp.json` is the repository's: each entry that does not make a server is skipped with a
@@ -37,7 +39,7 @@ __all__ = [
 DEFAULT_TIMEOUT = 60.0
 MCP_JSON = ".mcp.json"
 _MCP_JSON_LIMIT = 1024 * 1024
-_KEYS = ("command", "args", "env", "url", "headers", "timeout")
+_KEYS = ("command", "args", "env", "url", "headers", "timeout", "sandbox")
 _JSON_KEYS = (*_KEYS, "type")
 # Both model APIs take tool names of [a-zA-Z0-9_-] only; a server's name is part of each of its tools'.
 _NAME = re.compile(r"[A-Za-z0-9_-]{1,40}")
@@ -56,6 +58,12 @@ class ServerSpec:
     timeout: float = DEFAULT_TIMEOUT
     project: bool = False
     where: str = ""
+    sandbox: bool = False  # `sandbox = true`: the user's own stdio server confined as a project's is
+
+    @property
+    def confined(self) -> bool:
+        """Whether it starts in the session's sandbox: a project's always, the user's when it asks."""
+        return self.project or self.sandbox
 
     @property
     def transport(self) -> str:
@@ -113,6 +121,11 @@ def _spec(
     timeout = body.get("timeout", DEFAULT_TIMEOUT)
     if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not 0 < timeout <= 86400:
         raise ValueError("timeout must be a number of seconds above 0")
+    sandbox = body.get("sandbox", False)
+    if not isinstance(sandbox, bool):
+        raise ValueError("sandbox must be true or false (true: start it in the sandbox)")
+    if sandbox and url is not None:
+        raise ValueError("sandbox goes with command (a subprocess); a url server runs elsewhere")
     return ServerSpec(
         name,
         command=command if isinstance(command, str) else None,
@@ -123,6 +136,7 @@ def _spec(
         timeout=float(timeout),
         project=project,
         where=where,
+        sandbox=sandbox,
     )
 
 

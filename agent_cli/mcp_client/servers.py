@@ -8,7 +8,8 @@ that exact definition for the project (`store.project_approvals`, kind "mcp"): t
 it for this run and remembers nothing); otherwise the server is skipped with one line saying how
 to approve it. The user's own servers start without asking. All servers start at once; one that
 fails to start is one line, and the session runs without it. A project's stdio server runs in the
-session's sandbox when it is on (`sandbox=`: bwrap in front of its command, the policy's environment).
+session's sandbox when it is on (`sandbox=`: bwrap in front of its command, the policy's environment),
+and so does one of the user's own whose table says `sandbox = true`.
 
 With `wait=False` the servers connect in the background (a thread waits for them): the REPL's
 prompt does not wait for a slow server. `connecting()` names the ones not settled yet, `wait()`
@@ -241,10 +242,10 @@ class McpServers:
 
 
 def _boxed(spec: ServerSpec, sandbox: Confinement | None) -> ServerSpec:
-    """What to start for `spec`: a project's stdio server under `sandbox` (bwrap as the command, the
-    policy's environment over the SDK's default one), anything else as configured. The approval
-    and what is shown keep the spec as written."""
-    if sandbox is None or not spec.project or spec.command is None:
+    """What to start for `spec`: a project's stdio server, or the user's with `sandbox = true`, under
+    `sandbox` (bwrap as the command, the policy's environment over the SDK's default one), anything
+    else as configured. The approval and what is shown keep the spec as written."""
+    if sandbox is None or not spec.confined or spec.command is None:
         return spec
     from mcp.client.stdio import get_default_environment
 

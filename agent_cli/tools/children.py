@@ -28,7 +28,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from agent_cli.tools import cgroups, containment, watchdog
+from agent_cli.tools import cgroups, containment, process_cap, watchdog
 from agent_cli.tools.watchdog import group_alive
 
 __all__ = [
@@ -194,6 +194,7 @@ def end(grace: float = KILL_GRACE_SECONDS) -> None:
     watchdog.finish(_session, cgroup, extra, grace)
     if cgroup is not None:
         cgroups.remove(cgroup, grace)
+    process_cap.release(grace)
     if container.kind == "subreaper":
         containment.reap_adopted(spare)
 

