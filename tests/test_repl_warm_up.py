@@ -41,19 +41,19 @@ def test_a_first_prompt_waits_for_the_import_and_the_count_not_for_what_follows(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The turn waits for the SDK's import and the warm-up's count (the counter is not shared
-    across threads), but not for the vocabulary the warm-up loads after them (for the count after
-    the answer): that load was still waiting when the model was asked. The old code loaded no
-    vocabulary ahead and waited for all of its warm-up."""
+    across threads), not for what the warm-up does after them (here held until the model was asked),
+    and the warm-up then leaves the vocabulary to the turn's own count: loaded meanwhile it would
+    take the processor from the turn. The old code waited for all of its warm-up."""
     asked = threading.Event()
     order: list[str] = []
-    loads_saw: list[bool] = []
+    loads: list[str] = []
     load = getattr(TokenCounter, "load_vocabulary", lambda counter: None)
 
-    def slow_load(counter: TokenCounter) -> None:
-        loads_saw.append(asked.wait(LONG))  # holds until the turn has asked the model
+    def noted_load(counter: TokenCounter) -> None:
+        loads.append(threading.current_thread().name)
         load(counter)
 
-    monkeypatch.setattr(TokenCounter, "load_vocabulary", slow_load, raising=False)
+    monkeypatch.setattr(TokenCounter, "load_vocabulary", noted_load, raising=False)
 
     def answer(request: Request) -> Completion:
         order.append("model asked")
@@ -66,13 +66,39 @@ def test_a_first_prompt_waits_for_the_import_and_the_count_not_for_what_follows(
             super().count()
 
     h = Harness(tmp_path, [answer])
-    h.repl = Repl(h.session, lambda: h.renderer, h._read, toolbar=NotedToolbar(h.session))
+    held: list[bool] = []  # the toolbar's refresh, after the count: the warm-up's next step waits here
+    toolbar = NotedToolbar(h.session)
+    h.repl = Repl(
+        h.session,
+        lambda: h.renderer,
+        h._read,
+        toolbar=toolbar,
+        invalidate=lambda: held.append(asked.wait(LONG)),
+    )
     h.repl.warm_up(lambda: order.append("sdk imported"))
     text = h.run("hi")
     join_warm_up()
     assert "hello back" in text
     assert order == ["sdk imported", "count in warm-up", "model asked", "count in MainThread"]
-    assert loads_saw == [True], "the vocabulary was loaded ahead, and the turn did not wait for it"
+    assert held == [True], "the turn asked the model while the warm-up went on"
+    assert "warm-up" not in loads, "the vocabulary was left to the turn's count"
+
+
+def test_an_idle_warm_up_loads_the_vocabulary(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With no turn begun, the warm-up loads the tokenizer's vocabulary, so the count after the first
+    answer does not (the old code left it to that count, on the main thread)."""
+    loads: list[str] = []
+    load = getattr(TokenCounter, "load_vocabulary", lambda counter: None)
+
+    def noted_load(counter: TokenCounter) -> None:
+        loads.append(threading.current_thread().name)
+        load(counter)
+
+    monkeypatch.setattr(TokenCounter, "load_vocabulary", noted_load, raising=False)
+    h = Harness(tmp_path, [say("hello back")])
+    h.repl.warm_up()
+    join_warm_up()
+    assert loads == ["warm-up"]
 
 
 def test_a_count_under_way_is_waited_for(tmp_path: Path) -> None:

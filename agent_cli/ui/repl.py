@@ -20,9 +20,9 @@
 - Start-up stays light: no SDK is imported here; once the prompt is on the screen one daemon
   thread imports the provider's SDK and its HTTP transport (what a first prompt waits for most),
   counts the context for the toolbar, then imports rich's Markdown (what drawing an answer
-  imports) and loads the tokenizer's vocabulary (what counting after an answer needs). A turn
-  waits for the import and the count (the counter is not shared across threads; a count that
-  needs the vocabulary is needed by the turn too), not for what comes after them.
+  imports) and, unless a turn has begun, loads the tokenizer's vocabulary (what counting after an
+  answer needs). A turn waits for the import and the count (the counter is not shared across
+  threads; a count that needs the vocabulary is needed by the turn too), not for what follows.
 """
 
 from __future__ import annotations
@@ -132,6 +132,7 @@ class Repl:
         self.keys = keys  # Esc during a turn, and the text typed meanwhile
         self._warmed = threading.Event()  # the warm-up's import and count are done (or none runs)
         self._warmed.set()
+        self._turn_begun = False  # once set, the warm-up leaves the vocabulary to the turn's count
         self._ctrl_c_armed = False
         self._prefill = ""  # the next input line's text (a rewound prompt), taken by the next read
 
@@ -176,8 +177,8 @@ class Repl:
     def warm_up(self, preload: Callable[[], None] = lambda: None) -> None:
         """Off the main thread: `preload` (the provider's SDK: what a first prompt waits for), count
         the starting context and refresh the toolbar; then rich's Markdown (what drawing the first
-        answer imports) and the tokenizer's vocabulary (what the count after it needs), which no
-        turn waits for (the vocabulary loads under its own lock)."""
+        answer imports) and the tokenizer's vocabulary (what the count after it needs; left to that
+        count once a turn has begun), which no turn waits for (it loads under its own lock)."""
 
         def work() -> None:
             try:
@@ -193,8 +194,8 @@ class Repl:
 
                 import agent_cli.ui.render  # noqa: F401
             counter = self.session.engine.counter
-            if isinstance(counter, TokenCounter):
-                counter.load_vocabulary()
+            if isinstance(counter, TokenCounter) and not self._turn_begun:
+                counter.load_vocabulary()  # not while a turn runs: it would take the processor from it
 
         self._warmed.clear()
         _later(work)
@@ -283,6 +284,7 @@ class Repl:
 
     def drive(self, events: Iterator[Event]) -> None:
         """Render one turn's events (see `turn.py`), then recount the context for the toolbar."""
+        self._turn_begun = True
         self._warmed.wait()  # the SDK's import and the first count (the counter is not shared)
         with self.quiet():
             drive_turn(
