@@ -41,8 +41,10 @@ DEFAULT_BASE_URL = "https://api.anthropic.com"
 
 
 def load_sdk() -> None:
-    """Import the SDK (about a second on a small machine); later imports are free."""
+    """Import the SDK (about a second on a small machine) and the HTTP transport its first client
+    imports; later imports are free."""
     import anthropic  # noqa: F401
+    import httpcore2  # noqa: F401
     import httpx2  # noqa: F401
 
 

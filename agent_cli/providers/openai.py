@@ -29,7 +29,9 @@ DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
 
 def load_sdk() -> None:
-    """Import the SDK (about a second on a small machine); later imports are free."""
+    """Import the SDK (about a second on a small machine) and the HTTP transport its first client
+    imports; later imports are free."""
+    import httpcore2  # noqa: F401
     import httpx2  # noqa: F401
     import openai  # noqa: F401
 

@@ -172,6 +172,11 @@ class TokenCounter:
         self._encoder_or_none()
         return self._fallback_reason
 
+    def load_vocabulary(self) -> None:
+        """Load the vocabulary now, if it is not (safe from any thread: the REPL's warm-up calls this
+        while a turn may be counting; a count that needs it meanwhile waits for this load)."""
+        self._encoder_or_none()
+
     @property
     def anchor(self) -> Anchor | None:
         return self._anchor

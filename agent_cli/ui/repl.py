@@ -18,8 +18,11 @@
   what is typed during a turn is the next input line's text. At an empty prompt a
   first Ctrl-C shows a hint, a second exits.
 - Start-up stays light: no SDK is imported here; once the prompt is on the screen one daemon
-  thread imports the provider's SDK (what a first prompt waits for most), then rich, then counts
-  the context for the toolbar.
+  thread imports the provider's SDK and its HTTP transport (what a first prompt waits for most),
+  counts the context for the toolbar, then imports rich's Markdown (what drawing an answer
+  imports) and, unless a turn has begun, loads the tokenizer's vocabulary (what counting after an
+  answer needs). A turn waits for the import and the count (the counter is not shared across
+  threads; a count that needs the vocabulary is needed by the turn too), not for what follows.
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ from agent_cli.core.text import visible
 from agent_cli.prompt.command_files import CommandFiles
 from agent_cli.session import AgentSession
 from agent_cli.store.crash_log import internal_error
+from agent_cli.tokens.counter import TokenCounter
 from agent_cli.tools.base import ToolRegistry
 from agent_cli.tools.registry import default_tools
 from agent_cli.ui import ending, glyphs, typeahead
@@ -137,7 +141,9 @@ class Repl:
         self.invalidate = invalidate
         self.quiet = quiet  # the terminal's echo off while a turn runs (see turn.quiet_input)
         self.keys = keys  # Esc during a turn, and the text typed meanwhile
-        self._count_thread: threading.Thread | None = None
+        self._warmed = threading.Event()  # the warm-up's import and count are done (or none runs)
+        self._warmed.set()
+        self._turn_begun = False  # once set, the warm-up leaves the vocabulary to the turn's count
         self._ctrl_c_armed = False
         self._prefill = ""  # the next input line's text (a rewound prompt), taken by the next read
 
@@ -180,18 +186,30 @@ class Repl:
             self.renderer.line(text, style)
 
     def warm_up(self, preload: Callable[[], None] = lambda: None) -> None:
-        """Off the main thread: `preload` (the provider's SDK: what a first prompt waits for), rich,
-        then count the starting context (loads the tokenizer) and refresh the toolbar."""
+        """Off the main thread: `preload` (the provider's SDK: what a first prompt waits for), count
+        the starting context and refresh the toolbar; then rich's Markdown (what drawing the first
+        answer imports) and the tokenizer's vocabulary (what the count after it needs; left to that
+        count once a turn has begun), which no turn waits for (it loads under its own lock)."""
 
-        def count() -> None:
-            preload()
-            import agent_cli.ui.render  # noqa: F401  # rich, loaded while the user reads the prompt
-
-            self.status.count()
+        def work() -> None:
+            try:
+                with contextlib.suppress(ImportError):  # the turn meets the same error and says it
+                    preload()
+                self.status.count()
+            finally:
+                self._warmed.set()
             if self.status.tokens is not None:
                 self.invalidate()
+            with contextlib.suppress(ImportError):
+                import rich.markdown  # noqa: F401
 
-        self._count_thread = _later(count)
+                import agent_cli.ui.render  # noqa: F401
+            counter = self.session.engine.counter
+            if isinstance(counter, TokenCounter) and not self._turn_begun:
+                counter.load_vocabulary()  # not while a turn runs: it would take the processor from it
+
+        self._warmed.clear()
+        _later(work)
 
     # ---- the read-eval loop ----------------------------------------------
 
@@ -277,9 +295,8 @@ class Repl:
 
     def drive(self, events: Iterator[Event]) -> None:
         """Render one turn's events (see `turn.py`), then recount the context for the toolbar."""
-        if self._count_thread is not None:
-            self._count_thread.join()  # the counter is not shared across threads while a turn runs
-            self._count_thread = None
+        self._turn_begun = True
+        self._warmed.wait()  # the SDK's import and the first count (the counter is not shared)
         with self.quiet():
             drive_turn(
                 events, self.renderer, self.session.cancel, self.keys.watching if self.keys else _unwatched
@@ -291,6 +308,7 @@ class Repl:
         self.refresh_context()
 
     def refresh_context(self) -> None:
+        self._warmed.wait()
         self.status.count()
 
     def prefill(self, text: str) -> None:

@@ -39,11 +39,13 @@ def _run(
     files: dict[str, str | bytes] | None = None,
     args: Sequence[str] = ("-p", "do the task", "--yes"),
     project: Path | None = None,
+    chunk_chars: int = 12,
 ) -> tuple[subprocess.CompletedProcess[bytes], dict[str, tuple[str, bool]], str, Path, float]:
     """The agent while the model makes these rounds of calls: the process, each result by call id,
-    everything sent to the model, the project, and the seconds the run took."""
+    everything sent to the model, the project, and the seconds the run took. `chunk_chars`: the
+    size of the fake's stream deltas."""
     project = project or project_in(where, files=files)
-    with FakeModelServer() as server:
+    with FakeModelServer(chunk_chars=chunk_chars) as server:
         server.queue(*[Reply("Calling.", tool_calls=list(r)) for r in rounds])
         server.default = Reply(DONE)
         start = time.monotonic()
@@ -213,7 +215,10 @@ def _full_disk(where: Path, tool: str) -> Outcome:
             call = _call(
                 tool, 0, path="disk/notes.txt", old_string="must survive", new_string=grow, replace_all=True
             )
-        proc, results, _, _, _ = _run(where, [[call]], project=project)
+        # The write_file call carries 840 KB: in the fake's 12-character deltas that is 70,000 stream
+        # events, which a busy machine streamed past the suite's 60 s deadline (the request was then
+        # cut off and retried, and the retry got the closing reply: no tool call at all).
+        proc, results, _, _, _ = _run(where, [[call]], project=project, chunk_chars=16_384)
         said, error = _result(results, f"toolu_{tool}_0")
         problems = []
         if not (error and "disk full: could not write" in said and "notes.txt is unchanged" in said):
