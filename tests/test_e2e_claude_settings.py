@@ -161,3 +161,36 @@ def test_an_unsupported_key_is_named_once(tmp_path: Path, project: Path, home: P
     lines = [line for line in r.stderr.splitlines() if "does not support" in line]
     assert len(lines) == 1, r.stderr
     assert "model, env (" in lines[0] and "permissions.defaultMode (.claude/settings.local.json)" in lines[0]
+
+
+# A Stop hook that keeps the model going once: Claude Code's `decision: "block"` with a reason,
+# then, told `stop_hook_active`, lets it stop.
+STOP_ONCE = """\
+import json, sys
+call = json.load(sys.stdin)
+with open(sys.argv[1], "a", encoding="utf-8") as out:
+    out.write(json.dumps(call) + "\\n")
+if not call.get("stop_hook_active"):
+    print(json.dumps({"decision": "block", "reason": "Run the tests before you stop."}))
+"""
+
+
+def test_a_stop_hook_that_blocks_keeps_the_model_going_with_its_reason(
+    tmp_path: Path, project: Path, home: Path
+) -> None:
+    script, seen = tmp_path / "stop.py", tmp_path / "stop.jsonl"
+    script.write_text(STOP_ONCE)
+    command = f"{shlex.quote(sys.executable)} {shlex.quote(str(script))} {shlex.quote(str(seen))}"
+    write_settings(home / ".claude" / "settings.json", {"hooks": hook("Stop", command)})
+    with FakeModelServer() as server:
+        server.queue(Reply("Done, I think."), Reply("Tests run: all pass. Done."))
+        done = run_agent(["-p", "fix it"], project, agent_env(home, server))
+        requests = server.requests
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "Tests run: all pass. Done."
+    assert len(requests) == 2
+    last = requests[1].body["messages"][-1]
+    assert last["role"] == "user" and "Run the tests before you stop." in json.dumps(last)
+    calls = [json.loads(line) for line in seen.read_text().splitlines()]
+    assert [c["stop_hook_active"] for c in calls] == [False, True]
+    assert all(c["hook_event_name"] == "Stop" for c in calls)

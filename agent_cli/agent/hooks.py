@@ -66,8 +66,10 @@ class Hooks:
     def on_compact(self, event: CompactEvent) -> None:
         """Called once per compaction, whatever the layer."""
 
-    def on_stop(self, reply: str) -> None:
-        """The model's turn ended with its final reply."""
+    def on_stop(self, reply: str, active: bool = False) -> str | None:
+        """The model's turn ended with its final reply; a reason to go on instead (a Stop hook that
+        blocks, as Claude Code's do), or None. `active`: the turn already goes on because of one."""
+        return None
 
     def on_session_end(self) -> None:
         """The agent is leaving the session (the REPL exits, a headless task ends)."""

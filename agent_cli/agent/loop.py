@@ -246,14 +246,20 @@ class AgentLoop:
     def _turn(self) -> Iterator[Event]:
         going_on = Continuations()
         final_text: list[str] = []
+        held = False  # a Stop hook kept the turn going (its hooks are told: stop_hook_active)
         for iteration in range(1, self.max_iterations + 1):
             step = yield from self._step(going_on, final_text)
             match step:
                 case RunAgain():
                     continue
                 case FinalOutput(text=text):
-                    self.hooks.on_stop(text)
+                    reason = self.hooks.on_stop(text, held)
                     yield from self._hook_events()
+                    if reason is not None and iteration < self.max_iterations:
+                        held = True  # Claude Code's contract: the reason goes to the model, which goes on
+                        self._append(Message.user(f"Stop hook feedback:\n{reason}"))
+                        final_text.clear()
+                        continue
                     yield self._result(text, "end_turn", iteration)
                 case Interrupted(cut_short=cut_short):
                     yield from self._interrupted(cut_short)

@@ -139,8 +139,13 @@ class UserHooks(Hooks):
         }
         self._notify(self._fire("PostCompact", _trigger_word(event.trigger), fields))
 
-    def on_stop(self, reply: str) -> None:
-        self._notify(self._fire("Stop", "", {"reply": reply, "stop_hook_active": False}))
+    def on_stop(self, reply: str, active: bool = False) -> str | None:
+        """A Stop hook that blocks (exit 2, `decision: "block"`) keeps the model going: its reason."""
+        done = self._fire("Stop", "", {"reply": reply, "stop_hook_active": active})
+        reason = _blocked(done)
+        if reason is None:
+            return None
+        return reason or "a Stop hook asked to go on"
 
     def on_session_end(self) -> None:
         self._notify(self._fire("SessionEnd", "", {"reason": "exit"}))
