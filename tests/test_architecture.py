@@ -8,6 +8,7 @@ still ties the lower layer to the higher one.
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -402,3 +403,82 @@ def test_no_module_spells_a_layer_outside_its_home() -> None:
         if _rel(module) != LAYER_HOME and (found := _layer_spellings(path.read_text(), params))
     }
     assert spelled == {}
+
+
+ARCHITECTURE = PKG.parent / "docs" / "ARCHITECTURE.md"
+
+
+def _unnamed_modules(doc: str, files: list[str]) -> list[str]:
+    """The package files (paths relative to the package) that the map of folders in `doc` does not
+    name: a top-level module must open an entry of the map (`  cli.py ...`), a module in a folder
+    must be named inside its folder's entry (`  context/ ... clear.py ...`), a module of a subfolder
+    inside its top folder's entry too. A package's `__init__.py` counts as named by its folder's entry
+    (a subfolder's: by `name/` inside its top folder's entry)."""
+    block = doc.split("## The folders", 1)[1].split("```")[1]
+    entries: dict[str, str] = {}
+    current = ""
+    for line in block.splitlines():
+        if line.startswith("  ") and not line.startswith("   "):
+            current = line.split()[0]
+            entries[current] = ""
+        if current:
+            entries[current] += line + "\n"
+    top_level = "".join(text for key, text in entries.items() if not key.endswith("/"))
+
+    def names(text: str, file: str) -> bool:
+        return re.search(rf"(?<![\w./]){re.escape(file)}(?!\w)", text) is not None
+
+    missing = []
+    for rel in files:
+        parts = rel.split("/")
+        if len(parts) == 1:
+            named = names(top_level, rel)
+        elif parts[-1] == "__init__.py" and len(parts) == 2:
+            named = f"{parts[0]}/" in entries
+        elif parts[-1] == "__init__.py":
+            named = names(entries.get(f"{parts[0]}/", ""), f"{parts[-2]}/")
+        else:
+            named = names(entries.get(f"{parts[0]}/", ""), parts[-1])
+        if not named:
+            missing.append(rel)
+    return missing
+
+
+def test_unnamed_module_finder() -> None:
+    doc = (
+        "# A\n\n## The folders\n\n```\nagent_cli/\n  __init__.py   the package\n  cli.py   the command\n"
+        "  core/   values: text.py (safe text),\n           errors.py\n  tools/   files.py, bash_text.py,\n"
+        "                  fake/: __main__.py (a server)\n```\n"
+    )
+    files = [
+        "__init__.py",
+        "__main__.py",
+        "cli.py",
+        "app.py",
+        "core/__init__.py",
+        "core/text.py",
+        "core/errors.py",
+        "core/files.py",
+        "tools/files.py",
+        "tools/text.py",
+        "tools/fake/__main__.py",
+        "tools/fake/__init__.py",
+        "tools/other/__init__.py",
+        "web/__init__.py",
+        "web/fetch.py",
+    ]
+    assert _unnamed_modules(doc, files) == [
+        "__main__.py",
+        "app.py",
+        "core/files.py",
+        "tools/text.py",
+        "tools/other/__init__.py",
+        "web/__init__.py",
+        "web/fetch.py",
+    ]
+
+
+def test_the_architecture_map_names_every_module() -> None:
+    """docs/ARCHITECTURE.md's map of the folders names every module of the package, in its folder."""
+    files = [str(p.relative_to(PKG)) for p in sorted(PKG.rglob("*.py"))]
+    assert _unnamed_modules(ARCHITECTURE.read_text(), files) == []
