@@ -274,3 +274,38 @@ def test_every_provider_error_has_a_kind_from_the_fixed_set() -> None:
     # The kind is the class's name: what the loop's ErrorEvent has always said.
     assert all(cls.kind == cls.__name__ for cls in classes)
     assert {cls.kind for cls in classes} == set(typing.get_args(ProviderErrorKind))
+
+
+def _drawn_tree(doc: str) -> dict[str, str]:
+    """class -> the class it is drawn under, read from a docstring's drawn tree (`├──`, `└──`)."""
+    parents: dict[str, str] = {}
+    stack: list[tuple[int, str]] = []
+    for line in doc.splitlines():
+        words = line.split()
+        name = next((w for w in words if w.isidentifier()), None)
+        if name is None or not name.endswith("Error"):
+            continue
+        column = line.index(name)
+        while stack and stack[-1][0] >= column:
+            stack.pop()
+        if stack:
+            parents[name] = stack[-1][1]
+        stack.append((column, name))
+    return parents
+
+
+def test_drawn_tree_reader() -> None:
+    doc = "  AError  base\n  ├── BError   b\n  │   └── CError  c\n  └── DError  d\n"
+    assert _drawn_tree(doc) == {"BError": "AError", "CError": "BError", "DError": "AError"}
+
+
+def test_the_drawn_error_tree_is_the_class_tree() -> None:
+    """core/errors.py's docstring draws every error class under its own base."""
+    from agent_cli.core import errors
+
+    classes = {
+        name: cls
+        for name, cls in vars(errors).items()
+        if isinstance(cls, type) and issubclass(cls, errors.AgentError) and cls is not errors.AgentError
+    }
+    assert _drawn_tree(errors.__doc__ or "") == {name: cls.__base__.__name__ for name, cls in classes.items()}

@@ -12,6 +12,8 @@
         ├── RateLimitError         429; `retry_after` from the server when given
         ├── OverloadedError        Anthropic 529 / overloaded_error
         ├── TransientError         5xx, connection dropped, stream cut short
+        │   ├── UnreachableError   nothing answers at the address (one quick retry)
+        │   └── StalledError       the stream went quiet past the read timeout (two retries)
         ├── AuthError              401 / 403: the key is missing or wrong
         └── FatalProviderError     anything else (400s that are not overflow, ...)
             └── ThinkingRejectedError  a thinking block no longer matches the conversation
