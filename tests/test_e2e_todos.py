@@ -44,6 +44,18 @@ def carries(request: RecordedRequest, content: str) -> bool:
     return any(content in s for s in strings(request.body.get("messages", request.body.get("input"))))
 
 
+def more_files(project: Path, extra: int) -> list[str]:
+    """test_e2e_pins' files, and `extra` more of the same kind: with the PreCompact hook blocking the
+    first two compactions (each then left to L4), the run must last long enough for a third trigger,
+    whose summary the hook lets through, in the frame of every default tool."""
+    names = write_files(project)
+    for i in range(len(names) + 1, len(names) + extra + 1):
+        body = "".join(f"line {n:03d} of file {i}: value {i * 1000 + n}\n" for n in range(230))
+        (project / f"f{i:02d}.txt").write_text(body)
+        names.append(f"f{i:02d}.txt")
+    return names
+
+
 def planner(files: list[str]) -> Callable[[RecordedRequest], Reply]:
     step = {"n": 0}
 
@@ -70,7 +82,7 @@ def test_the_todo_list_is_in_every_request_after_every_layer_and_after_continue(
     project.mkdir()
     home = tmp_path / "home"
     home.mkdir()
-    files = write_files(project)
+    files = more_files(project, 16)
     config = tmp_path / "hooks.toml"
     config.write_text(f"[[hooks.PreCompact]]\ncommand = {json.dumps(f'cd {tmp_path} && {BLOCK_TWICE}')}\n")
     common = ["--provider", provider, "--model", MODELS[provider], "--yes", "--output-format", "stream-json"]

@@ -25,13 +25,13 @@ from test_context_fakes import (
     user,
 )
 
-from agent_cli.context.engine import ContextEngine
+from agent_cli.context.engine import ContextEngine, Frame
 from agent_cli.context.layers import LayerRunner
 from agent_cli.context.plan import CondensePlan, engine_prefix
 from agent_cli.context.summary_request import SummaryFailed, SummaryReply
 from agent_cli.core.events import CompactEvent, WarningEvent
 from agent_cli.core.messages import Message
-from agent_cli.core.requests import Request
+from agent_cli.core.requests import Request, ToolSpec
 
 WINDOW = 80_000
 
@@ -164,3 +164,38 @@ def test_with_stand_ins_off_the_turn_waits_for_the_record(tmp_path: Path) -> Non
     assert [(e.stand_in, e.degraded) for e in events] == [(False, False)]
     assert len(summarizer.requests) == 1 and not held.pending
     assert "mechanical digest" not in after[0].text
+
+
+def _at_once(call: Callable[[], SummaryReply]) -> Future[SummaryReply]:
+    """A `submit` whose call has ended when it hands the future back."""
+    future: Future[SummaryReply] = Future()
+    future.set_result(call())
+    return future
+
+
+def test_a_digest_that_cannot_shrink_the_request_waits_for_the_record_already_asked_for(
+    tmp_path: Path,
+) -> None:
+    # A frame that takes most of the window and a short span, mostly the assistant's last words: the
+    # digest (which keeps those words and the user's) is no smaller than the span, the model's record
+    # is. Before the fix the call was made, its reply thrown away, and L4 dropped the span instead.
+    summarizer = FakeSummarizer(["## Work state\nDone: the first step."])
+    engine, _, _ = make_engine(tmp_path, summarizer, submit=_at_once, digest_stands_in=True)
+    history = [
+        user("step one\n" + filler(1_600, "u1")),
+        assistant("done one\n" + filler(1_400, "a1")),
+        user("step two\n" + filler(400, "u2")),
+        assistant("done two\n" + filler(6_400, "a2")),
+    ]
+    need = engine.thresholds.trigger_at - engine.tokens(history, Frame("You are a coding agent.", ())) + 50
+    frame = Frame("You are a coding agent.", (ToolSpec("read_file", "x" * (need * 4), {"type": "object"}),))
+    total = engine.tokens(history, frame)
+    assert engine.thresholds.trigger_at <= total < engine.thresholds.emergency_at
+    prepared = engine.prepare(history, frame)
+    compactions = [e for e in prepared.events if isinstance(e, CompactEvent)]
+    assert [(e.layer, e.stand_in, e.degraded) for e in compactions] == [("summarize", False, False)]
+    assert len(summarizer.requests) == 1  # the one call made, and its record used
+    assert "Done: the first step." in prepared.messages[0].text
+    assert "mechanical digest" not in prepared.messages[0].text
+    assert prepared.messages[-2:] == history[-2:]  # the tail kept verbatim; nothing dropped
+    assert engine.tokens(prepared.messages, frame) < engine.thresholds.trigger_at

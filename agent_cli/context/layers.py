@@ -285,7 +285,9 @@ class LayerRunner:
             warning = WarningEvent(
                 message=f"Compaction could not shrink the conversation ({total:,} tokens)."
             )
-            return Condensed(messages, total, False, record.summary, attempted=True, events=(warning,))
+            return Condensed(
+                messages, total, False, record.summary, attempted=True, transcript=path, events=(warning,)
+            )
         # What went wrong with the model's record is said by the engine, once, with the latch's word.
         failure = record.failure if use_model else None
         first = record.messages[0]

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
+from concurrent.futures import Future
 from typing import Protocol
 
 from agent_cli.context.ahead import RecordAhead, StandIn, Submit, Taken
@@ -98,7 +99,8 @@ class RecordTiming:
     def now(self, messages: list[Message], frame: Frame, total: int, taken: Taken | None) -> Condensed:
         """The record for the span L2 cuts now: the one prepared ahead, if it is ready; else, while the
         model may be asked, a digest stands in at once and the model writes the record in the
-        background (the same call a summary now would make), so the turn waits for no summary."""
+        background (the same call a summary now would make), so the turn waits for no summary. A
+        digest that does not shrink the request cannot stand in: then the turn waits for that call."""
         host = self._host
         # (A provider's own record is carried as it came, after the history it was made for; with the
         # latch holding the model back, a digest is the record itself: nothing to stand in for.)
@@ -116,6 +118,13 @@ class RecordTiming:
             messages, plan, frame, total, thresholds=host.thresholds,
             layer=CompactLayer.SUMMARIZE, trigger="auto", focus=None, use_model=False,
         )  # fmt: skip
+        if not outcome.acted and outcome.transcript:
+            # Not even the digest shrinks the request (a large frame, a short span): it cannot stand
+            # in. The turn waits for the record the model is writing, as it would with no digest:
+            # that call is already paid for, and dropping it would leave the request to L4.
+            return self._waited(
+                messages, plan, frame, total, outcome.transcript, future, ahead=taken is not None
+            )
         if not outcome.acted:
             future.cancel()
             return outcome
@@ -127,6 +136,32 @@ class RecordTiming:
         head = outcome.messages[: len(outcome.messages) - (len(messages) - plan.cut)]
         self._stand_in = StandIn(tuple(plan.span(messages)), tuple(head), outcome.transcript, future)
         return outcome
+
+    def _waited(
+        self,
+        messages: list[Message],
+        plan: CondensePlan,
+        frame: Frame,
+        total: int,
+        path: str,
+        future: Future[SummaryReply],
+        *,
+        ahead: bool,
+    ) -> Condensed:
+        """The model's record for the span of `plan` (saved to `path`), waited for: what a summary
+        made now would have given (`ahead`: its call was started before the trigger)."""
+        host = self._host
+        built = host.runner.record_for(
+            plan.span(messages), plan.tail(messages), frame, path, thresholds=host.thresholds,
+            reply=future.result,
+        )  # fmt: skip
+        events = tuple(
+            dataclasses.replace(e, ahead=ahead, messages_before=len(messages), tokens_before=total)
+            if isinstance(e, CompactEvent)
+            else e
+            for e in built.events
+        )
+        return self._judged(dataclasses.replace(built, events=events, ahead=ahead), "auto")
 
     def replace(self, messages: list[Message], frame: Frame, total: int) -> Condensed:
         """The record made in the background in the place of the digest that stood in for it, once its
