@@ -26,6 +26,8 @@ from agent_cli.tools.registry import default_tools
 from agent_cli.ui.todo_view import todo_lines, toolbar_item
 from tests.test_context_fakes import FRAME, FakeSummarizer, make_engine
 
+INSTRUCTION_TAG = "<compaction-request>\n"  # how a summary request's instruction opens (summary_request.py)
+
 # Spaces at both ends, a tab, a doubled space, an emoji, a right-to-left word: nothing of it may move.
 ODD = " Fix\tthe  parser — keep ✓ (שלום) "
 TODOS = [
@@ -226,7 +228,7 @@ def test_the_list_survives_clears_a_summary_and_an_emergency_cut_byte_for_byte(t
     assert summarizer.requests
     for request in summarizer.requests:
         last = request.messages[-1].content
-        assert isinstance(last[-1], TextBlock) and last[-1].text.startswith(
+        assert isinstance(last[-1], TextBlock) and last[-1].text.removeprefix(INSTRUCTION_TAG).startswith(
             "Stop here and write no tool calls."
         )
         assert holds(request.messages, note)
@@ -268,5 +270,5 @@ def test_a_summary_request_carries_the_note_held_in_the_kept_tail(tmp_path: Path
     assert not holds(request.messages[:-1], note)  # the span itself did not hold it
     last = request.messages[-1].content
     assert last[-2] == TextBlock(note) and isinstance(last[-1], TextBlock)
-    assert last[-1].text.startswith("Stop here and write no tool calls.")
+    assert last[-1].text.removeprefix(INSTRUCTION_TAG).startswith("Stop here and write no tool calls.")
     assert holds(prepared.messages, note)  # and the kept tail still holds it
