@@ -44,7 +44,10 @@ from agent_cli.core.requests import Request, RequestOptions
 from agent_cli.providers import anthropic_wire, chat_wire
 from agent_cli.providers.cache_marks import WrittenPrefixes
 from agent_cli.providers.model_info import ModelInfo, cache_terms
-from agent_cli.providers.models import lookup
+from agent_cli.providers.models import (
+    keeps_prior_thinking,
+    lookup,
+)
 from agent_cli.tokens.encodings import get_encoding
 from agent_cli.tokens.ratio import NEW_TOKENIZER_FACTOR
 
@@ -147,7 +150,7 @@ class Wire:
         wire = anthropic_wire.to_wire(request, CLAUDE_MODEL, caching=True, written=self._written)
         payload = {k: v for k, v in wire.items() if k != "max_tokens"}
         fingerprint = hashlib.sha1(json.dumps(payload, sort_keys=True).encode()).hexdigest()
-        anthropic = anthropic_request(wire, self.count, 0.0)
+        anthropic = anthropic_request(wire, self.count, 0.0, keeps_prior_thinking)
         openai = chat_request(chat_wire.to_wire(request, OPENAI_MODEL), self.count, 0.0)
         frame_units = sum(1 for u in anthropic.units if u.section != "messages")
         return Sent(anthropic, openai, fingerprint, frame_units)

@@ -38,7 +38,7 @@ from agent_cli.billing import AnthropicCache, AnthropicRequest, Bill, CacheTerms
 from agent_cli.billing.anthropic import in_context
 from agent_cli.billing.prices import priced
 from agent_cli.providers.model_info import cache_terms
-from agent_cli.providers.models import lookup
+from agent_cli.providers.models import keeps_prior_thinking, lookup
 from benchmarks.cache_tables import (
     RequestRow,
     SessionResult,
@@ -117,7 +117,7 @@ class _Builder:
         """The blocks the API reads: thinking of messages before the newest turn is dropped on the
         models that strip it, kept on those that keep it (`billing.anthropic.in_context`)."""
         units = tuple(Unit("messages", 0, b.key, None, b.thinking, b.message) for b in req.blocks)
-        kept = {u.key for u in in_context(req.model, units, req.turn_start)}
+        kept = {u.key for u in in_context(keeps_prior_thinking(req.model), units, req.turn_start)}
         return [b for b in req.blocks if b.key in kept]
 
     def units(self, req: SessionRequest) -> list[Unit]:

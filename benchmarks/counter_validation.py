@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from agent_cli.billing.anthropic import Unit, in_context
-from agent_cli.providers.models import tokenizer_for
+from agent_cli.providers.models import keeps_prior_thinking, tokenizer_for
 from agent_cli.providers.registry import ANTHROPIC
 from agent_cli.tokens.ratio import MIN_LEARN_RAW_TOKENS, learned
 from benchmarks.real_sessions import SessionRequest
@@ -44,7 +44,7 @@ class CounterResult:
 
 def _visible(req: SessionRequest) -> dict[str, int]:
     units = tuple(Unit("messages", 0, b.key, None, b.thinking, b.message) for b in req.blocks)
-    kept = {u.key for u in in_context(req.model, units, req.turn_start)}
+    kept = {u.key for u in in_context(keeps_prior_thinking(req.model), units, req.turn_start)}
     return {b.key: b.raw for b in req.blocks if b.key in kept}
 
 

@@ -33,6 +33,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from agent_cli.providers.models import keeps_prior_thinking  # noqa: E402
 from agent_cli.providers.registry import ANTHROPIC  # noqa: E402
 from agent_cli.testing.fakeserver import (  # noqa: E402
     FakeModelServer,
@@ -183,7 +184,8 @@ def anthropic_cost(requests: list[RecordedRequest], model: str = "claude-sonnet-
     cache = AnthropicCache(lambda _model: terms)
     total = 0.0
     for n, req in enumerate(r for r in requests if r.api == ANTHROPIC.name):
-        total += cache.bill(anthropic_request(req.body, chars_over_four, 20.0 * n)).token_equivalents
+        units = anthropic_request(req.body, chars_over_four, 20.0 * n, keeps_prior_thinking)
+        total += cache.bill(units).token_equivalents
     return total
 
 

@@ -33,7 +33,10 @@ from agent_cli.core.requests import Request, ToolSpec
 from agent_cli.core.todos import TodoItem, todo_note
 from agent_cli.providers import anthropic_wire
 from agent_cli.providers.model_info import cache_terms
-from agent_cli.providers.models import lookup
+from agent_cli.providers.models import (
+    keeps_prior_thinking,
+    lookup,
+)
 
 __all__ = ["CHANGES", "MODEL", "REQUESTS", "Placement", "session_bill"]
 
@@ -87,7 +90,7 @@ def session_bill(placement: Placement) -> Bill:
     total = Bill()
     for n, request in enumerate(_requests(placement)):
         wire = anthropic_wire.to_wire(request, MODEL, caching=True)
-        total += cache.bill(anthropic_request(wire, count, n * SECONDS_APART))
+        total += cache.bill(anthropic_request(wire, count, n * SECONDS_APART, keeps_prior_thinking))
     return total
 
 

@@ -15,10 +15,10 @@ from agent_cli.billing import (
     breakpoints,
     prefix_ids,
 )
-from agent_cli.billing.anthropic import in_context, keeps_thinking, without_thinking_before
+from agent_cli.billing.anthropic import in_context, without_thinking_before
 from agent_cli.billing.prices import Ttl
 from agent_cli.providers.model_info import cache_terms
-from agent_cli.providers.models import lookup
+from agent_cli.providers.models import keeps_prior_thinking, lookup
 
 PRICES = CachePrices.from_rates(5.0, 0.5, 6.25)  # Opus 4.6's: input, read 0.1x, 5m write 1.25x (1h: 2x)
 TERMS = CacheTerms(PRICES, minimum=1024)
@@ -242,10 +242,10 @@ def test_automatic_caching_in_an_agent_whose_history_changes() -> None:
 )
 def test_which_models_keep_earlier_thinking(model: str, keeps: bool) -> None:
     """The thinking page's "Thinking block preservation by model" (read 2026-12-05)."""
-    assert keeps_thinking(model) is keeps
+    assert keeps_prior_thinking(model) is keeps
     units = (
         Unit("messages", 10, "u0", message=0),
         Unit("messages", 50, "think", thinking=True, message=1),
         Unit("messages", 10, "u2", message=2),
     )
-    assert len(in_context(model, units, 2)) == (3 if keeps else 2)
+    assert len(in_context(keeps_prior_thinking(model), units, 2)) == (3 if keeps else 2)

@@ -8,7 +8,10 @@ from agent_cli.core.messages import Message, ToolResult, ToolUse
 from agent_cli.core.requests import Request, RequestOptions, ToolSpec
 from agent_cli.providers import anthropic_wire, chat_wire
 from agent_cli.providers.model_info import cache_terms
-from agent_cli.providers.models import lookup
+from agent_cli.providers.models import (
+    keeps_prior_thinking,
+    lookup,
+)
 
 MODEL = "claude-opus-4-6"
 TOOLS = (ToolSpec("read_file", "Read a file. " * 300, {"type": "object", "properties": {}}),)
@@ -128,8 +131,8 @@ def test_a_new_user_turn_after_thinking_keeps_or_strips_it_as_the_model_does() -
         info = lookup(model)
         assert info is not None
         cache = AnthropicCache({model: cache_terms(info)})
-        first = cache.bill(anthropic_request(_thinking_wire(model, turns=1), count, 0))
-        second = cache.bill(anthropic_request(_thinking_wire(model, turns=2), count, 5))
+        first = cache.bill(anthropic_request(_thinking_wire(model, turns=1), count, 0, keeps_prior_thinking))
+        second = cache.bill(anthropic_request(_thinking_wire(model, turns=2), count, 5, keeps_prior_thinking))
         system = count("You are a coding agent. " * 2000)
         assert first.read == 0 and first.write == first.prompt - first.input
         if keeps:

@@ -226,6 +226,11 @@ def test_registry_order_and_specs() -> None:
         "grep",
         "compact",
         "recall",
+        "web_fetch",
+        "bash_output",
+        "kill_shell",
+        "todo_write",
+        "remember",
     ]
     for spec in REGISTRY.specs():
         assert spec.input_schema["type"] == "object"

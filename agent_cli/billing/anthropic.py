@@ -30,15 +30,14 @@ later Opus, Sonnet 4.6 and later Sonnet, every model numbered 4.6 or higher, Fab
 stay in the prompt and in the cached prefix when a new user turn arrives, so the turn reads the
 whole previous prefix; on the others (earlier Opus and Sonnet, Haiku through 4.5) the API strips
 them once a user message that is not only tool results arrives, and the prefix changes at the
-first of them (`keeps_thinking`; prompt-caching and thinking pages, read 2026-12-05, see
-docs/cost-model.md).
+first of them (`providers.models.keeps_prior_thinking`; prompt-caching and thinking pages, read
+2026-12-05, see docs/cost-model.md).
 """
 
 from __future__ import annotations
 
 import hashlib
 import itertools
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
@@ -57,7 +56,6 @@ __all__ = [
     "breakpoints",
     "find_hit",
     "in_context",
-    "keeps_thinking",
     "prefix_ids",
     "without_thinking_before",
 ]
@@ -106,42 +104,12 @@ def without_thinking_before(units: Sequence[Unit], message: int) -> tuple[Unit, 
     return tuple(u for u in units if not (u.thinking and 0 <= u.message < message))
 
 
-# "claude-opus-4-6", "us.anthropic.claude-haiku-4-5-20251001-v1:0", "claude-sonnet-4-5@20250929";
-# the minor version is one or two digits not followed by another (a date is not a version).
-_NAMED = re.compile(r"claude-(opus|sonnet|haiku|fable|mythos)(?:-(\d{1,2})(?:[-.](\d{1,2}))?(?!\d))?")
-_OLD_NAMING = re.compile(r"claude-\d+(?:-\d)?-(?:opus|sonnet|haiku)")  # claude-3-7-sonnet
-
-
-def keeps_thinking(model: str) -> bool:
-    """Whether the API keeps thinking blocks of earlier turns in context (and in the cached prefix).
-
-    platform.claude.com/docs/en/build-with-claude/thinking, "Thinking block preservation by model"
-    (read 2026-12-05): "Keep all prior turns: Claude Opus 4.5 and later Opus models, Claude Sonnet
-    4.6 and later Sonnet models, Claude Fable 5, Claude Mythos 5, and Claude Mythos Preview. Keep
-    the last turn only: earlier Opus and Sonnet models, and all Haiku models through Claude Haiku
-    4.5"; the extended-thinking page: "Claude Opus 4.5 and models numbered 4.6 and higher keep prior
-    turns' thinking blocks". The prompt-caching page's invalidation table, "Non-tool results passed
-    to extended thinking requests": the messages cache stays valid on Opus 4.5+ and Sonnet 4.6+; on
-    the others "all previously-cached thinking blocks are stripped from context". A name this does
-    not read as a Claude model is taken to keep them (the current default)."""
-    name = model.lower()
-    if _OLD_NAMING.search(name):
-        return False
-    match = _NAMED.search(name)
-    if match is None:
-        return True
-    family, major, minor = match.group(1), match.group(2), match.group(3)
-    if family in ("fable", "mythos") or major is None:
-        return True
-    version = (int(major), int(minor or 0))
-    return version >= ((4, 5) if family == "opus" else (4, 6))
-
-
-def in_context(model: str, units: Sequence[Unit], turn: int) -> tuple[Unit, ...]:
-    """The units the API reads for a request of `model` whose newest turn opened at message `turn`
-    (the last user message that is not only tool results): all of them on a model that keeps
-    earlier thinking, else without the thinking blocks of the messages before `turn`."""
-    return tuple(units) if keeps_thinking(model) else without_thinking_before(units, turn)
+def in_context(keeps_thinking: bool, units: Sequence[Unit], turn: int) -> tuple[Unit, ...]:
+    """The units the API reads for a request whose newest turn opened at message `turn` (the last
+    user message that is not only tool results): all of them on a model that keeps earlier
+    thinking (`keeps_thinking`: `providers.models.keeps_prior_thinking`, which reads the model's
+    name), else without the thinking blocks of the messages before `turn`."""
+    return tuple(units) if keeps_thinking else without_thinking_before(units, turn)
 
 
 def _cacheable(unit: Unit) -> bool:

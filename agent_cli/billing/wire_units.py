@@ -76,8 +76,15 @@ def _blocks(content: Any) -> Sequence[Mapping[str, Any]]:
     return [b for b in content or () if isinstance(b, Mapping)]
 
 
-def anthropic_request(wire: Mapping[str, Any], count: Callable[[str], int], at: float) -> AnthropicRequest:
-    """The Messages API payload `wire` (`messages.create`'s keyword arguments) as billing units."""
+def anthropic_request(
+    wire: Mapping[str, Any],
+    count: Callable[[str], int],
+    at: float,
+    keeps_thinking: Callable[[str], bool] | None = None,
+) -> AnthropicRequest:
+    """The Messages API payload `wire` (`messages.create`'s keyword arguments) as billing units;
+    `keeps_thinking(model)`: whether the model keeps earlier turns' thinking blocks
+    (`providers.models.keeps_prior_thinking`; None: it does, as the current models do)."""
     units: list[Unit] = []
 
     def add(section: Section, block: Mapping[str, Any], message: int = -1) -> None:
@@ -104,7 +111,8 @@ def anthropic_request(wire: Mapping[str, Any], count: Callable[[str], int], at: 
     model = str(wire.get("model", ""))
     return AnthropicRequest(
         model,
-        in_context(model, units, turn),  # thinking of earlier turns, as the model keeps or strips it
+        # thinking of earlier turns, as the model keeps or strips it
+        in_context(keeps_thinking is None or keeps_thinking(model), units, turn),
         at,
         tool_choice=json.dumps(choice, sort_keys=True) if choice else "auto",
         thinking=json.dumps(thinking, sort_keys=True),

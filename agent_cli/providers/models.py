@@ -39,6 +39,7 @@ __all__ = [
     "ModelInfo",
     "cost",
     "family_limits",
+    "keeps_prior_thinking",
     "lookup",
     "normalize",
     "tokenizer_for",
@@ -399,3 +400,34 @@ ANTHROPIC_SEARCH_MODELS = frozenset(
         *("claude-sonnet-4-5-20250929", "claude-sonnet-4-5"),
     }
 )
+
+
+# "claude-opus-4-6", "us.anthropic.claude-haiku-4-5-20251001-v1:0", "claude-sonnet-4-5@20250929";
+# the minor version is one or two digits not followed by another (a date is not a version).
+_NAMED = re.compile(r"claude-(opus|sonnet|haiku|fable|mythos)(?:-(\d{1,2})(?:[-.](\d{1,2}))?(?!\d))?")
+_OLD_NAMING = re.compile(r"claude-\d+(?:-\d)?-(?:opus|sonnet|haiku)")  # claude-3-7-sonnet
+
+
+def keeps_prior_thinking(model: str) -> bool:
+    """Whether the API keeps thinking blocks of earlier turns in context (and in the cached prefix).
+
+    platform.claude.com/docs/en/build-with-claude/thinking, "Thinking block preservation by model"
+    (read 2026-12-05): "Keep all prior turns: Claude Opus 4.5 and later Opus models, Claude Sonnet
+    4.6 and later Sonnet models, Claude Fable 5, Claude Mythos 5, and Claude Mythos Preview. Keep
+    the last turn only: earlier Opus and Sonnet models, and all Haiku models through Claude Haiku
+    4.5"; the extended-thinking page: "Claude Opus 4.5 and models numbered 4.6 and higher keep prior
+    turns' thinking blocks". The prompt-caching page's invalidation table, "Non-tool results passed
+    to extended thinking requests": the messages cache stays valid on Opus 4.5+ and Sonnet 4.6+; on
+    the others "all previously-cached thinking blocks are stripped from context". A name this does
+    not read as a Claude model is taken to keep them (the current default)."""
+    name = model.lower()
+    if _OLD_NAMING.search(name):
+        return False
+    match = _NAMED.search(name)
+    if match is None:
+        return True
+    family, major, minor = match.group(1), match.group(2), match.group(3)
+    if family in ("fable", "mythos") or major is None:
+        return True
+    version = (int(major), int(minor or 0))
+    return version >= ((4, 5) if family == "opus" else (4, 6))
