@@ -51,7 +51,9 @@ def test_ps_lists_a_background_command_and_stop_ends_it(tmp_path: Path) -> None:
             child.send("and another\r")
             expect(child, "Another one.")
             expect(child, "auto-compact at ")
-            _until(lambda: len(_alive_with(token + "b")) == 1)
+            _until(
+                lambda: len(_alive_with(token + "b")) >= 1
+            )  # (and bwrap, whose argv holds it, in the sandbox)
             finish(child)
         finally:
             child.close(force=True)
