@@ -383,7 +383,9 @@ def run_e2e(
             for n, (user, steps) in enumerate(segments(session)):
                 player.begin(user, steps)
                 agent = [sys.executable, "-c", _LAUNCH, f"{seed}-{n}"]  # `python -m agent_cli`, ids drawn
-                cmd = [*agent, "-p", _text(user), "--yes", "--output-format", "stream-json",
+                # The sandbox off: what is measured is the context engine; under it, two runs of the
+                # same seed differed (6 and 12 summary calls), a cause not yet found (docs/benchmarks.md).
+                cmd = [*agent, "-p", _text(user), "--yes", "--sandbox", "off", "--output-format", "stream-json",
                        "--model", MODEL, "--context-window", str(window)]  # fmt: skip
                 if n:
                     cmd.append("--continue")
