@@ -384,9 +384,9 @@ def run_e2e(
                 player.begin(user, steps)
                 agent = [sys.executable, "-c", _LAUNCH, f"{seed}-{n}"]  # `python -m agent_cli`, ids drawn
                 # The sandbox off: what is measured is the context engine; under it, two runs of the
-                # same seed differed (6 and 12 summary calls), a cause not yet found (docs/benchmarks.md).
-                cmd = [*agent, "-p", _text(user), "--yes", "--sandbox", "off",
-                       "--output-format", "stream-json", "--model", MODEL, "--context-window", str(window)]  # fmt: skip
+                # same seed differed (6 and 12 summary calls), a cause not yet found.
+                cmd = [*agent, "-p", _text(user), "--yes", "--sandbox", "off", "--output-format",
+                       "stream-json", "--model", MODEL, "--context-window", str(window)]  # fmt: skip
                 if n:
                     cmd.append("--continue")
                 proc = subprocess.run(cmd, cwd=project, env=env, capture_output=True, text=True, timeout=900)
