@@ -138,7 +138,7 @@ def native_blocks(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
 @pytest.mark.parametrize("provider", ["anthropic", "openai"])
 def test_a_long_session_compacts_natively_and_resumes_with_the_record(provider: str, tmp_path: Path) -> None:
     project, home = tmp_path / "proj", tmp_path / "home"
-    project.mkdir()
+    project.mkdir(exist_ok=True)
     home.mkdir()
     files = write_files(project)
     cfg = config(tmp_path, provider)
@@ -202,3 +202,14 @@ def test_a_long_session_compacts_natively_and_resumes_with_the_record(provider: 
     # The user's words are carried verbatim beside the record.
     text = json.dumps(later[0].body, ensure_ascii=False)
     assert FIRST_PROMPT in text
+
+
+def test_a_bigger_frame_still_keeps_the_kept_turns_thinking(tmp_path: Path) -> None:
+    """The same session with ~100 tokens more of frame (a project's AGENTS.md; the `remember` tool did
+    the same): the first compaction then comes in a request where L1's estimate said its stubs get
+    below the trigger and their count did not. L1 must then stub nothing, so the span the provider
+    compacts is what was sent and the kept turn keeps its thinking (tests/test_context_keep_tail.py)."""
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "AGENTS.md").write_text("# Notes\n" + " ".join(["keep the tests green"] * 20) + "\n")
+    test_a_long_session_compacts_natively_and_resumes_with_the_record("anthropic", tmp_path)

@@ -350,7 +350,12 @@ class ContextEngine:
     def _clear(self, messages: list[Message], frame: Frame, total: int, *, past: bool) -> Step:
         """L1: stub old tool results when a big enough batch can go. Past the trigger it must also get
         the request below the trigger, else L2 takes the span whole (its summary sees the output, not
-        stubs). Clearing is free and a summary is a model call: L1 carries what it can."""
+        stubs). Clearing is free and a summary is a model call: L1 carries what it can.
+
+        "Below the trigger" is the count after the stubs, not the estimate (a stub is longer than the
+        estimate allows): a result stubbed and then summarized anyway would be a change inside the
+        span, and with a keep-tail record (Anthropic's) it costs the kept turns their thinking,
+        which was bound to the result as it was sent (core/thinking.py)."""
         th = self.thresholds
         key = messages[0].id if messages else ""
         if key == self._clear_skip[0] and total < self._clear_skip[1]:
@@ -366,7 +371,7 @@ class ContextEngine:
             return Step(messages, total)
         if past and total - freed >= th.trigger_at:
             return Step(messages, total)  # L1 alone cannot get below the trigger: L2 takes the span whole
-        return self._run.clear(messages, frame, total, to_clear, freed)
+        return self._run.clear(messages, frame, total, to_clear, freed, th.trigger_at if past else None)
 
     # -- a record made in the background ---------------------------------------------
 

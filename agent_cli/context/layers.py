@@ -176,14 +176,18 @@ class LayerRunner:
         total: int,
         to_clear: dict[int, set[str]],
         freed: int,
+        below: int | None = None,
     ) -> Step:
-        """L1: the results `to_clear` names (message index -> result ids) become recall stubs."""
+        """L1: the results `to_clear` names (message index -> result ids) become recall stubs; nothing
+        changes (nor is saved) when the count after it would not be under `below`."""
         start = self._clock()
         plan = apply_clear(messages, to_clear, freed)
+        after = self.recount(frame, messages, plan.messages)
+        if below is not None and after >= below:
+            return Step(messages, total)
         path, refused = self._save(plan.originals, CompactLayer.CLEAR)
         if path is None:
             return Step(messages, total, refused)
-        after = self.recount(frame, messages, plan.messages)
         calls = tool_calls_by_id(messages)
         names = [
             abbreviate(call_text(calls[i]), 50)
