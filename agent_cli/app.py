@@ -45,6 +45,7 @@ from agent_cli.hooks_user.trust import hooks_to_run
 from agent_cli.hooks_user.user_hooks import UserHooks
 from agent_cli.mcp_client.config import server_specs
 from agent_cli.prompt.instructions import read_project_instructions
+from agent_cli.prompt.memories import Memories, user_memory_path, user_section
 from agent_cli.prompt.skills import listing, read_skills, skill_dirs
 from agent_cli.prompt.system import build_system_prompt
 from agent_cli.providers.registry import PROVIDERS
@@ -133,6 +134,7 @@ def open_session(
     if unconfined_line is not None:
         notices.append(unconfined_line)
     system = build_system_prompt(root, instructions=instructions.text, skills=skill_list)
+    system += user_section(user_memory_path(env))  # the user's memories (the remember tool)
     signer = SessionSigner.for_user(env)
     if signer.problem:
         notices.append(f"{signer.problem}: this session is not signed, so --continue will pass over it")
@@ -184,6 +186,8 @@ def open_session(
             allow_outside_root=settings.tools.allow_outside_root,
             bash_timeout=settings.tools.bash_timeout,
             recall=engine.recall,
+            recall_project=engine.recall_project,
+            remember=Memories(root, user_memory_path(env)).save,
             secret_spans=redactor.spans,
             sandbox=sandbox if sandbox.active else None,
             save_text=lambda label, text: _archived(engine, label, text),

@@ -27,7 +27,7 @@ def test_every_default_tool_says_whether_it_asks() -> None:
     kinds = {n: tools.approval(n) for n in tools.names()}
     never = {"read_file", "glob", "grep", "recall", "compact", "todo_write", "bash_output", "kill_shell"}
     assert {n for n, k in kinds.items() if k == "never"} == never
-    assert {n for n, k in kinds.items() if k == "ask"} == {"write_file", "edit_file"}
+    assert {n for n, k in kinds.items() if k == "ask"} == {"write_file", "edit_file", "remember"}
     assert {n for n, k in kinds.items() if k == "command"} == {"bash"}
     assert {n for n, k in kinds.items() if k == "host"} == {"web_fetch"}
     assert tools.approval("some_future_tool") == "ask"
@@ -154,6 +154,17 @@ def test_interactive_yes_and_no() -> None:
     assert not denied.allowed and "declined" in denied.reason
     assert approver.decide("write_file", {"path": "c"}).allowed
     assert len(user.asked) == 3  # "yes" is for one call only
+
+
+def test_remember_is_asked_every_time_and_never_runs_headless() -> None:
+    """Only the user (or --yes) saves a memory: neither the allow-list nor "always" covers remember."""
+    user = ScriptedUser("always", "yes")
+    approver = InteractiveApprover(user, ["remember"])
+    assert approver.decide("remember", {"text": "a"}).allowed
+    assert approver.decide("remember", {"text": "b"}).allowed
+    assert len(user.asked) == 2
+    denied = HeadlessApprover(["remember"]).decide("remember", {"text": "a"})
+    assert not denied.allowed and "--yes" in denied.reason and "nothing was saved" in denied.reason
 
 
 def test_interactive_always_for_a_file_tool_covers_that_tool_only() -> None:

@@ -232,6 +232,11 @@ def test_a_users_allow_rule_runs_a_plain_command_unasked_headless_and_nothing_el
     )
 
 
+def test_no_allow_rule_saves_a_memory_unasked() -> None:
+    """The user approves each memory: a user's allow rule naming remember is not applied."""
+    assert not approver(rules("remember"), HeadlessApprover()).decide("remember", {"text": "a"}).allowed
+
+
 def test_a_projects_allow_rules_never_apply_and_say_why() -> None:
     theirs = rules("Bash(curl:*)", "Edit", kind="allow", project=True)
     gate = approver(theirs, HeadlessApprover())

@@ -203,12 +203,13 @@ def test_memory_opens_the_chosen_instruction_file_in_the_editor(
     child = start(tmp_path, fake_server, env={"EDITOR": str(editor), "VISUAL": ""})
     try:
         child.send("/memory\r")
-        listed = expect(child, r"\.agent/pins\.md")
+        listed = expect(child, r"agent-cli/memory\.md")
         assert "AGENTS.md  (not there yet)" in listed and "CLAUDE.md  · project instructions" in listed
+        assert ".agent/pins.md" in listed, "the project's pins, where remember saves"
         child.send("\x1b[B\r")  # the second: CLAUDE.md
         expect(child, "applies from the next session")
         child.send("/memory 9\r")
-        expect(child, "/memory N opens file N of the 3")
+        expect(child, "/memory N opens file N of the 4")
         finish(child)
     finally:
         child.close(force=True)

@@ -230,6 +230,7 @@ def test_registry_order_and_specs() -> None:
         "bash_output",
         "kill_shell",
         "todo_write",
+        "remember",
     ]
     for spec in REGISTRY.specs():
         assert spec.input_schema["type"] == "object"

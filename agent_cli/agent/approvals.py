@@ -50,6 +50,9 @@ Approvers:
   When the session's sandbox is on (`sandboxed`), a command's question also offers "outside":
   that one call runs unconfined (`Decision.unconfined`); it is never remembered as a rule, and
   no rule or model can ask for it (the approver sets the `OUTSIDE_OFFERED` key, never the args).
+- `ASKED_EACH_TIME` (remember): every call is asked, whatever the allow-list or an "always" answer
+  says ("always" is a "yes"), and refused headless: only the user (or --yes) saves a memory. The
+  user's "no, do this instead" text is the memory as the user would have it (the "edit" answer).
 """
 
 from __future__ import annotations
@@ -65,10 +68,12 @@ from agent_cli.agent.rule_guard import ProjectGuard, RuleGuard
 from agent_cli.agent.shell_words import plain_command
 from agent_cli.tools.base import Approval
 from agent_cli.tools.registry import known_tools
+from agent_cli.tools.remember import REMEMBER
 
 __all__ = [
     "APPROVE_PROJECT_HOOKS",
     "APPROVE_PROJECT_SKILLS",
+    "ASKED_EACH_TIME",
     "OUTSIDE_OFFERED",
     "RESUME_UNSIGNED",
     "SESSION_QUESTIONS",
@@ -107,6 +112,7 @@ OUTSIDE_OFFERED = "outside offered"
 _OURS = (WHY_ASKED, OUTSIDE_OFFERED)
 APPROVE_PROJECT_SKILLS = "approve project skills"  # a session question too (agent/skill_trust.py)
 SESSION_QUESTIONS = SESSION_QUESTIONS | {APPROVE_PROJECT_SKILLS}
+ASKED_EACH_TIME = frozenset({REMEMBER})  # no rule covers a call of these; refused headless
 
 
 @dataclass(frozen=True, slots=True)
@@ -308,6 +314,11 @@ class HeadlessApprover:
         approval = self.approval_of(name)
         if approval == "never":
             return Decision.allow()
+        if name in ASKED_EACH_TIME:
+            return Decision.deny(
+                f"{name} saves nothing without the user's approval, and nobody is here to ask: nothing "
+                "was saved. Rerun with --yes to save memories headless, or run it in the REPL"
+            )
         if _allow_listed(name, approval, args, self.allow_prefixes, self.allow_hosts):
             why = self.guard(name, args)
             if why is None:
@@ -362,8 +373,10 @@ class InteractiveApprover:
         if approval == "never":
             return Decision.allow()
         why = self.guard(name, args)
-        covered = _allow_listed(name, approval, args, self.allow_prefixes, self.allow_hosts) or any(
-            rule.covers(name, args) for rule in self.rules
+        each = name in ASKED_EACH_TIME
+        covered = not each and (
+            _allow_listed(name, approval, args, self.allow_prefixes, self.allow_hosts)
+            or any(rule.covers(name, args) for rule in self.rules)
         )
         if covered and why is None:
             return Decision.allow()
@@ -374,16 +387,25 @@ class InteractiveApprover:
         if offered:
             shown[OUTSIDE_OFFERED] = True
         rule = always_rule(name, args, approval)
-        described = rule.describe() if why is None else "the same as yes: asked again next time (see above)"
+        described = (
+            rule.describe()
+            if why is None and not each
+            else "the same as yes: asked again next time (see above)"
+        )
         answer = self.ask(name, shown, described)
         if answer == "outside":  # never remembered; a plain yes where it was not offered
             return Decision(True, unconfined=offered)
         if answer == "always":
-            if why is None:
+            if why is None and not each:
                 self.rules.append(rule)
             return Decision.allow()
         if answer == "yes":
             return Decision.allow()
+        if isinstance(answer, Instead) and each:
+            return Decision.deny(
+                f"the user edited this memory: nothing was saved; to save it as the user wrote it, "
+                f"call {name} again with this text: {answer.text}"
+            )
         if isinstance(answer, Instead):
             return Decision.deny(
                 f"the user declined this {name} call and said what to do instead: {answer.text}"

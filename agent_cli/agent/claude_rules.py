@@ -37,7 +37,16 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from agent_cli.agent.approvals import WHY_ASKED, ApprovalOf, Approver, Asker, Decision, Instead, url_host
+from agent_cli.agent.approvals import (
+    ASKED_EACH_TIME,
+    WHY_ASKED,
+    ApprovalOf,
+    Approver,
+    Asker,
+    Decision,
+    Instead,
+    url_host,
+)
 from agent_cli.agent.modes import ModeState
 from agent_cli.agent.rule_guard import RuleGuard
 from agent_cli.agent.shell_words import plain_command
@@ -241,7 +250,8 @@ class SettingsRules:
         rule = self._first("ask", name, args)
         if rule is not None:
             return self._asked(rule, name, args)
-        if self.mode.mode in ("default", "acceptEdits") and self.approval_of(name) != "never":
+        unruled = name in ASKED_EACH_TIME  # remember: the user approves each memory, no rule does
+        if self.mode.mode in ("default", "acceptEdits") and self.approval_of(name) != "never" and not unruled:
             rule = self._first("allow", name, args)
             if rule is not None and self.guard(name, args) is None:
                 return Decision.allow()

@@ -337,6 +337,10 @@ class ContextEngine:
         messages the last request held as they are (the model sees them already)."""
         return self.archive.search(query, self.settings.recall_max_chars, visible=self._in_request)
 
+    def recall_project(self, query: str) -> str:
+        """recall with scope "project": this project's earlier sessions as well as this one."""
+        return self.archive.search_project(query, self.settings.recall_max_chars, visible=self._in_request)
+
     def tokens(self, history: Sequence[Message], frame: Frame) -> int:
         return self._run.count(frame, list(history))
 

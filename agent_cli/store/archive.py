@@ -6,7 +6,9 @@ messages written before a layer replaces them (`span-NNN-<label>.jsonl`, one
 (`output-NNN-<id>.txt`). `search` is recall: it runs the store's one search
 (session_search.py) over those files and the session log, ranks their passages by the words of
 the question and by their meaning (ranking.py, meaning.py), and returns the best few for the
-model, verbatim, with their source, as many as fit its budget.
+model, verbatim, with their source, as many as fit its budget. `search_project` is recall with
+scope "project": the same over every session of this project's `.transcripts/` (the folder this
+session's is in, never another project's), each passage's source naming its session.
 
 Files are 0600 and fsynced; the directory is 0700, created on first write.
 """
@@ -18,6 +20,7 @@ import json
 import os
 import re
 from collections.abc import Collection, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from agent_cli.core.messages import Message
@@ -26,13 +29,15 @@ from agent_cli.store.layout import ARCHIVE_NAME_RE
 from agent_cli.store.ranking import CHUNK_LINES, Passage, rank
 from agent_cli.store.recall_answer import fit, shown
 from agent_cli.store.redact import Redactor
-from agent_cli.store.session_search import call_results, fullest, session_documents, session_files
+from agent_cli.store.session_search import Document, call_results, fullest, session_documents, session_files
+from agent_cli.store.sessions import session_ids
 from agent_cli.store.terms import question_terms
 
 __all__ = ["Archive"]
 
 MAX_PASSAGES = 8  # the best few: more would be noise, and the model can ask again
 FALLBACK_PASSAGES = 3  # shown when nothing saved shares a word with the question
+_NO_QUERY = "recall needs a phrase to look for (a file name, an error message, a few words)."
 _LABEL_RE = re.compile(r"[^a-z0-9]+")
 
 
@@ -135,30 +140,73 @@ class Archive:
         so what it held is still found.
         """
         if not query.strip():
-            return "recall needs a phrase to look for (a file name, an error message, a few words)."
+            return _NO_QUERY
         docs, files = session_documents(self.session_dir, searcher=self.searcher)
-        # Records are left out: each is what the engine wrote about messages that are saved
-        # verbatim, and the model holds the newest one already.
-        docs = [doc for doc in docs if doc.conversation and doc.kind != "record"]
+        docs = _searched(docs)
         if not docs:
             return f"Nothing is saved in this session's transcripts yet ({files} files searched)."
-        called = call_results(docs, query.strip())
-        if called:  # asked for by its id: given even while the context holds it
-            return fit(query, [shown(Passage(doc, 0, 0, 0.0, 2)) for doc in called], max_chars)
-        seen = frozenset(visible)
-        docs = [doc for doc in docs if doc.key not in seen]
+        return _answer(query, docs, max_chars, visible, "in this session", by_meaning=self.by_meaning)
+
+    def search_project(self, query: str, max_chars: int, *, visible: Collection[str] = ()) -> str:
+        """Recall over this project's sessions, this one and the earlier ones (`search` for each,
+        ranked together); each passage's source is `.transcripts/<session id>/<file>`. A session
+        folder outside a project's `.transcripts/` has no project: only it is searched."""
+        if not query.strip():
+            return _NO_QUERY
+        folder = self.session_dir.parent
+        if folder.name != ".transcripts":
+            return self.search(query, max_chars, visible=visible)
+        ids = session_ids(folder.parent)
+        if self.session_dir.name not in ids:
+            ids.append(self.session_dir.name)
+        docs: list[Document] = []
+        for session_id in ids:
+            found, _ = session_documents(folder / session_id, searcher=self.searcher)
+            mine = session_id == self.session_dir.name
+            for doc in _searched(found):
+                key = doc.key if mine else f"{session_id}/{doc.key}"  # `visible` names this session's
+                call = doc.call if mine or not doc.call else f"{session_id}/{doc.call}"  # ids may repeat
+                docs.append(replace(doc, file=f".transcripts/{session_id}/{doc.file}", key=key, call=call))
         if not docs:
-            return "Everything saved in this session is still in your context as it was: nothing left it yet."
-        ranked = rank(fullest(docs), query, by_meaning=self.by_meaning)[:MAX_PASSAGES]
-        if ranked:
-            return fit(query, [shown(p) for p in ranked], max_chars, weights=question_terms(query))
-        newest = sorted(docs, key=lambda d: d.order, reverse=True)[:FALLBACK_PASSAGES]
-        head = (
-            f"Nothing saved in this session shares a word with {query!r}; "
-            "the newest saved passages follow (ask with the words of a file name, a command or an error).\n\n"
+            return f"Nothing is saved in this project's transcripts yet ({len(ids)} sessions searched)."
+        return _answer(
+            query, docs, max_chars, visible, "in this project's sessions", by_meaning=self.by_meaning
         )
-        newest_shown = [shown(Passage(doc, 0, CHUNK_LINES, 0.0, 0)) for doc in newest]
-        return head + fit(query, newest_shown, max_chars - len(head))
+
+
+def _searched(docs: Sequence[Document]) -> list[Document]:
+    """What recall searches: the conversation. Records are left out: each is what the engine wrote
+    about messages that are saved verbatim, and the model holds the newest one already."""
+    return [doc for doc in docs if doc.conversation and doc.kind != "record"]
+
+
+def _answer(
+    query: str,
+    docs: list[Document],
+    max_chars: int,
+    visible: Collection[str],
+    where: str,
+    *,
+    by_meaning: bool,
+) -> str:
+    """Recall's answer from `docs` (see `Archive.search`)."""
+    called = call_results(docs, query.strip())
+    if called:  # asked for by its id: given even while the context holds it
+        return fit(query, [shown(Passage(doc, 0, 0, 0.0, 2)) for doc in called], max_chars)
+    seen = frozenset(visible)
+    docs = [doc for doc in docs if doc.key not in seen]
+    if not docs:
+        return f"Everything saved {where} is still in your context as it was: nothing left it yet."
+    ranked = rank(fullest(docs), query, by_meaning=by_meaning)[:MAX_PASSAGES]
+    if ranked:
+        return fit(query, [shown(p) for p in ranked], max_chars, weights=question_terms(query))
+    newest = sorted(docs, key=lambda d: d.order, reverse=True)[:FALLBACK_PASSAGES]
+    head = (
+        f"Nothing saved {where} shares a word with {query!r}; "
+        "the newest saved passages follow (ask with the words of a file name, a command or an error).\n\n"
+    )
+    newest_shown = [shown(Passage(doc, 0, CHUNK_LINES, 0.0, 0)) for doc in newest]
+    return head + fit(query, newest_shown, max_chars - len(head))
 
 
 def _slug(label: str) -> str:

@@ -84,6 +84,11 @@ class ToolContext:
     bash_timeout: float = 120.0
     # The recall tool's way into the context engine's archive, given when the session is built.
     recall: Callable[[str], str] | None = None
+    # recall with scope "project": this project's earlier sessions too (ContextEngine.recall_project).
+    recall_project: Callable[[str], str] | None = None
+    # The remember tool's way to save an approved memory: (text, scope) -> the line for the model;
+    # raises ToolError when nothing was saved (prompt/memories.py, given when the session is built).
+    remember: Callable[[str, str], str] | None = None
     # Where the secrets in a text are (the session's redactor), so an output is never cut inside one.
     secret_spans: Callable[[str], list[tuple[int, int]]] | None = None
     # Where a tool writes its output as it arrives, for the screen (the runner gives each call its own).

@@ -1,9 +1,11 @@
-"""The context tools: compact(focus?) and recall(query).
+"""The context tools: compact(focus?) and recall(query, scope?).
 
 compact returns the model's wish as part of its output (`ToolOutput.compact`);
 the loop condenses the conversation once the round is done. recall searches
 the engine's archive through `ToolContext.recall`, given when the session is
-built; without it (a bare registry in a test or a script) it says so.
+built; without it (a bare registry in a test or a script) it says so. With scope "project",
+recall also searches this project's earlier sessions (`ToolContext.recall_project`: the
+project's own `.transcripts/`, never another project's), each passage naming its session.
 """
 
 from __future__ import annotations
@@ -50,12 +52,18 @@ class Recall:
         description=(
             "Search the parts of this session that were summarized or cleared from the context "
             "(saved transcripts, old tool outputs) and return the matching passages verbatim. "
-            "Use it when a summary or a cleared result mentions something you need exactly."
+            "Use it when a summary or a cleared result mentions something you need exactly. "
+            'With scope "project" it also searches this project\'s earlier sessions.'
         ),
         input_schema={
             "type": "object",
             "properties": {
                 "query": {"type": "string", "description": "Words, a file name, or a tool-result id."},
+                "scope": {
+                    "type": "string",
+                    "enum": ["session", "project"],
+                    "description": 'Where: "session" (default) or "project" (earlier sessions too).',
+                },
             },
             "required": ["query"],
         },
@@ -65,6 +73,15 @@ class Recall:
 
     def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
         query = require_str(args, "query")
+        scope = optional_str(args, "scope") or "session"
+        if scope not in ("session", "project"):
+            return ToolOutput(
+                f'Error: scope is "session" (the default) or "project", not {scope!r}', is_error=True
+            )
+        if scope == "project":
+            if ctx.recall_project is None:
+                return ToolOutput(_NOT_WIRED.format(name="recall with scope project"), is_error=True)
+            return ToolOutput(ctx.recall_project(query))
         if ctx.recall is None:
             return ToolOutput(_NOT_WIRED.format(name="recall"), is_error=True)
         return ToolOutput(ctx.recall(query))

@@ -12,6 +12,7 @@ from agent_cli.tools.bash import Bash
 from agent_cli.tools.confine import Confinement
 from agent_cli.tools.context_tools import Compact, Recall
 from agent_cli.tools.files import EditFile, ReadFile, WriteFile
+from agent_cli.tools.remember import Remember
 from agent_cli.tools.search import Glob, Grep
 from agent_cli.tools.todo import TodoWrite
 from agent_cli.tools.web_fetch import WebFetch
@@ -23,7 +24,7 @@ __all__ = ["default_tools", "known_tools"]
 def default_tools(web: HostPolicy | None = None, background: BackgroundShells | None = None) -> ToolRegistry:
     """read_file, write_file, edit_file, bash, glob, grep, compact, recall, web_fetch (reaching the
     hosts `web` lets it: by default any public one), bash_output and kill_shell (the background
-    commands of `background`: a set of the registry's own when none is given), todo_write."""
+    commands of `background`: a set of the registry's own when none is given), todo_write, remember."""
     shells = background if background is not None else BackgroundShells()
 
     def start(command: str, cwd: Path, sandbox: Confinement | None) -> str:
@@ -43,6 +44,7 @@ def default_tools(web: HostPolicy | None = None, background: BackgroundShells | 
             BashOutput(shells),
             KillShell(shells),
             TodoWrite(),
+            Remember(),
         ]
     )
 

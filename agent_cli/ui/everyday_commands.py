@@ -10,7 +10,8 @@
     /export [FILE]   the conversation as Markdown, by default `agent-session-<id>.md` in the project
                      (as Claude Code writes to the working folder); an existing file is overwritten
                      only when the user says so
-    /memory [N]      the instruction files (AGENTS.md, CLAUDE.md, .agent/pins.md), opened in $VISUAL
+    /memory [N]      the instruction files (AGENTS.md, CLAUDE.md, .agent/pins.md) and the user's own
+                     memory file (prompt/memories.py: the remember tool saves there), opened in $VISUAL
     /status          model, provider, where it is served, sandbox, approvals, MCP servers, hooks, context
 
 `commands.py` holds their rows. Every text from the model, a file or git is shown `visible`.
@@ -31,6 +32,7 @@ from agent_cli.agent.session_diff import git_diff
 from agent_cli.core.errors import AgentError, CommandError
 from agent_cli.core.text import visible
 from agent_cli.prompt.instructions import INSTRUCTION_FILES
+from agent_cli.prompt.memories import user_memory_path
 from agent_cli.prompt.pins import PROJECT_PINS
 from agent_cli.providers.registry import wire_for
 from agent_cli.providers.server_search import web_search_gap
@@ -213,18 +215,24 @@ def _overwrite(repl: CommandHost, path: Path) -> bool:
 # ---- /memory -----------------------------------------------------------------------------------
 
 
-def memory_files(root: Path) -> list[tuple[Path, str]]:
-    """The instruction files a session here reads at start, and what each is."""
+def memory_files(root: Path, user_file: Path) -> list[tuple[Path, str]]:
+    """The instruction files a session here reads at start, and what each is (the two the remember
+    tool saves to among them)."""
     files = [(root / name, "project instructions, in the system prompt") for name in INSTRUCTION_FILES]
-    files.append((root / PROJECT_PINS, "the project's pins (/pin --project), carried word for word"))
+    files.append((root / PROJECT_PINS, "the project's pins (/pin --project, remember): word for word"))
+    files.append((user_file, "your own memories (remember with scope user), in every project"))
     return files
+
+
+def _named(path: Path, root: Path) -> str:
+    return str(path.relative_to(root)) if path.is_relative_to(root) else str(path)
 
 
 def memory(repl: CommandHost, arg: str) -> None:
     root, out = repl.session.project_root, repl.renderer
-    files = memory_files(root)
+    files = memory_files(root, user_memory_path(os.environ))
     rows = [
-        f"{n}. {visible(str(p.relative_to(root)))}  {'' if p.exists() else '(not there yet) '}· {what}"
+        f"{n}. {visible(_named(p, root))}  {'' if p.exists() else '(not there yet) '}· {what}"
         for n, (p, what) in enumerate(files, 1)
     ]
     if arg:
