@@ -25,6 +25,7 @@ __all__ = [
     "ErrorEvent",
     "ErrorKind",
     "Event",
+    "GoalEvent",
     "HookOutput",
     "ResultEvent",
     "ResultStop",
@@ -292,6 +293,31 @@ class ErrorEvent:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class GoalEvent:
+    """The goal after a round (core/goals.py): `status` "go_on" (the check failed; the agent goes
+    on), "met", "budget_spent"; `message` says it in one line for a person."""
+
+    type: ClassVar[str] = "goal"
+    status: str
+    message: str
+    rounds: int = 0
+    spent: float | None = None  # USD under the goal (None: the model's prices are unknown)
+    budget: float | None = None
+    exit_code: int | None = None  # the check's (None: no check, or it did not finish)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "type": self.type,
+            "status": self.status,
+            "message": self.message,
+            "rounds": self.rounds,
+            "spent": self.spent,
+            "budget": self.budget,
+            "exit_code": self.exit_code,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ResultEvent:
     """The end of one task: the final answer and how it ended."""
 
@@ -333,6 +359,7 @@ Event: TypeAlias = (
     | WebSearchEvent
     | HookOutput
     | ErrorEvent
+    | GoalEvent
     | ResultEvent
 )
 
