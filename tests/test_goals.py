@@ -159,12 +159,14 @@ def test_the_exit_code_is_read_off_bash_s_status_line() -> None:
 class Rig:
     """A loop, a keeper whose check answers from a script, and the log the keeper writes."""
 
-    def __init__(self, tmp_path: Path, script: list[Any], checks: list[CheckResult]) -> None:
+    def __init__(
+        self, tmp_path: Path, script: list[Any], checks: list[CheckResult], context: Any = None
+    ) -> None:
         self.provider = ScriptedProvider(script)
         self.loop = AgentLoop(
             provider=self.provider,
             tools=default_tools(),
-            context=PassThroughContext(),
+            context=context or PassThroughContext(),
             system="You are a test agent.",
             log=MemorySession(),
             approver=AutoApprover(),
@@ -295,3 +297,37 @@ def test_a_goal_cleared_stops_riding(tmp_path: Path) -> None:
     assert rig.keeper.clear() is None
     events = rig.run("plain turn")  # no goal: one turn, no check
     assert rig.ran == [] and not any(isinstance(e, GoalEvent) for e in events)
+
+
+def test_the_goal_survives_clears_a_summary_and_an_emergency_cut_byte_for_byte(tmp_path: Path) -> None:
+    """The real engine in a small window: L1 clears, the first two summaries are skipped (L4 drops the
+    oldest turns, the goal's first message among them), a later one is made (L2): every request,
+    summary requests included, carries the goal's note whole, and a summary request's instruction is
+    still its last text block, after the note."""
+    from agent_cli.context.gate import CompactGate
+    from agent_cli.context.todos import holds
+    from agent_cli.core.events import CompactEvent
+    from tests.test_context_fakes import FakeSummarizer, make_engine
+    from tests.test_todos import INSTRUCTION_TAG, big_reads
+
+    asked = {"n": 0}
+
+    def gate(layer: Any, trigger: Any, focus: str | None) -> CompactGate:
+        asked["n"] += 1
+        return CompactGate(skip=asked["n"] <= 2)
+
+    summarizer = FakeSummarizer(["## Work state\nreading the files"])
+    engine, _, _ = make_engine(tmp_path, summarizer, gate=gate)
+    rig = Rig(tmp_path, [*big_reads(tmp_path, 60), say("all read")], [CheckResult(0, "ok")], engine)
+    note = goal_note(rig.keeper.set(GoalSpec(ODD, "make check")))
+    events = rig.run("read every file")
+    layers = {e.layer for e in events if isinstance(e, CompactEvent)}
+    assert {"clear", "summarize", "emergency"} <= layers, layers
+    for request in rig.provider.requests:
+        assert sum(t == note for t in user_texts(request)) == 1, "a request went without the goal"
+    assert summarizer.requests
+    for request in summarizer.requests:
+        last = request.messages[-1].content
+        assert isinstance(last[-1], TextBlock) and last[-1].text.startswith(INSTRUCTION_TAG)
+        assert holds(request.messages, note)
+    assert [e.status for e in events if isinstance(e, GoalEvent)] == ["met"]
