@@ -11,6 +11,7 @@ import pytest
 
 from agent_cli.agent.approvals import AutoApprover
 from agent_cli.agent.goal_run import TOPIC, GoalKeeper, check_result, logged_goal, rounds
+from agent_cli.agent.hooks import Hooks
 from agent_cli.agent.loop import AgentLoop
 from agent_cli.context.todos import carried, with_note
 from agent_cli.core.events import ErrorEvent, Event, GoalEvent, ResultEvent
@@ -160,7 +161,12 @@ class Rig:
     """A loop, a keeper whose check answers from a script, and the log the keeper writes."""
 
     def __init__(
-        self, tmp_path: Path, script: list[Any], checks: list[CheckResult], context: Any = None
+        self,
+        tmp_path: Path,
+        script: list[Any],
+        checks: list[CheckResult],
+        context: Any = None,
+        hooks: Hooks | None = None,
     ) -> None:
         self.provider = ScriptedProvider(script)
         self.loop = AgentLoop(
@@ -173,6 +179,7 @@ class Rig:
             tool_context=ToolContext(root=tmp_path),
             retry=RetryPolicy(max_retries=0, base_delay=0.0, max_delay=0.0),
             sleep=lambda s: None,
+            hooks=hooks,
         )
         self.checks = checks
         self.ran: list[str] = []
@@ -331,3 +338,28 @@ def test_the_goal_survives_clears_a_summary_and_an_emergency_cut_byte_for_byte(t
         assert isinstance(last[-1], TextBlock) and last[-1].text.startswith(INSTRUCTION_TAG)
         assert holds(request.messages, note)
     assert [e.status for e in events if isinstance(e, GoalEvent)] == ["met"]
+
+
+class StopOnce(Hooks):
+    """A Stop hook that blocks the first time it is asked, and records what it was told."""
+
+    def __init__(self) -> None:
+        self.told: list[tuple[str, bool]] = []
+
+    def on_stop(self, reply: str, active: bool = False) -> str | None:
+        self.told.append((reply, active))
+        return "run the linter too" if len(self.told) == 1 else None
+
+
+def test_a_stop_hook_goes_first_and_the_check_runs_when_the_hooks_let_the_round_end(tmp_path: Path) -> None:
+    hooks = StopOnce()
+    script = [say("one"), say("two"), say("three")]
+    rig = Rig(tmp_path, script, [CheckResult(1, "no"), CheckResult(0, "ok")], hooks=hooks)
+    rig.keeper.set(GoalSpec("g", "make check"))
+    events = rig.run("go")
+    # Round 1: the hook blocks ("one"), the model goes on in the same round ("two"), the hook lets
+    # it end, the check fails; round 2 ("three"): the check passes.
+    assert hooks.told == [("one", False), ("two", True), ("three", False)]
+    assert len(rig.ran) == 2 and len(rig.provider.requests) == 3
+    assert "Stop hook feedback:\nrun the linter too" in user_texts(rig.provider.requests[1])
+    assert [e.status for e in events if isinstance(e, GoalEvent)] == ["go_on", "met"]

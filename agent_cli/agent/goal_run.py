@@ -35,7 +35,7 @@ import re
 from collections.abc import Callable, Generator, Iterator, Sequence
 from typing import Any
 
-from agent_cli.core.events import ErrorEvent, Event, GoalEvent, ResultEvent
+from agent_cli.core.events import ErrorEvent, Event, GoalEvent, ResultEvent, StatusEvent
 from agent_cli.core.goals import (
     MET_MARK,
     CheckResult,
@@ -221,6 +221,8 @@ def rounds(
             yield result
             return
         try:
+            if keeper.goal is not None and keeper.goal.spec.check:
+                yield StatusEvent(text="running the goal's check")
             event, prompt = keeper.after(result.text)
             yield event
         except KeyboardInterrupt:  # Esc or Ctrl-C while the check ran, or as its verdict showed

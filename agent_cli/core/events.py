@@ -50,7 +50,9 @@ ErrorKind: TypeAlias = (
         "error", "compact", "compaction", "interrupted", "max_iterations", "pause_turn", "hook", "refused"
     ]
 )
-Status: TypeAlias = Literal["checking the context", "waiting for model", "summarizing"]
+Status: TypeAlias = Literal[
+    "checking the context", "waiting for model", "summarizing", "running the goal's check"
+]
 # What set a compaction off: the engine's own check, the user (/compact), the model (the compact
 # tool), a provider's refusal, the emergency drop, a result capped as it arrived, a tool call's
 # oversized input capped in the history.
