@@ -9,17 +9,22 @@
 - A round that fails on a provider error leaves the goal set: `--continue` carries it again and runs
   its check when the next turn ends.
 - Bad syntax: one line, exit 2.
+- The check runs in the session's sandbox (a write outside the project refused), not as `!command` does.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from agent_cli.sandbox.probe import find_bwrap, probe
 from agent_cli.testing.fakeserver import FakeModelServer, Fault, RecordedRequest, Reply, ToolCallSpec
 from agent_cli.testing.summary_shape import is_summary_request
 from tests.e2e import MODELS, agent_env, run_agent, stream_events
@@ -195,3 +200,34 @@ def test_bad_goal_syntax_is_one_line_and_exit_2(value: str, said: str, tmp_path:
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(said), done.stderr
     assert json.dumps(done.stdout) == '""'
+
+
+VERDICT = probe(find_bwrap(os.environ.get("PATH")))
+
+
+@pytest.mark.skipif(not VERDICT.works, reason=f"no working sandbox here: {VERDICT.reason}")
+@pytest.mark.parametrize("mode", ["workspace-write", "off"])
+def test_the_check_runs_in_the_session_s_sandbox(mode: str, tmp_path: Path) -> None:
+    """The check runs unasked, but confined as the model's bash is: a write outside the project is
+    refused under workspace-write (so this check, which passes only when refused, meets the goal at
+    once) and goes through with the sandbox off (so it fails and the budget ends the run)."""
+    project, home = tmp_path / "proj", tmp_path / "home"
+    project.mkdir()
+    home.mkdir()
+    base = Path("/var/tmp")  # not under /tmp, which the sandbox leaves writable
+    if not os.access(base, os.W_OK):
+        pytest.skip("no writable /var/tmp outside the project and the temp dir")
+    outside = Path(tempfile.mkdtemp(prefix="agent-goal-outside-", dir=base))
+    try:
+        check = f"if echo x > {outside}/escaped 2>/dev/null; then exit 1; fi"
+        with FakeModelServer() as server:
+            server.responder = lambda request: Reply("Done.", usage={"output_tokens": 20_000})
+            args = ["-p", "--goal", goal_arg(check, "0.10"), *common("anthropic"), "--sandbox", mode]
+            done = run_agent(args, project, agent_env(home, server, "anthropic"), timeout=180)
+        escaped = (outside / "escaped").exists()
+    finally:
+        shutil.rmtree(outside, ignore_errors=True)
+    if mode == "off":
+        assert done.returncode == 3 and escaped, done.stderr[-2000:]
+    else:
+        assert done.returncode == 0 and not escaped, done.stderr[-2000:]
