@@ -88,11 +88,14 @@ def test_esc_stops_the_run_the_goal_stays_and_continue_brings_it_back(
         screen.send("/goal", "Enter")
         assert screen.wait_for("rounds: 1"), screen.text()
         assert "goal (active): write the changelog" in screen.text()
+        assert screen.wait_for("· ◎ goal"), screen.text()  # the toolbar, while the goal is active
     assert len(fake_server.requests) == 2
     with repl(tmp_path, fake_server, "--continue") as screen:
         screen.send("/goal", "Enter")
         assert screen.wait_for("goal (active): write the changelog"), screen.text()
+        assert screen.wait_for("· ◎ goal"), screen.text()
         screen.send("/goal clear", "Enter")
         assert screen.wait_for("goal cleared"), screen.text()
         screen.send("/goal", "Enter")
         assert screen.wait_for("goal (cleared): write the changelog"), screen.text()
+        assert "· ◎ goal" not in "\n".join(screen.raw_rows()[-3:])

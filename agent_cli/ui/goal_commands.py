@@ -22,9 +22,10 @@ if TYPE_CHECKING:
     from agent_cli.session import AgentSession
     from agent_cli.ui.render import Renderer
 
-__all__ = ["goal", "goal_lines"]
+__all__ = ["MARK", "goal", "goal_lines", "goal_mark"]
 
 LAST_LINES = 6  # of the last check's output, in /goal
+MARK = " · ◎ goal"
 ENDED = {"met": "met", "budget_spent": "stopped: its budget is spent", "cleared": "cleared"}
 
 
@@ -38,6 +39,13 @@ class CommandHost(Protocol):
     def renderer(self) -> Renderer: ...
 
     def drive(self, events: Iterator[Event]) -> None: ...
+
+
+def goal_mark(goal: Goal | None, room: int | None = None) -> str:
+    """The toolbar's " · ◎ goal" while a goal is active ("" otherwise, or without room for it)."""
+    if goal is None or not goal.active or (room is not None and len(MARK) > room):
+        return ""
+    return MARK
 
 
 def goal_lines(goal: Goal, spent: float) -> list[str]:
