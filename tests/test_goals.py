@@ -140,6 +140,11 @@ def test_the_verdict(budget: float | None, passed: bool, spent: float, verdict: 
 def test_the_log_form_round_trips_and_a_bad_record_is_none() -> None:
     goal = Goal(GoalSpec(ODD, "make", 2.5), "active", 3, 0.75, CheckResult(1, "boom\n[exit code 1]"))
     assert goal_from_json(goal_to_json(goal)) == goal
+    long = Goal(GoalSpec("g"), last=CheckResult(1, "x" * 10_000 + "the end"))
+    assert (
+        goal_to_json(long)["last"]["output"].endswith("the end")
+        and len(goal_to_json(long)["last"]["output"]) == 4000
+    )
     assert goal_from_json({"text": "x", "status": "sideways"}) is None
     assert goal_from_json({"text": "", "status": "active"}) is None
     assert goal_from_json([]) is None

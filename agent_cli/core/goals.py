@@ -47,6 +47,7 @@ __all__ = [
 
 MAX_TEXT = 4000  # Claude Code's limit for a goal's condition: the note rides in every request
 MAX_CHECK = 2000
+LOGGED_OUTPUT = 4000  # characters of the last check's output the session log keeps
 MET_MARK = "GOAL MET"  # without a check, the model ends its reply with this line when the goal is met
 CLEAR_WORDS = frozenset({"clear", "stop", "off", "reset", "none", "cancel"})  # Claude Code's aliases
 
@@ -195,7 +196,8 @@ def goal_to_json(goal: Goal) -> dict[str, Any]:
         "spent": goal.spent,
     }
     if goal.last is not None:
-        data["last"] = {"exit_code": goal.last.exit_code, "output": goal.last.output}
+        # The output's tail only: the log keeps a record a round, and /goal shows the last lines.
+        data["last"] = {"exit_code": goal.last.exit_code, "output": goal.last.output[-LOGGED_OUTPUT:]}
     return data
 
 
