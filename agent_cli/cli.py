@@ -3,6 +3,9 @@
     agent                 the REPL (ui/repl.py) on a new session
     agent -p PROMPT       one task headless (ui/headless.py prints its events); `/NAME args`
                           names a Markdown command, expanded as in the REPL
+    agent -p --goal 'TEXT [--check CMD] [--budget USD]'   headless rounds until the goal is met
+                          (exit 0), or GOAL_NOT_MET (3) when its budget is spent; with -p PROMPT,
+                          the prompt starts the first round
     echo PROMPT | agent   the same, from stdin
     cat F | agent -p P    the same, with what was piped in as context after the prompt
                           (ui/task_prompt.py: what a headless task is asked)
@@ -25,10 +28,14 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
-from agent_cli.cli_args import OUTPUT_FORMATS, CliArgs, simple_headless
+from agent_cli.cli_args import GOAL_NOT_MET, OUTPUT_FORMATS, CliArgs, print_flag_before_goal, simple_headless
 from agent_cli.subcommands import fail, mcp_command, transcripts_command
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from agent_cli.core.events import Event
+    from agent_cli.core.goals import GoalSpec
     from agent_cli.session import AgentSession
 
 __all__ = ["CliArgs", "main", "mcp_command", "run_cli", "transcripts_command"]
@@ -63,6 +70,8 @@ def _main() -> None:
 
             typeahead.hold(sys.stdin.fileno())  # keys typed from now on wait for the prompt, unechoed
         sys.exit(run_cli(CliArgs()))
+    if "--goal" in argv or any(a.startswith("--goal=") for a in argv):
+        sys.argv[1:] = argv = print_flag_before_goal(argv)
     simple = simple_headless(argv)
     if simple is not None:  # `agent -p "say hi"` and the like: skip typer too
         sys.exit(run_cli(simple))
@@ -178,6 +187,14 @@ def _build_app() -> Any:  # a typer.Typer; typer is imported lazily to keep --ve
         output_format: Annotated[
             str, typer.Option("--output-format", help="Headless output: text, json or stream-json.")
         ] = "text",
+        goal: Annotated[
+            str | None,
+            typer.Option(
+                "--goal",
+                help="Run headless until a goal is met: 'TEXT [--check COMMAND] [--budget USD]' (as /goal). "
+                "Exit 0 when met, 3 when the budget is spent first.",
+            ),
+        ] = None,
         pin: Annotated[
             list[str] | None,
             typer.Option(
@@ -221,6 +238,7 @@ def _build_app() -> Any:  # a typer.Typer; typer is imported lazily to keep --ve
                 pins=tuple(pin or ()),
                 permission_mode=permission_mode,
                 sandbox=sandbox,
+                goal=goal,
             )
         )
         raise typer.Exit(code)
@@ -279,7 +297,18 @@ def run_cli(args: CliArgs, *, env: dict[str, str] | None = None, cwd: Path | Non
         return fail("--pin needs the instruction to pin: agent --pin 'never use tabs'")
     if args.prompt is not None and not args.prompt.strip():
         return fail("-p needs a prompt: agent -p 'what to do'")
-    interactive = args.prompt is None
+    goal = None
+    if args.goal is not None:
+        from agent_cli.core.goals import GoalSpec, parse_goal
+
+        try:
+            parsed = parse_goal(clean(args.goal))
+        except ValueError as exc:
+            return fail(f"--goal: {exc}")
+        if not isinstance(parsed, GoalSpec):
+            return fail("--goal needs the goal: --goal 'make the tests pass --check \"pytest -q\"'")
+        goal = parsed
+    interactive = args.prompt is None and goal is None
     context = ""  # what was piped in next to -p
     if interactive and not sys.stdin.isatty():  # `echo "fix the tests" | agent`: one headless task
         piped = decode(sys.stdin.buffer.read()).strip()  # not sys.stdin.read(): odd bytes must not fail
@@ -324,11 +353,12 @@ def run_cli(args: CliArgs, *, env: dict[str, str] | None = None, cwd: Path | Non
         return fail(str(exc), 1)
     except OSError as exc:  # the project's .transcripts/ cannot be created or read
         return fail(f"cannot open the session log: {exc}", 1)
-    assert args.prompt is not None
-    return _headless(session, args.prompt, args.output_format)
+    return _headless(session, args.prompt, args.output_format, goal)
 
 
-def _headless(session: "AgentSession", prompt: str, output_format: str) -> int:
+def _headless(
+    session: "AgentSession", prompt: str | None, output_format: str, goal: "GoalSpec | None"
+) -> int:
     import itertools
 
     from agent_cli.core.errors import AgentError
@@ -343,7 +373,7 @@ def _headless(session: "AgentSession", prompt: str, output_format: str) -> int:
         # The MCP servers connect in the background: wait for them (silently) before the first request,
         # so the tools the run announces are all there.
         joined = list(session.connect(say_waiting=False))
-        events = itertools.chain(session.warnings, joined, session.begin(), session.run(prompt))
+        events = itertools.chain(session.warnings, joined, session.begin(), _task(session, prompt, goal))
         init = init_event(
             session_id=session.id,
             model=session.model,
@@ -354,6 +384,8 @@ def _headless(session: "AgentSession", prompt: str, output_format: str) -> int:
         report = HeadlessReport(lambda: session.usage_log)
         code = render_headless(events, fmt, tools=session.tools, init=init, report=report)
         render_aside(session.end())  # after the result: on stderr, so stream-json still ends with it
+        if goal is not None and session.goal is not None and code in (0, 1):
+            code = 0 if session.goal.status == "met" else (code or GOAL_NOT_MET)
         return _ended_by_signal() or code
     except KeyboardInterrupt:
         return _ended_by_signal() or 130
@@ -368,6 +400,19 @@ def _headless(session: "AgentSession", prompt: str, output_format: str) -> int:
         return fail(internal_error(exc), 1)
     finally:
         session.close()
+
+
+def _task(session: "AgentSession", prompt: str | None, goal: "GoalSpec | None") -> "Iterator[Event]":
+    """The headless task: the prompt's turn, or with `--goal` the goal's rounds (started by the
+    prompt when there is one, else by the goal's note, as `/goal TEXT` starts)."""
+    if goal is None:
+        assert prompt is not None
+        yield from session.run(prompt)
+    elif prompt is None:
+        yield from session.pursue(goal)
+    else:
+        session.set_goal(goal)
+        yield from session.run(prompt)
 
 
 def _ended_by_signal() -> int | None:

@@ -10,9 +10,24 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["OUTPUT_FORMATS", "CliArgs", "simple_headless"]
+__all__ = ["GOAL_NOT_MET", "OUTPUT_FORMATS", "CliArgs", "print_flag_before_goal", "simple_headless"]
 
 OUTPUT_FORMATS = ("text", "json", "stream-json")
+# The exit code of a `--goal` run that ended without the goal met: its budget spent (or a round that
+# ended without an answer and with no code of its own). 0 is met; 1, 2 and 130 keep their meanings.
+GOAL_NOT_MET = 3
+
+
+def print_flag_before_goal(argv: list[str]) -> list[str]:
+    """`agent -p --goal '...'`: `-p` (which takes the prompt) given bare before `--goal` only says
+    "headless", which `--goal` implies; it is dropped so the goal's value is not read as the prompt."""
+    out: list[str] = []
+    for n, word in enumerate(argv):
+        after = argv[n + 1] if n + 1 < len(argv) else ""
+        if word in ("-p", "--print") and (after == "--goal" or after.startswith("--goal=")):
+            continue
+        out.append(word)
+    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +47,7 @@ class CliArgs:
     pins: tuple[str, ...] = ()
     permission_mode: str | None = None
     sandbox: str | None = None
+    goal: str | None = None  # `--goal 'TEXT [--check COMMAND] [--budget USD]'`: a headless goal run
 
 
 # The flags `simple_headless` reads without typer: each takes one value (the last one given wins,

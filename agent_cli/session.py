@@ -15,6 +15,8 @@ runner act only through its methods:
     breakdown()         /context
     pin(text) / unpin(n) / pins    /pin, /unpin, /pins: what every request carries word for word
     todos               /todos and the toolbar: the model's todo list (todo_write), back with --continue
+    goal / set_goal(spec) / pursue(spec) / clear_goal()   /goal and --goal: the goal every request
+                        carries, and its rounds until it is met (agent/goal_run.py), back with --continue
     record() / edit_record(text)   /record, /record edit: the condensed record, seen and replaced
     uncompact()         /uncompact: the last compaction undone, when what it removed fits
     usage_log           /cost
@@ -40,6 +42,8 @@ from pathlib import Path
 from agent_cli.agent.attachments import Attached, attach, shell_message
 from agent_cli.agent.file_changes import REWIND_TOPIC
 from agent_cli.agent.file_watch import FileWatch
+from agent_cli.agent.goal_run import CHECK_TIMEOUT, GoalKeeper, check_result, logged_goal, rounds
+from agent_cli.agent.goal_run import TOPIC as GOAL_TOPIC
 from agent_cli.agent.loop import AgentLoop
 from agent_cli.agent.modes import ModeState
 from agent_cli.agent.record_edits import (
@@ -62,6 +66,7 @@ from agent_cli.context.thresholds import Thresholds
 from agent_cli.context.todos import logged_todos
 from agent_cli.core.errors import AgentError
 from agent_cli.core.events import Event, WarningEvent
+from agent_cli.core.goals import CheckResult, Goal, GoalSpec, goal_note
 from agent_cli.core.messages import Message, ToolResult, ToolUse, Usage, new_id
 from agent_cli.core.text import visible
 from agent_cli.core.todos import TodoItem
@@ -125,6 +130,13 @@ class AgentSession:
         self._set_pins(logged=list(pins) != [])
         self._loop.restore_skills(logged_skills(records))
         self._loop.set_todos(logged_todos(records))
+        self._goal = GoalKeeper(
+            check=self._check,
+            usage=lambda: self._loop.usage_log,
+            log=lambda data: self._log.log_state(GOAL_TOPIC, data),
+            note=self._loop.set_goal_note,
+        )
+        self._goal.restore(logged_goal(records))
         self._restore_anchor(records)
         self._background_died(records)
 
@@ -221,7 +233,41 @@ class AgentSession:
         if attached is None:
             attached = self.attachments(prompt)
         notes = [WarningEvent(message=n) for n in attached.notes]
+        if self._goal.active:  # the goal's rounds follow the turn (agent/goal_run.py)
+            return rounds(self._goal, self._turn(prompt, attached, notes), self._next_round)
         return self._turn(prompt, attached, notes)
+
+    @property
+    def goal(self) -> Goal | None:
+        """The goal (/goal, --goal): active, or the last one and how it ended; None when never set."""
+        return self._goal.goal
+
+    def goal_spent(self) -> float:
+        return self._goal.spent()
+
+    def set_goal(self, spec: GoalSpec) -> Goal:
+        """Work toward `spec` from the next turn on: its note rides in every request; when a turn
+        ends, its check runs and a failed one starts another round."""
+        return self._goal.set(spec)
+
+    def pursue(self, spec: GoalSpec) -> Iterator[Event]:
+        """`/goal TEXT`: set the goal and start at once, with the goal's note as the prompt."""
+        return self.run(goal_note(self.set_goal(spec)), Attached((), ()))
+
+    def clear_goal(self) -> Goal | None:
+        """`/goal clear`: the goal ends now; the ended goal, or None when none was active."""
+        return self._goal.clear()
+
+    def _next_round(self, prompt: str) -> Iterator[Event]:
+        return self._turn(prompt, Attached((), ()), [])
+
+    def _check(self, command: str) -> CheckResult:
+        """The goal's check: run as the user's `!command` is (unasked) but in the session's sandbox,
+        its output capped by L0 like a tool's (archived whole when cut)."""
+        use = ToolUse(new_id("goal"), BASH, {"command": command, "timeout": CHECK_TIMEOUT})
+        output = self._loop.use_tool(use, sandboxed=True)
+        capped, _ = self._engine.ingest(use, ToolResult(use.id, output.content, output.is_error))
+        return check_result(ToolOutput(capped.content, is_error=output.is_error))
 
     def _turn(self, prompt: str, attached: Attached, notes: list[WarningEvent]) -> Iterator[Event]:
         yield from self.connect()  # (the turn's tools are those found by then)
@@ -371,6 +417,7 @@ class AgentSession:
         self._set_pins(logged=False)
         self._loop.restore_skills(logged_skills(records))
         self._loop.set_todos(logged_todos(records))
+        self._goal.restore(logged_goal(records))
         if self._watch is not None:
             self._watch.follow(self._parts.snapshots(log), log)
         self._restore_anchor(records)

@@ -93,6 +93,7 @@ class AgentLoop:
         self._skills = SkillsInUse()  # the skills the model loaded: pinned after the pins (prompt/skills.py)
         # The todo list (todo_write replaces it): its note rides in the history (context/todos.py).
         self.todos: tuple[TodoItem, ...] = ()
+        self.goal_note = ""  # the goal's note (core/goals.py), carried like the todo list's
         self.log = log
         self.hooks = hooks or Hooks()
         self.max_iterations = max_iterations
@@ -116,7 +117,7 @@ class AgentLoop:
         """The system prompt with the pins' section and the skills in use at its end, the tools, and
         the todo list's note (carried in the history, not in the system prompt: see context/todos.py)."""
         pinned = self.pinned + self._skills.section()
-        return Frame(self.system + pinned, self.tools.specs(), pinned, todo_note(self.todos))
+        return Frame(self.system + pinned, self.tools.specs(), pinned, todo_note(self.todos), self.goal_note)
 
     @property
     def skills_in_use(self) -> tuple[str, ...]:
@@ -156,6 +157,11 @@ class AgentLoop:
         note joins the next request's newest user message if the history does not hold it."""
         self.todos = tuple(todos)
 
+    def set_goal_note(self, note: str) -> None:
+        """The goal's note from the next request on ("" once it ends): it joins the newest user
+        message where the history does not hold it, as the todo list's does."""
+        self.goal_note = note
+
     def restore_skills(self, in_use: Mapping[str, str]) -> None:
         """The skills a reopened session had in use (its log's record), pinned again."""
         restored = SkillsInUse(in_use)
@@ -188,10 +194,11 @@ class AgentLoop:
         self.hooks.on_session_end()
         yield from self._hook_events()
 
-    def use_tool(self, use: ToolUse) -> ToolOutput:
-        """Run a call for the user (`!command`, `@path`), as they typed it: nothing asked."""
+    def use_tool(self, use: ToolUse, *, sandboxed: bool = False) -> ToolOutput:
+        """Run a call for the user (`!command`, `@path`; a goal's check, `sandboxed` as bash runs), as
+        they typed it: nothing asked."""
         self.tool_context = dataclasses.replace(self.tool_context, cancel=threading.Event())
-        return self._runner.run_for_user(use, self.tool_context)
+        return self._runner.run_for_user(use, self.tool_context, sandboxed=sandboxed)
 
     def add_user_message(self, text: str) -> None:
         """The user's own message without a turn (what `!command` printed): the next prompt follows it."""
@@ -279,7 +286,7 @@ class AgentLoop:
     def _step(self, going_on: Continuations, final_text: list[str]) -> Generator[Event, None, NextStep]:
         """One model request and what its reply asks for: tools run, another request, or the end."""
         yield StatusEvent(text="checking the context")  # usually instant; a summary can take a while
-        placed = carried(self.history, self.frame.todos)  # (after /clear, an edited record: counted too)
+        placed = carried(self.history, *self.frame.notes)  # (after /clear, an edited record: counted too)
         if placed is not None:
             self.replace_history(placed, "todos")
         prepared = self.context.prepare(self.history, self.frame)
@@ -399,7 +406,7 @@ class AgentLoop:
     def apply(self, prepared: Prepared, reason: str) -> Iterator[Event]:
         """The engine's prepared history becomes the history (logged), with the todo list's note
         placed again if a layer took the message holding it; its events go out."""
-        messages = carried(prepared.messages, self.frame.todos) or prepared.messages
+        messages = carried(prepared.messages, *self.frame.notes) or prepared.messages
         if messages != self.history:
             self.history = list(messages)
             self.log.log_history(self.history, reason)

@@ -107,11 +107,12 @@ class ToolRunner:
         output = dataclasses.replace(output, content=self._redact(clean(output.content)))
         return output, self._clock() - started
 
-    def run_for_user(self, use: ToolUse, ctx: ToolContext) -> ToolOutput:
+    def run_for_user(self, use: ToolUse, ctx: ToolContext, *, sandboxed: bool = False) -> ToolOutput:
         """Run a call the user typed (`!command`, `@path`): nothing to approve, no hook to ask;
         Ctrl-C stops it as it stops a model's call. What it changes in the files is watched too.
-        The user's own command runs as the user: outside the sandbox."""
-        ctx = dataclasses.replace(ctx, unconfined=True)
+        The user's own command runs as the user: outside the sandbox, unless `sandboxed` (a goal's
+        check, which runs again and again unattended: in the session's sandbox, as bash's calls)."""
+        ctx = dataclasses.replace(ctx, unconfined=not sandboxed)
         with self._watch.around(use, self.tools.effect(use.name), ctx):
             output = run_through(self._in_worker(use, ctx, None))  # (no progress to show)
         return dataclasses.replace(output, content=self._redact(clean(output.content)))

@@ -39,6 +39,7 @@ class Breakdown:
     auto_compact: bool  # False after the loop guard stopped automatic compaction
     pins: int = 0  # the user's pins, part of the system prompt (shown apart from it)
     todos: int = 0  # the todo list's note, in a message of the history (shown apart from it)
+    goal: int = 0  # the goal's note, the same way
 
     def rows(self) -> list[tuple[str, int, float]]:
         """(label, tokens, % of window) for each part, free last."""
@@ -46,6 +47,7 @@ class Breakdown:
             ("system prompt", self.system),
             ("pins", self.pins),
             ("todo list", self.todos),
+            ("goal", self.goal),
             ("tool specs", self.tools),
             ("condensed records", self.summary),
             ("messages", self.messages),
@@ -102,12 +104,15 @@ def compute_breakdown(
     tools = framed - system
     pins = min(counter.count_text(frame.pins), system) if frame.pins else 0
     system -= pins
-    summary = text = results = todos = 0
+    summary = text = results = todos = goal = 0
     for message in history:
         tokens = counter.count_message(message)
         if frame.todos and holds([message], frame.todos):
             todos = min(counter.count_text(frame.todos), tokens)
             tokens -= todos
+        if frame.goal and holds([message], frame.goal):
+            goal = min(counter.count_text(frame.goal), tokens)
+            tokens -= goal
         if message.summary is not None or message.native is not None:
             summary += tokens
         elif message.tool_results:
@@ -116,8 +121,8 @@ def compute_breakdown(
             text += tokens
     # Every part (the frame too) is scaled to the anchored total the engine acts on:
     # scaling only the messages left them at 0 when the provider counts less than we do.
-    system, pins, todos, tools, summary, text, results = scale_parts(
-        [system, pins, todos, tools, summary, text, results], total
+    system, pins, todos, goal, tools, summary, text, results = scale_parts(
+        [system, pins, todos, goal, tools, summary, text, results], total
     )
     return Breakdown(
         window=thresholds.window,
@@ -126,6 +131,7 @@ def compute_breakdown(
         system=system,
         pins=pins,
         todos=todos,
+        goal=goal,
         tools=tools,
         summary=summary,
         messages=text,

@@ -31,12 +31,19 @@ class Frame:
     """The fixed prefix of every request: the system prompt and the tool specs. `pins` is the part
     of `system` that holds the user's pins (prompt/pins.py), so /context can say what they take.
     `todos` is the todo list's note (core/todos.py): not part of `system` (it rides in the history,
-    context/todos.py), but carried by every request, summary requests included."""
+    context/todos.py), but carried by every request, summary requests included. `goal` is the goal's
+    note (core/goals.py), carried the same way while a goal is active."""
 
     system: str
     tools: tuple[ToolSpec, ...] = ()
     pins: str = ""
     todos: str = ""
+    goal: str = ""
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """The notes every request carries in its history (context/todos.py places them)."""
+        return tuple(note for note in (self.todos, self.goal) if note)
 
     def digest(self) -> str:
         """A short fingerprint of the frame. Thinking blocks are bound to it: a session resumed

@@ -1,4 +1,4 @@
-"""Where the todo list rides: a note in the newest user message, kept in the history.
+"""Where the todo list (and the goal) rides: a note in the newest user message, kept in the history.
 
 The *note* is the list's text (`core.todos.todo_note`): every request carries it byte for byte while
 the list is not empty. When the list changes it is todo_write's own result, in the round's results
@@ -13,6 +13,9 @@ functions over message lists:
 - `carried(messages, note)`: the history with the note placed, or None when nothing changes.
 - `with_note(span, note)`: a summary request's span with the note at its end, so the instruction the
   request appends after it stays its last text block.
+The goal's note (`core.goals.goal_note`) rides the same way, a block of its own beside the list's:
+`carried` and `with_note` take every note the frame names (`Frame.notes`).
+
 - `logged_todos(records)`: the list as the session log last recorded it (`--continue`, `/resume`).
 """
 
@@ -39,26 +42,31 @@ def holds(messages: Sequence[Message], note: str) -> bool:
     )
 
 
-def carried(messages: Sequence[Message], note: str) -> list[Message] | None:
-    """`messages` with the note as the last block of the newest message; None when there is no list,
-    the note is already there, or the newest message is the model's (a paused reply goes back as it
-    is; the note joins the next user message instead: a block put before a reply's thinking would
-    unbind it)."""
-    if not note or not messages or messages[-1].role != "user" or holds(messages, note):
+def carried(messages: Sequence[Message], *notes: str) -> list[Message] | None:
+    """`messages` with each note (the todo list's, the goal's) the history does not hold as a block
+    at the end of the newest message; None when there is none to place, or the newest message is
+    the model's (a paused reply goes back as it is; the notes join the next user message instead: a
+    block put before a reply's thinking would unbind it)."""
+    if not messages or messages[-1].role != "user":
+        return None
+    missing = [note for note in notes if note and not holds(messages, note)]
+    if not missing:
         return None
     last = messages[-1]
-    return [*messages[:-1], last.replace((*last.content, TextBlock(note)))]
+    return [*messages[:-1], last.replace((*last.content, *(TextBlock(note) for note in missing)))]
 
 
-def with_note(span: Sequence[Message], note: str) -> list[Message]:
-    """A summary request's span carrying the note: at the end of its last user message, or as a user
+def with_note(span: Sequence[Message], *notes: str) -> list[Message]:
+    """A summary request's span carrying the notes: at the end of its last user message, or as a user
     message after the span's last reply (the request adds its instruction to that message, after it)."""
-    if not note or holds(span, note):
+    missing = [note for note in notes if note and not holds(span, note)]
+    if not missing:
         return list(span)
+    blocks = tuple(TextBlock(note) for note in missing)
     if span and span[-1].role == "user":
         last = span[-1]
-        return [*span[:-1], Message(last.role, (*last.content, TextBlock(note)), last.id + "+t")]
-    return [*span, Message.user(note)]
+        return [*span[:-1], Message(last.role, (*last.content, *blocks), last.id + "+t")]
+    return [*span, Message("user", blocks)]
 
 
 def logged_todos(records: Sequence[LogRecord]) -> tuple[TodoItem, ...]:

@@ -25,6 +25,7 @@ __all__ = [
     "ErrorEvent",
     "ErrorKind",
     "Event",
+    "GoalEvent",
     "HookOutput",
     "ResultEvent",
     "ResultStop",
@@ -49,7 +50,9 @@ ErrorKind: TypeAlias = (
         "error", "compact", "compaction", "interrupted", "max_iterations", "pause_turn", "hook", "refused"
     ]
 )
-Status: TypeAlias = Literal["checking the context", "waiting for model", "summarizing"]
+Status: TypeAlias = Literal[
+    "checking the context", "waiting for model", "summarizing", "running the goal's check"
+]
 # What set a compaction off: the engine's own check, the user (/compact), the model (the compact
 # tool), a provider's refusal, the emergency drop, a result capped as it arrived, a tool call's
 # oversized input capped in the history.
@@ -292,6 +295,31 @@ class ErrorEvent:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class GoalEvent:
+    """The goal after a round (core/goals.py): `status` "go_on" (the check failed; the agent goes
+    on), "met", "budget_spent"; `message` says it in one line for a person."""
+
+    type: ClassVar[str] = "goal"
+    status: str
+    message: str
+    rounds: int = 0
+    spent: float | None = None  # USD under the goal (None: the model's prices are unknown)
+    budget: float | None = None
+    exit_code: int | None = None  # the check's (None: no check, or it did not finish)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "type": self.type,
+            "status": self.status,
+            "message": self.message,
+            "rounds": self.rounds,
+            "spent": self.spent,
+            "budget": self.budget,
+            "exit_code": self.exit_code,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ResultEvent:
     """The end of one task: the final answer and how it ended."""
 
@@ -333,6 +361,7 @@ Event: TypeAlias = (
     | WebSearchEvent
     | HookOutput
     | ErrorEvent
+    | GoalEvent
     | ResultEvent
 )
 

@@ -24,7 +24,14 @@ from agent_cli.core.errors import AgentError
 from agent_cli.core.events import Event
 from agent_cli.prompt.command_files import CommandFiles, command_dirs
 from agent_cli.session import AgentSession
-from agent_cli.ui import background_commands, context_commands, everyday_commands, session_commands, todo_view
+from agent_cli.ui import (
+    background_commands,
+    context_commands,
+    everyday_commands,
+    goal_commands,
+    session_commands,
+    todo_view,
+)
 from agent_cli.ui.custom_commands import custom_help_rows
 from agent_cli.ui.picker import Chooser
 from agent_cli.ui.reports import (
@@ -277,6 +284,12 @@ COMMANDS: tuple[Command, ...] = (
     Command("pins", "", "the pinned instructions, numbered", context_commands.pins),
     Command("unpin", "n", "remove pin n", context_commands.unpin),
     Command("todos", "", "the model's todo list, which every request carries", todo_view.todos),
+    Command(
+        "goal",
+        "[text [--check cmd] [--budget usd] | clear]",
+        "work toward a goal until its check passes (or the budget is spent); its progress; clear it",
+        goal_commands.goal,
+    ),
     Command(
         "record",
         "[edit]",

@@ -31,6 +31,7 @@ from agent_cli.core.events import (
     CompactEvent,
     ErrorEvent,
     Event,
+    GoalEvent,
     HookOutput,
     ResultEvent,
     RetryEvent,
@@ -106,6 +107,8 @@ def render_headless(
                 print(f"agent: {visible(event.message)}", file=err, flush=True)
         if isinstance(event, WarningEvent) and fmt != "stream-json" and not progress:
             print(f"agent: warning: {visible(event.message)}", file=err, flush=True)
+        if isinstance(event, GoalEvent) and fmt != "stream-json":
+            print(f"agent: goal: {visible(event.message)}", file=err, flush=True)
         if isinstance(event, HookOutput) and fmt != "stream-json":
             print(f"agent: {event.hook} hook: {visible(event.text)}", file=err, flush=True)
         if isinstance(event, CompactEvent):

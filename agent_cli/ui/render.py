@@ -51,6 +51,7 @@ from agent_cli.core.events import (
     CompactEvent,
     ErrorEvent,
     Event,
+    GoalEvent,
     HookOutput,
     ResultEvent,
     RetryEvent,
@@ -229,6 +230,8 @@ class Renderer:
             self.line(f"{event.hook} hook: {event.text}", "dim")
         elif isinstance(event, ErrorEvent):
             self.error(event.message)
+        elif isinstance(event, GoalEvent):  # one line a round; the end of a run stands out
+            self.line(f"◎ {event.message}", "dim" if event.status == "go_on" else "bold")
         elif isinstance(event, ResultEvent):
             self.end_turn()
             if event.stop == "max_iterations":

@@ -54,6 +54,7 @@ from agent_cli.ui.approval import ApprovalPrompt, answer_prompt, instead_prompt
 from agent_cli.ui.commands import SlashCommand, closest, custom_command_files, parse, run_command
 from agent_cli.ui.context_commands import pin_line
 from agent_cli.ui.custom_commands import invoke
+from agent_cli.ui.goal_commands import goal_mark
 from agent_cli.ui.key_watch import TurnKeys
 from agent_cli.ui.picker import Chooser
 from agent_cli.ui.prompt_input import prompt_session
@@ -107,6 +108,7 @@ class Toolbar:
         rest = None if width is None else max(width - len(mode), 0)
         text = mode + format_context_line(s.model, self.tokens, th.window, th.trigger_at, ratio, rest)
         text += toolbar_item(s.todos, None if width is None else width - len(text))
+        text += goal_mark(s.goal, None if width is None else width - len(text))
         if self.status_line is None:
             return text
         extra = self.status_line.line()

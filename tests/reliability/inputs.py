@@ -106,6 +106,14 @@ FLAG_CASES = [
     Bad("flag: --wire grpc", [*P, "--wire", "grpc"], USAGE),
     Bad("flag: --effort extreme", [*P, "--effort", "extreme"], USAGE),
     Bad("flag: -p without a value", ["-p"], USAGE),
+    Bad("flag: --goal with an unclosed quote", [*P, "--goal", "fix it --check 'pytest"], USAGE),
+    Bad("flag: --goal --budget -1", ["-p", "--goal", "fix it --budget -1", "--yes"], USAGE),
+    Bad("flag: --goal without its text", ["-p", "--goal", "--check true", "--yes"], USAGE),
+    Bad(  # the check's output tries to write the clipboard and clear the screen: the run still ends met
+        "flag: --goal whose check prints escapes",
+        ["-p", "--goal", "tidy up --check 'printf \"\\033]52;c;aGk=\\007\\033[2J\"'", "--yes"],
+        FINISHED,
+    ),
     Bad("flag: an unknown subcommand word", ["transcripts", "frobnicate"], USAGE),
     Bad("flag: transcripts show unknown id", ["transcripts", "show", "nope"], USAGE),
 ]
