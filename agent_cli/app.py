@@ -187,6 +187,7 @@ def open_session(
             secret_spans=redactor.spans,
             sandbox=sandbox if sandbox.active else None,
             save_text=lambda label, text: _archived(engine, label, text),
+            images=model.images,
         )
         auto_line = mode.unconfined_notice()  # auto mode where no sandbox confines: said once
         if auto_line is not None:

@@ -2,8 +2,9 @@
 
     mentions(prompt)                   the `@path` words of a prompt, in order, each once
     attach(prompt, run_tool)           a block for each mention that names a file (its content,
-                                       read as `read_file` reads it) or a folder (`dir/`: its
-                                       listing, as `glob` lists it); notes for those that name nothing
+                                       read as `read_file` reads it; an image file: the image itself,
+                                       after a line naming it) or a folder (`dir/`: its listing, as
+                                       `glob` lists it); notes for those that name nothing
     shell_message(command, output)     what `!command` puts in the conversation: the user ran it, saw this
     is_shell_message(text)             whether a user message is one of those (not a prompt: /rewind)
 
@@ -20,6 +21,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from agent_cli.core.images import ImageBlock
 from agent_cli.tools.base import ToolOutput
 from agent_cli.tools.registry import GLOB, READ_FILE
 
@@ -35,7 +37,7 @@ RunTool = Callable[[str, Mapping[str, Any]], ToolOutput]
 
 @dataclass(frozen=True, slots=True)
 class Attached:
-    blocks: tuple[str, ...]  # one per attached file or folder, after the prompt
+    blocks: tuple[str | ImageBlock, ...]  # after the prompt: one per file or folder (an image: two)
     notes: tuple[str, ...]  # for the user: a mention that names nothing stays text
 
 
@@ -45,7 +47,7 @@ def mentions(prompt: str) -> list[str]:
 
 
 def attach(prompt: str, run_tool: RunTool) -> Attached:
-    blocks: list[str] = []
+    blocks: list[str | ImageBlock] = []
     notes: list[str] = []
     for path in mentions(prompt):
         if path.endswith("/"):
@@ -60,6 +62,10 @@ def attach(prompt: str, run_tool: RunTool) -> Attached:
                 what = "the content of"
         if out.is_error:
             notes.append(f"@{path} was sent as text: {out.content.removeprefix('Error: ').splitlines()[0]}")
+            continue
+        if out.images:  # read_file's line about the image, then the image itself
+            blocks.append(f"[attached by the user: the image @{path}]\n{out.content}")
+            blocks.extend(out.images)
             continue
         blocks.append(f"[attached by the user: {what} @{path}]\n{out.content}")
     return Attached(tuple(blocks), tuple(notes))

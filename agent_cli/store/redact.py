@@ -112,6 +112,10 @@ class Redactor:
         if isinstance(obj, str):
             return self.redact(obj)
         if isinstance(obj, dict):
+            if obj.get("type") == "image" and isinstance(obj.get("data"), str):
+                # An image's base64 is its pixels, not text: a pattern would only corrupt it.
+                rest = {k: self.redact_json(v) for k, v in obj.items() if k != "data"}
+                return {**rest, "data": obj["data"]}
             return {self.redact(k) if isinstance(k, str) else k: self.redact_json(v) for k, v in obj.items()}
         if isinstance(obj, list):
             return [self.redact_json(v) for v in obj]
