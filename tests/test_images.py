@@ -208,7 +208,8 @@ def _agent(tmp_path: Path, server: FakeModelServer, provider: str, prompt: str, 
     project.mkdir(exist_ok=True)
     (project / "shot.png").write_bytes(picture())
     (project / "big.png").write_bytes(picture(3000, 1500))
-    return run_agent(["-p", prompt, "--provider", provider, *flags], project, agent_env(home, server, provider))
+    args = ["-p", prompt, "--provider", provider, *flags]
+    return run_agent(args, project, agent_env(home, server, provider))
 
 
 @pytest.mark.e2e
