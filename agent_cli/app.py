@@ -184,6 +184,7 @@ def open_session(
             allow_outside_root=settings.tools.allow_outside_root,
             bash_timeout=settings.tools.bash_timeout,
             recall=engine.recall,
+            recall_images=lambda query: engine.archive.images(query),
             secret_spans=redactor.spans,
             sandbox=sandbox if sandbox.active else None,
             save_text=lambda label, text: _archived(engine, label, text),

@@ -86,6 +86,8 @@ class ToolContext:
     bash_timeout: float = 120.0
     # The recall tool's way into the context engine's archive, given when the session is built.
     recall: Callable[[str], str] | None = None
+    # The images a recall names (the archive's), for a model that takes images.
+    recall_images: Callable[[str], list[ImageBlock]] | None = None
     # Where the secrets in a text are (the session's redactor), so an output is never cut inside one.
     secret_spans: Callable[[str], list[tuple[int, int]]] | None = None
     # Where a tool writes its output as it arrives, for the screen (the runner gives each call its own).

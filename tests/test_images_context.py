@@ -1,0 +1,123 @@
+"""Images in the context engine: counted by the provider's rule, cleared like old tool results (a
+one-line stub naming the file), archived before they leave, named by the record, and brought back
+by recall to a model that takes images."""
+
+from __future__ import annotations
+
+import io
+import os
+from pathlib import Path
+
+from PIL import Image
+
+from agent_cli.context.clear import apply_clear, clearable, image_names, image_stub, is_stub
+from agent_cli.context.sections import assemble_record
+from agent_cli.core.images import ImageBlock
+from agent_cli.core.messages import Message, TextBlock, ToolResult, ToolUse
+from agent_cli.store.archive import Archive
+from agent_cli.tokens.images import image_tokens
+from agent_cli.tokens.tally import tally_message
+from agent_cli.tools.base import ToolContext
+from agent_cli.tools.context_tools import Recall
+from agent_cli.tools.images import load_image
+
+
+def shot(
+    name: str, width: int = 1280, height: int = 800, shade: int = 0, *, noisy: bool = False
+) -> ImageBlock:
+    out = io.BytesIO()
+    if noisy:
+        Image.frombytes("RGB", (width, height), os.urandom(width * height * 3)).save(out, "PNG")
+    else:
+        Image.new("RGB", (width, height), (shade, 100, 200)).save(out, "PNG")
+    return load_image(out.getvalue(), name).block
+
+
+def _round(i: int, image: ImageBlock) -> list[Message]:
+    use = ToolUse(f"call_{i}", "read_file", {"path": image.name})
+    said = f"[image {image.name}: PNG, 1280x800 px, 5 KB] (attached below)"
+    result = ToolResult(use.id, said, images=(image,))
+    return [Message("assistant", (use,)), Message("user", (result,))]
+
+
+# ---- counting ----------------------------------------------------------------------------------
+
+
+def test_an_image_counts_by_the_providers_rule_never_by_its_base64() -> None:
+    assert image_tokens(1000, 750, "anthropic") == 1000  # width * height / 750
+    assert image_tokens(4000, 3000, "anthropic") <= 1600  # the API scales it down first
+    assert image_tokens(1024, 1024, "openai") == max(85 + 170 * 4, 1024)  # tiles vs patches
+    big = shot("big.png", 400, 300, noisy=True)
+    message = Message("user", (TextBlock("see"), big))
+    tokens = tally_message(message, lambda text: len(text) // 4, "anthropic")
+    assert tokens.images == image_tokens(400, 300, "anthropic") == 160
+    assert tokens.total < 200 < 100_000 < len(big.data) // 4  # the base64 is not counted as text
+
+
+# ---- clearing ----------------------------------------------------------------------------------
+
+
+def test_old_images_are_cleared_to_a_stub_naming_the_file() -> None:
+    history = [Message.user("look at the screenshots")]
+    for i in range(4):
+        history += _round(i, shot(f"s{i}.png", shade=i))
+    counts = [tally_message(m, lambda t: len(t) // 4, "anthropic").total for m in history]
+    to_clear, freed = clearable(history, counts, protect_tokens=1500)
+    assert set(to_clear) == {2, 4, 6}  # every result but the newest, which the budget protects
+    plan = apply_clear(history, to_clear, freed)
+    stubs = [m.tool_results[0] for m in plan.messages[2:7:2]]
+    assert all(is_stub(r) and not r.images for r in stubs)
+    assert "s0.png (1280x800 px)" in stubs[0].content and 'recall("call_0")' in stubs[0].content
+    assert plan.messages[-1].images == history[-1].images  # the newest kept
+    assert [m.images for m in plan.originals if m.images]  # the originals, images and all, go to disk first
+
+
+def test_an_image_the_user_attached_is_cleared_too() -> None:
+    attached = shot("bug.png")
+    history = [
+        Message("user", (TextBlock("why does @bug.png look wrong?"), TextBlock("[attached]"), attached)),
+        Message.assistant("the button overlaps"),
+    ]
+    for i in range(3):
+        history += _round(i, shot(f"s{i}.png", shade=i))
+    counts = [tally_message(m, lambda t: len(t) // 4, "anthropic").total for m in history]
+    to_clear, freed = clearable(history, counts, protect_tokens=1500)
+    assert 0 in to_clear
+    plan = apply_clear(history, to_clear, freed)
+    first = plan.messages[0]
+    assert not first.images and first.content[0] == TextBlock("why does @bug.png look wrong?")  # words kept
+    assert first.content[2] == TextBlock(image_stub(attached))
+    assert 'recall("bug.png")' in image_stub(attached)
+    assert image_names(plan.messages) == ["bug.png", "s0.png", "s1.png", "s2.png"]
+
+
+def test_the_record_names_the_images_it_replaced() -> None:
+    record = assemble_record(
+        body="work", users="", transcript="span-001.jsonl", replaced=4, recall_hint='"x"',
+        images=["bug.png", "s0.png"],
+    )  # fmt: skip
+    intro = record.split("\n\n")[0]
+    assert "bug.png, s0.png" in intro and "recall(" in intro
+
+
+# ---- archive and recall -----------------------------------------------------------------------
+
+
+def test_recall_brings_an_archived_image_back(tmp_path: Path) -> None:
+    archive = Archive(tmp_path / ".transcripts" / "s1")
+    attached = shot("bug.png", shade=9)
+    history = [Message("user", (TextBlock("see @bug.png"), attached)), *_round(1, shot("s1.png", shade=1))]
+    archive.write_span(history, "clear")
+    assert archive.images("call_1") == [history[2].tool_results[0].images[0]]
+    assert archive.images("bug.png") == [attached]  # byte for byte, as it was sent
+    assert archive.images("nothing-like-it") == []
+    recall = Recall()
+
+    def ctx(images: bool) -> ToolContext:
+        search = lambda q: archive.search(q, 4000)  # noqa: E731
+        return ToolContext(root=tmp_path, recall=search, recall_images=archive.images, images=images)
+
+    out = recall.run({"query": "bug.png"}, ctx(True))
+    assert out.images == (attached,) and "bug.png (1280x800 px)" in out.content
+    told = recall.run({"query": "bug.png"}, ctx(False))
+    assert not told.images and "does not take images" in told.content
