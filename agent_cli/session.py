@@ -250,7 +250,12 @@ class AgentSession:
         folder listed, then capped by L0 as a tool's result (archived whole when cut)."""
         if "@" not in prompt:
             return Attached((), ())
-        return attach(prompt, lambda name, args: self._for_user(ToolUse(new_id("attach"), name, dict(args))))
+        return attach(
+            prompt,
+            lambda name, args: self._for_user(ToolUse(new_id("attach"), name, dict(args))),
+            root=self.project_root,
+            images=self._model.images,
+        )
 
     def shell(self, command: str) -> ToolOutput:
         """`!command`: run in the project's shell now, no model and nothing asked (the user typed it);
