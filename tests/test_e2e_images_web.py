@@ -76,7 +76,7 @@ def _script(port: int) -> Any:
             steps.append(ToolCallSpec("web_fetch", {"url": f"http://127.0.0.1:{port}/guide{i + 1}"}))
         if i < SHOTS:
             steps.append(ToolCallSpec("read_file", {"path": f"shots/shot{i + 1:02}.png"}))
-    steps += [ToolCallSpec("recall", {"query": "shot01.png"}), ToolCallSpec("recall", {"query": "PAGE-1-MARKER"})]
+    steps += [ToolCallSpec("recall", {"query": q}) for q in ("shot01.png", "PAGE-1-MARKER")]
     at = {"n": 0}
 
     def answer(request: RecordedRequest) -> Reply:
