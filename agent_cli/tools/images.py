@@ -121,7 +121,7 @@ def load_image(data: bytes, name: str) -> LoadedImage:
 
 def _open(data: bytes, shown: str) -> Any:
     """The decoded image (every pixel read, so a truncated or corrupt file fails here, not at the API)."""
-    from PIL import Image
+    from PIL import Image, UnidentifiedImageError
 
     try:
         with warnings.catch_warnings():
@@ -135,6 +135,8 @@ def _open(data: bytes, shown: str) -> Any:
         raise
     except (Image.DecompressionBombError, Image.DecompressionBombWarning):
         raise ToolError(f"{shown} is too large to read as an image (too many pixels)") from None
+    except UnidentifiedImageError:
+        raise ToolError(f"{shown} is not a readable image (corrupt: its data does not decode)") from None
     except (OSError, ValueError, SyntaxError, EOFError) as exc:
         why = one_line(str(exc))[:120] or type(exc).__name__
         raise ToolError(f"{shown} is not a readable image (corrupt or truncated: {why})") from None
