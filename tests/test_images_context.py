@@ -121,3 +121,24 @@ def test_recall_brings_an_archived_image_back(tmp_path: Path) -> None:
     assert out.images == (attached,) and "bug.png (1280x800 px)" in out.content
     told = recall.run({"query": "bug.png"}, ctx(False))
     assert not told.images and "does not take images" in told.content
+
+
+def test_context_shows_what_the_images_take(tmp_path: Path) -> None:
+    from agent_cli.config.settings import ContextSettings
+    from agent_cli.context.engine import ContextEngine, Frame
+    from agent_cli.providers.models import tokenizer_for
+    from agent_cli.tokens.counter import TokenCounter
+
+    engine = ContextEngine(
+        settings=ContextSettings(),
+        window=200_000,
+        max_output=32_000,
+        counter=TokenCounter("claude-haiku-4-5", tokenizer_for("claude-haiku-4-5", "anthropic")),
+        archive=Archive(tmp_path / "s"),
+        summarize=lambda request: "unused",
+    )
+    history = [Message.user("look"), *_round(0, shot("s0.png")), Message.assistant("a dialog")]
+    bd = engine.breakdown(history, Frame("system", ()))
+    assert ("images", bd.images) in [(label, tokens) for label, tokens, _ in bd.rows()]
+    assert bd.images >= image_tokens(1280, 800, "anthropic")  # its pixels, not its base64
+    assert bd.system + bd.tools + bd.summary + bd.messages + bd.tool_results + bd.images == bd.total
