@@ -142,3 +142,36 @@ def test_context_shows_what_the_images_take(tmp_path: Path) -> None:
     assert ("images", bd.images) in [(label, tokens) for label, tokens, _ in bd.rows()]
     assert bd.images >= image_tokens(1280, 800, "anthropic")  # its pixels, not its base64
     assert bd.system + bd.tools + bd.summary + bd.messages + bd.tool_results + bd.images == bd.total
+
+
+def test_a_checkpoint_names_an_image_already_logged_and_reads_back_whole(tmp_path: Path) -> None:
+    from agent_cli.store.log_records import HistoryRecord, read_log
+    from agent_cli.store.redact import Redactor
+    from agent_cli.store.session_log import SessionLog
+
+    image = shot("s0.png", 400, 300, noisy=True)
+    attached = Message("user", (TextBlock("see"), image))
+    rounds = _round(1, shot("s1.png", 300, 200, noisy=True))
+    with SessionLog.create(tmp_path, redactor=Redactor(), meta={"model": "m"}) as log:
+        for message in (attached, *rounds):
+            log.log_message(message)
+        for reason in ("clear", "summarize", "clear"):
+            log.log_history([attached, *rounds], reason)
+        path = log.path
+    text = path.read_text()
+    read = rounds[1].tool_results[0].images[0]
+    # Each written with its message, named by its digest at each checkpoint.
+    assert text.count(image.data) == 1 and text.count(read.data) == 1
+    records, skipped = read_log(path)
+    checkpoints = [r for r in records if isinstance(r, HistoryRecord)]
+    assert skipped == 0 and len(checkpoints) == 3
+    assert all(r.messages[0].content == attached.content for r in checkpoints)
+    assert all(r.messages[2].tool_results[0].images == (read,) for r in checkpoints)
+    # A log that lost the line holding the data: the checkpoint says so instead of sending nothing.
+    lines = [ln for ln in text.splitlines() if image.data not in ln and read.data not in ln]
+    path.write_text("\n".join(lines) + "\n")
+    records, _ = read_log(path)
+    first = next(r for r in records if isinstance(r, HistoryRecord)).messages
+    assert not first[0].images and "its data is not in the session log" in first[0].text
+    result = first[2].tool_results[0]
+    assert not result.images and "not in the session log" in result.content
