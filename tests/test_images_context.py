@@ -175,3 +175,12 @@ def test_a_checkpoint_names_an_image_already_logged_and_reads_back_whole(tmp_pat
     assert not first[0].images and "its data is not in the session log" in first[0].text
     result = first[2].tool_results[0]
     assert not result.images and "not in the session log" in result.content
+
+
+def test_export_names_an_image_and_never_its_bytes() -> None:
+    from agent_cli.ui.markdown_export import _message
+
+    image = shot("bug\x1b[2J.png", 40, 30)
+    lines = _message(Message("user", (TextBlock("see"), image)), {})
+    assert lines[-1] == "- image `bug\\x1b[2J.png` (40x30 px)"
+    assert image.data not in "\n".join(lines)
