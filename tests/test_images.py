@@ -263,4 +263,4 @@ def test_a_model_without_image_input_gets_one_line_not_a_400(tmp_path: Path) -> 
         (request,) = server.requests
     assert seen_images(request.body) == []
     lines = [ln for ln in done.stderr.splitlines() if "shot.png" in ln]
-    assert len(lines) == 1 and "does not take images" in lines[0]
+    assert len(lines) == 1 and "does not take images" in lines[0] and "ask the user" not in lines[0]

@@ -109,7 +109,9 @@ def attach(prompt: str, run_tool: RunTool, *, root: Path | None = None, images: 
                 what = "the content of"
         if out.is_error:
             said = out.content.removeprefix("Error: ").splitlines()[0]
-            verb = "was not attached" if "does not take images" in said else "was sent as text"
+            verb = "was sent as text"
+            if "does not take images" in said:  # (what read_file then tells the model is not for the user)
+                verb, said = "was not attached", said.split(", so ")[0]
             notes.append(f"{mention(path)} {verb}: {said}")
             continue
         if out.images:  # read_file's line about the image, then the image itself
