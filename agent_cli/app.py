@@ -188,9 +188,11 @@ def open_session(
             recall=engine.recall,
             recall_project=engine.recall_project,
             remember=Memories(root, user_memory_path(env)).save,
+            recall_images=lambda query: engine.archive.images(query),
             secret_spans=redactor.spans,
             sandbox=sandbox if sandbox.active else None,
             save_text=lambda label, text: _archived(engine, label, text),
+            images=model.images,
         )
         auto_line = mode.unconfined_notice()  # auto mode where no sandbox confines: said once
         if auto_line is not None:

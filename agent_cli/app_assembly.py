@@ -124,7 +124,8 @@ class Assembly:
             )
         counter = self.counter(choice.name)
         return ModelParts(
-            choice.name, provider, counter, summarize, window, max_output, warning, summary_model=writer.name
+            choice.name, provider, counter, summarize, window, max_output, warning,
+            summary_model=writer.name, images=choice.accepts.images,
         )
 
     def _provider(self, choice: ModelChoice) -> Provider:

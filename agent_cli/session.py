@@ -296,7 +296,12 @@ class AgentSession:
         folder listed, then capped by L0 as a tool's result (archived whole when cut)."""
         if "@" not in prompt:
             return Attached((), ())
-        return attach(prompt, lambda name, args: self._for_user(ToolUse(new_id("attach"), name, dict(args))))
+        return attach(
+            prompt,
+            lambda name, args: self._for_user(ToolUse(new_id("attach"), name, dict(args))),
+            root=self.project_root,
+            images=self._model.images,
+        )
 
     def shell(self, command: str) -> ToolOutput:
         """`!command`: run in the project's shell now, no model and nothing asked (the user typed it);
@@ -387,7 +392,7 @@ class AgentSession:
     def switch_model(self, model: str) -> WarningEvent | None:
         """Talk to `model` from the next request on, with its window, output limit and counter."""
         parts = self._parts.for_model(model)
-        self._loop.reset(provider=parts.provider, summary_model=parts.summary_model)
+        self._loop.reset(provider=parts.provider, summary_model=parts.summary_model, images=parts.images)
         self._engine.reset(
             window=parts.window, max_output=parts.max_output, counter=parts.counter, summarize=parts.summarize
         )
@@ -468,8 +473,8 @@ class AgentSession:
         output = self._loop.use_tool(use)
         if output.is_error:
             return output
-        capped, _ = self._engine.ingest(use, ToolResult(use.id, output.content))
-        return ToolOutput(capped.content)
+        capped, _ = self._engine.ingest(use, ToolResult(use.id, output.content, images=output.images))
+        return ToolOutput(capped.content, images=capped.images)
 
     def _set_pins(self, *, logged: bool) -> None:
         """The pins' section into the system prompt; with `logged`, the session's own into its log."""

@@ -59,6 +59,7 @@ class ModelParts:
     max_output: int
     warning: WarningEvent | None = None
     summary_model: str = ""
+    images: bool = True  # the model takes images (the model table's word)
 
 
 class Parts(Protocol):

@@ -99,7 +99,7 @@ def _newer_log(tmp_path: Path) -> str:
     with path.open("a") as f:
         for n, text in enumerate(("PENDING-ONE", "PENDING-TWO")):
             message = Message.user(text).to_json()
-            message["content"].append({"type": "image", "source": {"type": "base64", "data": "AAAA"}})
+            message["content"].append({"type": "video", "source": {"type": "base64", "data": "AAAA"}})
             f.write(json.dumps({"rid": f"n{n}", "ts": "t", "kind": "message", "message": message}) + "\n")
         f.write(json.dumps({"rid": "n3", "ts": "t", "kind": "bookmark", "at": 3}) + "\n")
     return session_id
@@ -120,7 +120,7 @@ def test_messages_a_newer_version_wrote_are_kept_in_order_and_what_was_left_out_
     assert loaded.notes == (
         f"session {session_id}: 1 record of kind bookmark left out (a newer agent-cli wrote them; "
         "this version cannot read them)",
-        f"session {session_id}: 2 messages kept without their image parts (a newer agent-cli wrote them; "
+        f"session {session_id}: 2 messages kept without their video parts (a newer agent-cli wrote them; "
         "this version cannot read them)",
     )
 
@@ -140,7 +140,7 @@ def test_continue_sends_the_newer_prompts_and_warns_once(tmp_path: Path) -> None
     sent = [m.text for m in provider.requests[-1].messages]
     assert sent == ["first question", "first answer", "PENDING-ONE", "PENDING-TWO", "go on"]
     said = [w.message for w in session.warnings if "a newer agent-cli wrote them" in w.message]
-    assert len(said) == 2 and "2 messages kept without their image parts" in said[1]
+    assert len(said) == 2 and "2 messages kept without their video parts" in said[1]
 
 
 def test_a_state_record_reads_back_with_its_topic_and_data(tmp_path: Path) -> None:

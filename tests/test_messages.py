@@ -73,7 +73,7 @@ def test_accessors() -> None:
     assert summary.summary is not None and not summary.is_plain_user and Message.user("x").is_plain_user
 
 
-@pytest.mark.parametrize("bad", [{"type": "image"}, {"text": "no type"}])
+@pytest.mark.parametrize("bad", [{"type": "video"}, {"text": "no type"}])
 def test_unknown_blocks_are_refused(bad: dict[str, str]) -> None:
     with pytest.raises(ValueError):
         block_from_json(bad)

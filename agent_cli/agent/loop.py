@@ -45,6 +45,7 @@ from agent_cli.core.events import (
     ToolResultEvent,
     WebSearchEvent,
 )
+from agent_cli.core.images import ImageBlock
 from agent_cli.core.messages import Message, ServerToolBlock, TextBlock, ToolResult, ToolUse, Usage
 from agent_cli.core.pairing import repair_history
 from agent_cli.core.requests import Completion
@@ -137,9 +138,13 @@ class AgentLoop:
         history: Sequence[Message] | None = None,
         log: SessionSink | None = None,
         summary_model: str | None = None,
+        images: bool | None = None,
     ) -> None:
-        """From the next turn on: another model (and summary writer), another session's history and log."""
+        """From the next turn on: another model (and summary writer, and whether it takes images),
+        another session's history and log."""
         self.provider = provider or self.provider
+        if images is not None:
+            self.tool_context = dataclasses.replace(self.tool_context, images=images)
         self.summary_model = self.summary_model if summary_model is None else summary_model
         self.log = log or self.log
         if history is not None:
@@ -204,7 +209,7 @@ class AgentLoop:
         """The user's own message without a turn (what `!command` printed): the next prompt follows it."""
         self._append(Message.user(text))
 
-    def run(self, prompt: str, attached: Sequence[str] = ()) -> Generator[Event, None, None]:
+    def run(self, prompt: str, attached: Sequence[str | ImageBlock] = ()) -> Generator[Event, None, None]:
         """Run one user turn to completion (`attached`: blocks after the prompt, the files its
         `@path` words name). The last event is always a ResultEvent."""
         # A fresh cancel signal per turn: a tool that ignored the last Ctrl-C keeps its own, still set.
@@ -220,7 +225,7 @@ class AgentLoop:
         # The prompt stays byte for byte in its own block; what the hooks add is a block after it.
         blocks = [
             TextBlock(prompt),
-            *(TextBlock(a) for a in attached),
+            *(TextBlock(a) if isinstance(a, str) else a for a in attached),
             *((TextBlock(added),) if added else ()),
         ]
         self._append(Message("user", tuple(blocks)))
@@ -364,7 +369,8 @@ class AgentLoop:
                 if output.skill is not None and not output.is_error:
                     self._use_skill(output.skill)
                 todos = output.todos if output.todos is not None and not output.is_error else todos
-                result = self.hooks.on_post_tool(use, ToolResult(use.id, output.content, output.is_error))
+                result = ToolResult(use.id, output.content, output.is_error, output.images)
+                result = self.hooks.on_post_tool(use, result)
                 yield from self._hook_events()
                 event = ToolResultEvent(
                     id=use.id,

@@ -17,6 +17,7 @@ from agent_cli.context.protocol import Frame
 from agent_cli.context.thresholds import Counter, Thresholds, percent
 from agent_cli.context.todos import holds
 from agent_cli.core.messages import Message
+from agent_cli.tokens.images import image_tokens
 
 __all__ = ["Breakdown", "compute_breakdown", "scale_parts"]
 
@@ -40,6 +41,7 @@ class Breakdown:
     pins: int = 0  # the user's pins, part of the system prompt (shown apart from it)
     todos: int = 0  # the todo list's note, in a message of the history (shown apart from it)
     goal: int = 0  # the goal's note, the same way
+    images: int = 0  # images the history still holds (by pixels: tokens/images.py)
 
     def rows(self) -> list[tuple[str, int, float]]:
         """(label, tokens, % of window) for each part, free last."""
@@ -52,6 +54,7 @@ class Breakdown:
             ("condensed records", self.summary),
             ("messages", self.messages),
             ("tool results", self.tool_results),
+            ("images", self.images),
             ("free", self.free),
         ]
         return [(label, tokens, percent(tokens, self.window)) for label, tokens in parts]
@@ -104,9 +107,13 @@ def compute_breakdown(
     tools = framed - system
     pins = min(counter.count_text(frame.pins), system) if frame.pins else 0
     system -= pins
-    summary = text = results = todos = goal = 0
+    summary = text = results = todos = goal = images = 0
     for message in history:
         tokens = counter.count_message(message)
+        if message.images:  # an image's share of its message, by the rule that charges most
+            pictures = min(tokens, sum(image_tokens(i.width, i.height) for i in message.images))
+            images += pictures
+            tokens -= pictures
         if frame.todos and holds([message], frame.todos):
             todos = min(counter.count_text(frame.todos), tokens)
             tokens -= todos
@@ -121,8 +128,8 @@ def compute_breakdown(
             text += tokens
     # Every part (the frame too) is scaled to the anchored total the engine acts on:
     # scaling only the messages left them at 0 when the provider counts less than we do.
-    system, pins, todos, goal, tools, summary, text, results = scale_parts(
-        [system, pins, todos, goal, tools, summary, text, results], total
+    system, pins, todos, goal, tools, summary, text, results, images = scale_parts(
+        [system, pins, todos, goal, tools, summary, text, results, images], total
     )
     return Breakdown(
         window=thresholds.window,
@@ -136,6 +143,7 @@ def compute_breakdown(
         summary=summary,
         messages=text,
         tool_results=results,
+        images=images,
         free=max(thresholds.budget - total, 0),
         clear_at=thresholds.clear_at,
         trigger_at=thresholds.trigger_at,

@@ -60,7 +60,7 @@ def cap_result(
         if count_text(capped) <= max_tokens:
             break
         budget_chars = int(budget_chars * 0.8)
-    return ToolResult(result.tool_use_id, capped, result.is_error)
+    return ToolResult(result.tool_use_id, capped, result.is_error, result.images)
 
 
 def _cut(use: ToolUse, text: str, budget_chars: int, saved_to: str) -> str:

@@ -4,7 +4,11 @@ Pure. The newest results are protected by a token budget; everything older
 becomes a stub naming the tool, its input, what the output held (a failure's
 status and error line, a file's top-level names, a search's files: see
 `stub_content.py`) and how to get it back. The
-tool_use / tool_result ids stay, so every pair stays valid. Any edit to the
+tool_use / tool_result ids stay, so every pair stays valid. Images are cleared the same way: a
+result's images go with its text (its stub names them), and an image the user attached (`@shot.png`,
+an `ImageBlock` in a user message) becomes a one-line stub naming the file, which `recall` brings
+back as the image itself. An image weighs what the provider charges for it (tokens/images.py), not
+its base64. Any edit to the
 history invalidates the provider's prompt cache from that point on, so L1 acts
 only when a batch frees at least `min_batch_tokens` (gemini-cli: 30k;
 opencode: 20k) and otherwise leaves the history, and the cache, alone.
@@ -13,17 +17,22 @@ opencode: 20k) and otherwise leaves the history, and the cache, alone.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agent_cli.context.stub_content import held
-from agent_cli.core.messages import CLEARED_PREFIX, Block, Message, ToolResult, ToolUse
+from agent_cli.core.images import ImageBlock
+from agent_cli.core.messages import CLEARED_PREFIX, Block, Message, TextBlock, ToolResult, ToolUse
+from agent_cli.tokens.images import image_tokens
 
 __all__ = [
     "STUB_PREFIX",
     "ClearPlan",
     "apply_clear",
     "clearable",
+    "image_names",
+    "image_stub",
     "is_stub",
     "plan_clear",
     "recall_phrase",
@@ -34,6 +43,56 @@ STUB_PREFIX = CLEARED_PREFIX
 # A result this small is not worth a stub (the stub costs about this much).
 MIN_CLEARABLE_TOKENS = 60
 _PHRASE_KEYS = ("path", "file_path", "pattern", "command", "query", "url")
+# The key `clearable` gives an image the user attached (it has no call id): its place in its message.
+IMAGE_KEY = "image#"
+_CHARS_PER_TOKEN = 4  # an image's weight beside text, in characters
+
+
+def _image_chars(image: ImageBlock) -> int:
+    return image_tokens(image.width, image.height) * _CHARS_PER_TOKEN
+
+
+def _parts(message: Message) -> tuple[list[tuple[str, int, bool]], int]:
+    """What of `message` L1 may clear, newest last: (key, weight in characters, already a stub), and
+    the weight of the whole message those shares are of. A tool result's key is its call id; an
+    image the user attached is keyed by its place. Without images the weights are the results'
+    characters alone, as they always were."""
+    parts: list[tuple[str, int, bool]] = []
+    for j, block in enumerate(message.content):
+        if isinstance(block, ToolResult):
+            weight = len(block.content) + sum(_image_chars(i) for i in block.images)
+            parts.append((block.tool_use_id, weight, is_stub(block)))
+        elif isinstance(block, ImageBlock) and message.role == "user":
+            parts.append((f"{IMAGE_KEY}{j}", _image_chars(block), False))
+    total = sum(w for _, w, _ in parts)
+    if any(isinstance(b, ImageBlock) for b in message.content):
+        total += sum(len(b.text) for b in message.content if isinstance(b, TextBlock))
+    return parts, total or 1
+
+
+# An image a stub names: `image NAME (WxH px)`, `images A (WxH px), B (WxH px)`.
+_STUBBED_IMAGE = re.compile(r"(?:\bimages?|,) ([^\s,()]+) \(\d+x\d+ px\)")
+
+
+def image_names(messages: Sequence[Message]) -> list[str]:
+    """The names of the images `messages` showed, in order, once each: those still there and those
+    a stub stands for (a record names them, so the model knows what recall can show again)."""
+    names: list[str] = []
+    for message in messages:
+        names.extend(i.name for i in message.images)
+        for block in message.content:
+            text = block.content if isinstance(block, ToolResult) else getattr(block, "text", "")
+            if isinstance(text, str) and text.startswith(STUB_PREFIX):
+                names.extend(_STUBBED_IMAGE.findall(text))
+    return list(dict.fromkeys(names))
+
+
+def image_stub(image: ImageBlock) -> str:
+    """The one line that replaces an image the user attached."""
+    phrase = json.dumps(image.name, ensure_ascii=False)
+    size = f"{image.width}x{image.height} px"
+    how = f"call recall({phrase}) to see it again"
+    return f"{STUB_PREFIX}image {image.name} ({size}) the user attached; {how}]"
 
 
 def is_stub(result: ToolResult) -> bool:
@@ -96,19 +155,18 @@ def clearable(
     newer = 0  # tokens of results newer than the one being looked at
     to_clear: dict[int, set[str]] = {}
     freed = 0
-    newest_round = True  # the results the model has just been given are never cleared
+    newest_round = True  # the results (or images) the model has just been given are never cleared
     for i in range(len(messages) - 1, -1, -1):
-        results = messages[i].tool_results
-        if not results:
+        parts, total_chars = _parts(messages[i])
+        if not parts:
             continue
-        total_chars = sum(len(b.content) for b in results) or 1
-        for result in reversed(results):
-            size = counts[i] * len(result.content) // total_chars
+        for key, weight, stubbed in reversed(parts):
+            size = counts[i] * weight // total_chars
             newer += size
             protected = newest_round or newer <= protect_tokens or i < start
-            if protected or is_stub(result) or size < MIN_CLEARABLE_TOKENS:
+            if protected or stubbed or size < MIN_CLEARABLE_TOKENS:
                 continue
-            to_clear.setdefault(i, set()).add(result.tool_use_id)
+            to_clear.setdefault(i, set()).add(key)
             freed += max(size - stub_tokens, 0)
         newest_round = False
     return to_clear, freed
@@ -122,13 +180,9 @@ def next_change(messages: Sequence[Message], counts: Sequence[int]) -> int | Non
     but by the next it is the previous round, the result a clear stubs first once the history is
     past the line (each turn's file read then stubs the one before it)."""
     for i in range(len(messages)):
-        results = messages[i].tool_results
-        if not results:
-            continue
-        total_chars = sum(len(b.content) for b in results) or 1
-        for result in results:
-            size = counts[i] * len(result.content) // total_chars
-            if not is_stub(result) and size >= MIN_CLEARABLE_TOKENS:
+        parts, total_chars = _parts(messages[i])
+        for _, weight, stubbed in parts:
+            if not stubbed and counts[i] * weight // total_chars >= MIN_CLEARABLE_TOKENS:
                 return i
     return None
 
@@ -144,10 +198,13 @@ def apply_clear(messages: Sequence[Message], to_clear: dict[int, set[str]], free
             originals.append(messages[i - 1])
         original = messages[i]
         blocks: list[Block] = []
-        for block in original.content:
+        for j, block in enumerate(original.content):
             if isinstance(block, ToolResult) and block.tool_use_id in ids:
                 stub = stub_for(uses.get(block.tool_use_id), block)
-                blocks.append(ToolResult(block.tool_use_id, stub, block.is_error))
+                blocks.append(ToolResult(block.tool_use_id, stub, block.is_error))  # (its images go too)
+                cleared += 1
+            elif isinstance(block, ImageBlock) and f"{IMAGE_KEY}{j}" in ids:
+                blocks.append(TextBlock(image_stub(block)))
                 cleared += 1
             else:
                 blocks.append(block)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from agent_cli.context.clear import recall_phrase
+from agent_cli.context.clear import image_names, recall_phrase
 from agent_cli.context.digest import build_digest
 from agent_cli.context.emergency import ACK
 from agent_cli.context.fidelity import check, repair, span_facts
@@ -53,6 +53,7 @@ def condensed_history(
         replaced=len(span),
         recall_hint=_recall_hint(span),
         degraded=not body,
+        images=image_names(span),
     )
     new = [Message("user", (SummaryBlock(record, transcript),))]
     if (tail and tail[0].role == "user") or (not tail and not pending):

@@ -56,6 +56,8 @@ def render_message(message: Message, calls: dict[str, ToolUse], *, output_chars:
         name = call.name if call else "tool"
         status = "ERROR" if result.is_error else "RESULT"
         lines.append(f"TOOL {status} ({name}):\n{abbreviate(result.content, output_chars)}")
+    for image in message.images:  # its pixels cannot be text: its name and size stand for it
+        lines.append(f"IMAGE {image.name} ({image.width}x{image.height} px)")
     return "\n".join(lines)
 
 

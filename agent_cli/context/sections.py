@@ -170,14 +170,20 @@ def assemble_record(
     replaced: int,
     recall_hint: str,
     degraded: bool = False,
+    images: Sequence[str] = (),
 ) -> str:
-    """The text of the SummaryBlock that replaces `replaced` messages."""
+    """The text of the SummaryBlock that replaces `replaced` messages; `images`: the names of the
+    images they showed, which the intro names (each is saved, and recall shows it again)."""
     kind = "mechanical digest (written by code, not by a model)" if degraded else "record"
     intro = (
         f"Condensed {kind} of the earlier conversation: {replaced} messages were replaced by it to free "
         f'context. Their full text is saved in {transcript}; call recall("<phrase>") with a file name, '
         f"an error or a few words (e.g. recall({recall_hint})) to fetch exact passages."
     )
+    if images:
+        shown = ", ".join(images[:10]) + (f" and {len(images) - 10} more" if len(images) > 10 else "")
+        intro += f' The images they showed are saved too ({shown}): recall("<file name>") shows one again.'
+
     closing = (
         "Continue from the work state above without redoing finished steps. Files may have changed "
         "since they were read: re-read one before editing it."

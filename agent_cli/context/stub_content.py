@@ -7,7 +7,8 @@ the stubs still has the facts:
 - a failure: its status (`exit code 1`, `timed out after 30s`) and its most telling line;
 - a file read (lines numbered like `cat -n`): the top-level names it defines (`def`, `class`,
   `function`, ...) or, for a config file, its sections;
-- a search (lines like `path:line:text`): the files it matched.
+- a search (lines like `path:line:text`): the files it matched;
+- images it showed (`read_file` on a picture): their names and sizes.
 
 Pure: text in, text out. `held` reads the result before it is cleared; `stub_failure` reads a
 failure back from a stub (the digest's and the fidelity check's latest error).
@@ -49,6 +50,9 @@ def _listed(items: list[str], limit: int) -> str:
 
 def held(result: ToolResult) -> str:
     """A few identifiers for what `result` held ("" when nothing stands out)."""
+    if result.images:
+        shown = [f"{i.name} ({i.width}x{i.height} px)" for i in result.images]
+        return f"image{'s' if len(shown) > 1 else ''} {_listed(shown, MAX_FILES)}"
     failed = failure(result, ERROR_CHARS * 2)
     if failed is not None:
         status = f"{failed.status}; " if failed.status else ""

@@ -17,10 +17,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
+from agent_cli.core.images import ImageBlock, image_from_json
+
 __all__ = [
     "CLEARED_PREFIX",
     "RAW_ARGUMENTS",
     "Block",
+    "ImageBlock",
     "Message",
     "NativeRecord",
     "ReasoningBlock",
@@ -98,19 +101,24 @@ class ToolUse:
 
 @dataclass(frozen=True, slots=True)
 class ToolResult:
-    """What a tool returned, sent back in a user message after its ToolUse."""
+    """What a tool returned, sent back in a user message after its ToolUse: its text, and the
+    images it read (`read_file` on a picture, `recall` of one), which go with the text."""
 
     tool_use_id: str
     content: str
     is_error: bool = False
+    images: tuple[ImageBlock, ...] = ()
 
     def to_json(self) -> JSON:
-        return {
+        data: JSON = {
             "type": "tool_result",
             "tool_use_id": self.tool_use_id,
             "content": self.content,
             "is_error": self.is_error,
         }
+        if self.images:
+            data["images"] = [i.to_json() for i in self.images]
+        return data
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,6 +245,7 @@ class ServerToolBlock:
 ThoughtBlock: TypeAlias = ThinkingBlock | RedactedThinkingBlock | ReasoningBlock
 Block: TypeAlias = (
     TextBlock | ToolUse | ToolResult | SummaryBlock | ThoughtBlock | NativeRecord | ServerToolBlock
+    | ImageBlock
 )
 THOUGHT_TYPES = (ThinkingBlock, RedactedThinkingBlock, ReasoningBlock)
 
@@ -255,7 +264,12 @@ def block_from_json(data: Mapping[str, Any]) -> Block:
         item_id = str(data.get("item_id") or "")
         return ToolUse(str(data["id"]), str(data["name"]), dict(data.get("input") or {}), item_id)
     if kind == "tool_result":
-        return ToolResult(str(data["tool_use_id"]), str(data["content"]), bool(data.get("is_error", False)))
+        images = tuple(image_from_json(i) for i in data.get("images") or ())
+        return ToolResult(
+            str(data["tool_use_id"]), str(data["content"]), bool(data.get("is_error", False)), images
+        )
+    if kind == "image":
+        return image_from_json(data)
     if kind == "summary":
         transcript = data.get("transcript")
         return SummaryBlock(str(data["text"]), None if transcript is None else str(transcript))
@@ -308,6 +322,17 @@ class Message:
     @property
     def tool_results(self) -> tuple[ToolResult, ...]:
         return tuple(b for b in self.content if isinstance(b, ToolResult))
+
+    @property
+    def images(self) -> tuple[ImageBlock, ...]:
+        """Every image the message carries: its own, then those of its tool results, in order."""
+        found: list[ImageBlock] = []
+        for b in self.content:
+            if isinstance(b, ImageBlock):
+                found.append(b)
+            elif isinstance(b, ToolResult):
+                found.extend(b.images)
+        return tuple(found)
 
     @property
     def thoughts(self) -> tuple[ThoughtBlock, ...]:

@@ -107,7 +107,7 @@ class UserHooks(Hooks):
         if not notes:
             return result
         said = "\n".join(f"[PostToolUse hook] {n}" for n in notes)
-        return ToolResult(result.tool_use_id, f"{result.content}\n\n{said}", result.is_error)
+        return ToolResult(result.tool_use_id, f"{result.content}\n\n{said}", result.is_error, result.images)
 
     def on_pre_compact(self, layer: CompactLayer, trigger: CompactTrigger, focus: str | None) -> CompactGate:
         word = _trigger_word(trigger)

@@ -85,6 +85,7 @@ class AnthropicProvider(SDKProvider):
         thinking: ThinkingConfig | None = None,
         compaction: bool = True,
         web_search: bool = False,
+        images: bool = True,
     ) -> None:
         super().__init__(
             model,
@@ -93,6 +94,7 @@ class AnthropicProvider(SDKProvider):
             timeout=timeout,
             streaming=streaming,
             stall=stall,
+            images=images,
         )
         self.prompt_caching = prompt_caching
         self.thinking = thinking
@@ -122,6 +124,7 @@ class AnthropicProvider(SDKProvider):
             thinking=thinking,
             compaction=native_compaction_gap(ANTHROPIC.name, wire, model.name) is None,
             web_search=web_search and web_search_gap(ANTHROPIC.name, wire, model.name) is None,
+            images=model.accepts.images,
         )
 
     @staticmethod

@@ -50,6 +50,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agent_cli.core.errors import ContextOverflowError, TransientError
+from agent_cli.core.images import ImageBlock
 from agent_cli.core.messages import (
     Block,
     Message,
@@ -124,16 +125,25 @@ class ThinkingConfig:
 # -- request ------------------------------------------------------------------
 
 
+def _image(block: ImageBlock) -> dict[str, Any]:
+    return {"type": "image", "source": {"type": "base64", "media_type": block.media_type, "data": block.data}}
+
+
 def _block_to_wire(block: Block) -> dict[str, Any] | None:
     if isinstance(block, TextBlock | SummaryBlock):
         return {"type": "text", "text": block.text} if block.text.strip() else None
     if isinstance(block, ToolUse):
         return {"type": "tool_use", "id": block.id, "name": block.name, "input": dict(block.input)}
+    if isinstance(block, ImageBlock):
+        return _image(block)
     if isinstance(block, ToolResult):
+        content: str | list[dict[str, Any]] = block.content
+        if block.images:  # the text, then the images it read (a tool_result's content may hold both)
+            content = [{"type": "text", "text": block.content}, *(_image(i) for i in block.images)]
         return {
             "type": "tool_result",
             "tool_use_id": block.tool_use_id,
-            "content": block.content,
+            "content": content,
             "is_error": block.is_error,
         }
     if isinstance(block, ThinkingBlock):

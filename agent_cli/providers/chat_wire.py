@@ -31,6 +31,7 @@ from collections.abc import Mapping
 from typing import Any, Literal, TypeAlias
 
 from agent_cli.core.errors import TransientError
+from agent_cli.core.images import ImageBlock, data_url
 from agent_cli.core.messages import (
     Block,
     Message,
@@ -88,6 +89,18 @@ def _text_of(blocks: list[Block]) -> str:
     return "\n\n".join(parts)
 
 
+def _image_parts(blocks: list[Block]) -> list[dict[str, Any]]:
+    """The images of a user turn, in order: its own, and those its tool results read (a tool message
+    takes text only, so they ride in the user message that follows the results)."""
+    images: list[ImageBlock] = []
+    for b in blocks:
+        if isinstance(b, ImageBlock):
+            images.append(b)
+        elif isinstance(b, ToolResult):
+            images.extend(b.images)
+    return [{"type": "image_url", "image_url": {"url": data_url(i)}} for i in images]
+
+
 def _result_text(result: ToolResult) -> str:
     if result.is_error and not result.content.lstrip().lower().startswith("error"):
         return f"Error: {result.content}"
@@ -109,7 +122,11 @@ def to_wire(
                     messages.append(
                         {"role": "tool", "tool_call_id": block.tool_use_id, "content": _result_text(block)}
                     )
-            if text:
+            images = _image_parts(blocks)
+            if images:
+                said = text or "[the images the tool results above read]"
+                messages.append({"role": "user", "content": [{"type": "text", "text": said}, *images]})
+            elif text:
                 messages.append({"role": "user", "content": text})
             continue
         calls = [

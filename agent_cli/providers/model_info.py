@@ -3,7 +3,8 @@
 `Accepts` says what a model takes in a request, so no request sends what a
 model rejects: the thinking modes, effort levels, whether sampling
 parameters, a prefilled assistant turn or forced tool use are allowed, and
-whether its thinking blocks are bound to the conversation (the prefix check).
+whether its thinking blocks are bound to the conversation (the prefix check), and whether it
+takes images.
 `tokenizer` says how the model's tokens are counted here (`tokens.Tokenizer`).
 The entries themselves are in `models.py`.
 """
@@ -46,6 +47,7 @@ class Accepts:
     prefill: bool = True  # a final assistant turn
     forced_tools: bool = True  # tool_choice any / a named tool
     binds_thinking: bool = False  # thinking blocks are bound to the prefix before them
+    images: bool = False  # image input (PNG, JPEG, GIF, WebP); without it an image is sent as a line
 
 
 @dataclass(frozen=True, slots=True)

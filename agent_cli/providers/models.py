@@ -22,12 +22,14 @@ version) is here, nowhere else.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 
 from agent_cli.core.messages import Usage
 from agent_cli.providers.model_info import Accepts, Lifecycle, ModelInfo, Prices
 from agent_cli.providers.registry import ANTHROPIC, OPENAI
+from agent_cli.tokens.images import ImageRule
 from agent_cli.tokens.ratio import NEW_TOKENIZER_FACTOR, START_RATIO
 from agent_cli.tokens.tokenizer import Tokenizer
 
@@ -42,6 +44,7 @@ __all__ = [
     "keeps_prior_thinking",
     "lookup",
     "normalize",
+    "takes_images",
     "tokenizer_for",
 ]
 
@@ -113,7 +116,7 @@ def _entry(
         window,
         output,
         Prices(*prices),
-        accepts,
+        dataclasses.replace(accepts, images=bool(_IMAGE_FAMILY.match(name))),
         max_input=max_input,
         long_context_from=long[0] if long else None,
         long_prices=long[1] if long else None,
@@ -165,12 +168,27 @@ def tokenizer_for(name: str, provider: str) -> Tokenizer:
     base = name.strip().lower().rsplit("/", 1)[-1].removeprefix("ft:")
     if provider != ANTHROPIC.name:
         if _O200K_MODEL.match(base):
-            return Tokenizer("o200k_base", exact=True)
+            return Tokenizer("o200k_base", exact=True, images="openai")
         if _CL100K_MODEL.match(base):
-            return Tokenizer("cl100k_base", exact=True)
+            return Tokenizer("cl100k_base", exact=True, images="openai")
+    # Images: Anthropic's rule on its API; elsewhere (a compatible server) the larger of both.
+    rule: ImageRule = "anthropic" if provider == ANTHROPIC.name else "any"
     if _NEW_CLAUDE.search(name.lower()):
-        return Tokenizer(start_ratio=_NEW_CLAUDE_RATIO)
-    return Tokenizer()
+        return Tokenizer(start_ratio=_NEW_CLAUDE_RATIO, images=rule)
+    return Tokenizer(images=rule)
+
+
+# Image input. Every Claude model in the table takes images ("Images and vision",
+# platform.claude.com/docs/en/build-with-claude/vision: "all current Claude models"), and every GPT
+# model in it as well (each model's page lists image under input; the o-series and GPT-4.1/4o/5/6
+# pages read 2026-12-05 in stored copies). A name of either family the table does not know yet is
+# taken to as well; any other model (a local server's) is not, so it is sent a line, never a 400.
+_IMAGE_FAMILY = re.compile(r"^(?:claude-|gpt-(?:4o|4\.1|4\.5|5|6)|chatgpt-4o|o[134](?:-|$))")
+
+
+def takes_images(name: str) -> bool:
+    """Whether `name` takes image input (see above)."""
+    return bool(_IMAGE_FAMILY.match(normalize(name)))
 
 
 def _gpt_accepts(efforts: tuple[str, ...]) -> Accepts:

@@ -71,6 +71,7 @@ class OpenAIProvider(SDKProvider):
         streaming: bool = True,
         effort: str | None = None,
         wire: ChatWire | None = None,
+        images: bool = True,
     ) -> None:
         super().__init__(
             model,
@@ -79,6 +80,7 @@ class OpenAIProvider(SDKProvider):
             timeout=timeout,
             stall=stall,
             streaming=streaming,
+            images=images,
         )
         own, elsewhere = OPENAI.wires["chat"]
         self.wire = wire or chat_wire(own if base_url is None else elsewhere)
@@ -104,6 +106,7 @@ class OpenAIProvider(SDKProvider):
             streaming=streaming,
             effort=model.effort,
             wire=chat_wire(wire),
+            images=model.accepts.images,
         )
 
     @staticmethod

@@ -50,10 +50,12 @@ class OpenAIResponsesProvider(SDKProvider):
         streaming: bool = True,
         reasoning: ReasoningConfig | None = None,
         web_search: bool = False,
+        images: bool = True,
     ) -> None:
         base = base_url or DEFAULT_BASE_URL
         super().__init__(
-            model, api_key=api_key, base_url=base, timeout=timeout, streaming=streaming, stall=stall
+            model, api_key=api_key, base_url=base, timeout=timeout, streaming=streaming, stall=stall,
+            images=images,
         )
         self.reasoning = reasoning
         self.web_search = web_search  # the provider's search tool is offered (`server_search`)
@@ -80,6 +82,7 @@ class OpenAIResponsesProvider(SDKProvider):
             streaming=streaming,
             reasoning=reasoning,
             web_search=web_search and web_search_gap(OPENAI.name, wire, model.name) is None,
+            images=model.accepts.images,
         )
 
     @staticmethod

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from agent_cli.config.schema import config_error
 from agent_cli.config.settings import Effort, ProviderSettings
 from agent_cli.providers.model_info import Accepts, ModelInfo
-from agent_cli.providers.models import lookup, normalize, tokenizer_for
+from agent_cli.providers.models import lookup, normalize, takes_images, tokenizer_for
 from agent_cli.providers.registry import provider_entry
 from agent_cli.tokens.tokenizer import Tokenizer
 
@@ -38,8 +38,9 @@ class ModelChoice:
 
     @property
     def accepts(self) -> Accepts:
-        """What the model takes in a request; an unknown model: only the defaults (`Accepts()`)."""
-        return self.info.accepts if self.info is not None else Accepts()
+        """What the model takes in a request; an unknown model: only the defaults (`Accepts()`), and
+        images if its name is of a family that takes them (`models.takes_images`)."""
+        return self.info.accepts if self.info is not None else Accepts(images=takes_images(self.name))
 
 
 def resolve_model(settings: ProviderSettings, name: str = "") -> ModelChoice:

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agent_cli.core.errors import FatalProviderError, ProviderError, TransientError
+from agent_cli.core.images import ImageBlock, data_url
 from agent_cli.core.messages import (
     RAW_ARGUMENTS,
     Block,
@@ -77,12 +78,19 @@ class ReasoningConfig:
 # -- request ------------------------------------------------------------------
 
 
-def _text_parts(blocks: list[Block]) -> list[dict[str, Any]]:
-    return [
-        {"type": "input_text", "text": b.text}
-        for b in blocks
-        if isinstance(b, TextBlock | SummaryBlock) and b.text.strip()
-    ]
+def _image(block: ImageBlock) -> dict[str, Any]:
+    return {"type": "input_image", "image_url": data_url(block), "detail": "auto"}
+
+
+def _user_parts(blocks: list[Block]) -> list[dict[str, Any]]:
+    """A user message's text and images, in order (a tool result's images go with its output)."""
+    parts: list[dict[str, Any]] = []
+    for b in blocks:
+        if isinstance(b, TextBlock | SummaryBlock) and b.text.strip():
+            parts.append({"type": "input_text", "text": b.text})
+        elif isinstance(b, ImageBlock):
+            parts.append(_image(b))
+    return parts
 
 
 def _result_text(result: ToolResult) -> str:
@@ -135,9 +143,11 @@ def input_items(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
             continue
         for block in message.content:
             if isinstance(block, ToolResult):
-                output = _result_text(block)
+                output: str | list[dict[str, Any]] = _result_text(block)
+                if block.images:  # the output as a list: its text, then the images it read
+                    output = [{"type": "input_text", "text": output}, *(_image(i) for i in block.images)]
                 items.append({"type": "function_call_output", "call_id": block.tool_use_id, "output": output})
-        parts = _text_parts(list(message.content))
+        parts = _user_parts(list(message.content))
         if parts:
             items.append({"type": "message", "role": "user", "content": parts})
     return items

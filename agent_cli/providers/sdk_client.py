@@ -27,7 +27,8 @@ from typing import Any, ClassVar, Protocol, Self
 
 from agent_cli.config.settings import ProviderSettings
 from agent_cli.core.errors import ProviderError, StalledError, TransientError
-from agent_cli.core.messages import Message, NativeRecord, TextBlock, Usage
+from agent_cli.core.images import ImageBlock, image_note
+from agent_cli.core.messages import Block, Message, NativeRecord, TextBlock, ToolResult, Usage
 from agent_cli.core.requests import Completion, Request, StreamEvent, TextDelta, ThinkingDelta
 from agent_cli.providers.errors import translate_errors, unreachable
 from agent_cli.providers.registry import Wire
@@ -50,6 +51,28 @@ class Assembler(Protocol):
     def finish(self) -> Completion: ...
 
 
+def without_images(request: Request) -> Request:
+    """`request` with each image as a line naming it: what a model without image input is sent (an
+    image in the history, from another model before `/model`, would otherwise be a 400)."""
+    if not any(m.images for m in request.messages):
+        return request
+    messages = tuple(_imageless(m) if m.images else m for m in request.messages)
+    return dataclasses.replace(request, messages=messages)
+
+
+def _imageless(message: Message) -> Message:
+    blocks: list[Block] = []
+    for b in message.content:
+        if isinstance(b, ImageBlock):
+            blocks.append(TextBlock(image_note(b)))
+        elif isinstance(b, ToolResult) and b.images:
+            notes = "\n".join(image_note(i) for i in b.images)
+            blocks.append(dataclasses.replace(b, content=f"{b.content}\n{notes}", images=()))
+        else:
+            blocks.append(b)
+    return message.replace(blocks)
+
+
 class SDKProvider(ABC):
     name: ClassVar[str]  # the provider's name in the registry
 
@@ -62,6 +85,7 @@ class SDKProvider(ABC):
         timeout: float = 1800.0,
         streaming: bool = True,
         stall: float = STALL_SECONDS,
+        images: bool = True,
     ) -> None:
         self._model = model
         self._api_key = api_key
@@ -71,6 +95,7 @@ class SDKProvider(ABC):
         self.streaming = streaming
         self._client: Any = None
         self._said: set[str] = set()  # the kinds of note already passed on (each is said once)
+        self.images = images  # the model takes images; if not, each is sent as a line naming it
 
     @property
     def model(self) -> str:
@@ -161,7 +186,7 @@ class SDKProvider(ABC):
     def _events(self, request: Request) -> Iterator[StreamEvent]:
         from agent_cli.providers.deadline import watch
 
-        wire = self._to_wire(request)
+        wire = self._to_wire(request if self.images else without_images(request))
         with watch(self._timeout) as deadline:
             try:
                 for event in self._reply(wire):

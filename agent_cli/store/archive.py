@@ -8,7 +8,8 @@ messages written before a layer replaces them (`span-NNN-<label>.jsonl`, one
 the question and by their meaning (ranking.py, meaning.py), and returns the best few for the
 model, verbatim, with their source, as many as fit its budget. `search_project` is recall with
 scope "project": the same over every session of this project's `.transcripts/` (the folder this
-session's is in, never another project's), each passage's source naming its session.
+session's is in, never another project's), each passage's source naming its session. `images`
+finds the images a recall names (archived_images.py), for a model that takes them.
 
 Files are 0600 and fsynced; the directory is 0700, created on first write.
 """
@@ -23,8 +24,10 @@ from collections.abc import Collection, Sequence
 from dataclasses import replace
 from pathlib import Path
 
+from agent_cli.core.images import ImageBlock
 from agent_cli.core.messages import Message
 from agent_cli.core.text import clean as clean_text
+from agent_cli.store.archived_images import find_images
 from agent_cli.store.layout import ARCHIVE_NAME_RE
 from agent_cli.store.ranking import CHUNK_LINES, Passage, rank
 from agent_cli.store.recall_answer import fit, shown
@@ -127,6 +130,10 @@ class Archive:
     def files(self) -> list[Path]:
         """Every file recall searches: the store's own plus the session log."""
         return session_files(self.session_dir)
+
+    def images(self, query: str) -> list[ImageBlock]:
+        """The images `query` names (a call id, a file name), newest first: recall shows them."""
+        return find_images(self.files(), query)
 
     def search(self, query: str, max_chars: int, *, visible: Collection[str] = ()) -> str:
         """Recall: the saved passages that best answer `query`, best first, within `max_chars`.

@@ -19,6 +19,7 @@ from typing import Any, TypeAlias
 
 from agent_cli.core.events import EVENT_TYPES, Event, UsageEvent, event_from_json
 from agent_cli.core.messages import Block, Message, UnknownBlockType, Usage, block_from_json, new_id
+from agent_cli.store.image_refs import image_digests, resolved
 
 __all__ = [
     "EventRecord",
@@ -159,6 +160,7 @@ def read_log(path: Path) -> tuple[list[LogRecord], int]:
     Raises OSError when the file cannot be read at all."""
     records: list[LogRecord] = []
     skipped = 0
+    images: dict[str, str] = {}  # the images read so far, by digest: a checkpoint names them (image_refs.py)
     for raw in path.read_bytes().split(b"\n"):
         if not raw.strip():
             continue
@@ -166,6 +168,12 @@ def read_log(path: Path) -> tuple[list[LogRecord], int]:
             value = json.loads(raw)
             if not isinstance(value, dict):
                 raise ValueError("not a record")
+            if value.get("kind") == "message" and isinstance(value.get("message"), dict):
+                images.update(image_digests(value["message"]))
+            elif value.get("kind") == "history" and isinstance(value.get("messages"), list):
+                value["messages"] = resolved(value["messages"], images)
+                for message in value["messages"]:
+                    images.update(image_digests(message) if isinstance(message, dict) else {})
             records.append(record_from_json(value))
         except UnknownRecord:
             continue

@@ -112,6 +112,12 @@ class Redactor:
         if isinstance(obj, str):
             return self.redact(obj)
         if isinstance(obj, dict):
+            if obj.get("type") == "image" and isinstance(obj.get("data"), str):
+                # An image's base64 is its pixels, not text (and its digest names it): a pattern
+                # would only corrupt them.
+                kept = {k: obj[k] for k in ("data", "sha256") if k in obj}
+                rest = {k: self.redact_json(v) for k, v in obj.items() if k not in kept}
+                return {**rest, **kept}
             return {self.redact(k) if isinstance(k, str) else k: self.redact_json(v) for k, v in obj.items()}
         if isinstance(obj, list):
             return [self.redact_json(v) for v in obj]

@@ -35,6 +35,7 @@ from agent_cli.core.errors import ConfigError, DiskFullError, SessionLogError, d
 from agent_cli.core.events import AssistantTextDelta, Event, StatusEvent
 from agent_cli.core.messages import Message, new_id
 from agent_cli.core.text import clean as clean_text
+from agent_cli.store.image_refs import by_reference, image_digests
 from agent_cli.store.layout import (
     DIR_MODE,
     FILE_MODE,
@@ -83,6 +84,7 @@ class SessionLog:
         self._fd: int | None = fd
         self._held: int | None = held  # the session's lock (session_lock.py)
         self._redactor = redactor
+        self._images: set[str] = set()  # the digests of the images this log holds whole
         self._clock = clock
         self._lock = threading.Lock()
         self._failed: SessionLogError | None = None  # once a write failed, every later one fails so
@@ -184,7 +186,9 @@ class SessionLog:
         self._record("meta", new_id("r"), {"meta": dict(meta)})
 
     def log_message(self, message: Message) -> None:
-        self._record("message", message.id, {"message": message.to_json()})
+        data = message.to_json()
+        self._images.update(image_digests(data))  # a checkpoint names these by digest (image_refs.py)
+        self._record("message", message.id, {"message": data})
 
     def log_event(self, event: Event) -> None:
         # Deltas and spinner text are display-only: the complete text arrives as
@@ -195,7 +199,8 @@ class SessionLog:
 
     def log_history(self, messages: Sequence[Message], reason: str) -> None:
         """A checkpoint: the whole working history, after a compaction or /clear."""
-        payload = {"reason": reason, "messages": [m.to_json() for m in messages]}
+        written = by_reference([m.to_json() for m in messages], self._images)
+        payload = {"reason": reason, "messages": written}
         self._record("history", new_id("r"), payload)
 
     def log_state(self, topic: str, data: Mapping[str, Any]) -> None:

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agent_cli.core.events import CompactEvent, ErrorEvent, WarningEvent
+from agent_cli.core.images import ImageBlock
 from agent_cli.core.messages import CLEARED_PREFIX, Message, SummaryBlock, TextBlock, ToolResult, ToolUse
 from agent_cli.store.layout import ARCHIVE_NAME_RE, SESSION_FILE, transcripts_dir
 from agent_cli.store.log_records import EventRecord, MessageRecord, read_log
@@ -270,6 +271,9 @@ def _message_documents(
         if isinstance(block, TextBlock | SummaryBlock):
             kind = "record" if isinstance(block, SummaryBlock) else "message"
             yield Document(file, ref, message.id, kind, "", block.text, order)
+        elif isinstance(block, ImageBlock):  # found by its name; recall brings the image itself
+            text = f"[image {block.name} ({block.width}x{block.height} px) in the conversation]"
+            yield Document(file, ref, message.id, "message", "", text, order)
         elif isinstance(block, ToolUse):
             calls[block.id] = block
             if not _is_searcher(block, searcher):  # recall's own calls and results would match themselves

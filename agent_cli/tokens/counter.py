@@ -217,7 +217,7 @@ class TokenCounter:
         if cached is not None:
             self._messages.move_to_end(msg.id)
             return cached
-        counted = tally_message(msg, self.raw_text)
+        counted = tally_message(msg, self.raw_text, self.tokenizer.images)
         self._messages[msg.id] = counted
         if len(self._messages) > self._cache_size:
             self._messages.popitem(last=False)  # least recently counted
@@ -286,14 +286,14 @@ class TokenCounter:
         anchor = self._anchor
         if anchor is not None and self._extends(anchor, key, messages):
             appended = messages[len(anchor.message_ids) :]
-            grown = sum(tally_message(m, byte_bound).total for m in appended)
+            grown = sum(tally_message(m, byte_bound, self.tokenizer.images).total for m in appended)
             return anchor.tokens + math.ceil(grown * scale)
         frame = self._frames.get(key)
         if frame is None and self._memory is not None:
             frame = self._memory.get(self.encoding_name, key)
         if frame is None:
             frame = tally_frame(system, tools, byte_bound)
-        raw = sum(frame) + sum(tally_message(m, byte_bound).total for m in messages)
+        raw = sum(frame) + sum(tally_message(m, byte_bound, self.tokenizer.images).total for m in messages)
         return math.ceil(raw * scale)
 
     def fits_under(

@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from agent_cli.core.images import ImageBlock
 from agent_cli.core.messages import (
     Message,
     NativeRecord,
@@ -32,6 +33,7 @@ from agent_cli.core.messages import (
     ToolUse,
 )
 from agent_cli.core.requests import ToolSpec
+from agent_cli.tokens.images import ImageRule, image_tokens
 
 __all__ = [
     "MESSAGE_OVERHEAD",
@@ -75,10 +77,14 @@ class MessageTokens:
     summaries: int = 0
     overhead: int = 0
     thoughts: int = 0  # thinking / reasoning blocks sent back (their opaque part estimated)
+    images: int = 0  # images, by the provider's rule (never their base64 text)
 
     @property
     def total(self) -> int:
-        return self.text + self.tool_uses + self.tool_results + self.summaries + self.overhead + self.thoughts
+        return (
+            self.text + self.tool_uses + self.tool_results + self.summaries + self.overhead + self.thoughts
+            + self.images
+        )
 
 
 def canonical_json(value: Any) -> str:
@@ -92,9 +98,10 @@ def byte_bound(text: str) -> int:
     return len(text.encode("utf-8", "surrogatepass"))
 
 
-def tally_message(msg: Message, raw: Raw) -> MessageTokens:
-    """Raw tokens of `msg` by kind, each text counted by `raw`."""
+def tally_message(msg: Message, raw: Raw, images: ImageRule = "any") -> MessageTokens:
+    """Raw tokens of `msg` by kind, each text counted by `raw`, each image by the rule `images`."""
     text = uses = results = summaries = thoughts = 0
+    pictures = sum(image_tokens(i.width, i.height, images) for i in msg.images)
     overhead = MESSAGE_OVERHEAD
     for block in msg.content:
         if isinstance(block, TextBlock):
@@ -102,6 +109,8 @@ def tally_message(msg: Message, raw: Raw) -> MessageTokens:
         elif isinstance(block, ToolUse):
             uses += raw(block.name) + raw(canonical_json(dict(block.input)))
             overhead += TOOL_USE_OVERHEAD + raw(block.id)
+        elif isinstance(block, ImageBlock):
+            overhead += TOOL_RESULT_OVERHEAD  # its wrapping; its pixels are counted above
         elif isinstance(block, ToolResult):
             results += raw(block.content)
             overhead += TOOL_RESULT_OVERHEAD + raw(block.tool_use_id)
@@ -123,7 +132,7 @@ def tally_message(msg: Message, raw: Raw) -> MessageTokens:
             overhead += SUMMARY_OVERHEAD
         elif isinstance(block, ServerToolBlock):  # the provider's search and its results, as sent
             results += raw(block.wire)
-    return MessageTokens(text, uses, results, summaries, overhead, thoughts)
+    return MessageTokens(text, uses, results, summaries, overhead, thoughts, pictures)
 
 
 def tally_frame(system: str, tools: Sequence[ToolSpec], raw: Raw) -> tuple[int, int]:

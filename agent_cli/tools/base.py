@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol, TypeAlias
 
+from agent_cli.core.images import ImageBlock
 from agent_cli.core.messages import RAW_ARGUMENTS
 from agent_cli.core.requests import ToolSpec
 from agent_cli.core.todos import TodoItem
@@ -72,6 +73,7 @@ class ToolOutput:
     stop_turn: bool = False  # refused, and the user ended the turn with it
     sandbox_denied: bool = False  # it failed because the sandbox refused it (its result says so)
     todos: tuple[TodoItem, ...] | None = None  # todo_write's new list, for the loop (tools/todo.py)
+    images: tuple[ImageBlock, ...] = ()  # images the result shows the model (read_file on a picture)
 
 
 @dataclass(slots=True)
@@ -89,6 +91,8 @@ class ToolContext:
     # The remember tool's way to save an approved memory: (text, scope) -> the line for the model;
     # raises ToolError when nothing was saved (prompt/memories.py, given when the session is built).
     remember: Callable[[str, str], str] | None = None
+    # The images a recall names (the archive's), for a model that takes images.
+    recall_images: Callable[[str], list[ImageBlock]] | None = None
     # Where the secrets in a text are (the session's redactor), so an output is never cut inside one.
     secret_spans: Callable[[str], list[tuple[int, int]]] | None = None
     # Where a tool writes its output as it arrives, for the screen (the runner gives each call its own).
@@ -102,6 +106,8 @@ class ToolContext:
     save_text: Callable[[str, str], str] | None = None
     # Auto mode ran this call unasked: in the sandbox with the protected files read-only.
     protect: bool = False
+    # The session's model takes images (the model table's word): read_file and recall return them.
+    images: bool = True
 
 
 Approval: TypeAlias = Literal["never", "ask", "command", "host"]

@@ -84,4 +84,17 @@ class Recall:
             return ToolOutput(ctx.recall_project(query))
         if ctx.recall is None:
             return ToolOutput(_NOT_WIRED.format(name="recall"), is_error=True)
-        return ToolOutput(ctx.recall(query))
+        answer = ctx.recall(query)
+        images = ctx.recall_images(query) if ctx.recall_images is not None else []
+        if not images:
+            return ToolOutput(answer)
+        names = ", ".join(f"{i.name} ({i.width}x{i.height} px)" for i in images)
+        if not ctx.images:
+            said = f"[saved image{_s(images)} {names}: the model in use does not take images]"
+            return ToolOutput(f"{answer}\n\n{said}")
+        head = f"[recalled image{_s(images)}: {names}, attached below]"
+        return ToolOutput(f"{head}\n\n{answer}", images=tuple(images))
+
+
+def _s(items: list[Any]) -> str:
+    return "s" if len(items) > 1 else ""

@@ -21,6 +21,7 @@ from typing import Any
 from agent_cli.core.requests import ToolSpec
 from agent_cli.tools.args import optional_bool, optional_int, require_str
 from agent_cli.tools.base import Approval, CallView, FileEffect, ToolContext, ToolError, ToolOutput
+from agent_cli.tools.images import MAX_FILE_BYTES, image_type, load_image
 from agent_cli.tools.read_window import (
     MAX_LINE_CHARS,
     MAX_OUTPUT_BYTES,
@@ -57,7 +58,8 @@ class ReadFile:
     spec = ToolSpec(
         name="read_file",
         description=(
-            "Read a UTF-8 text file. Lines come back numbered like `cat -n` (number, tab, text); "
+            "Read a UTF-8 text file, or look at an image (PNG, JPEG, GIF, WebP: it comes back as "
+            "an image). Lines come back numbered like `cat -n` (number, tab, text); "
             "the numbers are not part of the file, so leave them out of edit_file's old_string. "
             f"Shows at most {DEFAULT_LIMIT} lines or 64 KiB per call; when cut, the output ends "
             "with the offset to pass next. Use offset/limit to read part of a large file."
@@ -86,6 +88,8 @@ class ReadFile:
             head = f.read(BINARY_SNIFF_BYTES)
             if not head:
                 return ToolOutput(f"[{shown} is empty (0 bytes)]")
+            if image_type(head[:16]) is not None:
+                return _image(head + f.read(MAX_FILE_BYTES + 1 - len(head)), shown, ctx)
             if looks_binary(head):
                 nul = head.index(b"\0")
                 raise ToolError(
@@ -94,6 +98,17 @@ class ReadFile:
                 )
             f.seek(0)
             return ToolOutput(read_window(f, shown, offset, limit))
+
+
+def _image(data: bytes, shown: str, ctx: ToolContext) -> ToolOutput:
+    """An image file: shown to a model that takes images; to one that does not, said so."""
+    loaded = load_image(data, shown)
+    if not ctx.images:
+        raise ToolError(
+            f"{loaded.line[1:-1]}: the model in use does not take images, so it cannot be shown to you "
+            "(ask the user what it shows, or switch to a model that takes images with /model)"
+        )
+    return ToolOutput(f"{loaded.line} (attached below)", images=(loaded.block,))
 
 
 def check_readable_file(path: Path, shown: str, ctx: ToolContext) -> None:

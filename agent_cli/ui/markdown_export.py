@@ -13,6 +13,7 @@ import json
 from collections.abc import Sequence
 
 from agent_cli.core.events import CompactEvent
+from agent_cli.core.images import ImageBlock
 from agent_cli.core.messages import Message, SummaryBlock, TextBlock, ToolResult, ToolUse
 from agent_cli.core.text import visible
 from agent_cli.store.log_records import EventRecord, HistoryRecord, LogRecord, MessageRecord, MetaRecord
@@ -59,6 +60,8 @@ def _message(message: Message, names: dict[str, str]) -> list[str]:
                 out += ["", "## Assistant", ""]
                 heading = True
             out.append(f"- called {_code(block.name)} {_code(_short(args, _CALL_WIDTH))}")
+        elif isinstance(block, ImageBlock):  # its pixels stay in the log: the export names it
+            out.append(f"- image {_code(visible(block.name))} ({block.width}x{block.height} px)")
     return out
 
 

@@ -15,9 +15,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from agent_cli.agent.attachments import mention
 from agent_cli.prompt.command_files import CommandFiles
 from agent_cli.store.user_dirs import state_dir
 from agent_cli.ui import glyphs
+from agent_cli.ui.pasted_images import clipboard_image, dropped_mentions, save_pasted
 
 if TYPE_CHECKING:
     from prompt_toolkit import PromptSession
@@ -76,6 +78,7 @@ def prompt_session(
     from prompt_toolkit.application import get_app, run_in_terminal
     from prompt_toolkit.filters import Condition
     from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+    from prompt_toolkit.keys import Keys
 
     from agent_cli.store.sessions import session_ids
     from agent_cli.ui.completion import PathAndCommandCompleter
@@ -115,6 +118,21 @@ def prompt_session(
     @bindings.add("c-o")
     def _last_output(event: KeyPressEvent) -> None:
         run_in_terminal(lambda: run(LAST_OUTPUT))  # printed above the prompt, the input line kept
+
+    @bindings.add(Keys.BracketedPaste)
+    def _paste(event: KeyPressEvent) -> None:
+        # A file dragged onto the terminal arrives as its pasted path: an image's becomes a mention.
+        text = event.data.replace("\r\n", "\n").replace("\r", "\n")
+        event.current_buffer.insert_text(dropped_mentions(text, session.project_root) or text)
+
+    @bindings.add("c-v")
+    def _paste_image(event: KeyPressEvent) -> None:
+        found = clipboard_image(os.environ)  # (a terminal sends Ctrl+V, never the image: a helper reads it)
+        if isinstance(found, bytes):
+            event.current_buffer.insert_text(mention(str(save_pasted(found))) + " ")
+            return
+        said = found or "the clipboard holds no image (text pastes with the terminal's own paste key)"
+        run_in_terminal(lambda: print(said, flush=True))
 
     @bindings.add("c-c")
     def _cancel(event: KeyPressEvent) -> None:

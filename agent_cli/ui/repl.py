@@ -56,6 +56,7 @@ from agent_cli.ui.context_commands import pin_line
 from agent_cli.ui.custom_commands import invoke
 from agent_cli.ui.goal_commands import goal_mark
 from agent_cli.ui.key_watch import TurnKeys
+from agent_cli.ui.pasted_images import dropped_mentions
 from agent_cli.ui.picker import Chooser
 from agent_cli.ui.prompt_input import prompt_session
 from agent_cli.ui.reports import format_context_line, format_tokens, mode_label, resume_lines
@@ -253,6 +254,7 @@ class Repl:
             self._shell(line[1:].strip())
             return "continue"
         if command is None:
+            line = dropped_mentions(line, self.session.project_root) or line  # a path dropped in: attached
             attached = self.session.attachments(line)
             for note in attached.notes:
                 self.renderer.info(note)

@@ -355,6 +355,53 @@ def _hard_link(where: Path) -> Outcome:
     return Outcome(outcome.ok, f"{outcome.detail}; outside file unchanged" if outcome.ok else outcome.detail)
 
 
+HOSTILE_NAME = "shot\x1b]0;pwned\x07\x1b[2J.png"
+RAW_ESCAPES = (b"\x1b]0;pwned", b"\x1b[2J", b"\x07")
+
+
+def huge_canvas(png: bytes) -> bytes:
+    """`png` with its header claiming 60000 x 60000 pixels (its checksum made right, so a decoder
+    believes it): a few hundred bytes that would need 10 GB decoded."""
+    import zlib
+
+    ihdr = b"IHDR" + (60000).to_bytes(4, "big") * 2 + png[24:29]
+    return png[:12] + ihdr + zlib.crc32(ihdr).to_bytes(4, "big") + png[33:]
+
+
+def _png(width: int, height: int) -> bytes:
+    import io
+
+    from PIL import Image
+
+    out = io.BytesIO()
+    Image.new("RGB", (width, height), (1, 2, 3)).save(out, "PNG")
+    return out.getvalue()
+
+
+def _images(where: Path) -> Outcome:
+    """Images that attack: a name full of escape sequences, a truncated file, a header that claims
+    60000 x 60000 pixels. Each is one clear result (the named one shown, the others a tool error),
+    never a traceback, and no escape sequence of a name reaches the terminal."""
+    small = _png(40, 30)
+    bomb = huge_canvas(small)
+    files: dict[str, str | bytes] = {HOSTILE_NAME: small, "cut.png": small[:60], "bomb.png": bomb}
+    calls = [_call("read_file", n, path=name) for n, name in enumerate(files)]
+    proc, results, _, _, _ = _run(where, [calls], files=files)
+    shown, shown_error = _result(results, "toolu_read_file_0")
+    cut, cut_error = _result(results, "toolu_read_file_1")
+    huge, huge_error = _result(results, "toolu_read_file_2")
+    printed = proc.stdout + proc.stderr
+    problems = [
+        "the named image was not read" if shown_error or "40x30 px" not in shown else "",
+        "its name reached the model raw" if "\x1b" in shown else "",
+        "a truncated image was not one clear error" if not cut_error or "not a readable" not in cut else "",
+        "a huge canvas was not refused" if not huge_error or "too large" not in huge else "",
+        "an escape sequence reached the terminal" if any(e in printed for e in RAW_ESCAPES) else "",
+    ]
+    check = "; ".join(p for p in problems if p)
+    return judge(proc, {"finished"}, check=check)
+
+
 def cases() -> list[Case]:
     return [
         Case("tools", "grep: backtracking patterns end with a note", _grep_bounded, sample=True),
@@ -386,4 +433,10 @@ def cases() -> list[Case]:
         Case("tools", "remember: an escape, a forged second pin, 100 kB: one written-out line", _memory),
         Case("tools", "the session store is refused to write/edit; --resume sends no forged text", _store),
         Case("tools", "a hard link made by bash does not let the file tools write outside", _hard_link),
+        Case(
+            "tools",
+            "images: a hostile name, a truncated file, a huge canvas: clear results",
+            _images,
+            sample=True,
+        ),
     ]

@@ -24,6 +24,7 @@ from urllib.parse import unquote
 from . import anthropic_api, openai_chat, responses_api
 from .compaction import anthropic_compaction_events, default_summary, responses_compacted
 from .handler import Answer, Found, Http, Refusal
+from .images import counted, image_fault
 from .prompt_cache import PromptCache, prompt_text
 from .script import Fault, Reply, ScriptItem, StreamError
 from .wire import JSON, Admission, WireApi, arguments, blocks
@@ -252,8 +253,10 @@ class FakeModelServer:
         with self._lock:
             paused = frozenset(self._paused)
         admitted = api.admit(body, kept, self.signing_key, paused)
+        if not isinstance(admitted, Fault):
+            admitted = image_fault(api.NAME, body) or admitted
         seen = admitted if isinstance(admitted, Admission) else Admission(body, kept, self.signing_key)
-        units = api.units(seen.body)
+        units = api.units(counted(api.NAME, seen.body))  # an image costs its tokens, not its base64
         estimate = self.counter(prompt_text(units))
         recorded = RecordedRequest(api.NAME, path, body, kept, estimate, seen.accepted, seen.withheld)
         with self._lock:
