@@ -34,7 +34,7 @@ from pathlib import Path
 
 from agent_cli.core.events import CompactEvent, ErrorEvent, WarningEvent
 from agent_cli.core.messages import CLEARED_PREFIX, Message, SummaryBlock, TextBlock, ToolResult, ToolUse
-from agent_cli.store.layout import ARCHIVE_NAME_RE, SESSION_FILE, transcripts_dir
+from agent_cli.store.layout import ARCHIVE_NAME_RE, SESSION_FILE, TASKS_DIR, transcripts_dir
 from agent_cli.store.log_records import EventRecord, MessageRecord, read_log
 from agent_cli.store.sessions import session_ids
 
@@ -105,7 +105,9 @@ class Found:
 
 
 def session_files(directory: Path) -> list[Path]:
-    """A session's searchable files: its log, then the archive's files in the order written."""
+    """A session's searchable files: its log, then the archive's files in the order written, then
+    each sub-agent's (`tasks/<id>/`, the same layout, in the order they started): what a child read
+    or ran is found from its parent's recall."""
     if not directory.is_dir():
         return []
     found: list[tuple[int, str]] = []
@@ -114,7 +116,13 @@ def session_files(directory: Path) -> list[Path]:
         # Not through a link: a folder that came with a clone could point one at ~/.ssh.
         if entry.is_file(follow_symlinks=False) and (match or entry.name == SESSION_FILE):
             found.append((int(match.group(1)) if match else 0, entry.name))
-    return [directory / name for _, name in sorted(found)]
+    files = [directory / name for _, name in sorted(found)]
+    tasks = directory / TASKS_DIR
+    if tasks.is_dir() and not tasks.is_symlink():
+        for entry in sorted(os.scandir(tasks), key=lambda e: e.name):
+            if entry.is_dir(follow_symlinks=False):
+                files.extend(session_files(Path(entry.path)))
+    return files
 
 
 def search_session(directory: Path, query: str, *, searcher: str | None = None) -> Found:
