@@ -160,6 +160,12 @@ class SubAgents:
     def running(self) -> list[TaskRecord]:
         return [r for r in self.records if r.status == "running"]
 
+    def join(self, timeout: float) -> bool:
+        """Wait up to `timeout` seconds for the background tasks to end; whether they all did."""
+        for thread in list(self._threads):
+            thread.join(timeout)
+        return not any(t.is_alive() for t in self._threads)
+
     def close(self) -> None:
         """Stop the background tasks (the session ends) and wait a little for them."""
         for record in self.running():
