@@ -9,6 +9,7 @@ at once and its report joins the parent's next request when it ends.
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -175,3 +176,31 @@ def test_no_task_tool_at_depth_zero_and_bad_input_is_a_tool_error(tmp_path: Path
         none = [r for r in server.requests if r.api == "anthropic"][len(bad) :]
     assert len(bad) == 2 and "missing required argument 'prompt'" in results(bad[1])[0]
     assert "task" in tool_names(bad[0]) and "task" not in tool_names(none[0])
+
+
+def test_a_background_task_returns_at_once_and_its_report_joins_a_later_request(tmp_path: Path) -> None:
+    root, home = project(tmp_path)
+    parent_seen = threading.Event()  # the parent's request after the task started came first
+
+    def answer(request: RecordedRequest) -> Reply:
+        got = results(request)
+        if "BG-CHILD" in first_user(request):
+            parent_seen.wait(60)
+            return Reply("BG REPORT: nothing odd")
+        if not got:
+            task = {"description": "bg job", "prompt": "BG-CHILD look around", "background": True}
+            return Reply("", tool_calls=[ToolCallSpec("task", task)])
+        parent_seen.set()
+        if holds(request, "BG REPORT: nothing odd") or len(got) > 100:
+            return Reply("PARENT SAW THE REPORT")
+        return Reply("", tool_calls=[ToolCallSpec("bash", {"command": "sleep 0.2"})])
+
+    with FakeModelServer() as server:
+        server.responder = answer
+        events = run(root, home, server, "start a background job")
+        requests = [r for r in server.requests if r.api == "anthropic"]
+    assert "Started task1 in the background" in results(requests[1])[0]
+    assert "BG-CHILD" in first_user(requests[2])  # the parent's next request went first
+    joined = [r for r in requests if "BG-CHILD" not in first_user(r) and holds(r, "BG REPORT: nothing odd")]
+    assert joined and holds(joined[0], "[Background task task1 (bg job) ended: done]")
+    assert events[-1]["result"] == "PARENT SAW THE REPORT"
