@@ -118,6 +118,7 @@ def test_a_child_runs_in_a_context_of_its_own_and_the_parents_recall_finds_what_
     assert "I leave it out of this report" in results(after_task)[0]
     assert not holds(after_task, "PURPLE-4217")
     assert "PURPLE-4217" in results(after_recall)[-1]
+    assert "[tasks/" in results(after_recall)[-1]  # the passage names the child's file
     assert events[-1]["type"] == "result" and "PARENT DONE" in events[-1]["result"]
     # The child's whole transcript is a folder of the parent's session.
     sessions = [p for p in (root / ".transcripts").iterdir() if p.is_dir()]

@@ -219,6 +219,13 @@ def _documents(files: Sequence[Path], searcher: str | None) -> tuple[list[Docume
     return docs, unreadable
 
 
+def _named(path: Path) -> str:
+    """A file as a passage names it: its name, under `tasks/<id>/` for a sub-agent's."""
+    if path.parent.parent.name == TASKS_DIR:
+        return f"{TASKS_DIR}/{path.parent.name}/{path.name}"
+    return path.name
+
+
 def _log_documents(
     path: Path, at: tuple[int, int], calls: dict[str, ToolUse], searcher: str | None
 ) -> Iterator[Document]:
@@ -226,7 +233,7 @@ def _log_documents(
     for place, rec in enumerate(records):
         if isinstance(rec, MessageRecord):
             ref = rec.rid or rec.message.id
-            yield from _message_documents(rec.message, path.name, ref, (*at, place), calls, searcher)
+            yield from _message_documents(rec.message, _named(path), ref, (*at, place), calls, searcher)
         elif isinstance(rec, EventRecord):
             event, text = rec.event, ""
             if isinstance(event, CompactEvent):
@@ -234,7 +241,8 @@ def _log_documents(
             elif isinstance(event, WarningEvent | ErrorEvent):
                 text = event.message
             if text:
-                yield Document(path.name, rec.rid, rec.rid, f"event/{event.type}", "", text, (*at, place, 0))
+                kind = f"event/{event.type}"
+                yield Document(_named(path), rec.rid, rec.rid, kind, "", text, (*at, place, 0))
 
 
 def _span_documents(
@@ -249,7 +257,7 @@ def _span_documents(
             message = Message.from_json(json.loads(line))
         except (ValueError, KeyError, TypeError, AttributeError):  # torn, or not a message
             continue
-        yield from _message_documents(message, path.name, message.id, (*at, place), calls, searcher)
+        yield from _message_documents(message, _named(path), message.id, (*at, place), calls, searcher)
 
 
 def _output_documents(
@@ -262,7 +270,7 @@ def _output_documents(
     stem = path.name.rsplit(".", 1)[0].split("-", 2)  # output-NNN-<id>.txt -> <id>
     ref = stem[2] if len(stem) == 3 else path.stem
     call = called.group(1) if called else ""
-    yield Document(path.name, ref, ref, "output", title, text, (*at, 0, 0), call)
+    yield Document(_named(path), ref, ref, "output", title, text, (*at, 0, 0), call)
 
 
 def _message_documents(
