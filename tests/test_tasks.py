@@ -148,3 +148,15 @@ def test_a_background_task_returns_an_id_and_its_report_joins_the_next_request(t
     last = parent_requests[-1]
     assert "BACKGROUND REPORT: 42 files" in last.messages[-1].text
     assert "[Background task task1 (a side job) ended: done]" in last.messages[-1].text
+
+
+def test_a_childs_saved_output_is_named_from_the_project_as_the_sessions_is(tmp_path: Path) -> None:
+    """A page or a cut output a child saves is told to it as `.transcripts/<session>/tasks/<id>/...`
+    (recall takes that path), not as an absolute path."""
+    from agent_cli.store.archive import Archive
+
+    child = tmp_path / "p" / ".transcripts" / "S1" / "tasks" / "T1"
+    deeper = child / "tasks" / "T2"
+    assert Archive(child).shown(child / "output-001-x.txt") == ".transcripts/S1/tasks/T1/output-001-x.txt"
+    assert Archive(deeper).shown(deeper / "o.txt") == ".transcripts/S1/tasks/T1/tasks/T2/o.txt"
+    assert Archive(tmp_path / "elsewhere" / "S").shown(tmp_path / "elsewhere" / "S" / "o.txt").startswith("/")

@@ -335,6 +335,8 @@ def _follow(record: TaskRecord, event: Event) -> ResultEvent | None:
     if isinstance(event, ToolCallEvent):
         shown = next((v for v in event.input.values() if isinstance(v, str)), "")
         record.set(doing=visible(one_line(f"{event.name} {shown}".strip()))[:60])
+    elif isinstance(event, ToolProgress) and event.name == TASK and event.lines:  # its own child's line
+        record.set(doing=f"{TASK}: {event.lines[0]}"[:120])
     elif isinstance(event, ToolResultEvent | UsageEvent):
         record.set(doing="thinking")
     elif isinstance(event, ResultEvent):
