@@ -76,6 +76,7 @@ def test_cost_shows_each_childs_spend_and_the_bill_counts_it(tmp_path: Path) -> 
     finally:
         s.close()
     assert "of which, sub-agents:" in out
+    assert "done · 8,332 tokens" in out and "cancelled" not in out  # the line under the task call
     row = next(line for line in out.splitlines() if "task1 a side job" in line)
     assert "7,777" in row and "555" in row and "$" in row
 

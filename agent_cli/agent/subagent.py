@@ -221,7 +221,13 @@ class SubAgents:
                 raise KeyboardInterrupt
         finally:
             child.close()
-        return _output(record, result)
+        output = _output(record, result)
+        # How it ended, for the line the REPL says under the call (as a command's `exit 0 · 2.3s · 14 B`).
+        ended = f"{record.status} · {record.tokens:,} tokens"
+        elapsed = self._clock() - started
+        size = len(output.content.encode())
+        yield ToolProgress(id=call_id, name=TASK, lines=(), elapsed=elapsed, size=size, status=ended)
+        return output
 
     def background(self, description: str, prompt: str, depth: int) -> ToolOutput:
         record, child = self._start(description, depth, background=True, quiet=True)
