@@ -9,6 +9,7 @@ at once and its report joins the parent's next request when it ends.
 
 from __future__ import annotations
 
+import signal
 import threading
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ import pytest
 from agent_cli.testing.fakeserver import FakeModelServer, RecordedRequest, Reply, ToolCallSpec
 from agent_cli.testing.summary_shape import is_summary_request
 from tests.e2e import agent_env, run_agent, stream_events
+from tests.reliability.procs import new_tag, processes, start_headless, wait_for
 
 pytestmark = pytest.mark.e2e
 COMMON = [
@@ -205,3 +207,31 @@ def test_a_background_task_returns_at_once_and_its_report_joins_a_later_request(
     joined = [r for r in requests if "BG-CHILD" not in first_user(r) and holds(r, "BG REPORT: nothing odd")]
     assert joined and holds(joined[0], "[Background task task1 (bg job) ended: done]")
     assert events[-1]["result"] == "PARENT SAW THE REPORT"
+
+
+def test_ctrl_c_in_a_headless_run_stops_the_child_and_its_command(tmp_path: Path) -> None:
+    root, home = project(tmp_path)
+    tag = f"5{new_tag()}.5"
+
+    def answer(request: RecordedRequest) -> Reply:
+        if "SLOW-CHILD" in first_user(request):
+            return Reply("Waiting.", tool_calls=[ToolCallSpec("bash", {"command": f"sleep {tag}"})])
+        task = {"description": "slow", "prompt": "SLOW-CHILD wait"}
+        return Reply("", tool_calls=[ToolCallSpec("task", task)])
+
+    with FakeModelServer() as server:
+        server.responder = answer
+        proc = start_headless(root, agent_env(home, server), "-p", "go", *COMMON)
+        try:
+            assert wait_for(lambda: processes("sleep", tag), 120), "the child's command runs"
+            proc.send_signal(signal.SIGINT)
+            _out, err = proc.communicate(timeout=120)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        requests = [r for r in server.requests if r.api == "anthropic"]
+    assert proc.returncode == 130, err[-2000:]
+    assert wait_for(lambda: not processes("sleep", tag), 60), "the child's command was stopped"
+    assert len(requests) == 2, "nothing was asked after the interrupt"
+    (log,) = (root / ".transcripts").glob("*/tasks/*/session.jsonl")
+    assert "interrupted" in log.read_text()  # the child's own log says how it ended
