@@ -6,12 +6,14 @@ background task returns an id at once while its report joins the parent's next r
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from io import StringIO
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 
+from agent_cli.agent.approvals import Answer
 from agent_cli.app import open_session
 from agent_cli.config.load import Flags, load_settings
 from agent_cli.core.events import ResultEvent, ToolProgress, ToolResultEvent
@@ -161,3 +163,44 @@ def test_a_childs_saved_output_is_named_from_the_project_as_the_sessions_is(tmp_
     assert Archive(child).shown(child / "output-001-x.txt") == ".transcripts/S1/tasks/T1/output-001-x.txt"
     assert Archive(deeper).shown(deeper / "o.txt") == ".transcripts/S1/tasks/T1/tasks/T2/o.txt"
     assert Archive(tmp_path / "elsewhere" / "S").shown(tmp_path / "elsewhere" / "S" / "o.txt").startswith("/")
+
+
+def test_a_background_child_never_asks_and_what_would_ask_is_refused(tmp_path: Path) -> None:
+    """In the REPL (an asker), a foreground child's write is asked as the session's are; a
+    background child's is refused without a question (nothing can be asked from its thread)."""
+    asked: list[str] = []
+
+    def ask(name: str, args: Mapping[str, Any], always: str | None) -> Answer:
+        asked.append(str(args.get("path")))
+        return "yes"
+
+    def answer(request: Request) -> Completion:
+        first = request.messages[0].text
+        done = results(request)
+        if "FG-CHILD" in first or "BG-CHILD" in first:
+            name = "fg.txt" if "FG-CHILD" in first else "bg.txt"
+            return say("child done") if done else call("write_file", path=name, content="x\n")
+        if not done:
+            return task("FG-CHILD write")
+        if len(done) == 1:
+            return task("BG-CHILD write", background=True)
+        return say("parent done")
+
+    root = tmp_path / "project"
+    root.mkdir()
+    env = {"ANTHROPIC_API_KEY": "k", "HOME": str(tmp_path), "XDG_STATE_HOME": str(tmp_path / "state")}
+    (tmp_path / "config.toml").write_text("")
+    settings = load_settings(
+        config_path=tmp_path / "config.toml", env=env, flags=Flags(model="claude-sonnet-4-5"), cwd=root
+    )
+    provider = ScriptedProvider([answer] * 8)
+    s = open_session(settings, env=env, ask=ask, make_provider=lambda _: provider)
+    try:
+        list(s.run("go"))
+        assert s.tasks.join(60)
+    finally:
+        s.close()
+    assert asked == ["fg.txt"]
+    assert (root / "fg.txt").exists() and not (root / "bg.txt").exists()
+    bg = [r for r in provider.requests if "BG-CHILD" in r.messages[0].text]
+    assert results(bg[-1])[-1].is_error
