@@ -186,6 +186,9 @@ class SubAgents:
         except Exception as exc:
             record.set(status="failed")
             raise ToolError(f"the sub-agent could not start: {exc}") from exc
+        except BaseException:  # Ctrl-C while it was being made
+            record.set(status="stopped")
+            raise
         record.started(child)
         return record, child
 
