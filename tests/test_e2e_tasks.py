@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from agent_cli.testing.fakeserver import FakeModelServer, RecordedRequest, Reply, ToolCallSpec
+from agent_cli.testing.fakeserver import FakeModelServer, Fault, RecordedRequest, Reply, ToolCallSpec
 from agent_cli.testing.summary_shape import is_summary_request
 from tests.e2e import agent_env, run_agent, stream_events
 from tests.reliability.procs import new_tag, processes, start_headless, wait_for
@@ -235,3 +235,25 @@ def test_ctrl_c_in_a_headless_run_stops_the_child_and_its_command(tmp_path: Path
     assert len(requests) == 2, "nothing was asked after the interrupt"
     (log,) = (root / ".transcripts").glob("*/tasks/*/session.jsonl")
     assert "interrupted" in log.read_text()  # the child's own log says how it ended
+
+
+def test_a_child_whose_provider_fails_is_an_error_result_the_parent_reads(tmp_path: Path) -> None:
+    root, home = project(tmp_path)
+
+    def answer(request: RecordedRequest) -> Reply | Fault:
+        if "FAILING-CHILD" in first_user(request):
+            return Fault(400, "the child's request is malformed somehow")
+        if not results(request):
+            return Reply(
+                "", tool_calls=[ToolCallSpec("task", {"description": "x", "prompt": "FAILING-CHILD"})]
+            )
+        return Reply("PARENT GOES ON")
+
+    with FakeModelServer() as server:
+        server.responder = answer
+        events = run(root, home, server, "go")
+        requests = [r for r in server.requests if r.api == "anthropic"]
+    told = results(requests[-1])[0]
+    assert "Error: task1 stopped" in told and "malformed somehow" in told, told
+    assert ".transcripts/" in told  # where its transcript is
+    assert events[-1]["result"] == "PARENT GOES ON"
