@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from io import StringIO
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from agent_cli.core.messages import Message, ToolResult, Usage
 from agent_cli.core.requests import Completion, Request
 from agent_cli.session import AgentSession
 from agent_cli.testing.scripted import ScriptedProvider, call, say
+from agent_cli.ui import background_commands
 from agent_cli.ui.render import Renderer
 from agent_cli.ui.repl import Repl
 
@@ -204,3 +206,41 @@ def test_a_background_child_never_asks_and_what_would_ask_is_refused(tmp_path: P
     assert (root / "fg.txt").exists() and not (root / "bg.txt").exists()
     bg = [r for r in provider.requests if "BG-CHILD" in r.messages[0].text]
     assert results(bg[-1])[-1].is_error
+
+
+@dataclass
+class Host:
+    """What /ps and /stop use of the REPL."""
+
+    session: AgentSession
+    renderer: Renderer
+
+
+def test_ps_lists_a_background_task_and_stop_ends_it_its_report_says_so(tmp_path: Path) -> None:
+    release = threading.Event()
+    parent_requests: list[Request] = []
+
+    def answer(request: Request) -> Completion:
+        if is_child(request):
+            release.wait(60)
+            return call("bash", command="true")  # it would go on; the stop comes first
+        parent_requests.append(request)
+        return task(background=True) if len(parent_requests) == 1 else say(f"reply {len(parent_requests)}")
+
+    s = session(tmp_path, [answer] * 8)
+    out = StringIO()
+    host = Host(s, Renderer(Console(file=out, width=200, color_system=None)))
+    try:
+        list(s.run("start it"))
+        background_commands.ps(host, "")
+        background_commands.stop(host, "task1")
+        release.set()
+        assert s.tasks.join(60)
+        list(s.run("next"))
+    finally:
+        s.close()
+    shown = out.getvalue()
+    assert "task1 task running" in shown and "a side job" in shown
+    assert "task1 stopping: its report says so when it ends" in shown
+    assert s.tasks.records[0].status == "stopped"
+    assert "[Background task task1 (a side job) ended: stopped]" in parent_requests[-1].messages[-1].text

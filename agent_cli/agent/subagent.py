@@ -160,6 +160,14 @@ class SubAgents:
     def running(self) -> list[TaskRecord]:
         return [r for r in self.records if r.status == "running"]
 
+    def stop(self, task_id: str) -> TaskRecord | None:
+        """Ask the background task `task_id` to stop (`/stop`): it stops at its next event, and its
+        report says so. None when no task has that id."""
+        record = next((r for r in self.records if r.id == task_id), None)
+        if record is not None and record.background:
+            record.stop.set()
+        return record
+
     def join(self, timeout: float) -> bool:
         """Wait up to `timeout` seconds for the background tasks to end; whether they all did."""
         for thread in list(self._threads):
