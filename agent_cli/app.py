@@ -29,8 +29,10 @@ from agent_cli.agent.modes import ModalApprover, ModeState
 from agent_cli.agent.rule_guard import ProjectGuard, RuleGuard
 from agent_cli.agent.run_files import protected_paths
 from agent_cli.agent.skill_trust import skills_to_offer
+from agent_cli.agent.subagent import SubAgents
 from agent_cli.app_assembly import Assembly, ProviderFactory, model_limits
 from agent_cli.app_claude import claude_files, permission_lines
+from agent_cli.app_tasks import TaskFactory
 from agent_cli.config.claude_settings import PermissionRule
 from agent_cli.config.settings import Settings
 from agent_cli.context.engine import ContextEngine
@@ -122,6 +124,10 @@ def open_session(
         save=lambda label, text: _archived(engine, label, text), spans=redactor.spans
     )
     tools = default_tools(HostPolicy.of(settings.web.allow_hosts, settings.web.deny_hosts), background)
+    tasks = SubAgents(settings.tools.max_task_depth)  # the task tool's sub-agents (app_tasks.py)
+    task_tool = tasks.tool(0)
+    if task_tool is not None:
+        tools.add(task_tool)
     instructions = read_project_instructions(root)
     found = read_skills(root, skill_dirs(root, env))
     skills, skill_notices = skills_to_offer(found, approvals, ask=ask, yes=settings.approvals.yes)
@@ -198,13 +204,15 @@ def open_session(
         if auto_line is not None:
             notices.append(auto_line)
         watch = FileWatch(root, assembly.snapshots(log), log)  # for /rewind: what the tools change
+        rules = claude.settings.rules
+        approver = _approver(settings, ask, tools, mode, run_files, sandbox, rules, env)
         loop = AgentLoop(
             provider=model.provider,
             tools=tools,
             context=engine,
             system=system,
             log=log,
-            approver=_approver(settings, ask, tools, mode, run_files, sandbox, claude.settings.rules, env),
+            approver=approver,
             tool_context=tool_context,
             hooks=hooks,
             max_iterations=settings.tools.max_iterations,
@@ -213,6 +221,7 @@ def open_session(
             history=history,
             summary_model=model.summary_model,
             watch=watch,
+            notes=tasks.take_reports,
         )
         warnings = [WarningEvent(message=n) for n in notices] + ([model.warning] if model.warning else [])
         session = AgentSession(
@@ -233,8 +242,22 @@ def open_session(
             sandbox_line=sandbox.status(),
             background=background,
             permission_lines=permission_lines(settings, claude.settings),
+            tasks=tasks,
         )
         hooks.follow(session)
+        tasks.set_maker(
+            TaskFactory(
+                settings=settings,
+                assembly=assembly,
+                session=session,
+                loop=loop,
+                hooks=hooks,
+                redactor=redactor,
+                approver=approver,
+                # where nothing can be asked (a background task): the headless approver of the same rules
+                quiet_approver=lambda: _approver(settings, None, tools, mode, run_files, sandbox, rules, env),
+            )
+        )
     except BaseException:
         if servers is not None:
             servers.close()

@@ -19,7 +19,8 @@ runner act only through its methods:
                         carries, and its rounds until it is met (agent/goal_run.py), back with --continue
     record() / edit_record(text)   /record, /record edit: the condensed record, seen and replaced
     uncompact()         /uncompact: the last compaction undone, when what it removed fits
-    usage_log           /cost
+    usage_log           /cost (the tasks' calls included; `tasks` holds each task's own)
+    tasks               the task tool's sub-agents (agent/subagent.py): /cost's lines, their reports
     redact(text)        what of a text may be stored (the REPL's input history): secrets replaced
     extension_report()  /mcp: the MCP servers, their state and their tools
     hook_lines          /status, /hooks: the user's hooks in force, one line each
@@ -58,6 +59,7 @@ from agent_cli.agent.record_edits import (
 from agent_cli.agent.restore import restore
 from agent_cli.agent.rewind import RewindPoint, Rewound, before_prompt, pick, points, rewind_data, undo_plan
 from agent_cli.agent.session_diff import SessionDiff, session_diff
+from agent_cli.agent.subagent import SubAgents
 from agent_cli.agent.turn_stream import woven
 from agent_cli.config.settings import Settings
 from agent_cli.context.breakdown import Breakdown
@@ -105,8 +107,10 @@ class AgentSession:
         sandbox_line: str = "off",
         background: BackgroundShells | None = None,
         permission_lines: Sequence[str] = (),
+        tasks: SubAgents | None = None,
     ) -> None:
         self.settings = settings
+        self.tasks = tasks or SubAgents(0)  # the task tool's sub-agents (none: no task tool)
         self.background = background or BackgroundShells()  # bash's run_in_background (/ps, /stop)
         self.sandbox_line = sandbox_line  # the sandbox's mode and the probe's verdict (for /status)
         self.hook_lines = tuple(hook_lines)  # the hooks in force, described (for /status)
@@ -145,6 +149,11 @@ class AgentSession:
     @property
     def id(self) -> str:
         return self._log.id
+
+    @property
+    def log(self) -> SessionLog:
+        """The session's log (a sub-agent's file changes are recorded in it, for /rewind)."""
+        return self._log
 
     @property
     def log_dir(self) -> Path:
@@ -203,8 +212,8 @@ class AgentSession:
 
     @property
     def usage_log(self) -> tuple[tuple[str, Usage], ...]:
-        """(model, usage) of every model call so far, summary calls included."""
-        return tuple(self._loop.usage_log)
+        """(model, usage) of every model call so far, summary calls and sub-agents' calls included."""
+        return (*self._loop.usage_log, *self.tasks.usage())
 
     def redact(self, text: str) -> str:
         """`text` with the configured keys and credential shapes replaced, as the session log stores it."""
@@ -461,6 +470,7 @@ class AgentSession:
 
     def close(self) -> None:
         try:
+            self.tasks.close()  # background tasks stop first (their commands are the session's too)
             self.background.close()  # the session's background commands end with it
             if self._extensions is not None:
                 self._extensions.close()

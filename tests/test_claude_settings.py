@@ -355,3 +355,11 @@ def test_webfetch_domain_rules_allow_and_deny_a_host() -> None:
     assert not deny.decide("web_fetch", {"url": "http://TRACKER.test/x"}).allowed
     assert deny.decide("web_fetch", {"url": "http://docs.test/x"}).allowed
     assert inert_reason(rules("WebFetch(domain:a.test)")[0]) is None
+
+
+def test_the_task_tool_goes_by_claude_codes_agent_and_task_names() -> None:
+    """Claude Code 2.1.63 renamed its Task tool Agent; a rule with either name covers our task tool."""
+    from agent_cli.tools.claude_names import claude_name, tools_named
+
+    assert claude_name("task") == "Agent"
+    assert tools_named("Agent") == ("task",) and tools_named("Task") == ("task",)

@@ -28,6 +28,7 @@ from agent_cli.agent.event_log import SessionSink, log_event
 from agent_cli.agent.hooks import Hooks
 from agent_cli.agent.model_request import Failed, request_with_reactive_retry
 from agent_cli.agent.next_step import FinalOutput, Interrupted, NextStep, RunAgain, Stopped
+from agent_cli.agent.subagent import with_notes
 from agent_cli.agent.tool_runner import ToolRound, ToolRunner, ToolWatch
 from agent_cli.context.protocol import ContextPolicy, Frame, Prepared
 from agent_cli.context.todos import TOPIC as TODOS_TOPIC
@@ -84,6 +85,7 @@ class AgentLoop:
         redact: Callable[[str], str] | None = None,
         summary_model: str = "",
         watch: ToolWatch | None = None,  # what each tool call changes in the files (/rewind)
+        notes: Callable[[], Sequence[str]] | None = None,  # background tasks' reports (agent/subagent.py)
     ) -> None:
         self.provider = provider
         self.summary_model = summary_model  # who writes the engine's summaries ("": the provider's model)
@@ -110,6 +112,7 @@ class AgentLoop:
         # nothing but compact calls after it has nothing new to condense (no summary call).
         self._compacted_at: str | None = None
         self._start_context = ""  # what the SessionStart hooks said, until the first prompt takes it
+        self._notes = notes
 
     # ---- public surface -------------------------------------------------
 
@@ -294,6 +297,9 @@ class AgentLoop:
         placed = carried(self.history, *self.frame.notes)  # (after /clear, an edited record: counted too)
         if placed is not None:
             self.replace_history(placed, "todos")
+        notes = self._notes() if self._notes is not None else ()
+        if notes:  # a background task ended: its report joins this request's newest user message
+            self.replace_history(with_notes(self.history, notes), "task-report")
         prepared = self.context.prepare(self.history, self.frame)
         yield from self.apply(prepared, "prepare")
         outcome: Completion | Failed

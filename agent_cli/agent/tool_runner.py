@@ -97,8 +97,12 @@ class ToolRunner:
         live = LiveOutput()
         # This call's own tap (the cancel signal is shared); outside the sandbox only by the user's answer.
         ctx = dataclasses.replace(ctx, live=live, unconfined=decision.unconfined, protect=decision.protect)
+        driven = self.tools.driven(use.name)  # (the task tool: its sub-agent runs in this thread)
         with self._watch.around(use, self.tools.effect(use.name), ctx):
-            output = yield from self._in_worker(use, ctx, lambda: self._progress(use, live, started))
+            if driven is not None:
+                output = yield from driven.drive(use.id, use.input, ctx)
+            else:
+                output = yield from self._in_worker(use, ctx, lambda: self._progress(use, live, started))
         if output.sandbox_denied and isinstance(self._approver, SandboxRefusals):
             self._approver.refused_by_sandbox(use.name, use.input)  # auto mode asks before a retry
         if live.used:  # how it ended, for the line shown after it

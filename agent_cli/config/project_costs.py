@@ -7,6 +7,7 @@ named in one warning the user sees on the welcome line (stderr under `-p`), and 
 ones are capped. The caps sit a few times above the defaults, which are what a long task needs:
 
     tools.max_iterations        100 rounds a turn      -> at most 250
+    tools.max_task_depth        2 levels of sub-agents -> at most 4
     provider.max_retries        6                      -> at most 10
     provider.max_output_tokens  the model's, to 32k    -> at most 32,000 (app_assembly.MAX_OUTPUT_CAP)
     context.working_budget      100k tokens            -> at most 200,000 (0, the whole window, too)
@@ -34,12 +35,14 @@ COSTLY_KEYS: tuple[str, ...] = (
     "provider.max_output_tokens",
     "provider.max_retries",
     "tools.max_iterations",
+    "tools.max_task_depth",  # every level of sub-agents multiplies the requests
     # Not context.context_window: the working budget, not the window, bounds what a request costs.
     "context.working_budget",
 )
 
 PROJECT_CAPS: dict[str, int] = {
     "tools.max_iterations": 250,
+    "tools.max_task_depth": 4,
     "provider.max_retries": 10,
     "provider.max_output_tokens": 32_000,
     "context.working_budget": 200_000,

@@ -105,7 +105,7 @@ def _field_for(key: str, hint: object) -> Field:
         # 0 retries is a real choice; a working budget of 0 means the whole window.
         if name == "context_window":
             return Field(key, "window")
-        return Field(key, "count" if name in ("max_retries", "working_budget") else "int")
+        return Field(key, "count" if name in ("max_retries", "working_budget", "max_task_depth") else "int")
     if hint is float:
         return Field(key, "ratio" if name.endswith("_ratio") else "float")
     if typing.get_origin(hint) is tuple:

@@ -99,6 +99,7 @@ class ToolSettings:
     bash_timeout: float = 120.0
     allow_outside_root: bool = False
     max_iterations: int = 100
+    max_task_depth: int = 2  # sub-agents (the task tool) inside sub-agents, at most; 0: no task tool
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,7 +28,7 @@ from agent_cli.core.images import ImageBlock
 from agent_cli.core.messages import Message
 from agent_cli.core.text import clean as clean_text
 from agent_cli.store.archived_images import find_images
-from agent_cli.store.layout import ARCHIVE_NAME_RE
+from agent_cli.store.layout import ARCHIVE_NAME_RE, TASKS_DIR
 from agent_cli.store.ranking import CHUNK_LINES, Passage, rank
 from agent_cli.store.recall_answer import fit, shown
 from agent_cli.store.redact import Redactor
@@ -66,6 +66,8 @@ class Archive:
         which recall takes and which stays true if the project moves; absolute for a session folder
         outside a project's `.transcripts/`."""
         folder = self.session_dir.parent
+        while folder.name == TASKS_DIR:  # a sub-agent's folder: .transcripts/<session>/tasks/<id>/
+            folder = folder.parent.parent
         if folder.name != ".transcripts":
             return str(path)
         try:

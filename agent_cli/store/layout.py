@@ -5,6 +5,7 @@
         session.jsonl                       0600, the session log (session_log.py)
         session.lock                        0600, held by the one agent writing the log; its pid
         span-NNN-<label>.jsonl, output-...  0600, the archive (archive.py)
+        tasks/<task id>/                    0700, a sub-agent's own log and archive, the same layout
 
     <project>/.transcripts/.gitignore       `*`: sessions are not committed by accident (as venv does)
 
@@ -35,6 +36,7 @@ __all__ = [
     "ID_RE",
     "LOCK_FILE",
     "SESSION_FILE",
+    "TASKS_DIR",
     "TRANSCRIPTS_DIR",
     "check_private_dir",
     "ensure_private_dir",
@@ -48,6 +50,7 @@ __all__ = [
 TRANSCRIPTS_DIR = ".transcripts"
 SESSION_FILE = "session.jsonl"
 LOCK_FILE = "session.lock"
+TASKS_DIR = "tasks"  # a session's sub-agents (the task tool): one folder each, under the session's
 DIR_MODE = 0o700
 FILE_MODE = 0o600
 # The archive's files, numbered in the order written: span-NNN-<label>.jsonl, output-NNN-<id>.txt.

@@ -41,6 +41,7 @@ from agent_cli.store.layout import (
     FILE_MODE,
     LOCK_FILE,
     SESSION_FILE,
+    TASKS_DIR,
     ensure_private_dir,
     new_session_id,
     no_session_on_a_full_disk,
@@ -130,6 +131,39 @@ class SessionLog:
             if full is not None:
                 raise no_session_on_a_full_disk(full, base) from exc
             raise
+        return log
+
+    @classmethod
+    def create_task(
+        cls,
+        parent: Path,
+        *,
+        redactor: Redactor,
+        meta: Mapping[str, Any],
+        clock: Clock = _utc_now,
+    ) -> SessionLog:
+        """A sub-agent's log, archived with its parent session's: `<parent>/tasks/<id>/session.jsonl`
+        (its own archive beside it). Not a session of the project: `--continue` and the session list
+        never see it; the parent's recall searches it (session_search.session_files)."""
+        base = parent / TASKS_DIR
+        ensure_private_dir(base)
+        while True:
+            task_id = new_session_id(clock())
+            directory = base / task_id
+            try:
+                directory.mkdir(mode=DIR_MODE)
+            except FileExistsError:
+                continue
+            break
+        os.chmod(directory, DIR_MODE)
+        held = hold_session(directory, task_id)
+        try:
+            fd = _open_append(directory / SESSION_FILE)
+        except BaseException:
+            os.close(held)
+            raise
+        log = cls(task_id, directory, fd, redactor, clock, held)
+        log.log_meta(meta)
         return log
 
     @classmethod

@@ -35,7 +35,7 @@ from pathlib import Path
 from agent_cli.core.events import CompactEvent, ErrorEvent, WarningEvent
 from agent_cli.core.images import ImageBlock
 from agent_cli.core.messages import CLEARED_PREFIX, Message, SummaryBlock, TextBlock, ToolResult, ToolUse
-from agent_cli.store.layout import ARCHIVE_NAME_RE, SESSION_FILE, transcripts_dir
+from agent_cli.store.layout import ARCHIVE_NAME_RE, SESSION_FILE, TASKS_DIR, transcripts_dir
 from agent_cli.store.log_records import EventRecord, MessageRecord, read_log
 from agent_cli.store.sessions import session_ids
 
@@ -106,7 +106,9 @@ class Found:
 
 
 def session_files(directory: Path) -> list[Path]:
-    """A session's searchable files: its log, then the archive's files in the order written."""
+    """A session's searchable files: its log, then the archive's files in the order written, then
+    each sub-agent's (`tasks/<id>/`, the same layout, in the order they started): what a child read
+    or ran is found from its parent's recall."""
     if not directory.is_dir():
         return []
     found: list[tuple[int, str]] = []
@@ -115,7 +117,13 @@ def session_files(directory: Path) -> list[Path]:
         # Not through a link: a folder that came with a clone could point one at ~/.ssh.
         if entry.is_file(follow_symlinks=False) and (match or entry.name == SESSION_FILE):
             found.append((int(match.group(1)) if match else 0, entry.name))
-    return [directory / name for _, name in sorted(found)]
+    files = [directory / name for _, name in sorted(found)]
+    tasks = directory / TASKS_DIR
+    if tasks.is_dir() and not tasks.is_symlink():
+        for entry in sorted(os.scandir(tasks), key=lambda e: e.name):
+            if entry.is_dir(follow_symlinks=False):
+                files.extend(session_files(Path(entry.path)))
+    return files
 
 
 def search_session(directory: Path, query: str, *, searcher: str | None = None) -> Found:
@@ -212,6 +220,13 @@ def _documents(files: Sequence[Path], searcher: str | None) -> tuple[list[Docume
     return docs, unreadable
 
 
+def _named(path: Path) -> str:
+    """A file as a passage names it: its name, under `tasks/<id>/` for a sub-agent's."""
+    if path.parent.parent.name == TASKS_DIR:
+        return f"{TASKS_DIR}/{path.parent.name}/{path.name}"
+    return path.name
+
+
 def _log_documents(
     path: Path, at: tuple[int, int], calls: dict[str, ToolUse], searcher: str | None
 ) -> Iterator[Document]:
@@ -219,7 +234,7 @@ def _log_documents(
     for place, rec in enumerate(records):
         if isinstance(rec, MessageRecord):
             ref = rec.rid or rec.message.id
-            yield from _message_documents(rec.message, path.name, ref, (*at, place), calls, searcher)
+            yield from _message_documents(rec.message, _named(path), ref, (*at, place), calls, searcher)
         elif isinstance(rec, EventRecord):
             event, text = rec.event, ""
             if isinstance(event, CompactEvent):
@@ -227,7 +242,8 @@ def _log_documents(
             elif isinstance(event, WarningEvent | ErrorEvent):
                 text = event.message
             if text:
-                yield Document(path.name, rec.rid, rec.rid, f"event/{event.type}", "", text, (*at, place, 0))
+                kind = f"event/{event.type}"
+                yield Document(_named(path), rec.rid, rec.rid, kind, "", text, (*at, place, 0))
 
 
 def _span_documents(
@@ -242,7 +258,7 @@ def _span_documents(
             message = Message.from_json(json.loads(line))
         except (ValueError, KeyError, TypeError, AttributeError):  # torn, or not a message
             continue
-        yield from _message_documents(message, path.name, message.id, (*at, place), calls, searcher)
+        yield from _message_documents(message, _named(path), message.id, (*at, place), calls, searcher)
 
 
 def _output_documents(
@@ -255,7 +271,7 @@ def _output_documents(
     stem = path.name.rsplit(".", 1)[0].split("-", 2)  # output-NNN-<id>.txt -> <id>
     ref = stem[2] if len(stem) == 3 else path.stem
     call = called.group(1) if called else ""
-    yield Document(path.name, ref, ref, "output", title, text, (*at, 0, 0), call)
+    yield Document(_named(path), ref, ref, "output", title, text, (*at, 0, 0), call)
 
 
 def _message_documents(

@@ -17,11 +17,12 @@ knowledge on a tool's name: the approvers, the UI and the file watch ask the reg
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Generator, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol, TypeAlias
+from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 
+from agent_cli.core.events import ToolProgress
 from agent_cli.core.images import ImageBlock
 from agent_cli.core.messages import RAW_ARGUMENTS
 from agent_cli.core.requests import ToolSpec
@@ -34,6 +35,7 @@ __all__ = [
     "Approval",
     "CallView",
     "CompactRequest",
+    "DrivenTool",
     "FileEffect",
     "SkillLoad",
     "Tool",
@@ -171,6 +173,19 @@ class Tool(Protocol):
     def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput: ...
 
 
+@runtime_checkable
+class DrivenTool(Protocol):
+    """A tool the runner drives in the turn's own thread rather than a worker: `drive` yields its
+    progress and returns its output (the task tool: its sub-agent asks approvals and is stopped by
+    Esc as the turn is). Like `run`, it reports bad input as an error output, never by raising."""
+
+    spec: ToolSpec
+
+    def drive(
+        self, call_id: str, args: Mapping[str, Any], ctx: ToolContext
+    ) -> Generator[ToolProgress, None, ToolOutput]: ...
+
+
 class ToolRegistry:
     """Tools by name, in the order offered to the model.
 
@@ -224,6 +239,12 @@ class ToolRegistry:
         """How a call of `name` is shown; a name no tool has shows its first string argument."""
         tool = self._tools.get(name)
         return tool.view if tool is not None else CallView()
+
+    def driven(self, name: str) -> DrivenTool | None:
+        """The tool `name` when it is driven in the caller's thread (the task tool: a sub-agent whose
+        requests, approvals and Esc belong to the turn), else None: it runs in a worker."""
+        tool = self._tools.get(name)
+        return tool if isinstance(tool, DrivenTool) else None
 
     def run(self, name: str, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
         """Run a tool by name; unknown names, bad arguments and crashes become error results."""

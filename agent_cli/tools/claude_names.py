@@ -3,6 +3,7 @@
     bash -> Bash        read_file -> Read     write_file -> Write    edit_file -> Edit
     glob -> Glob        grep -> Grep          web_fetch -> WebFetch  skill -> Skill
     bash_output -> BashOutput                 kill_shell -> KillShell (KillBash in older releases)
+    task -> Agent (Task before Claude Code 2.1.63; a `Task` rule still names it)
     mcp__server__tool: the same name in both
 
 A tool Claude Code has no name for (recall, compact) keeps ours. A call's input is given with
@@ -32,6 +33,7 @@ CLAUDE_NAMES: Mapping[str, str] = {
     "bash_output": "BashOutput",
     "kill_shell": "KillShell",
     "skill": "Skill",
+    "task": "Agent",
 }
 # A rule's tool -> our tools it covers.
 _RULE_TOOLS: Mapping[str, tuple[str, ...]] = {
@@ -47,6 +49,8 @@ _RULE_TOOLS: Mapping[str, tuple[str, ...]] = {
     "KillShell": ("kill_shell",),
     "KillBash": ("kill_shell",),
     "Skill": ("skill",),
+    "Agent": ("task",),
+    "Task": ("task",),
 }
 _PATH_KEYS = {"read_file": "path", "write_file": "path", "edit_file": "path", "grep": "path"}
 

@@ -1,4 +1,5 @@
-"""`/ps` and `/stop ID`: the session's background commands (bash with run_in_background)."""
+"""`/ps` and `/stop ID`: the session's background commands (bash with run_in_background) and its
+background tasks (the task tool with background true)."""
 
 from __future__ import annotations
 
@@ -33,6 +34,12 @@ def _age(started: float, now: float) -> str:
 
 def ps(repl: CommandHost, arg: str) -> None:
     states = repl.session.background.states()
+    tasks = [t for t in repl.session.tasks.records if t.background]
+    for task in tasks:
+        shown = " ".join(visible(task.description).split())[:60]
+        repl.renderer.line(f"{task.id:<5} {'task ' + task.status:<22} {task.tokens:>7,} tokens  {shown}")
+    if not states and tasks:
+        return
     if not states:
         repl.renderer.info("no background commands in this session (bash with run_in_background starts one)")
         return
@@ -48,6 +55,12 @@ def stop(repl: CommandHost, arg: str) -> None:
     shell_id = arg.strip()
     if not shell_id:
         repl.renderer.warn("/stop needs a background command's id: /ps lists them")
+        return
+    task = repl.session.tasks.stop(shell_id)
+    if task is not None:
+        running = task.status == "running"
+        said = "stopping: its report says so when it ends" if running else "had already ended"
+        repl.renderer.info(f"{task.id} {said}" if task.background else f"{task.id} is not a background task")
         return
     shells = repl.session.background
     shell = shells.get(shell_id)

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Literal, Protocol, TypeAlias
 
 from agent_cli.core.errors import AgentError
 from agent_cli.core.events import Event
+from agent_cli.core.text import one_line
 from agent_cli.prompt.command_files import CommandFiles, command_dirs
 from agent_cli.session import AgentSession
 from agent_cli.ui import (
@@ -37,6 +38,7 @@ from agent_cli.ui.picker import Chooser
 from agent_cli.ui.reports import (
     context_report,
     cost_rows,
+    task_cost_rows,
 )
 
 if TYPE_CHECKING:
@@ -216,7 +218,9 @@ def _cost(repl: CommandHost, arg: str) -> None:
     if not rows:
         repl.renderer.info("no requests yet in this session")
         return
-    repl.renderer.show(cost_table(rows))
+    records = repl.session.tasks.records
+    tasks = task_cost_rows((f"{t.id} {one_line(t.description)[:30]}", t.usage_log) for t in records)
+    repl.renderer.show(cost_table(rows, tasks))
     if any(r.dollars is None for r in rows):
         repl.renderer.info("? = the model's prices are not in the model table")
 

@@ -125,7 +125,8 @@ class LiveOutputView:
         self._running = self._ended = None
         said: tuple[str, bool] | None = None
         if ended is not None and ended.status is not None:
-            said = (end_line(ended.status, result.duration, ended.size), ended.status != "exit 0")
+            failed = ended.status != "exit 0" and not ended.status.startswith("done ·")  # (a task's: done)
+            said = (end_line(ended.status, result.duration, ended.size), failed)
         elif running is not None:  # no end of its own: Ctrl-C cut it short
             said = (end_line("cancelled", running.elapsed, running.size), True)
         if result.denied:

@@ -190,6 +190,17 @@ def cost_rows(usage_log: Iterable[tuple[str, Usage]]) -> list[CostRow]:
     return rows
 
 
+def task_cost_rows(tasks: Iterable[tuple[str, Iterable[tuple[str, Usage]]]]) -> list[CostRow]:
+    """One row per sub-agent (its label, its calls), each call priced on its own as the bill is;
+    their calls are in the rows per model too (these say who spent them)."""
+    rows = []
+    for label, usage_log in tasks:
+        priced = cost_rows(usage_log)
+        if priced:
+            rows.append(CostRow(label, priced[-1].usage, priced[-1].dollars))
+    return rows
+
+
 def resume_lines(session_id: str, width: int) -> list[str]:
     """How to come back to this session, on one line when it fits `width`, else two: the command
     (`agent --resume ID`) is never broken across rows, so it can be copied whole."""

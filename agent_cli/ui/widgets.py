@@ -148,8 +148,9 @@ def context_table(report: ContextReport) -> Table:
     return table
 
 
-def cost_table(rows: Sequence[CostRow]) -> Table:
-    """The /cost table: tokens per model (thinking is part of output; cache reads and writes apart)."""
+def cost_table(rows: Sequence[CostRow], tasks: Sequence[CostRow] = ()) -> Table:
+    """The /cost table: tokens per model (thinking is part of output; cache reads and writes apart);
+    then each sub-agent's share of them (`tasks`), one row each."""
     table = Table(box=None, padding=(0, 2))
     for name, justify in (
         ("model", "left"),
@@ -172,6 +173,21 @@ def cost_table(rows: Sequence[CostRow]) -> Table:
             f"{usage.cache_write_tokens:,}",
             "?" if row.dollars is None else f"${row.dollars:.4f}",
             style="bold" if row.model == "total" else "",
+        )
+    if tasks:
+        table.add_section()
+        table.add_row(Text("of which, sub-agents:"), style="dim")
+    for row in tasks:
+        usage = row.usage
+        table.add_row(
+            Text(visible(row.model)),
+            f"{usage.input_tokens:,}",
+            f"{usage.output_tokens:,}",
+            f"{usage.reasoning_tokens:,}",
+            f"{usage.cache_read_tokens:,}",
+            f"{usage.cache_write_tokens:,}",
+            "?" if row.dollars is None else f"${row.dollars:.4f}",
+            style="dim",
         )
     return table
 

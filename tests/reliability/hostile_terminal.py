@@ -277,6 +277,39 @@ def _todo_escapes(where: Path) -> Outcome:
     return _outcome(seen, "title and clipboard untouched; toolbar and /todos show the escapes written out")
 
 
+def _task_escapes(where: Path) -> Outcome:
+    """A sub-agent whose description carries the escapes: its progress line and its /cost row show
+    them written out."""
+    if not have_tmux():
+        return _no_tmux()
+
+    def answer(request: RecordedRequest) -> Reply:
+        messages = request.body.get("messages", [])
+        first = json.dumps(messages[:1])
+        if "CHILD-OF-ESCAPES" in first:
+            if len(messages) == 1:
+                return Reply("Waiting.", tool_calls=[ToolCallSpec("bash", {"command": "sleep 2.5"})])
+            return Reply("child report")
+        if len(messages) == 1:
+            task = {"description": f"Scan {OSC} \x1b[2K\rit", "prompt": "CHILD-OF-ESCAPES wait"}
+            return Reply("Delegating.", tool_calls=[ToolCallSpec("task", task)])
+        return Reply("Done.")
+
+    def steps(screen: Screen, seen: Seen) -> None:
+        if _expect(screen, seen, "auto-compact at"):
+            screen.send("go", "Enter")
+            _expect(screen, seen, "Scan \\x1b]0;owned-title")  # the progress line, while the child runs
+            _expect(screen, seen, "Done.")
+            screen.send("/cost", "Enter")
+            _expect(screen, seen, "task1 Scan \\x1b]0;owned-")
+        _leave(screen)
+
+    seen = _on_terminal(where, answer, steps, args=("--yes",), width=160)
+    return _outcome(
+        seen, "title and clipboard untouched; the progress line and /cost show the escapes written out"
+    )
+
+
 def _bash_error_escapes(where: Path) -> Outcome:
     """A command that fails after printing the escapes: the first error line shows them written out."""
     if not have_tmux():
@@ -520,6 +553,11 @@ def cases() -> list[Case]:
         ("tool arguments with OSC escapes (REPL, --yes)", _tool_argument_escapes, False),
         ("a bash error line with OSC escapes (REPL, --yes)", _bash_error_escapes, False),
         ("a todo item with OSC escapes: the toolbar and /todos (REPL)", _todo_escapes, False),
+        (
+            "a sub-agent's description with OSC escapes: its progress line and /cost (REPL)",
+            _task_escapes,
+            False,
+        ),
         (
             "a command's first lines and its line with escapes, NBSP (REPL, --yes)",
             _command_output_escapes,
