@@ -15,20 +15,16 @@ from test_context_fakes import FakeCounter, assistant, filler, tool_round, user
 from agent_cli.config.settings import ContextSettings
 from agent_cli.context.decide import (
     Action,
-    Ahead,
     Answered,
     AtTrigger,
     Compacted,
     Condense,
     DigestIn,
-    DigestRefused,
     DigestTooBig,
-    Ending,
-    EngineState,
     Fared,
     FinishRecord,
-    Fold,
     Forget,
+    Happened,
     Hold,
     KeepSize,
     Mark,
@@ -37,22 +33,17 @@ from agent_cli.context.decide import (
     Prepare,
     PrepareAhead,
     Quiet,
-    Requested,
     Reset,
-    Restart,
     Say,
     Sending,
-    Skipped,
-    StandIn,
     StandInDigest,
     StartHeld,
-    StopAuto,
     StopAutomatic,
     SwapIn,
     WaitForRecord,
     decide,
 )
-from agent_cli.context.latch import CompactionState
+from agent_cli.context.engine_state import Ahead, CompactionState, EngineState, StandIn
 from agent_cli.context.plan import CondensePlan, plan_condense
 from agent_cli.core.messages import Message
 
@@ -181,25 +172,25 @@ ROWS = [
         STANDS, DigestTooBig(PLAN, "span-001-compact.jsonl", ahead=False),
         same(WaitForRecord(PLAN, "span-001-compact.jsonl", False)), None),
     Row("a span the disk refused: the call is of no use",
-        STANDS, DigestRefused(), same(Forget()), None),
+        STANDS, Happened("refused"), same(Forget()), None),
     Row("with stand-ins off, the turn waits for the record",
         state(), lambda s: trigger(s, ready=False), same(Condense(None)), None),
     Row("while the latch holds, the digest is the record itself: nothing stands in",
         latched(STANDS), lambda s: trigger(s, ready=False), same(Condense(None)), None),
     Row("a run that ends must not leave a digest where a record was due",
-        with_record(STANDS, STAND_IN), Ending(), same(FinishRecord(STAND_IN)), None),
+        with_record(STANDS, STAND_IN), Happened("ending"), same(FinishRecord(STAND_IN)), None),
     Row("a run that ends drops a record prepared ahead, not yet due",
-        with_record(STANDS, AHEAD), Ending(), same(Forget()), None),
+        with_record(STANDS, AHEAD), Happened("ending"), same(Forget()), None),
     # -- the provider's own record --
     Row("native records: the provider's record is carried as it came, no digest stands in for it",
         NATIVE, lambda s: trigger(s, ready=False), same(Condense(None)), None),
     # -- the gate, overflow, /compact --
     Row("the gate skipped the record just started: nothing is on its way",
-        with_record(HOLD, AHEAD), Skipped(), same(Nothing()), None),
+        with_record(HOLD, AHEAD), Happened("skipped"), same(Nothing()), None),
     Row("overflow or /compact: a digest standing in is folded into the span condensed now",
-        with_record(STANDS, STAND_IN), Fold(), same(Nothing()), None),
+        with_record(STANDS, STAND_IN), Happened("folded"), same(Nothing()), None),
     Row("overflow or /compact: a record prepared ahead stays for its span",
-        with_record(STANDS, AHEAD), Fold(), same(Nothing()), AHEAD),
+        with_record(STANDS, AHEAD), Happened("folded"), same(Nothing()), AHEAD),
     Row("/uncompact: nothing on its way, the size kept",
         with_record(STANDS, AHEAD), KeepSize(9_000), same(Nothing()), None),
 ]
@@ -249,15 +240,15 @@ def test_the_loop_guard_stops_after_two_failed_compactions_and_a_requested_one_r
     actions, s = run(state(), Compacted(True), Compacted(True))
     assert actions[0] == Nothing() and isinstance(actions[1], StopAutomatic)
     assert actions[1].failures == 2 and not s.failures.automatic
-    _, s = run(s, Requested())
+    _, s = run(s, Happened("requested"))
     assert s.failures.automatic and s.failures.compaction_failures == 0
-    _, s = run(s, StopAuto())
+    _, s = run(s, Happened("stopped"))
     assert not s.failures.automatic
 
 
 def test_a_fresh_start_forgets_failures_and_the_record_and_a_new_model_its_lines() -> None:
     s = with_record(latched(state()), AHEAD)
-    _, fresh = decide(s, Restart())
+    _, fresh = decide(s, Happened("restarted"))
     assert fresh.record is None and fresh.failures == CompactionState() and fresh.thresholds == s.thresholds
     _, other = decide(s, Reset(200_000, 32_000))
     assert other.thresholds.trigger_at == 51_200 and other.max_output == 32_000 and other.record is None

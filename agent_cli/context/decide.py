@@ -1,9 +1,9 @@
-"""What the context engine remembers, as one value, and the one pure function that chooses.
+"""The context engine's one decision: a pure function from what it remembers and what it saw.
 
     action, state = decide(state, observation)
 
-`EngineState` is everything the engine remembers between requests: its token lines, the failure
-memory (the summarizer latch and the loop guard, `CompactionState`), the record on its way (one at
+`EngineState` (engine_state.py) is everything the engine remembers between requests: its token
+lines, the failure memory (the summarizer latch and the loop guard), the record on its way (one at
 a time: prepared ahead, or being written while a digest stands in), the size the user chose
 (/uncompact), what the last request held, and what the provider's cache holds by the engine's own
 reckoning (the message the next clear keeps last, marked, and when). An *observation* is what the
@@ -31,16 +31,18 @@ line: what the engine saw, when, what it does -> the record on its way after.
         nothing worth a record                                        Nothing         -> none
     DigestIn (the digest took the span's place)                       Nothing         -> standing in
     DigestTooBig (the digest does not shrink the request)             WaitForRecord   -> none
-    DigestRefused (the disk refused the span)                         Forget          -> none
-    Skipped (the gate skipped the record just started)                Nothing         -> none
-    Fold (an overflow or /compact condenses now)                      Nothing         -> none if standing in
+    Happened refused (the disk refused the span)                      Forget          -> none
+    Happened skipped (the gate skipped the record just started)       Nothing         -> none
+    Happened folded (an overflow or /compact condenses now)           Nothing         -> none if standing in
     Fared (how a model's record fared: the latch)                     Say once / Nothing
     Compacted (above the trigger after it, or not: the loop guard)    StopAutomatic / Nothing
-    Requested, StopAuto (/compact; the loop guard's stop)             Nothing         -> as it was
-    Restart, Reset, KeepSize (/clear; another model; /uncompact)      Nothing         -> none
+    Happened requested, stopped (/compact; automatic compaction off)  Nothing         -> as it was
+    Happened restarted, Reset, KeepSize (/clear; a model; /uncompact) Nothing         -> none
+    SmallerWindow (an overflow error named a smaller window)          Say, every line follows it
+    ClearShort (L1 found no batch worth clearing)                     Nothing; L1 waits for growth
     Sending (before a request)                                        Mark (the anchor)
     Answered (after a response; a usage report far below the count)  Say once / Nothing
-    Ending (the run ends)
+    Happened ending (the run ends)
         a digest stands in                                            FinishRecord    -> none
         a record prepared ahead, not yet due                          Forget          -> none
 """
@@ -49,34 +51,38 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import Literal
 
-from agent_cli.config.settings import ContextSettings
 from agent_cli.context.clear import next_change
-from agent_cli.context.latch import CompactionState, Limits, SummaryOutcome
-from agent_cli.context.notices import loop_guard_stopped, under_reported
+from agent_cli.context.engine_state import (
+    Ahead,
+    Cached,
+    CompactionState,
+    EngineState,
+    StandIn,
+    SummaryOutcome,
+)
+from agent_cli.context.notices import loop_guard_stopped, smaller_window, under_reported
 from agent_cli.context.plan import CondensePlan, plan_condense
-from agent_cli.context.thresholds import Thresholds, compute_thresholds
+from agent_cli.context.thresholds import compute_thresholds, output_for_window
 from agent_cli.core.events import CompactTrigger
 from agent_cli.core.messages import Message
 
 __all__ = [
     "Action",
-    "Ahead",
     "Answered",
     "AtTrigger",
-    "Cached",
+    "ClearShort",
     "Compacted",
     "Condense",
     "DigestIn",
-    "DigestRefused",
     "DigestTooBig",
-    "Ending",
-    "EngineState",
     "Fared",
     "FinishRecord",
-    "Fold",
     "Forget",
+    "Happened",
+    "Happening",
     "Hold",
     "KeepSize",
     "Mark",
@@ -85,109 +91,18 @@ __all__ = [
     "Prepare",
     "PrepareAhead",
     "Quiet",
-    "Requested",
     "Reset",
-    "Restart",
     "Say",
     "Sending",
-    "Skipped",
-    "StandIn",
+    "SmallerWindow",
     "StandInDigest",
     "StartHeld",
-    "StopAuto",
     "StopAutomatic",
     "SwapIn",
     "WaitForRecord",
     "decide",
+    "takes_call",
 ]
-
-
-def _same(now: Sequence[Message], then: Sequence[Message]) -> bool:
-    return all(a is b or a == b for a, b in zip(now, then, strict=True))
-
-
-# -- the record on its way (its call is the engine's one background future) ---------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Ahead:
-    """L2's record prepared before it is needed: the span `plan` cuts, as it was when its call began.
-    L1 leaves that span alone; the record is of use only while the span still leads the history."""
-
-    plan: CondensePlan
-    span: tuple[Message, ...]
-
-    def leads(self, messages: Sequence[Message]) -> bool:
-        cut = self.plan.cut
-        return len(messages) > cut and _same(messages[:cut], self.span)
-
-
-@dataclass(frozen=True, slots=True)
-class StandIn:
-    """A digest standing in for the record of `span` while the model writes it in the background.
-
-    The digest's messages lead the history (`head`); the span went to the archive at `path`. When
-    the call has ended, the record it gives (or the digest again, if it fails) is built from `span`
-    and what follows the head then: the history a summary made at the swap would have given.
-    """
-
-    span: tuple[Message, ...]
-    head: tuple[Message, ...]
-    path: str
-
-    def leads(self, messages: Sequence[Message]) -> bool:
-        n = len(self.head)
-        return len(messages) >= n and _same(messages[:n], self.head)
-
-    def tail(self, messages: Sequence[Message]) -> list[Message]:
-        return list(messages[len(self.head) :])
-
-
-@dataclass(frozen=True, slots=True)
-class Cached:
-    """What the provider's cache holds by the engine's reckoning: the last message the next clear
-    keeps (its id and index; the wire marks it, `providers/cache_marks.py` adds the rest), the
-    message the next clear changes first, and when the request that marked it went."""
-
-    anchor: str | None = None
-    index: int | None = None
-    next_change: int | None = None
-    at: float | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class EngineState:
-    settings: ContextSettings
-    thresholds: Thresholds
-    max_output: int
-    limits: Limits
-    failures: CompactionState = field(default_factory=CompactionState)  # the latch and the loop guard
-    record: Ahead | StandIn | None = None  # the record on its way
-    still_below: int = 0  # after /uncompact: no automatic L1 or L2 until the count reaches this
-    in_request: frozenset[str] = frozenset()  # the ids of the messages the last request held
-    said_under_report: bool = False  # a usage report far below the local count is said once
-    cache: Cached = field(default_factory=Cached)
-
-    @staticmethod
-    def start(settings: ContextSettings, window: int, max_output: int) -> EngineState:
-        limits = Limits(settings.summary_failures_to_latch, settings.latch_compactions, settings.max_failures)
-        return EngineState(settings, compute_thresholds(settings, window, max_output), max_output, limits)
-
-    @property
-    def stands_in(self) -> bool:
-        """A digest may stand in for a record (the setting on, records written by our summary call:
-        a provider's own record is carried as it came, after the history it was made for)."""
-        return self.settings.digest_stands_in and self.settings.summarizer == "model"
-
-    @property
-    def may_call(self) -> bool:
-        """The latch lets the model be asked for an automatic record."""
-        return self.failures.may_call(self.limits)
-
-    @property
-    def holds(self) -> int:
-        """The end of the span whose record is being prepared (0 when none): L1 leaves it alone."""
-        return self.record.plan.cut if isinstance(self.record, Ahead) else 0
 
 
 # -- observations: what the engine saw --------------------------------------------------------
@@ -232,19 +147,18 @@ class DigestTooBig:
     ahead: bool  # its call was started before the trigger
 
 
-@dataclass(frozen=True, slots=True)
-class DigestRefused:
-    pass
+Happening = Literal["refused", "skipped", "folded", "requested", "stopped", "restarted", "ending"]
 
 
 @dataclass(frozen=True, slots=True)
-class Skipped:
-    """The gate skipped the record just started: nothing is on its way."""
+class Happened:
+    """What the engine was told or did that changes what it remembers: the disk refused a span
+    (`refused`), the gate skipped the record just started (`skipped`), an overflow or /compact
+    condenses now (`folded`: a digest standing in goes into its span), /compact or the model's
+    compact call (`requested`), automatic compaction turned off (`stopped`), /clear (`restarted`),
+    the run ends (`ending`: no later request will take a record made in the background)."""
 
-
-@dataclass(frozen=True, slots=True)
-class Fold:
-    """An overflow or /compact condenses now: a digest standing in is folded into its span."""
+    what: Happening
 
 
 @dataclass(frozen=True, slots=True)
@@ -259,24 +173,26 @@ class Compacted:
 
 
 @dataclass(frozen=True, slots=True)
-class Requested:
-    pass
-
-
-@dataclass(frozen=True, slots=True)
-class StopAuto:
-    pass
-
-
-@dataclass(frozen=True, slots=True)
-class Restart:
-    pass
-
-
-@dataclass(frozen=True, slots=True)
 class Reset:
     window: int
     max_output: int
+
+
+@dataclass(frozen=True, slots=True)
+class SmallerWindow:
+    """The provider named a smaller window in an overflow error: every line follows it, and the
+    reply shrinks with it (a prompt plus max_tokens over the window is refused too)."""
+
+    window: int
+
+
+@dataclass(frozen=True, slots=True)
+class ClearShort:
+    """L1 found no batch worth clearing: while the history starting with message `key` stays below
+    `below`, it need not look again (what L1 could free grows by at most what the history grows)."""
+
+    key: str
+    below: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -304,14 +220,9 @@ class Answered:
     counted: int | None
 
 
-@dataclass(frozen=True, slots=True)
-class Ending:
-    """The run ends: no later request will take a record made in the background."""
-
-
 Observation = (
-    Quiet | Prepare | AtTrigger | DigestIn | DigestTooBig | DigestRefused | Skipped | Fold | Fared
-    | Compacted | Requested | StopAuto | Restart | Reset | KeepSize | Sending | Answered | Ending
+    Quiet | Prepare | AtTrigger | DigestIn | DigestTooBig | Happened | Fared | Compacted | Reset | KeepSize
+    | SmallerWindow | ClearShort | Sending | Answered
 )  # fmt: skip
 
 
@@ -416,6 +327,15 @@ Action = (
 )  # fmt: skip
 
 
+def takes_call(action: Action) -> bool:
+    """Whether carrying `action` out takes the background call (else the call follows the record)."""
+    return (
+        isinstance(action, SwapIn | FinishRecord)
+        or (isinstance(action, Condense) and action.ahead is not None)
+        or (isinstance(action, StandInDigest) and action.reuse)
+    )
+
+
 # -- the decision ---------------------------------------------------------------------------
 
 
@@ -433,11 +353,8 @@ def decide(state: EngineState, seen: Observation) -> tuple[Action, EngineState]:
             return Nothing(), r(state, record=stand_in)
         case DigestTooBig(plan, path, ahead):
             return WaitForRecord(plan, path, ahead), r(state, record=None)
-        case DigestRefused() | Skipped():
-            return (Forget() if isinstance(seen, DigestRefused) else Nothing()), r(state, record=None)
-        case Fold():
-            record = None if isinstance(state.record, StandIn) else state.record
-            return Nothing(), r(state, record=record)
+        case Happened(what):
+            return _happened(state, what)
         case Fared(summary, trigger):
             failures, latched = state.failures.summary(summary, state.limits, trigger=trigger)
             return (Say(latched) if latched else Nothing()), r(state, failures=failures)
@@ -447,15 +364,17 @@ def decide(state: EngineState, seen: Observation) -> tuple[Action, EngineState]:
                 text = loop_guard_stopped(failures.compaction_failures)
                 return StopAutomatic(failures.compaction_failures, text), r(state, failures=failures)
             return Nothing(), r(state, failures=failures)
-        case Requested():
-            return Nothing(), r(state, failures=state.failures.requested())
-        case StopAuto():
-            return Nothing(), r(state, failures=state.failures.stopped())
-        case Restart():
-            return Nothing(), _fresh(state)
         case Reset(window, max_output):
             th = compute_thresholds(state.settings, window, max_output)
             return Nothing(), _fresh(r(state, thresholds=th, max_output=max_output, said_under_report=False))
+        case SmallerWindow(window) if 0 < window < state.thresholds.window:
+            output = output_for_window(state.max_output, window)
+            th = compute_thresholds(state.settings, window, output)
+            return Say(smaller_window(window)), r(state, thresholds=th, max_output=output)
+        case SmallerWindow():
+            return Nothing(), state
+        case ClearShort(key, below):
+            return Nothing(), r(state, clear_skip=(key, below))
         case KeepSize(tokens):
             th = state.thresholds
             return Nothing(), r(state, record=None, still_below=tokens + th.trigger_at - th.target)
@@ -466,18 +385,35 @@ def decide(state: EngineState, seen: Observation) -> tuple[Action, EngineState]:
             if counted is None or state.said_under_report:
                 return Nothing(), state
             return Say(under_reported(reported, counted)), r(state, said_under_report=True)
-        case Ending():
-            if isinstance(state.record, StandIn):
-                return FinishRecord(state.record), r(state, record=None)
-            return (Forget() if state.record else Nothing()), r(state, record=None)
     raise TypeError(f"not an observation: {seen!r}")  # pragma: no cover
+
+
+def _happened(state: EngineState, what: Happening) -> tuple[Action, EngineState]:
+    r = dataclasses.replace
+    match what:
+        case "refused":
+            return Forget(), r(state, record=None)
+        case "skipped":
+            return Nothing(), r(state, record=None)
+        case "folded":
+            return Nothing(), r(state, record=None if isinstance(state.record, StandIn) else state.record)
+        case "requested":
+            return Nothing(), r(state, failures=state.failures.requested())
+        case "stopped":
+            return Nothing(), r(state, failures=state.failures.stopped())
+        case "restarted":
+            return Nothing(), _fresh(state)
+        case "ending" if isinstance(state.record, StandIn):
+            return FinishRecord(state.record), r(state, record=None)
+    return (Forget() if state.record else Nothing()), r(state, record=None)  # ending
 
 
 def _fresh(state: EngineState) -> EngineState:
     """`/clear`, another model or session: past failures no longer count, nothing is on its way."""
     return dataclasses.replace(
-        state, failures=CompactionState.fresh(), record=None, still_below=0, in_request=frozenset()
-    )
+        state, failures=CompactionState.fresh(), record=None, clear_skip=("", 0), still_below=0,
+        in_request=frozenset(),
+    )  # fmt: skip
 
 
 def _quiet(state: EngineState, seen: Quiet) -> tuple[Action, EngineState]:

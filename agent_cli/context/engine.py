@@ -1,9 +1,11 @@
-"""The context engine: decides which layer fires so every request fits the model's window.
+"""The context engine: carries out what `decide` chooses, so every request fits the model's window.
 
-`ContextEngine` is the one object the loop talks to (it implements
-`protocol.ContextPolicy`). It owns the little state the layers need across
-turns (the thresholds, learned from the provider when it reports a smaller
-window, and the loop guard's failure count) and decides, cheapest first:
+`ContextEngine` is the one object the loop talks to (it implements `protocol.ContextPolicy`). What
+it remembers between requests is one frozen value (`engine_state.EngineState`: the token lines, the
+latch and the loop guard, the record on its way, the cache anchor) and what it does about a request
+is one pure function over it (`decide.decide`). The engine counts, asks `decide`, carries the action
+out with its hands (`layers.LayerRunner`: archive first, recount, one event) and owns the one
+background call (`ahead.RecordAhead`: the summary of the record on its way). Cheapest first:
 
     ingest      L0 cap a tool result as it arrives
     prepare     L1 clear old results, L2 condense at the trigger (L1 alone only if it
@@ -11,13 +13,10 @@ window, and the loop guard's failure count) and decides, cheapest first:
     on_overflow learn the true count, force L2 then L4 down to the target, or raise
     compact     L3: condense the whole conversation now, steered by a focus
 
-A record for a span, and what the engine learns from how it fared (the latch, the loop guard), is
-`summaries.Summaries`: before each summary it asks the gate (`gate.py`: the user's PreCompact
-hooks), which may skip an automatic one or add to its instruction; the emergency line holds
-whatever the gate says. How a layer runs (archive first, one CompactEvent each) is `layers.LayerRunner`;
-where L2 cuts is `plan.plan_condense`; when its record is made (prepared ahead, held, or with a
-digest standing in, so no turn waits on a summary) is `timing.RecordTiming`. `prepare` costs one
-count when nothing fires.
+Before each summary the gate is asked (`protocol.Gate`: the user's PreCompact hooks), which may skip
+an automatic one or add to its instruction; the emergency line holds whatever it says. Where L2 cuts
+is `plan.plan_condense`; when its record is made (prepared ahead, held, or with a digest standing
+in, so no turn waits on a summary) is `decide`'s. `prepare` costs one count when nothing fires.
 Whatever a layer changes, the thinking blocks after the change go with it
 (`core.thinking.settle_thinking`), so the request passes the prefix check.
 """
@@ -27,32 +26,31 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future
 
 from agent_cli.config.settings import ContextSettings
-from agent_cli.context.ahead import Submit, in_thread
+from agent_cli.context import decide as d
 from agent_cli.context.breakdown import Breakdown, compute_breakdown
-from agent_cli.context.clear import clearable, next_change
+from agent_cli.context.clear import clearable
+from agent_cli.context.engine_state import Ahead, CompactionState, EngineState, Limits
 from agent_cli.context.gate import Gate, open_gate
-from agent_cli.context.latch import CompactionState, Limits
 from agent_cli.context.layers import Condensed, LayerRunner, Step
-from agent_cli.context.notices import (
-    overflow_unresolved,
-    smaller_window,
-    under_reported,
-)
+from agent_cli.context.notices import overflow_unresolved, summary_outcome
+from agent_cli.context.plan import CondensePlan
 from agent_cli.context.protocol import EngineEvent, Frame, Prepared
-from agent_cli.context.summaries import Summaries
-from agent_cli.context.summary_request import Summarize
-from agent_cli.context.thresholds import (
-    MIN_SHARED_CAP,
-    Counter,
-    Thresholds,
-    compute_thresholds,
-    output_for_window,
+from agent_cli.context.records import (
+    RecordAhead,
+    Submit,
+    condense_now,
+    in_thread,
+    marked,
+    stand_in_now,
+    swap_record,
 )
-from agent_cli.context.timing import RecordTiming
+from agent_cli.context.summary_request import Summarize, SummaryReply
+from agent_cli.context.thresholds import MIN_SHARED_CAP, Counter, Thresholds
 from agent_cli.core.errors import ContextOverflowError
-from agent_cli.core.events import CompactEvent, CompactLayer, CompactTrigger, WarningEvent
+from agent_cli.core.events import CompactEvent, CompactLayer, CompactTrigger, ErrorEvent, WarningEvent
 from agent_cli.core.messages import Message, ToolResult, ToolUse, Usage
 from agent_cli.core.thinking import settle_thinking
 from agent_cli.store.archive import Archive
@@ -81,21 +79,11 @@ class ContextEngine:
         gate: Gate = open_gate,
     ) -> None:
         self.settings = settings
-        self._gate = gate  # asked before each summary (gate.py): the user's PreCompact hooks
+        self._gate = gate  # asked before each summary: the user's PreCompact hooks
         self._clock = clock
         self._run = LayerRunner(counter, archive, summarize, clock)
-        limits = Limits(settings.summary_failures_to_latch, settings.latch_compactions, settings.max_failures)
-        self._summaries = Summaries(self, limits)  # the record for a span, the latch and the loop guard
-        # When L2's record is made: ahead, while the request goes on, or with a digest standing in.
-        self._timing = RecordTiming(
-            self, submit, condense=self._summaries.condense_auto, judged=self._summaries.judged
-        )
-        self.max_output = max_output
-        self.thresholds: Thresholds = compute_thresholds(settings, window, max_output)
-        self._clear_skip = ("", 0)  # (first message id, count): L1 found no batch below that count
-        self._said_under_report = False  # a usage report far below the local count is said once
-        self._still_below = 0  # after /uncompact: no automatic L1 or L2 until the count reaches this
-        self._in_request: frozenset[str] = frozenset()  # the ids of the messages the last request held
+        self._state = EngineState.start(settings, window, max_output)  # all it remembers
+        self._call = RecordAhead(submit)  # the one background call: the record on its way
 
     def reset(
         self,
@@ -113,42 +101,42 @@ class ContextEngine:
         self._run = LayerRunner(
             counter or run.counter, archive or run.archive, summarize or run.summarize, self._clock
         )
-        self.max_output = max_output
-        self.thresholds = compute_thresholds(self.settings, window, max_output)
-        self._said_under_report = False
-        self.restart()
+        self._decide(d.Reset(window, max_output))
 
     def restart(self) -> None:
         """A fresh start (`/clear`, another model or session): past failures no longer count."""
-        self._summaries.restart()
-        self._clear_skip = ("", 0)
-        self._still_below = 0
-        self._in_request = frozenset()
-        self._timing.drop()
+        self._decide(d.Happened("restarted"))
 
     def keep_size(self, tokens: int) -> None:
         """The user chose a context of `tokens` (/uncompact): L1 and L2 leave it alone until it has
         grown by the trigger's margin over the target; L4 still guards the window."""
-        self._timing.drop()
-        self._still_below = tokens + self.thresholds.trigger_at - self.thresholds.target
+        self._decide(d.KeepSize(tokens))
 
     @property
     def state(self) -> CompactionState:
         """What the engine remembers of its failures (the latch and the loop guard), as a value."""
-        return self._summaries.state
+        return self._state.failures
 
     @property
     def limits(self) -> Limits:
-        return self._summaries.limits
+        return self._state.limits
+
+    @property
+    def thresholds(self) -> Thresholds:
+        return self._state.thresholds
+
+    @property
+    def max_output(self) -> int:
+        return self._state.max_output
 
     @property
     def auto_compact(self) -> bool:
         """False once the loop guard stopped automatic compaction (a requested compaction restarts it)."""
-        return self._summaries.state.automatic
+        return self._state.failures.automatic
 
     def stop_automatic(self) -> None:
         """Automatic compaction off, as the loop guard leaves it (only L1 and L4 act)."""
-        self._summaries.stop()
+        self._decide(d.Happened("stopped"))
 
     @property
     def window(self) -> int:  # as the engine knows it: it learns a smaller one from errors
@@ -161,25 +149,6 @@ class ContextEngine:
     @property
     def archive(self) -> Archive:
         return self._run.archive
-
-    # -- what the record's timing reads (timing.TimingHost) ------------------------
-
-    @property
-    def runner(self) -> LayerRunner:
-        return self._run
-
-    @property
-    def gate(self) -> Gate:
-        return self._gate
-
-    @property
-    def stands_in(self) -> bool:
-        # (A provider's own record is carried as it came, after the history it was made for: no digest
-        # stands in for it.)
-        return self.settings.digest_stands_in and self.settings.summarizer == "model"
-
-    def may_call(self) -> bool:
-        return self._summaries.may_call()
 
     # -- the loop's calls ----------------------------------------------------
 
@@ -201,11 +170,13 @@ class ContextEngine:
         messages = list(history)
         th = self.thresholds
         far = self.counter.fits_under(frame.system, frame.tools, messages, th.clear_at)
-        if far and not self._timing.swap_ready:
-            return Prepared(settle_thinking(history, messages), [])  # far from every line: not counted
-        total = self._run.count(frame, messages)
-        if total < th.clear_at or (total < self._still_below and total < th.emergency_at):
-            swapped = self._timing.replace(messages, frame, total)  # (nothing, unless a record is ready)
+        total = None if far else self._run.count(frame, messages)  # (far from every line: not counted)
+        if (
+            total is None
+            or total < th.clear_at
+            or (total < self._state.still_below and total < th.emergency_at)
+        ):
+            swapped = self._quiet(messages, frame, total)  # (nothing, unless a record is ready)
             return Prepared(settle_thinking(history, swapped.messages), list(swapped.events))
         capped = self._run.cap_inputs(messages, frame, total, th.tool_result_cap)
         past = capped.tokens >= th.trigger_at and self.auto_compact
@@ -216,60 +187,58 @@ class ContextEngine:
         messages = settle_thinking(history, messages)
         # A record made in the background takes the place of the digest that stood in for it as soon as
         # it is ready: later requests read it from the cache, and so does the next summary call.
-        swapped = self._timing.replace(messages, frame, total)
+        swapped = self._quiet(messages, frame, total)
         messages, total = swapped.messages, swapped.tokens
         events += swapped.events
         failed = False
-        if total >= th.trigger_at and self.auto_compact and self._timing.hold(messages, frame, total):
-            pass  # its record is on its way and the request fits under the hold line: it goes as it is
-        elif total >= th.trigger_at and self.auto_compact:
-            outcome = self._timing.summarize(messages, frame, total)
-            if outcome.acted and outcome.tokens >= th.trigger_at and outcome.ahead:
-                outcome = self._past_swap(history, outcome, frame)
-            messages, total = outcome.messages, outcome.tokens
-            events += outcome.events
-            # A record built and still above the trigger (or thrown away for not shrinking) is a failure;
-            # nothing to condense costs nothing and is not.
-            # A record still on its way for what is left (the hold, after a swap) is not a failure either.
-            held = total < th.hold_at and self._timing.leads(messages)
-            failed = outcome.attempted and total >= th.trigger_at and not held
-            if outcome.attempted:
-                events += self._summaries.note_result(failed)
+        if total >= th.trigger_at and self.auto_compact:
+            outcome = self._at_trigger(messages, frame, total)
+            if outcome is not None:  # (None: held, the request goes as it is while its record is made)
+                if outcome.acted and outcome.tokens >= th.trigger_at and outcome.ahead:
+                    outcome = self._past_swap(history, outcome, frame)
+                messages, total = outcome.messages, outcome.tokens
+                events += outcome.events
+                # A record built and still above the trigger (or thrown away for not shrinking) is a
+                # failure; nothing to condense costs nothing and is not. A record still on its way for
+                # what is left (the hold, after a swap) is not a failure either.
+                record = self._state.record
+                held = total < th.hold_at and isinstance(record, Ahead) and record.leads(messages)
+                failed = outcome.attempted and total >= th.trigger_at and not held
+                if outcome.attempted:
+                    events += self._note_result(failed)
         elif total >= th.prepare_at and self.auto_compact and not cleared.events:
-            self._timing.prepare(messages, frame, total)
+            action = self._decide(d.Prepare(messages, self._run.counts(messages), total))
+            if isinstance(action, d.PrepareAhead):
+                self._start(action.plan, messages, frame)
         if total >= th.emergency_at or (failed and total >= th.trigger_at):
             step = self._run.drop(messages, frame, total, th.target, trigger="auto")
             messages, total = step.messages, step.tokens
             events += step.events
-        unsendable = None
-        if total > th.window * UNSENDABLE_OVER_WINDOW:
-            # What is left cannot go (a pasted 2 MB prompt: the user's words are never cut): say so
-            # now rather than send a request the provider must refuse.
-            largest = max((self.counter.count_message(m) for m in messages), default=0)
-            text = overflow_unresolved(th, total, largest, frame=self._run.count(frame, []), counted=True)
-            unsendable = ContextOverflowError(text, tokens=total, limit=th.window)
+        # What is left cannot go (a pasted 2 MB prompt: the user's words are never cut): say so now
+        # rather than send a request the provider must refuse.
+        unsendable = (
+            self._unresolved(messages, frame, total, True)
+            if total > th.window * UNSENDABLE_OVER_WINDOW
+            else None
+        )
         return Prepared(settle_thinking(history, messages), events, unsendable)
 
     def observe(self, frame: Frame, sent: Sequence[Message], usage: Usage) -> WarningEvent | None:
         """After each response: the provider's count anchors the next one, unless it is far below
         the local count (then the local count does, and the first time it is said)."""
-        self._in_request = frozenset(m.id for m in sent)  # what recall leaves out: the model sees it
         counted = self.counter.observe(frame.system, frame.tools, list(sent), usage)
-        if counted is None or self._said_under_report:
-            return None
-        self._said_under_report = True
-        return WarningEvent(message=under_reported(usage.prompt_tokens, counted))
+        # (the ids: what recall leaves out, the model sees it)
+        said = self._decide(d.Answered(frozenset(m.id for m in sent), usage.prompt_tokens, counted))
+        return WarningEvent(message=said.text) if isinstance(said, d.Say) else None
 
     def on_overflow(self, history: Sequence[Message], frame: Frame, error: ContextOverflowError) -> Prepared:
         """The provider rejected the prompt: learn from it, force L2 then L4; when that cannot make it
         fit, the history as it was and why (`unsendable`)."""
         messages = list(history)
         events: list[EngineEvent] = []
-        if error.limit and 0 < error.limit < self.thresholds.window:
-            # Replies shrink with the window: a prompt plus max_tokens over the window is refused too.
-            self.max_output = output_for_window(self.max_output, error.limit)
-            self.thresholds = compute_thresholds(self.settings, error.limit, self.max_output)
-            events.append(WarningEvent(message=smaller_window(error.limit)))
+        learned = self._decide(d.SmallerWindow(error.limit or 0))
+        if isinstance(learned, d.Say):
+            events.append(WarningEvent(message=learned.text))
         if error.tokens:
             self.counter.calibrate_overflow(frame.system, frame.tools, messages, error.tokens)
         th = self.thresholds
@@ -278,11 +247,9 @@ class ContextEngine:
             total = max(total, error.tokens)
         before = total
         outcome = Condensed(messages, total, False)
-        self._timing.drop_stand_in()  # (the record L2 makes now folds its digest in)
+        self._decide(d.Happened("folded"))  # (the record L2 makes now folds a digest standing in into it)
         if self.auto_compact:
-            outcome = self._summaries.condense(
-                messages, frame, total, CompactLayer.SUMMARIZE, "overflow", None
-            )
+            outcome = self._condense(messages, frame, total, CompactLayer.SUMMARIZE, "overflow", None)
             messages, total = outcome.messages, outcome.tokens
             events += outcome.events
         # Without numbers in the error our count is all there is, and it was not enough:
@@ -292,10 +259,9 @@ class ContextEngine:
             messages, total = step.messages, step.tokens
             events += step.events
         if total >= before or total > th.budget:
-            largest = max((self.counter.count_message(m) for m in messages), default=0)
-            frame_tokens = self._run.count(frame, [])
-            text = overflow_unresolved(th, total, largest, frame=frame_tokens, counted=bool(error.tokens))
-            return Prepared(list(history), events, ContextOverflowError(text, tokens=total, limit=th.window))
+            return Prepared(
+                list(history), events, self._unresolved(messages, frame, total, bool(error.tokens))
+            )
         return Prepared(settle_thinking(history, messages), events)
 
     def compact(
@@ -307,13 +273,13 @@ class ContextEngine:
     ) -> Prepared:
         """L3: condense the whole conversation so far (an open trailing tool round stays). It always
         asks the model, whatever the summarizer latch says."""
-        self._summaries.requested()
+        self._decide(d.Happened("requested"))
         total = self._run.count(frame, list(history))
-        swapped = self._timing.replace(list(history), frame, total)  # its record in the summary's span
-        self._timing.drop_stand_in()  # (one not ready: the record made now folds its digest in)
+        swapped = self._quiet(list(history), frame, total)  # its record in the summary's span
+        self._decide(d.Happened("folded"))  # (one not ready: the record made now folds its digest in)
         messages, total = swapped.messages, swapped.tokens
         events: list[EngineEvent] = list(swapped.events)
-        outcome = self._summaries.condense(messages, frame, total, CompactLayer.MANUAL, trigger, focus)
+        outcome = self._condense(messages, frame, total, CompactLayer.MANUAL, trigger, focus)
         events += outcome.events
         if not outcome.acted and not events:
             events.append(WarningEvent(message=NOTHING_TO_COMPACT))
@@ -327,15 +293,16 @@ class ContextEngine:
 
     def cache_anchor(self, history: Sequence[Message]) -> int | None:
         """The last message the next clear will keep as it is (see `clear.next_change`), if any."""
-        if not any(m.tool_results for m in history):  # nothing a clear changes, nothing counted
-            return None  # (a first request loads no vocabulary)
-        change = next_change(history, self._run.counts(history))
-        return change - 1 if change else None
+        # Nothing a clear changes, nothing counted (a first request loads no vocabulary).
+        counts = self._run.counts(history) if any(m.tool_results for m in history) else None
+        mark = self._decide(d.Sending(list(history), counts, self._clock()))
+        return mark.anchor if isinstance(mark, d.Mark) else None
 
     def recall(self, query: str) -> str:
         """The recall tool: matching passages from this session's archive, verbatim, but for the
         messages the last request held as they are (the model sees them already)."""
-        return self.archive.search(query, self.settings.recall_max_chars, visible=self._in_request)
+        visible = self._state.in_request
+        return self.archive.search(query, self.settings.recall_max_chars, visible=visible)
 
     def tokens(self, history: Sequence[Message], frame: Frame) -> int:
         return self._run.count(frame, list(history))
@@ -343,6 +310,36 @@ class ContextEngine:
     def breakdown(self, history: Sequence[Message], frame: Frame) -> Breakdown:
         return compute_breakdown(
             history, frame, self.counter, self.thresholds, auto_compact=self.auto_compact
+        )
+
+    def _unresolved(
+        self, messages: list[Message], frame: Frame, total: int, counted: bool
+    ) -> ContextOverflowError:
+        """Why the request cannot go, in one actionable line."""
+        largest = max((self.counter.count_message(m) for m in messages), default=0)
+        th = self.thresholds
+        text = overflow_unresolved(th, total, largest, frame=self._run.count(frame, []), counted=counted)
+        return ContextOverflowError(text, tokens=total, limit=th.window)
+
+    # -- the decision, and the one background call ----------------------------------------
+
+    def _decide(self, seen: d.Observation) -> d.Action:
+        """Ask `decide`, keep what it remembers; a call for a record it no longer has is cancelled."""
+        action, self._state = d.decide(self._state, seen)
+        if not d.takes_call(action):
+            self._call.follow(self._state.record)
+        return action
+
+    def _start(self, plan: CondensePlan, messages: list[Message], frame: Frame) -> None:
+        """The record of the span `plan` cuts, started in the background once the gate lets it go
+        (skipped: not a failure, L4 still acts at its line)."""
+        verdict = self._gate(CompactLayer.SUMMARIZE, "auto", None)
+        if verdict.skip:
+            self._decide(d.Happened("skipped"))
+            return
+        span = plan.span(messages)
+        self._call.start(
+            plan, span, self._run.summary_call(span, frame, self.thresholds, None, verdict.extra)
         )
 
     # -- when L1 and L2 act ----------------------------------------------------
@@ -353,32 +350,110 @@ class ContextEngine:
         stubs). Clearing is free and a summary is a model call: L1 carries what it can."""
         th = self.thresholds
         key = messages[0].id if messages else ""
-        if key == self._clear_skip[0] and total < self._clear_skip[1]:
+        skip_key, below = self._state.clear_skip
+        if key == skip_key and total < below:
             return Step(messages, total)
         to_clear, freed = clearable(
-            messages, self._run.counts(messages), protect_tokens=th.clear_protect, start=self._timing.holds
+            messages, self._run.counts(messages), protect_tokens=th.clear_protect, start=self._call.holds
         )
         if freed < th.clear_min_batch or not to_clear:
             # What L1 could free grows by at most what the history grows: while the same
             # history (same first message) has not grown by the shortfall, there is no
             # need to look again. Keeps prepare O(new content) above the L1 line.
-            self._clear_skip = (key, total + th.clear_min_batch - freed)
+            self._decide(d.ClearShort(key, total + th.clear_min_batch - freed))
             return Step(messages, total)
         if past and total - freed >= th.trigger_at:
             return Step(messages, total)  # L1 alone cannot get below the trigger: L2 takes the span whole
         return self._run.clear(messages, frame, total, to_clear, freed)
 
-    # -- a record made in the background ---------------------------------------------
+    def _at_trigger(self, messages: list[Message], frame: Frame, total: int) -> Condensed | None:
+        """L2 at the trigger: held (None: the request goes while its record is made), or its record now."""
+        action = self._decide(d.AtTrigger(messages, self._run.counts(messages), total, self._call.ready))
+        match action:
+            case d.Hold():
+                return None
+            case d.StartHeld(plan):
+                self._start(plan, messages, frame)
+                return None
+            case d.Condense(ahead):
+                future = self._call.take(messages) if ahead is not None else None
+                return self._condense(
+                    messages, frame, total, CompactLayer.SUMMARIZE, "auto", None, ahead, future
+                )
+            case d.StandInDigest(plan, reuse):
+                outcome, seen = stand_in_now(
+                    self._run, self.thresholds, self._gate, self._call, messages, plan, frame, total,
+                    reuse=reuse,
+                )  # fmt: skip
+                if seen is not None:
+                    self._decide(seen)
+                return self._judged(outcome, "auto") if isinstance(seen, d.DigestTooBig) else outcome
+        return Condensed(messages, total, False)  # nothing worth a record
 
     def _past_swap(self, history: Sequence[Message], swapped: Condensed, frame: Frame) -> Condensed:
         """The tail grew past the trigger while the record was prepared: L1 first (the span it had to
-        leave alone is gone), then, if that is not enough, a summary made now."""
+        leave alone is gone), then, if that is not enough, a summary made now (or held)."""
         cleared = self._clear(swapped.messages, frame, swapped.tokens, past=True)
         events = (*swapped.events, *cleared.events)
         settled = settle_thinking(history, cleared.messages)
-        if cleared.tokens < self.thresholds.trigger_at or self._timing.hold(settled, frame, cleared.tokens):
+        again = None
+        if cleared.tokens >= self.thresholds.trigger_at:
+            again = self._at_trigger(settled, frame, cleared.tokens)
+        if again is None:
             return dataclasses.replace(
                 swapped, messages=cleared.messages, tokens=cleared.tokens, events=events
             )
-        again = self._timing.now(settled, frame, cleared.tokens, None)
         return dataclasses.replace(again, events=(*events, *again.events))
+
+    def _quiet(self, messages: list[Message], frame: Frame, total: int | None) -> Condensed:
+        """The record made in the background in the place of the digest that stood in for it, once
+        its call has ended (and the digest still leads); else the history as it is (`total`: its
+        count, None when not counted: it is counted only for a swap)."""
+        action = self._decide(d.Quiet(messages, self._call.ready))
+        future = self._call.take(messages) if isinstance(action, d.SwapIn) else None
+        if not isinstance(action, d.SwapIn) or future is None:
+            return Condensed(messages, total or 0, False)
+        total = self._run.count(frame, messages) if total is None else total
+        built = swap_record(self._run, self.thresholds, action.stand_in, messages, frame, future)
+        judged = self._judged(built, "auto")
+        if built.failure is not None or not built.acted:  # the digest stays: what the record fell back to
+            said = tuple(e for e in judged.events if not isinstance(e, CompactEvent))
+            return Condensed(messages, total, False, events=said)
+        events = marked(
+            judged.events, ahead=True, stand_in=True, messages_before=len(messages), tokens_before=total
+        )
+        return dataclasses.replace(judged, events=events, ahead=True)
+
+    def _condense(
+        self,
+        messages: list[Message],
+        frame: Frame,
+        total: int,
+        layer: CompactLayer,
+        trigger: CompactTrigger,
+        focus: str | None,
+        ahead: Ahead | None = None,
+        future: Future[SummaryReply] | None = None,
+    ) -> Condensed:
+        """L2 / L3 now (with the record prepared ahead for its span, if any), judged."""
+        outcome = condense_now(
+            self._run, self.thresholds, self._gate, messages, frame, total, layer, trigger, focus,
+            may_call=self._state.may_call, ahead=ahead, future=future,
+        )  # fmt: skip
+        return self._judged(outcome, trigger)
+
+    def _judged(self, outcome: Condensed, trigger: CompactTrigger) -> Condensed:
+        """The latch learns how the model's record fared; what went wrong is said in one message."""
+        latched = self._decide(d.Fared(outcome.summary, trigger))
+        text = latched.text if isinstance(latched, d.Say) else None
+        notice = summary_outcome(outcome.failure, outcome.shortfall, outcome.transcript, text)
+        if notice:  # one message: what happened, and what follows
+            return dataclasses.replace(outcome, events=(*outcome.events, WarningEvent(message=notice)))
+        return outcome
+
+    def _note_result(self, failed: bool) -> list[EngineEvent]:
+        """The loop guard: stop automatic compaction after repeated failures, and say so."""
+        stopped = self._decide(d.Compacted(failed))
+        if not isinstance(stopped, d.StopAutomatic):
+            return []
+        return [ErrorEvent(message=stopped.text, kind="compaction")]

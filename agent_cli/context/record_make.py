@@ -16,8 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from agent_cli.context.condense import condensed_history
+from agent_cli.context.engine_state import SummaryOutcome
 from agent_cli.context.fidelity import misses_key_facts
-from agent_cli.context.latch import SummaryOutcome
 from agent_cli.context.plan import CondensePlan
 from agent_cli.context.record_choice import judge_record
 from agent_cli.context.summary_request import SummaryFailed, SummaryReply
