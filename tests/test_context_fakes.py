@@ -13,7 +13,7 @@ from pathlib import Path
 
 from agent_cli.config.settings import ContextSettings
 from agent_cli.context.engine import ContextEngine, Frame
-from agent_cli.context.gate import Gate, open_gate
+from agent_cli.context.protocol import Gate, open_gate
 from agent_cli.context.records import Submit, in_thread
 from agent_cli.core.messages import Block, Message, TextBlock, ToolResult, ToolUse, Usage
 from agent_cli.core.requests import Request, ToolSpec

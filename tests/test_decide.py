@@ -13,14 +13,19 @@ import pytest
 from test_context_fakes import FakeCounter, assistant, filler, tool_round, user
 
 from agent_cli.config.settings import ContextSettings
-from agent_cli.context.decide import (
+from agent_cli.context.decide import decide
+from agent_cli.context.engine_state import Ahead, CompactionState, EngineState, StandIn
+from agent_cli.context.engine_values import (
     Action,
     Answered,
     AtTrigger,
+    Clear,
+    Clearing,
     Compacted,
     Condense,
     DigestIn,
     DigestTooBig,
+    Drop,
     Fared,
     FinishRecord,
     Forget,
@@ -41,9 +46,7 @@ from agent_cli.context.decide import (
     StopAutomatic,
     SwapIn,
     WaitForRecord,
-    decide,
 )
-from agent_cli.context.engine_state import Ahead, CompactionState, EngineState, StandIn
 from agent_cli.context.plan import CondensePlan, plan_condense
 from agent_cli.core.messages import Message
 
@@ -237,13 +240,23 @@ def test_the_latch_holds_after_two_failures_and_asks_again_after_five_compaction
 
 
 def test_the_loop_guard_stops_after_two_failed_compactions_and_a_requested_one_restarts_it() -> None:
-    actions, s = run(state(), Compacted(True), Compacted(True))
-    assert actions[0] == Nothing() and isinstance(actions[1], StopAutomatic)
+    s = state()
+    above = Compacted(HISTORY, s.thresholds.trigger_at + 10)
+    actions, s = run(s, above, above)
+    assert actions[0] == Drop() and isinstance(actions[1], StopAutomatic)
     assert actions[1].failures == 2 and not s.failures.automatic
     _, s = run(s, Happened("requested"))
     assert s.failures.automatic and s.failures.compaction_failures == 0
     _, s = run(s, Happened("stopped"))
     assert not s.failures.automatic
+
+
+def test_a_compaction_whose_record_is_on_its_way_for_what_is_left_is_no_failure() -> None:
+    s = with_record(HOLD, AHEAD)
+    action, after = decide(s, Compacted(HISTORY, s.thresholds.trigger_at + 10))
+    assert action == Nothing() and after.failures.compaction_failures == 0
+    action, after = decide(state(), Compacted(HISTORY, state().thresholds.trigger_at - 10))
+    assert action == Nothing() and after.failures.compaction_failures == 0
 
 
 def test_a_fresh_start_forgets_failures_and_the_record_and_a_new_model_its_lines() -> None:
@@ -278,3 +291,33 @@ def test_a_usage_report_far_below_the_count_is_said_once() -> None:
     assert s.in_request == frozenset({"b"}) and s.said_under_report
     _, s = decide(s, Reset(20_000, 2_000))
     assert not s.said_under_report
+
+
+ROUNDS = [user("go")] + [
+    m for n in range(6) for m in tool_round("read_file", {"path": f"m{n}.py"}, filler(4_000, f"w{n}"))
+]
+ROUND_COUNTS = [COUNTER.count_message(m) for m in ROUNDS]
+
+
+def test_l1_clears_a_batch_worth_clearing_and_leaves_the_span_being_prepared_alone() -> None:
+    s = state()
+    action, after = decide(s, Clearing(ROUNDS, ROUND_COUNTS, s.thresholds.clear_at + 100, past=False))
+    assert isinstance(action, Clear) and action.freed >= s.thresholds.clear_min_batch and after == s
+    held = with_record(s, Ahead(CondensePlan(0, 9), tuple(ROUNDS[:9])))
+    action, _ = decide(held, Clearing(ROUNDS, ROUND_COUNTS, s.thresholds.clear_at + 100, past=False))
+    assert not isinstance(action, Clear) or min(action.to_clear) >= 9
+
+
+def test_past_the_trigger_l1_alone_must_get_below_it_else_l2_takes_the_span_whole() -> None:
+    s = state()
+    action, _ = decide(s, Clearing(ROUNDS, ROUND_COUNTS, s.thresholds.trigger_at + 20_000, past=True))
+    assert action == Nothing()
+
+
+def test_no_batch_worth_clearing_l1_waits_until_the_history_grew_by_the_shortfall() -> None:
+    s = state()
+    short = ROUNDS[:3]
+    counts = ROUND_COUNTS[:3]
+    action, after = decide(s, Clearing(short, counts, 8_000, past=False))
+    assert action == Nothing() and after.clear_skip[0] == short[0].id
+    assert after.clear_skipped(short, 8_000) and not after.clear_skipped(short, after.clear_skip[1])

@@ -292,7 +292,7 @@ def test_a_record_for_a_span_that_changed_during_the_hold_is_replaced(tmp_path: 
 def test_the_record_started_at_the_trigger_asks_the_gate_once(tmp_path: Path) -> None:
     """A PreCompact hook is asked when the record is started: its text reaches the summary request,
     and a skip lets the request go as it is with no record started."""
-    from agent_cli.context.gate import CompactGate
+    from agent_cli.context.protocol import CompactGate
 
     asked: list[str] = []
 

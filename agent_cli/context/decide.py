@@ -12,7 +12,8 @@ to do about it. `decide` makes no call, starts no thread and reads no clock (tim
 observation); `ContextEngine` (engine.py) counts, calls it, carries the action out, and owns the
 one background future: the summary call of the record on its way.
 
-The table (docs/context-engine.md tells it in words; tests/test_decide.py holds every row). Each
+Its values (the observations and the actions) are in engine_values.py. The table
+(docs/context-engine.md tells it in words; tests/test_decide.py holds every row). Each
 line: what the engine saw, when, what it does -> the record on its way after.
 
     Quiet (below the L1 line, or after L1)
@@ -35,11 +36,15 @@ line: what the engine saw, when, what it does -> the record on its way after.
     Happened skipped (the gate skipped the record just started)       Nothing         -> none
     Happened folded (an overflow or /compact condenses now)           Nothing         -> none if standing in
     Fared (how a model's record fared: the latch)                     Say once / Nothing
-    Compacted (above the trigger after it, or not: the loop guard)    StopAutomatic / Nothing
+    Compacted (after an automatic record: the loop guard)
+        above the trigger, no record on its way for what is left       Drop (L4); StopAutomatic the 2nd time
+        otherwise                                                     Nothing
     Happened requested, stopped (/compact; automatic compaction off)  Nothing         -> as it was
     Happened restarted, Reset, KeepSize (/clear; a model; /uncompact) Nothing         -> none
     SmallerWindow (an overflow error named a smaller window)          Say, every line follows it
-    ClearShort (L1 found no batch worth clearing)                     Nothing; L1 waits for growth
+    Clearing (above the L1 line, after L0)
+        a batch worth clearing (past the trigger: one that gets below it) Clear
+        no batch worth clearing                                       Nothing; L1 waits for growth
     Sending (before a request)                                        Mark (the anchor)
     Answered (after a response; a usage report far below the count)  Say once / Nothing
     Happened ending (the run ends)
@@ -50,290 +55,48 @@ line: what the engine saw, when, what it does -> the record on its way after.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Literal
 
-from agent_cli.context.clear import next_change
-from agent_cli.context.engine_state import (
-    Ahead,
-    Cached,
-    CompactionState,
-    EngineState,
-    StandIn,
-    SummaryOutcome,
+from agent_cli.context.clear import clearable, next_change
+from agent_cli.context.engine_state import Ahead, Cached, CompactionState, EngineState, StandIn
+from agent_cli.context.engine_values import (
+    Action,
+    Answered,
+    AtTrigger,
+    Clear,
+    Clearing,
+    Compacted,
+    Condense,
+    DigestIn,
+    DigestTooBig,
+    Drop,
+    Fared,
+    FinishRecord,
+    Forget,
+    Happened,
+    Happening,
+    Hold,
+    KeepSize,
+    Mark,
+    Nothing,
+    Observation,
+    Prepare,
+    PrepareAhead,
+    Quiet,
+    Reset,
+    Say,
+    Sending,
+    SmallerWindow,
+    StandInDigest,
+    StartHeld,
+    StopAutomatic,
+    SwapIn,
+    WaitForRecord,
 )
 from agent_cli.context.notices import loop_guard_stopped, smaller_window, under_reported
-from agent_cli.context.plan import CondensePlan, plan_condense
+from agent_cli.context.plan import plan_condense
 from agent_cli.context.thresholds import compute_thresholds, output_for_window
-from agent_cli.core.events import CompactTrigger
-from agent_cli.core.messages import Message
 
-__all__ = [
-    "Action",
-    "Answered",
-    "AtTrigger",
-    "ClearShort",
-    "Compacted",
-    "Condense",
-    "DigestIn",
-    "DigestTooBig",
-    "Fared",
-    "FinishRecord",
-    "Forget",
-    "Happened",
-    "Happening",
-    "Hold",
-    "KeepSize",
-    "Mark",
-    "Nothing",
-    "Observation",
-    "Prepare",
-    "PrepareAhead",
-    "Quiet",
-    "Reset",
-    "Say",
-    "Sending",
-    "SmallerWindow",
-    "StandInDigest",
-    "StartHeld",
-    "StopAutomatic",
-    "SwapIn",
-    "WaitForRecord",
-    "decide",
-    "takes_call",
-]
-
-
-# -- observations: what the engine saw --------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Quiet:
-    """A request below the L1 line (or the size the user chose), or after L1: may a record swap in?"""
-
-    messages: Sequence[Message]
-    ready: bool  # the background call has ended
-
-
-@dataclass(frozen=True, slots=True)
-class Prepare:
-    """A request above the prepare line, automatic compaction on, L1 idle."""
-
-    messages: Sequence[Message]
-    counts: Sequence[int]
-    tokens: int
-
-
-@dataclass(frozen=True, slots=True)
-class AtTrigger:
-    """A request at or past the L2 trigger, automatic compaction on."""
-
-    messages: Sequence[Message]
-    counts: Sequence[int]
-    tokens: int
-    ready: bool
-
-
-@dataclass(frozen=True, slots=True)
-class DigestIn:
-    stand_in: StandIn
-
-
-@dataclass(frozen=True, slots=True)
-class DigestTooBig:
-    plan: CondensePlan
-    path: str
-    ahead: bool  # its call was started before the trigger
-
-
-Happening = Literal["refused", "skipped", "folded", "requested", "stopped", "restarted", "ending"]
-
-
-@dataclass(frozen=True, slots=True)
-class Happened:
-    """What the engine was told or did that changes what it remembers: the disk refused a span
-    (`refused`), the gate skipped the record just started (`skipped`), an overflow or /compact
-    condenses now (`folded`: a digest standing in goes into its span), /compact or the model's
-    compact call (`requested`), automatic compaction turned off (`stopped`), /clear (`restarted`),
-    the run ends (`ending`: no later request will take a record made in the background)."""
-
-    what: Happening
-
-
-@dataclass(frozen=True, slots=True)
-class Fared:
-    summary: SummaryOutcome
-    trigger: CompactTrigger = "auto"
-
-
-@dataclass(frozen=True, slots=True)
-class Compacted:
-    failed: bool
-
-
-@dataclass(frozen=True, slots=True)
-class Reset:
-    window: int
-    max_output: int
-
-
-@dataclass(frozen=True, slots=True)
-class SmallerWindow:
-    """The provider named a smaller window in an overflow error: every line follows it, and the
-    reply shrinks with it (a prompt plus max_tokens over the window is refused too)."""
-
-    window: int
-
-
-@dataclass(frozen=True, slots=True)
-class ClearShort:
-    """L1 found no batch worth clearing: while the history starting with message `key` stays below
-    `below`, it need not look again (what L1 could free grows by at most what the history grows)."""
-
-    key: str
-    below: int
-
-
-@dataclass(frozen=True, slots=True)
-class KeepSize:
-    tokens: int
-
-
-@dataclass(frozen=True, slots=True)
-class Sending:
-    """Before a request: the history, its messages' counts (None when it holds no tool result: then
-    nothing is counted), and the time."""
-
-    messages: Sequence[Message]
-    counts: Sequence[int] | None
-    at: float
-
-
-@dataclass(frozen=True, slots=True)
-class Answered:
-    """After a response: the ids of the messages the request held, and the local count when the
-    provider's usage report was far below it (None otherwise)."""
-
-    sent: frozenset[str]
-    reported: int
-    counted: int | None
-
-
-Observation = (
-    Quiet | Prepare | AtTrigger | DigestIn | DigestTooBig | Happened | Fared | Compacted | Reset | KeepSize
-    | SmallerWindow | ClearShort | Sending | Answered
-)  # fmt: skip
-
-
-# -- actions: what the engine does about it ------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Nothing:
-    pass
-
-
-@dataclass(frozen=True, slots=True)
-class Hold:
-    """Past the trigger, under the hold line: the request goes as it is; its record is on its way."""
-
-
-@dataclass(frozen=True, slots=True)
-class SwapIn:
-    """The record made in the background takes the place of the digest that stood in for it."""
-
-    stand_in: StandIn
-
-
-@dataclass(frozen=True, slots=True)
-class Forget:
-    """The record on its way is of no use: its call is cancelled, its reply not read."""
-
-
-@dataclass(frozen=True, slots=True)
-class PrepareAhead:
-    """Start the record of the span `plan` cuts (once the gate lets it go); the request goes on."""
-
-    plan: CondensePlan
-
-
-@dataclass(frozen=True, slots=True)
-class StartHeld:
-    """Past the trigger, under the hold line: start the record a summary now would make (once the
-    gate lets it go) and let the request go as it is."""
-
-    plan: CondensePlan
-
-
-@dataclass(frozen=True, slots=True)
-class Condense:
-    """L2 now, the turn waiting for its record: the one prepared ahead (`ahead`), or one made now."""
-
-    ahead: Ahead | None
-
-
-@dataclass(frozen=True, slots=True)
-class StandInDigest:
-    """A digest of the span of `plan` now, the model's record written in the background: the call
-    prepared ahead goes on (`reuse`), or the one a summary now would make is started."""
-
-    plan: CondensePlan
-    reuse: bool
-
-
-@dataclass(frozen=True, slots=True)
-class WaitForRecord:
-    """The digest could not stand in: the turn waits for the record the call already made writes."""
-
-    plan: CondensePlan
-    path: str
-    ahead: bool
-
-
-@dataclass(frozen=True, slots=True)
-class FinishRecord:
-    """The run ends with a digest standing in: wait for its record and swap it in, so no digest is
-    left where a record was due."""
-
-    stand_in: StandIn
-
-
-@dataclass(frozen=True, slots=True)
-class Say:
-    """A notice for the user (the latch just began to hold; a usage report not believed)."""
-
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
-class StopAutomatic:
-    """The loop guard stopped automatic compaction, after `failures` in a row."""
-
-    failures: int
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
-class Mark:
-    """The message to mark for the provider's cache (the last the next clear keeps), if any."""
-
-    anchor: int | None
-
-
-Action = (
-    Nothing | Hold | SwapIn | Forget | PrepareAhead | StartHeld | Condense | StandInDigest
-    | WaitForRecord | FinishRecord | Say | StopAutomatic | Mark
-)  # fmt: skip
-
-
-def takes_call(action: Action) -> bool:
-    """Whether carrying `action` out takes the background call (else the call follows the record)."""
-    return (
-        isinstance(action, SwapIn | FinishRecord)
-        or (isinstance(action, Condense) and action.ahead is not None)
-        or (isinstance(action, StandInDigest) and action.reuse)
-    )
+__all__ = ["decide"]
 
 
 # -- the decision ---------------------------------------------------------------------------
@@ -358,12 +121,19 @@ def decide(state: EngineState, seen: Observation) -> tuple[Action, EngineState]:
         case Fared(summary, trigger):
             failures, latched = state.failures.summary(summary, state.limits, trigger=trigger)
             return (Say(latched) if latched else Nothing()), r(state, failures=failures)
-        case Compacted(failed):
+        case Compacted(messages, tokens):
+            # A record built and still above the trigger (or thrown away for not shrinking) is a
+            # failure; one still on its way for what is left (the hold, after a swap) is not.
+            th, record = state.thresholds, state.record
+            held = tokens < th.hold_at and isinstance(record, Ahead) and record.leads(messages)
+            failed = tokens >= th.trigger_at and not held
             failures, stopped = state.failures.compaction(failed, state.limits)
+            state = r(state, failures=failures)
             if stopped:
-                text = loop_guard_stopped(failures.compaction_failures)
-                return StopAutomatic(failures.compaction_failures, text), r(state, failures=failures)
-            return Nothing(), r(state, failures=failures)
+                return StopAutomatic(
+                    failures.compaction_failures, loop_guard_stopped(failures.compaction_failures)
+                ), state
+            return (Drop() if failed else Nothing()), state
         case Reset(window, max_output):
             th = compute_thresholds(state.settings, window, max_output)
             return Nothing(), _fresh(r(state, thresholds=th, max_output=max_output, said_under_report=False))
@@ -373,8 +143,8 @@ def decide(state: EngineState, seen: Observation) -> tuple[Action, EngineState]:
             return Say(smaller_window(window)), r(state, thresholds=th, max_output=output)
         case SmallerWindow():
             return Nothing(), state
-        case ClearShort(key, below):
-            return Nothing(), r(state, clear_skip=(key, below))
+        case Clearing():
+            return _clearing(state, seen)
         case KeepSize(tokens):
             th = state.thresholds
             return Nothing(), r(state, record=None, still_below=tokens + th.trigger_at - th.target)
@@ -414,6 +184,26 @@ def _fresh(state: EngineState) -> EngineState:
         state, failures=CompactionState.fresh(), record=None, clear_skip=("", 0), still_below=0,
         in_request=frozenset(),
     )  # fmt: skip
+
+
+def _clearing(state: EngineState, seen: Clearing) -> tuple[Action, EngineState]:
+    """L1: stub old tool results when a big enough batch can go (never in the span whose record is
+    being prepared). Past the trigger it must also get the request below the trigger, else L2 takes
+    the span whole (its summary sees the output, not stubs). Clearing is free and a summary is a
+    model call: L1 carries what it can."""
+    th, messages = state.thresholds, seen.messages
+    to_clear, freed = clearable(messages, seen.counts, protect_tokens=th.clear_protect, start=state.holds)
+    if freed < th.clear_min_batch or not to_clear:
+        # What L1 could free grows by at most what the history grows: while the same history (same
+        # first message) has not grown by the shortfall, there is no need to look again. Keeps
+        # prepare O(new content) above the L1 line.
+        key = messages[0].id if messages else ""
+        return Nothing(), dataclasses.replace(
+            state, clear_skip=(key, seen.tokens + th.clear_min_batch - freed)
+        )
+    if seen.past and seen.tokens - freed >= th.trigger_at:
+        return Nothing(), state  # L1 alone cannot get below the trigger: L2 takes the span whole
+    return Clear(to_clear, freed), state
 
 
 def _quiet(state: EngineState, seen: Quiet) -> tuple[Action, EngineState]:

@@ -1,11 +1,10 @@
 """The context engine: carries out what `decide` chooses, so every request fits the model's window.
 
-`ContextEngine` is the one object the loop talks to (it implements `protocol.ContextPolicy`). What
-it remembers between requests is one frozen value (`engine_state.EngineState`: the token lines, the
-latch and the loop guard, the record on its way, the cache anchor) and what it does about a request
-is one pure function over it (`decide.decide`). The engine counts, asks `decide`, carries the action
-out with its hands (`layers.LayerRunner`: archive first, recount, one event) and owns the one
-background call (`ahead.RecordAhead`: the summary of the record on its way). Cheapest first:
+`ContextEngine` is the one object the loop talks to (`protocol.ContextPolicy`). It remembers one
+frozen value (`engine_state.EngineState`), tells `decide.decide` what it saw, and carries the
+action out: `layers.LayerRunner` runs a layer (archive first, recount, one event), `records.py`
+makes L2/L3's record at the time `decide` chose, and the engine owns the one background call
+(`records.RecordAhead`: the summary of the record on its way). Cheapest first:
 
     ingest      L0 cap a tool result as it arrives
     prepare     L1 clear old results, L2 condense at the trigger (L1 alone only if it
@@ -13,12 +12,8 @@ background call (`ahead.RecordAhead`: the summary of the record on its way). Che
     on_overflow learn the true count, force L2 then L4 down to the target, or raise
     compact     L3: condense the whole conversation now, steered by a focus
 
-Before each summary the gate is asked (`protocol.Gate`: the user's PreCompact hooks), which may skip
-an automatic one or add to its instruction; the emergency line holds whatever it says. Where L2 cuts
-is `plan.plan_condense`; when its record is made (prepared ahead, held, or with a digest standing
-in, so no turn waits on a summary) is `decide`'s. `prepare` costs one count when nothing fires.
-Whatever a layer changes, the thinking blocks after the change go with it
-(`core.thinking.settle_thinking`), so the request passes the prefix check.
+`prepare` costs one count when nothing fires. Whatever a layer changes, the thinking blocks after
+the change go with it (`core.thinking.settle_thinking`), so the request passes the prefix check.
 """
 
 from __future__ import annotations
@@ -29,23 +24,22 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 
 from agent_cli.config.settings import ContextSettings
-from agent_cli.context import decide as d
+from agent_cli.context import engine_values as v
 from agent_cli.context.breakdown import Breakdown, compute_breakdown
-from agent_cli.context.clear import clearable
+from agent_cli.context.decide import decide
 from agent_cli.context.engine_state import Ahead, CompactionState, EngineState, Limits
-from agent_cli.context.gate import Gate, open_gate
 from agent_cli.context.layers import Condensed, LayerRunner, Step
 from agent_cli.context.notices import overflow_unresolved, summary_outcome
 from agent_cli.context.plan import CondensePlan
-from agent_cli.context.protocol import EngineEvent, Frame, Prepared
+from agent_cli.context.protocol import EngineEvent, Frame, Gate, Prepared, open_gate
 from agent_cli.context.records import (
     RecordAhead,
     Submit,
     condense_now,
     in_thread,
-    marked,
     stand_in_now,
     swap_record,
+    swapped_in,
 )
 from agent_cli.context.summary_request import Summarize, SummaryReply
 from agent_cli.context.thresholds import MIN_SHARED_CAP, Counter, Thresholds
@@ -101,16 +95,16 @@ class ContextEngine:
         self._run = LayerRunner(
             counter or run.counter, archive or run.archive, summarize or run.summarize, self._clock
         )
-        self._decide(d.Reset(window, max_output))
+        self._decide(v.Reset(window, max_output))
 
     def restart(self) -> None:
         """A fresh start (`/clear`, another model or session): past failures no longer count."""
-        self._decide(d.Happened("restarted"))
+        self._decide(v.Happened("restarted"))
 
     def keep_size(self, tokens: int) -> None:
         """The user chose a context of `tokens` (/uncompact): L1 and L2 leave it alone until it has
         grown by the trigger's margin over the target; L4 still guards the window."""
-        self._decide(d.KeepSize(tokens))
+        self._decide(v.KeepSize(tokens))
 
     @property
     def state(self) -> CompactionState:
@@ -136,7 +130,7 @@ class ContextEngine:
 
     def stop_automatic(self) -> None:
         """Automatic compaction off, as the loop guard leaves it (only L1 and L4 act)."""
-        self._decide(d.Happened("stopped"))
+        self._decide(v.Happened("stopped"))
 
     @property
     def window(self) -> int:  # as the engine knows it: it learns a smaller one from errors
@@ -171,11 +165,8 @@ class ContextEngine:
         th = self.thresholds
         far = self.counter.fits_under(frame.system, frame.tools, messages, th.clear_at)
         total = None if far else self._run.count(frame, messages)  # (far from every line: not counted)
-        if (
-            total is None
-            or total < th.clear_at
-            or (total < self._state.still_below and total < th.emergency_at)
-        ):
+        kept = total is not None and total < self._state.still_below and total < th.emergency_at
+        if total is None or total < th.clear_at or kept:
             swapped = self._quiet(messages, frame, total)  # (nothing, unless a record is ready)
             return Prepared(settle_thinking(history, swapped.messages), list(swapped.events))
         capped = self._run.cap_inputs(messages, frame, total, th.tool_result_cap)
@@ -198,19 +189,16 @@ class ContextEngine:
                     outcome = self._past_swap(history, outcome, frame)
                 messages, total = outcome.messages, outcome.tokens
                 events += outcome.events
-                # A record built and still above the trigger (or thrown away for not shrinking) is a
-                # failure; nothing to condense costs nothing and is not. A record still on its way for
-                # what is left (the hold, after a swap) is not a failure either.
-                record = self._state.record
-                held = total < th.hold_at and isinstance(record, Ahead) and record.leads(messages)
-                failed = outcome.attempted and total >= th.trigger_at and not held
-                if outcome.attempted:
-                    events += self._note_result(failed)
+                if outcome.attempted:  # (nothing to condense costs nothing and is no failure)
+                    guard = self._decide(v.Compacted(messages, total))  # the loop guard
+                    failed = isinstance(guard, v.Drop | v.StopAutomatic)
+                    if isinstance(guard, v.StopAutomatic):
+                        events.append(ErrorEvent(message=guard.text, kind="compaction"))
         elif total >= th.prepare_at and self.auto_compact and not cleared.events:
-            action = self._decide(d.Prepare(messages, self._run.counts(messages), total))
-            if isinstance(action, d.PrepareAhead):
+            action = self._decide(v.Prepare(messages, self._run.counts(messages), total))
+            if isinstance(action, v.PrepareAhead):
                 self._start(action.plan, messages, frame)
-        if total >= th.emergency_at or (failed and total >= th.trigger_at):
+        if total >= th.emergency_at or failed:
             step = self._run.drop(messages, frame, total, th.target, trigger="auto")
             messages, total = step.messages, step.tokens
             events += step.events
@@ -228,16 +216,16 @@ class ContextEngine:
         the local count (then the local count does, and the first time it is said)."""
         counted = self.counter.observe(frame.system, frame.tools, list(sent), usage)
         # (the ids: what recall leaves out, the model sees it)
-        said = self._decide(d.Answered(frozenset(m.id for m in sent), usage.prompt_tokens, counted))
-        return WarningEvent(message=said.text) if isinstance(said, d.Say) else None
+        said = self._decide(v.Answered(frozenset(m.id for m in sent), usage.prompt_tokens, counted))
+        return WarningEvent(message=said.text) if isinstance(said, v.Say) else None
 
     def on_overflow(self, history: Sequence[Message], frame: Frame, error: ContextOverflowError) -> Prepared:
         """The provider rejected the prompt: learn from it, force L2 then L4; when that cannot make it
         fit, the history as it was and why (`unsendable`)."""
         messages = list(history)
         events: list[EngineEvent] = []
-        learned = self._decide(d.SmallerWindow(error.limit or 0))
-        if isinstance(learned, d.Say):
+        learned = self._decide(v.SmallerWindow(error.limit or 0))
+        if isinstance(learned, v.Say):
             events.append(WarningEvent(message=learned.text))
         if error.tokens:
             self.counter.calibrate_overflow(frame.system, frame.tools, messages, error.tokens)
@@ -247,7 +235,7 @@ class ContextEngine:
             total = max(total, error.tokens)
         before = total
         outcome = Condensed(messages, total, False)
-        self._decide(d.Happened("folded"))  # (the record L2 makes now folds a digest standing in into it)
+        self._decide(v.Happened("folded"))  # (the record L2 makes now folds a digest standing in into it)
         if self.auto_compact:
             outcome = self._condense(messages, frame, total, CompactLayer.SUMMARIZE, "overflow", None)
             messages, total = outcome.messages, outcome.tokens
@@ -273,10 +261,10 @@ class ContextEngine:
     ) -> Prepared:
         """L3: condense the whole conversation so far (an open trailing tool round stays). It always
         asks the model, whatever the summarizer latch says."""
-        self._decide(d.Happened("requested"))
+        self._decide(v.Happened("requested"))
         total = self._run.count(frame, list(history))
         swapped = self._quiet(list(history), frame, total)  # its record in the summary's span
-        self._decide(d.Happened("folded"))  # (one not ready: the record made now folds its digest in)
+        self._decide(v.Happened("folded"))  # (one not ready: the record made now folds its digest in)
         messages, total = swapped.messages, swapped.tokens
         events: list[EngineEvent] = list(swapped.events)
         outcome = self._condense(messages, frame, total, CompactLayer.MANUAL, trigger, focus)
@@ -295,8 +283,8 @@ class ContextEngine:
         """The last message the next clear will keep as it is (see `clear.next_change`), if any."""
         # Nothing a clear changes, nothing counted (a first request loads no vocabulary).
         counts = self._run.counts(history) if any(m.tool_results for m in history) else None
-        mark = self._decide(d.Sending(list(history), counts, self._clock()))
-        return mark.anchor if isinstance(mark, d.Mark) else None
+        mark = self._decide(v.Sending(list(history), counts, self._clock()))
+        return mark.anchor if isinstance(mark, v.Mark) else None
 
     def recall(self, query: str) -> str:
         """The recall tool: matching passages from this session's archive, verbatim, but for the
@@ -323,10 +311,10 @@ class ContextEngine:
 
     # -- the decision, and the one background call ----------------------------------------
 
-    def _decide(self, seen: d.Observation) -> d.Action:
+    def _decide(self, seen: v.Observation) -> v.Action:
         """Ask `decide`, keep what it remembers; a call for a record it no longer has is cancelled."""
-        action, self._state = d.decide(self._state, seen)
-        if not d.takes_call(action):
+        action, self._state = decide(self._state, seen)
+        if not v.takes_call(action):
             self._call.follow(self._state.record)
         return action
 
@@ -335,7 +323,7 @@ class ContextEngine:
         (skipped: not a failure, L4 still acts at its line)."""
         verdict = self._gate(CompactLayer.SUMMARIZE, "auto", None)
         if verdict.skip:
-            self._decide(d.Happened("skipped"))
+            self._decide(v.Happened("skipped"))
             return
         span = plan.span(messages)
         self._call.start(
@@ -345,49 +333,36 @@ class ContextEngine:
     # -- when L1 and L2 act ----------------------------------------------------
 
     def _clear(self, messages: list[Message], frame: Frame, total: int, *, past: bool) -> Step:
-        """L1: stub old tool results when a big enough batch can go. Past the trigger it must also get
-        the request below the trigger, else L2 takes the span whole (its summary sees the output, not
-        stubs). Clearing is free and a summary is a model call: L1 carries what it can."""
-        th = self.thresholds
-        key = messages[0].id if messages else ""
-        skip_key, below = self._state.clear_skip
-        if key == skip_key and total < below:
+        """L1, as `decide` chooses: counted only when it is to look (see `decide._clearing`)."""
+        if self._state.clear_skipped(messages, total):
             return Step(messages, total)
-        to_clear, freed = clearable(
-            messages, self._run.counts(messages), protect_tokens=th.clear_protect, start=self._call.holds
-        )
-        if freed < th.clear_min_batch or not to_clear:
-            # What L1 could free grows by at most what the history grows: while the same
-            # history (same first message) has not grown by the shortfall, there is no
-            # need to look again. Keeps prepare O(new content) above the L1 line.
-            self._decide(d.ClearShort(key, total + th.clear_min_batch - freed))
+        action = self._decide(v.Clearing(messages, self._run.counts(messages), total, past))
+        if not isinstance(action, v.Clear):
             return Step(messages, total)
-        if past and total - freed >= th.trigger_at:
-            return Step(messages, total)  # L1 alone cannot get below the trigger: L2 takes the span whole
-        return self._run.clear(messages, frame, total, to_clear, freed)
+        return self._run.clear(messages, frame, total, action.to_clear, action.freed)
 
     def _at_trigger(self, messages: list[Message], frame: Frame, total: int) -> Condensed | None:
         """L2 at the trigger: held (None: the request goes while its record is made), or its record now."""
-        action = self._decide(d.AtTrigger(messages, self._run.counts(messages), total, self._call.ready))
+        action = self._decide(v.AtTrigger(messages, self._run.counts(messages), total, self._call.ready))
         match action:
-            case d.Hold():
+            case v.Hold():
                 return None
-            case d.StartHeld(plan):
+            case v.StartHeld(plan):
                 self._start(plan, messages, frame)
                 return None
-            case d.Condense(ahead):
+            case v.Condense(ahead):
                 future = self._call.take(messages) if ahead is not None else None
                 return self._condense(
                     messages, frame, total, CompactLayer.SUMMARIZE, "auto", None, ahead, future
                 )
-            case d.StandInDigest(plan, reuse):
+            case v.StandInDigest(plan, reuse):
                 outcome, seen = stand_in_now(
                     self._run, self.thresholds, self._gate, self._call, messages, plan, frame, total,
                     reuse=reuse,
                 )  # fmt: skip
                 if seen is not None:
                     self._decide(seen)
-                return self._judged(outcome, "auto") if isinstance(seen, d.DigestTooBig) else outcome
+                return self._judged(outcome, "auto") if isinstance(seen, v.DigestTooBig) else outcome
         return Condensed(messages, total, False)  # nothing worth a record
 
     def _past_swap(self, history: Sequence[Message], swapped: Condensed, frame: Frame) -> Condensed:
@@ -409,20 +384,13 @@ class ContextEngine:
         """The record made in the background in the place of the digest that stood in for it, once
         its call has ended (and the digest still leads); else the history as it is (`total`: its
         count, None when not counted: it is counted only for a swap)."""
-        action = self._decide(d.Quiet(messages, self._call.ready))
-        future = self._call.take(messages) if isinstance(action, d.SwapIn) else None
-        if not isinstance(action, d.SwapIn) or future is None:
+        action = self._decide(v.Quiet(messages, self._call.ready))
+        future = self._call.take(messages) if isinstance(action, v.SwapIn) else None
+        if not isinstance(action, v.SwapIn) or future is None:
             return Condensed(messages, total or 0, False)
         total = self._run.count(frame, messages) if total is None else total
         built = swap_record(self._run, self.thresholds, action.stand_in, messages, frame, future)
-        judged = self._judged(built, "auto")
-        if built.failure is not None or not built.acted:  # the digest stays: what the record fell back to
-            said = tuple(e for e in judged.events if not isinstance(e, CompactEvent))
-            return Condensed(messages, total, False, events=said)
-        events = marked(
-            judged.events, ahead=True, stand_in=True, messages_before=len(messages), tokens_before=total
-        )
-        return dataclasses.replace(judged, events=events, ahead=True)
+        return swapped_in(built, self._judged(built, "auto"), messages, total)
 
     def _condense(
         self,
@@ -444,16 +412,9 @@ class ContextEngine:
 
     def _judged(self, outcome: Condensed, trigger: CompactTrigger) -> Condensed:
         """The latch learns how the model's record fared; what went wrong is said in one message."""
-        latched = self._decide(d.Fared(outcome.summary, trigger))
-        text = latched.text if isinstance(latched, d.Say) else None
+        latched = self._decide(v.Fared(outcome.summary, trigger))
+        text = latched.text if isinstance(latched, v.Say) else None
         notice = summary_outcome(outcome.failure, outcome.shortfall, outcome.transcript, text)
         if notice:  # one message: what happened, and what follows
             return dataclasses.replace(outcome, events=(*outcome.events, WarningEvent(message=notice)))
         return outcome
-
-    def _note_result(self, failed: bool) -> list[EngineEvent]:
-        """The loop guard: stop automatic compaction after repeated failures, and say so."""
-        stopped = self._decide(d.Compacted(failed))
-        if not isinstance(stopped, d.StopAutomatic):
-            return []
-        return [ErrorEvent(message=stopped.text, kind="compaction")]

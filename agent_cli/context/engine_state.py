@@ -213,6 +213,11 @@ class EngineState:
         """The latch lets the model be asked for an automatic record."""
         return self.failures.may_call(self.limits)
 
+    def clear_skipped(self, messages: Sequence[Message], tokens: int) -> bool:
+        """Whether L1 need not look: the same history has not grown past what it last found short."""
+        key = messages[0].id if messages else ""
+        return key == self.clear_skip[0] and tokens < self.clear_skip[1]
+
     @property
     def holds(self) -> int:
         """The end of the span whose record is being prepared (0 when none): L1 leaves it alone."""

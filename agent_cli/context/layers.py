@@ -307,7 +307,7 @@ class LayerRunner:
         self, span: Sequence[Message], frame: Frame, th: Thresholds, focus: str | None = None, extra: str = ""
     ) -> Callable[[], SummaryReply]:
         """The summary call for `span`, to make now or ahead: the same request either way (`extra`:
-        text appended to its instruction, see gate.py). The todo list's note goes at the span's end,
+        text appended to its instruction, see protocol.Gate). The todo list's note goes at the span's end,
         before the instruction, so the summary request carries it too (context/todos.py)."""
         span = with_note(span, frame.todos)
         return lambda: run_summary(

@@ -35,12 +35,11 @@ import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 
-from agent_cli.context.decide import DigestIn, DigestTooBig, Happened
 from agent_cli.context.engine_state import Ahead, StandIn
-from agent_cli.context.gate import Gate, skippable
+from agent_cli.context.engine_values import DigestIn, DigestTooBig, Happened
 from agent_cli.context.layers import Condensed, LayerRunner
 from agent_cli.context.plan import CondensePlan, plan_condense
-from agent_cli.context.protocol import EngineEvent, Frame
+from agent_cli.context.protocol import EngineEvent, Frame, Gate, skippable
 from agent_cli.context.summary_request import SummaryReply
 from agent_cli.context.thresholds import Thresholds
 from agent_cli.core.events import CompactEvent, CompactLayer, CompactTrigger
@@ -55,6 +54,7 @@ __all__ = [
     "marked",
     "stand_in_now",
     "swap_record",
+    "swapped_in",
     "waited",
 ]
 
@@ -269,3 +269,16 @@ def swap_record(
     return run.record_for(
         stand_in.span, stand_in.tail(messages), frame, stand_in.path, thresholds=th, reply=future.result
     )
+
+
+def swapped_in(built: Condensed, judged: Condensed, messages: list[Message], total: int) -> Condensed:
+    """What a swap came to: the record (`judged`: `built` with the latch's word) in the digest's
+    place, its events marked; or, when it failed, the digest stays (what the record fell back to)
+    and only what went wrong is said."""
+    if built.failure is not None or not built.acted:
+        said = tuple(e for e in judged.events if not isinstance(e, CompactEvent))
+        return Condensed(messages, total, False, events=said)
+    events = marked(
+        judged.events, ahead=True, stand_in=True, messages_before=len(messages), tokens_before=total
+    )
+    return dataclasses.replace(judged, events=events, ahead=True)
