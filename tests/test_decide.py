@@ -41,6 +41,7 @@ from agent_cli.context.engine_values import (
     Reset,
     Say,
     Sending,
+    SmallerWindow,
     StandInDigest,
     StartHeld,
     StopAutomatic,
@@ -321,3 +322,12 @@ def test_no_batch_worth_clearing_l1_waits_until_the_history_grew_by_the_shortfal
     action, after = decide(s, Clearing(short, counts, 8_000, past=False))
     assert action == Nothing() and after.clear_skip[0] == short[0].id
     assert after.clear_skipped(short, 8_000) and not after.clear_skipped(short, after.clear_skip[1])
+
+
+def test_an_overflow_naming_a_smaller_window_moves_every_line_and_the_reply_size() -> None:
+    s = state()
+    action, after = decide(s, SmallerWindow(8_000))
+    assert isinstance(action, Say) and "8,000" in action.text
+    assert after.thresholds.window == 8_000 and after.max_output == 2_000  # a quarter of the window
+    assert after.thresholds.trigger_at < s.thresholds.trigger_at and after.failures == s.failures
+    assert decide(after, SmallerWindow(9_000)) == (Nothing(), after)  # not smaller: nothing learned
