@@ -38,6 +38,7 @@ from agent_cli.context.records import (
     condense_now,
     in_thread,
     stand_in_now,
+    start_record,
     swap_record,
     swapped_in,
 )
@@ -311,24 +312,17 @@ class ContextEngine:
 
     # -- the decision, and the one background call ----------------------------------------
 
+    def _start(self, plan: CondensePlan, messages: list[Message], frame: Frame) -> None:
+        """The record of the span `plan` cuts, in the background (the gate may skip it: no failure)."""
+        if not start_record(self._run, self.thresholds, self._gate, self._call, plan, messages, frame):
+            self._decide(v.Happened("skipped"))
+
     def _decide(self, seen: v.Observation) -> v.Action:
         """Ask `decide`, keep what it remembers; a call for a record it no longer has is cancelled."""
         action, self._state = decide(self._state, seen)
         if not v.takes_call(action):
             self._call.follow(self._state.record)
         return action
-
-    def _start(self, plan: CondensePlan, messages: list[Message], frame: Frame) -> None:
-        """The record of the span `plan` cuts, started in the background once the gate lets it go
-        (skipped: not a failure, L4 still acts at its line)."""
-        verdict = self._gate(CompactLayer.SUMMARIZE, "auto", None)
-        if verdict.skip:
-            self._decide(v.Happened("skipped"))
-            return
-        span = plan.span(messages)
-        self._call.start(
-            plan, span, self._run.summary_call(span, frame, self.thresholds, None, verdict.extra)
-        )
 
     # -- when L1 and L2 act ----------------------------------------------------
 

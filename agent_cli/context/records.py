@@ -3,6 +3,7 @@
     condense_now(run, th, gate, messages, frame, total, layer, trigger, focus, may_call=...)
     digest_in_place(run, th, messages, plan, frame, total)   # a digest standing in for a record
     waited(run, th, messages, plan, frame, total, path, future, ahead=...)   # the record, waited for
+    start_record(run, th, gate, call, plan, messages, frame)   # prepared ahead, or held
     stand_in_now(run, th, gate, call, messages, plan, frame, total, reuse=...)   # -> (outcome, seen)
     swap_record(run, th, stand_in, messages, frame, future)   # the record in its digest's place
 
@@ -53,6 +54,7 @@ __all__ = [
     "in_thread",
     "marked",
     "stand_in_now",
+    "start_record",
     "swap_record",
     "swapped_in",
     "waited",
@@ -177,6 +179,25 @@ def condense_now(
     if ahead is not None:  # its event says the record was made ahead
         return dataclasses.replace(outcome, events=marked(outcome.events, ahead=True), ahead=True)
     return outcome
+
+
+def start_record(
+    run: LayerRunner,
+    th: Thresholds,
+    gate: Gate,
+    call: RecordAhead,
+    plan: CondensePlan,
+    messages: list[Message],
+    frame: Frame,
+) -> bool:
+    """Start the record of the span `plan` cuts in the background, once the gate lets it go (the
+    same request a summary now would send); False when the gate skipped it."""
+    verdict = gate(CompactLayer.SUMMARIZE, "auto", None)
+    if verdict.skip:
+        return False
+    span = plan.span(messages)
+    call.start(plan, span, run.summary_call(span, frame, th, None, verdict.extra))
+    return True
 
 
 def stand_in_now(
