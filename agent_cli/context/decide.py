@@ -50,6 +50,9 @@ line: what the engine saw, when, what it does -> the record on its way after.
     Happened ending (the run ends)
         a digest stands in                                            FinishRecord    -> none
         a record prepared ahead, not yet due                          Forget          -> none
+
+(The last is decided but not carried out yet: nothing tells the engine that a run ends, so a run
+that ends while a digest stands in still leaves the digest; docs/context-engine.md says so.)
 """
 
 from __future__ import annotations
