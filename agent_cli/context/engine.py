@@ -25,6 +25,7 @@ from concurrent.futures import Future
 
 from agent_cli.config.settings import ContextSettings
 from agent_cli.context import engine_values as v
+from agent_cli.context import records
 from agent_cli.context.breakdown import Breakdown, compute_breakdown
 from agent_cli.context.decide import decide
 from agent_cli.context.engine_state import Ahead, CompactionState, EngineState, Limits
@@ -32,16 +33,6 @@ from agent_cli.context.layers import Condensed, LayerRunner, Step
 from agent_cli.context.notices import overflow_unresolved, summary_outcome
 from agent_cli.context.plan import CondensePlan
 from agent_cli.context.protocol import EngineEvent, Frame, Gate, Prepared, open_gate
-from agent_cli.context.records import (
-    RecordAhead,
-    Submit,
-    condense_now,
-    in_thread,
-    stand_in_now,
-    start_record,
-    swap_record,
-    swapped_in,
-)
 from agent_cli.context.summary_request import Summarize, SummaryReply
 from agent_cli.context.thresholds import MIN_SHARED_CAP, Counter, Thresholds
 from agent_cli.core.errors import ContextOverflowError
@@ -70,7 +61,7 @@ class ContextEngine:
         archive: Archive,
         summarize: Summarize,
         clock: Callable[[], float] = time.monotonic,
-        submit: Submit = in_thread,
+        submit: records.Submit = records.in_thread,
         gate: Gate = open_gate,
     ) -> None:
         self.settings = settings
@@ -78,7 +69,7 @@ class ContextEngine:
         self._clock = clock
         self._run = LayerRunner(counter, archive, summarize, clock)
         self._state = EngineState.start(settings, window, max_output)  # all it remembers
-        self._call = RecordAhead(submit)  # the one background call: the record on its way
+        self._call = records.RecordAhead(submit)  # the one background call: the record on its way
 
     def reset(
         self,
@@ -314,7 +305,9 @@ class ContextEngine:
 
     def _start(self, plan: CondensePlan, messages: list[Message], frame: Frame) -> None:
         """The record of the span `plan` cuts, in the background (the gate may skip it: no failure)."""
-        if not start_record(self._run, self.thresholds, self._gate, self._call, plan, messages, frame):
+        if not records.start_record(
+            self._run, self.thresholds, self._gate, self._call, plan, messages, frame
+        ):
             self._decide(v.Happened("skipped"))
 
     def _decide(self, seen: v.Observation) -> v.Action:
@@ -350,7 +343,7 @@ class ContextEngine:
                     messages, frame, total, CompactLayer.SUMMARIZE, "auto", None, ahead, future
                 )
             case v.StandInDigest(plan, reuse):
-                outcome, seen = stand_in_now(
+                outcome, seen = records.stand_in_now(
                     self._run, self.thresholds, self._gate, self._call, messages, plan, frame, total,
                     reuse=reuse,
                 )  # fmt: skip
@@ -383,8 +376,8 @@ class ContextEngine:
         if not isinstance(action, v.SwapIn) or future is None:
             return Condensed(messages, total or 0, False)
         total = self._run.count(frame, messages) if total is None else total
-        built = swap_record(self._run, self.thresholds, action.stand_in, messages, frame, future)
-        return swapped_in(built, self._judged(built, "auto"), messages, total)
+        built = records.swap_record(self._run, self.thresholds, action.stand_in, messages, frame, future)
+        return records.swapped_in(built, self._judged(built, "auto"), messages, total)
 
     def _condense(
         self,
@@ -398,7 +391,7 @@ class ContextEngine:
         future: Future[SummaryReply] | None = None,
     ) -> Condensed:
         """L2 / L3 now (with the record prepared ahead for its span, if any), judged."""
-        outcome = condense_now(
+        outcome = records.condense_now(
             self._run, self.thresholds, self._gate, messages, frame, total, layer, trigger, focus,
             may_call=self._state.may_call, ahead=ahead, future=future,
         )  # fmt: skip
