@@ -31,7 +31,7 @@ from agent_cli.agent.subagent import Child, TaskTool
 from agent_cli.app_assembly import Assembly
 from agent_cli.config.settings import Settings
 from agent_cli.context.engine import ContextEngine
-from agent_cli.context.gate import CompactGate
+from agent_cli.context.protocol import CompactGate
 from agent_cli.core.events import CompactEvent, CompactLayer, CompactTrigger, Event
 from agent_cli.core.messages import ToolResult, ToolUse
 from agent_cli.core.requests import Request

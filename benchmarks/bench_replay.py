@@ -29,7 +29,7 @@ same rules hold for every policy:
   none`, which Anthropic bills as a new messages prefix); their output billed. A summary made at
   the trigger blocks the turn it runs in: the user waits `SUMMARY_FIRST_TOKEN_S` plus its output
   at `OUTPUT_TOKENS_PER_S`. Ours
-  prepares its record ahead (context/timing.py) and is billed for it when it is sent; the user waits
+  prepares its record ahead (context/decide.py) and is billed for it when it is sent; the user waits
   only for what is left of that time when the record is swapped in (the steady clock since), and
   for none of a record never swapped in. The seed policies have no such path: every summary blocks.
   (`replay(..., writer=...)` bills them instead through another model's own caches, as

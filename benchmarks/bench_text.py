@@ -101,7 +101,7 @@ def method(stamp: str, runs: int, seeds: int) -> list[str]:
         f"pauses lognormal, median {PAUSE_MEDIAN_SECONDS:.0f} s, sigma {PAUSE_SIGMA}: about one in five past",
         "the 5-minute TTL). *Wait on summaries*: a summary made at the trigger blocks its turn:",
         f"{SUMMARY_FIRST_TOKEN_S:.0f} s to the first token, then {OUTPUT_TOKENS_PER_S:.0f} tokens a second.",
-        "Ours prepares its record ahead where it can (context/timing.py); where a turn would still wait",
+        "Ours prepares its record ahead where it can (context/decide.py); where a turn would still wait",
         "for one (none prepared, or not ready on the steady clock since it was sent), a digest stands in",
         "at once and the record, made in the background, takes its place at the first request after it",
         "is ready, billed as sent (its summary call, and the prefix written again after the swap). The",

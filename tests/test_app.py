@@ -7,7 +7,7 @@ from pathlib import Path
 
 from agent_cli.app import LATEST, open_session
 from agent_cli.config.load import Flags, load_settings
-from agent_cli.context.latch import CompactionState
+from agent_cli.context.engine_state import CompactionState
 from agent_cli.core.errors import ContextOverflowError
 from agent_cli.core.events import UsageEvent
 from agent_cli.core.messages import Message, Usage

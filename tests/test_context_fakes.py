@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agent_cli.config.settings import ContextSettings
-from agent_cli.context.ahead import Submit, in_thread
 from agent_cli.context.engine import ContextEngine, Frame
-from agent_cli.context.gate import Gate, open_gate
+from agent_cli.context.protocol import Gate, open_gate
+from agent_cli.context.records import Submit, in_thread
 from agent_cli.core.messages import Block, Message, TextBlock, ToolResult, ToolUse, Usage
 from agent_cli.core.requests import Request, ToolSpec
 from agent_cli.store.archive import Archive

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from agent_cli.context.cut import find_safe_cut
 from agent_cli.context.engine import ContextEngine
-from agent_cli.context.latch import CompactionState, Limits
+from agent_cli.context.engine_state import CompactionState, Limits
 from agent_cli.core.errors import TransientError
 from agent_cli.core.events import CompactEvent, ErrorEvent, WarningEvent
 from agent_cli.core.messages import Message, ToolResult, ToolUse

@@ -316,7 +316,7 @@ def test_the_goal_survives_clears_a_summary_and_an_emergency_cut_byte_for_byte(t
     oldest turns, the goal's first message among them), a later one is made (L2): every request,
     summary requests included, carries the goal's note whole, and a summary request's instruction is
     still its last text block, after the note."""
-    from agent_cli.context.gate import CompactGate
+    from agent_cli.context.protocol import CompactGate
     from agent_cli.context.todos import holds
     from agent_cli.core.events import CompactEvent
     from tests.test_context_fakes import FakeSummarizer, make_engine

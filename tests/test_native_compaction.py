@@ -384,7 +384,7 @@ def test_a_record_the_log_holds_redacted_comes_back_as_text(tmp_path: Path) -> N
 @pytest.mark.parametrize("provider", ["anthropic", "openai"])
 def test_the_record_is_the_providers_alone_then_the_kept_turns_then_our_carrier(provider: str) -> None:
     from agent_cli.config.settings import ContextSettings
-    from agent_cli.context.native_record import native_history
+    from agent_cli.context.condense import native_history
     from agent_cli.context.thresholds import compute_thresholds
 
     words = "Keep «these» words — exactly,\ttabs and all."

@@ -1,4 +1,4 @@
-"""L2's record prepared ahead (context/ahead.py): started above the prepare line, swapped in at
+"""L2's record prepared ahead (context/records.py): started above the prepare line, swapped in at
 the trigger, equal to what a blocking summary of the same span makes.
 
 Through the real `ContextEngine` over a conversation that only grows (no tool output, so L1 has
@@ -28,11 +28,11 @@ from test_context_fakes import (
 )
 
 from agent_cli.config.settings import ContextSettings
-from agent_cli.context.ahead import RecordAhead
 from agent_cli.context.clear import clearable
 from agent_cli.context.engine import ContextEngine
 from agent_cli.context.layers import LayerRunner
 from agent_cli.context.plan import CondensePlan, engine_prefix
+from agent_cli.context.records import RecordAhead
 from agent_cli.context.summary_request import SummaryReply
 from agent_cli.context.thresholds import compute_thresholds
 from agent_cli.core.events import CompactEvent
@@ -292,7 +292,7 @@ def test_a_record_for_a_span_that_changed_during_the_hold_is_replaced(tmp_path: 
 def test_the_record_started_at_the_trigger_asks_the_gate_once(tmp_path: Path) -> None:
     """A PreCompact hook is asked when the record is started: its text reaches the summary request,
     and a skip lets the request go as it is with no record started."""
-    from agent_cli.context.gate import CompactGate
+    from agent_cli.context.protocol import CompactGate
 
     asked: list[str] = []
 

@@ -1,4 +1,4 @@
-"""A digest standing in for a record still being made (context/ahead.py `StandIn`, the engine's
+"""A digest standing in for a record still being made (context/engine_state.py `StandIn`, the engine's
 `digest_stands_in`): no turn waits for a summary.
 
 Through the real `ContextEngine` over a conversation that only grows, with no prepare line (so

@@ -6,7 +6,7 @@ extra veto for embedders (return a reason to deny).
 
 The session's life has its points too (`on_session_start`, `on_user_prompt`,
 `on_stop`, `on_session_end`), and the engine asks `on_pre_compact` before
-each summary (context/gate.py). What a hook has to tell the user (a line a
+each summary (context/protocol.py, `Gate`). What a hook has to tell the user (a line a
 command printed, a warning) it keeps until the loop asks for it with
 `take_events`, which the loop does after each point, so it is shown in order.
 """
@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from agent_cli.context.gate import OPEN, CompactGate
+from agent_cli.context.protocol import OPEN, CompactGate
 from agent_cli.core.events import CompactEvent, CompactLayer, CompactTrigger, Event
 from agent_cli.core.messages import ToolResult, ToolUse
 from agent_cli.core.requests import Request

@@ -1,4 +1,4 @@
-"""L2/L3: the history rebuilt around a condensed record (pure).
+"""L2/L3: the history rebuilt around a condensed record, ours or the provider's (pure).
 
 Given the span being replaced, the tail being kept and the model's text (or
 nothing, for the digest), build the record: the body capped to its length,
@@ -6,6 +6,19 @@ the user's messages verbatim, the fidelity repair, the transcript's name and
 how to recall from it; then put it first, as a user message holding a
 SummaryBlock, followed by an acknowledgement when the next message is the
 user's (or nothing follows and the user speaks next).
+
+*The provider's own record* (`context.summarizer = "native"`, `native_history`).
+
+A *native record* is what the provider's compaction returned (`core.messages.NativeRecord`): it
+stands for exactly the span it was given and goes back byte for byte, alone in the history's first
+message. Keep-tail (Anthropic's docs): the kept turns follow it unchanged, so their thinking stays
+valid; hence nothing of ours goes between. After them, appended as the history's last message, goes
+a *carrier* of ours (a `SummaryBlock`): what the rules of every record ask for and the provider's
+does not give. The user's messages verbatim (unless the provider's record already holds them as they
+were sent: OpenAI's compaction output does), the transcript's name and how to recall from it, and
+what the mechanical check finds missing from the readable text (the last request, the latest error,
+the files). A record whose text is not readable (OpenAI's is encrypted) is checked as having said
+nothing.
 """
 
 from __future__ import annotations
@@ -16,12 +29,11 @@ from agent_cli.context.clear import image_names, recall_phrase
 from agent_cli.context.digest import build_digest
 from agent_cli.context.emergency import ACK
 from agent_cli.context.fidelity import check, repair, span_facts
-from agent_cli.context.native_record import native_history
 from agent_cli.context.sections import assemble_record, cap_text, collect_user_messages, render_user_messages
 from agent_cli.context.thresholds import Thresholds
 from agent_cli.core.messages import Message, NativeRecord, SummaryBlock
 
-__all__ = ["condensed_history"]
+__all__ = ["carrier_text", "condensed_history", "native_history"]
 
 
 def condensed_history(
@@ -36,7 +48,7 @@ def condensed_history(
     native: NativeRecord | None = None,
 ) -> list[Message]:
     """The record replacing `span`, then `tail`. An empty `body` means the digest stands in; `native`
-    is the provider's own record (`body` its readable text), carried with ours (native_record.py)."""
+    is the provider's own record (`body` its readable text), carried with ours (`native_history`)."""
     if native is not None and body:
         return native_history(
             span, tail, native, transcript,
@@ -70,3 +82,59 @@ def _recall_hint(span: Sequence[Message]) -> str:
             if phrase:
                 return f'"{phrase}"'
     return '"error"'
+
+
+def carrier_text(
+    span: Sequence[Message],
+    tail: Sequence[Message],
+    native: NativeRecord,
+    transcript: str,
+    *,
+    user_budget: int,
+    count_text: Callable[[str], int],
+    recall_hint: str,
+) -> str:
+    """The text of the SummaryBlock that goes beside `native`."""
+    users = ""
+    if not native.keeps_user_messages:
+        users = render_user_messages(collect_user_messages(span), user_budget, count_text)
+    facts = span_facts(span)
+    said = (native.text if native.readable else "") + "\n" + users
+    added = repair("", check(facts, said, tail), facts.paths).strip()
+    intro = (
+        f"The {native.provider} compaction record at the start of the conversation stands for the "
+        f"{len(span)} earlier messages it replaced (it is the provider's, carried as it came); the turns "
+        f"after it are kept verbatim. The replaced messages' full text is saved in "
+        f'{transcript}; call recall("<phrase>") with a file name, an error or a few words '
+        f"(e.g. recall({recall_hint})) to fetch exact passages."
+    )
+    closing = (
+        "Continue from the work state without redoing finished steps. Files may have changed since "
+        "they were read: re-read one before editing it."
+    )
+    return "\n\n".join(p for p in (intro, added, users, closing) if p)
+
+
+def native_history(
+    span: Sequence[Message],
+    tail: Sequence[Message],
+    native: NativeRecord,
+    transcript: str,
+    *,
+    thresholds: Thresholds,
+    count_text: Callable[[str], int],
+    recall_hint: str,
+) -> list[Message]:
+    """The provider's record replacing `span`, then `tail` as it is, then our carrier. No
+    acknowledgement: the record goes to the API as the assistant's turn (Anthropic), or as items
+    that need none (OpenAI); the carrier is a user turn, joined by the user's next words."""
+    text = carrier_text(
+        span,
+        tail,
+        native,
+        transcript,
+        user_budget=thresholds.user_messages,
+        count_text=count_text,
+        recall_hint=recall_hint,
+    )
+    return [Message("user", (native,)), *tail, Message("user", (SummaryBlock(text, transcript),))]

@@ -1,9 +1,10 @@
-"""The context engine: decides which layer fires so every request fits the model's window.
+"""The context engine: carries out what `decide` chooses, so every request fits the model's window.
 
-`ContextEngine` is the one object the loop talks to (it implements
-`protocol.ContextPolicy`). It owns the little state the layers need across
-turns (the thresholds, learned from the provider when it reports a smaller
-window, and the loop guard's failure count) and decides, cheapest first:
+`ContextEngine` is the one object the loop talks to (`protocol.ContextPolicy`). It remembers one
+frozen value (`engine_state.EngineState`), tells `decide.decide` what it saw, and carries the
+action out: `layers.LayerRunner` runs a layer (archive first, recount, one event), `records.py`
+makes L2/L3's record at the time `decide` chose, and the engine owns the one background call
+(`records.RecordAhead`: the summary of the record on its way). Cheapest first:
 
     ingest      L0 cap a tool result as it arrives
     prepare     L1 clear old results, L2 condense at the trigger (L1 alone only if it
@@ -11,15 +12,8 @@ window, and the loop guard's failure count) and decides, cheapest first:
     on_overflow learn the true count, force L2 then L4 down to the target, or raise
     compact     L3: condense the whole conversation now, steered by a focus
 
-A record for a span, and what the engine learns from how it fared (the latch, the loop guard), is
-`summaries.Summaries`: before each summary it asks the gate (`gate.py`: the user's PreCompact
-hooks), which may skip an automatic one or add to its instruction; the emergency line holds
-whatever the gate says. How a layer runs (archive first, one CompactEvent each) is `layers.LayerRunner`;
-where L2 cuts is `plan.plan_condense`; when its record is made (prepared ahead, held, or with a
-digest standing in, so no turn waits on a summary) is `timing.RecordTiming`. `prepare` costs one
-count when nothing fires.
-Whatever a layer changes, the thinking blocks after the change go with it
-(`core.thinking.settle_thinking`), so the request passes the prefix check.
+`prepare` costs one count when nothing fires. Whatever a layer changes, the thinking blocks after
+the change go with it (`core.thinking.settle_thinking`), so the request passes the prefix check.
 """
 
 from __future__ import annotations
@@ -27,32 +21,22 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future
 
 from agent_cli.config.settings import ContextSettings
-from agent_cli.context.ahead import Submit, in_thread
+from agent_cli.context import engine_values as v
+from agent_cli.context import records
 from agent_cli.context.breakdown import Breakdown, compute_breakdown
-from agent_cli.context.clear import clearable, next_change
-from agent_cli.context.gate import Gate, open_gate
-from agent_cli.context.latch import CompactionState, Limits
+from agent_cli.context.decide import decide
+from agent_cli.context.engine_state import Ahead, CompactionState, EngineState, Limits
 from agent_cli.context.layers import Condensed, LayerRunner, Step
-from agent_cli.context.notices import (
-    overflow_unresolved,
-    smaller_window,
-    under_reported,
-)
-from agent_cli.context.protocol import EngineEvent, Frame, Prepared
-from agent_cli.context.summaries import Summaries
-from agent_cli.context.summary_request import Summarize
-from agent_cli.context.thresholds import (
-    MIN_SHARED_CAP,
-    Counter,
-    Thresholds,
-    compute_thresholds,
-    output_for_window,
-)
-from agent_cli.context.timing import RecordTiming
+from agent_cli.context.notices import overflow_unresolved, summary_outcome
+from agent_cli.context.plan import CondensePlan
+from agent_cli.context.protocol import EngineEvent, Frame, Gate, Prepared, open_gate
+from agent_cli.context.summary_request import Summarize, SummaryReply
+from agent_cli.context.thresholds import MIN_SHARED_CAP, Counter, Thresholds
 from agent_cli.core.errors import ContextOverflowError
-from agent_cli.core.events import CompactEvent, CompactLayer, CompactTrigger, WarningEvent
+from agent_cli.core.events import CompactEvent, CompactLayer, CompactTrigger, ErrorEvent, WarningEvent
 from agent_cli.core.messages import Message, ToolResult, ToolUse, Usage
 from agent_cli.core.thinking import settle_thinking
 from agent_cli.store.archive import Archive
@@ -77,25 +61,15 @@ class ContextEngine:
         archive: Archive,
         summarize: Summarize,
         clock: Callable[[], float] = time.monotonic,
-        submit: Submit = in_thread,
+        submit: records.Submit = records.in_thread,
         gate: Gate = open_gate,
     ) -> None:
         self.settings = settings
-        self._gate = gate  # asked before each summary (gate.py): the user's PreCompact hooks
+        self._gate = gate  # asked before each summary: the user's PreCompact hooks
         self._clock = clock
         self._run = LayerRunner(counter, archive, summarize, clock)
-        limits = Limits(settings.summary_failures_to_latch, settings.latch_compactions, settings.max_failures)
-        self._summaries = Summaries(self, limits)  # the record for a span, the latch and the loop guard
-        # When L2's record is made: ahead, while the request goes on, or with a digest standing in.
-        self._timing = RecordTiming(
-            self, submit, condense=self._summaries.condense_auto, judged=self._summaries.judged
-        )
-        self.max_output = max_output
-        self.thresholds: Thresholds = compute_thresholds(settings, window, max_output)
-        self._clear_skip = ("", 0)  # (first message id, count): L1 found no batch below that count
-        self._said_under_report = False  # a usage report far below the local count is said once
-        self._still_below = 0  # after /uncompact: no automatic L1 or L2 until the count reaches this
-        self._in_request: frozenset[str] = frozenset()  # the ids of the messages the last request held
+        self._state = EngineState.start(settings, window, max_output)  # all it remembers
+        self._call = records.RecordAhead(submit)  # the one background call: the record on its way
 
     def reset(
         self,
@@ -113,42 +87,42 @@ class ContextEngine:
         self._run = LayerRunner(
             counter or run.counter, archive or run.archive, summarize or run.summarize, self._clock
         )
-        self.max_output = max_output
-        self.thresholds = compute_thresholds(self.settings, window, max_output)
-        self._said_under_report = False
-        self.restart()
+        self._decide(v.Reset(window, max_output))
 
     def restart(self) -> None:
         """A fresh start (`/clear`, another model or session): past failures no longer count."""
-        self._summaries.restart()
-        self._clear_skip = ("", 0)
-        self._still_below = 0
-        self._in_request = frozenset()
-        self._timing.drop()
+        self._decide(v.Happened("restarted"))
 
     def keep_size(self, tokens: int) -> None:
         """The user chose a context of `tokens` (/uncompact): L1 and L2 leave it alone until it has
         grown by the trigger's margin over the target; L4 still guards the window."""
-        self._timing.drop()
-        self._still_below = tokens + self.thresholds.trigger_at - self.thresholds.target
+        self._decide(v.KeepSize(tokens))
 
     @property
     def state(self) -> CompactionState:
         """What the engine remembers of its failures (the latch and the loop guard), as a value."""
-        return self._summaries.state
+        return self._state.failures
 
     @property
     def limits(self) -> Limits:
-        return self._summaries.limits
+        return self._state.limits
+
+    @property
+    def thresholds(self) -> Thresholds:
+        return self._state.thresholds
+
+    @property
+    def max_output(self) -> int:
+        return self._state.max_output
 
     @property
     def auto_compact(self) -> bool:
         """False once the loop guard stopped automatic compaction (a requested compaction restarts it)."""
-        return self._summaries.state.automatic
+        return self._state.failures.automatic
 
     def stop_automatic(self) -> None:
         """Automatic compaction off, as the loop guard leaves it (only L1 and L4 act)."""
-        self._summaries.stop()
+        self._decide(v.Happened("stopped"))
 
     @property
     def window(self) -> int:  # as the engine knows it: it learns a smaller one from errors
@@ -161,25 +135,6 @@ class ContextEngine:
     @property
     def archive(self) -> Archive:
         return self._run.archive
-
-    # -- what the record's timing reads (timing.TimingHost) ------------------------
-
-    @property
-    def runner(self) -> LayerRunner:
-        return self._run
-
-    @property
-    def gate(self) -> Gate:
-        return self._gate
-
-    @property
-    def stands_in(self) -> bool:
-        # (A provider's own record is carried as it came, after the history it was made for: no digest
-        # stands in for it.)
-        return self.settings.digest_stands_in and self.settings.summarizer == "model"
-
-    def may_call(self) -> bool:
-        return self._summaries.may_call()
 
     # -- the loop's calls ----------------------------------------------------
 
@@ -201,11 +156,10 @@ class ContextEngine:
         messages = list(history)
         th = self.thresholds
         far = self.counter.fits_under(frame.system, frame.tools, messages, th.clear_at)
-        if far and not self._timing.swap_ready:
-            return Prepared(settle_thinking(history, messages), [])  # far from every line: not counted
-        total = self._run.count(frame, messages)
-        if total < th.clear_at or (total < self._still_below and total < th.emergency_at):
-            swapped = self._timing.replace(messages, frame, total)  # (nothing, unless a record is ready)
+        total = None if far else self._run.count(frame, messages)  # (far from every line: not counted)
+        kept = total is not None and total < self._state.still_below and total < th.emergency_at
+        if total is None or total < th.clear_at or kept:
+            swapped = self._quiet(messages, frame, total)  # (nothing, unless a record is ready)
             return Prepared(settle_thinking(history, swapped.messages), list(swapped.events))
         capped = self._run.cap_inputs(messages, frame, total, th.tool_result_cap)
         past = capped.tokens >= th.trigger_at and self.auto_compact
@@ -216,60 +170,55 @@ class ContextEngine:
         messages = settle_thinking(history, messages)
         # A record made in the background takes the place of the digest that stood in for it as soon as
         # it is ready: later requests read it from the cache, and so does the next summary call.
-        swapped = self._timing.replace(messages, frame, total)
+        swapped = self._quiet(messages, frame, total)
         messages, total = swapped.messages, swapped.tokens
         events += swapped.events
         failed = False
-        if total >= th.trigger_at and self.auto_compact and self._timing.hold(messages, frame, total):
-            pass  # its record is on its way and the request fits under the hold line: it goes as it is
-        elif total >= th.trigger_at and self.auto_compact:
-            outcome = self._timing.summarize(messages, frame, total)
-            if outcome.acted and outcome.tokens >= th.trigger_at and outcome.ahead:
-                outcome = self._past_swap(history, outcome, frame)
-            messages, total = outcome.messages, outcome.tokens
-            events += outcome.events
-            # A record built and still above the trigger (or thrown away for not shrinking) is a failure;
-            # nothing to condense costs nothing and is not.
-            # A record still on its way for what is left (the hold, after a swap) is not a failure either.
-            held = total < th.hold_at and self._timing.leads(messages)
-            failed = outcome.attempted and total >= th.trigger_at and not held
-            if outcome.attempted:
-                events += self._summaries.note_result(failed)
+        if total >= th.trigger_at and self.auto_compact:
+            outcome = self._at_trigger(messages, frame, total)
+            if outcome is not None:  # (None: held, the request goes as it is while its record is made)
+                if outcome.acted and outcome.tokens >= th.trigger_at and outcome.ahead:
+                    outcome = self._past_swap(history, outcome, frame)
+                messages, total = outcome.messages, outcome.tokens
+                events += outcome.events
+                if outcome.attempted:  # (nothing to condense costs nothing and is no failure)
+                    guard = self._decide(v.Compacted(messages, total))  # the loop guard
+                    failed = isinstance(guard, v.Drop | v.StopAutomatic)
+                    if isinstance(guard, v.StopAutomatic):
+                        events.append(ErrorEvent(message=guard.text, kind="compaction"))
         elif total >= th.prepare_at and self.auto_compact and not cleared.events:
-            self._timing.prepare(messages, frame, total)
-        if total >= th.emergency_at or (failed and total >= th.trigger_at):
+            action = self._decide(v.Prepare(messages, self._run.counts(messages), total))
+            if isinstance(action, v.PrepareAhead):
+                self._start(action.plan, messages, frame)
+        if total >= th.emergency_at or failed:
             step = self._run.drop(messages, frame, total, th.target, trigger="auto")
             messages, total = step.messages, step.tokens
             events += step.events
-        unsendable = None
-        if total > th.window * UNSENDABLE_OVER_WINDOW:
-            # What is left cannot go (a pasted 2 MB prompt: the user's words are never cut): say so
-            # now rather than send a request the provider must refuse.
-            largest = max((self.counter.count_message(m) for m in messages), default=0)
-            text = overflow_unresolved(th, total, largest, frame=self._run.count(frame, []), counted=True)
-            unsendable = ContextOverflowError(text, tokens=total, limit=th.window)
+        # What is left cannot go (a pasted 2 MB prompt: the user's words are never cut): say so now
+        # rather than send a request the provider must refuse.
+        unsendable = (
+            self._unresolved(messages, frame, total, True)
+            if total > th.window * UNSENDABLE_OVER_WINDOW
+            else None
+        )
         return Prepared(settle_thinking(history, messages), events, unsendable)
 
     def observe(self, frame: Frame, sent: Sequence[Message], usage: Usage) -> WarningEvent | None:
         """After each response: the provider's count anchors the next one, unless it is far below
         the local count (then the local count does, and the first time it is said)."""
-        self._in_request = frozenset(m.id for m in sent)  # what recall leaves out: the model sees it
         counted = self.counter.observe(frame.system, frame.tools, list(sent), usage)
-        if counted is None or self._said_under_report:
-            return None
-        self._said_under_report = True
-        return WarningEvent(message=under_reported(usage.prompt_tokens, counted))
+        # (the ids: what recall leaves out, the model sees it)
+        said = self._decide(v.Answered(frozenset(m.id for m in sent), usage.prompt_tokens, counted))
+        return WarningEvent(message=said.text) if isinstance(said, v.Say) else None
 
     def on_overflow(self, history: Sequence[Message], frame: Frame, error: ContextOverflowError) -> Prepared:
         """The provider rejected the prompt: learn from it, force L2 then L4; when that cannot make it
         fit, the history as it was and why (`unsendable`)."""
         messages = list(history)
         events: list[EngineEvent] = []
-        if error.limit and 0 < error.limit < self.thresholds.window:
-            # Replies shrink with the window: a prompt plus max_tokens over the window is refused too.
-            self.max_output = output_for_window(self.max_output, error.limit)
-            self.thresholds = compute_thresholds(self.settings, error.limit, self.max_output)
-            events.append(WarningEvent(message=smaller_window(error.limit)))
+        learned = self._decide(v.SmallerWindow(error.limit or 0))
+        if isinstance(learned, v.Say):
+            events.append(WarningEvent(message=learned.text))
         if error.tokens:
             self.counter.calibrate_overflow(frame.system, frame.tools, messages, error.tokens)
         th = self.thresholds
@@ -278,11 +227,9 @@ class ContextEngine:
             total = max(total, error.tokens)
         before = total
         outcome = Condensed(messages, total, False)
-        self._timing.drop_stand_in()  # (the record L2 makes now folds its digest in)
+        self._decide(v.Happened("folded"))  # (the record L2 makes now folds a digest standing in into it)
         if self.auto_compact:
-            outcome = self._summaries.condense(
-                messages, frame, total, CompactLayer.SUMMARIZE, "overflow", None
-            )
+            outcome = self._condense(messages, frame, total, CompactLayer.SUMMARIZE, "overflow", None)
             messages, total = outcome.messages, outcome.tokens
             events += outcome.events
         # Without numbers in the error our count is all there is, and it was not enough:
@@ -292,10 +239,9 @@ class ContextEngine:
             messages, total = step.messages, step.tokens
             events += step.events
         if total >= before or total > th.budget:
-            largest = max((self.counter.count_message(m) for m in messages), default=0)
-            frame_tokens = self._run.count(frame, [])
-            text = overflow_unresolved(th, total, largest, frame=frame_tokens, counted=bool(error.tokens))
-            return Prepared(list(history), events, ContextOverflowError(text, tokens=total, limit=th.window))
+            return Prepared(
+                list(history), events, self._unresolved(messages, frame, total, bool(error.tokens))
+            )
         return Prepared(settle_thinking(history, messages), events)
 
     def compact(
@@ -307,13 +253,13 @@ class ContextEngine:
     ) -> Prepared:
         """L3: condense the whole conversation so far (an open trailing tool round stays). It always
         asks the model, whatever the summarizer latch says."""
-        self._summaries.requested()
+        self._decide(v.Happened("requested"))
         total = self._run.count(frame, list(history))
-        swapped = self._timing.replace(list(history), frame, total)  # its record in the summary's span
-        self._timing.drop_stand_in()  # (one not ready: the record made now folds its digest in)
+        swapped = self._quiet(list(history), frame, total)  # its record in the summary's span
+        self._decide(v.Happened("folded"))  # (one not ready: the record made now folds its digest in)
         messages, total = swapped.messages, swapped.tokens
         events: list[EngineEvent] = list(swapped.events)
-        outcome = self._summaries.condense(messages, frame, total, CompactLayer.MANUAL, trigger, focus)
+        outcome = self._condense(messages, frame, total, CompactLayer.MANUAL, trigger, focus)
         events += outcome.events
         if not outcome.acted and not events:
             events.append(WarningEvent(message=NOTHING_TO_COMPACT))
@@ -327,19 +273,21 @@ class ContextEngine:
 
     def cache_anchor(self, history: Sequence[Message]) -> int | None:
         """The last message the next clear will keep as it is (see `clear.next_change`), if any."""
-        if not any(m.tool_results for m in history):  # nothing a clear changes, nothing counted
-            return None  # (a first request loads no vocabulary)
-        change = next_change(history, self._run.counts(history))
-        return change - 1 if change else None
+        # Nothing a clear changes, nothing counted (a first request loads no vocabulary).
+        counts = self._run.counts(history) if any(m.tool_results for m in history) else None
+        mark = self._decide(v.Sending(list(history), counts, self._clock()))
+        return mark.anchor if isinstance(mark, v.Mark) else None
 
     def recall(self, query: str) -> str:
         """The recall tool: matching passages from this session's archive, verbatim, but for the
         messages the last request held as they are (the model sees them already)."""
-        return self.archive.search(query, self.settings.recall_max_chars, visible=self._in_request)
+        visible = self._state.in_request
+        return self.archive.search(query, self.settings.recall_max_chars, visible=visible)
 
     def recall_project(self, query: str) -> str:
         """recall with scope "project": this project's earlier sessions as well as this one."""
-        return self.archive.search_project(query, self.settings.recall_max_chars, visible=self._in_request)
+        visible = self._state.in_request
+        return self.archive.search_project(query, self.settings.recall_max_chars, visible=visible)
 
     def tokens(self, history: Sequence[Message], frame: Frame) -> int:
         return self._run.count(frame, list(history))
@@ -349,45 +297,122 @@ class ContextEngine:
             history, frame, self.counter, self.thresholds, auto_compact=self.auto_compact
         )
 
+    def _unresolved(
+        self, messages: list[Message], frame: Frame, total: int, counted: bool
+    ) -> ContextOverflowError:
+        """Why the request cannot go, in one actionable line."""
+        largest = max((self.counter.count_message(m) for m in messages), default=0)
+        th = self.thresholds
+        text = overflow_unresolved(th, total, largest, frame=self._run.count(frame, []), counted=counted)
+        return ContextOverflowError(text, tokens=total, limit=th.window)
+
+    # -- the decision, and the one background call ----------------------------------------
+
+    def _start(self, plan: CondensePlan, messages: list[Message], frame: Frame) -> None:
+        """The record of the span `plan` cuts, in the background (the gate may skip it: no failure)."""
+        if not records.start_record(
+            self._run, self.thresholds, self._gate, self._call, plan, messages, frame
+        ):
+            self._decide(v.Happened("skipped"))
+
+    def _decide(self, seen: v.Observation) -> v.Action:
+        """Ask `decide`, keep what it remembers; a call for a record it no longer has is cancelled."""
+        action, self._state = decide(self._state, seen)
+        if not v.takes_call(action):
+            self._call.follow(self._state.record)
+        return action
+
     # -- when L1 and L2 act ----------------------------------------------------
 
     def _clear(self, messages: list[Message], frame: Frame, total: int, *, past: bool) -> Step:
-        """L1: stub old tool results when a big enough batch can go. Past the trigger it must also get
-        the request below the trigger, else L2 takes the span whole (its summary sees the output, not
-        stubs). Clearing is free and a summary is a model call: L1 carries what it can.
+        """L1, as `decide` chooses: counted only when it is to look (see `decide._clearing`).
 
-        "Below the trigger" is the count after the stubs, not the estimate (a stub is longer than the
-        estimate allows): a result stubbed and then summarized anyway would be a change inside the
-        span, and with a keep-tail record (Anthropic's) it costs the kept turns their thinking,
-        which was bound to the result as it was sent (core/thinking.py)."""
-        th = self.thresholds
-        key = messages[0].id if messages else ""
-        if key == self._clear_skip[0] and total < self._clear_skip[1]:
+        Past the trigger "below the trigger" is the count after the stubs, not the estimate (a stub
+        is longer than the estimate allows): a result stubbed and then summarized anyway would be a
+        change inside the span, and with a keep-tail record (Anthropic's) it costs the kept turns
+        their thinking, which was bound to the result as it was sent (core/thinking.py)."""
+        if self._state.clear_skipped(messages, total):
             return Step(messages, total)
-        to_clear, freed = clearable(
-            messages, self._run.counts(messages), protect_tokens=th.clear_protect, start=self._timing.holds
-        )
-        if freed < th.clear_min_batch or not to_clear:
-            # What L1 could free grows by at most what the history grows: while the same
-            # history (same first message) has not grown by the shortfall, there is no
-            # need to look again. Keeps prepare O(new content) above the L1 line.
-            self._clear_skip = (key, total + th.clear_min_batch - freed)
+        action = self._decide(v.Clearing(messages, self._run.counts(messages), total, past))
+        if not isinstance(action, v.Clear):
             return Step(messages, total)
-        if past and total - freed >= th.trigger_at:
-            return Step(messages, total)  # L1 alone cannot get below the trigger: L2 takes the span whole
-        return self._run.clear(messages, frame, total, to_clear, freed, th.trigger_at if past else None)
+        below = self.thresholds.trigger_at if past else None
+        return self._run.clear(messages, frame, total, action.to_clear, action.freed, below)
 
-    # -- a record made in the background ---------------------------------------------
+    def _at_trigger(self, messages: list[Message], frame: Frame, total: int) -> Condensed | None:
+        """L2 at the trigger: held (None: the request goes while its record is made), or its record now."""
+        action = self._decide(v.AtTrigger(messages, self._run.counts(messages), total, self._call.ready))
+        match action:
+            case v.Hold():
+                return None
+            case v.StartHeld(plan):
+                self._start(plan, messages, frame)
+                return None
+            case v.Condense(ahead):
+                future = self._call.take(messages) if ahead is not None else None
+                return self._condense(
+                    messages, frame, total, CompactLayer.SUMMARIZE, "auto", None, ahead, future
+                )
+            case v.StandInDigest(plan, reuse):
+                outcome, seen = records.stand_in_now(
+                    self._run, self.thresholds, self._gate, self._call, messages, plan, frame, total,
+                    reuse=reuse,
+                )  # fmt: skip
+                if seen is not None:
+                    self._decide(seen)
+                return self._judged(outcome, "auto") if isinstance(seen, v.DigestTooBig) else outcome
+        return Condensed(messages, total, False)  # nothing worth a record
 
     def _past_swap(self, history: Sequence[Message], swapped: Condensed, frame: Frame) -> Condensed:
         """The tail grew past the trigger while the record was prepared: L1 first (the span it had to
-        leave alone is gone), then, if that is not enough, a summary made now."""
+        leave alone is gone), then, if that is not enough, a summary made now (or held)."""
         cleared = self._clear(swapped.messages, frame, swapped.tokens, past=True)
         events = (*swapped.events, *cleared.events)
         settled = settle_thinking(history, cleared.messages)
-        if cleared.tokens < self.thresholds.trigger_at or self._timing.hold(settled, frame, cleared.tokens):
+        again = None
+        if cleared.tokens >= self.thresholds.trigger_at:
+            again = self._at_trigger(settled, frame, cleared.tokens)
+        if again is None:
             return dataclasses.replace(
                 swapped, messages=cleared.messages, tokens=cleared.tokens, events=events
             )
-        again = self._timing.now(settled, frame, cleared.tokens, None)
         return dataclasses.replace(again, events=(*events, *again.events))
+
+    def _quiet(self, messages: list[Message], frame: Frame, total: int | None) -> Condensed:
+        """The record made in the background in the place of the digest that stood in for it, once
+        its call has ended (and the digest still leads); else the history as it is (`total`: its
+        count, None when not counted: it is counted only for a swap)."""
+        action = self._decide(v.Quiet(messages, self._call.ready))
+        future = self._call.take(messages) if isinstance(action, v.SwapIn) else None
+        if not isinstance(action, v.SwapIn) or future is None:
+            return Condensed(messages, total or 0, False)
+        total = self._run.count(frame, messages) if total is None else total
+        built = records.swap_record(self._run, self.thresholds, action.stand_in, messages, frame, future)
+        return records.swapped_in(built, self._judged(built, "auto"), messages, total)
+
+    def _condense(
+        self,
+        messages: list[Message],
+        frame: Frame,
+        total: int,
+        layer: CompactLayer,
+        trigger: CompactTrigger,
+        focus: str | None,
+        ahead: Ahead | None = None,
+        future: Future[SummaryReply] | None = None,
+    ) -> Condensed:
+        """L2 / L3 now (with the record prepared ahead for its span, if any), judged."""
+        outcome = records.condense_now(
+            self._run, self.thresholds, self._gate, messages, frame, total, layer, trigger, focus,
+            may_call=self._state.may_call, ahead=ahead, future=future,
+        )  # fmt: skip
+        return self._judged(outcome, trigger)
+
+    def _judged(self, outcome: Condensed, trigger: CompactTrigger) -> Condensed:
+        """The latch learns how the model's record fared; what went wrong is said in one message."""
+        latched = self._decide(v.Fared(outcome.summary, trigger))
+        text = latched.text if isinstance(latched, v.Say) else None
+        notice = summary_outcome(outcome.failure, outcome.shortfall, outcome.transcript, text)
+        if notice:  # one message: what happened, and what follows
+            return dataclasses.replace(outcome, events=(*outcome.events, WarningEvent(message=notice)))
+        return outcome

@@ -311,8 +311,9 @@ class LayerRunner:
         self, span: Sequence[Message], frame: Frame, th: Thresholds, focus: str | None = None, extra: str = ""
     ) -> Callable[[], SummaryReply]:
         """The summary call for `span`, to make now or ahead: the same request either way (`extra`:
-        text appended to its instruction, see gate.py). The todo list's and the goal's notes go at the
-        span's end, before the instruction, so the summary request carries them too (context/todos.py)."""
+        text appended to its instruction, see protocol.Gate). The todo list's and the goal's notes go
+        at the span's end, before the instruction, so the summary request carries them too
+        (context/todos.py)."""
         span = with_note(span, *frame.notes)
         return lambda: run_summary(
             span,

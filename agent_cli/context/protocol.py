@@ -6,22 +6,38 @@
   engine did to it, as events the loop emits.
 - `ContextPolicy`: the calls the loop makes. `context.engine.ContextEngine`
   is the implementation; tests use a pass-through fake.
+- `Gate`: what an observer (a user's PreCompact hook) says of a compaction before L2 or L3 asks
+  the model for a record, as a value (`CompactGate`):
+  `skip` leaves this automatic compaction out for now (only an automatic one, the trigger or a
+  provider's overflow, and only L2: the emergency layer still acts, so no gate can make a request
+  overflow; a requested compaction, /compact or the compact tool, always runs); `extra` is text
+  appended to the summary instruction (a hook's `additionalContext`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, TypeAlias
 
 from agent_cli.core.errors import ContextOverflowError
-from agent_cli.core.events import CompactEvent, CompactTrigger, ErrorEvent, WarningEvent
+from agent_cli.core.events import CompactEvent, CompactLayer, CompactTrigger, ErrorEvent, WarningEvent
 from agent_cli.core.messages import Message, ToolResult, ToolUse, Usage
 from agent_cli.core.requests import ToolSpec
 
-__all__ = ["ContextPolicy", "EngineEvent", "Frame", "Prepared"]
+__all__ = [
+    "OPEN",
+    "CompactGate",
+    "ContextPolicy",
+    "EngineEvent",
+    "Frame",
+    "Gate",
+    "Prepared",
+    "open_gate",
+    "skippable",
+]
 
 EngineEvent: TypeAlias = CompactEvent | WarningEvent | ErrorEvent
 
@@ -109,3 +125,25 @@ class ContextPolicy(Protocol):
     def max_output(self) -> int:
         """Tokens a reply may take (the engine lowers it when it learns a smaller window)."""
         ...
+
+
+@dataclass(frozen=True, slots=True)
+class CompactGate:
+    skip: bool = False
+    extra: str = ""
+
+
+OPEN = CompactGate()
+
+# (layer, trigger, focus) -> what to do; called on the engine's thread before the summary request.
+Gate: TypeAlias = Callable[[CompactLayer, CompactTrigger, str | None], CompactGate]
+
+
+def open_gate(layer: CompactLayer, trigger: CompactTrigger, focus: str | None) -> CompactGate:
+    """The gate of an engine nobody observes: every compaction goes, as it is."""
+    return OPEN
+
+
+def skippable(trigger: CompactTrigger) -> bool:
+    """Whether a gate may skip a compaction this trigger set off (the automatic ones only)."""
+    return trigger in ("auto", "overflow")

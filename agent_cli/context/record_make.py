@@ -5,27 +5,45 @@
 
 The summary call is made (or its reply, prepared ahead, taken); its own failures (a provider error,
 a timeout, an empty or refused reply, the disk) put the digest in its place, never lose the
-session. A reply is used when `record_choice.judge_record` says so: it shrinks what must shrink,
+session. A reply is used when `judge_record` (below) says so: it shrinks what must shrink,
 keeps within its cap, and is measured against the mechanical check (fidelity.py). Pure but for the
 call.
+
+*The choice* (`judge_record`, pure): does the model's summary stand, or does the digest stand in?
+It decides from the figures alone, so the rule reads in one place and is tested as a table:
+
+- the call failed: the digest stands in, and the failure is said;
+- the summary is as large as what it replaces, or (when the request must shrink: every automatic
+  compaction) the history with it is no smaller than before: the digest stands in;
+- else the summary stands; it *fell short* when it ran over its length (its end was cut) or left
+  out the latest error or every file the span touched (code adds them). A record that fell short
+  counts as a failed summary for the latch, though it is used.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Literal
 
 from agent_cli.context.condense import condensed_history
+from agent_cli.context.engine_state import SummaryOutcome
 from agent_cli.context.fidelity import misses_key_facts
-from agent_cli.context.latch import SummaryOutcome
 from agent_cli.context.plan import CondensePlan
-from agent_cli.context.record_choice import judge_record
 from agent_cli.context.summary_request import SummaryFailed, SummaryReply
 from agent_cli.context.thresholds import Counter, Thresholds
 from agent_cli.core.errors import ProviderError
 from agent_cli.core.messages import Message, NativeRecord, Usage
 
-__all__ = ["MadeRecord", "SummaryOutcome", "make_record"]
+__all__ = [
+    "MISSED_FACTS",
+    "OVERLONG",
+    "MadeRecord",
+    "SummaryOutcome",
+    "Verdict",
+    "judge_record",
+    "make_record",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,3 +113,47 @@ def make_record(
     )
     used = with_summary if with_summary is not None and verdict.failure is None else build("")
     return MadeRecord(*used, verdict.failure, usage, verdict.fared, verdict.shortfall)
+
+
+OVERLONG = 1.5  # a record this far over its length cap counts as a failed summary
+MISSED_FACTS = "left out the latest error or every file it touched; code added them to the record"
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    failure: str | None = None  # why the model's record is not used: the digest stands in
+    shortfall: str | None = None  # how a record that is used fell short (repaired by code)
+
+    @property
+    def fared(self) -> Literal["ok", "failed"]:
+        return "failed" if self.failure is not None or self.shortfall is not None else "ok"
+
+
+def judge_record(
+    *,
+    failure: str | None,
+    written: int,
+    replaced: int,
+    after: int | None,
+    total: int,
+    cap: int,
+    must_shrink: bool,
+    misses_facts: Callable[[], bool],
+) -> Verdict:
+    """The verdict on a summary of `written` tokens for a span of `replaced` tokens.
+
+    `failure` is the call's own failure (no summary then), `after` the count of the history with
+    the summary in it (None when it was not built: no summary, or one too large), `total` the count
+    before, `cap` the record's length cap. `misses_facts` checks the record's content (only asked
+    when nothing else is wrong)."""
+    if failure is not None:
+        return Verdict(failure)
+    if written and written >= replaced:
+        return Verdict(f"the model's record ({written:,} tokens) is larger than what it replaces")
+    if written and must_shrink and after is not None and after >= total:
+        return Verdict(f"the model's record would not shrink the request ({total:,} -> {after:,} tokens)")
+    if written > cap * OVERLONG:
+        return Verdict(shortfall=f"ran over its length ({written:,} tokens for {cap:,}), so its end was cut")
+    if misses_facts():
+        return Verdict(shortfall=MISSED_FACTS)
+    return Verdict()

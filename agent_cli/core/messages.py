@@ -204,7 +204,7 @@ class NativeRecord:
 
     It is alone in the first message of the history; the `SummaryBlock` of ours that carries what it
     does not (the user's messages verbatim, the transcript's name, how to recall) follows the turns
-    kept after it (context/native_record.py)."""
+    kept after it (context/condense.py)."""
 
     provider: str
     wire: str

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Protocol
 
 from agent_cli.agent.hooks import Hooks, PromptVerdict
-from agent_cli.context.gate import OPEN, CompactGate, skippable
+from agent_cli.context.protocol import OPEN, CompactGate, skippable
 from agent_cli.core.events import CompactEvent, CompactLayer, CompactTrigger, Event, HookOutput, WarningEvent
 from agent_cli.core.messages import ToolResult, ToolUse
 from agent_cli.hooks_user.claude_hooks import CLAUDE_ONLY, claude_fields, claude_subject

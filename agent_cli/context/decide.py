@@ -1,0 +1,268 @@
+"""The context engine's one decision: a pure function from what it remembers and what it saw.
+
+    action, state = decide(state, observation)
+
+`EngineState` (engine_state.py) is everything the engine remembers between requests: its token
+lines, the failure memory (the summarizer latch and the loop guard), the record on its way (one at
+a time: prepared ahead, or being written while a digest stands in), the size the user chose
+(/uncompact), what the last request held, and what the provider's cache holds by the engine's own
+reckoning (the message the next clear keeps last, marked, and when). An *observation* is what the
+engine saw: a request at one of its points, or how something it did came out. An *action* is what
+to do about it. `decide` makes no call, starts no thread and reads no clock (time comes in the
+observation); `ContextEngine` (engine.py) counts, calls it, carries the action out, and owns the
+one background future: the summary call of the record on its way.
+
+Its values (the observations and the actions) are in engine_values.py. The table
+(docs/context-engine.md tells it in words; tests/test_decide.py holds every row). Each
+line: what the engine saw, when, what it does -> the record on its way after.
+
+    Quiet (below the L1 line, or after L1)
+        a digest stands in, its record ready, the digest still leads  SwapIn          -> none
+        its record ready, an edit took the digest away                Forget          -> none
+        otherwise                                                     Nothing         -> as it was
+    Prepare (above the prepare line, L1 idle)
+        nothing on its way, the model may be asked, a span to cut     PrepareAhead    -> prepared ahead
+        otherwise                                                     Nothing         -> as it was
+    AtTrigger (at or past the trigger, automatic compaction on)
+        under the hold line, prepared ahead, still leads, not ready   Hold            -> prepared ahead
+        under the hold line, none on its way (a stale one dropped)    StartHeld       -> prepared ahead
+        prepared ahead and ready; no digest may stand in; latched     Condense        -> none
+        prepared ahead, still leads, not ready                        StandInDigest   -> none (its call)
+        none on its way, a span to cut                                StandInDigest   -> none (a new call)
+        nothing worth a record                                        Nothing         -> none
+    DigestIn (the digest took the span's place)                       Nothing         -> standing in
+    DigestTooBig (the digest does not shrink the request)             WaitForRecord   -> none
+    Happened refused (the disk refused the span)                      Forget          -> none
+    Happened skipped (the gate skipped the record just started)       Nothing         -> none
+    Happened folded (an overflow or /compact condenses now)           Nothing         -> none if standing in
+    Fared (how a model's record fared: the latch)                     Say once / Nothing
+    Compacted (after an automatic record: the loop guard)
+        above the trigger, no record on its way for what is left       Drop (L4); StopAutomatic the 2nd time
+        otherwise                                                     Nothing
+    Happened requested, stopped (/compact; automatic compaction off)  Nothing         -> as it was
+    Happened restarted, Reset, KeepSize (/clear; a model; /uncompact) Nothing         -> none
+    SmallerWindow (an overflow error named a smaller window)          Say, every line follows it
+    Clearing (above the L1 line, after L0)
+        a batch worth clearing (past the trigger: one that gets below it) Clear
+        no batch worth clearing                                       Nothing; L1 waits for growth
+    Sending (before a request)                                        Mark (the anchor)
+    Answered (after a response; a usage report far below the count)  Say once / Nothing
+    Happened ending (the run ends)
+        a digest stands in                                            FinishRecord    -> none
+        a record prepared ahead, not yet due                          Forget          -> none
+
+(The last is decided but not carried out yet: nothing tells the engine that a run ends, so a run
+that ends while a digest stands in still leaves the digest; docs/context-engine.md says so.)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from agent_cli.context.clear import clearable, next_change
+from agent_cli.context.engine_state import Ahead, Cached, CompactionState, EngineState, StandIn
+from agent_cli.context.engine_values import (
+    Action,
+    Answered,
+    AtTrigger,
+    Clear,
+    Clearing,
+    Compacted,
+    Condense,
+    DigestIn,
+    DigestTooBig,
+    Drop,
+    Fared,
+    FinishRecord,
+    Forget,
+    Happened,
+    Happening,
+    Hold,
+    KeepSize,
+    Mark,
+    Nothing,
+    Observation,
+    Prepare,
+    PrepareAhead,
+    Quiet,
+    Reset,
+    Say,
+    Sending,
+    SmallerWindow,
+    StandInDigest,
+    StartHeld,
+    StopAutomatic,
+    SwapIn,
+    WaitForRecord,
+)
+from agent_cli.context.notices import loop_guard_stopped, smaller_window, under_reported
+from agent_cli.context.plan import plan_condense
+from agent_cli.context.thresholds import compute_thresholds, output_for_window
+
+__all__ = ["decide"]
+
+
+# -- the decision ---------------------------------------------------------------------------
+
+
+def decide(state: EngineState, seen: Observation) -> tuple[Action, EngineState]:
+    """What to do about `seen`, and what the engine remembers after."""
+    r = dataclasses.replace
+    match seen:
+        case Quiet():
+            return _quiet(state, seen)
+        case Prepare():
+            return _prepare(state, seen)
+        case AtTrigger():
+            return _at_trigger(state, seen)
+        case DigestIn(stand_in):
+            return Nothing(), r(state, record=stand_in)
+        case DigestTooBig(plan, path, ahead):
+            return WaitForRecord(plan, path, ahead), r(state, record=None)
+        case Happened(what):
+            return _happened(state, what)
+        case Fared(summary, trigger):
+            failures, latched = state.failures.summary(summary, state.limits, trigger=trigger)
+            return (Say(latched) if latched else Nothing()), r(state, failures=failures)
+        case Compacted(messages, tokens):
+            # A record built and still above the trigger (or thrown away for not shrinking) is a
+            # failure; one still on its way for what is left (the hold, after a swap) is not.
+            th, record = state.thresholds, state.record
+            held = tokens < th.hold_at and isinstance(record, Ahead) and record.leads(messages)
+            failed = tokens >= th.trigger_at and not held
+            failures, stopped = state.failures.compaction(failed, state.limits)
+            state = r(state, failures=failures)
+            if stopped:
+                return StopAutomatic(
+                    failures.compaction_failures, loop_guard_stopped(failures.compaction_failures)
+                ), state
+            return (Drop() if failed else Nothing()), state
+        case Reset(window, max_output):
+            th = compute_thresholds(state.settings, window, max_output)
+            return Nothing(), _fresh(r(state, thresholds=th, max_output=max_output, said_under_report=False))
+        case SmallerWindow(window) if 0 < window < state.thresholds.window:
+            output = output_for_window(state.max_output, window)
+            th = compute_thresholds(state.settings, window, output)
+            return Say(smaller_window(window)), r(state, thresholds=th, max_output=output)
+        case SmallerWindow():
+            return Nothing(), state
+        case Clearing():
+            return _clearing(state, seen)
+        case KeepSize(tokens):
+            th = state.thresholds
+            return Nothing(), r(state, record=None, still_below=tokens + th.trigger_at - th.target)
+        case Sending():
+            return _sending(state, seen)
+        case Answered(sent, reported, counted):
+            state = r(state, in_request=sent)
+            if counted is None or state.said_under_report:
+                return Nothing(), state
+            return Say(under_reported(reported, counted)), r(state, said_under_report=True)
+    raise TypeError(f"not an observation: {seen!r}")  # pragma: no cover
+
+
+def _happened(state: EngineState, what: Happening) -> tuple[Action, EngineState]:
+    r = dataclasses.replace
+    match what:
+        case "refused":
+            return Forget(), r(state, record=None)
+        case "skipped":
+            return Nothing(), r(state, record=None)
+        case "folded":
+            return Nothing(), r(state, record=None if isinstance(state.record, StandIn) else state.record)
+        case "requested":
+            return Nothing(), r(state, failures=state.failures.requested())
+        case "stopped":
+            return Nothing(), r(state, failures=state.failures.stopped())
+        case "restarted":
+            return Nothing(), _fresh(state)
+        case "ending" if isinstance(state.record, StandIn):
+            return FinishRecord(state.record), r(state, record=None)
+    return (Forget() if state.record else Nothing()), r(state, record=None)  # ending
+
+
+def _fresh(state: EngineState) -> EngineState:
+    """`/clear`, another model or session: past failures no longer count, nothing is on its way."""
+    return dataclasses.replace(
+        state, failures=CompactionState.fresh(), record=None, clear_skip=("", 0), still_below=0,
+        in_request=frozenset(),
+    )  # fmt: skip
+
+
+def _clearing(state: EngineState, seen: Clearing) -> tuple[Action, EngineState]:
+    """L1: stub old tool results when a big enough batch can go (never in the span whose record is
+    being prepared). Past the trigger it must also get the request below the trigger, else L2 takes
+    the span whole (its summary sees the output, not stubs). Clearing is free and a summary is a
+    model call: L1 carries what it can."""
+    th, messages = state.thresholds, seen.messages
+    to_clear, freed = clearable(messages, seen.counts, protect_tokens=th.clear_protect, start=state.holds)
+    if freed < th.clear_min_batch or not to_clear:
+        # What L1 could free grows by at most what the history grows: while the same history (same
+        # first message) has not grown by the shortfall, there is no need to look again. Keeps
+        # prepare O(new content) above the L1 line.
+        key = messages[0].id if messages else ""
+        return Nothing(), dataclasses.replace(
+            state, clear_skip=(key, seen.tokens + th.clear_min_batch - freed)
+        )
+    if seen.past and seen.tokens - freed >= th.trigger_at:
+        return Nothing(), state  # L1 alone cannot get below the trigger: L2 takes the span whole
+    return Clear(to_clear, freed), state
+
+
+def _quiet(state: EngineState, seen: Quiet) -> tuple[Action, EngineState]:
+    record = state.record
+    if not isinstance(record, StandIn) or not seen.ready:
+        return Nothing(), state
+    cleared = dataclasses.replace(state, record=None)
+    if not record.leads(seen.messages):  # (an edit of the history took the digest away)
+        return Forget(), cleared
+    return SwapIn(record), cleared
+
+
+def _prepare(state: EngineState, seen: Prepare) -> tuple[Action, EngineState]:
+    """Above the prepare line, with L1 idle: start the record of the span L2 would cut, while the
+    model may be asked. What arrives until the trigger joins the verbatim tail, so the tail kept now
+    is smaller by that much: at the swap it is about the tail a blocking summary keeps."""
+    if state.record is not None or not state.may_call:
+        return Nothing(), state  # (a digest standing in: a span planned now would not lead once it swaps)
+    th = state.thresholds
+    sooner = dataclasses.replace(th, keep_tail=max(th.keep_tail - (th.trigger_at - seen.tokens), 0))
+    plan = plan_condense(seen.messages, seen.counts, sooner, requested=False)
+    if plan is None:
+        return Nothing(), state
+    return PrepareAhead(plan), dataclasses.replace(state, record=Ahead(plan, tuple(plan.span(seen.messages))))
+
+
+def _at_trigger(state: EngineState, seen: AtTrigger) -> tuple[Action, EngineState]:
+    """Past the trigger: hold (the request goes while its record is made), or L2 now."""
+    th, record, messages = state.thresholds, state.record, seen.messages
+    r = dataclasses.replace
+    if seen.tokens < th.hold_at and not isinstance(record, StandIn):
+        if isinstance(record, Ahead) and record.leads(messages) and not seen.ready:
+            return Hold(), state
+        if not (isinstance(record, Ahead) and record.leads(messages)):
+            state = r(state, record=None)  # its span changed: the record is of no use
+            plan = plan_condense(messages, seen.counts, th, requested=False) if state.may_call else None
+            if plan is not None:
+                return StartHeld(plan), r(state, record=Ahead(plan, tuple(plan.span(messages))))
+    # L2 now. A digest still standing in for a record not ready is folded into the new span (its
+    # call is dropped: nobody waits for it); the record prepared ahead is taken if its span leads.
+    taken = state.record if isinstance(state.record, Ahead) and state.record.leads(messages) else None
+    state = r(state, record=None)
+    if (taken is not None and seen.ready) or not state.stands_in or not state.may_call:
+        return Condense(taken), state
+    if taken is not None:
+        return StandInDigest(taken.plan, reuse=True), state
+    plan = plan_condense(messages, seen.counts, th, requested=False)
+    if plan is None:
+        return Nothing(), state  # nothing worth a record: not a failure
+    return StandInDigest(plan, reuse=False), state
+
+
+def _sending(state: EngineState, seen: Sending) -> tuple[Action, EngineState]:
+    """The anchor: the last message the next clear keeps (see `clear.next_change`), if any."""
+    change = next_change(seen.messages, seen.counts) if seen.counts is not None else None
+    anchor = change - 1 if change else None
+    named = seen.messages[anchor].id if anchor is not None else None
+    cache = Cached(anchor=named, index=anchor, next_change=change, at=seen.at)
+    return Mark(anchor), dataclasses.replace(state, cache=cache)

@@ -1,0 +1,303 @@
+"""The values `decide` speaks in: what the engine saw (observations) and what it does (actions).
+
+Each is frozen and tagged by its type; `decide.decide` matches on the observation and returns one
+action, and `engine.ContextEngine` matches on the action. What each is for, row by row, is
+`decide.py`'s table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from agent_cli.context.engine_state import Ahead, StandIn, SummaryOutcome
+from agent_cli.context.plan import CondensePlan
+from agent_cli.core.events import CompactTrigger
+from agent_cli.core.messages import Message
+
+__all__ = [
+    "Action",
+    "Answered",
+    "AtTrigger",
+    "Clear",
+    "Clearing",
+    "Compacted",
+    "Condense",
+    "DigestIn",
+    "DigestTooBig",
+    "Drop",
+    "Fared",
+    "FinishRecord",
+    "Forget",
+    "Happened",
+    "Happening",
+    "Hold",
+    "KeepSize",
+    "Mark",
+    "Nothing",
+    "Observation",
+    "Prepare",
+    "PrepareAhead",
+    "Quiet",
+    "Reset",
+    "Say",
+    "Sending",
+    "SmallerWindow",
+    "StandInDigest",
+    "StartHeld",
+    "StopAutomatic",
+    "SwapIn",
+    "WaitForRecord",
+    "takes_call",
+]
+
+
+# -- observations: what the engine saw --------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Quiet:
+    """A request below the L1 line (or the size the user chose), or after L1: may a record swap in?"""
+
+    messages: Sequence[Message]
+    ready: bool  # the background call has ended
+
+
+@dataclass(frozen=True, slots=True)
+class Prepare:
+    """A request above the prepare line, automatic compaction on, L1 idle."""
+
+    messages: Sequence[Message]
+    counts: Sequence[int]
+    tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class AtTrigger:
+    """A request at or past the L2 trigger, automatic compaction on."""
+
+    messages: Sequence[Message]
+    counts: Sequence[int]
+    tokens: int
+    ready: bool
+
+
+@dataclass(frozen=True, slots=True)
+class DigestIn:
+    stand_in: StandIn
+
+
+@dataclass(frozen=True, slots=True)
+class DigestTooBig:
+    plan: CondensePlan
+    path: str
+    ahead: bool  # its call was started before the trigger
+
+
+Happening = Literal["refused", "skipped", "folded", "requested", "stopped", "restarted", "ending"]
+
+
+@dataclass(frozen=True, slots=True)
+class Happened:
+    """What the engine was told or did that changes what it remembers: the disk refused a span
+    (`refused`), the gate skipped the record just started (`skipped`), an overflow or /compact
+    condenses now (`folded`: a digest standing in goes into its span), /compact or the model's
+    compact call (`requested`), automatic compaction turned off (`stopped`), /clear (`restarted`),
+    the run ends (`ending`: no later request will take a record made in the background)."""
+
+    what: Happening
+
+
+@dataclass(frozen=True, slots=True)
+class Fared:
+    summary: SummaryOutcome
+    trigger: CompactTrigger = "auto"
+
+
+@dataclass(frozen=True, slots=True)
+class Compacted:
+    """An automatic compaction built a record (used or not): the history after it and its count."""
+
+    messages: Sequence[Message]
+    tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class Reset:
+    window: int
+    max_output: int
+
+
+@dataclass(frozen=True, slots=True)
+class SmallerWindow:
+    """The provider named a smaller window in an overflow error: every line follows it, and the
+    reply shrinks with it (a prompt plus max_tokens over the window is refused too)."""
+
+    window: int
+
+
+@dataclass(frozen=True, slots=True)
+class Clearing:
+    """A request above the L1 line, after L0 (`past`: at or past the trigger, automatic compaction on).
+    The engine counts the messages only when L1 is to look (`EngineState.clear_skipped`)."""
+
+    messages: Sequence[Message]
+    counts: Sequence[int]
+    tokens: int
+    past: bool
+
+
+@dataclass(frozen=True, slots=True)
+class KeepSize:
+    tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class Sending:
+    """Before a request: the history, its messages' counts (None when it holds no tool result: then
+    nothing is counted), and the time."""
+
+    messages: Sequence[Message]
+    counts: Sequence[int] | None
+    at: float
+
+
+@dataclass(frozen=True, slots=True)
+class Answered:
+    """After a response: the ids of the messages the request held, and the local count when the
+    provider's usage report was far below it (None otherwise)."""
+
+    sent: frozenset[str]
+    reported: int
+    counted: int | None
+
+
+Observation = (
+    Quiet | Prepare | AtTrigger | DigestIn | DigestTooBig | Happened | Fared | Compacted | Reset | KeepSize
+    | SmallerWindow | Clearing | Sending | Answered
+)  # fmt: skip
+
+
+# -- actions: what the engine does about it ------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Nothing:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Hold:
+    """Past the trigger, under the hold line: the request goes as it is; its record is on its way."""
+
+
+@dataclass(frozen=True, slots=True)
+class Clear:
+    """L1: the results `to_clear` names (message index -> result ids) become stubs, freeing `freed`."""
+
+    to_clear: dict[int, set[str]]
+    freed: int
+
+
+@dataclass(frozen=True, slots=True)
+class SwapIn:
+    """The record made in the background takes the place of the digest that stood in for it."""
+
+    stand_in: StandIn
+
+
+@dataclass(frozen=True, slots=True)
+class Forget:
+    """The record on its way is of no use: its call is cancelled, its reply not read."""
+
+
+@dataclass(frozen=True, slots=True)
+class PrepareAhead:
+    """Start the record of the span `plan` cuts (once the gate lets it go); the request goes on."""
+
+    plan: CondensePlan
+
+
+@dataclass(frozen=True, slots=True)
+class StartHeld:
+    """Past the trigger, under the hold line: start the record a summary now would make (once the
+    gate lets it go) and let the request go as it is."""
+
+    plan: CondensePlan
+
+
+@dataclass(frozen=True, slots=True)
+class Condense:
+    """L2 now, the turn waiting for its record: the one prepared ahead (`ahead`), or one made now."""
+
+    ahead: Ahead | None
+
+
+@dataclass(frozen=True, slots=True)
+class StandInDigest:
+    """A digest of the span of `plan` now, the model's record written in the background: the call
+    prepared ahead goes on (`reuse`), or the one a summary now would make is started."""
+
+    plan: CondensePlan
+    reuse: bool
+
+
+@dataclass(frozen=True, slots=True)
+class WaitForRecord:
+    """The digest could not stand in: the turn waits for the record the call already made writes."""
+
+    plan: CondensePlan
+    path: str
+    ahead: bool
+
+
+@dataclass(frozen=True, slots=True)
+class FinishRecord:
+    """The run ends with a digest standing in: wait for its record and swap it in, so no digest is
+    left where a record was due."""
+
+    stand_in: StandIn
+
+
+@dataclass(frozen=True, slots=True)
+class Say:
+    """A notice for the user (the latch just began to hold; a usage report not believed)."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Drop:
+    """L4 after an automatic compaction that failed (it left the request above the trigger)."""
+
+
+@dataclass(frozen=True, slots=True)
+class StopAutomatic:
+    """The loop guard stopped automatic compaction, after `failures` in a row (L4 follows, as after
+    any failed compaction)."""
+
+    failures: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Mark:
+    """The message to mark for the provider's cache (the last the next clear keeps), if any."""
+
+    anchor: int | None
+
+
+Action = (
+    Nothing | Clear | Hold | SwapIn | Forget | PrepareAhead | StartHeld | Condense | StandInDigest
+    | WaitForRecord | FinishRecord | Say | Drop | StopAutomatic | Mark
+)  # fmt: skip
+
+
+def takes_call(action: Action) -> bool:
+    """Whether carrying `action` out takes the background call (else the call follows the record)."""
+    return (
+        isinstance(action, SwapIn | FinishRecord)
+        or (isinstance(action, Condense) and action.ahead is not None)
+        or (isinstance(action, StandInDigest) and action.reuse)
+    )

@@ -1,0 +1,333 @@
+"""The engine's decision table (context/decide.py): each row is a state, what the engine saw, what it
+does and what it remembers after, as docs/context-engine.md tells it. No engine, no thread, no timer:
+`decide` is a function over values.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import pytest
+from test_context_fakes import FakeCounter, assistant, filler, tool_round, user
+
+from agent_cli.config.settings import ContextSettings
+from agent_cli.context.decide import decide
+from agent_cli.context.engine_state import Ahead, CompactionState, EngineState, StandIn
+from agent_cli.context.engine_values import (
+    Action,
+    Answered,
+    AtTrigger,
+    Clear,
+    Clearing,
+    Compacted,
+    Condense,
+    DigestIn,
+    DigestTooBig,
+    Drop,
+    Fared,
+    FinishRecord,
+    Forget,
+    Happened,
+    Hold,
+    KeepSize,
+    Mark,
+    Nothing,
+    Observation,
+    Prepare,
+    PrepareAhead,
+    Quiet,
+    Reset,
+    Say,
+    Sending,
+    SmallerWindow,
+    StandInDigest,
+    StartHeld,
+    StopAutomatic,
+    SwapIn,
+    WaitForRecord,
+)
+from agent_cli.context.plan import CondensePlan, plan_condense
+from agent_cli.core.messages import Message
+
+# A 20k window as the engine tests use it: trigger 14,080, hold line (when on) 16,720.
+SMALL = {
+    "keep_tail_tokens": 2_000,
+    "summary_max_tokens": 600,
+    "clear_protect_tokens": 2_000,
+    "clear_min_batch_tokens": 1_000,
+    "hold_ratio": 0.80,  # off: at the trigger a turn waits for its record
+    "digest_stands_in": False,  # and no digest stands in for it
+}
+COUNTER = FakeCounter()
+
+# Twelve turns of about 1,000 tokens: a span worth a record, and a tail to keep.
+HISTORY: list[Message] = [
+    m
+    for n in range(12)
+    for m in (user(f"u{n}\n" + filler(2_000, f"u{n}")), assistant(filler(2_000, f"a{n}")))
+]
+COUNTS = [COUNTER.count_message(m) for m in HISTORY]
+EDITED = [user("edited"), *HISTORY[1:]]  # the same history, its first message changed
+
+
+def state(**settings: object) -> EngineState:
+    return EngineState.start(ContextSettings(**{**SMALL, **settings}), 20_000, 2_000)  # type: ignore[arg-type]
+
+
+def with_record(s: EngineState, record: Ahead | StandIn | None) -> EngineState:
+    return dataclasses.replace(s, record=record)
+
+
+def latched(s: EngineState) -> EngineState:
+    failures = CompactionState(summary_failures=2, latched=True)
+    return dataclasses.replace(s, failures=failures)
+
+
+PLAN = plan_condense(HISTORY, COUNTS, state().thresholds, requested=False) or CondensePlan(0, 0)
+AHEAD = Ahead(PLAN, tuple(PLAN.span(HISTORY)))
+DIGEST = (user("[digest of the span]"),)
+STAND_IN = StandIn(tuple(PLAN.span(HISTORY)), DIGEST, "span-001-compact.jsonl")
+AFTER_DIGEST = [*DIGEST, *PLAN.tail(HISTORY)]
+GROWN = [*DIGEST, assistant("ok"), *HISTORY[2:]]  # the digest, and turns enough for another record
+
+
+def trigger(s: EngineState, *, ready: bool, messages: list[Message] = HISTORY, over: int = 0) -> AtTrigger:
+    counts = [COUNTER.count_message(m) for m in messages]
+    return AtTrigger(messages, counts, s.thresholds.trigger_at + over, ready)
+
+
+def prepare(s: EngineState) -> Prepare:
+    return Prepare(HISTORY, COUNTS, s.thresholds.trigger_at - 1_500)  # 1,500 below the trigger
+
+
+def same(action: Action) -> Callable[[Action], bool]:
+    return lambda got: got == action
+
+
+def kind(cls: type) -> Callable[[Action], bool]:
+    return lambda got: isinstance(got, cls)
+
+
+@dataclass(frozen=True)
+class Row:
+    says: str  # what docs/context-engine.md says
+    before: EngineState
+    seen: Observation | Callable[[EngineState], Observation]
+    does: Callable[[Action], bool]
+    record: Ahead | StandIn | type | None  # the record on its way after (a type: any of that type)
+
+
+HOLD = state(hold_ratio=0.95)
+STANDS = state(digest_stands_in=True)
+NATIVE = state(digest_stands_in=True, summarizer="native")
+
+# fmt: off
+ROWS = [
+    # -- the record prepared ahead (above the prepare line) --
+    Row("above the prepare line, L1 idle: the record of the span L2 will cut is started",
+        state(), prepare, kind(PrepareAhead), Ahead),
+    Row("one record is prepared at a time",
+        with_record(state(), AHEAD), prepare, same(Nothing()), AHEAD),
+    Row("while the latch holds, no record is prepared ahead",
+        latched(state()), prepare, same(Nothing()), None),
+    Row("at the trigger, the record prepared ahead and ready is swapped in",
+        with_record(state(), AHEAD), lambda s: trigger(s, ready=True), same(Condense(AHEAD)), None),
+    Row("at the trigger, a record prepared ahead and not ready is waited for (no stand-in)",
+        with_record(state(), AHEAD), lambda s: trigger(s, ready=False), same(Condense(AHEAD)), None),
+    Row("a span that changed is summarized again at the trigger",
+        with_record(state(), AHEAD), lambda s: trigger(s, ready=True, messages=EDITED),
+        same(Condense(None)), None),
+    Row("without a record prepared, the trigger waits as before",
+        state(), lambda s: trigger(s, ready=False), same(Condense(None)), None),
+    # -- the hold line --
+    Row("past the trigger, under the hold line: the request goes while its record is made",
+        with_record(HOLD, AHEAD), lambda s: trigger(s, ready=False), same(Hold()), AHEAD),
+    Row("past the trigger with no record on its way: the one a summary now would make is started",
+        HOLD, lambda s: trigger(s, ready=False), same(StartHeld(PLAN)), AHEAD),
+    Row("a record for a span that changed during the hold is replaced",
+        with_record(HOLD, AHEAD), lambda s: trigger(s, ready=False, messages=EDITED),
+        kind(StartHeld), Ahead),
+    Row("under the hold line, a record ready is taken now, with no wait",
+        with_record(HOLD, AHEAD), lambda s: trigger(s, ready=True), same(Condense(AHEAD)), None),
+    Row("past the hold line the turn waits for the record",
+        with_record(HOLD, AHEAD), lambda s: trigger(s, ready=False, over=3_000), same(Condense(AHEAD)), None),
+    Row("under the hold line while the latch holds: no call to wait for, the digest now",
+        latched(HOLD), lambda s: trigger(s, ready=False), same(Condense(None)), None),
+    # -- a digest standing in --
+    Row("at the trigger, a digest stands in at once and the call goes on",
+        STANDS, lambda s: trigger(s, ready=False), same(StandInDigest(PLAN, reuse=False)), None),
+    Row("a record prepared ahead and not ready: a digest stands in, its call goes on",
+        with_record(STANDS, AHEAD), lambda s: trigger(s, ready=False),
+        same(StandInDigest(PLAN, reuse=True)), None),
+    Row("the digest took the span's place: its record is on its way",
+        STANDS, DigestIn(STAND_IN), same(Nothing()), STAND_IN),
+    Row("the record takes the digest's place as soon as its call has ended",
+        with_record(STANDS, STAND_IN), Quiet(AFTER_DIGEST, ready=True), same(SwapIn(STAND_IN)), None),
+    Row("until then the model reads the digest",
+        with_record(STANDS, STAND_IN), Quiet(AFTER_DIGEST, ready=False), same(Nothing()), STAND_IN),
+    Row("a record whose digest an edit took away is dropped",
+        with_record(STANDS, STAND_IN), Quiet(HISTORY, ready=True), same(Forget()), None),
+    Row("a record not ready at the next trigger is dropped and the digest folded in",
+        with_record(STANDS, STAND_IN), lambda s: trigger(s, ready=False, messages=GROWN),
+        kind(StandInDigest), None),
+    Row("a digest that cannot shrink the request waits for the record already asked for",
+        STANDS, DigestTooBig(PLAN, "span-001-compact.jsonl", ahead=False),
+        same(WaitForRecord(PLAN, "span-001-compact.jsonl", False)), None),
+    Row("a span the disk refused: the call is of no use",
+        STANDS, Happened("refused"), same(Forget()), None),
+    Row("with stand-ins off, the turn waits for the record",
+        state(), lambda s: trigger(s, ready=False), same(Condense(None)), None),
+    Row("while the latch holds, the digest is the record itself: nothing stands in",
+        latched(STANDS), lambda s: trigger(s, ready=False), same(Condense(None)), None),
+    Row("a run that ends must not leave a digest where a record was due",
+        with_record(STANDS, STAND_IN), Happened("ending"), same(FinishRecord(STAND_IN)), None),
+    Row("a run that ends drops a record prepared ahead, not yet due",
+        with_record(STANDS, AHEAD), Happened("ending"), same(Forget()), None),
+    # -- the provider's own record --
+    Row("native records: the provider's record is carried as it came, no digest stands in for it",
+        NATIVE, lambda s: trigger(s, ready=False), same(Condense(None)), None),
+    # -- the gate, overflow, /compact --
+    Row("the gate skipped the record just started: nothing is on its way",
+        with_record(HOLD, AHEAD), Happened("skipped"), same(Nothing()), None),
+    Row("overflow or /compact: a digest standing in is folded into the span condensed now",
+        with_record(STANDS, STAND_IN), Happened("folded"), same(Nothing()), None),
+    Row("overflow or /compact: a record prepared ahead stays for its span",
+        with_record(STANDS, AHEAD), Happened("folded"), same(Nothing()), AHEAD),
+    Row("/uncompact: nothing on its way, the size kept",
+        with_record(STANDS, AHEAD), KeepSize(9_000), same(Nothing()), None),
+]
+# fmt: on
+
+
+@pytest.mark.parametrize("row", ROWS, ids=[r.says for r in ROWS])
+def test_the_decision_table(row: Row) -> None:
+    seen = row.seen(row.before) if callable(row.seen) else row.seen
+    action, after = decide(row.before, seen)
+    assert row.does(action), action
+    if isinstance(row.record, type):
+        assert isinstance(after.record, row.record), after.record
+    else:
+        assert after.record == row.record
+    # Nothing but the named memories changes: the lines stay, unless the row resets them.
+    assert after.thresholds == row.before.thresholds and after.settings == row.before.settings
+
+
+def test_a_record_prepared_ahead_keeps_a_tail_smaller_by_the_room_left_to_the_trigger() -> None:
+    s = state()
+    action, _ = decide(s, prepare(s))
+    assert isinstance(action, PrepareAhead)
+    assert action.plan.cut > PLAN.cut  # what arrives until the trigger joins the tail
+
+
+def run(s: EngineState, *seen: Observation) -> tuple[list[Action], EngineState]:
+    actions = []
+    for one in seen:
+        action, s = decide(s, one)
+        actions.append(action)
+    return actions, s
+
+
+def test_the_latch_holds_after_two_failures_and_asks_again_after_five_compactions() -> None:
+    actions, s = run(state(), Fared("failed"), Fared("failed"))
+    assert actions[0] == Nothing() and isinstance(actions[1], Say) and "built by code" in actions[1].text
+    assert not s.may_call
+    assert decide(s, trigger(s, ready=False))[0] == Condense(None)  # the digest, no call
+    _, s = run(s, *[Fared("skipped")] * 5)
+    assert s.may_call
+    _, s = run(s, Fared("ok"))
+    assert s.failures == CompactionState()
+
+
+def test_the_loop_guard_stops_after_two_failed_compactions_and_a_requested_one_restarts_it() -> None:
+    s = state()
+    above = Compacted(HISTORY, s.thresholds.trigger_at + 10)
+    actions, s = run(s, above, above)
+    assert actions[0] == Drop() and isinstance(actions[1], StopAutomatic)
+    assert actions[1].failures == 2 and not s.failures.automatic
+    _, s = run(s, Happened("requested"))
+    assert s.failures.automatic and s.failures.compaction_failures == 0
+    _, s = run(s, Happened("stopped"))
+    assert not s.failures.automatic
+
+
+def test_a_compaction_whose_record_is_on_its_way_for_what_is_left_is_no_failure() -> None:
+    s = with_record(HOLD, AHEAD)
+    action, after = decide(s, Compacted(HISTORY, s.thresholds.trigger_at + 10))
+    assert action == Nothing() and after.failures.compaction_failures == 0
+    action, after = decide(state(), Compacted(HISTORY, state().thresholds.trigger_at - 10))
+    assert action == Nothing() and after.failures.compaction_failures == 0
+
+
+def test_a_fresh_start_forgets_failures_and_the_record_and_a_new_model_its_lines() -> None:
+    s = with_record(latched(state()), AHEAD)
+    _, fresh = decide(s, Happened("restarted"))
+    assert fresh.record is None and fresh.failures == CompactionState() and fresh.thresholds == s.thresholds
+    _, other = decide(s, Reset(200_000, 32_000))
+    assert other.thresholds.trigger_at == 51_200 and other.max_output == 32_000 and other.record is None
+
+
+def test_kept_size_holds_l1_and_l2_off_until_the_trigger_margin_is_regrown() -> None:
+    s = state()
+    _, after = decide(s, KeepSize(9_000))
+    assert after.still_below == 9_000 + s.thresholds.trigger_at - s.thresholds.target
+
+
+def test_the_cache_anchor_is_the_last_message_the_next_clear_keeps_and_when_it_was_marked() -> None:
+    rounds = [user("go")]
+    for n in range(4):
+        rounds += tool_round("read_file", {"path": f"m{n}.py"}, filler(4_000, f"w{n}"))
+    counts = [COUNTER.count_message(m) for m in rounds]
+    action, s = decide(state(), Sending(rounds, counts, at=12.5))
+    assert action == Mark(1) and s.cache.anchor == rounds[1].id and s.cache.at == 12.5
+    assert s.cache.next_change == 2
+    action, s = decide(state(), Sending([user("hi")], None, at=13.0))
+    assert action == Mark(None) and s.cache.anchor is None
+
+
+def test_a_usage_report_far_below_the_count_is_said_once() -> None:
+    actions, s = run(state(), Answered(frozenset({"a"}), 100, 5_000), Answered(frozenset({"b"}), 100, 5_000))
+    assert isinstance(actions[0], Say) and actions[1] == Nothing()
+    assert s.in_request == frozenset({"b"}) and s.said_under_report
+    _, s = decide(s, Reset(20_000, 2_000))
+    assert not s.said_under_report
+
+
+ROUNDS = [user("go")] + [
+    m for n in range(6) for m in tool_round("read_file", {"path": f"m{n}.py"}, filler(4_000, f"w{n}"))
+]
+ROUND_COUNTS = [COUNTER.count_message(m) for m in ROUNDS]
+
+
+def test_l1_clears_a_batch_worth_clearing_and_leaves_the_span_being_prepared_alone() -> None:
+    s = state()
+    action, after = decide(s, Clearing(ROUNDS, ROUND_COUNTS, s.thresholds.clear_at + 100, past=False))
+    assert isinstance(action, Clear) and action.freed >= s.thresholds.clear_min_batch and after == s
+    held = with_record(s, Ahead(CondensePlan(0, 9), tuple(ROUNDS[:9])))
+    action, _ = decide(held, Clearing(ROUNDS, ROUND_COUNTS, s.thresholds.clear_at + 100, past=False))
+    assert not isinstance(action, Clear) or min(action.to_clear) >= 9
+
+
+def test_past_the_trigger_l1_alone_must_get_below_it_else_l2_takes_the_span_whole() -> None:
+    s = state()
+    action, _ = decide(s, Clearing(ROUNDS, ROUND_COUNTS, s.thresholds.trigger_at + 20_000, past=True))
+    assert action == Nothing()
+
+
+def test_no_batch_worth_clearing_l1_waits_until_the_history_grew_by_the_shortfall() -> None:
+    s = state()
+    short = ROUNDS[:3]
+    counts = ROUND_COUNTS[:3]
+    action, after = decide(s, Clearing(short, counts, 8_000, past=False))
+    assert action == Nothing() and after.clear_skip[0] == short[0].id
+    assert after.clear_skipped(short, 8_000) and not after.clear_skipped(short, after.clear_skip[1])
+
+
+def test_an_overflow_naming_a_smaller_window_moves_every_line_and_the_reply_size() -> None:
+    s = state()
+    action, after = decide(s, SmallerWindow(8_000))
+    assert isinstance(action, Say) and "8,000" in action.text
+    assert after.thresholds.window == 8_000 and after.max_output == 2_000  # a quarter of the window
+    assert after.thresholds.trigger_at < s.thresholds.trigger_at and after.failures == s.failures
+    assert decide(after, SmallerWindow(9_000)) == (Nothing(), after)  # not smaller: nothing learned
