@@ -116,27 +116,42 @@ def _title(source: Source, window: int) -> str:
 
 
 def plan(
-    main: Sequence[Path], subs: Sequence[Path], windows: Sequence[int] = WINDOWS, extra: bool = True
+    main: Sequence[Path],
+    subs: Sequence[Path],
+    windows: Sequence[int] = WINDOWS,
+    extra: bool = True,
+    policies: Sequence[str] = tuple(POLICIES),
+    alone: bool = True,
+    day: bool = True,
 ) -> list[tuple[Source, int, tuple[str, ...], bool]]:
-    """The cells: (source, window, policies, long); `extra`: the sub-agents and the made-up session."""
-    every = tuple(POLICIES)
+    """The cells: (source, window, policies, long); `alone`: each long session, `day`: the five
+    chained, `extra`: the sub-agents and the made-up session (at 200k)."""
+    every = tuple(policies)
     cells: list[tuple[Source, int, tuple[str, ...], bool]] = []
-    day: Source = ("day", *map(str, main))
+    chained: Source = ("day", *map(str, main))
     for window in windows if main else ():
-        names = AT_1M if window >= 1_000_000 else every
-        cells += [(("file", str(p)), window, names, True) for p in main]
-        cells.append((day, window, names, True))
+        names = tuple(n for n in every if n in AT_1M) if window >= 1_000_000 else every
+        cells += [(("file", str(p)), window, names, True) for p in main] if alone else []
+        cells += [(chained, window, names, True)] if day else []
     if extra or not main:
         cells += [(("file", str(p)), 200_000, every, False) for p in subs]
         cells.append((("shape", "long"), 200_000, every, False))
     return cells
 
 
-def section(jobs: int, windows: Sequence[int] = WINDOWS, extra: bool = True, head: bool = True) -> list[str]:
-    """The section; `windows`, `extra` and `head` select a part of it (parts run apart concatenate
-    to the whole, in the order head, 32k, 200k, 1M, extra)."""
+def section(
+    jobs: int,
+    windows: Sequence[int] = WINDOWS,
+    extra: bool = True,
+    head: bool = True,
+    policies: Sequence[str] = tuple(POLICIES),
+    alone: bool = True,
+    day: bool = True,
+) -> list[str]:
+    """The section; the arguments select a part of it (parts run apart concatenate to the whole, in
+    the order head, the sessions at 32k, 200k and 1M, the working day, the extra cells)."""
     main, subs, note = real_paths()
-    cells = plan(main, subs, windows, extra)
+    cells = plan(main, subs, windows, extra, policies, alone, day)
     work: list[Unit] = [(source, window, name) for source, window, names, _ in cells for name in names]
     work.sort(key=lambda u: u[0][0] != "day")  # the longest first, so no worker is left with them at the end
     if jobs <= 1:
@@ -164,16 +179,24 @@ def section(jobs: int, windows: Sequence[int] = WINDOWS, extra: bool = True, hea
         ]
     )
     groups = [
-        (f"The long sessions at {w // 1000}k", [c for c in built if c.long and c.window == w])
+        (
+            f"The long sessions at {w // 1000}k",
+            [c for c in built if c.long and c.window == w and "day" not in c.title],
+        )
         for w in WINDOWS
     ]
+    groups.append(
+        ("The working day: the five sessions chained", [c for c in built if c.long and "day" in c.title])
+    )
     groups.append(
         ("The sub-agent sessions at 200k, and one made-up session", [c for c in built if not c.long])
     )
     for title, group in groups:
         if not group:
             continue
-        out += ["", f"### {title}", "", *SUMMARY_HEAD, *(summary_row(c) for c in group), *goal_lines(group)]
+        ran = list(dict.fromkeys(name for c in group for name in c.runs))
+        out += ["", f"### {title}", "", f"Policies run: {', '.join(ran)}.", ""]
+        out += [*SUMMARY_HEAD, *(summary_row(c) for c in group), *goal_lines(group)]
         for c in group:
             out += cell_lines(c)
     return [*out, ""]
@@ -188,8 +211,21 @@ def main() -> None:
         "--no-extra", action="store_true", help="a part: without the sub-agents and made-up one"
     )
     parser.add_argument("--no-head", action="store_true", help="a part: without the heading and method")
+    parser.add_argument("--policies", nargs="+", default=list(POLICIES), help="a part: these policies")
+    parser.add_argument("--no-alone", action="store_true", help="a part: without each long session alone")
+    parser.add_argument("--no-day", action="store_true", help="a part: without the working day")
     args = parser.parse_args()
-    text = "\n".join(section(args.jobs, args.windows, not args.no_extra, not args.no_head))
+    text = "\n".join(
+        section(
+            args.jobs,
+            args.windows,
+            not args.no_extra,
+            not args.no_head,
+            args.policies,
+            not args.no_alone,
+            not args.no_day,
+        )
+    )
     if args.out:
         Path(args.out).write_text(text)
     else:
