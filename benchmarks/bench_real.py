@@ -176,7 +176,7 @@ def cell_lines(c: Cell) -> list[str]:
         check = _check(c, k)
         share = check.excess_share
         said = "; ".join(check.misses) or "met"
-        best = f", best seed {check.best_seed.policy}" if check.best_seed else ", no seed finished"
+        best = f", best seed {check.best_seed.policy}" if check.best_seed else f", {_no_seed(c)}"
         excess = f", excess {share:.0%} of the best seed's" if share is not None else ""
         out.append(f"- {k}: ours {check.times:.2f}x the floor{best}{excess}: {said}")
     return out
@@ -187,6 +187,10 @@ def _check(c: Cell, pace: str) -> FloorCheck:
     seeds = [rival(r, pace) for n, r in c.runs.items() if n in SEED_POLICIES]
     others = [rival(r, pace) for n, r in c.runs.items() if n != "ours" and n not in SEED_POLICIES]
     return floor_check(ours, seeds, others, c.lows[pace])
+
+
+def _no_seed(c: Cell) -> str:
+    return "no seed finished" if any(n in SEED_POLICIES for n in c.runs) else "no seed run"
 
 
 def summary_row(c: Cell) -> str:
@@ -200,7 +204,7 @@ def summary_row(c: Cell) -> str:
     for k in PACES:
         check = _check(c, k)
         if check.best_seed is None:
-            seeds.append("no seed finished")
+            seeds.append(_no_seed(c))
             continue
         share = check.excess_share
         said = f"{share:.0%}" if share is not None else "(at or below the floor)"
