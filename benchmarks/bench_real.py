@@ -234,6 +234,33 @@ SUMMARY_HEAD = [
 ]
 
 
+def split_table(cells: list[Cell]) -> list[str]:
+    """Ours' bill by component beside Claude Code's, every long cell (token-equivalents in the
+    recording's tokens): cache writes, cache reads, uncached input, and ours' summary calls and
+    recall round trips."""
+    long = [c for c in cells if c.long and c.cc and "ours" in c.runs]
+    if not long:
+        return []
+    out = [
+        "",
+        "Ours' bill by component, Claude Code's beside it (token-equivalents: writes 1.25x, reads 0.1x):",
+        "",
+        "| session | writes: ours / Claude Code | reads: ours / Claude Code "
+        "| uncached input: ours / Claude Code | ours' summary calls | ours' recall round trips "
+        "| total: ours / Claude Code |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for c in long:
+        assert c.cc is not None
+        mine, theirs = split(c.runs["ours"], c.factor), recorded_split(c.cc)
+        pair = [f"{mine[k]:,.0f} / {theirs[k]:,.0f}" for k in ("writes", "reads", "uncached input")]
+        out.append(
+            f"| {c.title} | " + " | ".join(pair) + f" | {mine['summary calls']:,.0f} | "
+            f"{mine['recall round trips']:,.0f} | {sum(mine.values()):,.0f} / {c.cc.equivalents:,.0f} |"
+        )
+    return out
+
+
 def goal_lines(cells: list[Cell]) -> list[str]:
     """The 0.6x goal on the long cells: which miss, by how much, and ours' bill by component beside
     Claude Code's (writes, reads, uncached input; summary calls and recall round trips are ours' only)."""

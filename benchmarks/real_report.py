@@ -27,7 +27,15 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bench_floor import message_tokens  # noqa: E402
 from bench_policies import POLICIES  # noqa: E402
-from bench_real import SUMMARY_HEAD, Cell, cell, cell_lines, goal_lines, summary_row  # noqa: E402
+from bench_real import (  # noqa: E402
+    SUMMARY_HEAD,
+    Cell,
+    cell,
+    cell_lines,
+    goal_lines,
+    split_table,
+    summary_row,
+)
 from bench_replay import Run  # noqa: E402
 from bench_sessions import Session  # noqa: E402
 from bench_setup import session as synthetic  # noqa: E402
@@ -196,7 +204,7 @@ def section(
             continue
         ran = list(dict.fromkeys(name for c in group for name in c.runs))
         out += ["", f"### {title}", "", f"Policies run: {', '.join(ran)}.", ""]
-        out += [*SUMMARY_HEAD, *(summary_row(c) for c in group), *goal_lines(group)]
+        out += [*SUMMARY_HEAD, *(summary_row(c) for c in group), *split_table(group), *goal_lines(group)]
         for c in group:
             out += cell_lines(c)
     return [*out, ""]

@@ -254,3 +254,16 @@ def test_ours_bill_splits_by_component_and_the_goal_names_what_misses() -> None:
     assert lines[-1].startswith("- one: ") and "x Claude Code's bill (goal <= 0.6x)" in lines[-1]
     assert "writes" in lines[-1] and "recall round trips" in lines[-1]
     assert goal_lines([Cell("sub", session, 32_000, {"ours": run}, 1.1, small, long=False)]) == []
+
+
+def test_the_split_table_sets_ours_beside_claude_code_for_every_long_cell() -> None:
+    from bench_real import Cell, split_table
+
+    session = load_session(FILES[0])
+    run = replay(
+        session, POLICIES["ours"](32_000, frame(), reference_count, writer("lossy", session)), frame_tokens()
+    )
+    bill = recorded_bill(FILES[0])
+    rows = split_table([Cell("one", session, 32_000, {"ours": run}, 1.0, bill)])
+    assert rows[-1].startswith("| one | ") and rows[-1].count(" / ") == 4
+    assert split_table([Cell("sub", session, 32_000, {"ours": run}, 1.0, bill, long=False)]) == []
