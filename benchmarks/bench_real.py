@@ -26,20 +26,30 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from bench_floor import Rival, floor, floor_check, message_tokens  # noqa: E402
+from bench_floor import FloorCheck, Rival, floor, floor_check, message_tokens  # noqa: E402
 from bench_policies import POLICIES  # noqa: E402
 from bench_replay import CLAUDE_RATIO, PROBES, Run, reference_count, replay  # noqa: E402
 from bench_sessions import Session  # noqa: E402
 from bench_setup import frame, frame_tokens, prices, writer  # noqa: E402
 from bench_setup import session as synthetic  # noqa: E402
 from bench_tables import SEED_POLICIES  # noqa: E402
-from real_replay import load_with_ids, real_paths, recorded_bill, unit_factor, working_day  # noqa: E402
+from real_replay import (  # noqa: E402
+    RecordedBill,
+    load_with_ids,
+    real_paths,
+    recorded_bill,
+    unit_factor,
+    working_day,
+)
+
+from agent_cli.billing import Bill  # noqa: E402
 
 PACES = ("claude", "claude-paused")
 
@@ -89,45 +99,251 @@ def cell(session: Session, window: int, names: list[str], stand_in: str) -> dict
     return runs
 
 
-def report(title: str, session: Session, runs: dict[str, Run], factor: float, cc: float | None) -> None:
+@dataclass
+class Cell:
+    """One session (or day) at one window: every policy's run, the unit factor, Claude Code's bill."""
+
+    title: str
+    session: Session
+    window: int
+    runs: dict[str, Run]
+    factor: float
+    cc: RecordedBill | None
+    long: bool = True  # a long main thread or the day (the 0.6x goal), not a sub-agent or made-up one
+
+    @property
+    def lows(self) -> dict[str, float]:
+        low = floor(self.session, frame_tokens())
+        return {c: low.dollars(prices()[c], CLAUDE_RATIO) for c in PACES}
+
+
+def split(run: Run, factor: float) -> dict[str, float]:
+    """A run's input side at the steady pace in the recording's tokens, by component: the main
+    requests' cache writes (1.25x), cache reads (0.1x) and uncached input, then the summary calls and
+    the recall round trips whole. They add up to `equivalents`."""
+    turns = run.parts["turns"]
+
+    def whole(b: Bill) -> float:
+        return factor * (b.input + 0.1 * b.read + 1.25 * b.write)
+
+    return {
+        "writes": factor * 1.25 * turns.write,
+        "reads": factor * 0.1 * turns.read,
+        "uncached input": factor * turns.input,
+        "summary calls": whole(run.parts["summaries"]),
+        "recall round trips": whole(run.parts["recall"]),
+    }
+
+
+def recorded_split(bill: RecordedBill) -> dict[str, float]:
+    return {"writes": 1.25 * bill.write, "reads": 0.1 * bill.read, "uncached input": float(bill.input)}
+
+
+def cell_lines(c: Cell) -> list[str]:
+    """The cell's table: every policy, its cost against the floor and Claude Code, its probes; then
+    ours' excess by component and the goals' check per pace."""
     p = prices()
-    low = floor(session, frame_tokens())
-    lows = {c: low.dollars(p[c], CLAUDE_RATIO) for c in PACES}
-    print(f"\n### {title}")
-    print(
+    lows = c.lows
+    low = floor(c.session, frame_tokens())
+    cc = c.cc.equivalents if c.cc else None
+    out = [
+        "",
+        f"#### {c.title}",
         f"floor ${lows['claude']:.3f} (writes {low.write:,}, reads {low.read:,}, output {low.output:,} "
-        f"replay tokens); recorded tokens per replay token {factor:.2f}"
-        + (f"; Claude Code billed {cc:,.0f} token-equivalents" if cc else "")
-    )
-    print(
+        f"replay tokens); recorded tokens per replay token {c.factor:.2f}"
+        + (f"; Claude Code billed {cc:,.0f} token-equivalents" if cc else ""),
         "| policy | finished | $ steady (x floor) | $ paused (x floor) | excess over floor, steady | "
-        "token-equiv. (x Claude Code) | summary calls | " + " | ".join(PROBES) + " |"
-    )
-    print("|" + "---|" * (7 + len(PROBES)))
-    for name, run in runs.items():
-        money = [f"{run.dollars(c, p[c]):.3f} ({run.dollars(c, p[c]) / lows[c]:.2f}x)" for c in PACES]
+        "token-equiv. (x Claude Code) | summary calls | " + " | ".join(PROBES) + " |",
+        "|" + "---|" * (7 + len(PROBES)),
+    ]
+    for name, run in c.runs.items():
+        money = [f"{run.dollars(k, p[k]):.3f} ({run.dollars(k, p[k]) / lows[k]:.2f}x)" for k in PACES]
         excess = run.dollars("claude", p["claude"]) - lows["claude"]
-        eq = equivalents(run, factor)
+        eq = equivalents(run, c.factor)
         ratio = f" ({eq / cc:.2f}x)" if cc else ""
         shares = [f"{s:.0%}" if (s := run.share(k)) is not None else "-" for k in PROBES]
         done = "yes" if run.finished else f"no (refused at {run.failed_at})"
-        print(
+        out.append(
             f"| {name} | {done} | " + " | ".join(money) + f" | {excess:.3f} | {eq:,.0f}{ratio} | "
             f"{run.summary_calls} | " + " | ".join(shares) + " |"
         )
-    if "ours" not in runs:
-        return
-    print("- ours' excess over the floor, steady, by component: " + components(runs["ours"], lows["claude"]))
-    for c in PACES:
-        ours = rival(runs["ours"], c)
-        seeds = [rival(r, c) for n, r in runs.items() if n in SEED_POLICIES]
-        others = [rival(r, c) for n, r in runs.items() if n != "ours" and n not in SEED_POLICIES]
-        check = floor_check(ours, seeds, others, lows[c])
+    if "ours" not in c.runs:
+        return out
+    out.append(
+        "- ours' excess over the floor, steady, by component: " + components(c.runs["ours"], lows["claude"])
+    )
+    for k in PACES:
+        check = _check(c, k)
         share = check.excess_share
         said = "; ".join(check.misses) or "met"
-        best = f", best seed {check.best_seed.policy}" if check.best_seed else ", no seed finished"
+        best = f", best seed {check.best_seed.policy}" if check.best_seed else f", {_no_seed(c)}"
         excess = f", excess {share:.0%} of the best seed's" if share is not None else ""
-        print(f"- {c}: ours {check.times:.2f}x the floor{best}{excess}: {said}")
+        out.append(f"- {k}: ours {check.times:.2f}x the floor{best}{excess}: {said}")
+    return out
+
+
+def _check(c: Cell, pace: str) -> FloorCheck:
+    ours = rival(c.runs["ours"], pace)
+    seeds = [rival(r, pace) for n, r in c.runs.items() if n in SEED_POLICIES]
+    others = [rival(r, pace) for n, r in c.runs.items() if n != "ours" and n not in SEED_POLICIES]
+    return floor_check(ours, seeds, others, c.lows[pace])
+
+
+def _no_seed(c: Cell) -> str:
+    return "no seed finished" if any(n in SEED_POLICIES for n in c.runs) else "no seed run"
+
+
+def summary_row(c: Cell) -> str:
+    """Ours beside Claude Code and the best finishing seed, one line."""
+    ours, p, lows = c.runs["ours"], prices(), c.lows
+    eq = equivalents(ours, c.factor)
+    cc = c.cc.equivalents if c.cc else None
+    money = [f"{ours.dollars(k, p[k]):.3f} ({ours.dollars(k, p[k]) / lows[k]:.2f}x)" for k in PACES]
+    probes = " / ".join(f"{s:.0%}" if (s := ours.share(k)) is not None else "-" for k in PROBES[:3])
+    seeds = []
+    for k in PACES:
+        check = _check(c, k)
+        if check.best_seed is None:
+            seeds.append(_no_seed(c))
+            continue
+        share = check.excess_share
+        said = f"{share:.0%}" if share is not None else "(at or below the floor)"
+        beaten = f"; beaten by {', '.join(check.beaten_by)}" if check.beaten_by else ""
+        seeds.append(f"{check.best_seed.policy} {said}{beaten}")
+    ranked = sorted(excess_parts(ours, lows["claude"]).items(), key=lambda kv: -abs(kv[1]))[:2]
+    parts = "; ".join(f"{k} ${v:.3f}" for k, v in ranked)
+    return (
+        f"| {c.title} | {cc:,.0f} | {eq:,.0f} ({eq / cc:.2f}x) | "
+        if cc
+        else f"| {c.title} | - | {eq:,.0f} | "
+    ) + (
+        f"{'yes' if ours.finished else 'no'} | "
+        + " | ".join(money)
+        + f" | {probes} | "
+        + " | ".join(seeds)
+        + f" | {parts} |"
+    )
+
+
+SUMMARY_HEAD = [
+    "| session | Claude Code billed (token-eq.) | ours (x Claude Code) | ours finished "
+    "| ours $ steady (x floor) | ours $ paused (x floor) | ours' probes: "
+    + " / ".join(PROBES[:3])
+    + " | excess vs best seed, steady | paused | largest parts of ours' excess |",
+    "|---|---:|---:|---|---:|---:|---|---|---|---|",
+]
+
+
+def split_table(cells: list[Cell]) -> list[str]:
+    """Ours' bill by component beside Claude Code's, every long cell (token-equivalents in the
+    recording's tokens): cache writes, cache reads, uncached input, and ours' summary calls and
+    recall round trips."""
+    long = [c for c in cells if c.long and c.cc and "ours" in c.runs]
+    if not long:
+        return []
+    out = [
+        "",
+        "Ours' bill by component, Claude Code's beside it (token-equivalents: writes 1.25x, reads 0.1x):",
+        "",
+        "| session | writes: ours / Claude Code | reads: ours / Claude Code "
+        "| uncached input: ours / Claude Code | ours' summary calls | ours' recall round trips "
+        "| total: ours / Claude Code |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for c in long:
+        assert c.cc is not None
+        mine, theirs = split(c.runs["ours"], c.factor), recorded_split(c.cc)
+        pair = [f"{mine[k]:,.0f} / {theirs[k]:,.0f}" for k in ("writes", "reads", "uncached input")]
+        out.append(
+            f"| {c.title} | " + " | ".join(pair) + f" | {mine['summary calls']:,.0f} | "
+            f"{mine['recall round trips']:,.0f} | {sum(mine.values()):,.0f} / {c.cc.equivalents:,.0f} |"
+        )
+    return out
+
+
+def goal_lines(cells: list[Cell]) -> list[str]:
+    """The 0.6x goal on the long cells: which miss, by how much, and ours' bill by component beside
+    Claude Code's (writes, reads, uncached input; summary calls and recall round trips are ours' only)."""
+    long = [c for c in cells if c.long and c.cc and "ours" in c.runs]
+    if not long:
+        return []
+    misses = []
+    for c in long:
+        ours = c.runs["ours"]
+        eq = equivalents(ours, c.factor)
+        assert c.cc is not None
+        faithful = all((s := ours.share(k)) is None or s >= 1.0 for k in PROBES)
+        if eq / c.cc.equivalents <= GOAL and faithful and ours.finished:
+            continue
+        mine, theirs = split(ours, c.factor), recorded_split(c.cc)
+        parts = ", ".join(
+            f"{k} {v:,.0f}"
+            + (f" ({v / theirs[k]:.2f}x Claude Code's {theirs[k]:,.0f})" if theirs.get(k) else "")
+            for k, v in mine.items()
+        )
+        unanswered = [f"{k} {s:.0%}" for k in PROBES if (s := ours.share(k)) is not None and s < 1.0]
+        why = []
+        if eq / c.cc.equivalents > GOAL:
+            why.append(f"{eq / c.cc.equivalents:.2f}x Claude Code's bill (goal <= {GOAL}x)")
+        if unanswered:
+            why.append("probes " + ", ".join(unanswered))
+        if not ours.finished:
+            why.append(f"refused at request {ours.failed_at}")
+        misses.append(f"- {c.title}: {'; '.join(why)}. Ours by component: {parts}.")
+    met = len(long) - len(misses)
+    head = (
+        f"The goal (ours at most {GOAL}x Claude Code's recorded bill, every probe answered) is met on "
+        f"{met} of {len(long)} long cells"
+    )
+    return ["", head + (":" if misses else "."), "", *misses] if misses else ["", head]
+
+
+GOAL = 0.6
+
+
+def load_cells(
+    files: list[Path],
+    windows: list[int],
+    names: list[str],
+    stand_in: str,
+    day: bool,
+    alone: bool = True,
+    long: bool = True,
+) -> list[Cell]:
+    """Each file alone at each window (unless not `alone`), then (with `day`) the files chained."""
+    loaded = []
+    cells = []
+    for path in files:
+        session, ids = load_with_ids(path)
+        factor = unit_factor(path, session, ids, message_tokens)
+        loaded.append((path, session, factor, recorded_bill(path)))
+        for window in windows if alone else []:
+            runs = cell(session, window, names, stand_in)
+            title = f"{path.stem}, {window // 1000}k, {stand_in}"
+            cells.append(Cell(title, session, window, runs, factor, loaded[-1][3], long))
+    if day and len(loaded) > 1:
+        chained = working_day([s for _, s, _, _ in loaded])
+        factor = sum(f for _, _, f, _ in loaded) / len(loaded)
+        total = RecordedBill(
+            *(
+                sum(getattr(b, k) for _, _, _, b in loaded)
+                for k in ("requests", "input", "read", "write", "write_1h", "output")
+            )
+        )
+        names_ = " + ".join(p.stem for p, _, _, _ in loaded)
+        for window in windows:
+            runs = cell(chained, window, names, stand_in)
+            cells.append(
+                Cell(
+                    f"working day ({names_}), {window // 1000}k, {stand_in}",
+                    chained,
+                    window,
+                    runs,
+                    factor,
+                    total,
+                )
+            )
+    return cells
 
 
 def main() -> None:
@@ -145,31 +361,31 @@ def main() -> None:
         made = synthetic(args.shape, 1, "typical")
         for window in args.windows:
             runs = cell(made, window, args.policies, args.stand_in)
-            report(
-                f"{args.shape}, typical, seed 1, {window // 1000}k, {args.stand_in}", made, runs, 1.0, None
-            )
+            title = f"{args.shape}, typical, seed 1, {window // 1000}k, {args.stand_in}"
+            print("\n".join(cell_lines(Cell(title, made, window, runs, 1.0, None, long=False))))
         return
     main_files, subs, note = real_paths()
     if note:
         print(note)
     files = subs if args.subagents or not main_files else main_files
     files = [f for f in files if not args.sessions or any(s in f.name for s in args.sessions)]
-    loaded = []
-    for path in files:
-        session, ids = load_with_ids(path)
-        factor = unit_factor(path, session, ids, message_tokens)
-        loaded.append((path, session, factor, recorded_bill(path).equivalents))
-        for window in [] if args.day_only else args.windows:
-            runs = cell(session, window, args.policies, args.stand_in)
-            report(f"{path.stem}, {window // 1000}k, {args.stand_in}", session, runs, factor, loaded[-1][3])
-    if (args.day or args.day_only) and len(loaded) > 1:
-        day = working_day([s for _, s, _, _ in loaded])
-        factor = sum(f for _, _, f, _ in loaded) / len(loaded)
-        cc = sum(c for _, _, _, c in loaded)
-        for window in args.windows:
-            runs = cell(day, window, args.policies, args.stand_in)
-            names = " + ".join(p.stem for p, _, _, _ in loaded)
-            report(f"working day ({names}), {window // 1000}k, {args.stand_in}", day, runs, factor, cc)
+    cells = load_cells(
+        files,
+        args.windows,
+        args.policies,
+        args.stand_in,
+        args.day or args.day_only,
+        not args.day_only,
+        long=not (args.subagents or not main_files),
+    )
+    for c in cells:
+        print("\n".join(cell_lines(c)))
+    if any("ours" in c.runs for c in cells):
+        print(
+            "\n".join(
+                ["", *SUMMARY_HEAD, *(summary_row(c) for c in cells if "ours" in c.runs), *goal_lines(cells)]
+            )
+        )
 
 
 if __name__ == "__main__":

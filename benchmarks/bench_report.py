@@ -7,7 +7,8 @@ The replay: 3 session shapes x 2 tool-output distributions x 5 seeds x 3 windows
 summarizing policy with both stand-ins (about 1,100 runs, a few minutes on 2 cores); the defaults'
 neighbours on the same sessions with the faithful stand-in; ours with a cheaper summary writer on
 the same sessions (`summary_writer.py`, 360 more runs); the end-to-end runs through `agent -p`
-(`--no-e2e` leaves them out); the timing scripts (`--no-timings`).
+(`--no-e2e` leaves them out); the timing scripts (`--no-timings`); the recorded Claude Code
+sessions through every policy at every window (`real_report.py`; `--no-real`).
 
 Deterministic: sessions are seeded, the summarizers are stand-ins, counts use one reference
 tokenizer, no temporary path reaches a request, so a rerun reproduces every replay table. Pictures
@@ -38,6 +39,7 @@ from bench_setup import SEEDS, WINDOWS, frame, frame_tokens, prices, session, wr
 from bench_standins import STAND_INS  # noqa: E402
 from bench_tables import Agg, Group, policy_table, verdicts  # noqa: E402
 from bench_text import honest, method, timings, verdict_text, wait_text  # noqa: E402
+from real_report import section as real_section  # noqa: E402
 from recall_probe import report as recall_report  # noqa: E402
 from summary_writer import cells as writer_cells  # noqa: E402
 from summary_writer import section as writer_section  # noqa: E402
@@ -154,6 +156,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--no-e2e", action="store_true", help="leave out the runs through `agent -p`")
     parser.add_argument("--no-timings", action="store_true", help="leave out start-up and per-turn timings")
+    parser.add_argument("--no-real", action="store_true", help="leave out the recorded Claude Code sessions")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--out", default=str(ROOT / "docs" / "benchmarks.md"))
     args = parser.parse_args()
@@ -236,6 +239,9 @@ def main() -> None:
     if not args.no_timings:
         report += timings()
         note("timings")
+    if not args.no_real and not args.quick:
+        report += ["", *real_section(args.jobs)]
+        note("recorded sessions")
     Path(args.out).write_text("\n".join(report) + "\n")
     print(f"wrote {args.out} in {time.perf_counter() - started:.0f}s")
 

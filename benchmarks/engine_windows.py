@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from long_session import CLAUDE_CODE_CACHED, CLAUDE_CODE_INPUT, run  # noqa: E402
+from long_session import against_peers, run  # noqa: E402
 
 from agent_cli.config.settings import ContextSettings  # noqa: E402
 from agent_cli.testing.summary_shape import is_summary_request  # noqa: E402
@@ -107,9 +107,9 @@ def main() -> None:
     mid = results.get(("survey", 200_000, DEFAULT_BUDGET)) or run(20, 40, 200_000, True)
     whole = results.get(("survey", 1_000_000, 0)) or run(20, 40, 1_000_000, True, working=0)
     print(
-        f"  1M: input {big['input_tokens']:,} ({big['input_tokens'] / CLAUDE_CODE_INPUT:.2f}x Claude Code; "
-        f"goal <= 0.50x), ideal cache {big['cached_cost']:,.0f} "
-        f"({big['cached_cost'] / CLAUDE_CODE_CACHED:.2f}x; goal <= 1.00x), largest {big['largest']:,}"
+        f"  1M: input {big['input_tokens']:,}, ideal cache {big['cached_cost']:,.0f}, as Anthropic bills it "
+        f"{big['billed_cost']:,.0f}, largest {big['largest']:,}; "
+        + against_peers(big["input_tokens"], big["billed_cost"], big["cached_cost"])
     )
     print(
         f"  200k: input {mid['input_tokens']:,}, ideal cache {mid['cached_cost']:,.0f}, "

@@ -184,3 +184,16 @@ def test_long_session_bills_the_recorded_requests_as_anthropic_bills_them() -> N
     ]
     billed, ideal = anthropic_cost(sent), ideal_cache_cost(sent)
     assert billed > 1.4 * ideal  # the history written twice at 1.25x, not read back at 0.1x
+
+
+def test_long_session_sets_ours_beside_the_peers_in_one_unit_and_one_rule() -> None:
+    """Issue 36 item 6: the peers' figures were counted at characters / 3.2 and ours at characters / 4;
+    Claude Code's cost is Anthropic's rule, Codex's the ideal cache. The comparison converts ours to
+    the peers' unit and sets each peer beside ours under its own rule."""
+    from long_session import against_peers
+
+    line = against_peers(800_000, 400_000.0, 300_000.0)
+    assert "input 1,000,000, as Anthropic bills it 500,000, ideal cache 375,000" in line
+    assert "vs Claude Code (2.32M, 0.66M by Anthropic's rule): input 0.43x" in line
+    assert "cost 0.76x (goal <= 0.65x)" in line  # 500,000 / 660,000: the billed figure, not the ideal one
+    assert "vs Codex (2.08M, 0.56M ideal cache): input 0.48x" in line and "cost 0.67x" in line
