@@ -1,7 +1,8 @@
 """A long headless run with a goal, a todo list, a background command and three sub-agents, against
-the fake model server (Anthropic wire), beside the same work done without sub-agents.
+the fake model server, beside the same work done without sub-agents; on the Anthropic Messages wire
+and on OpenAI's Responses wire.
 
-    python benchmarks/long_run.py [--files 40] [--lines 120] [--window 32000]
+    python benchmarks/long_run.py [--files 40] [--lines 120] [--window 32000] [--wire both]
 
 A temp project holds FILES files (`src/part_NN.py`), each with a planted fact (`FACT NN: ...`).
 `agent -p --goal 'Survey ... --check "grep -q SURVEY-COMPLETE report.md"'` runs at a WINDOW-token
@@ -16,14 +17,16 @@ largest request against the window; with sub-agents, that the parent's requests 
 report and none of the facts only the children read (their tool output); then a recall probe (a
 `--continue` run whose model calls `recall` for one of those facts) that answers from a child's
 transcript. Figures: input tokens summed over all requests (the children's included, as the fake
-counts them, characters / 4), the cost as Anthropic bills the recorded requests (agent_cli.billing
-on each wire body, long_session.anthropic_cost: token-equivalents, 20 s apart), the summary calls
-and the compactions each layer made (the parent's stream events and the children's logs).
+counts them, characters / 4); the input's cost in USD under the provider's cache rule
+(agent_cli.billing on each recorded wire body, 20 s apart: Anthropic's breakpoints, OpenAI's
+automatic prefix cache); the summary calls, and the compactions each layer made (the parent's
+stream events and the children's logs: a record counts twice when a digest stood in for it first).
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import random
@@ -41,11 +44,16 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from agent_cli.agent.subagent import CHILD_NOTE  # noqa: E402
+from agent_cli.billing import AnthropicCache, AutomaticCache, AutomaticRequest, Bill, Unit  # noqa: E402
+from agent_cli.billing.wire_units import anthropic_request  # noqa: E402
+from agent_cli.providers.model_info import cache_terms  # noqa: E402
+from agent_cli.providers.models import keeps_prior_thinking, lookup  # noqa: E402
 from agent_cli.testing.fakeserver import FakeModelServer, RecordedRequest, Reply, ToolCallSpec  # noqa: E402
+from agent_cli.testing.fakeserver.server import chars_over_four  # noqa: E402
 from agent_cli.testing.summary_shape import is_summary_request  # noqa: E402
-from benchmarks.long_session import WORDS, anthropic_cost  # noqa: E402
+from benchmarks.long_session import WORDS  # noqa: E402
 
-MODEL = "claude-sonnet-4-5"
+MODELS = {"anthropic": "claude-sonnet-4-5", "openai": "gpt-4o"}  # the wire: Messages, Responses
 CHILDREN = 3
 GOAL_TEXT = "Survey every file under src/ and write report.md"
 CHECK = "grep -q SURVEY-COMPLETE report.md"
@@ -96,23 +104,41 @@ def strings(value: Any) -> list[str]:
     return []
 
 
+def items(body: dict[str, Any]) -> list[Any]:
+    """The conversation of a request: Messages' `messages`, Responses' `input`."""
+    found = body.get("messages", body.get("input"))
+    return found if isinstance(found, list) else []
+
+
 def carries(request: RecordedRequest, text: str) -> bool:
     body = request.body
-    return any(text in s for s in strings([body.get("system"), body.get("messages", body.get("input"))]))
+    return any(text in s for s in strings([body.get("system"), body.get("instructions"), items(body)]))
 
 
 def user_texts(request: RecordedRequest) -> str:
     """The text the user side of the request holds (not tool calls, not tool results)."""
     found = []
-    for message in request.body.get("messages", []):
-        if message.get("role") != "user":
+    for message in items(request.body):
+        if not isinstance(message, dict) or message.get("role") != "user":
             continue
         content = message["content"]
         if isinstance(content, str):
             found.append(content)
             continue
-        found += [b.get("text", "") for b in content if b.get("type") == "text"]
+        found += [b.get("text", "") for b in content if b.get("type") in ("text", "input_text")]
     return "\n".join(found)
+
+
+def tool_outputs(body: dict[str, Any]) -> list[str]:
+    """The tool results of a request, oldest first, as text (either wire)."""
+    found = []
+    for item in items(body):
+        if item.get("type") == "function_call_output":
+            found.append(" ".join(strings(item.get("output"))))
+        for block in item.get("content") if isinstance(item.get("content"), list) else []:
+            if block.get("type") == "tool_result":
+                found.append(" ".join(strings(block.get("content"))))
+    return found
 
 
 def owner(request: RecordedRequest) -> int:
@@ -204,23 +230,26 @@ class Script:
         return f"{CHILD_TAG}{k}: read each of {', '.join(share)} and report what they define."
 
 
-def agent_env(home: Path, server: FakeModelServer) -> dict[str, str]:
+def agent_env(home: Path, server: FakeModelServer, wire: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
     env.update(
         HOME=str(home),
         XDG_CONFIG_HOME=str(home / ".config"),
         XDG_STATE_HOME=str(home / ".state"),
         NO_COLOR="1",
-        ANTHROPIC_API_KEY="sk-ant-bench",
-        ANTHROPIC_BASE_URL=server.anthropic_base_url,
     )
+    if wire == "anthropic":
+        env.update(ANTHROPIC_API_KEY="sk-ant-bench", ANTHROPIC_BASE_URL=server.anthropic_base_url)
+    else:
+        env.update(OPENAI_API_KEY="sk-proj-bench", OPENAI_BASE_URL=server.openai_base_url)
     return env
 
 
 def agent(
-    args: list[str], project: Path, env: dict[str, str], window: int
+    args: list[str], project: Path, env: dict[str, str], window: int, wire: str
 ) -> subprocess.CompletedProcess[str]:
-    common = ["--provider", "anthropic", "--model", MODEL, "--yes", "--output-format", "stream-json"]
+    common = ["--provider", wire, "--model", MODELS[wire], "--yes", "--output-format", "stream-json"]
+    common += ["--wire", "responses"] if wire == "openai" else []  # not Chat, which a base URL would pick
     return subprocess.run(
         [sys.executable, "-m", "agent_cli", *args, *common, "--context-window", str(window)],
         cwd=project,
@@ -252,33 +281,26 @@ def child_compactions(project: Path) -> list[str]:
 
 
 def recall_probe(
-    project: Path, env: dict[str, str], server: FakeModelServer, window: int, target: int
+    project: Path, env: dict[str, str], server: FakeModelServer, window: int, wire: str, target: int
 ) -> dict[str, Any]:
     """`--continue`: the model recalls the secret of part `target`, then answers with what it got."""
     query = f"secret of part {target:02d}"
 
+    asked = {"n": 0}
+
     def answer(request: RecordedRequest) -> Reply:
-        got = [s for s in strings(request.body.get("messages")) if f"FACT {target:02d}" in s]
-        last = request.body["messages"][-1]["content"]
-        if isinstance(last, list) and any(b.get("type") == "tool_result" for b in last):
+        got = [s for s in tool_outputs(request.body) if f"FACT {target:02d}" in s]
+        asked["n"] += 1
+        if asked["n"] > 1:  # the recall's result is in
             found = re.search(rf"FACT {target:02d}: [^\n]*", got[-1]) if got else None
             return Reply(f"Recalled: {found.group(0) if found else 'nothing'}")
         return Reply("Looking it up.", tool_calls=[ToolCallSpec("recall", {"query": query})])
 
     server.responder = answer
     before = len(server.requests)
-    done = agent(["-p", f"What is the {query}?", "--continue"], project, env, window)
+    done = agent(["-p", f"What is the {query}?", "--continue"], project, env, window, wire)
     asked = server.requests[before:]
-    results = (
-        [
-            " ".join(strings(b.get("content")))
-            for m in asked[-1].body["messages"]
-            for b in (m["content"] if isinstance(m["content"], list) else [])
-            if b.get("type") == "tool_result"
-        ]
-        if asked
-        else []
-    )
+    results = tool_outputs(asked[-1].body) if asked else []
     events = events_of(done.stdout)
     return {
         "exit": done.returncode,
@@ -289,7 +311,14 @@ def recall_probe(
 
 
 def run(
-    files: int, lines: int, window: int, subagents: bool, *, leak: bool = False, probe: bool = True
+    files: int,
+    lines: int,
+    window: int,
+    subagents: bool,
+    *,
+    wire: str = "anthropic",
+    leak: bool = False,
+    probe: bool = True,
 ) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         project, home = Path(tmp) / "proj", Path(tmp) / "home"
@@ -299,22 +328,22 @@ def run(
         script = Script(names, subagents, leak)
         with FakeModelServer(context_window=window) as server:
             server.responder = script
-            env = agent_env(home, server)
+            env = agent_env(home, server, wire)
             goal = f"{GOAL_TEXT} --check '{CHECK}'"
-            done = agent(["-p", "--goal", goal], project, env, window)
+            done = agent(["-p", "--goal", goal], project, env, window, wire)
             requests = list(server.requests)
             events = events_of(done.stdout)
-            result = summarize(script, requests, events, window)
+            result = summarize(script, requests, events, wire)
             result.update(exit=done.returncode, stderr=done.stderr[-1500:])
             result["compactions"] += child_compactions(project)
             result["report"] = (project / "report.md").read_text() if (project / "report.md").exists() else ""
             if probe and subagents:
-                result["probe"] = recall_probe(project, env, server, window, target=2)
+                result["probe"] = recall_probe(project, env, server, window, wire, target=2)
     return result
 
 
 def summarize(
-    script: Script, requests: list[RecordedRequest], events: list[dict[str, Any]], window: int
+    script: Script, requests: list[RecordedRequest], events: list[dict[str, Any]], wire: str
 ) -> dict[str, Any]:
     work = [r for r in requests if not is_summary_request(r.body)]
     parent = [r for r in work if owner(r) == 0]
@@ -334,11 +363,55 @@ def summarize(
         "todos_in_last": last is not None and all(carries(last, t) for t in TODOS),
         "goal_in_last": last is not None and carries(last, GOAL_TEXT) and carries(last, CHECK),
         "largest": max((r.input_tokens for r in requests), default=0),
+        "parent_largest": max((r.input_tokens for r in parent), default=0),
         "reports_in_parent": all(any(carries(r, tag) for r in parent) for tag in reports),
         "facts_in_parent": sum(any(carries(r, f) for r in parent) for f in facts),
         "input_tokens": sum(r.input_tokens for r in requests),
-        "billed": anthropic_cost(requests, MODEL),
+        "billed": bill(requests, wire),
     }
+
+
+def _key(value: Any) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()
+
+
+def responses_request(body: dict[str, Any], at: float) -> AutomaticRequest:
+    """A Responses payload as units for OpenAI's automatic cache: the instructions, each tool, each
+    input item (agent_cli.billing.wire_units reads the other wires)."""
+    units = []
+    if body.get("instructions"):
+        units.append(Unit("system", chars_over_four(str(body["instructions"])), _key(body["instructions"])))
+    units += [
+        Unit("tools", chars_over_four(json.dumps(t, sort_keys=True)), _key(t))
+        for t in body.get("tools") or ()
+    ]
+    for item in items(body):
+        text = (
+            item.get("content") if isinstance(item.get("content"), str) else json.dumps(item, sort_keys=True)
+        )
+        units.append(Unit("messages", chars_over_four(str(text)), _key(item)))
+    return AutomaticRequest(
+        str(body.get("model", "")), tuple(units), at, str(body.get("prompt_cache_key") or "")
+    )
+
+
+def bill(requests: list[RecordedRequest], wire: str) -> Bill:
+    """The input side of every request as the provider bills it (agent_cli.billing: Anthropic's
+    breakpoints, OpenAI's automatic prefix cache), the fake's count (characters / 4), 20 s apart."""
+    info = lookup(MODELS[wire])
+    assert info is not None
+    terms = cache_terms(info)
+    total = Bill()
+    if wire == "anthropic":
+        marks = AnthropicCache(lambda _model: terms)
+        sent = [r for r in requests if r.api == "anthropic"]
+        for n, req in enumerate(sent):
+            total += marks.bill(anthropic_request(req.body, chars_over_four, 20.0 * n, keeps_prior_thinking))
+        return total
+    automatic = AutomaticCache(lambda _model: terms)
+    for n, req in enumerate(r for r in requests if r.api == "openai-responses"):
+        total += automatic.bill(responses_request(req.body, 20.0 * n))
+    return total
 
 
 def properties(r: dict[str, Any], window: int, subagents: bool) -> list[str]:
@@ -374,33 +447,29 @@ def layers(found: list[str]) -> str:
     return ", ".join(f"{k} {found.count(k)}" for k in sorted(set(found))) or "none"
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--files", type=int, default=40)
-    parser.add_argument("--lines", type=int, default=120, help="functions per file (~2k tokens at 120)")
-    parser.add_argument("--window", type=int, default=32_000)
-    args = parser.parse_args()
-    ours = run(args.files, args.lines, args.window, subagents=True)
-    solo = run(args.files, args.lines, args.window, subagents=False)
+def report(wire: str, ours: dict[str, Any], solo: dict[str, Any], files: int, window: int) -> None:
+    name = {"anthropic": "Anthropic Messages", "openai": "OpenAI Responses"}[wire]
     print(
-        f"long run: goal with a failing check, todo list, background command, {args.files} files, "
-        f"{args.window:,}-token window, Anthropic wire ({MODEL})"
+        f"long run: goal with a failing check, todo list, background command, {files} files, "
+        f"{window:,}-token window, {name} wire ({MODELS[wire]})"
     )
     for label, r, sub in (("three sub-agents", ours, True), ("no sub-agents", solo, False)):
+        billed: Bill = r["billed"]
         print(f"  {label}: exit {r['exit']}, finished {r['finished']}, goal rounds {r['goal_rounds']}")
         print(
             f"    requests {r['requests']} (parent {r['parent_requests']}, children {r['child_requests']}, "
             f"summary calls {r['summary_calls']}); compactions {layers(r['compactions'])}"
         )
         print(
-            f"    input tokens {r['input_tokens']:,}; billed {r['billed']:,.0f} token-equivalents; "
-            f"largest request {r['largest']:,} of {args.window:,}"
+            f"    input tokens {r['input_tokens']:,}; billed ${billed.usd:.4f} (uncached {billed.input:,}, "
+            f"cache read {billed.read:,}, cache write {billed.write:,}); "
+            f"largest request {r['largest']:,} of {window:,} (the parent's {r['parent_largest']:,})"
         )
         print(f"    todos in last request {r['todos_in_last']}, goal in last request {r['goal_in_last']}")
         if sub:
             print(
                 f"    children's reports in the parent {r['reports_in_parent']}; "
-                f"facts only children read, in parent requests: {r['facts_in_parent']} of {args.files}"
+                f"facts only children read, in parent requests: {r['facts_in_parent']} of {files}"
             )
             p = r.get("probe", {})
             print(
@@ -408,15 +477,28 @@ def main() -> None:
                 f"answer {p.get('answer', '')[:90]!r}"
             )
         else:
-            print(f"    facts in parent requests: {r['facts_in_parent']} of {args.files}")
-        failed = properties(r, args.window, sub)
+            print(f"    facts in parent requests: {r['facts_in_parent']} of {files}")
+        failed = properties(r, window, sub)
         print(f"    properties: {'all held' if not failed else 'FAILED: ' + '; '.join(failed)}")
         if r["exit"]:
             print("    stderr:", r["stderr"])
     print(
         f"  sub-agents / none: input tokens {ours['input_tokens'] / max(solo['input_tokens'], 1):.2f}x, "
-        f"billed {ours['billed'] / max(solo['billed'], 1):.2f}x (token-equivalents)"
+        f"billed (USD) {ours['billed'].usd / max(solo['billed'].usd, 1e-9):.2f}x"
     )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--files", type=int, default=40)
+    parser.add_argument("--lines", type=int, default=120, help="functions per file (~1.7k tokens at 120)")
+    parser.add_argument("--window", type=int, default=32_000)
+    parser.add_argument("--wire", choices=["anthropic", "openai", "both"], default="both")
+    args = parser.parse_args()
+    for wire in ["anthropic", "openai"] if args.wire == "both" else [args.wire]:
+        ours = run(args.files, args.lines, args.window, subagents=True, wire=wire)
+        solo = run(args.files, args.lines, args.window, subagents=False, wire=wire)
+        report(wire, ours, solo, args.files, args.window)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """The long run (benchmarks/long_run.py), smaller: `agent -p --goal ... --check ...` at a 32k window
 on the fake server, a todo list, a background command, three `task` sub-agents reading the files.
 
-The goal's check fails once and then passes; the last request carries every todo item and the goal;
+On the Anthropic wire and the Responses wire, the goal's check fails once and then passes; the last request carries every todo item and the goal;
 no request is over the window; the parent's requests hold each child's report and none of the facts
 only the children read; a `--continue` run's recall finds such a fact in a child's transcript. The
 same checks flag a run whose children put their tool output (the facts) in their reports.
@@ -17,8 +17,9 @@ pytestmark = pytest.mark.e2e
 WINDOW = 32_000
 
 
-def test_a_long_run_keeps_the_goal_and_todos_and_the_children_s_reports_not_their_output() -> None:
-    r = run(9, 60, WINDOW, subagents=True)
+@pytest.mark.parametrize("wire", ["anthropic", "openai"])
+def test_a_long_run_keeps_the_goal_and_todos_and_the_children_s_reports_not_their_output(wire: str) -> None:
+    r = run(9, 60, WINDOW, subagents=True, wire=wire)
     assert r["exit"] == 0, r["stderr"]
     assert properties(r, WINDOW, subagents=True) == []
     assert r["goal_rounds"] == ["go_on", "met"]  # the check failed once, then passed
@@ -28,6 +29,7 @@ def test_a_long_run_keeps_the_goal_and_todos_and_the_children_s_reports_not_thei
     probe = r["probe"]
     assert probe["exit"] == 0 and probe["from_child"]
     assert "FACT 02: the secret of part 02 is" in probe["answer"]
+    assert r["billed"].usd > 0  # priced under the wire's cache rule
 
 
 def test_the_checks_flag_a_child_whose_report_carries_its_tool_output() -> None:
