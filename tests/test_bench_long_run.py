@@ -1,10 +1,11 @@
 """The long run (benchmarks/long_run.py), smaller: `agent -p --goal ... --check ...` at a 32k window
 on the fake server, a todo list, a background command, three `task` sub-agents reading the files.
 
-On the Anthropic wire and the Responses wire, the goal's check fails once and then passes; the last request carries every todo item and the goal;
-no request is over the window; the parent's requests hold each child's report and none of the facts
-only the children read; a `--continue` run's recall finds such a fact in a child's transcript. The
-same checks flag a run whose children put their tool output (the facts) in their reports.
+On the Anthropic wire and the Responses wire, the goal's check fails once and then passes; the
+last request carries every todo item and the goal; no request is over the window; the parent's
+requests hold each child's report and none of the facts only the children read; a `--continue`
+run's recall finds such a fact in a child's transcript. The same checks flag a run whose children
+put their tool output (the facts) in their reports.
 """
 
 from __future__ import annotations
