@@ -48,12 +48,14 @@ from agent_cli.billing import AnthropicCache, AutomaticCache, AutomaticRequest, 
 from agent_cli.billing.wire_units import anthropic_request  # noqa: E402
 from agent_cli.providers.model_info import cache_terms  # noqa: E402
 from agent_cli.providers.models import keeps_prior_thinking, lookup  # noqa: E402
+from agent_cli.providers.registry import ANTHROPIC, OPENAI  # noqa: E402
 from agent_cli.testing.fakeserver import FakeModelServer, RecordedRequest, Reply, ToolCallSpec  # noqa: E402
 from agent_cli.testing.fakeserver.server import chars_over_four  # noqa: E402
 from agent_cli.testing.summary_shape import is_summary_request  # noqa: E402
 from benchmarks.long_session import WORDS  # noqa: E402
 
-MODELS = {"anthropic": "claude-sonnet-4-5", "openai": "gpt-4o"}  # the wire: Messages, Responses
+# What a user runs today on each wire (Messages, Responses): the providers' default models.
+MODELS = {"anthropic": ANTHROPIC.default_model, "openai": OPENAI.default_model}
 CHILDREN = 3
 GOAL_TEXT = "Survey every file under src/ and write report.md"
 CHECK = "grep -q SURVEY-COMPLETE report.md"
@@ -375,6 +377,22 @@ def _key(value: Any) -> str:
     return hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()
 
 
+def item_text(item: dict[str, Any]) -> str:
+    """The part of a Responses input item that costs tokens: its text, a call's name and arguments,
+    a call's output; else its JSON."""
+    content, kind = item.get("content"), item.get("type")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(str(b.get("text", "")) for b in content if isinstance(b, dict))
+    if kind == "function_call":
+        return str(item.get("name", "")) + str(item.get("arguments", ""))
+    if kind == "function_call_output":
+        output = item.get("output")
+        return output if isinstance(output, str) else json.dumps(output, sort_keys=True)
+    return json.dumps(item, sort_keys=True)
+
+
 def responses_request(body: dict[str, Any], at: float) -> AutomaticRequest:
     """A Responses payload as units for OpenAI's automatic cache: the instructions, each tool, each
     input item (agent_cli.billing.wire_units reads the other wires)."""
@@ -385,11 +403,7 @@ def responses_request(body: dict[str, Any], at: float) -> AutomaticRequest:
         Unit("tools", chars_over_four(json.dumps(t, sort_keys=True)), _key(t))
         for t in body.get("tools") or ()
     ]
-    for item in items(body):
-        text = (
-            item.get("content") if isinstance(item.get("content"), str) else json.dumps(item, sort_keys=True)
-        )
-        units.append(Unit("messages", chars_over_four(str(text)), _key(item)))
+    units += [Unit("messages", chars_over_four(item_text(item)), _key(item)) for item in items(body)]
     return AutomaticRequest(
         str(body.get("model", "")), tuple(units), at, str(body.get("prompt_cache_key") or "")
     )
