@@ -366,6 +366,7 @@ def summarize(
         "goal_in_last": last is not None and carries(last, GOAL_TEXT) and carries(last, CHECK),
         "largest": max((r.input_tokens for r in requests), default=0),
         "parent_largest": max((r.input_tokens for r in parent), default=0),
+        "background_read": any(carries(r, "watch tick 1") for r in parent),
         "reports_in_parent": all(any(carries(r, tag) for r in parent) for tag in reports),
         "facts_in_parent": sum(any(carries(r, f) for r in parent) for f in facts),
         "input_tokens": sum(r.input_tokens for r in requests),
@@ -440,6 +441,7 @@ def properties(r: dict[str, Any], window: int, subagents: bool) -> list[str]:
         ),
         ("every todo item in the last request", lambda: bool(r["todos_in_last"])),
         ("the goal in the last request", lambda: bool(r["goal_in_last"])),
+        ("the background command's output read", lambda: bool(r["background_read"])),
         ("no request over the window", lambda: r["largest"] <= window),
     ]
     if subagents:
@@ -479,7 +481,10 @@ def report(wire: str, ours: dict[str, Any], solo: dict[str, Any], files: int, wi
             f"cache read {billed.read:,}, cache write {billed.write:,}); "
             f"largest request {r['largest']:,} of {window:,} (the parent's {r['parent_largest']:,})"
         )
-        print(f"    todos in last request {r['todos_in_last']}, goal in last request {r['goal_in_last']}")
+        print(
+            f"    todos in last request {r['todos_in_last']}, goal in last request {r['goal_in_last']}, "
+            f"background output read {r['background_read']}"
+        )
         if sub:
             print(
                 f"    children's reports in the parent {r['reports_in_parent']}; "
