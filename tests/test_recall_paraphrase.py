@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from agent_cli.store.archive import Archive
+from agent_cli.store.archive import MAX_PASSAGES, Archive
 from agent_cli.store.terms import ANSWER_KIND_WEIGHT, RELATED_WEIGHT, question_terms
 
 
@@ -68,3 +68,21 @@ def test_a_paraphrase_finds_the_setting_not_the_prose_that_shares_its_frame(tmp_
     )
     found = archive.search("How much memory can the worker use?", 12_000)
     assert "memory_limit = 768Mi" in _first(found)
+
+
+def test_an_answer_ranked_below_the_first_eight_is_returned_while_the_budget_holds_it(
+    tmp_path: Path,
+) -> None:
+    archive = Archive(tmp_path / "s")
+    _padding(archive, 10)
+    # Twelve short look-alikes that share more of the question's words than the answer does.
+    for n in range(12):
+        archive.write_output(
+            f"toolu_l{n}",
+            f"billing service notes {n}: the invoices api is listening again after deploy {n}",
+            header=f"[full output of bash cat notes-{n}.txt · id toolu_l{n}]",
+        )
+    _read(archive, "billing/settings.toml", "[invoices]\nport = 48213\nworkers = 4", 1)
+    found = archive.search("Which port is the billing service's invoices api listening on?", 12_000)
+    assert MAX_PASSAGES > 12
+    assert "port = 48213" in found
