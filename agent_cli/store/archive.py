@@ -38,7 +38,9 @@ from agent_cli.store.terms import question_terms
 
 __all__ = ["Archive"]
 
-MAX_PASSAGES = 8  # the best few: more would be noise, and the model can ask again
+# The best few, as many as the budget holds: a question in other words than its answer's often
+# ranks that answer below the 8th look-alike (docs/recall-ranking.md).
+MAX_PASSAGES = 16
 FALLBACK_PASSAGES = 3  # shown when nothing saved shares a word with the question
 _NO_QUERY = "recall needs a phrase to look for (a file name, an error message, a few words)."
 _LABEL_RE = re.compile(r"[^a-z0-9]+")

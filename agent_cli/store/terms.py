@@ -13,11 +13,14 @@ A *word* is a run of letters, digits and underscores. A word made of parts (`ten
 are. A run of CJK characters gives its character pairs (those scripts put no space between
 words).
 
-A question drops its function words ("which", "does", "the", "again", "remind me") and keeps the
-rest at weight 1. It also gains, at a lower weight, the words developers use for the same thing
-(`error` for `exception`, `listen` for `port`, `change` for `edit`): a question in the user's own
-words should find an output in the tool's, and the table below is the general vocabulary of
-programming, not any one project's.
+A question drops its function words ("which", "does", "the", "again", "remind me"), the words
+that frame it rather than name what it is about ("how much", "exactly", "do we use"; the `'s` of
+"what's" and "the service's") and keeps the rest at weight 1. It also gains, at a lower weight,
+the words developers use for the same thing (`error` for `exception`, `listen` for `port`,
+`bump` for `upgrade`): a question in the user's own words should find an output in the tool's,
+and the table below is the general vocabulary of programming, not any one project's. "How long",
+"how often", "how many" say what kind of value is wanted; the words such a value is written
+beside (timeout and seconds, interval and cron, max and limit) come in at a lower weight still.
 """
 
 from __future__ import annotations
@@ -28,13 +31,15 @@ import re
 from collections.abc import Iterator
 from typing import Protocol
 
-__all__ = ["PREFIX_WEIGHT", "RELATED_WEIGHT", "question_terms", "terms"]
+__all__ = ["ANSWER_KIND_WEIGHT", "PREFIX_WEIGHT", "RELATED_WEIGHT", "question_terms", "terms"]
 
 RELATED_WEIGHT = 0.4  # a related word counts this much of a word the question says
+ANSWER_KIND_WEIGHT = 0.25  # and a word beside the kind of value it asks for ("how long": timeout)
 PREFIX_WEIGHT = 0.25  # and a word's first letters, as an abbreviation of it, this much
 
 _WORD = re.compile(r"[^\W_](?:\w*[^\W_])?")  # underscores inside a word, not at its ends
 _PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_a-zA-Z]+")
+_CLITIC = re.compile(r"(?<=[^\W\d_])['\u2019](?:s|t|d|ll|re|ve|m)\b", re.IGNORECASE)  # "what's", "service's"
 _CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
 
 _STOP = frozenset(
@@ -47,6 +52,25 @@ _STOP = frozenset(
     there these they this those through to too under until us very was wasn we were weren what
     when where which while who whom why will with would you your yours""".split()  # noqa: SIM905
 )
+# Words that frame a question rather than name what it asks about ("how much", "exactly", "the
+# one we use"): they match every output alike. What "how long" or "how often" asks for is kept as
+# the kind of answer it wants (`_ANSWER_KINDS`).
+_FRAME = frozenset(
+    """actually anything big exact exactly everything frequently gave give given gives giving happen
+    happened happens large long many much need needs often something take takes took use used uses using
+    whether""".split()  # noqa: SIM905
+)
+# The words a value of the kind a question asks for is written beside ("how long" -> a timeout
+# in seconds), brought in at `ANSWER_KIND_WEIGHT`.
+_ANSWER_KINDS = {
+    "long": "timeout duration seconds secs wait ttl",
+    "often": "interval every period schedule cron frequency",
+    "frequently": "interval every period schedule cron frequency",
+    "many": "count max limit total number",
+    "much": "max limit size total amount",
+    "big": "size max limit bytes",
+    "large": "size max limit bytes",
+}
 
 # Groups of words developers use for one thing; each word of a question brings in the others.
 _RELATED_GROUPS = (
@@ -75,7 +99,7 @@ _RELATED_GROUPS = (
     "author committer wrote",
     "database db sql postgres postgresql sqlite mysql",
     "start launch run boot",
-    "stop kill halt shutdown",
+    "stop kill halt shutdown terminate sigterm sigkill graceful",
     "log logs logging logger",
     "package dependency dependencies library lib module",
     "directory folder dir path",
@@ -110,6 +134,19 @@ _RELATED_GROUPS = (
     "oom oomkilled killed memory",
     "duplicate double twice idempotent idempotency dedupe",
     "current checked checkout head",
+    "upgrade upgraded bump bumped",
+    "pending unapplied outstanding",
+    "throttle throttled ratelimit limiter 429",
+    "phone mobile android app",  # not ios: stemmed, it is io (std::io, asyncio)
+    "background worker job task",
+    "schedule cron nightly daily periodic",
+    "lag behind backlog offset",
+    "email mail smtp sender",
+    "dashboard console panel",
+    "toolchain compiler sdk",
+    "runtime async tokio asyncio",
+    "cleanup sweep purge prune",
+    "payment charge card billing stripe",
 )
 
 
@@ -181,11 +218,16 @@ def question_terms(question: str) -> dict[str, float]:
     """The terms a question is ranked by, each with its weight (see the module's docstring).
 
     Function words are dropped unless nothing else is left ("how is it?" still searches)."""
-    words = [word for word in _WORD.findall(question) if word.lower() not in _STOP]
+    found = _WORD.findall(_CLITIC.sub("", question))
+    words = [w for w in found if w.lower() not in _STOP and w.lower() not in _FRAME]
     said = {term: 1.0 for word in words for term in _word_terms(word)}
     if not said:
         return {term: 1.0 for term in terms(question)}
     weights = dict(said)
+    for before, word in itertools.pairwise(w.lower() for w in found):
+        if before == "how" and word in _ANSWER_KINDS:
+            for term in _ANSWER_KINDS[word].split():
+                weights.setdefault(_stem(term), ANSWER_KIND_WEIGHT)
     # Two words said together may be one in the text ("back off" -> backoff, "checked out" ->
     # checkout): the first word's stem and the second; particles (off, out, up, down) are words here.
     joined = {
