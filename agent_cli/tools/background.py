@@ -31,8 +31,9 @@ from pathlib import Path
 from agent_cli.core.text import visible
 from agent_cli.store.log_records import LogRecord, StateRecord
 from agent_cli.tools import children
-from agent_cli.tools.bash import CHUNK_BYTES, KILL_GRACE_SECONDS, HeadTail, Spans
+from agent_cli.tools.bash import CHUNK_BYTES, KILL_GRACE_SECONDS
 from agent_cli.tools.confine import Confinement
+from agent_cli.tools.head_tail import HeadTail, Spans
 
 __all__ = [
     "ARCHIVE_CAP",
