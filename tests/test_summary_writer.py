@@ -24,7 +24,8 @@ from agent_cli.core.errors import ConfigError
 from agent_cli.core.events import UsageEvent
 from agent_cli.core.messages import Message, TextBlock, ThinkingBlock, Usage
 from agent_cli.core.requests import Completion, Request
-from agent_cli.providers.models import lookup, tokenizer_for
+from agent_cli.providers.model_names import tokenizer_for
+from agent_cli.providers.models import lookup
 from agent_cli.providers.resolve import resolve_model, resolve_writer
 from agent_cli.session import AgentSession
 from agent_cli.store.redact import Redactor
