@@ -22,6 +22,7 @@ from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from typing import assert_never
 
 from agent_cli.agent.approvals import Approver
+from agent_cli.agent.attachments import prompt_message
 from agent_cli.agent.compact_calls import honoured
 from agent_cli.agent.continuations import CONTINUE_AFTER_CUTOFF, TOO_MANY_PAUSES, Continuations
 from agent_cli.agent.event_log import SessionSink, log_event
@@ -56,7 +57,7 @@ from agent_cli.core.events import (
     WebSearchEvent,
 )
 from agent_cli.core.images import ImageBlock
-from agent_cli.core.messages import Message, ServerToolBlock, TextBlock, ToolResult, ToolUse, Usage
+from agent_cli.core.messages import Message, ServerToolBlock, ToolResult, ToolUse, Usage
 from agent_cli.core.pairing import repair_history
 from agent_cli.core.requests import Completion
 from agent_cli.core.thinking import strip_thinking
@@ -222,13 +223,7 @@ class AgentLoop:
             return
         added = "\n\n".join(t for t in (self._start_context, verdict.context) if t.strip())
         self._start_context = ""
-        # The prompt stays byte for byte in its own block; what the hooks add is a block after it.
-        blocks = [
-            TextBlock(prompt),
-            *(TextBlock(a) if isinstance(a, str) else a for a in attached),
-            *((TextBlock(added),) if added else ()),
-        ]
-        self._append(Message("user", tuple(blocks)))
+        self._append(prompt_message(prompt, attached, added))  # the prompt byte for byte, in its own block
         try:
             yield from self._turn()
         except KeyboardInterrupt:
