@@ -28,7 +28,8 @@ from agent_cli.core.messages import Message
 from agent_cli.core.thinking import strip_thinking
 from agent_cli.providers.base import Provider
 from agent_cli.providers.factory import create_provider, query_limits
-from agent_cli.providers.models import UNKNOWN_WINDOW, ModelInfo, family_limits
+from agent_cli.providers.model_names import family_limits
+from agent_cli.providers.models import UNKNOWN_WINDOW, ModelInfo
 from agent_cli.providers.native_support import native_compaction_gap
 from agent_cli.providers.registry import wire_for
 from agent_cli.providers.resolve import ModelChoice, resolve_model, resolve_writer

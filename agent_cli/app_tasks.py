@@ -127,7 +127,7 @@ class TaskFactory:
                 provider=model.provider,
                 tools=_child_tools(session.tools, task),
                 context=engine,
-                system=self._loop.system,
+                system=self._loop.frame_parts.system,
                 log=log,
                 approver=self._approver_for(quiet),
                 tool_context=context,
@@ -139,7 +139,7 @@ class TaskFactory:
                 # Its file changes go to the session's log and snapshots: /rewind undoes them.
                 watch=FileWatch(session.project_root, self._assembly.snapshots(parent), parent),
             )
-            loop.set_pinned(self._loop.pinned)
+            loop.set_pinned(self._loop.frame_parts.pinned)
         except BaseException:
             log.close()
             raise

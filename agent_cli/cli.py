@@ -1,4 +1,5 @@
-"""The `agent` command: flags, dispatch, the headless run (`agent transcripts` and `mcp`: subcommands.py).
+"""The `agent` command: flags and dispatch (the headless run: headless_run.py; `agent transcripts` and
+`mcp`: subcommands.py).
 
     agent                 the REPL (ui/repl.py) on a new session
     agent -p PROMPT       one task headless (ui/headless.py prints its events); `/NAME args`
@@ -13,30 +14,22 @@
     agent mcp list        the configured MCP servers, their state and their tools
 
 The only module importing typer. Settings are loaded here and the session is
-built by `app.open_session`. `agent --version` (and the bare `agent` that
-starts the REPL) answer before typer loads, so they cost little more than
+built by `app.open_session` (headless_run.py drives a headless one). `agent --version`
+(and the bare `agent` that starts the REPL) answer before typer loads, so they cost little more than
 starting Python; everything else is imported when it is needed. Errors a user
 can fix (config, missing key, unknown session) are one line on stderr with
 exit code 2, never a traceback.
 """
 
 # No `from __future__ import annotations`: typer reads the annotations of the commands below at run time.
-import contextlib
 import os
 import sys
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
-from agent_cli.cli_args import GOAL_NOT_MET, OUTPUT_FORMATS, CliArgs, print_flag_before_goal, simple_headless
+from agent_cli.cli_args import OUTPUT_FORMATS, CliArgs, print_flag_before_goal, simple_headless
 from agent_cli.subcommands import fail, mcp_command, transcripts_command
-
-if TYPE_CHECKING:
-    from collections.abc import Iterator
-
-    from agent_cli.core.events import Event
-    from agent_cli.core.goals import GoalSpec
-    from agent_cli.session import AgentSession
 
 __all__ = ["CliArgs", "main", "mcp_command", "run_cli", "transcripts_command"]
 
@@ -353,78 +346,9 @@ def run_cli(args: CliArgs, *, env: dict[str, str] | None = None, cwd: Path | Non
         return fail(str(exc), 1)
     except OSError as exc:  # the project's .transcripts/ cannot be created or read
         return fail(f"cannot open the session log: {exc}", 1)
-    return _headless(session, args.prompt, args.output_format, goal)
+    from agent_cli.headless_run import run_headless
 
-
-def _headless(
-    session: "AgentSession", prompt: str | None, output_format: str, goal: "GoalSpec | None"
-) -> int:
-    import itertools
-
-    from agent_cli.core.errors import AgentError
-    from agent_cli.store.crash_log import internal_error
-    from agent_cli.ui import ending
-    from agent_cli.ui.headless import OutputFormat, render_aside, render_headless
-    from agent_cli.ui.headless_report import HeadlessReport, init_event
-
-    fmt: OutputFormat = output_format  # type: ignore[assignment]  # checked by run_cli
-    ending.install()
-    try:
-        # The MCP servers connect in the background: wait for them (silently) before the first request,
-        # so the tools the run announces are all there.
-        joined = list(session.connect(say_waiting=False))
-        events = itertools.chain(session.warnings, joined, session.begin(), _task(session, prompt, goal))
-        init = init_event(
-            session_id=session.id,
-            model=session.model,
-            cwd=session.project_root,
-            tools=session.tools.names(),
-            mode=session.mode.mode,
-        )
-        report = HeadlessReport(lambda: session.usage_log)
-        code = render_headless(events, fmt, tools=session.tools, init=init, report=report)
-        render_aside(session.end())  # after the result: on stderr, so stream-json still ends with it
-        if goal is not None and session.goal is not None and code in (0, 1):
-            code = 0 if session.goal.status == "met" else (code or GOAL_NOT_MET)
-        return _ended_by_signal() or code
-    except KeyboardInterrupt:
-        return _ended_by_signal() or 130
-    except BrokenPipeError:  # `agent -p ... | head`: the reader left; nothing more to say
-        sys.stderr.close()
-        return 1
-    except AgentError as exc:
-        return fail(str(exc), 1)
-    except MemoryError:  # said by main(), not logged as a bug
-        raise
-    except Exception as exc:  # a bug: one line here, the traceback in the crash log
-        return fail(internal_error(exc), 1)
-    finally:
-        session.close()
-
-
-def _task(session: "AgentSession", prompt: str | None, goal: "GoalSpec | None") -> "Iterator[Event]":
-    """The headless task: the prompt's turn, or with `--goal` the goal's rounds (started by the
-    prompt when there is one, else by the goal's note, as `/goal TEXT` starts)."""
-    if goal is None:
-        assert prompt is not None
-        yield from session.run(prompt)
-    elif prompt is None:
-        yield from session.pursue(goal)
-    else:
-        session.set_goal(goal)
-        yield from session.run(prompt)
-
-
-def _ended_by_signal() -> int | None:
-    """128 + the signal's number after a SIGTERM or SIGHUP (said once on stderr), else None."""
-    from agent_cli.ui import ending
-
-    sig = ending.received()
-    if sig is None:
-        return None
-    with contextlib.suppress(OSError, ValueError):  # a closed terminal cannot be told
-        print(f"agent: stopped by {ending.stopped_by()}; its running command was killed", file=sys.stderr)
-    return 128 + sig
+    return run_headless(session, args.prompt, args.output_format, goal)
 
 
 if __name__ == "__main__":

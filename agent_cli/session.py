@@ -40,49 +40,37 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
-from agent_cli.agent.attachments import Attached, attach, shell_message
-from agent_cli.agent.file_changes import REWIND_TOPIC
+from agent_cli.agent.attachments import Attached
 from agent_cli.agent.file_watch import FileWatch
-from agent_cli.agent.goal_run import CHECK_TIMEOUT, GoalKeeper, check_result, logged_goal, rounds
 from agent_cli.agent.goal_run import TOPIC as GOAL_TOPIC
+from agent_cli.agent.goal_run import GoalKeeper, logged_goal, rounds
+from agent_cli.agent.history_edits import HistoryEdits
 from agent_cli.agent.loop import AgentLoop
 from agent_cli.agent.modes import ModeState
-from agent_cli.agent.record_edits import (
-    RECORD_EDIT,
-    RecordView,
-    Uncompacted,
-    find_record,
-    uncompacted,
-    view_record,
-    with_record,
-)
-from agent_cli.agent.restore import restore
-from agent_cli.agent.rewind import RewindPoint, Rewound, before_prompt, pick, points, rewind_data, undo_plan
+from agent_cli.agent.record_edits import RecordView, Uncompacted, view_record
+from agent_cli.agent.rewind import RewindPoint, Rewound, points
 from agent_cli.agent.session_diff import SessionDiff, session_diff
 from agent_cli.agent.subagent import SubAgents
 from agent_cli.agent.turn_stream import woven
+from agent_cli.agent.user_runs import UserRuns
 from agent_cli.config.settings import Settings
 from agent_cli.context.breakdown import Breakdown
 from agent_cli.context.engine import ContextEngine
 from agent_cli.context.thresholds import Thresholds
 from agent_cli.context.todos import logged_todos
-from agent_cli.core.errors import AgentError
 from agent_cli.core.events import Event, WarningEvent
-from agent_cli.core.goals import CheckResult, Goal, GoalSpec, goal_note
-from agent_cli.core.messages import Message, ToolResult, ToolUse, Usage, new_id
-from agent_cli.core.text import visible
+from agent_cli.core.goals import Goal, GoalSpec, goal_note
+from agent_cli.core.messages import Message, Usage
 from agent_cli.core.todos import TodoItem
 from agent_cli.prompt.pins import Pin, PinBoard, logged_pins, section
 from agent_cli.prompt.skills import logged_skills
 from agent_cli.session_parts import Extensions, ModelParts, Parts
-from agent_cli.store.compactions import UNCOMPACT
 from agent_cli.store.log_records import LogRecord, last_usage, read_log
 from agent_cli.store.session_log import SessionLog
 from agent_cli.store.sessions import resolve_session_id
 from agent_cli.tools.background import TOPIC as BACKGROUND_TOPIC
-from agent_cli.tools.background import BackgroundShells, died_with, running_record
+from agent_cli.tools.background import BackgroundShells, died_notice, running_record
 from agent_cli.tools.base import ToolOutput, ToolRegistry
-from agent_cli.tools.registry import BASH
 
 __all__ = ["AgentSession", "Extensions", "ModelParts", "Parts", "Uncompacted"]
 
@@ -124,6 +112,8 @@ class AgentSession:
         self._parts = parts
         self._model = model
         self._redact = redact
+        self._edits = HistoryEdits(loop, engine, settings.project_root)  # /record edit, /uncompact, /rewind
+        self._runs = UserRuns(loop, engine)  # `@path`, `!command`, the goal's check: nothing asked
         self.warnings: tuple[WarningEvent, ...] = tuple(warnings)
         records = self._records()
         self._pins = PinBoard(settings.project_root, logged_pins(records))
@@ -132,16 +122,13 @@ class AgentSession:
         for text in pins:  # --pin: the session's own, beside what its log had
             self._pins.add(text)
         self._set_pins(logged=list(pins) != [])
-        self._loop.restore_skills(logged_skills(records))
-        self._loop.set_todos(logged_todos(records))
         self._goal = GoalKeeper(
-            check=self._check,
+            check=self._runs.check,
             usage=lambda: self._loop.usage_log,
             log=lambda data: self._log.log_state(GOAL_TOPIC, data),
             note=self._loop.set_goal_note,
         )
-        self._goal.restore(logged_goal(records))
-        self._restore_anchor(records)
+        self._take_back(records)
         self._background_died(records)
 
     # ---- what the shells show ----------------------------------------------------
@@ -270,14 +257,6 @@ class AgentSession:
     def _next_round(self, prompt: str) -> Iterator[Event]:
         return self._turn(prompt, Attached((), ()), [])
 
-    def _check(self, command: str) -> CheckResult:
-        """The goal's check: run as the user's `!command` is (unasked) but in the session's sandbox,
-        its output capped by L0 like a tool's (archived whole when cut)."""
-        use = ToolUse(new_id("goal"), BASH, {"command": command, "timeout": CHECK_TIMEOUT})
-        output = self._loop.use_tool(use, sandboxed=True)
-        capped, _ = self._engine.ingest(use, ToolResult(use.id, output.content, output.is_error))
-        return check_result(ToolOutput(capped.content, is_error=output.is_error))
-
     def _turn(self, prompt: str, attached: Attached, notes: list[WarningEvent]) -> Iterator[Event]:
         yield from self.connect()  # (the turn's tools are those found by then)
         extensions = self._extensions
@@ -303,22 +282,12 @@ class AgentSession:
     def attachments(self, prompt: str) -> Attached:
         """What the prompt's `@path` words attach: each file read as `read_file` reads it, each
         folder listed, then capped by L0 as a tool's result (archived whole when cut)."""
-        if "@" not in prompt:
-            return Attached((), ())
-        return attach(
-            prompt,
-            lambda name, args: self._for_user(ToolUse(new_id("attach"), name, dict(args))),
-            root=self.project_root,
-            images=self._model.images,
-        )
+        return self._runs.attach(prompt, root=self.project_root, images=self._model.images)
 
     def shell(self, command: str) -> ToolOutput:
         """`!command`: run in the project's shell now, no model and nothing asked (the user typed it);
         what it printed joins the conversation as the user's own message, capped by L0."""
-        use = ToolUse(new_id("shell"), BASH, {"command": command})
-        output = self._for_user(use)
-        self._loop.add_user_message(shell_message(command, output.content))
-        return output
+        return self._runs.shell(command)
 
     def extension_report(self) -> list[str]:
         """`/mcp`: each MCP server, its state and its tools."""
@@ -362,32 +331,13 @@ class AgentSession:
         return view_record(self._loop.history, self._records(), writer=self.summary_model)
 
     def edit_record(self, text: str) -> None:
-        """The user's `text` becomes the record, byte for byte, in every later request; the record
-        it replaces goes to the archive first. Raises AgentError when there is no record."""
-        history = self._loop.history
-        index = find_record(history)
-        if index is None:
-            raise AgentError("there is no condensed record in the context yet (/compact makes one)")
-        if any(m.native is not None for m in history):
-            raise AgentError(
-                "this record is the provider's own (native compaction), signed: it cannot be edited"
-            )
-        self._engine.archive.write_span([history[index]], "record-before-edit")
-        self._loop.replace_history(with_record(history, index, text), RECORD_EDIT)
+        """The user's `text` becomes the record, byte for byte; the old one goes to the archive.
+        Raises AgentError when there is no record."""
+        self._edits.edit_record(text)
 
     def uncompact(self) -> Uncompacted | None:
         """Undo the last L2/L3/L4 compaction when what it removed fits; None when there is none."""
-        found = uncompacted(self._records(), self._loop.history)
-        if found is None:
-            return None
-        messages, restored = found
-        tokens = self._engine.tokens(messages, self._loop.frame)
-        room = self._engine.thresholds.budget
-        if tokens > room:
-            return Uncompacted(restored, tokens, over=tokens - room)
-        self._loop.replace_history(messages, UNCOMPACT)
-        self._engine.keep_size(tokens)
-        return Uncompacted(restored, tokens)
+        return self._edits.uncompact(self._records())
 
     def cancel(self) -> None:
         self._loop.cancel()
@@ -429,12 +379,9 @@ class AgentSession:
         records = self._records()
         self._pins = PinBoard(self.project_root, logged_pins(records))
         self._set_pins(logged=False)
-        self._loop.restore_skills(logged_skills(records))
-        self._loop.set_todos(logged_todos(records))
-        self._goal.restore(logged_goal(records))
+        self._take_back(records)
         if self._watch is not None:
             self._watch.follow(self._parts.snapshots(log), log)
-        self._restore_anchor(records)
         return session_id
 
     def rewind_points(self) -> list[RewindPoint]:
@@ -445,26 +392,15 @@ class AgentSession:
         """Go back to just before prompt `number`: the conversation (`chat`) to the history before it,
         and (`code`) every file changed since to how it was then. The rewind is a record in the log,
         with a checkpoint `--resume` replays; nothing is deleted. CommandError for a number no prompt has."""
-        records = self._records()
-        point = pick(points(records), number)
-        restored = None
-        if code:
-            restored = restore(self.project_root, self._parts.snapshots(self._log), undo_plan(records, point))
-        self._log.log_state(REWIND_TOPIC, rewind_data(point, chat, code, restored))
-        if chat:  # (a "rewind" checkpoint: /uncompact does not reach back past it)
-            self._loop.replace_history(before_prompt(self._loop.history, records, point), "rewind")
-            self._engine.restart()
-        return Rewound(point, chat, restored)
+        snapshots = self._parts.snapshots(self._log)
+        return self._edits.rewind(number, chat, code, self._records(), log=self._log, snapshots=snapshots)
 
     def _background_died(self, records: Sequence[LogRecord]) -> None:
         """Say which background commands an earlier run of this session left when it ended; from
         now on, log which run (`background` state records)."""
-        died = died_with(records)
-        if died:
-            shown = "; ".join(f"{i}: {' '.join(visible(c).split())[:80]}" for i, c in died)
-            self.warnings += (
-                WarningEvent(message=f"background commands that ended with the earlier session: {shown}"),
-            )
+        notice = died_notice(records)
+        if notice is not None:
+            self.warnings += (WarningEvent(message=notice),)
             self._log.log_state(BACKGROUND_TOPIC, running_record([]))
         self.background.watch(lambda states: self._log.log_state(BACKGROUND_TOPIC, running_record(states)))
 
@@ -479,13 +415,6 @@ class AgentSession:
 
     # ---- internals ---------------------------------------------------------------
 
-    def _for_user(self, use: ToolUse) -> ToolOutput:
-        output = self._loop.use_tool(use)
-        if output.is_error:
-            return output
-        capped, _ = self._engine.ingest(use, ToolResult(use.id, output.content, images=output.images))
-        return ToolOutput(capped.content, images=capped.images)
-
     def _set_pins(self, *, logged: bool) -> None:
         """The pins' section into the system prompt; with `logged`, the session's own into its log."""
         self._loop.set_pinned(section(self._pins.pins))
@@ -494,6 +423,14 @@ class AgentSession:
 
     def _records(self) -> list[LogRecord]:
         return read_log(self._log.path)[0]
+
+    def _take_back(self, records: Sequence[LogRecord]) -> None:
+        """What the log holds besides the history: the skills in use, the todo list, the goal, and
+        the counter's anchor; on opening the session and on resuming another."""
+        self._loop.restore_skills(logged_skills(records))
+        self._loop.set_todos(logged_todos(records))
+        self._goal.restore(logged_goal(records))
+        self._restore_anchor(records)
 
     def _restore_anchor(self, records: Sequence[LogRecord]) -> None:
         """Count a resumed history from the provider's last report, as if the session had not stopped.

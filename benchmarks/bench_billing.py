@@ -44,10 +44,8 @@ from agent_cli.core.requests import Request, RequestOptions
 from agent_cli.providers import anthropic_wire, chat_wire
 from agent_cli.providers.cache_marks import WrittenPrefixes
 from agent_cli.providers.model_info import ModelInfo, cache_terms
-from agent_cli.providers.models import (
-    keeps_prior_thinking,
-    lookup,
-)
+from agent_cli.providers.model_names import keeps_prior_thinking
+from agent_cli.providers.models import lookup
 from agent_cli.tokens.encodings import get_encoding
 from agent_cli.tokens.ratio import NEW_TOKENIZER_FACTOR
 

@@ -55,7 +55,7 @@ from agent_cli.core.errors import ContextOverflowError
 from agent_cli.core.events import CompactEvent
 from agent_cli.core.messages import Message, SummaryBlock, TextBlock, ToolResult, ToolUse, Usage
 from agent_cli.core.requests import Request
-from agent_cli.providers.models import tokenizer_for
+from agent_cli.providers.model_names import tokenizer_for
 from agent_cli.store.archive import Archive
 from agent_cli.tokens.counter import TokenCounter
 

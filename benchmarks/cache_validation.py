@@ -38,7 +38,8 @@ from agent_cli.billing import AnthropicCache, AnthropicRequest, Bill, CacheTerms
 from agent_cli.billing.anthropic import in_context
 from agent_cli.billing.prices import priced
 from agent_cli.providers.model_info import cache_terms
-from agent_cli.providers.models import keeps_prior_thinking, lookup
+from agent_cli.providers.model_names import keeps_prior_thinking
+from agent_cli.providers.models import lookup
 from benchmarks.cache_tables import (
     RequestRow,
     SessionResult,

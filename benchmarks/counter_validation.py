@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from agent_cli.billing.anthropic import Unit, in_context
-from agent_cli.providers.models import keeps_prior_thinking, tokenizer_for
+from agent_cli.providers.model_names import keeps_prior_thinking, tokenizer_for
 from agent_cli.providers.registry import ANTHROPIC
 from agent_cli.tokens.ratio import MIN_LEARN_RAW_TOKENS, learned
 from benchmarks.real_sessions import SessionRequest

@@ -32,7 +32,7 @@ from agent_cli.config.settings import ContextSettings  # noqa: E402
 from agent_cli.context.engine import ContextEngine, Frame  # noqa: E402
 from agent_cli.core.messages import Message, ToolResult, ToolUse, Usage  # noqa: E402
 from agent_cli.core.requests import Request, ToolSpec  # noqa: E402
-from agent_cli.providers.models import tokenizer_for  # noqa: E402
+from agent_cli.providers.model_names import tokenizer_for  # noqa: E402
 from agent_cli.store.archive import Archive  # noqa: E402
 from agent_cli.tokens.counter import TokenCounter  # noqa: E402
 from agent_cli.tokens.encodings import get_encoding  # noqa: E402

@@ -33,7 +33,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from agent_cli.providers.models import keeps_prior_thinking  # noqa: E402
+from agent_cli.providers.model_names import keeps_prior_thinking  # noqa: E402
 from agent_cli.providers.registry import ANTHROPIC  # noqa: E402
 from agent_cli.testing.fakeserver import (  # noqa: E402
     FakeModelServer,

@@ -33,10 +33,8 @@ from agent_cli.core.requests import Request, ToolSpec
 from agent_cli.core.todos import TodoItem, todo_note
 from agent_cli.providers import anthropic_wire
 from agent_cli.providers.model_info import cache_terms
-from agent_cli.providers.models import (
-    keeps_prior_thinking,
-    lookup,
-)
+from agent_cli.providers.model_names import keeps_prior_thinking
+from agent_cli.providers.models import lookup
 
 __all__ = ["CHANGES", "MODEL", "REQUESTS", "Placement", "session_bill"]
 

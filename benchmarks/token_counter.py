@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 
 from agent_cli.core.messages import Message, TextBlock, ToolResult, ToolUse, Usage
 from agent_cli.core.requests import ToolSpec
-from agent_cli.providers.models import tokenizer_for
+from agent_cli.providers.model_names import tokenizer_for
 from agent_cli.tokens.counter import TokenCounter
 from agent_cli.tokens.encodings import get_encoding
 

@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 
 from agent_cli.core.messages import Message, ToolResult, ToolUse, Usage  # noqa: E402
 from agent_cli.core.requests import ToolSpec  # noqa: E402
-from agent_cli.providers.models import tokenizer_for  # noqa: E402
+from agent_cli.providers.model_names import tokenizer_for  # noqa: E402
 from agent_cli.tokens.counter import TokenCounter  # noqa: E402
 from agent_cli.tokens.encodings import get_encoding  # noqa: E402
 

@@ -12,7 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agent_cli.agent.approvals import AlwaysRule, HeadlessApprover, always_rule, matches_prefix
+from agent_cli.agent.approval_rules import AlwaysRule, always_rule, matches_prefix
+from agent_cli.agent.approvals import HeadlessApprover
 from agent_cli.agent.shell_words import MAX_CHARS, plain_command
 
 # Each of these ran unasked with `allow = ["ls"]` or `["git status"]` (or would have): bash reads

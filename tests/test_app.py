@@ -11,7 +11,7 @@ from agent_cli.context.engine_state import CompactionState
 from agent_cli.core.errors import ContextOverflowError
 from agent_cli.core.events import UsageEvent
 from agent_cli.core.messages import Message, Usage
-from agent_cli.providers.models import tokenizer_for
+from agent_cli.providers.model_names import tokenizer_for
 from agent_cli.store.redact import Redactor
 from agent_cli.store.session_log import SessionLog
 from agent_cli.store.signing import SIGNATURE_KEY, SessionSigner

@@ -9,16 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agent_cli.agent.approvals import (
-    AlwaysRule,
-    Answer,
-    AutoApprover,
-    Decision,
-    HeadlessApprover,
-    InteractiveApprover,
-    always_rule,
-    matches_prefix,
-)
+from agent_cli.agent.approval_rules import AlwaysRule, always_rule, matches_prefix
+from agent_cli.agent.approvals import Answer, AutoApprover, Decision, HeadlessApprover, InteractiveApprover
 from agent_cli.tools.registry import default_tools
 
 

@@ -18,7 +18,8 @@ from agent_cli.billing import (
 from agent_cli.billing.anthropic import in_context, without_thinking_before
 from agent_cli.billing.prices import Ttl
 from agent_cli.providers.model_info import cache_terms
-from agent_cli.providers.models import keeps_prior_thinking, lookup
+from agent_cli.providers.model_names import keeps_prior_thinking
+from agent_cli.providers.models import lookup
 
 PRICES = CachePrices.from_rates(5.0, 0.5, 6.25)  # Opus 4.6's: input, read 0.1x, 5m write 1.25x (1h: 2x)
 TERMS = CacheTerms(PRICES, minimum=1024)

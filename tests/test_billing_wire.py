@@ -8,10 +8,8 @@ from agent_cli.core.messages import Message, ToolResult, ToolUse
 from agent_cli.core.requests import Request, RequestOptions, ToolSpec
 from agent_cli.providers import anthropic_wire, chat_wire
 from agent_cli.providers.model_info import cache_terms
-from agent_cli.providers.models import (
-    keeps_prior_thinking,
-    lookup,
-)
+from agent_cli.providers.model_names import keeps_prior_thinking
+from agent_cli.providers.models import lookup
 
 MODEL = "claude-opus-4-6"
 TOOLS = (ToolSpec("read_file", "Read a file. " * 300, {"type": "object", "properties": {}}),)

@@ -14,7 +14,7 @@ from agent_cli.context.breakdown import scale_parts
 from agent_cli.context.engine import ContextEngine, Frame
 from agent_cli.core.messages import Message, SummaryBlock, Usage
 from agent_cli.core.requests import ToolSpec
-from agent_cli.providers.models import tokenizer_for
+from agent_cli.providers.model_names import tokenizer_for
 from agent_cli.store.archive import Archive
 from agent_cli.tokens.counter import TokenCounter
 

@@ -15,7 +15,8 @@ from agent_cli.context.record_parts import archive_files, record_parts
 from agent_cli.context.sections import USER_END, USER_HEADER, assemble_record
 from agent_cli.core.errors import CommandError, ConfigError
 from agent_cli.core.events import CompactEvent
-from agent_cli.core.messages import Message, SummaryBlock, TextBlock, ThinkingBlock
+from agent_cli.core.messages import Message, SummaryBlock, TextBlock
+from agent_cli.core.thought_blocks import ThinkingBlock
 from agent_cli.prompt.pins import PROJECT_PINS, PinBoard, section
 from agent_cli.session import AgentSession
 from agent_cli.store.compactions import UNCOMPACT, last_compaction

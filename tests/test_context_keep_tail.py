@@ -21,7 +21,8 @@ from test_context_fakes import FRAME, FakeSummarizer, filler, make_engine, pairi
 from agent_cli.context.clear import apply_clear, clearable, is_stub
 from agent_cli.context.summary_request import SummaryReply
 from agent_cli.core.events import CompactEvent
-from agent_cli.core.messages import Message, NativeRecord, TextBlock, ThinkingBlock, ToolResult, ToolUse
+from agent_cli.core.messages import Message, NativeRecord, TextBlock, ToolResult, ToolUse
+from agent_cli.core.thought_blocks import ThinkingBlock
 
 NATIVE = NativeRecord("anthropic", '{"type": "compaction"}', "The provider's summary.", keeps_tail=True)
 # A long argument makes the stub long (the call is named in it): longer than the estimate allows.

@@ -210,7 +210,7 @@ def test_guard_latch_and_hysteresis_hold_across_a_session(
 
 def test_l0_counts_text_that_takes_several_tokens_a_character(tmp_path: Path) -> None:
     from agent_cli.config.settings import ContextSettings
-    from agent_cli.providers.models import tokenizer_for
+    from agent_cli.providers.model_names import tokenizer_for
     from agent_cli.store.archive import Archive
     from agent_cli.tokens.counter import TokenCounter
 

@@ -19,7 +19,8 @@ from agent_cli.core.images import ImageBlock
 from agent_cli.core.messages import Message, TextBlock, ToolResult, ToolUse, block_from_json
 from agent_cli.core.requests import Request
 from agent_cli.providers import anthropic_wire, chat_wire, responses_wire
-from agent_cli.providers.models import lookup, takes_images
+from agent_cli.providers.model_names import takes_images
+from agent_cli.providers.models import lookup
 from agent_cli.providers.sdk_client import without_images
 from agent_cli.testing.fakeserver import FakeModelServer, Reply, ToolCallSpec
 from agent_cli.testing.fakeserver.images import seen_images

@@ -126,7 +126,7 @@ def test_recall_brings_an_archived_image_back(tmp_path: Path) -> None:
 def test_context_shows_what_the_images_take(tmp_path: Path) -> None:
     from agent_cli.config.settings import ContextSettings
     from agent_cli.context.engine import ContextEngine, Frame
-    from agent_cli.providers.models import tokenizer_for
+    from agent_cli.providers.model_names import tokenizer_for
     from agent_cli.tokens.counter import TokenCounter
 
     engine = ContextEngine(

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from agent_cli.core.messages import Message, Usage
 from agent_cli.core.requests import ToolSpec
-from agent_cli.providers.models import tokenizer_for
+from agent_cli.providers.model_names import tokenizer_for
 from agent_cli.store.frame_counts import FrameCounts
 from agent_cli.testing.fakeserver import FakeModelServer, Reply
 from agent_cli.tokens.counter import Encoder, TokenCounter

@@ -22,7 +22,7 @@ from agent_cli.core.messages import ToolUse
 from agent_cli.providers.retry import RetryPolicy
 from agent_cli.testing.scripted import MemorySession, PassThroughContext, ScriptedProvider, call, say
 from agent_cli.tools.base import ToolContext
-from agent_cli.tools.bash import HEAD_BYTES, TAIL_BYTES
+from agent_cli.tools.head_tail import HEAD_BYTES, TAIL_BYTES
 from agent_cli.tools.live import LiveOutput, last_lines
 from agent_cli.tools.registry import default_tools
 from agent_cli.ui.headless import render_headless

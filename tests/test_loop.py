@@ -30,9 +30,10 @@ from agent_cli.core.events import (
     ToolCallEvent,
     ToolResultEvent,
 )
-from agent_cli.core.messages import Message, RedactedThinkingBlock, ThinkingBlock, ToolResult, ToolUse, Usage
+from agent_cli.core.messages import Message, ToolResult, ToolUse, Usage
 from agent_cli.core.pairing import pairing_errors
 from agent_cli.core.requests import Completion, Request, RequestOptions, ToolSpec
+from agent_cli.core.thought_blocks import RedactedThinkingBlock, ThinkingBlock
 from agent_cli.providers.retry import RetryPolicy
 from agent_cli.testing.scripted import MemorySession, PassThroughContext, ScriptedProvider, call, calls, say
 from agent_cli.tools.base import Approval, CallView, ToolContext, ToolOutput, ToolRegistry

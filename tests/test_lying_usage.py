@@ -15,7 +15,7 @@ import pytest
 from agent_cli.core.messages import Message, Usage
 from agent_cli.core.requests import Completion, Request, ToolSpec
 from agent_cli.providers.anthropic import AnthropicProvider
-from agent_cli.providers.models import tokenizer_for
+from agent_cli.providers.model_names import tokenizer_for
 from agent_cli.providers.openai import OpenAIProvider
 from agent_cli.providers.openai_responses import OpenAIResponsesProvider
 from agent_cli.providers.sdk_client import SDKProvider

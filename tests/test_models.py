@@ -10,15 +10,8 @@ from agent_cli.app import model_limits
 from agent_cli.config.load import Flags, load_settings
 from agent_cli.config.settings import ProviderSettings
 from agent_cli.core.messages import Usage
-from agent_cli.providers.models import (
-    MODELS,
-    UNKNOWN_WINDOW,
-    cost,
-    family_limits,
-    lookup,
-    normalize,
-    tokenizer_for,
-)
+from agent_cli.providers.model_names import family_limits, normalize, tokenizer_for
+from agent_cli.providers.models import MODELS, UNKNOWN_WINDOW, cost, lookup
 from agent_cli.providers.registry import PROVIDERS
 from agent_cli.providers.resolve import resolve_model
 

@@ -27,9 +27,10 @@ from agent_cli.agent.native_summary import NativeCompactions, choose_summarizer,
 from agent_cli.agent.summary_call import ProviderSummarizer
 from agent_cli.context.protocol import Frame
 from agent_cli.context.summary_request import span_request
-from agent_cli.core.messages import Message, NativeRecord, SummaryBlock, TextBlock, ThinkingBlock
+from agent_cli.core.messages import Message, NativeRecord, SummaryBlock, TextBlock
 from agent_cli.core.requests import Completion, Request
 from agent_cli.core.thinking import settle_thinking
+from agent_cli.core.thought_blocks import ThinkingBlock
 from agent_cli.providers.anthropic import AnthropicProvider
 from agent_cli.providers.anthropic_wire import COMPACT_BETA, ThinkingConfig, to_wire
 from agent_cli.providers.model_info import Accepts

@@ -200,7 +200,7 @@ def test_the_last_or_first_characters_of_a_configured_key_are_redacted() -> None
 @pytest.mark.parametrize("where", ["head", "tail"])
 @pytest.mark.parametrize("configured", [True, False], ids=["configured", "shape-only"])
 def test_an_output_cut_never_halves_a_key(where: str, configured: bool) -> None:
-    from agent_cli.tools.bash import HEAD_BYTES, TAIL_BYTES, HeadTail
+    from agent_cli.tools.head_tail import HEAD_BYTES, TAIL_BYTES, HeadTail
 
     redactor = Redactor([KEY] if configured else [])
     sink = HeadTail()
@@ -217,7 +217,7 @@ def test_an_output_cut_never_halves_a_key(where: str, configured: bool) -> None:
 
 
 def test_a_private_key_whose_begin_line_was_cut_away_goes_whole() -> None:
-    from agent_cli.tools.bash import TAIL_BYTES, HeadTail
+    from agent_cli.tools.head_tail import TAIL_BYTES, HeadTail
 
     body = "\n".join("MIIEvQIBADANBgkqhkiG9w0BAQEFAASC" + str(i % 10) * 32 for i in range(40))
     pem = f"-----BEGIN PRIVATE KEY-----\n{body}\n-----END PRIVATE KEY-----\n"

@@ -21,7 +21,8 @@ from agent_cli.core.requests import Completion, Request
 from agent_cli.testing.fakeserver import FakeModelServer, Reply
 from agent_cli.testing.scripted import say
 from agent_cli.tokens.counter import TokenCounter
-from agent_cli.ui.repl import Repl, Toolbar
+from agent_cli.ui.repl import Repl
+from agent_cli.ui.toolbar import Toolbar
 from tests.e2e import agent_env
 from tests.reliability.procs import expect
 from tests.test_slash import Harness

@@ -35,7 +35,7 @@ from agent_cli.ui.commands import SlashCommand, closest, parse
 from agent_cli.ui.completion import PathAndCommandCompleter
 from agent_cli.ui.picker import ListView
 from agent_cli.ui.render import Renderer
-from agent_cli.ui.repl import Repl, Toolbar
+from agent_cli.ui.repl import Repl
 from agent_cli.ui.reports import (
     context_report,
     cost_rows,
@@ -45,6 +45,7 @@ from agent_cli.ui.reports import (
     resume_lines,
     session_rows,
 )
+from agent_cli.ui.toolbar import Toolbar
 
 # ---- parsing and hints ---------------------------------------------------------------
 

@@ -22,9 +22,11 @@ from agent_cli.config.load import Flags, load_settings
 from agent_cli.config.settings import ProviderSettings
 from agent_cli.core.errors import ConfigError
 from agent_cli.core.events import UsageEvent
-from agent_cli.core.messages import Message, TextBlock, ThinkingBlock, Usage
+from agent_cli.core.messages import Message, TextBlock, Usage
 from agent_cli.core.requests import Completion, Request
-from agent_cli.providers.models import lookup, tokenizer_for
+from agent_cli.core.thought_blocks import ThinkingBlock
+from agent_cli.providers.model_names import tokenizer_for
+from agent_cli.providers.models import lookup
 from agent_cli.providers.resolve import resolve_model, resolve_writer
 from agent_cli.session import AgentSession
 from agent_cli.store.redact import Redactor

@@ -11,16 +11,9 @@ from pathlib import Path
 
 from agent_cli.app import LATEST, open_session
 from agent_cli.config.load import Flags, load_settings
-from agent_cli.core.messages import (
-    Message,
-    ReasoningBlock,
-    RedactedThinkingBlock,
-    TextBlock,
-    ThinkingBlock,
-    ToolResult,
-    ToolUse,
-)
+from agent_cli.core.messages import Message, TextBlock, ToolResult, ToolUse
 from agent_cli.core.thinking import first_change, settle_thinking, strip_thinking
+from agent_cli.core.thought_blocks import ReasoningBlock, RedactedThinkingBlock, ThinkingBlock
 from agent_cli.store.layout import SESSION_FILE
 from agent_cli.store.redact import Redactor
 from agent_cli.store.session_log import SessionLog

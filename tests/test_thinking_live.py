@@ -22,7 +22,8 @@ from agent_cli.core.messages import Message, ToolResult
 from agent_cli.core.requests import Completion, Request, ToolSpec
 from agent_cli.providers.anthropic import AnthropicProvider
 from agent_cli.providers.anthropic_wire import ThinkingConfig
-from agent_cli.providers.models import lookup, tokenizer_for
+from agent_cli.providers.model_names import tokenizer_for
+from agent_cli.providers.models import lookup
 from agent_cli.store.archive import Archive
 from agent_cli.testing.fakeserver import FakeModelServer, Reply, ToolCallSpec
 from agent_cli.tokens.counter import TokenCounter

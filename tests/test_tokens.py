@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from agent_cli.core.messages import Message, SummaryBlock, TextBlock, ToolResult, ToolUse, Usage
 from agent_cli.core.requests import ToolSpec
-from agent_cli.providers.models import tokenizer_for
+from agent_cli.providers.model_names import tokenizer_for
 from agent_cli.tokens import counter as counter_mod
 from agent_cli.tokens import encodings
 from agent_cli.tokens.counter import (

@@ -16,7 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agent_cli.tools.base import ToolContext, ToolOutput
-from agent_cli.tools.bash import HEAD_BYTES, TAIL_BYTES, HeadTail
+from agent_cli.tools.head_tail import HEAD_BYTES, TAIL_BYTES, HeadTail
 from agent_cli.tools.registry import default_tools
 
 REGISTRY = default_tools()

@@ -22,7 +22,8 @@ from test_context_fakes import make_engine
 
 from agent_cli.cli import transcripts_command
 from agent_cli.core.events import AssistantText, CompactEvent, ToolCallEvent, ToolResultEvent, WarningEvent
-from agent_cli.core.messages import Message, TextBlock, ThinkingBlock, ToolResult, ToolUse
+from agent_cli.core.messages import Message, TextBlock, ToolResult, ToolUse
+from agent_cli.core.thought_blocks import ThinkingBlock
 from agent_cli.store.archive import Archive
 from agent_cli.store.layout import SESSION_FILE
 from agent_cli.store.redact import Redactor

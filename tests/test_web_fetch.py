@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from agent_cli.agent.approvals import HeadlessApprover, InteractiveApprover, always_rule
+from agent_cli.agent.approval_rules import always_rule
+from agent_cli.agent.approvals import HeadlessApprover, InteractiveApprover
 from agent_cli.store.archive import Archive
 from agent_cli.tools.base import ToolContext, ToolOutput, ToolRegistry
 from agent_cli.tools.registry import default_tools

@@ -5,16 +5,9 @@ from __future__ import annotations
 import pytest
 
 from agent_cli.core.errors import ContextOverflowError, RateLimitError, TransientError
-from agent_cli.core.messages import (
-    Message,
-    ReasoningBlock,
-    SummaryBlock,
-    TextBlock,
-    ThinkingBlock,
-    ToolResult,
-    ToolUse,
-)
+from agent_cli.core.messages import Message, SummaryBlock, TextBlock, ToolResult, ToolUse
 from agent_cli.core.requests import Request, RequestOptions, TextDelta, ThinkingDelta, ToolSpec
+from agent_cli.core.thought_blocks import ReasoningBlock, ThinkingBlock
 from agent_cli.providers.responses_wire import ReasoningConfig, StreamAssembler, from_wire, to_wire
 
 TOOLS = (

@@ -6,16 +6,9 @@ import pytest
 
 from agent_cli.config.settings import ProviderSettings
 from agent_cli.core.errors import ContextOverflowError
-from agent_cli.core.messages import (
-    Message,
-    ReasoningBlock,
-    RedactedThinkingBlock,
-    TextBlock,
-    ThinkingBlock,
-    ToolResult,
-    ToolUse,
-)
+from agent_cli.core.messages import Message, TextBlock, ToolResult, ToolUse
 from agent_cli.core.requests import Request, TextDelta, ThinkingDelta, ToolSpec
+from agent_cli.core.thought_blocks import ReasoningBlock, RedactedThinkingBlock, ThinkingBlock
 from agent_cli.providers.anthropic_wire import (
     BINDING_BETA,
     StreamAssembler,

@@ -35,7 +35,7 @@ Approvers:
   denied with a reason telling the model (and the user reading the output)
   how to allow it.
 - `InteractiveApprover`: asks the user through an injected function. "always"
-  approves more of the same for the rest of the session, see `always_rule`:
+  approves more of the same for the rest of the session, see `approval_rules.always_rule`:
   write_file / edit_file: that tool, for any path it may reach (the project,
   unless tools.allow_outside_root widens that).
   bash: the command's first word (e.g. `ls`), or its first two words for
@@ -61,11 +61,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
-from urllib.parse import urlsplit
 
-from agent_cli.agent import programs
+from agent_cli.agent.approval_rules import AlwaysRule, allow_listed, always_rule, url_host
 from agent_cli.agent.rule_guard import ProjectGuard, RuleGuard
-from agent_cli.agent.shell_words import plain_command
 from agent_cli.tools.base import Approval
 from agent_cli.tools.registry import known_tools
 from agent_cli.tools.remember import REMEMBER
@@ -79,7 +77,6 @@ __all__ = [
     "SESSION_QUESTIONS",
     "START_PROJECT_SERVER",
     "WHY_ASKED",
-    "AlwaysRule",
     "Answer",
     "ApprovalOf",
     "Approver",
@@ -90,10 +87,6 @@ __all__ = [
     "Instead",
     "InteractiveApprover",
     "SandboxRefusals",
-    "always_rule",
-    "is_simple_command",
-    "matches_prefix",
-    "url_host",
 ]
 
 # Questions the session asks the user itself, through the same prompt as a tool call. Their names
@@ -161,23 +154,6 @@ class SandboxRefusals(Protocol):
     def refused_by_sandbox(self, name: str, args: Mapping[str, Any]) -> None: ...
 
 
-def is_simple_command(command: str) -> bool:
-    """True when bash would run the line as one plain simple command (see `shell_words`)."""
-    return plain_command(command) is not None
-
-
-def matches_prefix(command: str, prefix: str) -> bool:
-    """Whether an allow-list `prefix` covers `command`: the command is plain and its first words
-    are literal words equal to the prefix's (which must be plain literal words itself)."""
-    rule = plain_command(prefix)
-    if rule is None or not all(w.literal for w in rule.words):
-        return False
-    line = plain_command(command)
-    if line is None or len(line.words) < len(rule.words):
-        return False
-    return all(w.literal and w.text == r.text for w, r in zip(line.words, rule.words, strict=False))
-
-
 def _default_approval(name: str) -> Approval:
     return known_tools().approval(name)
 
@@ -185,106 +161,6 @@ def _default_approval(name: str) -> Approval:
 def _default_guard(guard: RuleGuard | None, approval_of: ApprovalOf) -> RuleGuard:
     """The guard given, or the project in the working directory (where the agent runs commands)."""
     return guard if guard is not None else ProjectGuard(Path.cwd(), approval_of=approval_of)
-
-
-def url_host(args: Mapping[str, Any]) -> str | None:
-    """The host of a call's `url` argument as the lists compare it, or None when it names none."""
-    url = args.get("url")
-    if not isinstance(url, str):
-        return None
-    try:
-        host = urlsplit(url.strip()).hostname
-    except ValueError:
-        return None
-    return host.rstrip(".").lower() if host else None
-
-
-def _allow_listed(
-    name: str,
-    approval: Approval,
-    args: Mapping[str, Any],
-    prefixes: Iterable[str],
-    hosts: frozenset[str] = frozenset(),
-) -> bool:
-    if approval in ("ask", "host") and name in prefixes:  # a whole tool by its full name
-        return True
-    if approval == "host":
-        host = url_host(args)
-        return host is not None and host in hosts
-    command = args.get("command")
-    if approval != "command" or not isinstance(command, str):
-        return False
-    return any(matches_prefix(command, p) for p in prefixes)
-
-
-@dataclass(frozen=True, slots=True)
-class AlwaysRule:
-    """What answering "always" to one call approves for the rest of the session."""
-
-    tool: str
-    prefix: str | None = None  # a shell command: an allow-list-style prefix
-    exact: str | None = None  # a shell command: this exact command line only
-    host: str | None = None  # a URL tool: calls to this host
-
-    def covers(self, name: str, args: Mapping[str, Any]) -> bool:
-        if name != self.tool:
-            return False
-        if self.host is not None:
-            return url_host(args) == self.host
-        if self.prefix is None and self.exact is None:
-            return True
-        command = args.get("command")
-        if not isinstance(command, str):
-            return False
-        if self.exact is not None:
-            return command == self.exact  # character for character: no strip eats a trailing \f
-        if self.prefix is None or not matches_prefix(command, self.prefix):
-            return False
-        line = plain_command(command)
-        if line is None:
-            return False
-        arguments = line.words[1:]
-        return not programs.risky_argument(
-            line.words[0].text, [w.source for w in arguments], all_literal=all(w.literal for w in arguments)
-        )
-
-    def describe(self) -> str:
-        """For the prompt: 'always' will allow ..."""
-        if self.host is not None:
-            return f"{self.tool} calls to {self.host} in this session"
-        if self.exact is not None:
-            return f"this exact {self.tool} command: {self.exact}"
-        if self.prefix is not None:
-            return (
-                f"{self.tool} commands starting with `{self.prefix}` (one plain command: "
-                "no ; & | > <, substitutions or control characters)"
-            )
-        return f"every {self.tool} call in this session"
-
-
-def always_rule(name: str, args: Mapping[str, Any], approval: Approval) -> AlwaysRule:
-    """The rule an "always" answer to this call adds (pure: shown in the question before asking)."""
-    if approval == "host":
-        host = url_host(args)
-        return AlwaysRule(name, host=host if host is not None else "")  # "" covers no URL
-    if approval != "command":
-        return AlwaysRule(name)
-    command = args.get("command")
-    if not isinstance(command, str):
-        return AlwaysRule(name, exact=str(command))
-    exact = AlwaysRule(name, exact=command)
-    line = plain_command(command)
-    if line is None or not line.words[0].literal:
-        return exact  # compound, substituted, quoted or spelled strangely: this line only
-    first = line.words[0].text
-    if programs.is_exact_only(first):
-        return exact
-    verbs = programs.SUBCOMMAND_VERBS.get(programs.identity(first))
-    if verbs is None:
-        return AlwaysRule(name, prefix=first)  # a path stays a path: `./ls` never covers `ls`
-    if len(line.words) > 1 and line.words[1].literal and line.words[1].text in verbs:
-        return AlwaysRule(name, prefix=f"{first} {line.words[1].text}")
-    return exact  # `git -C x push`, `git push`: the verb is not one we remember
 
 
 class AutoApprover:
@@ -319,7 +195,7 @@ class HeadlessApprover:
                 f"{name} saves nothing without the user's approval, and nobody is here to ask: nothing "
                 "was saved. Rerun with --yes to save memories headless, or run it in the REPL"
             )
-        if _allow_listed(name, approval, args, self.allow_prefixes, self.allow_hosts):
+        if allow_listed(name, approval, args, self.allow_prefixes, self.allow_hosts):
             why = self.guard(name, args)
             if why is None:
                 return Decision.allow()
@@ -375,7 +251,7 @@ class InteractiveApprover:
         why = self.guard(name, args)
         each = name in ASKED_EACH_TIME
         covered = not each and (
-            _allow_listed(name, approval, args, self.allow_prefixes, self.allow_hosts)
+            allow_listed(name, approval, args, self.allow_prefixes, self.allow_hosts)
             or any(rule.covers(name, args) for rule in self.rules)
         )
         if covered and why is None:

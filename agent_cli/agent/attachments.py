@@ -5,6 +5,7 @@
                                        read as `read_file` reads it; an image file: the image itself,
                                        after a line naming it) or a folder (`dir/`: its listing, as
                                        `glob` lists it); notes for those that name nothing
+    prompt_message(prompt, attached, added)   the user's message for a turn: the prompt, then its blocks
     shell_message(command, output)     what `!command` puts in the conversation: the user ran it, saw this
     is_shell_message(text)             whether a user message is one of those (not a prompt: /rewind)
 
@@ -21,17 +22,27 @@ and archives it whole.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from agent_cli.core.images import ImageBlock
+from agent_cli.core.messages import Message, TextBlock
 from agent_cli.tools.base import ToolError, ToolOutput
 from agent_cli.tools.images import MAX_FILE_BYTES, image_type, load_image
 from agent_cli.tools.registry import GLOB, READ_FILE
 
-__all__ = ["Attached", "attach", "is_shell_message", "mention", "mentions", "outside_image", "shell_message"]
+__all__ = [
+    "Attached",
+    "attach",
+    "is_shell_message",
+    "mention",
+    "mentions",
+    "outside_image",
+    "prompt_message",
+    "shell_message",
+]
 
 # `@` at the start of the prompt or after a space, then a path; trailing punctuation is not part of it.
 _MENTION = re.compile(r'(?:(?<=\s)|^)@(?:"([^"\n]+)"|([^\s@"]+))')
@@ -120,6 +131,17 @@ def attach(prompt: str, run_tool: RunTool, *, root: Path | None = None, images: 
             continue
         blocks.append(f"[attached by the user: {what} @{path}]\n{out.content}")
     return Attached(tuple(blocks), tuple(notes))
+
+
+def prompt_message(prompt: str, attached: Sequence[str | ImageBlock], added: str = "") -> Message:
+    """The user's message for a turn: the prompt byte for byte in its own block, a block for each
+    attachment, then what the hooks add (`added`, when any) in a block after them."""
+    blocks = [
+        TextBlock(prompt),
+        *(TextBlock(a) if isinstance(a, str) else a for a in attached),
+        *((TextBlock(added),) if added else ()),
+    ]
+    return Message("user", tuple(blocks))
 
 
 def shell_message(command: str, output: str) -> str:

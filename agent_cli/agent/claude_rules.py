@@ -37,6 +37,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from agent_cli.agent.approval_rules import url_host
 from agent_cli.agent.approvals import (
     ASKED_EACH_TIME,
     WHY_ASKED,
@@ -45,7 +46,6 @@ from agent_cli.agent.approvals import (
     Asker,
     Decision,
     Instead,
-    url_host,
 )
 from agent_cli.agent.modes import ModeState
 from agent_cli.agent.rule_guard import RuleGuard

@@ -22,14 +22,24 @@ from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from typing import assert_never
 
 from agent_cli.agent.approvals import Approver
+from agent_cli.agent.attachments import prompt_message
 from agent_cli.agent.compact_calls import honoured
 from agent_cli.agent.continuations import CONTINUE_AFTER_CUTOFF, TOO_MANY_PAUSES, Continuations
 from agent_cli.agent.event_log import SessionSink, log_event
 from agent_cli.agent.hooks import Hooks
 from agent_cli.agent.model_request import Failed, request_with_reactive_retry
 from agent_cli.agent.next_step import FinalOutput, Interrupted, NextStep, RunAgain, Stopped
+from agent_cli.agent.request_frame import FrameParts
 from agent_cli.agent.subagent import with_notes
 from agent_cli.agent.tool_runner import ToolRound, ToolRunner, ToolWatch
+from agent_cli.agent.turn_stops import (
+    INTERRUPTED_TURN,
+    STOPPED_BY_USER,
+    answer_open_round,
+    cut_short_events,
+    round_message,
+    too_many_requests,
+)
 from agent_cli.context.protocol import ContextPolicy, Frame, Prepared
 from agent_cli.context.todos import TOPIC as TODOS_TOPIC
 from agent_cli.context.todos import carried
@@ -47,23 +57,17 @@ from agent_cli.core.events import (
     WebSearchEvent,
 )
 from agent_cli.core.images import ImageBlock
-from agent_cli.core.messages import Message, ServerToolBlock, TextBlock, ToolResult, ToolUse, Usage
+from agent_cli.core.messages import Message, ServerToolBlock, ToolResult, ToolUse, Usage
 from agent_cli.core.pairing import repair_history
 from agent_cli.core.requests import Completion
 from agent_cli.core.thinking import strip_thinking
-from agent_cli.core.todos import TodoItem, todo_note, todos_to_json
+from agent_cli.core.todos import TodoItem, todos_to_json
 from agent_cli.prompt.skills import TOPIC as SKILLS_TOPIC
-from agent_cli.prompt.skills import SkillsInUse
 from agent_cli.providers.base import Provider
 from agent_cli.providers.retry import RetryPolicy
 from agent_cli.tools.base import CompactRequest, SkillLoad, ToolContext, ToolOutput, ToolRegistry
 
 __all__ = ["AgentLoop", "SessionSink"]
-
-INTERRUPTED = "interrupted: the user stopped this tool call before it finished"
-INTERRUPTED_TURN = "[The user interrupted the request above before it was answered.]"
-NOT_RUN_STOPPED = "not run: the user declined an earlier call of this round and stopped the turn"
-STOPPED_BY_USER = "you declined the call and stopped the turn: say what to do instead"
 
 
 class AgentLoop:
@@ -91,12 +95,7 @@ class AgentLoop:
         self.summary_model = summary_model  # who writes the engine's summaries ("": the provider's model)
         self.tools = tools
         self.context = context
-        self.system = system
-        self.pinned = ""  # the pins' section of the system prompt (prompt/pins.py), set by the session
-        self._skills = SkillsInUse()  # the skills the model loaded: pinned after the pins (prompt/skills.py)
-        # The todo list (todo_write replaces it): its note rides in the history (context/todos.py).
-        self.todos: tuple[TodoItem, ...] = ()
-        self.goal_note = ""  # the goal's note (core/goals.py), carried like the todo list's
+        self.frame_parts = FrameParts(system)  # the system prompt, pins, skills, todo list, goal's note
         self.log = log
         self.hooks = hooks or Hooks()
         self.max_iterations = max_iterations
@@ -118,14 +117,16 @@ class AgentLoop:
 
     @property
     def frame(self) -> Frame:
-        """The system prompt with the pins' section and the skills in use at its end, the tools, and
-        the todo list's note (carried in the history, not in the system prompt: see context/todos.py)."""
-        pinned = self.pinned + self._skills.section()
-        return Frame(self.system + pinned, self.tools.specs(), pinned, todo_note(self.todos), self.goal_note)
+        """What the next request carries besides the history (agent/request_frame.py)."""
+        return self.frame_parts.frame(self.tools)
 
     @property
     def skills_in_use(self) -> tuple[str, ...]:
-        return self._skills.names
+        return self.frame_parts.skills.names
+
+    @property
+    def todos(self) -> tuple[TodoItem, ...]:
+        return self.frame_parts.todos
 
     def context_tokens(self) -> int:
         return self.context.tokens(self.history, self.frame)
@@ -156,32 +157,29 @@ class AgentLoop:
     def set_pinned(self, section: str) -> None:
         """The pins' section of the system prompt from the next request on. Thinking is bound to
         the whole prefix, the system prompt included: a change of pins unbinds all of it."""
-        if section != self.pinned:
+        if self.frame_parts.set_pinned(section):
             self._system_changed("pins")
-        self.pinned = section
 
     def set_todos(self, todos: Sequence[TodoItem]) -> None:
         """The todo list as a session's log left it (`--continue`, `/resume`): not logged again; its
         note joins the next request's newest user message if the history does not hold it."""
-        self.todos = tuple(todos)
+        self.frame_parts.set_todos(todos)
 
     def set_goal_note(self, note: str) -> None:
         """The goal's note from the next request on ("" once it ends): it joins the newest user
         message where the history does not hold it, as the todo list's does."""
-        self.goal_note = note
+        self.frame_parts.set_goal_note(note)
 
     def restore_skills(self, in_use: Mapping[str, str]) -> None:
         """The skills a reopened session had in use (its log's record), pinned again."""
-        restored = SkillsInUse(in_use)
-        if restored.section() != self._skills.section():
+        if self.frame_parts.restore_skills(in_use):
             self._system_changed("skills")
-        self._skills = restored
 
     def _use_skill(self, load: SkillLoad) -> None:
         """The model loaded a skill: its body pinned from the next request on, and logged."""
-        if self._skills.add(load.name, load.body):
+        if self.frame_parts.use_skill(load.name, load.body):
             self._system_changed("skills")
-            self.log.log_state(SKILLS_TOPIC, self._skills.state())
+            self.log.log_state(SKILLS_TOPIC, self.frame_parts.skills.state())
 
     def _system_changed(self, reason: str) -> None:
         if any(m.thoughts for m in self.history):
@@ -225,13 +223,7 @@ class AgentLoop:
             return
         added = "\n\n".join(t for t in (self._start_context, verdict.context) if t.strip())
         self._start_context = ""
-        # The prompt stays byte for byte in its own block; what the hooks add is a block after it.
-        blocks = [
-            TextBlock(prompt),
-            *(TextBlock(a) if isinstance(a, str) else a for a in attached),
-            *((TextBlock(added),) if added else ()),
-        ]
-        self._append(Message("user", tuple(blocks)))
+        self._append(prompt_message(prompt, attached, added))  # the prompt byte for byte, in its own block
         try:
             yield from self._turn()
         except KeyboardInterrupt:
@@ -252,9 +244,8 @@ class AgentLoop:
         skills the conversation loaded go with it."""
         self.history = []
         self.log.log_history([], "clear")
-        if self._skills.names:
-            self._skills = SkillsInUse()
-            self.log.log_state(SKILLS_TOPIC, self._skills.state())
+        if self.frame_parts.clear_skills():
+            self.log.log_state(SKILLS_TOPIC, self.frame_parts.skills.state())
 
     # ---- the turn -------------------------------------------------------
 
@@ -284,10 +275,7 @@ class AgentLoop:
                 case _:  # mypy --strict proves every NextStep is handled
                     assert_never(step)
             return
-        note = (
-            f"Stopped after {self.max_iterations} model requests in one turn (tools.max_iterations). "
-            "Send another message to let it go on."
-        )
+        note = too_many_requests(self.max_iterations)
         yield self.emit(ErrorEvent(message=note, kind="max_iterations"))  # said once, as the error
         yield self._result("", "max_iterations", self.max_iterations)
 
@@ -345,10 +333,7 @@ class AgentLoop:
     def _interrupted(self, cut_short: Sequence[ToolUse]) -> Iterator[Event]:
         """Ctrl-C: close what is open, say which calls were cut short, end the turn."""
         self._close_open_tool_round()
-        for use in cut_short:
-            event = ToolResultEvent(
-                id=use.id, name=use.name, content=INTERRUPTED, is_error=True, duration=0.0
-            )
+        for event in cut_short_events(cut_short):
             yield self.emit(event)
         if self.history and self.history[-1].is_plain_user:
             # Say so in the history, so the next prompt does not read as a continuation of this one.
@@ -399,11 +384,8 @@ class AgentLoop:
         except KeyboardInterrupt:
             interrupted = True
         finally:
-            done = {r.tool_use_id for r in results}
-            cut_short = tuple(u for u in uses if u.id not in done)
-            unfinished = NOT_RUN_STOPPED if stopped else INTERRUPTED
-            missing = [ToolResult(u.id, unfinished, True) for u in cut_short]
-            self._append(Message("user", (*results, *missing)))
+            message, cut_short = round_message(uses, results, stopped)
+            self._append(message)
             self._new_todos(todos)
         return ToolRound(tuple(results), cut_short, compact, interrupted, stopped)
 
@@ -411,8 +393,7 @@ class AgentLoop:
 
     def _new_todos(self, todos: tuple[TodoItem, ...] | None) -> None:
         """A round's new todo list (todo_write's; its result holds the note), kept and logged."""
-        if todos is not None and todos != self.todos:
-            self.todos = todos
+        if todos is not None and self.frame_parts.set_todos(todos):
             self.log.log_state(TODOS_TOPIC, {"todos": todos_to_json(todos)})
 
     def apply(self, prepared: Prepared, reason: str) -> Iterator[Event]:
@@ -443,11 +424,9 @@ class AgentLoop:
 
     def _close_open_tool_round(self) -> None:
         """If the history ends in an unanswered tool_use, answer it so the history stays valid."""
-        if not self.history or self.history[-1].role != "assistant" or not self.history[-1].tool_uses:
-            return
-        self._append(
-            Message("user", tuple(ToolResult(u.id, INTERRUPTED, True) for u in self.history[-1].tool_uses))
-        )
+        answer = answer_open_round(self.history)
+        if answer is not None:
+            self._append(answer)
 
     def _result(self, text: str, stop: ResultStop, iterations: int) -> Event:
         usage = sum((each for _, each in self.usage_log), Usage())

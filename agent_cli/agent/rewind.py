@@ -34,8 +34,8 @@ from typing import Any
 from agent_cli.agent.attachments import is_shell_message
 from agent_cli.agent.continuations import CONTINUE_AFTER_CUTOFF
 from agent_cli.agent.file_changes import FILES_TOPIC, REWIND_TOPIC, Change, Lost, Touch, UndoPlan
-from agent_cli.agent.loop import INTERRUPTED_TURN
 from agent_cli.agent.restore import Restored
+from agent_cli.agent.turn_stops import INTERRUPTED_TURN
 from agent_cli.core.errors import CommandError
 from agent_cli.core.messages import Message, TextBlock
 from agent_cli.core.pairing import repair_history

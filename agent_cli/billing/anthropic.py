@@ -30,7 +30,7 @@ later Opus, Sonnet 4.6 and later Sonnet, every model numbered 4.6 or higher, Fab
 stay in the prompt and in the cached prefix when a new user turn arrives, so the turn reads the
 whole previous prefix; on the others (earlier Opus and Sonnet, Haiku through 4.5) the API strips
 them once a user message that is not only tool results arrives, and the prefix changes at the
-first of them (`providers.models.keeps_prior_thinking`; prompt-caching and thinking pages, read
+first of them (`providers.model_names.keeps_prior_thinking`; prompt-caching and thinking pages, read
 2026-12-05, see docs/cost-model.md).
 """
 
@@ -107,7 +107,7 @@ def without_thinking_before(units: Sequence[Unit], message: int) -> tuple[Unit, 
 def in_context(keeps_thinking: bool, units: Sequence[Unit], turn: int) -> tuple[Unit, ...]:
     """The units the API reads for a request whose newest turn opened at message `turn` (the last
     user message that is not only tool results): all of them on a model that keeps earlier
-    thinking (`keeps_thinking`: `providers.models.keeps_prior_thinking`, which reads the model's
+    thinking (`keeps_thinking`: `providers.model_names.keeps_prior_thinking`, which reads the model's
     name), else without the thinking blocks of the messages before `turn`."""
     return tuple(units) if keeps_thinking else without_thinking_before(units, turn)
 

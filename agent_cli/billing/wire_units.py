@@ -84,7 +84,7 @@ def anthropic_request(
 ) -> AnthropicRequest:
     """The Messages API payload `wire` (`messages.create`'s keyword arguments) as billing units;
     `keeps_thinking(model)`: whether the model keeps earlier turns' thinking blocks
-    (`providers.models.keeps_prior_thinking`; None: it does, as the current models do)."""
+    (`providers.model_names.keeps_prior_thinking`; None: it does, as the current models do)."""
     units: list[Unit] = []
 
     def add(section: Section, block: Mapping[str, Any], message: int = -1) -> None:

@@ -1,4 +1,5 @@
-"""Provider-neutral conversation values: blocks, messages and usage.
+"""Provider-neutral conversation values: blocks, messages and usage (the model's reasoning blocks
+are `thought_blocks.py`'s).
 
 Everything here is a frozen value with an explicit JSON round trip
 (`to_json` / `from_json`). Provider adapters translate these to and from their
@@ -18,6 +19,13 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
 from agent_cli.core.images import ImageBlock, image_from_json
+from agent_cli.core.thought_blocks import (
+    THOUGHT_TYPES,
+    ReasoningBlock,
+    RedactedThinkingBlock,
+    ThinkingBlock,
+    ThoughtBlock,
+)
 
 __all__ = [
     "CLEARED_PREFIX",
@@ -26,14 +34,10 @@ __all__ = [
     "ImageBlock",
     "Message",
     "NativeRecord",
-    "ReasoningBlock",
-    "RedactedThinkingBlock",
     "Role",
     "ServerToolBlock",
     "SummaryBlock",
     "TextBlock",
-    "ThinkingBlock",
-    "ThoughtBlock",
     "ToolResult",
     "ToolUse",
     "UnknownBlockType",
@@ -138,62 +142,6 @@ class SummaryBlock:
 
 
 @dataclass(frozen=True, slots=True)
-class ThinkingBlock:
-    """The model's reasoning before its answer (Anthropic `thinking`), carried back unchanged.
-
-    `thinking` is what the display setting lets us see (empty under "omitted");
-    `signature` carries the reasoning itself and binds the block to the
-    conversation before it, so nothing here may be edited.
-    """
-
-    thinking: str
-    signature: str
-
-    @property
-    def text(self) -> str:
-        return self.thinking
-
-    def to_json(self) -> JSON:
-        return {"type": "thinking", "thinking": self.thinking, "signature": self.signature}
-
-
-@dataclass(frozen=True, slots=True)
-class RedactedThinkingBlock:
-    """Reasoning the provider returned encrypted (Anthropic `redacted_thinking`), carried back unchanged."""
-
-    data: str
-
-    @property
-    def text(self) -> str:
-        return ""  # nothing readable: it is encrypted
-
-    def to_json(self) -> JSON:
-        return {"type": "redacted_thinking", "data": self.data}
-
-
-@dataclass(frozen=True, slots=True)
-class ReasoningBlock:
-    """A reasoning item of the OpenAI Responses API: its summary (what we may show) and the encrypted
-    reasoning, passed back with `store=false` so the model keeps it between tool calls."""
-
-    id: str
-    encrypted_content: str
-    summary: tuple[str, ...] = ()
-
-    @property
-    def text(self) -> str:
-        return "\n\n".join(self.summary)
-
-    def to_json(self) -> JSON:
-        return {
-            "type": "reasoning",
-            "id": self.id,
-            "encrypted_content": self.encrypted_content,
-            "summary": list(self.summary),
-        }
-
-
-@dataclass(frozen=True, slots=True)
 class NativeRecord:
     """A record the provider wrote (opt-in, `context.summarizer = "native"`): Anthropic's signed
     `compaction` block, or the output of OpenAI's `/responses/compact` (the user's messages and an
@@ -242,12 +190,10 @@ class ServerToolBlock:
         return {"type": "server_tool", "provider": self.provider, "wire": self.wire, "query": self.query}
 
 
-ThoughtBlock: TypeAlias = ThinkingBlock | RedactedThinkingBlock | ReasoningBlock
 Block: TypeAlias = (
     TextBlock | ToolUse | ToolResult | SummaryBlock | ThoughtBlock | NativeRecord | ServerToolBlock
     | ImageBlock
 )
-THOUGHT_TYPES = (ThinkingBlock, RedactedThinkingBlock, ReasoningBlock)
 
 
 class UnknownBlockType(ValueError):

@@ -28,7 +28,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from agent_cli.core.messages import THOUGHT_TYPES, Message
+from agent_cli.core.messages import Message
+from agent_cli.core.thought_blocks import THOUGHT_TYPES
 
 __all__ = ["first_change", "settle_thinking", "strip_thinking"]
 

@@ -54,17 +54,16 @@ from agent_cli.core.images import ImageBlock
 from agent_cli.core.messages import (
     Block,
     Message,
-    RedactedThinkingBlock,
     ServerToolBlock,
     SummaryBlock,
     TextBlock,
-    ThinkingBlock,
     ToolResult,
     ToolUse,
     Usage,
     tool_arguments,
 )
 from agent_cli.core.requests import Completion, Request, StopReason, TextDelta, ThinkingDelta
+from agent_cli.core.thought_blocks import RedactedThinkingBlock, ThinkingBlock
 from agent_cli.providers.cache_marks import WrittenPrefixes, place_marks
 from agent_cli.providers.model_info import Accepts
 from agent_cli.providers.registry import ANTHROPIC

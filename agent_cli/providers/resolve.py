@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from agent_cli.config.schema import config_error
 from agent_cli.config.settings import Effort, ProviderSettings
 from agent_cli.providers.model_info import Accepts, ModelInfo
-from agent_cli.providers.models import lookup, normalize, takes_images, tokenizer_for
+from agent_cli.providers.model_names import normalize, takes_images, tokenizer_for
+from agent_cli.providers.models import lookup
 from agent_cli.providers.registry import provider_entry
 from agent_cli.tokens.tokenizer import Tokenizer
 
@@ -39,7 +40,7 @@ class ModelChoice:
     @property
     def accepts(self) -> Accepts:
         """What the model takes in a request; an unknown model: only the defaults (`Accepts()`), and
-        images if its name is of a family that takes them (`models.takes_images`)."""
+        images if its name is of a family that takes them (`model_names.takes_images`)."""
         return self.info.accepts if self.info is not None else Accepts(images=takes_images(self.name))
 
 

@@ -45,7 +45,6 @@ from agent_cli.core.messages import (
     RAW_ARGUMENTS,
     Block,
     Message,
-    ReasoningBlock,
     ServerToolBlock,
     SummaryBlock,
     TextBlock,
@@ -56,6 +55,7 @@ from agent_cli.core.messages import (
     tool_arguments,
 )
 from agent_cli.core.requests import Completion, Request, StopReason, TextDelta, ThinkingDelta
+from agent_cli.core.thought_blocks import ReasoningBlock
 from agent_cli.providers.errors import classify_http
 from agent_cli.providers.registry import OPENAI
 from agent_cli.providers.server_search import OPENAI_SEARCH_TOOL, server_block, without_searches

@@ -23,16 +23,14 @@ from agent_cli.core.images import ImageBlock
 from agent_cli.core.messages import (
     Message,
     NativeRecord,
-    ReasoningBlock,
-    RedactedThinkingBlock,
     ServerToolBlock,
     SummaryBlock,
     TextBlock,
-    ThinkingBlock,
     ToolResult,
     ToolUse,
 )
 from agent_cli.core.requests import ToolSpec
+from agent_cli.core.thought_blocks import ReasoningBlock, RedactedThinkingBlock, ThinkingBlock
 from agent_cli.tokens.images import ImageRule, image_tokens
 
 __all__ = [

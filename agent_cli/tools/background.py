@@ -28,10 +28,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agent_cli.core.text import visible
 from agent_cli.store.log_records import LogRecord, StateRecord
 from agent_cli.tools import children
-from agent_cli.tools.bash import CHUNK_BYTES, KILL_GRACE_SECONDS, HeadTail, Spans
+from agent_cli.tools.bash import CHUNK_BYTES, KILL_GRACE_SECONDS
 from agent_cli.tools.confine import Confinement
+from agent_cli.tools.head_tail import HeadTail, Spans
 
 __all__ = [
     "ARCHIVE_CAP",
@@ -40,6 +42,7 @@ __all__ = [
     "BackgroundShell",
     "BackgroundShells",
     "ShellState",
+    "died_notice",
     "died_with",
     "running_record",
 ]
@@ -324,3 +327,13 @@ def died_with(records: Sequence[LogRecord]) -> list[tuple[str, str]]:
         for item in running
         if isinstance(item, dict) and isinstance(item.get("command"), str)
     ]
+
+
+def died_notice(records: Sequence[LogRecord]) -> str | None:
+    """The line that says which commands an earlier run of this session left when it ended (each
+    made safe for a terminal and cut to 80 characters); None when it left none."""
+    died = died_with(records)
+    if not died:
+        return None
+    shown = "; ".join(f"{i}: {' '.join(visible(c).split())[:80]}" for i, c in died)
+    return f"background commands that ended with the earlier session: {shown}"

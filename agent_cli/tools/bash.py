@@ -2,7 +2,7 @@
 
 The command runs as `bash -c` in its own session (so in its own process group)
 with stdin on /dev/null and stderr merged into stdout, in the order printed.
-Output is read in chunks into a `HeadTail` buffer that keeps the first and
+Output is read in chunks into a `HeadTail` buffer (tools/head_tail.py) that keeps the first and
 last 16 KiB and only counts the middle, so a command printing gigabytes costs
 32 KiB. A timeout or a cancel (Ctrl-C sets `ctx.cancel`) kills the whole group:
 TERM, a short grace, then KILL. While it runs the group is registered in
@@ -23,7 +23,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
-import re
 import selectors
 import subprocess
 import threading
@@ -38,122 +37,22 @@ from agent_cli.tools import children
 from agent_cli.tools.args import optional_number, require_str
 from agent_cli.tools.base import Approval, CallView, FileEffect, ToolContext, ToolError, ToolOutput
 from agent_cli.tools.confine import Confinement
+from agent_cli.tools.head_tail import HeadTail, Spans
 from agent_cli.tools.live import LiveOutput
 
-__all__ = ["BackgroundStarter", "Bash", "CommandResult", "HeadTail", "run_command"]
+__all__ = ["BackgroundStarter", "Bash", "CommandResult", "run_command"]
 
 MAX_TIMEOUT = 600.0
-HEAD_BYTES = 16 * 1024
-TAIL_BYTES = 16 * 1024
-# Bytes kept beyond each cut, so a secret at a cut is seen whole: longer than any key or token.
-OVERLAP = 1024
 CHUNK_BYTES = 64 * 1024
 POLL_SECONDS = 0.05
 KILL_GRACE_SECONDS = 1.0
-_PEM_END = re.compile(r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----")
-_PEM_BEGIN = re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----")
 # After bash exits, a background job may still hold the pipe open; read what it
 # has already written for this long, then stop rather than wait for it.
 DRAIN_SECONDS = 0.2
 
 
-Spans = Callable[[str], list[tuple[int, int]]]
 # Starts a command in the background: (command, cwd, sandbox) -> the line the model is told.
 BackgroundStarter = Callable[[str, Path, Confinement | None], str]
-
-
-class HeadTail:
-    """A byte sink that keeps the first `head` and last `tail` bytes and counts the rest.
-
-    It also keeps `OVERLAP` bytes beyond each cut, so that `text(spans)` can move a cut out of a
-    secret (found by `spans`) instead of cutting one in two: half a key matches no pattern, so it
-    would reach the model and the log unredacted.
-    """
-
-    def __init__(self, head: int = HEAD_BYTES, tail: int = TAIL_BYTES) -> None:
-        self._head_cap = head
-        self._tail_cap = tail
-        self._head = bytearray()
-        self._tail = bytearray()
-        self.total = 0
-
-    def write(self, data: bytes) -> None:
-        self.total += len(data)
-        room = self._head_cap + OVERLAP - len(self._head)
-        if room > 0:
-            self._head += data[:room]
-            data = data[room:]
-        if data:
-            self._tail += data
-            # Trim only when twice the cap, so appends stay amortised O(1).
-            if len(self._tail) > 2 * (self._tail_cap + OVERLAP):
-                del self._tail[: len(self._tail) - self._tail_cap - OVERLAP]
-
-    def _end(self, n: int) -> bytes:
-        """The stream's last `n` bytes (some may still sit in the head buffer)."""
-        if n <= 0:
-            return b""
-        whole = len(self._head) + len(self._tail) == self.total  # nothing dropped in between
-        source = bytes(self._head) + bytes(self._tail) if whole else bytes(self._tail)
-        return source[-n:]
-
-    @property
-    def omitted(self) -> int:
-        return max(0, self.total - self._head_cap - self._tail_cap)
-
-    def text(self, spans: Spans | None = None) -> str:
-        """The kept output as text; a marker stands where bytes were dropped. With `spans`, neither
-        cut falls inside a secret: the secret is kept whole (redacted later) or left out whole."""
-        if not self.omitted:  # everything is still here
-            return (bytes(self._head) + bytes(self._tail)).decode("utf-8", errors="replace")
-        head_bytes = bytes(self._head[: self._head_cap])
-        tail_bytes = self._end(self._tail_cap)
-        head = head_bytes.decode("utf-8", errors="replace")
-        tail = tail_bytes.decode("utf-8", errors="replace")
-        dropped = self.omitted
-        if spans is not None:
-            # The overlaps stop short of each other: no byte is shown twice.
-            wide_head = bytes(self._head[: min(self._head_cap + OVERLAP, self.total - self._tail_cap)])
-            wide_head_text = wide_head.decode("utf-8", errors="replace")
-            cut = _head_cut(wide_head_text, len(head), spans(wide_head_text))
-            wide_tail_text = self._end(min(self._tail_cap + OVERLAP, self.total - self._head_cap)).decode(
-                "utf-8", errors="replace"
-            )
-            start = len(wide_tail_text) - len(tail)
-            begin = _tail_cut(wide_tail_text, start, spans(wide_tail_text))
-            if cut != len(head) or begin != start:  # a cut moved out of a secret
-                head, tail = wide_head_text[:cut], wide_tail_text[begin:]
-                dropped = max(self.total - _size(head) - _size(tail), 0)
-        marker = (
-            f"\n[... {dropped} bytes of output omitted ({self.total} in all); to see them, "
-            "rerun with the output redirected to a file and read it with read_file or grep ...]\n"
-        )
-        return head + marker + tail
-
-
-def _size(text: str) -> int:
-    return len(text.encode("utf-8", "surrogatepass"))
-
-
-def _head_cut(text: str, cut: int, secrets: list[tuple[int, int]]) -> int:
-    """Where the head ends: `cut`, moved past a secret it falls in (or before one that runs on)."""
-    for start, end in secrets:
-        if start < cut < end:
-            return end if end < len(text) else start
-    return cut
-
-
-def _tail_cut(text: str, start: int, secrets: list[tuple[int, int]]) -> int:
-    """Where the tail begins: `start`, moved before a secret it falls in (or after one cut short)."""
-    for begin, end in secrets:
-        if begin < start < end:
-            return begin if begin > 0 else end
-    # A private key whose BEGIN line fell in the omitted part: its END line starts nothing the
-    # patterns know, so everything up to that line goes.
-    block_end = _PEM_END.search(text, start)
-    if block_end is not None and _PEM_BEGIN.search(text, start, block_end.start()) is None:
-        return block_end.end()
-    return start
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,7 +17,7 @@
   title; tokens before -> after, the transcript, `/record` to read the record).
 - the model's thinking streams in the spinner line, and each finished thinking
   block leaves one dim line (`∴ ...`), so progress shows between tool calls
-  without flooding the screen;
+  without flooding the screen (`thought_stream.py` says what and when);
 - a spinner while waiting for the model or summarizing; warnings, errors and
   retries one line each.
 
@@ -75,21 +75,15 @@ from agent_cli.ui.live_output import LiveOutputView
 from agent_cli.ui.markdown_blocks import MarkdownStream
 from agent_cli.ui.markdown_lines import MarkdownTail, block_lines
 from agent_cli.ui.reports import describe_call
+from agent_cli.ui.thought_stream import ThoughtStream
 from agent_cli.ui.widgets import clear_line, compact_panel, thought_line, tool_line
 
 __all__ = ["Renderer"]
 
-THOUGHT_TAIL = 400  # characters of streaming thinking kept for the spinner line
-THOUGHT_HEAD = 2000  # characters of it kept for the thought line printed before the answer
 PANEL_MAX_WIDTH = 100
 # Rich wraps about 0.3 MB a second here: past this many characters a line is left to the terminal.
 WRAP_CHARS = 200_000
 _SPINNER_TEXT = {"waiting for model": "thinking…", "summarizing": "summarizing the conversation…"}
-
-
-def _last_line(text: str, width: int) -> str:
-    line = " ".join(visible(text).strip().split("\n")[-1].split()) if text.strip() else ""
-    return line if len(line) <= width else "…" + line[-(width - 1) :]
 
 
 DIFF_LINES = 40  # of an edit's diff, the lines shown before `v` shows all
@@ -127,9 +121,7 @@ class Renderer:
         self._calls: dict[str, ToolCallEvent] = {}
         self._spinner: str | None = None
         self._resume_spinner: str | None = None
-        self._thought = ""  # the tail of the thinking streaming now
-        self._thought_head = ""  # the start of the thinking streamed since the last answer text
-        self._early_thoughts = 0  # thought lines printed as the answer began, before their ThinkingText
+        self._thoughts = ThoughtStream()  # the spinner's thinking line; when a thought line prints
         self.last_usage: UsageEvent | None = None
         self.live_output = LiveOutputView()  # a running command's last lines; the last output (/last)
 
@@ -147,28 +139,19 @@ class Renderer:
 
     def handle(self, event: Event) -> None:
         if isinstance(event, AssistantTextDelta):
-            if self._thought_head.strip():
-                # The thinking came first, so its line goes first: its ThinkingText only comes once the
-                # whole reply has streamed, under the answer.
-                self._print_thought(self._thought_head)
-                self._early_thoughts += 1
-            self._thought_head = ""
+            early = self._thoughts.answer_begins()
+            if early is not None:  # the thinking came first, so its line goes first
+                self._print_thought(early)
             self._on_delta(event.text)
             return
         if isinstance(event, ThinkingTextDelta):
             # The model's thinking lives in the spinner line while it streams: progress, never a flood.
-            self._thought = (self._thought + event.text)[-THOUGHT_TAIL:]
-            if len(self._thought_head) < THOUGHT_HEAD:
-                self._thought_head += event.text
+            self._thoughts.delta(event.text)
             if self.fancy and not self._streamed:
-                self._set_spinner("thinking: " + _last_line(self._thought, 70))
+                self._set_spinner(self._thoughts.spinner_line())
             return
         if isinstance(event, ThinkingText):
-            self._thought = self._thought_head = ""
-            if self._early_thoughts:
-                self._early_thoughts -= 1  # already shown, before the answer
-                return
-            if event.text.strip():
+            if self._thoughts.finished(event.text):
                 self._print_thought(event.text)
             return
         if isinstance(event, StatusEvent):
@@ -181,7 +164,7 @@ class Renderer:
             self.last_usage = event
             return
         if isinstance(event, AssistantText):
-            self._early_thoughts, self._thought_head = 0, ""
+            self._thoughts.settle()
             if self._streamed:
                 if len(event.text) > self._shown:
                     self._on_delta(event.text[self._shown :])  # the stream fell short of the message
@@ -190,7 +173,7 @@ class Renderer:
                 self._print_markdown(event.text)
             return
         self._had_partial = self._streamed
-        self._early_thoughts, self._thought_head = 0, ""
+        self._thoughts.settle()
         self._finish_stream()
         if isinstance(event, ToolCallEvent):
             self._calls[event.id] = event

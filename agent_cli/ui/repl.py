@@ -45,7 +45,6 @@ from agent_cli.core.events import Event
 from agent_cli.core.text import visible
 from agent_cli.prompt.command_files import CommandFiles
 from agent_cli.session import AgentSession
-from agent_cli.store.crash_log import internal_error
 from agent_cli.tokens.counter import TokenCounter
 from agent_cli.tools.base import ToolRegistry
 from agent_cli.tools.registry import default_tools
@@ -54,68 +53,23 @@ from agent_cli.ui.approval import ApprovalPrompt, answer_prompt, instead_prompt
 from agent_cli.ui.commands import SlashCommand, closest, custom_command_files, parse, run_command
 from agent_cli.ui.context_commands import pin_line
 from agent_cli.ui.custom_commands import invoke
-from agent_cli.ui.goal_commands import goal_mark
 from agent_cli.ui.key_watch import TurnKeys
 from agent_cli.ui.pasted_images import dropped_mentions
 from agent_cli.ui.picker import Chooser
 from agent_cli.ui.prompt_input import prompt_session
-from agent_cli.ui.reports import format_context_line, format_tokens, mode_label, resume_lines
-from agent_cli.ui.status_line import StatusLine, status_payload
-from agent_cli.ui.todo_view import toolbar_item
+from agent_cli.ui.reports import format_tokens, resume_lines
+from agent_cli.ui.toolbar import Toolbar, status_line_for
 from agent_cli.ui.turn import discard_typeahead, drive_turn, quiet_input
 
 if TYPE_CHECKING:
     from agent_cli.ui.render import Renderer
 
-__all__ = ["Repl", "Toolbar", "run_repl"]
+__all__ = ["Repl", "run_repl"]
 
 PROMPT = "› "
 CTRL_C_HINT = "(Ctrl-C again or /exit to leave; Ctrl-C during a turn cancels it)"
 MAX_NOTICES = 5  # about command files, in the greeting
 WARMUP_DELAY = 0.15  # seconds: let the prompt draw before background imports compete for the GIL
-
-
-class Toolbar:
-    """The bottom toolbar: the model, the context in use (counted after each turn) and the compaction
-    line; under it the user's status line (`[ui] statusline`, status_line.py) when one is set."""
-
-    def __init__(self, session: AgentSession, status_line: StatusLine | None = None) -> None:
-        self.session = session
-        self.status_line = status_line
-        self.tokens: int | None = None  # None until counted
-        self.failure: str | None = None  # a failed count's line, said once at the next prompt
-
-    def count(self) -> None:
-        """Count the context (after each turn, and off the main thread at start-up). Counting is
-        pure (a vocabulary that cannot load falls back inside the counter), so an error here is a
-        bug: it goes to the crash log and is said once (`take_failure`), never hidden; the toolbar
-        shows the count as unknown and the REPL goes on."""
-        try:
-            self.tokens = self.session.context_tokens()
-        except Exception as exc:
-            self.tokens = None
-            self.failure = internal_error(exc)
-
-    def take_failure(self) -> str | None:
-        failure, self.failure = self.failure, None
-        return failure
-
-    def text(self, width: int | None = None) -> str:
-        """The toolbar's text, fitted to `width` columns when given."""
-        s = self.session
-        th = s.thresholds
-        ratio = s.settings.context.trigger_ratio
-        mode = mode_label(s.mode.mode, sandboxed=s.mode.sandboxed)  # first: what runs without asking
-        rest = None if width is None else max(width - len(mode), 0)
-        text = mode + format_context_line(s.model, self.tokens, th.window, th.trigger_at, ratio, rest)
-        text += toolbar_item(s.todos, None if width is None else width - len(text))
-        text += goal_mark(s.goal, None if width is None else width - len(text))
-        if self.status_line is None:
-            return text
-        extra = self.status_line.line()
-        if width is not None and len(extra) > width:
-            extra = extra[: max(width - 1, 0)] + "…"
-        return f"{text}\n{extra}"
 
 
 class Repl:
@@ -348,7 +302,7 @@ def run_repl(open_session: Callable[[Asker], AgentSession]) -> int:
     keys = TurnKeys(sys.stdin.fileno(), lambda: os.kill(os.getpid(), signal.SIGINT))  # Esc: as Ctrl-C
     session = open_session(ApprovalPrompt(renderer, answer_prompt, instead_prompt, keys.paused).ask)
     tools = session.tools
-    toolbar = Toolbar(session, _status_line(session, lambda: toolbar, lambda: prompt.app.invalidate()))
+    toolbar = Toolbar(session, status_line_for(session, lambda: toolbar, lambda: prompt.app.invalidate()))
     commands = custom_command_files(session.project_root, os.environ)
     prompt = prompt_session(session, toolbar.text, commands, lambda line: repl.submit(line))
     repl = Repl(
@@ -383,21 +337,6 @@ def run_repl(open_session: Callable[[Asker], AgentSession]) -> int:
             repl.renderer.info(line)
         session.close()
         typeahead.release()
-
-
-def _status_line(
-    session: AgentSession, toolbar: Callable[[], Toolbar], invalidate: Callable[[], None]
-) -> StatusLine | None:
-    """The user's status line (`[ui] statusline`), None when none is set."""
-    command = session.settings.ui.statusline
-    if not command.strip():
-        return None
-    started = time.monotonic()
-
-    def payload() -> dict[str, object]:
-        return status_payload(session, toolbar().tokens, started, time.monotonic())
-
-    return StatusLine(command, payload, session.project_root, invalidate)
 
 
 def _choose(title: str, rows: Sequence[str], selected: int) -> int | None:
