@@ -10,7 +10,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agent_cli.agent.approval_rules import AlwaysRule, always_rule, matches_prefix
-from agent_cli.agent.approvals import Answer, AutoApprover, Decision, HeadlessApprover, InteractiveApprover
+from agent_cli.agent.approvals import (
+    EDIT_OFFERED,
+    Answer,
+    AutoApprover,
+    Decision,
+    Edited,
+    HeadlessApprover,
+    InteractiveApprover,
+)
 from agent_cli.tools.registry import default_tools
 
 
@@ -157,6 +165,20 @@ def test_remember_is_asked_every_time_and_never_runs_headless() -> None:
     assert len(user.asked) == 2
     denied = HeadlessApprover(["remember"]).decide("remember", {"text": "a"})
     assert not denied.allowed and "--yes" in denied.reason and "nothing was saved" in denied.reason
+
+
+def test_a_memory_is_offered_an_edit_and_saved_as_the_user_wrote_it() -> None:
+    """remember's question offers "edit": the user's text replaces the model's; emptied, nothing is
+    saved. No other tool's question offers it."""
+    user = ScriptedUser(Edited("use make check"), Edited("  "), "yes")
+    approver = InteractiveApprover(user)
+    edited = approver.decide("remember", {"text": "run pytest"})
+    assert edited.allowed and edited.text == "use make check"
+    assert user.asked[0][1][EDIT_OFFERED] is True and user.asked[0][1]["text"] == "run pytest"
+    emptied = approver.decide("remember", {"text": "run pytest"})
+    assert not emptied.allowed and "nothing was saved" in emptied.reason
+    approver.decide("write_file", {"path": "a", "text": "x"})
+    assert EDIT_OFFERED not in user.asked[2][1]
 
 
 def test_interactive_always_for_a_file_tool_covers_that_tool_only() -> None:

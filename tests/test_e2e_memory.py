@@ -48,7 +48,10 @@ def repl_answer(tmp_path: Path, server: FakeModelServer, key: str, then: str = "
         question = expect(child, r"\[y\]es")
         assert "make check" in question, "the question shows the memory"
         child.send(key)
-        if then:
+        if then and key == "e":
+            expect(child, "memory ›")
+            child.send("\x15" + then + "\r")  # Ctrl-U empties the line the memory is on
+        elif then:
             expect(child, "instead")
             child.send(then + "\r")
         expect(child, "Done.")
@@ -76,6 +79,16 @@ def test_the_repl_saves_nothing_on_no(tmp_path: Path, fake_server: FakeModelServ
     assert is_error and "edited this memory" in text and "use make check" in text, (
         "the edit reaches the model"
     )
+
+
+def test_the_repl_edit_saves_the_memory_as_the_user_wrote_it(
+    tmp_path: Path, fake_server: FakeModelServer
+) -> None:
+    project, results = repl_answer(tmp_path, fake_server, "e", then="Test with make check-all")
+    pins = (project / PINS).read_text()
+    assert "- Test with make check-all\n" in pins and MEMORY not in pins
+    (text, is_error), *_ = results.values()
+    assert not is_error and "rewrote it" in text and "make check-all" in text, "the model learns the words"
 
 
 def test_headless_refuses_without_yes_and_saves_with_it(tmp_path: Path) -> None:

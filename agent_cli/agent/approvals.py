@@ -72,6 +72,7 @@ __all__ = [
     "APPROVE_PROJECT_HOOKS",
     "APPROVE_PROJECT_SKILLS",
     "ASKED_EACH_TIME",
+    "EDIT_OFFERED",
     "OUTSIDE_OFFERED",
     "RESUME_UNSIGNED",
     "SESSION_QUESTIONS",
@@ -83,6 +84,7 @@ __all__ = [
     "Asker",
     "AutoApprover",
     "Decision",
+    "Edited",
     "HeadlessApprover",
     "Instead",
     "InteractiveApprover",
@@ -102,7 +104,9 @@ WHY_ASKED = "why asked"
 # The key under which a command's question says "outside the sandbox" may be answered. Set or
 # dropped by the approver, like WHY_ASKED.
 OUTSIDE_OFFERED = "outside offered"
-_OURS = (WHY_ASKED, OUTSIDE_OFFERED)
+# The key under which a memory's question says "edit" may be answered (set by the approver).
+EDIT_OFFERED = "edit offered"
+_OURS = (WHY_ASKED, OUTSIDE_OFFERED, EDIT_OFFERED)
 APPROVE_PROJECT_SKILLS = "approve project skills"  # a session question too (agent/skill_trust.py)
 SESSION_QUESTIONS = SESSION_QUESTIONS | {APPROVE_PROJECT_SKILLS}
 ASKED_EACH_TIME = frozenset({REMEMBER})  # no rule covers a call of these; refused headless
@@ -115,9 +119,16 @@ class Instead:
     text: str
 
 
+@dataclass(frozen=True, slots=True)
+class Edited:
+    """ "Yes, as I wrote it": the user rewrote a memory's text before it was saved (remember)."""
+
+    text: str
+
+
 # "no" refuses the call and lets the turn go on; "stop" refuses it and ends the turn; "outside":
 # yes, and this one command runs outside the sandbox.
-Answer: TypeAlias = Literal["yes", "no", "always", "stop", "outside"] | Instead
+Answer: TypeAlias = Literal["yes", "no", "always", "stop", "outside"] | Instead | Edited
 # Shows a call and what "always" would approve (None: a question of the session's own, where
 # "always" is "yes"), and returns the user's answer.
 Asker: TypeAlias = Callable[[str, Mapping[str, Any], str | None], Answer]
@@ -133,6 +144,7 @@ class Decision:
     stop: bool = False  # the user ended the turn with the refusal
     unconfined: bool = False  # the user approved this one call outside the sandbox
     protect: bool = False  # auto mode runs it unasked: in the sandbox, the protected files read-only
+    text: str | None = None  # the user's own text for the call's "text" (a memory edited before saving)
 
     @classmethod
     def allow(cls) -> Decision:
@@ -262,6 +274,8 @@ class InteractiveApprover:
         offered = self.sandboxed and approval == "command"
         if offered:
             shown[OUTSIDE_OFFERED] = True
+        if each and isinstance(args.get("text"), str):
+            shown[EDIT_OFFERED] = True
         rule = always_rule(name, args, approval)
         described = (
             rule.describe()
@@ -277,6 +291,10 @@ class InteractiveApprover:
             return Decision.allow()
         if answer == "yes":
             return Decision.allow()
+        if isinstance(answer, Edited) and each:
+            return Decision(True, text=answer.text) if answer.text.strip() else Decision.deny(
+                "the user emptied this memory: nothing was saved; do not propose it again"
+            )
         if isinstance(answer, Instead) and each:
             return Decision.deny(
                 f"the user edited this memory: nothing was saved; to save it as the user wrote it, "

@@ -89,6 +89,8 @@ class ToolRunner:
         if not decision.allowed:
             refused = f"Error: {decision.reason or 'the user did not approve this call'}"
             return ToolOutput(refused, True, denied=True, stop_turn=decision.stop), 0.0
+        if decision.text is not None:  # the user's own wording (a memory edited before it is saved)
+            use = dataclasses.replace(use, input={**use.input, "text": decision.text})
         veto = self._hooks.on_before_tool(use)
         if veto:
             return ToolOutput(f"Error: {veto}", True, denied=True), 0.0
@@ -107,6 +109,9 @@ class ToolRunner:
             self._approver.refused_by_sandbox(use.name, use.input)  # auto mode asks before a retry
         if live.used:  # how it ended, for the line shown after it
             yield self._progress(use, live, started)
+        if decision.text is not None and not output.is_error:  # the model learns the words saved
+            said = f"The user rewrote it before it was saved, as: {decision.text}\n{output.content}"
+            output = dataclasses.replace(output, content=said)
         # Undecodable bytes (a file name that is not UTF-8) become U+FFFD before anything stores it.
         output = dataclasses.replace(output, content=self._redact(clean(output.content)))
         return output, self._clock() - started

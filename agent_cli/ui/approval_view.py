@@ -17,7 +17,7 @@ from typing import Any
 
 from rich.text import Text
 
-from agent_cli.agent.approvals import OUTSIDE_OFFERED, SESSION_QUESTIONS, WHY_ASKED
+from agent_cli.agent.approvals import EDIT_OFFERED, OUTSIDE_OFFERED, SESSION_QUESTIONS, WHY_ASKED
 from agent_cli.core.text import visible, visible_exact, visible_parts
 from agent_cli.tools.base import Approval, CallView
 from agent_cli.ui.reports import describe_call
@@ -38,7 +38,7 @@ def approval_text(
     text = Text()
     text.append("? ", style="bold yellow")
     why = args.get(WHY_ASKED)
-    args = {k: v for k, v in args.items() if k not in (WHY_ASKED, OUTSIDE_OFFERED)}
+    args = {k: v for k, v in args.items() if k not in (WHY_ASKED, OUTSIDE_OFFERED, EDIT_OFFERED)}
     if name in SESSION_QUESTIONS:  # the session's own question, not a tool call
         text.append(visible(str(args.get("question") or name)))
     else:

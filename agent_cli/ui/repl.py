@@ -49,7 +49,7 @@ from agent_cli.tokens.counter import TokenCounter
 from agent_cli.tools.base import ToolRegistry
 from agent_cli.tools.registry import default_tools
 from agent_cli.ui import ending, glyphs, typeahead
-from agent_cli.ui.approval import ApprovalPrompt, answer_prompt, instead_prompt
+from agent_cli.ui.approval import ApprovalPrompt, answer_prompt, edit_prompt, instead_prompt
 from agent_cli.ui.commands import SlashCommand, closest, custom_command_files, parse, run_command
 from agent_cli.ui.context_commands import pin_line
 from agent_cli.ui.custom_commands import invoke
@@ -300,7 +300,8 @@ def run_repl(open_session: Callable[[Asker], AgentSession]) -> int:
     tools = default_tools()
     renderer = functools.cache(lambda: _make_renderer(lambda: tools))
     keys = TurnKeys(sys.stdin.fileno(), lambda: os.kill(os.getpid(), signal.SIGINT))  # Esc: as Ctrl-C
-    session = open_session(ApprovalPrompt(renderer, answer_prompt, instead_prompt, keys.paused).ask)
+    asker = ApprovalPrompt(renderer, answer_prompt, instead_prompt, keys.paused, edit_prompt)
+    session = open_session(asker.ask)
     tools = session.tools
     toolbar = Toolbar(session, status_line_for(session, lambda: toolbar, lambda: prompt.app.invalidate()))
     commands = custom_command_files(session.project_root, os.environ)
