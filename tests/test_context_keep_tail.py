@@ -19,6 +19,7 @@ from pathlib import Path
 from test_context_fakes import FRAME, FakeSummarizer, filler, make_engine, pairing_errors, user
 
 from agent_cli.context.clear import apply_clear, clearable, is_stub
+from agent_cli.context.protocol import CompactGate
 from agent_cli.context.summary_request import SummaryReply
 from agent_cli.core.events import CompactEvent
 from agent_cli.core.messages import Message, NativeRecord, TextBlock, ToolResult, ToolUse
@@ -74,3 +75,30 @@ def test_past_the_trigger_l1_counts_its_stubs_and_the_kept_turn_keeps_its_thinki
     assert not any(is_stub(r) for m in sent for r in m.tool_results)
     assert sum(1 for m in sent for _ in m.tool_results) == 6
     assert [e.layer for e in prepared.events if isinstance(e, CompactEvent)] == ["summarize"]
+
+
+def test_a_blocked_summary_leaves_the_clear_to_l1_not_a_drop(tmp_path: Path) -> None:
+    """Past the trigger L1 holds back for L2 (above); when L2 does not act (a PreCompact hook blocked
+    it), L1 clears what it can after all, free, before L4 would drop anything."""
+    blocked = CompactGate(skip=True)
+    engine, _, summarizer = make_engine(tmp_path, gate=lambda *_: blocked)
+    th = engine.thresholds
+    found = None
+    for pad in range(0, 400):
+        history = reading(pad)
+        total = engine.tokens(history, FRAME)
+        counts = [engine.tokens([m], FRAME) - engine.tokens([], FRAME) for m in history]
+        to_clear, freed = clearable(history, counts, protect_tokens=th.clear_protect)
+        stubbed = engine.tokens(apply_clear(history, to_clear, freed).messages, FRAME)
+        if to_clear and th.trigger_at <= stubbed and total < th.emergency_at:
+            found = history
+            break
+    assert found is not None, "no history past the trigger that L1 alone cannot get below it"
+
+    prepared = engine.prepare(found, FRAME)
+
+    layers = [e.layer for e in prepared.events if isinstance(e, CompactEvent)]
+    assert layers == ["clear"], layers
+    assert summarizer.requests == []
+    assert any(is_stub(r) for m in prepared.messages for r in m.tool_results)
+    assert len(prepared.messages) == len(found), "nothing was dropped"

@@ -19,11 +19,11 @@ PROVIDERS = ["anthropic", "openai"]
 FILES = 44
 # Spaces at both ends, a tab, a doubled space, an emoji, a right-to-left word: nothing of it may move.
 PIN = " Never\tuse  tabs — indent with 4 spaces ✓ (שלום) "
-# The first two automatic compactions are skipped, so the context grows to the emergency line (L4);
-# the third goes ahead (L2). L1 clears old reads on the way up.
-BLOCK_TWICE = (
+# The first six automatic compactions are blocked (L1 clears what it can meanwhile), so the model's
+# notes grow to the emergency line (L4); the seventh goes ahead (L2). L1 clears old reads on the way up.
+BLOCK_SIX_TIMES = (
     "n=$(cat count 2>/dev/null || echo 0); n=$((n+1)); echo $n > count; "
-    "if [ $n -le 2 ]; then echo 'not yet' >&2; exit 2; fi"
+    "if [ $n -le 6 ]; then echo 'not yet' >&2; exit 2; fi"
 )
 
 
@@ -73,7 +73,8 @@ def test_a_pin_is_in_every_request_after_every_layer_and_after_continue(
     home.mkdir()
     files = write_files(project)
     config = tmp_path / "hooks.toml"
-    config.write_text(f"[[hooks.PreCompact]]\ncommand = {json.dumps(f'cd {tmp_path} && {BLOCK_TWICE}')}\n")
+    hook = json.dumps(f"cd {tmp_path} && {BLOCK_SIX_TIMES}")
+    config.write_text(f"[[hooks.PreCompact]]\ncommand = {hook}\n")
     common = ["--provider", provider, "--model", MODELS[provider], "--yes", "--output-format", "stream-json"]
     common += ["--context-window", "30000", "--config", str(config)]
     with FakeModelServer(context_window=30_000) as server:

@@ -101,7 +101,7 @@ def test_sonnet_5_5_keeps_its_thinking_through_every_layer(tmp_path: Path) -> No
         if not is_summary_request(request.body):
             seen.append(request)
             if len(seen) == 16:
-                return Fault(400, "prompt is too long: 19000 tokens > 12000 maximum")
+                return Fault(400, "prompt is too long: 19000 tokens > 14000 maximum")
         return script(request)
 
     with FakeModelServer(context_window=30_000) as server:

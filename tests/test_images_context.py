@@ -44,13 +44,13 @@ def _round(i: int, image: ImageBlock) -> list[Message]:
 
 
 def test_an_image_counts_by_the_providers_rule_never_by_its_base64() -> None:
-    assert image_tokens(1000, 750, "anthropic") == 1000  # width * height / 750
-    assert image_tokens(4000, 3000, "anthropic") <= 1600  # the API scales it down first
-    assert image_tokens(1024, 1024, "openai") == max(85 + 170 * 4, 1024)  # tiles vs patches
+    assert image_tokens(1000, 750, "pixels") == 1000  # width * height / 750
+    assert image_tokens(4000, 3000, "pixels") <= 1600  # the API scales it down first
+    assert image_tokens(1024, 1024, "tiles") == max(85 + 170 * 4, 1024)  # tiles vs patches
     big = shot("big.png", 400, 300, noisy=True)
     message = Message("user", (TextBlock("see"), big))
-    tokens = tally_message(message, lambda text: len(text) // 4, "anthropic")
-    assert tokens.images == image_tokens(400, 300, "anthropic") == 160
+    tokens = tally_message(message, lambda text: len(text) // 4, "pixels")
+    assert tokens.images == image_tokens(400, 300, "pixels") == 160
     assert tokens.total < 200 < 100_000 < len(big.data) // 4  # the base64 is not counted as text
 
 
@@ -61,7 +61,7 @@ def test_old_images_are_cleared_to_a_stub_naming_the_file() -> None:
     history = [Message.user("look at the screenshots")]
     for i in range(4):
         history += _round(i, shot(f"s{i}.png", shade=i))
-    counts = [tally_message(m, lambda t: len(t) // 4, "anthropic").total for m in history]
+    counts = [tally_message(m, lambda t: len(t) // 4, "pixels").total for m in history]
     to_clear, freed = clearable(history, counts, protect_tokens=1500)
     assert set(to_clear) == {2, 4, 6}  # every result but the newest, which the budget protects
     plan = apply_clear(history, to_clear, freed)
@@ -80,7 +80,7 @@ def test_an_image_the_user_attached_is_cleared_too() -> None:
     ]
     for i in range(3):
         history += _round(i, shot(f"s{i}.png", shade=i))
-    counts = [tally_message(m, lambda t: len(t) // 4, "anthropic").total for m in history]
+    counts = [tally_message(m, lambda t: len(t) // 4, "pixels").total for m in history]
     to_clear, freed = clearable(history, counts, protect_tokens=1500)
     assert 0 in to_clear
     plan = apply_clear(history, to_clear, freed)
@@ -140,7 +140,7 @@ def test_context_shows_what_the_images_take(tmp_path: Path) -> None:
     history = [Message.user("look"), *_round(0, shot("s0.png")), Message.assistant("a dialog")]
     bd = engine.breakdown(history, Frame("system", ()))
     assert ("images", bd.images) in [(label, tokens) for label, tokens, _ in bd.rows()]
-    assert bd.images >= image_tokens(1280, 800, "anthropic")  # its pixels, not its base64
+    assert bd.images >= image_tokens(1280, 800, "pixels")  # its pixels, not its base64
     assert bd.system + bd.tools + bd.summary + bd.messages + bd.tool_results + bd.images == bd.total
 
 

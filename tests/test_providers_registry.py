@@ -17,7 +17,8 @@ from agent_cli.providers.resolve import resolve_model
 PKG = Path(__file__).resolve().parent.parent / "agent_cli"
 # The one home of the provider facts, and the config's list of names (config sits below providers).
 REGISTRY = {"providers/registry.py", "config/settings.py"}
-MODEL_TABLE = {"providers/models.py", "providers/registry.py"}  # model names: the table, the defaults
+# model names: the table (and its name rules), the defaults
+MODEL_TABLE = {"providers/models.py", "providers/model_names.py", "providers/registry.py"}
 
 
 def _strings(path: Path) -> list[tuple[int, str]]:

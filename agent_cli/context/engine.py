@@ -181,6 +181,11 @@ class ContextEngine:
                     outcome = self._past_swap(history, outcome, frame)
                 messages, total = outcome.messages, outcome.tokens
                 events += outcome.events
+                if not outcome.acted:  # (L2 did not act, e.g. a PreCompact hook blocked it: L1 clears
+                    # what it can, free, before L4 drops anything)
+                    late = self._clear(messages, frame, total, past=False)
+                    messages, total = late.messages, late.tokens
+                    events += late.events
                 if outcome.attempted:  # (nothing to condense costs nothing and is no failure)
                     guard = self._decide(v.Compacted(messages, total))  # the loop guard
                     failed = isinstance(guard, v.Drop | v.StopAutomatic)

@@ -49,11 +49,11 @@ def tokenizer_for(name: str, provider: str) -> Tokenizer:
     base = name.strip().lower().rsplit("/", 1)[-1].removeprefix("ft:")
     if provider != ANTHROPIC.name:
         if _O200K_MODEL.match(base):
-            return Tokenizer("o200k_base", exact=True, images="openai")
+            return Tokenizer("o200k_base", exact=True, images="tiles")
         if _CL100K_MODEL.match(base):
-            return Tokenizer("cl100k_base", exact=True, images="openai")
+            return Tokenizer("cl100k_base", exact=True, images="tiles")
     # Images: Anthropic's rule on its API; elsewhere (a compatible server) the larger of both.
-    rule: ImageRule = "anthropic" if provider == ANTHROPIC.name else "any"
+    rule: ImageRule = "pixels" if provider == ANTHROPIC.name else "any"
     if _NEW_CLAUDE.search(name.lower()):
         return Tokenizer(start_ratio=_NEW_CLAUDE_RATIO, images=rule)
     return Tokenizer(images=rule)

@@ -2,11 +2,11 @@
 
     image_tokens(width, height, rule) -> int
 
-- "anthropic": "Images and vision" (https://platform.claude.com/docs/en/build-with-claude/vision,
+- "pixels", Anthropic's: "Images and vision" (https://platform.claude.com/docs/en/build-with-claude/vision,
   read 2026-12-05 in a stored copy): an image uses about width * height / 750 tokens; one whose
   long edge passes 1568 px, or past about 1.15 megapixels, is first scaled down by the API, so it
   costs what its scaled size costs (about 1,600 tokens at most).
-- "openai": "Images and vision" (https://platform.openai.com/docs/guides/images-vision, read
+- "tiles", OpenAI's: "Images and vision" (https://platform.openai.com/docs/guides/images-vision, read
   2026-12-05 in a stored copy): tile models scale the image to fit 2048 x 2048, then its short side
   to 768, and count 85 + 170 per 512 px tile; patch models count 32 px patches, at most 1,536. The
   larger of the two is taken, so a count never falls short whichever a model uses.
@@ -22,7 +22,7 @@ from typing import Literal, TypeAlias
 
 __all__ = ["ImageRule", "image_tokens"]
 
-ImageRule: TypeAlias = Literal["anthropic", "openai", "any"]
+ImageRule: TypeAlias = Literal["pixels", "tiles", "any"]  # Anthropic's rule, OpenAI's, the larger
 
 _CLAUDE_EDGE = 1568
 _CLAUDE_PIXELS = 1_150_000
@@ -52,7 +52,7 @@ def image_tokens(width: int, height: int, rule: ImageRule = "any") -> int:
     """Tokens of a `width` x `height` image under `rule` (an image of unknown size: the most any
     rule charges for one)."""
     width, height = max(width, 1), max(height, 1)
-    if rule == "anthropic":
+    if rule == "pixels":
         return _anthropic(width, height)
     openai = max(_tiles(width, height), _patches(width, height))
-    return openai if rule == "openai" else max(openai, _anthropic(width, height))
+    return openai if rule == "tiles" else max(openai, _anthropic(width, height))
