@@ -46,6 +46,7 @@ line: what the engine saw, when, what it does -> the record on its way after.
         a batch worth clearing (past the trigger: one that gets below it) Clear
         no batch worth clearing                                       Nothing; L1 waits for growth
     Sending (before a request)                                        Mark (the anchor)
+        the next request's clear takes the newest message's results   Mark, newest not written
     Answered (after a response; a usage report far below the count)  Say once / Nothing
     Happened ending (the run ends)
         a digest stands in                                            FinishRecord    -> none
@@ -260,9 +261,33 @@ def _at_trigger(state: EngineState, seen: AtTrigger) -> tuple[Action, EngineStat
 
 
 def _sending(state: EngineState, seen: Sending) -> tuple[Action, EngineState]:
-    """The anchor: the last message the next clear keeps (see `clear.next_change`), if any."""
+    """The anchor: the last message the next clear keeps (see `clear.next_change`), if any; and
+    whether the newest message is worth writing to the cache (`_worth_writing`)."""
     change = next_change(seen.messages, seen.counts) if seen.counts is not None else None
     anchor = change - 1 if change else None
     named = seen.messages[anchor].id if anchor is not None else None
     cache = Cached(anchor=named, index=anchor, next_change=change, at=seen.at)
-    return Mark(anchor), dataclasses.replace(state, cache=cache)
+    newest = anchor is None or _worth_writing(state, seen)
+    return Mark(anchor, newest), dataclasses.replace(state, cache=cache)
+
+
+def _worth_writing(state: EngineState, seen: Sending) -> bool:
+    """Whether writing the newest message to the cache pays. Written, it costs `write` a token now
+    and `read` at the next request if it is still there; sent unwritten, 1 now and `write` at the
+    next request if it is still there (nothing if the next clear stubs it). So it is written when
+    write < 1 + p * (write - read), p the chance it is still there: p is 0 when the next request,
+    a round like the newest later, is above the L1 line and its clear takes the newest message's
+    results (a survey that reads a file a turn: each read is stubbed by the next clear, and
+    writing it at 1.25x was paid for a read that never came), 1 otherwise."""
+    price, counts, messages = state.price, seen.counts, seen.messages
+    if counts is None or len(messages) < 2 or not messages[-1].tool_results:
+        return True
+    th = state.thresholds
+    grown = [*messages, messages[-2], messages[-1]]  # (the next round, as big as the newest)
+    grown_counts = [*counts, counts[-2], counts[-1]]
+    tokens = seen.frame + sum(grown_counts)
+    survives = True
+    if tokens >= max(th.clear_at, state.still_below):
+        to_clear, freed = clearable(grown, grown_counts, protect_tokens=th.clear_protect, start=state.holds)
+        survives = not (len(messages) - 1 in to_clear and freed >= th.clear_min_batch)
+    return price.write < 1 + (price.write - price.read if survives else 0.0)
