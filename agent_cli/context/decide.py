@@ -44,6 +44,7 @@ line: what the engine saw, when, what it does -> the record on its way after.
     SmallerWindow (an overflow error named a smaller window)          Say, every line follows it
     Clearing (above the L1 line, after L0)
         a batch worth clearing (past the trigger: one that gets below it) Clear
+        the cache cold (the last request older than its TTL): any batch   Clear
         no batch worth clearing                                       Nothing; L1 waits for growth
     Sending (before a request)                                        Mark (the anchor)
         the next request's clear takes the newest message's results   Mark, newest not written
@@ -194,10 +195,13 @@ def _clearing(state: EngineState, seen: Clearing) -> tuple[Action, EngineState]:
     """L1: stub old tool results when a big enough batch can go (never in the span whose record is
     being prepared). Past the trigger it must also get the request below the trigger, else L2 takes
     the span whole (its summary sees the output, not stubs). Clearing is free and a summary is a
-    model call: L1 carries what it can."""
+    model call: L1 carries what it can. A clear rewrites the cache from its first change on, hence
+    the minimum batch; when the cache has gone cold (an idle gap past its TTL: `EngineState.cold`)
+    the next request rewrites everything anyway, so any batch is worth clearing then."""
     th, messages = state.thresholds, seen.messages
     to_clear, freed = clearable(messages, seen.counts, protect_tokens=th.clear_protect, start=state.holds)
-    if freed < th.clear_min_batch or not to_clear:
+    minimum = 1 if state.cold(seen.at) else th.clear_min_batch
+    if freed < minimum or not to_clear:
         # What L1 could free grows by at most what the history grows: while the same history (same
         # first message) has not grown by the shortfall, there is no need to look again. Keeps
         # prepare O(new content) above the L1 line.
@@ -277,8 +281,8 @@ def _worth_writing(state: EngineState, seen: Sending) -> bool:
     next request if it is still there (nothing if the next clear stubs it). So it is written when
     write < 1 + p * (write - read), p the chance it is still there: p is 0 when the next request,
     a round like the newest later, is above the L1 line and its clear takes the newest message's
-    results (a survey that reads a file a turn: each read is stubbed by the next clear, and
-    writing it at 1.25x was paid for a read that never came), 1 otherwise."""
+    results and gets it below the trigger (a survey that reads a file a turn: each read is stubbed
+    by the next clear, and writing it at 1.25x was paid for a read that never came), 1 otherwise."""
     price, counts, messages = state.price, seen.counts, seen.messages
     if counts is None or len(messages) < 2 or not messages[-1].tool_results:
         return True
@@ -289,5 +293,8 @@ def _worth_writing(state: EngineState, seen: Sending) -> bool:
     survives = True
     if tokens >= max(th.clear_at, state.still_below):
         to_clear, freed = clearable(grown, grown_counts, protect_tokens=th.clear_protect, start=state.holds)
-        survives = not (len(messages) - 1 in to_clear and freed >= th.clear_min_batch)
+        cleared = len(messages) - 1 in to_clear and freed >= th.clear_min_batch
+        # (still at the trigger after that clear: L2 comes instead, and its summary request reads
+        # the conversation back, the newest message with it)
+        survives = not cleared or tokens - freed >= th.trigger_at
     return price.write < 1 + (price.write - price.read if survives else 0.0)

@@ -340,9 +340,10 @@ class ContextEngine:
         is longer than the estimate allows): a result stubbed and then summarized anyway would be a
         change inside the span, and with a keep-tail record (Anthropic's) it costs the kept turns
         their thinking, which was bound to the result as it was sent (core/thinking.py)."""
-        if self._state.clear_skipped(messages, total):
+        now = self._clock()
+        if self._state.clear_skipped(messages, total, now):
             return Step(messages, total)
-        action = self._decide(v.Clearing(messages, self._run.counts(messages), total, past))
+        action = self._decide(v.Clearing(messages, self._run.counts(messages), total, past, now))
         if not isinstance(action, v.Clear):
             return Step(messages, total)
         below = self.thresholds.trigger_at if past else None

@@ -228,10 +228,17 @@ class EngineState:
         """The latch lets the model be asked for an automatic record."""
         return self.failures.may_call(self.limits)
 
-    def clear_skipped(self, messages: Sequence[Message], tokens: int) -> bool:
-        """Whether L1 need not look: the same history has not grown past what it last found short."""
+    def clear_skipped(self, messages: Sequence[Message], tokens: int, at: float | None = None) -> bool:
+        """Whether L1 need not look: the same history has not grown past what it last found short,
+        and the cache is not cold (then any batch is worth clearing: `cold`)."""
         key = messages[0].id if messages else ""
-        return key == self.clear_skip[0] and tokens < self.clear_skip[1]
+        return key == self.clear_skip[0] and tokens < self.clear_skip[1] and not self.cold(at)
+
+    def cold(self, at: float | None) -> bool:
+        """Whether the provider's cache has gone cold by `at`: the last request went longer ago than
+        an entry lives unused (`price.ttl`), so the next request writes everything again anyway."""
+        last = self.cache.at
+        return at is not None and last is not None and at - last > self.price.ttl
 
     @property
     def holds(self) -> int:

@@ -140,12 +140,14 @@ class SmallerWindow:
 @dataclass(frozen=True, slots=True)
 class Clearing:
     """A request above the L1 line, after L0 (`past`: at or past the trigger, automatic compaction on).
-    The engine counts the messages only when L1 is to look (`EngineState.clear_skipped`)."""
+    The engine counts the messages only when L1 is to look (`EngineState.clear_skipped`). `at`: the
+    time (seconds, the engine's clock), which tells whether the provider's cache has gone cold."""
 
     messages: Sequence[Message]
     counts: Sequence[int]
     tokens: int
     past: bool
+    at: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
