@@ -196,6 +196,11 @@ def ideal_cache_cost(requests: list[RecordedRequest]) -> float:
 def anthropic_cost(requests: list[RecordedRequest], model: str = "claude-sonnet-5-5") -> float:
     """Token-equivalents as Anthropic bills the recorded requests (agent_cli.billing, the wire bodies
     as sent: breakpoints, tool_choice), counted as the fake counts (characters / 4), 20 s apart."""
+    return sum(b.token_equivalents for b in anthropic_bills(requests, model))
+
+
+def anthropic_bills(requests: list[RecordedRequest], model: str = "claude-sonnet-5-5") -> list[Any]:
+    """Each recorded request's `Bill` as Anthropic bills it (see `anthropic_cost`)."""
     from agent_cli.billing import AnthropicCache
     from agent_cli.billing.wire_units import anthropic_request
     from agent_cli.providers.model_info import cache_terms
@@ -205,11 +210,32 @@ def anthropic_cost(requests: list[RecordedRequest], model: str = "claude-sonnet-
     assert info is not None
     terms = cache_terms(info)
     cache = AnthropicCache(lambda _model: terms)
-    total = 0.0
+    bills = []
     for n, req in enumerate(r for r in requests if r.api == ANTHROPIC.name):
         units = anthropic_request(req.body, chars_over_four, 20.0 * n, keeps_prior_thinking)
-        total += cache.bill(units).token_equivalents
-    return total
+        bills.append(cache.bill(units))
+    return bills
+
+
+def breakdown(requests: list[RecordedRequest]) -> list[str]:
+    """Where the cost goes, request by request: what Anthropic bills as read, written and uncached
+    (tokens), the token-equivalents, and whether it was a summary request."""
+    lines = [f"    {'#':>3} {'prompt':>8} {'read':>8} {'written':>8} {'uncached':>8} {'t-eq':>8}"]
+    total = None
+    for n, (req, bill) in enumerate(zip(requests, anthropic_bills(requests), strict=True)):
+        kind = "  summary" if is_summary_request(req.body) else ""
+        lines.append(
+            f"    {n:>3} {bill.prompt:>8,} {bill.read:>8,} {bill.write:>8,} {bill.input:>8,} "
+            f"{bill.token_equivalents:>8,.0f}{kind}"
+        )
+        total = bill if total is None else total + bill
+    if total is not None:
+        lines.append(
+            f"    all {total.prompt:>8,} {total.read:>8,} {total.write:>8,} {total.input:>8,} "
+            f"{total.token_equivalents:>8,.0f}  (reads {0.1 * total.read:,.0f} t-eq, writes "
+            f"{1.25 * total.write_5m + 2 * total.write_1h:,.0f} t-eq)"
+        )
+    return lines
 
 
 PROMPT = "Analyze every module under src/, one file at a time."
@@ -310,6 +336,7 @@ def main() -> None:
     parser.add_argument("--kib", type=int, default=40)
     parser.add_argument("--window", type=int, default=200_000)
     parser.add_argument("--working-budget", type=int, default=None, help="context.working_budget")
+    parser.add_argument("--breakdown", action="store_true", help="each request's bill: read, written")
     args = parser.parse_args()
     ours = run(args.files, args.kib, args.window, compaction=True, working=args.working_budget)
     base = run(args.files, args.kib, args.window * 4, compaction=False)
@@ -329,6 +356,8 @@ def main() -> None:
         )
         if r["exit"]:
             print("    stderr:", r["stderr"])
+        if args.breakdown:
+            print("\n".join(breakdown(r["all_requests"])))
     print("  " + against_peers(ours["input_tokens"], ours["billed_cost"], ours["cached_cost"]))
     print(
         f"  vs no compaction in this run: input {ours['input_tokens'] / max(base['input_tokens'], 1):.2f}x, "

@@ -18,6 +18,7 @@ from test_context_fakes import FRAME, filler, make_engine, tool_round, user
 from agent_cli.billing import AnthropicCache, Bill, CacheTerms
 from agent_cli.billing.prices import CachePrices
 from agent_cli.billing.wire_units import anthropic_request
+from agent_cli.context.clear import is_stub
 from agent_cli.core.messages import Message, ToolResult
 from agent_cli.core.requests import Request, RequestOptions
 from agent_cli.providers.anthropic_wire import to_wire
@@ -42,8 +43,8 @@ class Session:
         self.sent: list[dict[str, Any]] = []
         self.bills: list[Bill] = []
 
-    def send(self, messages: list[Message], anchor: int | None) -> Bill:
-        options = RequestOptions(cache_anchor=anchor)
+    def send(self, messages: list[Message], anchor: int | None, newest: bool = True) -> Bill:
+        options = RequestOptions(cache_anchor=anchor, cache_newest=newest)
         request = Request(FRAME.system, tuple(messages), FRAME.tools, options=options)
         wire = to_wire(request, MODEL, caching=True, written=self.written)
         self.sent.append(wire)
@@ -78,6 +79,34 @@ def test_each_request_of_a_file_survey_reads_back_all_the_last_one_kept(tmp_path
     assert short == []  # before: every request after a clear read the frame back, nothing more
     written = sum(b.write for b in session.bills)
     assert written < 1.6 * sum(count(filler(4_400, "m")) for _ in range(24))  # each file written once
+
+
+def test_a_file_the_next_clear_stubs_is_sent_uncached_not_written(tmp_path: Path) -> None:
+    """The same survey, the engine's `cache_newest` on the wire: once each read is stubbed by the
+    next clear, the newest result is not written (1.25x) for a read that never comes, but sent
+    uncached (1x). Every request still reads back all it shares with the one before but that
+    result, and the session costs less. Before: every newest message was written."""
+    engine, _, _ = make_engine(tmp_path)
+    priced, always = Session(), Session()
+    history = [user("read the modules one by one")]
+    unwritten: list[int] = []  # the index of each newest message left unwritten
+    checked = 0
+    for i in range(24):
+        history += tool_round("read_file", {"path": f"src/m{i}.py"}, filler(4_400, f"m{i}"))
+        history = list(engine.prepare(history, FRAME).messages)
+        if unwritten and unwritten[-1] == len(history) - 3:  # the request after one left unwritten
+            assert is_stub(history[unwritten[-1]].tool_results[0])  # the clear took it, as expected
+            checked += 1
+        anchor = engine.cache_anchor(history)
+        if not engine.cache_newest():
+            unwritten.append(len(history) - 1)
+        priced.send(history, anchor, engine.cache_newest())
+        always.send(history, anchor)
+    assert len(unwritten) >= 3 and checked >= 2
+    cost = [sum(b.token_equivalents for b in s.bills) for s in (priced, always)]
+    writes = [sum(b.write for b in s.bills) for s in (priced, always)]
+    assert cost[0] < cost[1]
+    assert writes[1] - writes[0] >= 0.9 * len(unwritten) * count(filler(4_400, "m"))  # each file not written
 
 
 def test_a_bridge_reaches_the_last_write_when_the_anchor_moves_past_the_look_back() -> None:

@@ -14,7 +14,7 @@ from test_context_fakes import FakeCounter, assistant, filler, tool_round, user
 
 from agent_cli.config.settings import ContextSettings
 from agent_cli.context.decide import decide
-from agent_cli.context.engine_state import Ahead, CompactionState, EngineState, StandIn
+from agent_cli.context.engine_state import Ahead, Cached, CachePrice, CompactionState, EngineState, StandIn
 from agent_cli.context.engine_values import (
     Action,
     Answered,
@@ -284,6 +284,54 @@ def test_the_cache_anchor_is_the_last_message_the_next_clear_keeps_and_when_it_w
     assert s.cache.next_change == 2
     action, s = decide(state(), Sending([user("hi")], None, at=13.0))
     assert action == Mark(None) and s.cache.anchor is None
+
+
+def test_the_newest_message_is_written_to_the_cache_only_when_the_next_clear_keeps_it() -> None:
+    """Priced (issue 37, item 2): a write costs 1.25x against 1x uncached, so a result the next
+    clear stubs is not written. The next request is taken as this one plus a round like the newest;
+    the frame (system prompt and tools) counts toward the L1 line."""
+    s = state()
+    frame = s.thresholds.clear_at - sum(ROUND_COUNTS)  # with the next round: past the L1 line
+    rows = [
+        # (state, the frame's tokens, is the newest written)
+        (s, frame, False),  # the next clear takes the newest result: sent uncached
+        (s, 0, True),  # the next request stays below the L1 line: the result is read back
+        (dataclasses.replace(s, still_below=10**6), frame, True),  # /uncompact: no clear before then
+        (dataclasses.replace(s, price=CachePrice(read=0.1, write=0.9)), frame, True),  # a cheap write
+        (s, s.thresholds.trigger_at, True),  # the clear leaves it at the trigger: L2's summary reads it
+    ]
+    for st, tokens, written in rows:
+        action, after = decide(st, Sending(ROUNDS, ROUND_COUNTS, at=3.0, frame=tokens))
+        assert action == Mark(1, written), (tokens, written)
+        assert after.cache.anchor == ROUNDS[1].id
+    small = [*ROUNDS, *tool_round("grep", {"pattern": "x"}, "one line")]  # too small to stub
+    counts = [COUNTER.count_message(m) for m in small]
+    action, _ = decide(s, Sending(small, counts, at=3.0, frame=frame))
+    assert action == Mark(1, True)
+
+
+def test_a_batch_below_the_minimum_is_cleared_once_the_cache_has_gone_cold() -> None:
+    """Priced (issue 37, item 2): a clear rewrites the cache from its first change, hence the
+    minimum batch; after an idle gap past the cache's TTL the next request writes everything anyway,
+    so any batch is worth clearing (as Claude Code's idle compaction does)."""
+    s = state()
+    short = ROUNDS[:5]  # one result old enough to clear: less than the minimum batch
+    counts = ROUND_COUNTS[:5]
+    sent = dataclasses.replace(s, cache=Cached(at=100.0))
+    ttl = s.price.ttl
+    rows = [
+        # (state, now, cleared)
+        (s, None, False),  # no time: as before
+        (sent, 100.0 + ttl - 1, False),  # the cache still warm: the minimum holds
+        (sent, 100.0 + ttl + 1, True),  # gone cold: the one result goes
+        (s, 100.0 + ttl + 1, False),  # nothing sent yet: nothing cached to go cold
+    ]
+    for st, now, cleared in rows:
+        action, after = decide(st, Clearing(short, counts, s.thresholds.clear_at + 100, past=False, at=now))
+        assert isinstance(action, Clear) is cleared, now
+        if not cleared:  # L1 need not look again until the history grows, unless the cache goes cold
+            assert after.clear_skipped(short, s.thresholds.clear_at + 100, now)
+            assert not dataclasses.replace(after, cache=Cached(at=0.0)).clear_skipped(short, 1, ttl + 1)
 
 
 def test_a_usage_report_far_below_the_count_is_said_once() -> None:

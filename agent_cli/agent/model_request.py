@@ -74,7 +74,7 @@ def request_with_reactive_retry(host: RequestHost) -> Generator[Event, None, Com
             tuple(host.history),
             frame.tools,
             host.context.max_output,
-            RequestOptions(cache_anchor=anchor),
+            RequestOptions(cache_anchor=anchor, cache_newest=host.context.cache_newest()),
         )
         host.hooks.on_pre_request(request)
         yield StatusEvent(text="waiting for model")

@@ -44,8 +44,10 @@ line: what the engine saw, when, what it does -> the record on its way after.
     SmallerWindow (an overflow error named a smaller window)          Say, every line follows it
     Clearing (above the L1 line, after L0)
         a batch worth clearing (past the trigger: one that gets below it) Clear
+        the cache cold (the last request older than its TTL): any batch   Clear
         no batch worth clearing                                       Nothing; L1 waits for growth
     Sending (before a request)                                        Mark (the anchor)
+        the next request's clear takes the newest message's results   Mark, newest not written
     Answered (after a response; a usage report far below the count)  Say once / Nothing
     Happened ending (the run ends)
         a digest stands in                                            FinishRecord    -> none
@@ -193,10 +195,13 @@ def _clearing(state: EngineState, seen: Clearing) -> tuple[Action, EngineState]:
     """L1: stub old tool results when a big enough batch can go (never in the span whose record is
     being prepared). Past the trigger it must also get the request below the trigger, else L2 takes
     the span whole (its summary sees the output, not stubs). Clearing is free and a summary is a
-    model call: L1 carries what it can."""
+    model call: L1 carries what it can. A clear rewrites the cache from its first change on, hence
+    the minimum batch; when the cache has gone cold (an idle gap past its TTL: `EngineState.cold`)
+    the next request rewrites everything anyway, so any batch is worth clearing then."""
     th, messages = state.thresholds, seen.messages
     to_clear, freed = clearable(messages, seen.counts, protect_tokens=th.clear_protect, start=state.holds)
-    if freed < th.clear_min_batch or not to_clear:
+    minimum = 1 if state.cold(seen.at) else th.clear_min_batch
+    if freed < minimum or not to_clear:
         # What L1 could free grows by at most what the history grows: while the same history (same
         # first message) has not grown by the shortfall, there is no need to look again. Keeps
         # prepare O(new content) above the L1 line.
@@ -260,9 +265,36 @@ def _at_trigger(state: EngineState, seen: AtTrigger) -> tuple[Action, EngineStat
 
 
 def _sending(state: EngineState, seen: Sending) -> tuple[Action, EngineState]:
-    """The anchor: the last message the next clear keeps (see `clear.next_change`), if any."""
+    """The anchor: the last message the next clear keeps (see `clear.next_change`), if any; and
+    whether the newest message is worth writing to the cache (`_worth_writing`)."""
     change = next_change(seen.messages, seen.counts) if seen.counts is not None else None
     anchor = change - 1 if change else None
     named = seen.messages[anchor].id if anchor is not None else None
     cache = Cached(anchor=named, index=anchor, next_change=change, at=seen.at)
-    return Mark(anchor), dataclasses.replace(state, cache=cache)
+    newest = anchor is None or _worth_writing(state, seen)
+    return Mark(anchor, newest), dataclasses.replace(state, cache=cache)
+
+
+def _worth_writing(state: EngineState, seen: Sending) -> bool:
+    """Whether writing the newest message to the cache pays. Written, it costs `write` a token now
+    and `read` at the next request if it is still there; sent unwritten, 1 now and `write` at the
+    next request if it is still there (nothing if the next clear stubs it). So it is written when
+    write < 1 + p * (write - read), p the chance it is still there: p is 0 when the next request,
+    a round like the newest later, is above the L1 line and its clear takes the newest message's
+    results and gets it below the trigger (a survey that reads a file a turn: each read is stubbed
+    by the next clear, and writing it at 1.25x was paid for a read that never came), 1 otherwise."""
+    price, counts, messages = state.price, seen.counts, seen.messages
+    if counts is None or len(messages) < 2 or not messages[-1].tool_results:
+        return True
+    th = state.thresholds
+    grown = [*messages, messages[-2], messages[-1]]  # (the next round, as big as the newest)
+    grown_counts = [*counts, counts[-2], counts[-1]]
+    tokens = seen.frame + sum(grown_counts)
+    survives = True
+    if tokens >= max(th.clear_at, state.still_below):
+        to_clear, freed = clearable(grown, grown_counts, protect_tokens=th.clear_protect, start=state.holds)
+        cleared = len(messages) - 1 in to_clear and freed >= th.clear_min_batch
+        # (still at the trigger after that clear: L2 comes instead, and its summary request reads
+        # the conversation back, the newest message with it)
+        survives = not cleared or tokens - freed >= th.trigger_at
+    return price.write < 1 + (price.write - price.read if survives else 0.0)

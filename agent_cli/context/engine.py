@@ -70,6 +70,8 @@ class ContextEngine:
         self._run = LayerRunner(counter, archive, summarize, clock)
         self._state = EngineState.start(settings, window, max_output)  # all it remembers
         self._call = records.RecordAhead(submit)  # the one background call: the record on its way
+        self._frame_tokens = 0  # the system prompt and tools of the last request prepared
+        self._newest = True  # whether the newest message is worth writing to the cache (`Mark`)
 
     def reset(
         self,
@@ -155,6 +157,7 @@ class ContextEngine:
         """Before every request: L1, L2 and L4 as the count requires."""
         messages = list(history)
         th = self.thresholds
+        self._frame_tokens = self.counter.count_frame(frame.system, frame.tools)
         far = self.counter.fits_under(frame.system, frame.tools, messages, th.clear_at)
         total = None if far else self._run.count(frame, messages)  # (far from every line: not counted)
         kept = total is not None and total < self._state.still_below and total < th.emergency_at
@@ -280,8 +283,14 @@ class ContextEngine:
         """The last message the next clear will keep as it is (see `clear.next_change`), if any."""
         # Nothing a clear changes, nothing counted (a first request loads no vocabulary).
         counts = self._run.counts(history) if any(m.tool_results for m in history) else None
-        mark = self._decide(v.Sending(list(history), counts, self._clock()))
+        mark = self._decide(v.Sending(list(history), counts, self._clock(), self._frame_tokens))
+        self._newest = not isinstance(mark, v.Mark) or mark.newest
         return mark.anchor if isinstance(mark, v.Mark) else None
+
+    def cache_newest(self) -> bool:
+        """Whether the request `cache_anchor` was just asked about should write its newest message
+        to the cache (False when the next clear is expected to stub it: `decide._worth_writing`)."""
+        return self._newest
 
     def recall(self, query: str) -> str:
         """The recall tool: matching passages from this session's archive, verbatim, but for the
@@ -336,9 +345,10 @@ class ContextEngine:
         is longer than the estimate allows): a result stubbed and then summarized anyway would be a
         change inside the span, and with a keep-tail record (Anthropic's) it costs the kept turns
         their thinking, which was bound to the result as it was sent (core/thinking.py)."""
-        if self._state.clear_skipped(messages, total):
+        now = self._clock()
+        if self._state.clear_skipped(messages, total, now):
             return Step(messages, total)
-        action = self._decide(v.Clearing(messages, self._run.counts(messages), total, past))
+        action = self._decide(v.Clearing(messages, self._run.counts(messages), total, past, now))
         if not isinstance(action, v.Clear):
             return Step(messages, total)
         below = self.thresholds.trigger_at if past else None

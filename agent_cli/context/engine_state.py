@@ -45,6 +45,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
+from agent_cli.billing.prices import TE_READ, TE_WRITE_5M, ttl_seconds
 from agent_cli.config.settings import ContextSettings
 from agent_cli.context.plan import CondensePlan
 from agent_cli.context.thresholds import Thresholds, compute_thresholds
@@ -53,6 +54,7 @@ from agent_cli.core.messages import Message
 
 __all__ = [
     "Ahead",
+    "CachePrice",
     "Cached",
     "CompactionState",
     "EngineState",
@@ -184,6 +186,18 @@ class Cached:
 
 
 @dataclass(frozen=True, slots=True)
+class CachePrice:
+    """What the provider's cache charges, per token, as multiples of the uncached input price: a
+    read back, a write (at a marked point), and how long an entry lives unused (seconds). The
+    default is Anthropic's 5-minute rule (`billing.prices`: 0.1, 1.25, 300 s); a wire that caches
+    without marks (OpenAI's automatic prefix) ignores where the engine would mark."""
+
+    read: float = TE_READ
+    write: float = TE_WRITE_5M
+    ttl: float = ttl_seconds("5m")
+
+
+@dataclass(frozen=True, slots=True)
 class EngineState:
     settings: ContextSettings
     thresholds: Thresholds
@@ -196,6 +210,7 @@ class EngineState:
     in_request: frozenset[str] = frozenset()  # the ids of the messages the last request held
     said_under_report: bool = False  # a usage report far below the local count is said once
     cache: Cached = field(default_factory=Cached)
+    price: CachePrice = field(default_factory=CachePrice)  # what the provider's cache charges
 
     @staticmethod
     def start(settings: ContextSettings, window: int, max_output: int) -> EngineState:
@@ -213,10 +228,17 @@ class EngineState:
         """The latch lets the model be asked for an automatic record."""
         return self.failures.may_call(self.limits)
 
-    def clear_skipped(self, messages: Sequence[Message], tokens: int) -> bool:
-        """Whether L1 need not look: the same history has not grown past what it last found short."""
+    def clear_skipped(self, messages: Sequence[Message], tokens: int, at: float | None = None) -> bool:
+        """Whether L1 need not look: the same history has not grown past what it last found short,
+        and the cache is not cold (then any batch is worth clearing: `cold`)."""
         key = messages[0].id if messages else ""
-        return key == self.clear_skip[0] and tokens < self.clear_skip[1]
+        return key == self.clear_skip[0] and tokens < self.clear_skip[1] and not self.cold(at)
+
+    def cold(self, at: float | None) -> bool:
+        """Whether the provider's cache has gone cold by `at`: the last request went longer ago than
+        an entry lives unused (`price.ttl`), so the next request writes everything again anyway."""
+        last = self.cache.at
+        return at is not None and last is not None and at - last > self.price.ttl
 
     @property
     def holds(self) -> int:

@@ -140,12 +140,14 @@ class SmallerWindow:
 @dataclass(frozen=True, slots=True)
 class Clearing:
     """A request above the L1 line, after L0 (`past`: at or past the trigger, automatic compaction on).
-    The engine counts the messages only when L1 is to look (`EngineState.clear_skipped`)."""
+    The engine counts the messages only when L1 is to look (`EngineState.clear_skipped`). `at`: the
+    time (seconds, the engine's clock), which tells whether the provider's cache has gone cold."""
 
     messages: Sequence[Message]
     counts: Sequence[int]
     tokens: int
     past: bool
+    at: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,11 +158,12 @@ class KeepSize:
 @dataclass(frozen=True, slots=True)
 class Sending:
     """Before a request: the history, its messages' counts (None when it holds no tool result: then
-    nothing is counted), and the time."""
+    nothing is counted), the time, and the tokens of the system prompt and tools (`frame`)."""
 
     messages: Sequence[Message]
     counts: Sequence[int] | None
     at: float
+    frame: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -283,9 +286,12 @@ class StopAutomatic:
 
 @dataclass(frozen=True, slots=True)
 class Mark:
-    """The message to mark for the provider's cache (the last the next clear keeps), if any."""
+    """The message to mark for the provider's cache (the last the next clear keeps), if any, and
+    whether the newest message is worth writing to it (`newest`: False when the next request is
+    expected to clear it, so a write would never be read back: `decide._worth_writing`)."""
 
     anchor: int | None
+    newest: bool = True
 
 
 Action = (

@@ -114,6 +114,11 @@ class ContextPolicy(Protocol):
         that caches only at marked points marks it), or None."""
         ...
 
+    def cache_newest(self) -> bool:
+        """Whether the request `cache_anchor` was just asked about should write its newest message to
+        a cache that works at marked points (False: the next clear is expected to change it)."""
+        ...
+
     def tokens(self, history: Sequence[Message], frame: Frame) -> int: ...
 
     @property

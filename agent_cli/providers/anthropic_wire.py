@@ -232,7 +232,7 @@ def to_wire(
         if thinking.effort:
             wire["output_config"] = {"effort": thinking.effort}
     if caching:
-        place_marks(wire, anchor_turn, written, at)
+        place_marks(wire, anchor_turn, written, at, newest=request.options.cache_newest)
     betas = [BINDING_BETA] if thinking is not None and thinking.drop_invalid else []
     if compaction and any(
         m.native is not None and m.native.provider == ANTHROPIC.name for m in request.messages

@@ -14,7 +14,8 @@ In order of what they save:
 
 1. the *frame*: the last system block (the tools come before it, so it caches them too), or the
    last tool when there is no system prompt;
-2. the *newest*: the last block of the last message, which the next request reads back;
+2. the *newest*: the last block of the last message, which the next request reads back (left
+   unmarked when the context engine expects its next clear to change it: `newest`);
 3. the *anchor*: the end of the last message the context engine's next clear keeps (the
    request's `cache_anchor`), so a request after that clear reads everything before the change;
 4. the *bridge*: the latest position whose prefix an earlier request wrote (`WrittenPrefixes`),
@@ -111,9 +112,13 @@ def place_marks(
     anchor_turn: int | None,
     written: WrittenPrefixes | None = None,
     at: float | None = None,
+    *,
+    newest: bool = True,
 ) -> None:
     """Put `cache_control` on the request's breakpoints (the module docstring's order), in place, and
-    record them in `written` (when given: without it there is no bridge)."""
+    record them in `written` (when given: without it there is no bridge). `newest` False: the
+    context engine expects its next clear to change the last message, so it is sent uncached (1x)
+    rather than written (1.25x) for a read that would never come; the anchor still is written."""
     blocks = _blocks(wire)
     if not blocks:
         return
@@ -127,7 +132,8 @@ def place_marks(
     for turn in turns:
         starts.append(position)
         position += len(turn["content"])
-    for turn in (len(turns) - 1, anchor_turn):
+    newest_turn = len(turns) - 1 if newest or anchor_turn is None else None
+    for turn in (newest_turn, anchor_turn):
         if turn is None or not turns:
             continue
         last = _last_markable(turns[turn]["content"])

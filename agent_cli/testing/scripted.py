@@ -85,6 +85,9 @@ class PassThroughContext:
     def cache_anchor(self, history: Sequence[Message]) -> int | None:
         return None
 
+    def cache_newest(self) -> bool:
+        return True
+
     def on_overflow(self, history: Sequence[Message], frame: Frame, error: ContextOverflowError) -> Prepared:
         self.overflow_calls += 1
         keep = list(history)[-1:]
