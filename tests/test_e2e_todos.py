@@ -16,7 +16,7 @@ import pytest
 from agent_cli.testing.fakeserver import FakeModelServer, RecordedRequest, Reply, ToolCallSpec
 from agent_cli.testing.summary_shape import is_summary_request
 from tests.e2e import MODELS, agent_env, run_agent, stream_events
-from tests.test_e2e_pins import BLOCK_TWICE, write_files
+from tests.test_e2e_pins import BLOCK_SIX_TIMES, write_files
 
 pytestmark = pytest.mark.e2e
 PROVIDERS = ["anthropic", "openai"]
@@ -84,7 +84,8 @@ def test_the_todo_list_is_in_every_request_after_every_layer_and_after_continue(
     home.mkdir()
     files = more_files(project, 16)
     config = tmp_path / "hooks.toml"
-    config.write_text(f"[[hooks.PreCompact]]\ncommand = {json.dumps(f'cd {tmp_path} && {BLOCK_TWICE}')}\n")
+    hook = json.dumps(f"cd {tmp_path} && {BLOCK_SIX_TIMES}")
+    config.write_text(f"[[hooks.PreCompact]]\ncommand = {hook}\n")
     common = ["--provider", provider, "--model", MODELS[provider], "--yes", "--output-format", "stream-json"]
     common += ["--context-window", "30000", "--config", str(config)]
     with FakeModelServer(context_window=30_000) as server:
