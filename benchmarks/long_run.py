@@ -47,7 +47,8 @@ from agent_cli.agent.subagent import CHILD_NOTE  # noqa: E402
 from agent_cli.billing import AnthropicCache, AutomaticCache, AutomaticRequest, Bill, Unit  # noqa: E402
 from agent_cli.billing.wire_units import anthropic_request  # noqa: E402
 from agent_cli.providers.model_info import cache_terms  # noqa: E402
-from agent_cli.providers.models import keeps_prior_thinking, lookup  # noqa: E402
+from agent_cli.providers.model_names import keeps_prior_thinking  # noqa: E402
+from agent_cli.providers.models import lookup  # noqa: E402
 from agent_cli.providers.registry import ANTHROPIC, OPENAI  # noqa: E402
 from agent_cli.testing.fakeserver import FakeModelServer, RecordedRequest, Reply, ToolCallSpec  # noqa: E402
 from agent_cli.testing.fakeserver.server import chars_over_four  # noqa: E402
