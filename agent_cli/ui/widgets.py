@@ -163,33 +163,27 @@ def cost_table(rows: Sequence[CostRow], tasks: Sequence[CostRow] = ()) -> Table:
     ):
         table.add_column(name, justify=justify)  # type: ignore[arg-type]  # literal strings above
     for row in rows:
-        usage = row.usage
-        table.add_row(
-            Text(visible(row.model)),
-            f"{usage.input_tokens:,}",
-            f"{usage.output_tokens:,}",
-            f"{usage.reasoning_tokens:,}",
-            f"{usage.cache_read_tokens:,}",
-            f"{usage.cache_write_tokens:,}",
-            "?" if row.dollars is None else f"${row.dollars:.4f}",
-            style="bold" if row.model == "total" else "",
-        )
+        table.add_row(*_cost_cells(row), style="bold" if row.model == "total" else "")
     if tasks:
         table.add_section()
         table.add_row(Text("of which, sub-agents:"), style="dim")
     for row in tasks:
-        usage = row.usage
-        table.add_row(
-            Text(visible(row.model)),
-            f"{usage.input_tokens:,}",
-            f"{usage.output_tokens:,}",
-            f"{usage.reasoning_tokens:,}",
-            f"{usage.cache_read_tokens:,}",
-            f"{usage.cache_write_tokens:,}",
-            "?" if row.dollars is None else f"${row.dollars:.4f}",
-            style="dim",
-        )
+        table.add_row(*_cost_cells(row), style="dim")
     return table
+
+
+def _cost_cells(row: CostRow) -> tuple[Text | str, ...]:
+    """One /cost row's cells: the model (its name made safe), its tokens, its dollars."""
+    usage = row.usage
+    return (
+        Text(visible(row.model)),
+        f"{usage.input_tokens:,}",
+        f"{usage.output_tokens:,}",
+        f"{usage.reasoning_tokens:,}",
+        f"{usage.cache_read_tokens:,}",
+        f"{usage.cache_write_tokens:,}",
+        "?" if row.dollars is None else f"${row.dollars:.4f}",
+    )
 
 
 def help_table(rows: Sequence[tuple[str, str]]) -> Table:
