@@ -197,3 +197,20 @@ def test_long_session_sets_ours_beside_the_peers_in_one_unit_and_one_rule() -> N
     assert "vs Claude Code (2.32M, 0.66M by Anthropic's rule): input 0.43x" in line
     assert "cost 0.76x (goal <= 0.65x)" in line  # 500,000 / 660,000: the billed figure, not the ideal one
     assert "vs Codex (2.08M, 0.56M ideal cache): input 0.48x" in line and "cost 0.67x" in line
+
+
+def test_codex_is_set_beside_ours_on_the_responses_wire_under_openais_rule_in_one_unit() -> None:
+    """Issue 37, item 2: Codex's 0.56M is the ideal cache (read back at 0.1x, the rest at 1.25x)
+    over 2.08M sent; those two sums give what it read and what it sent new, hence its bill under
+    the rule OpenAI bills gpt-6.2-sol by (cached input 0.05x, cache writes 1.25x). Ours, billed by
+    that rule and converted to the peers' unit, is set beside it; the old ideal-cache ratio too."""
+    from long_session import CODEX_NEW, CODEX_READ, against_codex, codex_under, openai_rule
+
+    assert abs(CODEX_NEW + CODEX_READ - 2_080_000) < 1e-6
+    assert abs(1.25 * CODEX_NEW + 0.1 * CODEX_READ - 560_000) < 1e-6
+    assert round(CODEX_NEW) == 306_087 and round(codex_under(0.05, 1.25)) == 471_304
+    assert openai_rule("gpt-6.2-sol") == (0.05, 1.25)  # the model page: $0.10 cached, $2.50 writes, $2 input
+    line = against_codex(800_000, 300_000.0, 0.05, 1.25, 320_000.0)
+    assert "input 1,000,000, as OpenAI bills it 375,000" in line and "input 0.48x" in line
+    assert "375,000 / 471,304 = 0.80x" in line  # one unit, one rule
+    assert "under the ideal cache (the old comparison) 0.71x" in line  # 400,000 / 560,000

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from agent_cli.billing import AnthropicCache, AutomaticCache, Bill, CachePrices, CacheTerms
-from agent_cli.billing.wire_units import anthropic_request, chat_request
+from agent_cli.billing.wire_units import anthropic_request, chat_request, responses_request
 from agent_cli.core.messages import Message, ToolResult, ToolUse
 from agent_cli.core.requests import Request, RequestOptions, ToolSpec
-from agent_cli.providers import anthropic_wire, chat_wire
+from agent_cli.providers import anthropic_wire, chat_wire, responses_wire
 from agent_cli.providers.model_info import cache_terms
 from agent_cli.providers.model_names import keeps_prior_thinking
 from agent_cli.providers.models import lookup
@@ -84,6 +84,33 @@ def test_the_chat_wire_on_the_automatic_cache() -> None:
     second = cache.bill(chat_request(wire2, count, 5))
     assert second.read >= 1024 and second.read % 128 == 0
     assert second.write == 0
+
+
+def test_a_responses_conversation_is_billed_by_openais_rule_at_the_models_prices() -> None:
+    """The Responses wire through OpenAI's automatic cache (the long-session benchmark bills its runs
+    so): the next request reads the previous one's prefix in 128-token steps, at the model's cached
+    ratio; gpt-6.2-sol lists a cache-write price (1.25x its input), so what is not read is written;
+    a clear of the first result sends everything after it again."""
+    info = lookup("gpt-6.2-sol")
+    assert info is not None
+    cache = AutomaticCache({"gpt-6.2-sol": cache_terms(info)})
+    system = "You are a coding agent. " * 400
+    wire1 = responses_wire.to_wire(Request(system, _history(2), TOOLS), "gpt-6.2-sol")
+    wire2 = responses_wire.to_wire(Request(system, _history(3), TOOLS), "gpt-6.2-sol")
+    first = cache.bill(responses_request(wire1, count, 0))
+    second = cache.bill(responses_request(wire2, count, 5))
+    assert first.read == 0 and first.write == first.prompt  # everything sent new is written
+    assert second.read >= 1024 and second.read % 128 == 0 and second.read > first.prompt - 128
+    assert second.write == second.prompt - second.read and second.input == 0
+    assert abs(second.usd - (second.read * 0.10 + second.write * 2.50) / 1e6) < 1e-12
+    cleared = list(_history(3))
+    cleared[2] = Message("user", (ToolResult("t0", "[cleared]"),))
+    third = cache.bill(
+        responses_request(
+            responses_wire.to_wire(Request(system, tuple(cleared), TOOLS), "gpt-6.2-sol"), count, 10
+        )
+    )
+    assert third.read <= count(system) + sum(count(str(t)) for t in wire1["tools"]) + 200
 
 
 def _thinking_wire(model: str, *, turns: int) -> dict[str, object]:

@@ -1,9 +1,9 @@
 """A request as its wire sends it, turned into the units the cache models bill.
 
 The provider modules build the wire payload (`providers/anthropic_wire.to_wire`,
-`chat_wire.to_wire`); these functions read that payload (plain JSON values) as the API reads it,
-so a benchmark or the engine bills exactly what would be sent, breakpoints included, without this
-folder knowing any provider's code. A unit's *key* is the hash of its JSON without
+`chat_wire.to_wire`, `responses_wire`); these functions read that payload (plain JSON values) as
+the API reads it, so a benchmark or the engine bills exactly what would be sent, breakpoints
+included, without this folder knowing any provider's code. A unit's *key* is the hash of its JSON without
 `cache_control`, so moving a mark does not change what an earlier prefix is; its tokens are the
 caller's count (`count`, e.g. a `TokenCounter`'s) of the part that costs tokens: a text's text, a
 tool result's content, a tool call's name and input, a thinking block's thinking, else its JSON.
@@ -22,7 +22,7 @@ from agent_cli.billing.anthropic import AnthropicRequest, Section, Unit, in_cont
 from agent_cli.billing.automatic import AutomaticRequest, Retention
 from agent_cli.billing.prices import Ttl
 
-__all__ = ["anthropic_request", "chat_request"]
+__all__ = ["anthropic_request", "chat_request", "responses_request"]
 
 _THOUGHTS = ("thinking", "redacted_thinking")
 
@@ -136,5 +136,44 @@ def chat_request(
         tuple(units),
         at,
         cache_key=str(wire.get("prompt_cache_key", "")),
+        retention=retention,
+    )
+
+
+def _item_text(item: Mapping[str, Any]) -> str:
+    """The part of a Responses input item that costs tokens: its text, a call's name and arguments,
+    a call's output; else its JSON."""
+    content, kind = item.get("content"), item.get("type")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(str(b.get("text", "")) for b in content if isinstance(b, Mapping))
+    if kind == "function_call":
+        return str(item.get("name", "")) + str(item.get("arguments", ""))
+    if kind == "function_call_output":
+        output = item.get("output")
+        return output if isinstance(output, str) else json.dumps(output, sort_keys=True)
+    return json.dumps(_strip(item), sort_keys=True)
+
+
+def responses_request(
+    wire: Mapping[str, Any], count: Callable[[str], int], at: float, *, retention: Retention = "in_memory"
+) -> AutomaticRequest:
+    """A Responses payload as units for OpenAI's automatic cache: the instructions, each tool, each
+    input item, in the order the API reads them."""
+    units: list[Unit] = []
+    instructions = wire.get("instructions")
+    if instructions:
+        units.append(Unit("system", count(str(instructions)), _key(instructions)))
+    units += [Unit("tools", count(json.dumps(t, sort_keys=True)), _key(t)) for t in wire.get("tools") or ()]
+    found = wire.get("input")
+    for item in found if isinstance(found, list) else ():
+        if isinstance(item, Mapping):
+            units.append(Unit("messages", count(_item_text(item)), _key(item)))
+    return AutomaticRequest(
+        str(wire.get("model", "")),
+        tuple(units),
+        at,
+        cache_key=str(wire.get("prompt_cache_key") or ""),
         retention=retention,
     )
