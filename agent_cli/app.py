@@ -186,6 +186,7 @@ def open_session(
             archive=assembly.archive(log),
             summarize=model.summarize,
             gate=hooks.on_pre_compact,
+            price=model.cache_price,
         )
         tool_context = ToolContext(
             root=root,

@@ -28,6 +28,7 @@ from agent_cli.core.messages import Message
 from agent_cli.core.thinking import strip_thinking
 from agent_cli.providers.base import Provider
 from agent_cli.providers.factory import create_provider, query_limits
+from agent_cli.providers.model_info import cache_price
 from agent_cli.providers.model_names import family_limits
 from agent_cli.providers.models import UNKNOWN_WINDOW, ModelInfo
 from agent_cli.providers.native_support import native_compaction_gap
@@ -124,9 +125,11 @@ class Assembly:
                 message=f"{warning.message}; {native_warning}" if warning else native_warning
             )
         counter = self.counter(choice.name)
+        # The one place the engine's cache price is chosen: the wire this session speaks, the model.
+        price = cache_price(wire_for(replace(self.settings.provider, model=choice.name)), choice.info)
         return ModelParts(
             choice.name, provider, counter, summarize, window, max_output, warning,
-            summary_model=writer.name, images=choice.accepts.images,
+            summary_model=writer.name, images=choice.accepts.images, cache_price=price,
         )
 
     def _provider(self, choice: ModelChoice) -> Provider:

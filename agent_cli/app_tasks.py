@@ -116,6 +116,7 @@ class TaskFactory:
                 archive=self._assembly.archive(log),
                 summarize=model.summarize,
                 gate=self._hooks.on_pre_compact,
+                price=model.cache_price,
             )
             context = dataclasses.replace(
                 self._loop.tool_context,

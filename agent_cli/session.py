@@ -353,7 +353,11 @@ class AgentSession:
         parts = self._parts.for_model(model)
         self._loop.reset(provider=parts.provider, summary_model=parts.summary_model, images=parts.images)
         self._engine.reset(
-            window=parts.window, max_output=parts.max_output, counter=parts.counter, summarize=parts.summarize
+            window=parts.window,
+            max_output=parts.max_output,
+            counter=parts.counter,
+            summarize=parts.summarize,
+            price=parts.cache_price,
         )
         self._model = parts
         return parts.warning

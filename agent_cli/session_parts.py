@@ -7,9 +7,10 @@ besides its own tools (the MCP servers). The composition root (app.py) implement
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
+from agent_cli.billing.prices import CachePrice
 from agent_cli.context.summary_request import Summarize
 from agent_cli.context.thresholds import Counter
 from agent_cli.core.events import WarningEvent
@@ -60,6 +61,7 @@ class ModelParts:
     warning: WarningEvent | None = None
     summary_model: str = ""
     images: bool = True  # the model takes images (the model table's word)
+    cache_price: CachePrice = field(default_factory=CachePrice)  # its prompt cache (`model_info.cache_price`)
 
 
 class Parts(Protocol):

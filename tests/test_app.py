@@ -140,3 +140,25 @@ def test_secret_env_values_take_a_dsn_and_leave_paths_and_short_values() -> None
         "EDITOR": "vim-with-a-long-name",
     }
     assert sorted(secret_env_values(env)) == sorted([env["SENTRY_DSN"], env["GITHUB_TOKEN"]])
+
+
+def test_the_engine_weighs_the_sessions_provider_and_model_cache_price(tmp_path: Path) -> None:
+    """Issue 37, item 2: the engine is built with the price of the cache the session's wire and model
+    have (`model_info.cache_price`, chosen in `Assembly.for_model`), and /model brings the new one."""
+    env = _env(tmp_path, OPENAI_API_KEY="sk-test-wiring-0000")
+    flags = Flags(provider="openai", model="gpt-6.2-sol")
+    settings = load_settings(config_path=None, env=env, flags=flags, cwd=tmp_path)
+    make = lambda p: ScriptedProvider([], model=p.model or "")  # noqa: E731 - a one-line factory
+    session = open_session(settings, env=env, make_provider=make)
+    price = session.engine.price
+    assert (price.read, price.write, price.marks) == (0.05, 1.25, False)  # OpenAI's automatic cache
+    session.switch_model("gpt-5.6-sol")  # before the write price: new tokens at the input price
+    assert (session.engine.price.read, session.engine.price.write) == (0.1, 1.0)
+    session.close()
+    anthropic = open_session(
+        load_settings(config_path=None, env=env, flags=Flags(model="claude-sonnet-5-5"), cwd=tmp_path),
+        env=env,
+        make_provider=make,
+    )
+    assert anthropic.engine.price.marks and anthropic.engine.price.read == 0.1  # breakpoints
+    anthropic.close()

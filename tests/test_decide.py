@@ -50,6 +50,8 @@ from agent_cli.context.engine_values import (
 )
 from agent_cli.context.plan import CondensePlan, plan_condense
 from agent_cli.core.messages import Message
+from agent_cli.providers.model_info import cache_price
+from agent_cli.providers.models import lookup
 
 # A 20k window as the engine tests use it: trigger 14,080, hold line (when on) 16,720.
 SMALL = {
@@ -379,3 +381,80 @@ def test_an_overflow_naming_a_smaller_window_moves_every_line_and_the_reply_size
     assert after.thresholds.window == 8_000 and after.max_output == 2_000  # a quarter of the window
     assert after.thresholds.trigger_at < s.thresholds.trigger_at and after.failures == s.failures
     assert decide(after, SmallerWindow(9_000)) == (Nothing(), after)  # not smaller: nothing learned
+
+
+# -- priced by the session's provider (issue 37, item 2) -------------------------------------------
+# The prices as the session gets them: `model_info.cache_price`, from the wire and the model.
+ANTHROPIC_PRICE = cache_price("messages", lookup("claude-sonnet-5-5"))  # 0.1x read, 1.25x write at marks
+OPENAI_PRICE = cache_price("responses", lookup("gpt-6.2-sol"))  # 0.05x read, every prefix written at 1.25x
+SERVER_PRICE = cache_price("chat-compatible", None)  # a compatible server's own cache: no price
+
+
+def priced(price: CachePrice, **changes: object) -> EngineState:
+    """The small state with `price`, the last request having held ROUNDS (all of it cached)."""
+    held = frozenset(m.id for m in ROUNDS)
+    return dataclasses.replace(state(), price=price, in_request=held, **changes)  # type: ignore[arg-type]
+
+
+SMALL_TH = state().thresholds
+# One old result: less than the minimum batch. Sent 10 minutes ago: past Anthropic's 5-minute TTL,
+# within the 30 minutes gpt-6.2-sol's cache write buys.
+IDLE = Clearing(ROUNDS[:5], ROUND_COUNTS[:5], SMALL_TH.clear_at + 100, past=False, at=100.0 + 600)
+# Five old results (4,770 tokens) whose clear rewrites the protected newest round after them, 1,500
+# below the trigger: about six more requests would read them back before L2 takes the span.
+DEEP = Clearing(ROUNDS, ROUND_COUNTS, SMALL_TH.trigger_at - 1_500, past=False)
+NEAR = Clearing(ROUNDS, ROUND_COUNTS, SMALL_TH.trigger_at - 500, past=False)  # the next round reaches it
+FRAME = SMALL_TH.clear_at - sum(ROUND_COUNTS)  # with the next round, the request passes the L1 line
+NEWEST = Sending(ROUNDS, ROUND_COUNTS, at=3.0, frame=FRAME)  # the next clear takes the newest result
+
+# fmt: off
+PRICED = [
+    # (what the row says, the state, what the engine saw, what it does)
+    ("Anthropic: the newest result the next clear stubs is sent unwritten",
+     priced(ANTHROPIC_PRICE), NEWEST, same(Mark(1, False))),
+    ("OpenAI: every prefix sent is written anyway, nothing to leave out",
+     priced(OPENAI_PRICE), NEWEST, same(Mark(1, True))),
+    ("a compatible server: no price, nothing to leave out",
+     priced(SERVER_PRICE), NEWEST, same(Mark(1, True))),
+    ("Anthropic: a deep clear repays its rewrite at 0.1x reads",
+     priced(ANTHROPIC_PRICE), DEEP, kind(Clear)),
+    ("OpenAI: at 0.05x reads it does not: a bigger batch later",
+     priced(OPENAI_PRICE), DEEP, same(Nothing())),
+    ("a compatible server: the minimum batch alone decides",
+     priced(SERVER_PRICE), DEEP, kind(Clear)),
+    ("OpenAI: the batch the next round needs to stay below the trigger goes",
+     priced(OPENAI_PRICE), NEAR, kind(Clear)),
+    ("Anthropic: idle past the 5-minute TTL, any batch goes",
+     priced(ANTHROPIC_PRICE, cache=Cached(at=100.0)), IDLE, kind(Clear)),
+    ("OpenAI: the same gap is inside the 30 minutes a write buys: the minimum holds",
+     priced(OPENAI_PRICE, cache=Cached(at=100.0)), IDLE, same(Nothing())),
+    ("a compatible server keeps its cache while it runs: never cold",
+     priced(SERVER_PRICE, cache=Cached(at=100.0)),
+     dataclasses.replace(IDLE, at=100.0 + 10**6), same(Nothing())),
+]
+# fmt: on
+
+
+@pytest.mark.parametrize(("says", "before", "seen", "does"), PRICED, ids=[r[0] for r in PRICED])
+def test_priced_by_the_sessions_provider(
+    says: str, before: EngineState, seen: Observation, does: Callable[[Action], bool]
+) -> None:
+    action, after = decide(before, seen)
+    assert does(action), (says, action)
+    assert after.price == before.price
+
+
+def test_the_cache_price_is_the_wire_and_the_models() -> None:
+    """`model_info.cache_price`: Anthropic's breakpoints at the model's ratios; OpenAI's automatic
+    cache at the model's cached-input ratio, writes priced where the table lists a write price above
+    the input price (GPT-5.6 and later: 30 minutes), free before; a compatible server's, no price."""
+    assert CachePrice(read=0.1, write=1.25, ttl=300.0, marks=True) == ANTHROPIC_PRICE
+    assert CachePrice(read=0.05, write=1.25, ttl=1800.0, marks=False) == OPENAI_PRICE
+    older = cache_price("chat", lookup("gpt-5.6-sol"))  # the table lists its write at the input price
+    assert (older.read, older.write, older.ttl, older.marks) == (0.1, 1.0, 300.0, False)
+    assert SERVER_PRICE.free and SERVER_PRICE.ttl == float("inf") and not SERVER_PRICE.marks
+    assert cache_price("messages", None) == CachePrice()  # a model the table does not know
+    _, after = decide(state(), Reset(200_000, 32_000, OPENAI_PRICE))  # /model to another provider's
+    assert after.price == OPENAI_PRICE
+    _, kept = decide(after, Reset(200_000, 32_000))  # /resume: the model and its price stay
+    assert kept.price == OPENAI_PRICE

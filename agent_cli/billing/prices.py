@@ -13,7 +13,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
-__all__ = ["TE_READ", "TE_WRITE_1H", "TE_WRITE_5M", "Bill", "CachePrices", "CacheTerms", "Ttl", "ttl_seconds"]
+__all__ = [
+    "TE_READ",
+    "TE_WRITE_1H",
+    "TE_WRITE_5M",
+    "Bill",
+    "CachePrice",
+    "CachePrices",
+    "CacheTerms",
+    "Ttl",
+    "ttl_seconds",
+]
 
 Ttl: TypeAlias = Literal["5m", "1h"]
 
@@ -53,6 +63,45 @@ class CachePrices:
 
 
 FREE = CachePrices(0.0, 0.0, 0.0, 0.0)
+
+
+@dataclass(frozen=True, slots=True)
+class CachePrice:
+    """What a session's prompt cache charges, as the engine weighs it: a token read back and a token
+    written, as multiples of the uncached input price, how long an entry lives unused (seconds),
+    whether writes happen only at marked breakpoints (`marks`: Anthropic) or every prefix sent is
+    kept by itself (OpenAI, a compatible server), and whether anything is priced at all (`free`: a
+    server's own prefix cache saves time, not money; decisions then go by tokens). The default is
+    Anthropic's 5-minute rule. docs/cost-model.md gives each provider's source."""
+
+    read: float = TE_READ
+    write: float = TE_WRITE_5M
+    ttl: float = 300.0
+    marks: bool = True
+    free: bool = False
+
+    @staticmethod
+    def anthropic(prices: CachePrices | None = None) -> CachePrice:
+        """Explicit breakpoints at the model's read and 5-minute write prices (0.1x and 1.25x where
+        the table has no model)."""
+        if prices is None or prices.input <= 0:
+            return CachePrice()
+        return CachePrice(prices.cache_read / prices.input, prices.write_5m / prices.input, ttl_seconds("5m"))
+
+    @staticmethod
+    def automatic(prices: CachePrices | None, ttl: float) -> CachePrice:
+        """OpenAI's automatic prefix cache: any earlier prefix read back at the model's cached-input
+        ratio; what is sent new costs the input price, or the model's cache-write price where the
+        table lists one above it (then every prefix sent is written at that price)."""
+        if prices is None or prices.input <= 0:
+            return CachePrice(read=0.1, write=1.0, ttl=ttl, marks=False)
+        write = max(prices.write_5m, prices.input) / prices.input
+        return CachePrice(prices.cache_read / prices.input, write, ttl, marks=False)
+
+    @staticmethod
+    def server() -> CachePrice:
+        """A compatible server's own prefix cache: kept while it runs, no price."""
+        return CachePrice(0.0, 0.0, float("inf"), marks=False, free=True)
 
 
 @dataclass(frozen=True, slots=True)

@@ -139,9 +139,11 @@ def decide(state: EngineState, seen: Observation) -> tuple[Action, EngineState]:
                     failures.compaction_failures, loop_guard_stopped(failures.compaction_failures)
                 ), state
             return (Drop() if failed else Nothing()), state
-        case Reset(window, max_output):
+        case Reset(window, max_output, price):
             th = compute_thresholds(state.settings, window, max_output)
-            return Nothing(), _fresh(r(state, thresholds=th, max_output=max_output, said_under_report=False))
+            price = price or state.price
+            state = r(state, thresholds=th, max_output=max_output, said_under_report=False, price=price)
+            return Nothing(), _fresh(state)
         case SmallerWindow(window) if 0 < window < state.thresholds.window:
             output = output_for_window(state.max_output, window)
             th = compute_thresholds(state.settings, window, output)
@@ -200,7 +202,8 @@ def _clearing(state: EngineState, seen: Clearing) -> tuple[Action, EngineState]:
     the next request rewrites everything anyway, so any batch is worth clearing then."""
     th, messages = state.thresholds, seen.messages
     to_clear, freed = clearable(messages, seen.counts, protect_tokens=th.clear_protect, start=state.holds)
-    minimum = 1 if state.cold(seen.at) else th.clear_min_batch
+    cold = state.cold(seen.at)
+    minimum = 1 if cold else th.clear_min_batch
     if freed < minimum or not to_clear:
         # What L1 could free grows by at most what the history grows: while the same history (same
         # first message) has not grown by the shortfall, there is no need to look again. Keeps
@@ -211,6 +214,8 @@ def _clearing(state: EngineState, seen: Clearing) -> tuple[Action, EngineState]:
         )
     if seen.past and seen.tokens - freed >= th.trigger_at:
         return Nothing(), state  # L1 alone cannot get below the trigger: L2 takes the span whole
+    if not (cold or seen.past or _repays(state, seen, min(to_clear), freed)):
+        return Nothing(), state  # a bigger batch later, or L2 takes the span: cheaper than this rewrite
     return Clear(to_clear, freed), state
 
 
@@ -275,6 +280,28 @@ def _sending(state: EngineState, seen: Sending) -> tuple[Action, EngineState]:
     return Mark(anchor, newest), dataclasses.replace(state, cache=cache)
 
 
+def _repays(state: EngineState, seen: Clearing, first: int, freed: int) -> bool:
+    """Whether a warm clear below the trigger repays the rewrite it causes, in the session's cache
+    prices (`EngineState.price`). The next request reads the prefix up to the clear's first change
+    and sends what follows again: what the last request held after it, less the freed tokens, costs
+    `write` instead of `read` (on OpenAI's automatic cache every such token; on Anthropic's up to the
+    last breakpoint, about the same). The saving: the freed tokens are not read back at each later
+    request until the trigger, about (trigger - the request after the clear) / a round like the
+    newest. A clear that the next round needs to stay below the trigger is always worth it (L2 costs
+    more), and a free cache (a compatible server) prices nothing: the minimum batch alone decides.
+    With OpenAI's cheap reads (gpt-6.2-sol: 0.05x, writes 1.25x) a deep clear waits for a bigger
+    batch, or for L2, where Anthropic's (0.1x) would clear now."""
+    price, counts, th = state.price, seen.counts, state.thresholds
+    round_tokens = max(sum(counts[-2:]), 1)  # what the next request adds: a round like the newest
+    if price.free or price.write <= price.read or seen.tokens + round_tokens >= th.trigger_at:
+        return True
+    held = [i for i, m in enumerate(seen.messages) if m.id in state.in_request]
+    end = held[-1] + 1 if held else len(counts)  # (the last request's messages: what the cache holds)
+    rewrite = max(sum(counts[first:end]) - freed, 0)
+    horizon = max((th.trigger_at - (seen.tokens - freed)) / round_tokens, 1.0)
+    return freed * price.read * horizon >= rewrite * (price.write - price.read)
+
+
 def _worth_writing(state: EngineState, seen: Sending) -> bool:
     """Whether writing the newest message to the cache pays. Written, it costs `write` a token now
     and `read` at the next request if it is still there; sent unwritten, 1 now and `write` at the
@@ -286,6 +313,8 @@ def _worth_writing(state: EngineState, seen: Sending) -> bool:
     price, counts, messages = state.price, seen.counts, seen.messages
     if counts is None or len(messages) < 2 or not messages[-1].tool_results:
         return True
+    if not price.marks or price.free:
+        return True  # an automatic cache keeps every prefix sent: there is no write to leave out
     th = state.thresholds
     grown = [*messages, messages[-2], messages[-1]]  # (the next round, as big as the newest)
     grown_counts = [*counts, counts[-2], counts[-1]]

@@ -28,7 +28,7 @@ from agent_cli.context import engine_values as v
 from agent_cli.context import records
 from agent_cli.context.breakdown import Breakdown, compute_breakdown
 from agent_cli.context.decide import decide
-from agent_cli.context.engine_state import Ahead, CompactionState, EngineState, Limits
+from agent_cli.context.engine_state import Ahead, CachePrice, CompactionState, EngineState, Limits
 from agent_cli.context.layers import Condensed, LayerRunner, Step
 from agent_cli.context.notices import overflow_unresolved, summary_outcome
 from agent_cli.context.plan import CondensePlan
@@ -63,12 +63,13 @@ class ContextEngine:
         clock: Callable[[], float] = time.monotonic,
         submit: records.Submit = records.in_thread,
         gate: Gate = open_gate,
+        price: CachePrice | None = None,
     ) -> None:
         self.settings = settings
         self._gate = gate  # asked before each summary: the user's PreCompact hooks
         self._clock = clock
         self._run = LayerRunner(counter, archive, summarize, clock)
-        self._state = EngineState.start(settings, window, max_output)  # all it remembers
+        self._state = EngineState.start(settings, window, max_output, price)  # all it remembers
         self._call = records.RecordAhead(submit)  # the one background call: the record on its way
         self._frame_tokens = 0  # the system prompt and tools of the last request prepared
         self._newest = True  # whether the newest message is worth writing to the cache (`Mark`)
@@ -81,15 +82,16 @@ class ContextEngine:
         counter: Counter | None = None,
         summarize: Summarize | None = None,
         archive: Archive | None = None,
+        price: CachePrice | None = None,
     ) -> None:
         """Another model or session from now on: its window and output reserve set every line, and
         the loop guard starts over. A new model brings its own counter (vocabulary, learned ratio,
-        anchor) and summary call; a new session its own archive."""
+        anchor), summary call and cache price; a new session its own archive."""
         run = self._run
         self._run = LayerRunner(
             counter or run.counter, archive or run.archive, summarize or run.summarize, self._clock
         )
-        self._decide(v.Reset(window, max_output))
+        self._decide(v.Reset(window, max_output, price))
 
     def restart(self) -> None:
         """A fresh start (`/clear`, another model or session): past failures no longer count."""
@@ -125,6 +127,11 @@ class ContextEngine:
     def stop_automatic(self) -> None:
         """Automatic compaction off, as the loop guard leaves it (only L1 and L4 act)."""
         self._decide(v.Happened("stopped"))
+
+    @property
+    def price(self) -> CachePrice:
+        """What the session's prompt cache charges, as the engine's priced choices weigh it."""
+        return self._state.price
 
     @property
     def window(self) -> int:  # as the engine knows it: it learns a smaller one from errors

@@ -45,7 +45,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from agent_cli.billing.prices import TE_READ, TE_WRITE_5M, ttl_seconds
+from agent_cli.billing.prices import CachePrice
 from agent_cli.config.settings import ContextSettings
 from agent_cli.context.plan import CondensePlan
 from agent_cli.context.thresholds import Thresholds, compute_thresholds
@@ -186,18 +186,6 @@ class Cached:
 
 
 @dataclass(frozen=True, slots=True)
-class CachePrice:
-    """What the provider's cache charges, per token, as multiples of the uncached input price: a
-    read back, a write (at a marked point), and how long an entry lives unused (seconds). The
-    default is Anthropic's 5-minute rule (`billing.prices`: 0.1, 1.25, 300 s); a wire that caches
-    without marks (OpenAI's automatic prefix) ignores where the engine would mark."""
-
-    read: float = TE_READ
-    write: float = TE_WRITE_5M
-    ttl: float = ttl_seconds("5m")
-
-
-@dataclass(frozen=True, slots=True)
 class EngineState:
     settings: ContextSettings
     thresholds: Thresholds
@@ -213,9 +201,12 @@ class EngineState:
     price: CachePrice = field(default_factory=CachePrice)  # what the provider's cache charges
 
     @staticmethod
-    def start(settings: ContextSettings, window: int, max_output: int) -> EngineState:
+    def start(
+        settings: ContextSettings, window: int, max_output: int, price: CachePrice | None = None
+    ) -> EngineState:
         limits = Limits(settings.summary_failures_to_latch, settings.latch_compactions, settings.max_failures)
-        return EngineState(settings, compute_thresholds(settings, window, max_output), max_output, limits)
+        th = compute_thresholds(settings, window, max_output)
+        return EngineState(settings, th, max_output, limits, price=price or CachePrice())
 
     @property
     def stands_in(self) -> bool:

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from agent_cli.context.engine_state import Ahead, StandIn, SummaryOutcome
+from agent_cli.context.engine_state import Ahead, CachePrice, StandIn, SummaryOutcome
 from agent_cli.context.plan import CondensePlan
 from agent_cli.core.events import CompactTrigger
 from agent_cli.core.messages import Message
@@ -125,8 +125,11 @@ class Compacted:
 
 @dataclass(frozen=True, slots=True)
 class Reset:
+    """Another model or session: its window, output reserve and (another model's) cache price."""
+
     window: int
     max_output: int
+    price: CachePrice | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,10 +14,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
-from agent_cli.billing.prices import CachePrices, CacheTerms
+from agent_cli.billing.prices import CachePrice, CachePrices, CacheTerms
 from agent_cli.tokens.tokenizer import Tokenizer
 
-__all__ = ["Accepts", "Lifecycle", "ModelInfo", "Prices", "Thinking", "cache_terms"]
+__all__ = ["Accepts", "Lifecycle", "ModelInfo", "Prices", "Thinking", "cache_price", "cache_terms"]
 
 Thinking: TypeAlias = Literal["none", "extended", "adaptive"]
 Lifecycle: TypeAlias = Literal["active", "deprecated", "retired"]
@@ -108,3 +108,24 @@ def cache_terms(info: ModelInfo) -> CacheTerms:
             long_from=info.long_context_from, long=_cache_prices(info.long_prices),
         )
     return CacheTerms(prices, info.min_cacheable or DEFAULT_MIN_CACHEABLE)
+
+
+# OpenAI's in-memory retention: "5 to 10 minutes of inactivity" (the prompt-caching page; the short
+# end); a model that prices cache writes buys 30 minutes with them ("The cache write price is for
+# 30 minutes of retention", the gpt-6.2-sol page, read 2026-12-05). docs/cost-model.md.
+OPENAI_IN_MEMORY_SECONDS = 300.0
+OPENAI_WRITTEN_SECONDS = 1800.0
+
+
+def cache_price(wire: str, info: ModelInfo | None) -> CachePrice:
+    """What the session's prompt cache charges, for the engine's priced choices, by the wire it
+    speaks (`registry.wire_for`) and its model: Anthropic's explicit breakpoints on the Messages
+    wire; OpenAI's automatic prefix cache on its own endpoint (Responses, Chat), at the model's
+    cached-input and cache-write prices; a compatible server's own cache, which costs nothing."""
+    prices = cache_terms(info).prices if info is not None else None
+    if wire == "messages":
+        return CachePrice.anthropic(prices)
+    if wire == "chat-compatible":
+        return CachePrice.server()
+    writes = prices is not None and prices.write_5m > prices.input
+    return CachePrice.automatic(prices, OPENAI_WRITTEN_SECONDS if writes else OPENAI_IN_MEMORY_SECONDS)
