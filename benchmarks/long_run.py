@@ -26,7 +26,6 @@ stream events and the children's logs: a record counts twice when a digest stood
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import random
@@ -44,8 +43,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from agent_cli.agent.subagent import CHILD_NOTE  # noqa: E402
-from agent_cli.billing import AnthropicCache, AutomaticCache, AutomaticRequest, Bill, Unit  # noqa: E402
-from agent_cli.billing.wire_units import anthropic_request  # noqa: E402
+from agent_cli.billing import AnthropicCache, AutomaticCache, Bill  # noqa: E402
+from agent_cli.billing.wire_units import anthropic_request, responses_request  # noqa: E402
 from agent_cli.providers.model_info import cache_terms  # noqa: E402
 from agent_cli.providers.model_names import keeps_prior_thinking  # noqa: E402
 from agent_cli.providers.models import lookup  # noqa: E402
@@ -375,42 +374,6 @@ def summarize(
     }
 
 
-def _key(value: Any) -> str:
-    return hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()
-
-
-def item_text(item: dict[str, Any]) -> str:
-    """The part of a Responses input item that costs tokens: its text, a call's name and arguments,
-    a call's output; else its JSON."""
-    content, kind = item.get("content"), item.get("type")
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(str(b.get("text", "")) for b in content if isinstance(b, dict))
-    if kind == "function_call":
-        return str(item.get("name", "")) + str(item.get("arguments", ""))
-    if kind == "function_call_output":
-        output = item.get("output")
-        return output if isinstance(output, str) else json.dumps(output, sort_keys=True)
-    return json.dumps(item, sort_keys=True)
-
-
-def responses_request(body: dict[str, Any], at: float) -> AutomaticRequest:
-    """A Responses payload as units for OpenAI's automatic cache: the instructions, each tool, each
-    input item (agent_cli.billing.wire_units reads the other wires)."""
-    units = []
-    if body.get("instructions"):
-        units.append(Unit("system", chars_over_four(str(body["instructions"])), _key(body["instructions"])))
-    units += [
-        Unit("tools", chars_over_four(json.dumps(t, sort_keys=True)), _key(t))
-        for t in body.get("tools") or ()
-    ]
-    units += [Unit("messages", chars_over_four(item_text(item)), _key(item)) for item in items(body)]
-    return AutomaticRequest(
-        str(body.get("model", "")), tuple(units), at, str(body.get("prompt_cache_key") or "")
-    )
-
-
 def bill(requests: list[RecordedRequest], wire: str) -> Bill:
     """The input side of every request as the provider bills it (agent_cli.billing: Anthropic's
     breakpoints, OpenAI's automatic prefix cache), the fake's count (characters / 4), 20 s apart."""
@@ -426,7 +389,7 @@ def bill(requests: list[RecordedRequest], wire: str) -> Bill:
         return total
     automatic = AutomaticCache(lambda _model: terms)
     for n, req in enumerate(r for r in requests if r.api == "openai-responses"):
-        total += automatic.bill(responses_request(req.body, 20.0 * n))
+        total += automatic.bill(responses_request(req.body, chars_over_four, 20.0 * n))
     return total
 
 

@@ -50,6 +50,15 @@ def test_retention(retention: str, gap_s: float, hit: bool) -> None:
     assert (_bill(cache, _units(2048), gap_s, retention=retention)[1] == 2048) is hit
 
 
+def test_a_priced_write_buys_thirty_minutes_in_memory() -> None:
+    """gpt-6.2-sol's page: "The cache write price is for 30 minutes of retention" (the engine's
+    CachePrice.ttl for such a model is the same 1,800 s)."""
+    for gap_s, hit in ((1_000, True), (1_799, True), (1_801, False)):
+        cache = AutomaticCache({"gpt": PREMIUM})
+        _bill(cache, _units(2048), 0)
+        assert (_bill(cache, _units(2048), gap_s)[1] == 2048) is hit, gap_s
+
+
 def test_prompt_cache_key_routes_apart() -> None:
     cache = AutomaticCache({"gpt": NO_PREMIUM})
     _bill(cache, _units(2048), 0, cache_key="a")

@@ -5,9 +5,11 @@ longest one it starts with, counted from `OPENAI_MINIMUM` (1,024) tokens on in `
 (128-token) steps (`cached_length`). Requests are routed by a hash of the prompt's start and
 the `prompt_cache_key`: requests with different keys do not share entries here. An entry is
 kept `in_memory` 5 to 10 minutes of inactivity (at most an hour; we take 5, the short end) or,
-with extended retention, 24 hours. Cached input is billed at the model's cached-input price;
-there is no write premium: what is not read is billed as input, unless the model's table gives
-a cache-write price above its input price (then it is billed as a 5-minute write).
+with extended retention, 24 hours; on a model that charges for cache writes (GPT-5.6 and later)
+the write buys 30 minutes ("The cache write price is for 30 minutes of retention", the gpt-6.2-sol
+page). Cached input is billed at the model's cached-input price; there is no write premium: what
+is not read is billed as input, unless the model's table gives a cache-write price above its input
+price (then it is billed as a 5-minute write).
 A compatible server (vLLM's automatic prefix caching, llama.cpp's slot cache) keeps prefixes
 the same way, at its own granularity, for free: its bill costs nothing but still says what it
 read. Prefixes are known by unit boundaries (`anthropic.Unit`, breakpoints ignored). Pure rules;
@@ -30,6 +32,7 @@ __all__ = [
     "OPENAI_MINIMUM",
     "OPENAI_STEP",
     "RETENTION_24H_SECONDS",
+    "WRITTEN_SECONDS",
     "AutomaticCache",
     "AutomaticRequest",
     "Retention",
@@ -41,6 +44,7 @@ OPENAI_MINIMUM = 1024
 OPENAI_STEP = 128
 IN_MEMORY_SECONDS = 300.0
 RETENTION_24H_SECONDS = 86_400.0
+WRITTEN_SECONDS = 1800.0  # in memory, on a model whose cache writes are priced
 
 Retention: TypeAlias = Literal["in_memory", "24h", "server"]
 
@@ -61,10 +65,12 @@ def cached_length(prefix_tokens: int, minimum: int = OPENAI_MINIMUM, step: int =
     return minimum + (prefix_tokens - minimum) // step * step
 
 
-def _retention_seconds(retention: Retention) -> float:
+def _retention_seconds(retention: Retention, written: bool = False) -> float:
     if retention == "24h":
         return RETENTION_24H_SECONDS
-    return math.inf if retention == "server" else IN_MEMORY_SECONDS
+    if retention == "server":
+        return math.inf
+    return WRITTEN_SECONDS if written else IN_MEMORY_SECONDS
 
 
 def _prefix_ids(request: AutomaticRequest) -> list[str]:
@@ -100,13 +106,14 @@ class AutomaticCache:
             cum.append(total)
         hit = max((i for i, p in enumerate(ids) if self._entries.get(p, -math.inf) > request.at), default=-1)
         read = cached_length(cum[hit], terms.minimum, self._step) if hit >= 0 else 0
-        keep = request.at + _retention_seconds(self._retention or request.retention)
+        prices = terms.prices
+        written = prices.write_5m > prices.input  # a model that charges for writing the cache
+        keep = request.at + _retention_seconds(self._retention or request.retention, written)
         for i, prefix in enumerate(ids):
             if cum[i] >= terms.minimum:
                 self._entries[prefix] = keep
         rest = total - read
-        prices = terms.prices
-        if prices.write_5m > prices.input:  # a model that charges for writing the cache
+        if written:
             return priced(0, read, rest, 0, prices)
         return priced(rest, read, 0, 0, prices)
 

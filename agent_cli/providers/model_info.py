@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
+from agent_cli.billing.automatic import IN_MEMORY_SECONDS, WRITTEN_SECONDS
 from agent_cli.billing.prices import CachePrice, CachePrices, CacheTerms
 from agent_cli.tokens.tokenizer import Tokenizer
 
@@ -110,13 +111,6 @@ def cache_terms(info: ModelInfo) -> CacheTerms:
     return CacheTerms(prices, info.min_cacheable or DEFAULT_MIN_CACHEABLE)
 
 
-# OpenAI's in-memory retention: "5 to 10 minutes of inactivity" (the prompt-caching page; the short
-# end); a model that prices cache writes buys 30 minutes with them ("The cache write price is for
-# 30 minutes of retention", the gpt-6.2-sol page, read 2026-12-05). docs/cost-model.md.
-OPENAI_IN_MEMORY_SECONDS = 300.0
-OPENAI_WRITTEN_SECONDS = 1800.0
-
-
 def cache_price(wire: str, info: ModelInfo | None) -> CachePrice:
     """What the session's prompt cache charges, for the engine's priced choices, by the wire it
     speaks (`registry.wire_for`) and its model: Anthropic's explicit breakpoints on the Messages
@@ -128,4 +122,5 @@ def cache_price(wire: str, info: ModelInfo | None) -> CachePrice:
     if wire == "chat-compatible":
         return CachePrice.server()
     writes = prices is not None and prices.write_5m > prices.input
-    return CachePrice.automatic(prices, OPENAI_WRITTEN_SECONDS if writes else OPENAI_IN_MEMORY_SECONDS)
+    # In memory 5 minutes (the short end of "5 to 10"), 30 where a write is priced: as billing keeps it.
+    return CachePrice.automatic(prices, WRITTEN_SECONDS if writes else IN_MEMORY_SECONDS)
