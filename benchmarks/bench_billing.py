@@ -8,7 +8,8 @@
 A request is built as the agent builds it (`core.requests.Request`: the frame, the messages, the
 request's `tool_choice` and its `cache_anchor`) and put on the wire by the product's own adapters:
 `providers.anthropic_wire.to_wire(..., caching=True)` places the breakpoints as the product does
-(`providers/cache_marks.py`: the system prompt, the last block of the newest message, the turn of
+(`providers/cache_marks.py`: the system prompt, the last block of the newest message (unless the
+engine expects its next clear to stub it: `cache_newest`, as the product sends it), the turn of
 the anchor: for ours what the engine names, for a seed its own edit point, as a careful
 implementer of it would; a bridge to the latest prefix an earlier request of the run wrote when no
 other breakpoint is within 20 blocks of it; the last tool when a slot is left), and sends
@@ -137,13 +138,19 @@ class Wire:
         return got
 
     def send(
-        self, messages: Sequence[Message], tool_choice: ToolChoice = "auto", anchor: int | None = None
+        self,
+        messages: Sequence[Message],
+        tool_choice: ToolChoice = "auto",
+        anchor: int | None = None,
+        newest: bool = True,
     ) -> Sent:
+        """The request as the adapters send it; `newest` False leaves the newest message unmarked (the
+        product's `cache_newest`: its next clear is expected to stub it), so it goes uncached."""
         request = Request(
             self.frame.system,
             tuple(messages),
             tuple(self.frame.tools),
-            options=RequestOptions(tool_choice=tool_choice, cache_anchor=anchor),
+            options=RequestOptions(tool_choice=tool_choice, cache_anchor=anchor, cache_newest=newest),
         )
         wire = anthropic_wire.to_wire(request, CLAUDE_MODEL, caching=True, written=self._written)
         payload = {k: v for k, v in wire.items() if k != "max_tokens"}

@@ -37,8 +37,9 @@ dollars; from the fake's own records (characters / 4): requests, summary calls, 
 and requests over the window; digests are compactions the product reports as `degraded`
 (not a digest standing in for a record on its way).
 
-The same arguments give the same figures: the project is made at a fixed place and the agent's
-random ids are drawn from a seeded generator (see `PROJECT_PARENT`).
+The same arguments give the same figures: the project is made at a fixed place, the agent's
+random ids are drawn from a seeded generator, and its summary calls run at once where the product
+would run them in a thread, so a record made ahead arrives at a set request (see `PROJECT_PARENT`).
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -83,9 +85,29 @@ RECALL_TOOL = "recall"  # agent_cli.tools.context_tools.Recall: input {"query": 
 # alike), and the agent runs with `secrets.token_hex` drawn from a generator seeded with the run's
 # seed and the segment (ids stay random-looking and unique; only their draw is repeatable).
 PROJECT_PARENT = Path("/tmp")
+#
+# A record the product prepares in the background takes its digest's place at the first request
+# prepared after its call ends; in a thread, that is one request sooner or later from run to run
+# (with the summary answered in half a second instead of at once: 7 summary calls instead of 12,
+# and L4 three times), and what the model sees then decides whether it recalls, what L0 caps and
+# what it writes. So the agent's summary calls run at once, where the product would start its
+# thread (`ContextEngine(submit=...)`, as the replay runs them): the record is ready at the first
+# request after the one it was started at, however long the fake takes to write it. The product's
+# decisions are its own: the record is prepared ahead, held, taken or stood in for as a user's
+# session would where each summary is answered before the next request is prepared.
 _LAUNCH = """import random, runpy, secrets, sys
+from concurrent.futures import Future
+from agent_cli.context.engine import ContextEngine
 draw = random.Random(sys.argv.pop(1))
 secrets.token_hex = lambda nbytes=None: draw.randbytes(32 if nbytes is None else nbytes).hex()
+def at_once(call):
+    future = Future()
+    try:
+        future.set_result(call())
+    except Exception as exc:
+        future.set_exception(exc)
+    return future
+ContextEngine.__init__.__kwdefaults__["submit"] = at_once
 sys.argv[0] = "agent"
 runpy.run_module("agent_cli", run_name="__main__", alter_sys=True)
 """
@@ -210,9 +232,16 @@ class Player:
     summary requests answered by a stand-in, and the probes scored as each request arrives."""
 
     def __init__(
-        self, project: Path, session: Session, run: E2ERun, summarizer: str, probe_recall: bool
+        self,
+        project: Path,
+        session: Session,
+        run: E2ERun,
+        summarizer: str,
+        probe_recall: bool,
+        summary_seconds: float = 0.0,
     ) -> None:
         self.project = project
+        self.summary_seconds = summary_seconds
         self.all_facts = session.facts
         self.run = run
         self.summarizer = summarizer
@@ -236,6 +265,7 @@ class Player:
     def respond(self, request: RecordedRequest) -> Reply:
         body = request.body
         if is_summary_request(body):
+            time.sleep(self.summary_seconds)  # (a model takes a while to write a record)
             return Reply(self._record(body))
         if self.pending:
             checks = judge_recall(self.pending, body, self.pending_point)
@@ -351,10 +381,13 @@ def run_e2e(
     *,
     session: Session | None = None,
     probe_recall: bool = True,
+    summary_seconds: float = 0.0,
 ) -> E2ERun:
     """`make_session(shape, seed)` (or `session`) through `agent -p` with a `window`-token context,
     summary requests answered by the `summarizer` stand-in. `probe_recall=False` scores a recall
-    fact missing from a probed request as failed without asking for a recall (for comparison)."""
+    fact missing from a probed request as failed without asking for a recall (for comparison).
+    `summary_seconds`: how long the fake takes to answer a summary request (the figures do not
+    depend on it: see `_LAUNCH`)."""
     if summarizer not in STAND_INS:
         raise ValueError(f"summarizer must be one of {STAND_INS}, not {summarizer!r}")
     session = session or make_session(shape, seed=seed)
@@ -368,7 +401,7 @@ def run_e2e(
         home.mkdir()
         (project / ".gitignore").write_text(".bench/\n.transcripts/\n")
         (project / ".bench" / "bin").mkdir(parents=True)
-        player = Player(project, session, run, summarizer, probe_recall)
+        player = Player(project, session, run, summarizer, probe_recall, summary_seconds)
         env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
         with FakeModelServer(context_window=window) as server:
             server.responder = player.respond

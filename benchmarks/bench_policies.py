@@ -145,6 +145,11 @@ class Policy:
         edited = [i for i, m in enumerate(history) if id(m) not in originals]
         return edited[-1] if edited else None
 
+    def cache_newest(self) -> bool:
+        """Whether the request `anchor` was just asked about marks its newest message (always, but
+        where a policy's own design says otherwise)."""
+        return True
+
     def _summary(self, prompt_text: str, entries: Sequence[Entry], cap: int | None = None) -> str:
         """One summary call: the policy's prompt as one user message, answered from `entries`."""
         record = self.write(entries, cap or self.summary_cap)
@@ -273,6 +278,9 @@ class Ours(Policy):
 
     def anchor(self, history: list[Message], originals: set[int]) -> int | None:
         return self.engine.cache_anchor(history)  # what the product marks
+
+    def cache_newest(self) -> bool:
+        return self.engine.cache_newest()  # unmarked where its next clear is expected to stub it
 
 
 def _is_instruction(block: object) -> bool:

@@ -180,10 +180,12 @@ class _Biller:
         anchor: int | None = None,
         own: list[bool] | None = None,
         tool_choice: ToolChoice = "auto",
+        newest: bool = True,
     ) -> int:
         """Bill one request as `part` of the session; returns its reference count. `own[i]`: message i
-        is the session's own (for the ledger; given for main requests)."""
-        sent = self.wire.send(messages, tool_choice, anchor)
+        is the session's own (for the ledger; given for main requests). `newest`: whether the newest
+        message is marked (the policy's `cache_newest`)."""
+        sent = self.wire.send(messages, tool_choice, anchor, newest)
         self.run.fingerprint = hashlib.sha1((self.run.fingerprint + sent.fingerprint).encode()).hexdigest()
         bills = self.caches.bill(sent, self.clocks.steady, self.clocks.paused)
         for name, bill in bills.items():
@@ -302,7 +304,7 @@ def _replay(
         run.ledger.cause = cause
         own = [id(m) in originals for m in history]
         anchor = policy.anchor(history, originals)
-        biller.bill(history, counts.tokens([reply])[0], "turns", anchor, own)
+        biller.bill(history, counts.tokens([reply])[0], "turns", anchor, own, newest=policy.cache_newest())
         run.requests.append(claude(size))
         policy.observe(history, Usage(input_tokens=claude(size)))
         if sent % PROBE_EVERY == 0:
@@ -418,6 +420,8 @@ def _probe(
         for bill in [*run.bills.values(), run.parts["recall"]]:
             bill.output += output
         run.ledger.output("recall", output)
+        # (the probed request's marks, its newest now the results, marked: the engine is not asked
+        # about a request the history does not go on from)
         biller.bill([*history, call, Message("user", tuple(results))], 0, "recall", anchor)
     if state.paths:
         run.probes["artifact"].append(all(p in text for p in state.paths))

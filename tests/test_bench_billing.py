@@ -16,10 +16,15 @@ from __future__ import annotations
 import platform
 import sys
 from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+import bench_replay  # noqa: E402
+from bench_billing import Bill  # noqa: E402
 from bench_policies import Kotlin, NoCompaction, Ours, Policy, _record_message  # noqa: E402
 from bench_replay import PROBE_EVERY, Run, reference_count, replay  # noqa: E402
 from bench_sessions import Session, make_session  # noqa: E402
@@ -108,6 +113,77 @@ def test_recall_is_asked_about_every_fact_at_every_probe_point() -> None:
     facts = [f for f in s.facts if f.kind == "recall"]
     assert probes >= 3 and len(policy.asked) == probes * len(facts) == run.recall_calls
     assert run.parts["recall"].output > 0
+
+
+class _Spy(bench_replay._Biller):
+    """The replay's biller, keeping each request's part, size and steady Claude bill."""
+
+    sent: ClassVar[list[tuple[str, int, int, int, int]]] = []  # (part, tokens, read, write, input)
+
+    def bill(self, messages: list[Message], output: int, part: str, *args: Any, **kwargs: Any) -> int:
+        before = Bill(**vars(self.run.parts[part]))
+        tokens = super().bill(messages, output, part, *args, **kwargs)
+        after = self.run.parts[part]
+        _Spy.sent.append(
+            (part, tokens, after.read - before.read, after.write - before.write, after.input - before.input)
+        )
+        return tokens
+
+
+def test_a_recall_round_trip_reads_the_conversation_back_and_writes_only_the_calls_and_results(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Under Anthropic's rule, with the breakpoints the product's adapter places: the request after
+    the recall calls reads back all the probed request put in the cache (the frame and the
+    conversation, but for a newest message the probed request left unwritten) and writes only the
+    rest (the calls and their results, and that newest message), none of it sent uncached: not
+    the whole conversation again."""
+    monkeypatch.setattr(bench_replay, "_Biller", _Spy)
+    monkeypatch.setattr(_Spy, "sent", [])
+    s = _short("long", 100)
+    run = _run(Ours(32_000, frame(), reference_count, writer("lossy", s)), s)
+    trips = [(n, q) for n, q in enumerate(_Spy.sent) if q[0] == "recall"]
+    assert len(trips) == len(run.requests) // PROBE_EVERY and run.recall_calls > len(trips)
+    whole = 0
+    for n, (_, tokens, read, write, uncached) in trips:
+        part, probed, probed_read, probed_write, _ = _Spy.sent[n - 1]
+        assert part == "turns", n
+        assert read == probed_read + probed_write > 0, n  # what the probed request cached, read back
+        assert write == tokens - read and uncached == 0, n  # the rest written, at the results' mark
+        whole += read == probed  # (the probed request cached all it sent)
+    assert whole
+    assert sum(q[3] for _, q in trips) == run.parts["recall"].write
+
+
+class _Newest(Ours):
+    """Ours, keeping what the engine told the wire about each main request's newest message."""
+
+    newest: list[bool]
+
+    def anchor(self, history: list[Message], originals: set[int]) -> int | None:
+        mark = super().anchor(history, originals)
+        self.newest = [*getattr(self, "newest", []), self.engine.cache_newest()]
+        return mark
+
+
+def test_our_newest_message_is_left_unwritten_where_the_product_leaves_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The product sends `cache_newest=False` where the next clear is expected to stub the newest
+    message (`decide._worth_writing`): Anthropic then bills it as uncached input (1x), not as a
+    write (1.25x). The replay bills the request as the product sends it."""
+    monkeypatch.setattr(bench_replay, "_Biller", _Spy)
+    monkeypatch.setattr(_Spy, "sent", [])
+    s = _short("survey", 60)  # a file read a turn, each stubbed by the next clear
+    policy = _Newest(32_000, frame(), reference_count, writer("lossy", s))
+    run = _run(policy, s)
+    turns = [q for q in _Spy.sent if q[0] == "turns"]
+    assert len(turns) == len(policy.newest) == len(run.requests)
+    assert not all(policy.newest) and any(policy.newest)
+    for (_, tokens, read, write, uncached), newest in zip(turns, policy.newest, strict=True):
+        assert read + write + uncached == tokens
+        assert (uncached == 0) == newest  # unwritten: sent uncached, billed as input
+    assert run.parts["turns"].input == sum(q[4] for q in turns) > 0
 
 
 class _CopiesTheNextStep(NoCompaction):
