@@ -28,6 +28,7 @@ from agent_cli.agent.loop import AgentLoop
 from agent_cli.agent.modes import ModalApprover, ModeState
 from agent_cli.agent.rule_guard import ProjectGuard, RuleGuard
 from agent_cli.agent.run_files import protected_paths
+from agent_cli.agent.side_events import SideEvents
 from agent_cli.agent.skill_trust import skills_to_offer
 from agent_cli.agent.subagent import SubAgents
 from agent_cli.app_assembly import Assembly, ProviderFactory, model_limits
@@ -112,19 +113,21 @@ def open_session(
     off = "the sandbox is off: --sandbox workspace-write turns it on"
     why = sandbox.reason if sandbox.policy.confined else off
     mode = ModeState(settings.approvals.mode, sandboxed=sandbox.active, unconfined_why=why)
+    side = SideEvents()  # what hooks, MCP servers and background tasks tell the loop (agent/side_events.py)
     hooks = UserHooks(
         hook_specs,
         root=root,
         env=env,
         sandbox=sandbox if sandbox.active else None,
         permission_mode=lambda: mode.mode,
+        side=side,
     )
     # Background commands' whole logs go to the archive when they end (recall finds them).
     background = BackgroundShells(
         save=lambda label, text: _archived(engine, label, text), spans=redactor.spans
     )
     tools = default_tools(HostPolicy.of(settings.web.allow_hosts, settings.web.deny_hosts), background)
-    tasks = SubAgents(settings.tools.max_task_depth)  # the task tool's sub-agents (app_tasks.py)
+    tasks = SubAgents(settings.tools.max_task_depth, side=side)  # the task tool's sub-agents (app_tasks.py)
     task_tool = tasks.tool(0)
     if task_tool is not None:
         tools.add(task_tool)
@@ -159,7 +162,9 @@ def open_session(
     # here; the session's first turn does (AgentSession.connect), and their tools join then.
     # A project's stdio servers (once approved) run in the sandbox when it is on.
     boxed = sandbox if sandbox.active else None
-    servers, mcp_notes = start_mcp_servers(settings, env, ask, approvals, wait=False, sandbox=boxed)
+    servers, mcp_notes = start_mcp_servers(
+        settings, env, ask, approvals, wait=False, sandbox=boxed, side=side
+    )
     notices.extend(mcp_notes)
     try:
         history: list[Message] = []
@@ -222,7 +227,7 @@ def open_session(
             history=history,
             summary_model=model.summary_model,
             watch=watch,
-            notes=tasks.take_reports,
+            side=side,
         )
         warnings = [WarningEvent(message=n) for n in notices] + ([model.warning] if model.warning else [])
         session = AgentSession(

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 from agent_cli.agent.approvals import Approver
 from agent_cli.agent.file_watch import FileWatch
@@ -32,7 +32,7 @@ from agent_cli.app_assembly import Assembly
 from agent_cli.config.settings import Settings
 from agent_cli.context.engine import ContextEngine
 from agent_cli.context.protocol import CompactGate
-from agent_cli.core.events import CompactEvent, CompactLayer, CompactTrigger, Event
+from agent_cli.core.events import CompactEvent, CompactLayer, CompactTrigger
 from agent_cli.core.messages import ToolResult, ToolUse
 from agent_cli.core.requests import Request
 from agent_cli.session import AgentSession
@@ -70,9 +70,6 @@ class ChildHooks(Hooks):
 
     def on_compact(self, event: CompactEvent) -> None:
         self._hooks.on_compact(event)
-
-    def take_events(self) -> Sequence[Event]:
-        return self._hooks.take_events()
 
 
 class TaskFactory:

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from agent_cli.agent.approvals import START_PROJECT_SERVER, Asker
+from agent_cli.agent.side_events import Notice, SideEvents
 from agent_cli.config.settings import Settings
 from agent_cli.context.thresholds import compute_thresholds
 from agent_cli.mcp_client.config import ServerSpec, server_specs
@@ -40,11 +41,12 @@ def start_mcp_servers(
     *,
     wait: bool = True,
     sandbox: Confinement | None = None,
+    side: SideEvents | None = None,
 ) -> tuple[McpServers | None, list[str]]:
     """The configured MCP servers, started as far as they may be (None: none is configured), and
     a line for each one skipped or failed (with `wait=False` they connect in the background and
     the failures are `McpServers.wait()`'s to say). Nothing of `mcp` is imported when none is
-    configured."""
+    configured. A failed call's line goes to `side` (the session's queue) as a `Notice`."""
     root = settings.project_root
     specs, notes = server_specs(settings.tables, root)
     if not specs:
@@ -75,6 +77,7 @@ def start_mcp_servers(
         wait=wait,
         logs=errlog_dir(state_dir(env), root),
         sandbox=sandbox,
+        say=(lambda line: None) if side is None else (lambda line: side.put(Notice(line))),
     )
     return servers, [*notes, *more]
 
@@ -111,9 +114,6 @@ class McpExtension(Extensions):
         offer_mcp_tools(self._settings, model, tools, self._servers)
         self._joined = True
         return lines
-
-    def take_notes(self) -> list[str]:
-        return self._servers.take_notes()
 
     def report(self) -> list[str]:
         return self._servers.report()

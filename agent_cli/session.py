@@ -50,8 +50,8 @@ from agent_cli.agent.modes import ModeState
 from agent_cli.agent.record_edits import RecordView, Uncompacted, view_record
 from agent_cli.agent.rewind import RewindPoint, Rewound, points
 from agent_cli.agent.session_diff import SessionDiff, session_diff
+from agent_cli.agent.side_events import Notice
 from agent_cli.agent.subagent import SubAgents
-from agent_cli.agent.turn_stream import woven
 from agent_cli.agent.user_runs import UserRuns
 from agent_cli.config.settings import Settings
 from agent_cli.context.breakdown import Breakdown
@@ -228,10 +228,9 @@ class AgentSession:
         with a warning for each that names nothing)."""
         if attached is None:
             attached = self.attachments(prompt)
-        notes = [WarningEvent(message=n) for n in attached.notes]
         if self._goal.active:  # the goal's rounds follow the turn (agent/goal_run.py)
-            return rounds(self._goal, self._turn(prompt, attached, notes), self._next_round)
-        return self._turn(prompt, attached, notes)
+            return rounds(self._goal, self._turn(prompt, attached), self._next_round)
+        return self._turn(prompt, attached)
 
     @property
     def goal(self) -> Goal | None:
@@ -255,14 +254,13 @@ class AgentSession:
         return self._goal.clear()
 
     def _next_round(self, prompt: str) -> Iterator[Event]:
-        return self._turn(prompt, Attached((), ()), [])
+        return self._turn(prompt, Attached((), ()))
 
-    def _turn(self, prompt: str, attached: Attached, notes: list[WarningEvent]) -> Iterator[Event]:
+    def _turn(self, prompt: str, attached: Attached) -> Iterator[Event]:
         yield from self.connect()  # (the turn's tools are those found by then)
-        extensions = self._extensions
-        yield from woven(
-            notes, self._loop.run(prompt, attached.blocks), extensions.take_notes if extensions else None
-        )
+        for note in attached.notes:  # (shown before the turn's first event, on the loop's side queue)
+            self._loop.side.put(Notice(note))
+        yield from self._loop.run(prompt, attached.blocks)
 
     def connect(self, *, say_waiting: bool = True) -> Iterator[Event]:
         """The MCP servers connect in the background: wait for those still connecting (a line says

@@ -27,10 +27,6 @@ __all__ = ["Extensions", "ModelParts", "Parts"]
 class Extensions(Protocol):
     """What the session runs besides its own tools (the MCP servers, mcp_client.servers.McpServers)."""
 
-    def take_notes(self) -> list[str]:
-        """Warnings about failed calls since last asked, each said once."""
-        ...
-
     def report(self) -> list[str]:
         """The servers, their state and their tools, as lines safe for a terminal."""
         ...

@@ -518,3 +518,40 @@ def test_no_module_outside_the_context_engine_passes_the_line_limit() -> None:
     """Every module of the package but the context engine's is at most MAX_MODULE_LINES long: a
     module that grows past it gets split by responsibility (see docs/ARCHITECTURE.md)."""
     assert _long_modules(PKG, MAX_MODULE_LINES) == {}
+
+
+# "Pass values, not hosts" (STYLE): a `*Host` protocol hands a split-off function the whole object
+# it came from. The agent and the session pass values; the UI's command hosts are held apart until
+# they go too.
+HOST_SCOPE = ("agent/", "session")
+
+
+def _host_protocols(source: str) -> list[str]:
+    """The classes in `source` that derive from Protocol and whose name ends in `Host`."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ClassDef) and node.name.endswith("Host"):
+            bases = [b.attr if isinstance(b, ast.Attribute) else getattr(b, "id", "") for b in node.bases]
+            if "Protocol" in bases:
+                found.append(node.name)
+    return found
+
+
+def test_host_protocol_finder() -> None:
+    source = (
+        "import typing\nfrom typing import Protocol\n"
+        "class LoopHost(Protocol): ...\nclass Host: ...\nclass TaskHost(typing.Protocol): ...\n"
+        "class Hosted(Protocol): ...\n"
+    )
+    assert _host_protocols(source) == ["LoopHost", "TaskHost"]
+
+
+def test_no_host_protocols_in_the_agent_or_the_session() -> None:
+    """A split-off function takes what it reads and returns what it decides (STYLE, third review)."""
+    found = [
+        f"{rel}: {name}"
+        for path in sorted(PKG.rglob("*.py"))
+        if (rel := path.relative_to(PKG).as_posix()).startswith(HOST_SCOPE)
+        for name in _host_protocols(path.read_text(encoding="utf-8"))
+    ]
+    assert found == []

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from agent_cli.agent.record_edits import RECORD_EDIT, find_record, with_record
-from agent_cli.agent.turn_stream import woven
+from agent_cli.agent.turn_stream import relayed
 from agent_cli.app import LATEST, open_session
 from agent_cli.config.load import Flags, load_settings
 from agent_cli.context.record_parts import archive_files, record_parts
@@ -248,18 +248,10 @@ def test_the_log_keeps_a_stack_of_compactions(tmp_path: Path) -> None:
 # -- the turn's generator ----------------------------------------------------------------
 
 
-class _Notes:
-    def __init__(self) -> None:
-        self.said = ["server x failed"]
-
-    def take_notes(self) -> list[str]:
-        said, self.said = self.said, []
-        return said
-
-
-def test_ctrl_c_thrown_into_a_turn_reaches_the_loop_with_extensions_too() -> None:
-    """The REPL throws KeyboardInterrupt into the turn between two events; with MCP servers (their
-    warnings woven in) it must still reach the loop's generator, which ends the turn cleanly."""
+def test_ctrl_c_thrown_into_a_turn_reaches_the_loop_with_side_notes_too() -> None:
+    """The REPL throws KeyboardInterrupt into the turn between two events; with the side queue's
+    notes woven in (the loop's door) it must still reach the loop's generator, which ends the turn
+    cleanly."""
     from agent_cli.core.events import AssistantText, ResultEvent, WarningEvent
     from agent_cli.core.messages import Usage
 
@@ -270,10 +262,19 @@ def test_ctrl_c_thrown_into_a_turn_reaches_the_loop_with_extensions_too() -> Non
         except KeyboardInterrupt:
             yield ResultEvent(text="", stop="interrupted", iterations=0, usage=Usage(), session_id="s")
 
-    turn = woven([WarningEvent(message="@x was sent as text")], loop_turn(), _Notes().take_notes)
+    turn = relayed(loop_turn(), lambda event: [WarningEvent(message="server x failed"), event])
     assert isinstance(next(turn), WarningEvent)
     assert next(turn) == AssistantText(text="working")
-    after = turn.throw(KeyboardInterrupt())  # while its note is about to be yielded
+    after = turn.throw(KeyboardInterrupt())  # at the event just shown: into the loop's generator
+    assert isinstance(after, WarningEvent)  # (the note that comes before the loop's next event)
+    after = next(turn)
+    assert isinstance(after, ResultEvent) and after.stop == "interrupted"
+    turn = relayed(loop_turn(), lambda event: [WarningEvent(message="server x failed"), event])
+    assert isinstance(next(turn), WarningEvent) and next(turn) == AssistantText(text="working")
+    assert isinstance(next(turn), WarningEvent)
+    after = turn.throw(KeyboardInterrupt())  # at the note before the loop's next event
+    assert after == AssistantText(text="never")  # that event still goes out, then the interrupt
+    after = next(turn)
     while isinstance(after, WarningEvent):
         after = next(turn)
     assert isinstance(after, ResultEvent) and after.stop == "interrupted"

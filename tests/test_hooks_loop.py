@@ -11,6 +11,7 @@ from test_context_fakes import FRAME, FakeSummarizer, assistant, filler, make_en
 
 from agent_cli.agent.approvals import APPROVE_PROJECT_HOOKS, AutoApprover
 from agent_cli.agent.loop import AgentLoop
+from agent_cli.agent.side_events import HookEvent
 from agent_cli.core.events import CompactEvent, ErrorEvent, Event, HookOutput, ResultEvent, WarningEvent
 from agent_cli.core.messages import Message, TextBlock
 from agent_cli.hooks_user.config import HookSpec
@@ -47,6 +48,7 @@ def make_loop(
         hooks=hooks,
         retry=RetryPolicy(max_retries=0, base_delay=0.0, max_delay=0.0),
         sleep=lambda s: None,
+        side=hooks.side,
     )
     return loop, provider
 
@@ -202,7 +204,7 @@ def test_a_precompact_block_skips_an_automatic_compaction_but_not_the_emergency_
     assert th.trigger_at <= engine.tokens(past_trigger, FRAME) < th.emergency_at
     prepared = engine.prepare(past_trigger, FRAME)
     assert compacts(prepared.events) == [] and summarizer.requests == []
-    said = hooks.take_events()
+    said = [note.event for note in hooks.side.take() if isinstance(note, HookEvent)]
     assert [(e.hook, e.text) for e in said if isinstance(e, HookOutput)] == [
         ("PreCompact", "compaction skipped this turn: not now")
     ]

@@ -7,17 +7,16 @@ extra veto for embedders (return a reason to deny).
 The session's life has its points too (`on_session_start`, `on_user_prompt`,
 `on_stop`, `on_session_end`), and the engine asks `on_pre_compact` before
 each summary (context/protocol.py, `Gate`). What a hook has to tell the user (a line a
-command printed, a warning) it keeps until the loop asks for it with
-`take_events`, which the loop does after each point, so it is shown in order.
+command printed, a warning) it puts on the session's side queue (agent/side_events.py, as
+hooks_user's `UserHooks` does), which the loop reads before each event it yields.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agent_cli.context.protocol import OPEN, CompactGate
-from agent_cli.core.events import CompactEvent, CompactLayer, CompactTrigger, Event
+from agent_cli.core.events import CompactEvent, CompactLayer, CompactTrigger
 from agent_cli.core.messages import ToolResult, ToolUse
 from agent_cli.core.requests import Request
 
@@ -73,7 +72,3 @@ class Hooks:
 
     def on_session_end(self) -> None:
         """The agent is leaving the session (the REPL exits, a headless task ends)."""
-
-    def take_events(self) -> Sequence[Event]:
-        """What the hooks have to show since the last call (warnings, a command's output)."""
-        return ()

@@ -23,41 +23,38 @@ from typing import assert_never
 
 from agent_cli.agent.approvals import Approver
 from agent_cli.agent.attachments import prompt_message
-from agent_cli.agent.compact_calls import honoured
 from agent_cli.agent.continuations import CONTINUE_AFTER_CUTOFF, TOO_MANY_PAUSES, Continuations
 from agent_cli.agent.event_log import SessionSink, log_event
 from agent_cli.agent.hooks import Hooks
-from agent_cli.agent.model_request import Failed, request_with_reactive_retry
-from agent_cli.agent.next_step import FinalOutput, Interrupted, NextStep, RunAgain, Stopped
+from agent_cli.agent.model_request import Answered, Failed, Remedied, RequestInputs, Tried, send
+from agent_cli.agent.next_step import FinalOutput, Interrupted, NextStep, RunAgain, Stopped, reply_events
 from agent_cli.agent.request_frame import FrameParts
+from agent_cli.agent.side_events import HookEvent, Notice, SideEvents, TaskReport
 from agent_cli.agent.subagent import with_notes
+from agent_cli.agent.tool_round import RoundCalls
 from agent_cli.agent.tool_runner import ToolRound, ToolRunner, ToolWatch
 from agent_cli.agent.turn_stops import (
     INTERRUPTED_TURN,
     STOPPED_BY_USER,
     answer_open_round,
     cut_short_events,
-    round_message,
     too_many_requests,
 )
+from agent_cli.agent.turn_stream import relayed
 from agent_cli.context.protocol import ContextPolicy, Frame, Prepared
 from agent_cli.context.todos import TOPIC as TODOS_TOPIC
 from agent_cli.context.todos import carried
 from agent_cli.core.events import (
-    AssistantText,
     CompactEvent,
     ErrorEvent,
     Event,
     ResultEvent,
     ResultStop,
     StatusEvent,
-    ThinkingText,
-    ToolCallEvent,
-    ToolResultEvent,
-    WebSearchEvent,
+    WarningEvent,
 )
 from agent_cli.core.images import ImageBlock
-from agent_cli.core.messages import Message, ServerToolBlock, ToolResult, ToolUse, Usage
+from agent_cli.core.messages import Message, ToolUse, Usage
 from agent_cli.core.pairing import repair_history
 from agent_cli.core.requests import Completion
 from agent_cli.core.thinking import strip_thinking
@@ -65,7 +62,7 @@ from agent_cli.core.todos import TodoItem, todos_to_json
 from agent_cli.prompt.skills import TOPIC as SKILLS_TOPIC
 from agent_cli.providers.base import Provider
 from agent_cli.providers.retry import RetryPolicy
-from agent_cli.tools.base import CompactRequest, SkillLoad, ToolContext, ToolOutput, ToolRegistry
+from agent_cli.tools.base import SkillLoad, ToolContext, ToolOutput, ToolRegistry
 
 __all__ = ["AgentLoop", "SessionSink"]
 
@@ -89,7 +86,7 @@ class AgentLoop:
         redact: Callable[[str], str] | None = None,
         summary_model: str = "",
         watch: ToolWatch | None = None,  # what each tool call changes in the files (/rewind)
-        notes: Callable[[], Sequence[str]] | None = None,  # background tasks' reports (agent/subagent.py)
+        side: SideEvents | None = None,  # the hooks', MCP servers', tasks' notes (agent/side_events.py)
     ) -> None:
         self.provider = provider
         self.summary_model = summary_model  # who writes the engine's summaries ("": the provider's model)
@@ -111,7 +108,8 @@ class AgentLoop:
         # nothing but compact calls after it has nothing new to condense (no summary call).
         self._compacted_at: str | None = None
         self._start_context = ""  # what the SessionStart hooks said, until the first prompt takes it
-        self._notes = notes
+        self.side = side or SideEvents()  # what the loop's producers put; read only by `_door`
+        self._reports: list[str] = []  # background tasks' reports taken, for the next request
 
     # ---- public surface -------------------------------------------------
 
@@ -192,13 +190,19 @@ class AgentLoop:
 
     def begin(self, source: str = "startup") -> Iterator[Event]:
         """The session opened: its hooks run; what they add to the context goes with the first prompt."""
+        return self._door(self._begin(source))
+
+    def _begin(self, source: str) -> Generator[Event, None, None]:
         self._start_context = self.hooks.on_session_start(source)
-        yield from self._hook_events()
+        yield from ()
 
     def end(self) -> Iterator[Event]:
         """The agent leaves the session: its hooks run."""
+        return self._door(self._end())
+
+    def _end(self) -> Generator[Event, None, None]:
         self.hooks.on_session_end()
-        yield from self._hook_events()
+        yield from ()
 
     def use_tool(self, use: ToolUse, *, sandboxed: bool = False) -> ToolOutput:
         """Run a call for the user (`!command`, `@path`; a goal's check, `sandboxed` as bash runs), as
@@ -213,12 +217,14 @@ class AgentLoop:
     def run(self, prompt: str, attached: Sequence[str | ImageBlock] = ()) -> Generator[Event, None, None]:
         """Run one user turn to completion (`attached`: blocks after the prompt, the files its
         `@path` words name). The last event is always a ResultEvent."""
+        return self._door(self._run(prompt, attached))
+
+    def _run(self, prompt: str, attached: Sequence[str | ImageBlock]) -> Generator[Event, None, None]:
         # A fresh cancel signal per turn: a tool that ignored the last Ctrl-C keeps its own, still set.
         self.tool_context = dataclasses.replace(self.tool_context, cancel=threading.Event())
         verdict = self.hooks.on_user_prompt(prompt)
-        yield from self._hook_events()
         if verdict.blocked is not None:  # the prompt is dropped: it never joins the history
-            yield self.emit(ErrorEvent(message=verdict.blocked, kind="hook"))
+            yield ErrorEvent(message=verdict.blocked, kind="hook")
             yield self._result("", "blocked", 0)
             return
         added = "\n\n".join(t for t in (self._start_context, verdict.context) if t.strip())
@@ -233,8 +239,11 @@ class AgentLoop:
 
     def compact(self, focus: str | None = None) -> Iterator[Event]:
         """`/compact [focus]`: summarize the whole conversation so far."""
+        return self._door(self._compact(focus))
+
+    def _compact(self, focus: str | None) -> Generator[Event, None, None]:
         if not self.history:
-            yield self.emit(ErrorEvent(message="nothing to compact yet", kind="compact"))
+            yield ErrorEvent(message="nothing to compact yet", kind="compact")
             return
         yield StatusEvent(text="summarizing")
         yield from self.apply(self.context.compact(self.history, self.frame, focus, "manual"), "manual")
@@ -260,7 +269,6 @@ class AgentLoop:
                     continue
                 case FinalOutput(text=text):
                     reason = self.hooks.on_stop(text, held)
-                    yield from self._hook_events()
                     if reason is not None and iteration < self.max_iterations:
                         held = True  # Claude Code's contract: the reason goes to the model, which goes on
                         self._append(Message.user(f"Stop hook feedback:\n{reason}"))
@@ -270,13 +278,13 @@ class AgentLoop:
                 case Interrupted(cut_short=cut_short):
                     yield from self._interrupted(cut_short)
                 case Stopped(stop=stop, message=message, kind=kind, text=text):
-                    yield self.emit(ErrorEvent(message=message, kind=kind))
+                    yield ErrorEvent(message=message, kind=kind)
                     yield self._result(text, stop, iteration)
                 case _:  # mypy --strict proves every NextStep is handled
                     assert_never(step)
             return
         note = too_many_requests(self.max_iterations)
-        yield self.emit(ErrorEvent(message=note, kind="max_iterations"))  # said once, as the error
+        yield ErrorEvent(message=note, kind="max_iterations")  # said once, as the error
         yield self._result("", "max_iterations", self.max_iterations)
 
     def _step(self, going_on: Continuations, final_text: list[str]) -> Generator[Event, None, NextStep]:
@@ -285,28 +293,23 @@ class AgentLoop:
         placed = carried(self.history, *self.frame.notes)  # (after /clear, an edited record: counted too)
         if placed is not None:
             self.replace_history(placed, "todos")
-        notes = self._notes() if self._notes is not None else ()
-        if notes:  # a background task ended: its report joins this request's newest user message
-            self.replace_history(with_notes(self.history, notes), "task-report")
+        reports, self._reports = self._reports, []
+        if reports:  # a background task ended: its report joins this request's newest user message
+            self.replace_history(with_notes(self.history, reports), "task-report")
         prepared = self.context.prepare(self.history, self.frame)
         yield from self.apply(prepared, "prepare")
         outcome: Completion | Failed
         if prepared.unsendable is not None:  # far over the window even after every layer
             outcome = Failed(prepared.unsendable)
         else:
-            outcome = yield from request_with_reactive_retry(self)
+            outcome = yield from self._request()
         if isinstance(outcome, Failed):
             return Stopped("error", str(outcome.error), outcome.error.kind)
         message = outcome.message
         self._append(message)
-        for thought in _visible_thoughts(message):
-            yield self.emit(ThinkingText(text=thought))
-        for block in message.content:  # the provider's own searches: ran on its servers, shown
-            if isinstance(block, ServerToolBlock) and block.query:
-                yield self.emit(WebSearchEvent(query=block.query))
+        yield from reply_events(message)  # (its thinking, the provider's own searches, its text)
         if message.text:
             final_text.append(message.text)
-            yield self.emit(AssistantText(text=message.text))
         if message.tool_uses:
             final_text.clear()
             done = yield from self._tool_round(message.tool_uses)
@@ -330,64 +333,47 @@ class AgentLoop:
             case "done":
                 return FinalOutput("".join(final_text) if going_on.continued else message.text)
 
+    def _request(self) -> Generator[Event, None, Completion | Failed]:
+        """Send the history (model_request.py); take what a remedy made of it and send again."""
+        inputs = RequestInputs(self.provider, self.context, self.hooks, self.retry, self.sleep)
+        tried = Tried()
+        while True:
+            sent = yield from send(inputs, self.history, self.frame, tried)
+            match sent:
+                case Answered(completion=completion, usage=usage):
+                    self.usage_log.append(usage)
+                    return completion
+                case Failed():
+                    return sent
+                case Remedied(prepared=prepared, reason="overflow", tried=tried):
+                    yield from self.apply(prepared, "overflow")
+                case Remedied(prepared=prepared, reason=reason, tried=tried):
+                    self.replace_history(prepared.messages, reason)
+                    yield from prepared.events
+
     def _interrupted(self, cut_short: Sequence[ToolUse]) -> Iterator[Event]:
         """Ctrl-C: close what is open, say which calls were cut short, end the turn."""
         self._close_open_tool_round()
-        for event in cut_short_events(cut_short):
-            yield self.emit(event)
+        yield from cut_short_events(cut_short)
         if self.history and self.history[-1].is_plain_user:
             # Say so in the history, so the next prompt does not read as a continuation of this one.
             self._append(Message.user(INTERRUPTED_TURN))
-        yield self.emit(ErrorEvent(message="interrupted by the user", kind="interrupted"))
+        yield ErrorEvent(message="interrupted by the user", kind="interrupted")
         yield self._result("", "interrupted", 0)
 
     # ---- tools ----------------------------------------------------------
 
     def _tool_round(self, uses: Sequence[ToolUse]) -> Generator[Event, None, ToolRound]:
-        """Run the calls in order; the results go into the history as one message, whatever happens."""
-        results: list[ToolResult] = []
-        compact: CompactRequest | None = None
-        todos: tuple[TodoItem, ...] | None = None  # todo_write's list, the round's last
-        interrupted = stopped = False
+        """Run the calls in order (tool_round.py); the results go into the history as one message,
+        whatever happens, then the skills the calls loaded and the newest todo list."""
+        calls = RoundCalls(uses, self._runner, self.hooks, self.context, self.tool_context)
         try:
-            for use in uses:
-                yield self.emit(ToolCallEvent(id=use.id, name=use.name, input=dict(use.input)))
-                output, duration = yield from self._runner.run(use, self.tool_context)  # (its progress too)
-                yield from self._hook_events()
-                # One compaction a round at most, and none when nothing is new since the last.
-                output = honoured(output, compact, self.history, self._compacted_at)
-                compact = output.compact or compact
-                if output.skill is not None and not output.is_error:
-                    self._use_skill(output.skill)
-                todos = output.todos if output.todos is not None and not output.is_error else todos
-                result = ToolResult(use.id, output.content, output.is_error, output.images)
-                result = self.hooks.on_post_tool(use, result)
-                yield from self._hook_events()
-                event = ToolResultEvent(
-                    id=use.id,
-                    name=use.name,
-                    content=result.content,
-                    is_error=result.is_error,
-                    duration=duration,
-                    denied=output.denied,
-                )
-                result, cap = self.context.ingest(use, result, round_size=len(uses))
-                results.append(result)
-                yield self.emit(event)
-                if cap is not None:
-                    yield self.emit(cap)
-                    self.hooks.on_compact(cap)
-                    yield from self._hook_events()
-                if output.stop_turn:
-                    stopped = True
-                    break
-        except KeyboardInterrupt:
-            interrupted = True
+            return (yield from calls.run(self.history, self._compacted_at))
         finally:
-            message, cut_short = round_message(uses, results, stopped)
-            self._append(message)
-            self._new_todos(todos)
-        return ToolRound(tuple(results), cut_short, compact, interrupted, stopped)
+            self._append(calls.message())
+            for load in calls.skills:
+                self._use_skill(load)
+            self._new_todos(calls.todos)
 
     # ---- history and events --------------------------------------------
 
@@ -407,16 +393,11 @@ class AgentLoop:
         if condensed or reason in ("manual", "tool"):  # (a compaction that found nothing to do, too)
             self._compacted_at = self.history[-1].id if self.history else None
         for event in prepared.events:
-            yield self.emit(event)
+            yield event
             if isinstance(event, CompactEvent):
                 if event.usage is not None:  # a summary is a model call: it counts in /cost and the totals
                     self.usage_log.append((self.summary_model or self.provider.model, event.usage))
                 self.hooks.on_compact(event)
-        yield from self._hook_events()  # (the gate's, asked while the engine prepared, too)
-
-    def _hook_events(self) -> Iterator[Event]:
-        for event in self.hooks.take_events():
-            yield self.emit(event)
 
     def _append(self, message: Message) -> None:
         self.history.append(message)
@@ -430,16 +411,25 @@ class AgentLoop:
 
     def _result(self, text: str, stop: ResultStop, iterations: int) -> Event:
         usage = sum((each for _, each in self.usage_log), Usage())
-        return self.emit(
-            ResultEvent(text=text, stop=stop, iterations=iterations, usage=usage, session_id=self.log.id)
-        )
+        return ResultEvent(text=text, stop=stop, iterations=iterations, usage=usage, session_id=self.log.id)
+
+    def _door(self, events: Generator[Event, None, None]) -> Generator[Event, None, None]:
+        """Every event the loop yields leaves through here: logged (log_event keeps what the log
+        keeps), after what the side queue holds, which is read here and nowhere else."""
+        return relayed(events, lambda event: [*self._drained(), self.emit(event)], self._drained)
+
+    def _drained(self) -> list[Event]:
+        """The side queue's notes (agent/side_events.py): the user's lines, a hook's logged; a
+        background task's report kept for the next request."""
+        notes = self.side.take()
+        self._reports += [n.text for n in notes if isinstance(n, TaskReport)]
+        return [
+            self.emit(n.event) if isinstance(n, HookEvent) else WarningEvent(message=n.text)
+            for n in notes
+            if isinstance(n, HookEvent | Notice)
+        ]
 
     def emit(self, event: Event) -> Event:
         """Log the event to the session and hand it back (to be yielded)."""
         log_event(self.log, event)
         return event
-
-
-def _visible_thoughts(message: Message) -> list[str]:
-    """The text of each thinking block or reasoning summary that has any."""
-    return [b.text for b in message.thoughts if b.text.strip()]

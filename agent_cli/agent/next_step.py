@@ -3,7 +3,7 @@
 `AgentLoop._step` sends one request and handles its reply (its tool round, a requested
 compaction, a continuation); it returns one of these and `_turn` matches on it: another request,
 the answer, an interrupt, or a stop with its error. (openai-agents' runner does the same with its
-NextStep values.)
+NextStep values.) `reply_events` is what a reply shows as it joins the history.
 """
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TypeAlias
 
-from agent_cli.core.events import ErrorKind, ResultStop
-from agent_cli.core.messages import ToolUse
+from agent_cli.core.events import AssistantText, ErrorKind, Event, ResultStop, ThinkingText, WebSearchEvent
+from agent_cli.core.messages import Message, ServerToolBlock, ToolUse
 
-__all__ = ["FinalOutput", "Interrupted", "NextStep", "RunAgain", "Stopped"]
+__all__ = ["FinalOutput", "Interrupted", "NextStep", "RunAgain", "Stopped", "reply_events"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,3 +47,13 @@ class Stopped:
 
 
 NextStep: TypeAlias = RunAgain | FinalOutput | Interrupted | Stopped
+
+
+def reply_events(message: Message) -> list[Event]:
+    """What a reply shows as it joins the history: the text of each thinking block or reasoning
+    summary that has any, the provider's own searches (run on its servers), then its text."""
+    thoughts: list[Event] = [ThinkingText(text=b.text) for b in message.thoughts if b.text.strip()]
+    searches = [
+        WebSearchEvent(query=b.query) for b in message.content if isinstance(b, ServerToolBlock) and b.query
+    ]
+    return [*thoughts, *searches, *([AssistantText(text=message.text)] if message.text else [])]

@@ -16,7 +16,7 @@ below `tools.max_task_depth`. Its log and archive are a folder of the parent ses
   call it is running and the tokens it has spent. Its final answer is the tool's result.
 - Background: the call returns an id at once; the child runs in a thread of its own, where no
   question can be asked (what would ask is refused, as headless). When it ends, its report joins
-  the parent's conversation as a note in the next request (`take_reports`).
+  the parent's conversation as a note in the next request (a `TaskReport` on the side queue).
 
 `SubAgents` keeps every task of the session (/cost prices each one's calls) and stops the
 background ones when the session ends.
@@ -30,6 +30,7 @@ from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from agent_cli.agent.side_events import SideEvents, TaskReport
 from agent_cli.core.events import (
     ErrorEvent,
     Event,
@@ -124,13 +125,15 @@ class TaskRecord:
 class SubAgents:
     """The session's tasks: started, followed, priced, their background reports handed over."""
 
-    def __init__(self, max_depth: int, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, max_depth: int, clock: Callable[[], float] = time.monotonic, side: SideEvents | None = None
+    ) -> None:
         self.max_depth = max_depth
+        self._side = side or SideEvents()  # the session's: a background task's report goes there
         self._make: ChildMaker | None = None
         self._clock = clock
         self._lock = threading.Lock()
         self._records: list[TaskRecord] = []
-        self._reports: list[str] = []  # background reports not yet in the conversation
         self._threads: list[threading.Thread] = []
 
     def set_maker(self, make: ChildMaker) -> None:
@@ -150,12 +153,6 @@ class SubAgents:
     def usage(self) -> list[tuple[str, Usage]]:
         """Every child's calls, as (model, usage): the session's bill adds them to its own."""
         return [each for record in self.records for each in list(record.usage_log)]
-
-    def take_reports(self) -> list[str]:
-        """The reports of the background tasks that ended since last asked, each handed over once."""
-        with self._lock:
-            reports, self._reports = self._reports, []
-        return reports
 
     def running(self) -> list[TaskRecord]:
         return [r for r in self.records if r.status == "running"]
@@ -270,8 +267,7 @@ class SubAgents:
                 child.close()
             finally:
                 output = _output(record, result)
-                with self._lock:
-                    self._reports.append(_report_note(record, output))
+                self._side.put(TaskReport(_report_note(record, output)))
 
 
 class TaskTool:

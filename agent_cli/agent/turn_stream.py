@@ -1,42 +1,45 @@
-"""A turn's events with what the session adds to them, Ctrl-C still reaching the loop.
+"""A stream of events passed on through a door, Ctrl-C still reaching the generator behind it.
 
-    woven(first, events, take_notes)
+    relayed(events, through, last) -> yields through(e) for each event e, then last(); returns
+                                     what `events` returned
 
-`first` (the attachments' notes), then the loop's events, each note `take_notes` has (a failed MCP
-call's warning) after the event it came with, and before the result. The REPL throws
-KeyboardInterrupt into the turn between two events (ui/turn.py); a plain wrapper would take it
-itself, so it is thrown on into the loop's own generator, which ends the turn cleanly.
+The REPL throws KeyboardInterrupt into a turn between two events (ui/turn.py); a plain wrapper would
+take it itself, so it is thrown on into the inner generator, which ends the turn cleanly: at once when it
+arrived at the event itself, after it when it arrived at something the door put before it (so
+no event of the turn goes unseen). Closing the stream closes the generator behind it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Generator, Sequence
+from typing import TypeVar
 
-from agent_cli.core.events import Event, ResultEvent, WarningEvent
+from agent_cli.core.events import Event
 
-__all__ = ["woven"]
+__all__ = ["relayed"]
+
+_R = TypeVar("_R")
 
 
-def woven(
-    first: Sequence[Event],
-    events: Generator[Event, None, None],
-    take_notes: Callable[[], list[str]] | None = None,
-) -> Generator[Event, None, None]:
-    yield from first
+def relayed(
+    events: Generator[Event, None, _R],
+    through: Callable[[Event], Sequence[Event]],
+    last: Callable[[], Sequence[Event]] = lambda: (),
+) -> Generator[Event, None, _R]:
     thrown: BaseException | None = None
     while True:
         try:
             event = events.throw(thrown) if thrown is not None else next(events)
-        except StopIteration:
-            return
+        except StopIteration as stop:
+            result: _R = stop.value
+            yield from last()
+            return result
         thrown = None
-        notes = [WarningEvent(message=n) for n in take_notes()] if take_notes else []
-        try:
-            if isinstance(event, ResultEvent):
-                yield from notes
-                yield event
-            else:
-                yield event
-                yield from notes
-        except KeyboardInterrupt as exc:
-            thrown = exc
+        for each in through(event):
+            try:
+                yield each
+            except GeneratorExit:
+                events.close()
+                raise
+            except KeyboardInterrupt as exc:  # (at a note before the event: the event still goes out)
+                thrown = exc

@@ -4,8 +4,8 @@ Every point builds the event's JSON (always `event`, `hook_event_name`, `session
 `transcript_path`, then the event's own fields; a hook from Claude Code's settings files gets it
 as Claude Code writes it, `claude_hooks.py`), runs the matching hooks one after another
 (`process.run_hook`) and reads each run (`outcome.interpret`): the first that blocks decides. What
-they print for the user and what went wrong become events, kept until the loop takes them
-(`take_events`), so a failing hook is a warning line and the session goes on.
+they print for the user and what went wrong become events, put on the session's side queue
+(agent/side_events.py) for the loop to show, so a failing hook is a warning line and the session goes on.
 
     SessionStart      source                                  stdout -> context of the first prompt
     UserPromptSubmit  prompt                                  stdout -> context; block drops it
@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Protocol
 
 from agent_cli.agent.hooks import Hooks, PromptVerdict
+from agent_cli.agent.side_events import HookEvent, SideEvents
 from agent_cli.context.protocol import OPEN, CompactGate, skippable
 from agent_cli.core.events import CompactEvent, CompactLayer, CompactTrigger, Event, HookOutput, WarningEvent
 from agent_cli.core.messages import ToolResult, ToolUse
@@ -57,6 +58,7 @@ class UserHooks(Hooks):
         env: Mapping[str, str],
         sandbox: Confinement | None = None,
         permission_mode: Callable[[], str] = lambda: "default",
+        side: SideEvents | None = None,
     ) -> None:
         self.specs = tuple(specs)
         self._permission_mode = permission_mode  # the approval mode now (Claude Code's hooks are told)
@@ -64,7 +66,12 @@ class UserHooks(Hooks):
         self._root = root
         self._env = dict(env)
         self._place: SessionPlace | None = None
-        self._events: list[Event] = []
+        self._side = side or SideEvents()  # where what the hooks have to show goes
+
+    @property
+    def side(self) -> SideEvents:
+        """The queue what the hooks have to show goes to (the loop that runs them reads it)."""
+        return self._side
 
     def follow(self, place: SessionPlace) -> None:
         """Tell the hooks of this session's id and log from now on."""
@@ -117,10 +124,10 @@ class UserHooks(Hooks):
         if blocked is not None:
             if skippable(trigger):
                 why = f": {blocked}" if blocked else ""
-                self._events.append(HookOutput(hook="PreCompact", text=f"compaction skipped this turn{why}"))
+                self._say(HookOutput(hook="PreCompact", text=f"compaction skipped this turn{why}"))
                 return CompactGate(skip=True)
             note = "a PreCompact hook asked to skip a requested compaction; it goes on"
-            self._events.append(WarningEvent(message=note + (f" ({blocked})" if blocked else "")))
+            self._say(WarningEvent(message=note + (f" ({blocked})" if blocked else "")))
         return CompactGate(extra=extra) if extra else OPEN
 
     def on_compact(self, event: CompactEvent) -> None:
@@ -150,9 +157,8 @@ class UserHooks(Hooks):
     def on_session_end(self) -> None:
         self._notify(self._fire("SessionEnd", "", {"reason": "exit"}))
 
-    def take_events(self) -> Sequence[Event]:
-        events, self._events = self._events, []
-        return events
+    def _say(self, event: Event) -> None:
+        self._side.put(HookEvent(event))
 
     # ---- running them ----------------------------------------------------
 
@@ -173,9 +179,9 @@ class UserHooks(Hooks):
             outcome = interpret(spec, ran)
             done.append(outcome)
             if outcome.action == "warn":
-                self._events.append(WarningEvent(message=outcome.reason))
+                self._say(WarningEvent(message=outcome.reason))
             elif outcome.shown:
-                self._events.append(HookOutput(hook=event, text=outcome.shown))
+                self._say(HookOutput(hook=event, text=outcome.shown))
             if outcome.action == "block":
                 break
         return done
@@ -199,9 +205,7 @@ class UserHooks(Hooks):
     def _notify(self, done: list[HookOutcome]) -> None:
         for o in done:
             if o.action == "block":
-                self._events.append(
-                    WarningEvent(message=f"a hook asked to block, which this event cannot: {o.reason}")
-                )
+                self._say(WarningEvent(message=f"a hook asked to block, which this event cannot: {o.reason}"))
 
 
 def _subject(spec: HookSpec, event: str, subject: str) -> str:

@@ -99,7 +99,13 @@ def _quiet_sdk_logs() -> None:
 class Connection:
     """One server's client, living on the event loop. Thread-safe: every method blocks the caller."""
 
-    def __init__(self, spec: ServerSpec, loop: EventLoop, errlog: TextIO) -> None:
+    def __init__(
+        self,
+        spec: ServerSpec,
+        loop: EventLoop,
+        errlog: TextIO,
+        say: Callable[[str], None] = lambda line: None,
+    ) -> None:
         self.spec = spec
         self._loop = loop
         self._errlog = errlog
@@ -111,21 +117,17 @@ class Connection:
         self._finished: concurrent.futures.Future[None] = concurrent.futures.Future()
         self._ready: concurrent.futures.Future[list[ListedTool]] = concurrent.futures.Future()
         self.lost: str | None = None  # why the connection ended, once it did
-        self._notes: list[str] = []  # failed calls, for the session to warn about (each said once)
+        self._say = say  # failed calls, for the session to warn about (each said once)
         self._said: set[str] = set()
         self._notes_lock = threading.Lock()
 
     def note(self, line: str) -> None:
-        """A call failed: a line to warn with, once per distinct failure."""
+        """A call failed: a line to warn with, said once per distinct failure."""
         with self._notes_lock:
-            if line not in self._said:
-                self._said.add(line)
-                self._notes.append(line)
-
-    def take_notes(self) -> list[str]:
-        with self._notes_lock:
-            notes, self._notes = self._notes, []
-        return notes
+            if line in self._said:
+                return
+            self._said.add(line)
+        self._say(line)
 
     def start(self) -> concurrent.futures.Future[list[ListedTool]]:
         """Start the server; the future holds its tools (McpFailure when it fails)."""

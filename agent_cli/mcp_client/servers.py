@@ -77,11 +77,13 @@ class McpServers:
         wait: bool = True,
         logs: Path | None = None,
         sandbox: Confinement | None = None,
+        say: Callable[[str], None] = lambda line: None,
     ) -> tuple[McpServers, list[str]]:
         """Start what may start; the servers, and one line for each one skipped or failed (with
         `wait=False`, skipped: the failures are `wait()`'s to say). A stdio server's stderr goes
         to `logs` (the project's folder, errlog.errlog_dir; else `state`/mcp-logs). A project's
-        stdio server runs in `sandbox` (the session's, when on)."""
+        stdio server runs in `sandbox` (the session's, when on). A failed call's line, once per
+        distinct failure, goes to `say` (the session's side queue) as it happens."""
         notes: list[str] = []
         states: list[ServerState] = []
         allowed: list[ServerState] = []
@@ -116,18 +118,20 @@ class McpServers:
             return cls(states, None, []), notes
         loop = EventLoop()
         servers = cls(states, loop, [])
-        servers._launch(allowed, logs or state / "mcp-logs", sandbox)
+        servers._launch(allowed, logs or state / "mcp-logs", sandbox, say)
         if wait:
             notes.extend(servers.wait())
         return servers, notes
 
-    def _launch(self, entries: list[ServerState], logs: Path, sandbox: Confinement | None = None) -> None:
+    def _launch(
+        self, entries: list[ServerState], logs: Path, sandbox: Confinement | None, say: Callable[[str], None]
+    ) -> None:
         """Start every server now; a thread waits for them and settles each one's state."""
         assert self._loop is not None
         started: list[tuple[ServerState, Connection, concurrent.futures.Future[list[ListedTool]]]] = []
         for entry in entries:
             errlog = open_errlog(logs, entry.spec.name)
-            connection = Connection(_boxed(entry.spec, sandbox), self._loop, errlog)
+            connection = Connection(_boxed(entry.spec, sandbox), self._loop, errlog, say)
             self._connections.append(connection)
             started.append((entry, connection, connection.start()))
         self._settled.clear()
@@ -191,10 +195,6 @@ class McpServers:
             taken.add(name)
             tools.append(McpTool(server, item, connection))
         return tuple(tools)
-
-    def take_notes(self) -> list[str]:
-        """The warnings about failed calls since last asked."""
-        return [note for connection in self._connections for note in connection.take_notes()]
 
     @property
     def tools(self) -> list[McpTool]:
