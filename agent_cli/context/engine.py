@@ -28,7 +28,7 @@ from agent_cli.context import engine_values as v
 from agent_cli.context import records
 from agent_cli.context.breakdown import Breakdown, compute_breakdown
 from agent_cli.context.decide import decide
-from agent_cli.context.engine_state import Ahead, CompactionState, EngineState, Limits
+from agent_cli.context.engine_state import Ahead, CompactionState, EngineState, Limits, StandIn
 from agent_cli.context.layers import Condensed, LayerRunner, Step
 from agent_cli.context.notices import overflow_unresolved, summary_outcome
 from agent_cli.context.plan import CondensePlan
@@ -279,6 +279,25 @@ class ContextEngine:
             events += step.events
         return Prepared(settle_thinking(history, messages), events)
 
+    def finish(self, history: Sequence[Message], frame: Frame) -> Prepared | StandIn | None:
+        """The run ends. A digest standing in must not stay where a record was due: its record, when
+        its call has ended, is swapped in now (the history to keep, and its events); when the call
+        is still running the engine does not wait for it, and returns the record owed (the session
+        logs it; `owe` takes it back in the next run). None when nothing was due."""
+        messages = list(history)
+        action = self._decide(v.Ending(messages, self._call.ready))
+        if isinstance(action, v.OweRecord):
+            return action.stand_in
+        swapped = self._swap(action, messages, frame, None)
+        if not swapped.acted and not swapped.events:
+            return None
+        return Prepared(settle_thinking(history, swapped.messages), list(swapped.events))
+
+    def owe(self, stand_in: StandIn) -> None:
+        """An earlier run of this session ended owing the record of the digest that leads the
+        history (`finish`): it is made before the next request goes."""
+        self._decide(v.Owed(stand_in))
+
     def cache_anchor(self, history: Sequence[Message]) -> int | None:
         """The last message the next clear will keep as it is (see `clear.next_change`), if any."""
         # Nothing a clear changes, nothing counted (a first request loads no vocabulary).
@@ -395,14 +414,30 @@ class ContextEngine:
 
     def _quiet(self, messages: list[Message], frame: Frame, total: int | None) -> Condensed:
         """The record made in the background in the place of the digest that stood in for it, once
-        its call has ended (and the digest still leads); else the history as it is (`total`: its
-        count, None when not counted: it is counted only for a swap)."""
-        action = self._decide(v.Quiet(messages, self._call.ready))
-        future = self._call.take(messages) if isinstance(action, v.SwapIn) else None
-        if not isinstance(action, v.SwapIn) or future is None:
+        its call has ended (and the digest still leads), or the one an earlier run owed, made now;
+        else the history as it is (`total`: its count, None when not counted: it is counted only
+        for a swap)."""
+        return self._swap(self._decide(v.Quiet(messages, self._call.ready)), messages, frame, total)
+
+    def _swap(self, action: v.Action, messages: list[Message], frame: Frame, total: int | None) -> Condensed:
+        """`SwapIn` (the background call's record) or `FinishRecord` (an owed record, its call made
+        now: bounded by the summary call's timeout; on Ctrl-C it stays owed) carried out."""
+        if isinstance(action, v.SwapIn):
+            future = self._call.take(messages)
+            if future is None:
+                return Condensed(messages, total or 0, False)
+            reply: Callable[[], SummaryReply] | None = future.result
+        elif isinstance(action, v.FinishRecord):
+            reply = None
+        else:
             return Condensed(messages, total or 0, False)
         total = self._run.count(frame, messages) if total is None else total
-        built = records.swap_record(self._run, self.thresholds, action.stand_in, messages, frame, future)
+        try:
+            built = records.swap_record(self._run, self.thresholds, action.stand_in, messages, frame, reply)
+        except KeyboardInterrupt:
+            if reply is None:
+                self._decide(v.Owed(action.stand_in))  # (still owed: the session's next run makes it)
+            raise
         return records.swapped_in(built, self._judged(built, "auto"), messages, total)
 
     def _condense(
