@@ -38,6 +38,7 @@ from agent_cli.context.engine_values import (
     Observation,
     Owed,
     OweRecord,
+    PastTrigger,
     Prepare,
     PrepareAhead,
     Quiet,
@@ -100,6 +101,12 @@ GROWN = [*DIGEST, assistant("ok"), *HISTORY[2:]]  # the digest, and turns enough
 def trigger(s: EngineState, *, ready: bool, messages: list[Message] = HISTORY, over: int = 0) -> AtTrigger:
     counts = [COUNTER.count_message(m) for m in messages]
     return AtTrigger(messages, counts, s.thresholds.trigger_at + over, ready)
+
+
+def past_trigger(s: EngineState, *, acted: bool, tokens: int | None = None) -> PastTrigger:
+    """After L2 was asked at the trigger, over a history of tool rounds (ROUNDS, below)."""
+    tokens = s.thresholds.trigger_at + 100 if tokens is None else tokens
+    return PastTrigger(acted, ROUNDS, ROUND_COUNTS, tokens)
 
 
 def prepare(s: EngineState) -> Prepare:
@@ -207,6 +214,14 @@ ROWS = [
     # -- the provider's own record --
     Row("native records: the provider's record is carried as it came, no digest stands in for it",
         NATIVE, lambda s: trigger(s, ready=False), same(Condense(None)), None),
+    # -- L1 after L2 at the trigger --
+    Row("L2 did not act (a hook skipped it): L1 clears what it can, free, before L4 drops anything",
+        STANDS, lambda s: past_trigger(s, acted=False), kind(Clear), None),
+    Row("L2 acted: L1 has nothing more to do",
+        STANDS, lambda s: past_trigger(s, acted=True), same(Nothing()), None),
+    Row("L2 did not act, the request below the L1 line: nothing to clear",
+        STANDS, lambda s: past_trigger(s, acted=False, tokens=s.thresholds.clear_at - 1),
+        same(Nothing()), None),
     # -- the gate, overflow, /compact --
     Row("the gate skipped the record just started: nothing is on its way",
         with_record(HOLD, AHEAD), Happened("skipped"), same(Nothing()), None),

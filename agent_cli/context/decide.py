@@ -47,6 +47,10 @@ line: what the engine saw, when, what it does -> the record on its way after.
         a batch worth clearing (past the trigger: one that gets below it) Clear
         the cache cold (the last request older than its TTL): any batch   Clear
         no batch worth clearing                                       Nothing; L1 waits for growth
+    PastTrigger (L2 was asked at the trigger)
+        it did not act (a hook skipped it, nothing worth a record), above the L1 line
+                                                                      Clear (any batch worth clearing)
+        it acted; or below the L1 line; or L1 waits for growth        Nothing
     Sending (before a request)                                        Mark (the anchor)
         the next request's clear takes the newest message's results   Mark, newest not written
     Answered (after a response; a usage report far below the count)  Say once / Nothing
@@ -88,6 +92,7 @@ from agent_cli.context.engine_values import (
     Observation,
     Owed,
     OweRecord,
+    PastTrigger,
     Prepare,
     PrepareAhead,
     Quiet,
@@ -159,6 +164,13 @@ def decide(state: EngineState, seen: Observation) -> tuple[Action, EngineState]:
             return Nothing(), state
         case Clearing():
             return _clearing(state, seen)
+        case PastTrigger(acted, messages, counts, tokens, at):
+            # L2 did not act (a PreCompact hook skipped it, ...): L1 clears what it can, free, before
+            # L4 drops anything; it no longer holds back for L2's span, so below the trigger or not.
+            th = state.thresholds
+            if acted or tokens < th.clear_at or state.clear_skipped(messages, tokens, at):
+                return Nothing(), state
+            return _clearing(state, Clearing(messages, counts, tokens, past=False, at=at))
         case KeepSize(tokens):
             th = state.thresholds
             return Nothing(), r(state, record=None, still_below=tokens + th.trigger_at - th.target)

@@ -184,11 +184,9 @@ class ContextEngine:
                     outcome = self._past_swap(history, outcome, frame)
                 messages, total = outcome.messages, outcome.tokens
                 events += outcome.events
-                if not outcome.acted:  # (L2 did not act, e.g. a PreCompact hook blocked it: L1 clears
-                    # what it can, free, before L4 drops anything)
-                    late = self._clear(messages, frame, total, past=False)
-                    messages, total = late.messages, late.tokens
-                    events += late.events
+                late = self._after_l2(outcome.acted, messages, frame, total)  # (L1, when L2 did not act)
+                messages, total = late.messages, late.tokens
+                events += late.events
                 if outcome.attempted:  # (nothing to condense costs nothing and is no failure)
                     guard = self._decide(v.Compacted(messages, total))  # the loop guard
                     failed = isinstance(guard, v.Drop | v.StopAutomatic)
@@ -368,9 +366,19 @@ class ContextEngine:
         if self._state.clear_skipped(messages, total, now):
             return Step(messages, total)
         action = self._decide(v.Clearing(messages, self._run.counts(messages), total, past, now))
+        return self._cleared(action, messages, frame, total, self.thresholds.trigger_at if past else None)
+
+    def _after_l2(self, acted: bool, messages: list[Message], frame: Frame, total: int) -> Step:
+        """L1 after L2 was asked at the trigger, as `decide` chooses (it clears when L2 did not act)."""
+        seen = v.PastTrigger(acted, messages, self._run.counts(messages), total, self._clock())
+        return self._cleared(self._decide(seen), messages, frame, total, None)
+
+    def _cleared(
+        self, action: v.Action, messages: list[Message], frame: Frame, total: int, below: int | None
+    ) -> Step:
+        """L1's `Clear` carried out (`below`: the count the stubs must get the request under)."""
         if not isinstance(action, v.Clear):
             return Step(messages, total)
-        below = self.thresholds.trigger_at if past else None
         return self._run.clear(messages, frame, total, action.to_clear, action.freed, below)
 
     def _at_trigger(self, messages: list[Message], frame: Frame, total: int) -> Condensed | None:

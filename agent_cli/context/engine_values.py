@@ -40,6 +40,7 @@ __all__ = [
     "Observation",
     "OweRecord",
     "Owed",
+    "PastTrigger",
     "Prepare",
     "PrepareAhead",
     "Quiet",
@@ -170,6 +171,18 @@ class Clearing:
 
 
 @dataclass(frozen=True, slots=True)
+class PastTrigger:
+    """L2 was asked at the trigger: whether it `acted` (it did not when a PreCompact hook skipped
+    it, nothing was worth a record or the disk refused the span), and the history after it."""
+
+    acted: bool
+    messages: Sequence[Message]
+    counts: Sequence[int]
+    tokens: int
+    at: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class KeepSize:
     tokens: int
 
@@ -197,7 +210,7 @@ class Answered:
 
 Observation = (
     Quiet | Prepare | AtTrigger | DigestIn | DigestTooBig | Happened | Ending | Owed | Fared | Compacted
-    | Reset | KeepSize | SmallerWindow | Clearing | Sending | Answered
+    | Reset | KeepSize | SmallerWindow | Clearing | PastTrigger | Sending | Answered
 )  # fmt: skip
 
 
