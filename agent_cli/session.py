@@ -37,6 +37,7 @@ which the composition root (app.py) implements.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
@@ -59,6 +60,7 @@ from agent_cli.context.breakdown import Breakdown
 from agent_cli.context.engine import ContextEngine
 from agent_cli.context.thresholds import Thresholds
 from agent_cli.context.todos import logged_todos
+from agent_cli.core.errors import SessionLogError
 from agent_cli.core.events import Event, WarningEvent
 from agent_cli.core.goals import Goal, GoalSpec, goal_note
 from agent_cli.core.messages import Message, Usage
@@ -411,7 +413,8 @@ class AgentSession:
 
     def close(self) -> None:
         try:
-            self._finish()  # (after end(), nothing is due; a run cut short owes its record)
+            with contextlib.suppress(SessionLogError):  # (a log that cannot take it: the digest stays)
+                self._finish()  # (after end(), nothing is due; a run cut short owes its record)
             self.tasks.close()  # background tasks stop first (their commands are the session's too)
             self.background.close()  # the session's background commands end with it
             if self._extensions is not None:
