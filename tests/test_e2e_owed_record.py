@@ -82,18 +82,18 @@ def test_a_record_owed_when_the_run_ended_is_made_by_continue_before_its_first_r
         finally:
             release.set()  # (the first run's summary calls: their agent has gone)
         before = len(server.requests)
-
-        def later(request: RecordedRequest) -> Reply:
-            if is_summary_request(request.body):
-                return Reply(f"## Goal\nread every file\n## Done\n{RECORD}: the files were read.")
-            return Reply("Still here.")
-
         server.responder = later
         again = run_agent(["-p", "Anything left?", "--continue", *common], project, env, timeout=120)
         assert again.returncode == 0, again.stderr[-2000:]
         requests = server.requests
     compactions = [e for e in stream_events(first.stdout) if e["type"] == "compact"]
     assert any(e["layer"] == "summarize" and e["stand_in"] for e in compactions), compactions
+    made_by_the_next_run(requests, before, project)
+
+
+def made_by_the_next_run(requests: list[RecordedRequest], before: int, project: Path) -> None:
+    """The first run (its `before` requests) asked for a record it never got; the next run made it
+    before its first request, which carries it, and the session log holds the model's text."""
     assert any(is_summary_request(q.body) for q in requests[:before])  # asked, never answered
     assert not any(carried(q, RECORD) for q in requests[:before])
     # The second run: the record owed is made first, and its first request carries it, not the digest.
@@ -109,3 +109,47 @@ def test_a_record_owed_when_the_run_ended_is_made_by_continue_before_its_first_r
     assert last.summary is not None and RECORD in last.summary and not last.degraded
     history = [r for r in records if isinstance(r, HistoryRecord)][-1].messages
     assert RECORD in history[0].text and DIGEST not in history[0].text
+
+
+def later(request: RecordedRequest) -> Reply:
+    if is_summary_request(request.body):
+        return Reply(f"## Goal\nread every file\n## Done\n{RECORD}: the files were read.")
+    return Reply("Still here.")
+
+
+def test_a_repl_exit_owes_the_record_too(tmp_path: Path) -> None:
+    """The same through the REPL on a pseudo-terminal: /exit while a digest stands in."""
+    pexpect = pytest.importorskip("pexpect")
+    from tests.reliability.procs import expect, spawn_repl
+
+    project = tmp_path / "proj"
+    project.mkdir()
+    home = tmp_path / "home"
+    config = home / ".config" / "agent-cli"
+    config.mkdir(parents=True)
+    (config / "config.toml").write_text("[context]\ncontext_window = 32000\n")
+    files = write_files(project)
+    release = threading.Event()
+    with FakeModelServer(context_window=32_000) as server:
+        try:
+            server.responder = reader(files, release)
+            env = agent_env(home, server)
+            env.update(TERM="xterm-256color")
+            child = spawn_repl(project, env, timeout=300)
+            try:
+                expect(child, "auto-compact at ")
+                child.send("Read every file.\r")
+                expect(child, "All read.")
+                child.send("/exit\r")
+                child.expect(pexpect.EOF)
+            finally:
+                child.close(force=True)
+        finally:
+            release.set()
+        before = len(server.requests)
+        server.responder = later
+        common = ["--model", MODELS["anthropic"], "--yes", "--output-format", "stream-json"]
+        again = run_agent(["-p", "Anything left?", "--continue", *common], project, env, timeout=120)
+        assert again.returncode == 0, again.stderr[-2000:]
+        requests = server.requests
+    made_by_the_next_run(requests, before, project)
