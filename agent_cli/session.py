@@ -37,6 +37,7 @@ which the composition root (app.py) implements.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
@@ -54,10 +55,12 @@ from agent_cli.agent.side_events import Notice
 from agent_cli.agent.subagent import SubAgents
 from agent_cli.agent.user_runs import UserRuns
 from agent_cli.config.settings import Settings
+from agent_cli.context.across_runs import finish_run, take_back
 from agent_cli.context.breakdown import Breakdown
 from agent_cli.context.engine import ContextEngine
 from agent_cli.context.thresholds import Thresholds
 from agent_cli.context.todos import logged_todos
+from agent_cli.core.errors import SessionLogError
 from agent_cli.core.events import Event, WarningEvent
 from agent_cli.core.goals import Goal, GoalSpec, goal_note
 from agent_cli.core.messages import Message, Usage
@@ -65,7 +68,7 @@ from agent_cli.core.todos import TodoItem
 from agent_cli.prompt.pins import Pin, PinBoard, logged_pins, section
 from agent_cli.prompt.skills import logged_skills
 from agent_cli.session_parts import Extensions, ModelParts, Parts
-from agent_cli.store.log_records import LogRecord, last_usage, read_log
+from agent_cli.store.log_records import LogRecord, read_log
 from agent_cli.store.session_log import SessionLog
 from agent_cli.store.sessions import resolve_session_id
 from agent_cli.tools.background import TOPIC as BACKGROUND_TOPIC
@@ -128,6 +131,7 @@ class AgentSession:
             log=lambda data: self._log.log_state(GOAL_TOPIC, data),
             note=self._loop.set_goal_note,
         )
+        self._owed = False  # the log says a record is owed (context/across_runs.py)
         self._take_back(records)
         self._background_died(records)
 
@@ -220,8 +224,10 @@ class AgentSession:
         return self._loop.begin(source or ("resume" if self._loop.history else "startup"))
 
     def end(self) -> Iterator[Event]:
-        """The agent leaves the session (its SessionEnd hooks): call once, before close()."""
-        return self._loop.end()
+        """The agent leaves the session: the context's record due is finished or owed, then its
+        SessionEnd hooks run. Call once, before close()."""
+        yield from self._finish()
+        yield from self._loop.end()
 
     def run(self, prompt: str, attached: Attached | None = None) -> Iterator[Event]:
         """One turn. The files the prompt's `@path` words name go with it (`attached`, or read now,
@@ -368,6 +374,7 @@ class AgentSession:
             return session_id
         log, history, unread = self._parts.reopen(session_id, self.model)
         self.warnings = tuple(WarningEvent(message=n) for n in unread)  # what /resume says
+        self._finish()  # (the session left: a record still due is owed in its log)
         self._log.close()
         self._log = log
         self._loop.reset(history=history, log=log)
@@ -408,6 +415,8 @@ class AgentSession:
 
     def close(self) -> None:
         try:
+            with contextlib.suppress(SessionLogError):  # (a log that cannot take it: the digest stays)
+                self._finish()  # (after end(), nothing is due; a run cut short owes its record)
             self.tasks.close()  # background tasks stop first (their commands are the session's too)
             self.background.close()  # the session's background commands end with it
             if self._extensions is not None:
@@ -426,22 +435,16 @@ class AgentSession:
     def _records(self) -> list[LogRecord]:
         return read_log(self._log.path)[0]
 
+    def _finish(self) -> list[Event]:
+        """The run ends: a record a digest stands in for is swapped in, or owed (context/across_runs.py)."""
+        swapped = finish_run(self._engine, self._loop.history, self._loop.frame, self._log, self._owed)
+        self._owed = False  # (what is owed now is in the log, and the engine has let it go)
+        return list(self._loop.apply(swapped, "finish")) if swapped is not None else []
+
     def _take_back(self, records: Sequence[LogRecord]) -> None:
-        """What the log holds besides the history: the skills in use, the todo list, the goal, and
-        the counter's anchor; on opening the session and on resuming another."""
+        """What the log holds besides the history: the skills in use, the todo list, the goal, the
+        record owed, and the counter's anchor; on opening the session and on resuming another."""
         self._loop.restore_skills(logged_skills(records))
         self._loop.set_todos(logged_todos(records))
         self._goal.restore(logged_goal(records))
-        self._restore_anchor(records)
-
-    def _restore_anchor(self, records: Sequence[LogRecord]) -> None:
-        """Count a resumed history from the provider's last report, as if the session had not stopped.
-
-        The last usage event was reported for the history up to the last assistant
-        message; with that prefix anchored, only what came after is counted locally.
-        """
-        usage = last_usage(records)
-        history = self._loop.history
-        replies = [i for i, m in enumerate(history) if m.role == "assistant"]
-        if usage is not None and replies:
-            self._engine.observe(self._loop.frame, history[: replies[-1]], usage)
+        self._owed = take_back(self._engine, records, self._loop.history, self._loop.frame)

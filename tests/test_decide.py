@@ -26,6 +26,7 @@ from agent_cli.context.engine_values import (
     DigestIn,
     DigestTooBig,
     Drop,
+    Ending,
     Fared,
     FinishRecord,
     Forget,
@@ -35,6 +36,9 @@ from agent_cli.context.engine_values import (
     Mark,
     Nothing,
     Observation,
+    Owed,
+    OweRecord,
+    PastTrigger,
     Prepare,
     PrepareAhead,
     Quiet,
@@ -92,12 +96,19 @@ AHEAD = Ahead(PLAN, tuple(PLAN.span(HISTORY)))
 DIGEST = (user("[digest of the span]"),)
 STAND_IN = StandIn(tuple(PLAN.span(HISTORY)), DIGEST, "span-001-compact.jsonl")
 AFTER_DIGEST = [*DIGEST, *PLAN.tail(HISTORY)]
+OWED = dataclasses.replace(STAND_IN, owed=True)  # an earlier run of the session ended owing it
 GROWN = [*DIGEST, assistant("ok"), *HISTORY[2:]]  # the digest, and turns enough for another record
 
 
 def trigger(s: EngineState, *, ready: bool, messages: list[Message] = HISTORY, over: int = 0) -> AtTrigger:
     counts = [COUNTER.count_message(m) for m in messages]
     return AtTrigger(messages, counts, s.thresholds.trigger_at + over, ready)
+
+
+def past_trigger(s: EngineState, *, acted: bool, tokens: int | None = None) -> PastTrigger:
+    """After L2 was asked at the trigger, over a history of tool rounds (ROUNDS, below)."""
+    tokens = s.thresholds.trigger_at + 100 if tokens is None else tokens
+    return PastTrigger(acted, ROUNDS, ROUND_COUNTS, tokens)
 
 
 def prepare(s: EngineState) -> Prepare:
@@ -183,13 +194,36 @@ ROWS = [
         state(), lambda s: trigger(s, ready=False), same(Condense(None)), None),
     Row("while the latch holds, the digest is the record itself: nothing stands in",
         latched(STANDS), lambda s: trigger(s, ready=False), same(Condense(None)), None),
-    Row("a run that ends must not leave a digest where a record was due",
-        with_record(STANDS, STAND_IN), Happened("ending"), same(FinishRecord(STAND_IN)), None),
+    # -- the run ends (issue 37, item 5: no digest left where a record was due) --
+    Row("a run that ends with the record ready swaps it in now, with no wait",
+        with_record(STANDS, STAND_IN), Ending(AFTER_DIGEST, ready=True), same(SwapIn(STAND_IN)), None),
+    Row("a run that ends before the record came owes it: exit does not wait for the call",
+        with_record(STANDS, STAND_IN), Ending(AFTER_DIGEST, ready=False), same(OweRecord(STAND_IN)), None),
     Row("a run that ends drops a record prepared ahead, not yet due",
-        with_record(STANDS, AHEAD), Happened("ending"), same(Forget()), None),
+        with_record(STANDS, AHEAD), Ending(HISTORY, ready=True), same(Forget()), None),
+    Row("a run that ends after an edit took the digest away owes nothing",
+        with_record(STANDS, STAND_IN), Ending(HISTORY, ready=False), same(Forget()), None),
+    Row("a run that ends with nothing on its way owes nothing",
+        STANDS, Ending(HISTORY, ready=False), same(Nothing()), None),
+    Row("the session opened again: the record its last run owed is on its way",
+        STANDS, Owed(STAND_IN), same(Nothing()), OWED),
+    Row("the record owed is made before the first request, the digest still leading",
+        with_record(STANDS, OWED), Quiet(AFTER_DIGEST, ready=False), same(FinishRecord(OWED)), None),
+    Row("a record owed whose digest an edit took away is dropped",
+        with_record(STANDS, OWED), Quiet(HISTORY, ready=False), same(Forget()), None),
+    Row("a run that ends before the owed record was made still owes it",
+        with_record(STANDS, OWED), Ending(AFTER_DIGEST, ready=False), same(OweRecord(OWED)), None),
     # -- the provider's own record --
     Row("native records: the provider's record is carried as it came, no digest stands in for it",
         NATIVE, lambda s: trigger(s, ready=False), same(Condense(None)), None),
+    # -- L1 after L2 at the trigger --
+    Row("L2 did not act (a hook skipped it): L1 clears what it can, free, before L4 drops anything",
+        STANDS, lambda s: past_trigger(s, acted=False), kind(Clear), None),
+    Row("L2 acted: L1 has nothing more to do",
+        STANDS, lambda s: past_trigger(s, acted=True), same(Nothing()), None),
+    Row("L2 did not act, the request below the L1 line: nothing to clear",
+        STANDS, lambda s: past_trigger(s, acted=False, tokens=s.thresholds.clear_at - 1),
+        same(Nothing()), None),
     # -- the gate, overflow, /compact --
     Row("the gate skipped the record just started: nothing is on its way",
         with_record(HOLD, AHEAD), Happened("skipped"), same(Nothing()), None),

@@ -8,8 +8,6 @@ the engine's own `LayerRunner` making the summary at the trigger, blocking, for 
 
 from __future__ import annotations
 
-import threading
-import time
 from concurrent.futures import Future
 from pathlib import Path
 
@@ -129,19 +127,41 @@ def test_a_span_that_changed_is_summarized_again_at_the_trigger(tmp_path: Path) 
     raise AssertionError("no compaction")
 
 
+class _OnWait(Future[SummaryReply]):
+    """A call's future that is not done until someone waits for it; then the call runs, in the
+    waiter's thread. So a record the turn does not wait for is never ready, and one it waits for is
+    made while it waits: no thread, no timer."""
+
+    def __init__(self, call) -> None:  # type: ignore[no-untyped-def]
+        super().__init__()
+        self.call = call
+        self.waited = False
+
+    def result(self, timeout: float | None = None) -> SummaryReply:
+        if not self.done():
+            self.waited = True
+            self.set_result(self.call())
+        return super().result(timeout)
+
+
 def test_a_record_not_ready_at_the_trigger_is_waited_for(tmp_path: Path) -> None:
-    release = threading.Event()
+    now = [0.0]  # the engine's clock: the call takes 5 s of it
 
     def slow(request: Request) -> str:
-        release.wait(5)
+        now[0] += 5.0
         return _record(request)
 
-    summarizer = FakeSummarizer([slow])
-    engine, _, _ = make_engine(tmp_path, summarizer, clock=time.monotonic, window=WINDOW)
-    threading.Timer(0.3, release.set).start()
+    summarizer, started = FakeSummarizer([slow]), []
+
+    def submit(call):  # type: ignore[no-untyped-def]
+        started.append(_OnWait(call))
+        return started[-1]
+
+    engine, _, _ = make_engine(tmp_path, summarizer, clock=lambda: now[0], submit=submit, window=WINDOW)
     _, _, events = _grow(engine)
     assert [e.ahead for e in events] == [True] and len(summarizer.requests) == 1
-    assert events[0].duration >= 0.1  # the turn waited for the rest of the call
+    assert [f.waited for f in started] == [True]  # not ready at the trigger: the turn waited for it
+    assert events[0].duration >= 5.0  # the turn waited for the rest of the call
 
 
 def test_l1_leaves_the_span_being_summarized_alone() -> None:
@@ -177,13 +197,15 @@ def test_the_prepare_line_sits_below_the_trigger_where_a_large_result_fits_betwe
 
 
 class _Later:
-    """A submit whose calls run only when the test says: the record is not ready until then."""
+    """A submit whose calls run only when the test says: the record is not ready until then (with
+    `on_wait`, until someone waits for it: `_OnWait`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, on_wait: bool = False) -> None:
         self.calls: list[tuple[object, Future[SummaryReply]]] = []
+        self.on_wait = on_wait
 
     def __call__(self, call):  # type: ignore[no-untyped-def]
-        future: Future[SummaryReply] = Future()
+        future: Future[SummaryReply] = _OnWait(call) if self.on_wait else Future()
         self.calls.append((call, future))
         return future
 
@@ -253,7 +275,7 @@ def test_past_the_trigger_a_request_goes_as_it_is_until_its_record_is_ready(tmp_
 
 
 def test_past_the_hold_line_the_turn_waits_for_the_record(tmp_path: Path) -> None:
-    summarizer, later = FakeSummarizer([_record]), _Later()
+    summarizer, later = FakeSummarizer([_record]), _Later(on_wait=True)
     engine, _, _ = make_engine(
         tmp_path, summarizer, submit=later, window=WINDOW, prepare_ratio=0.80, hold_ratio=0.95
     )
@@ -262,15 +284,9 @@ def test_past_the_hold_line_the_turn_waits_for_the_record(tmp_path: Path) -> Non
     assert len(later.calls) == 1
     history += [user("paste\n" + filler(8 * (th.hold_at - th.trigger_at), "big"))]
     assert engine.tokens(history, FRAME) >= th.hold_at  # one message jumps past the hold line
-    finished = threading.Event()
-
-    def finish() -> None:
-        later.finish()
-        finished.set()
-
-    threading.Timer(0.3, finish).start()
     prepared = engine.prepare(history, FRAME)
-    assert finished.is_set()  # it waited for the record (however late the timer ran)
+    (_, future) = later.calls[0]
+    assert isinstance(future, _OnWait) and future.waited  # not ready: the turn waited for the record
     (event,) = [e for e in prepared.events if isinstance(e, CompactEvent)]
     assert event.ahead and len(summarizer.requests) == 1
     assert engine.tokens(prepared.messages, FRAME) < th.trigger_at

@@ -26,8 +26,10 @@ from test_context_fakes import (
 )
 
 from agent_cli.context.engine import ContextEngine, Frame
+from agent_cli.context.engine_state import StandIn
 from agent_cli.context.layers import LayerRunner
 from agent_cli.context.plan import CondensePlan, engine_prefix
+from agent_cli.context.protocol import Prepared
 from agent_cli.context.summary_request import SummaryFailed, SummaryReply
 from agent_cli.core.events import CompactEvent, WarningEvent
 from agent_cli.core.messages import Message
@@ -199,3 +201,68 @@ def test_a_digest_that_cannot_shrink_the_request_waits_for_the_record_already_as
     assert "mechanical digest" not in prepared.messages[0].text
     assert prepared.messages[-2:] == history[-2:]  # the tail kept verbatim; nothing dropped
     assert engine.tokens(prepared.messages, frame) < engine.thresholds.trigger_at
+
+
+# -- the run ends while a digest stands in (issue 37, item 5) --------------------------------------
+
+
+def test_a_run_that_ends_with_the_record_ready_swaps_it_in_without_a_call(tmp_path: Path) -> None:
+    summarizer, held = FakeSummarizer([_record]), Held()
+    engine = _engine(tmp_path, summarizer, held)
+    _, after, _ = _to_trigger(engine)
+    held.finish()
+    finished = engine.finish(after, FRAME)
+    assert isinstance(finished, Prepared), finished
+    (event,) = [e for e in finished.events if isinstance(e, CompactEvent)]
+    assert (event.stand_in, event.degraded) == (True, False)
+    record = finished.messages[0].text
+    assert "mechanical digest" not in record and "## Work state" in record
+    assert len(summarizer.requests) == 1  # the background call's, nothing more
+    assert engine.finish(finished.messages, FRAME) is None  # nothing is due any more
+
+
+def test_a_run_that_ends_before_the_record_came_owes_it_and_the_next_run_makes_it_first(
+    tmp_path: Path,
+) -> None:
+    summarizer, held = FakeSummarizer([_record]), Held()
+    engine = _engine(tmp_path, summarizer, held)
+    before, after, _ = _to_trigger(engine)
+    owed = engine.finish(after, FRAME)
+    assert isinstance(owed, StandIn) and owed.head == tuple(after[: len(owed.head)])
+    assert held.pending[0][1].cancelled()  # exit does not wait for the call
+    # The next run: another engine (the session opened again), told what its log owes.
+    fresh = FakeSummarizer([_record])
+    again, _, _ = make_engine(
+        tmp_path, fresh, submit=Held(), window=WINDOW, prepare_ratio=0.9, digest_stands_in=True
+    )
+    again.owe(owed)
+    later = [*after, user("and now the cache")]
+    prepared = again.prepare(later, FRAME)
+    (event,) = [e for e in prepared.events if isinstance(e, CompactEvent)]
+    assert (event.layer, event.stand_in, event.degraded) == ("summarize", True, False)
+    assert len(fresh.requests) == 1  # made before the request went, the turn waiting for it
+    # What a blocking summary of the same span would have made.
+    reference = FakeSummarizer([_record])
+    runner = LayerRunner(again.counter, again.archive, reference, lambda: 0.0)
+    cut = tail_start(before, after)
+    blocking = runner.condense(
+        before, CondensePlan(engine_prefix(before), cut), FRAME, again.tokens(before, FRAME),
+        thresholds=again.thresholds, layer="summarize", trigger="auto", focus=None,
+    )  # fmt: skip
+    assert sent(reference.requests) == sent(fresh.requests)
+    assert unnamed(prepared.messages) == unnamed([*blocking.messages, later[-1]])
+    assert again.finish(prepared.messages, FRAME) is None  # nothing owed any more
+
+
+def test_a_record_owed_whose_digest_is_gone_is_not_made(tmp_path: Path) -> None:
+    summarizer, held = FakeSummarizer([_record]), Held()
+    engine = _engine(tmp_path, summarizer, held)
+    _, after, _ = _to_trigger(engine)
+    owed = engine.finish(after, FRAME)
+    assert isinstance(owed, StandIn)
+    fresh = FakeSummarizer([_record])
+    again, _, _ = make_engine(tmp_path, fresh, window=WINDOW, prepare_ratio=0.9, digest_stands_in=True)
+    again.owe(owed)
+    edited = [user("something else entirely"), *after[len(owed.head) :]]
+    prepared = again.prepare(edited, FRAME)
+    assert prepared.messages == edited and not fresh.requests

@@ -18,7 +18,8 @@ line: what the engine saw, when, what it does -> the record on its way after.
 
     Quiet (below the L1 line, or after L1)
         a digest stands in, its record ready, the digest still leads  SwapIn          -> none
-        its record ready, an edit took the digest away                Forget          -> none
+        a record owed by an earlier run, the digest still leads       FinishRecord    -> none
+        its record ready (or owed), an edit took the digest away      Forget          -> none
         otherwise                                                     Nothing         -> as it was
     Prepare (above the prepare line, L1 idle)
         nothing on its way, the model may be asked, a span to cut     PrepareAhead    -> prepared ahead
@@ -46,20 +47,24 @@ line: what the engine saw, when, what it does -> the record on its way after.
         a batch worth clearing (past the trigger: one that gets below it) Clear
         the cache cold (the last request older than its TTL): any batch   Clear
         no batch worth clearing                                       Nothing; L1 waits for growth
+    PastTrigger (L2 was asked at the trigger)
+        it did not act (a hook skipped it, nothing worth a record), above the L1 line
+                                                                      Clear (any batch worth clearing)
+        it acted; or below the L1 line; or L1 waits for growth        Nothing
     Sending (before a request)                                        Mark (the anchor)
         the next request's clear takes the newest message's results   Mark, newest not written
     Answered (after a response; a usage report far below the count)  Say once / Nothing
-    Happened ending (the run ends)
-        a digest stands in                                            FinishRecord    -> none
-        a record prepared ahead, not yet due                          Forget          -> none
-
-(The last is decided but not carried out yet: nothing tells the engine that a run ends, so a run
-that ends while a digest stands in still leaves the digest; docs/context-engine.md says so.)
+    Ending (the run ends)
+        a digest stands in, its record ready, the digest still leads  SwapIn          -> none
+        a digest stands in, its record not ready (or owed)            OweRecord       -> none
+        a record prepared ahead, not yet due; a digest gone           Forget          -> none
+    Owed (the session opened again owes the record of its digest)     Nothing         -> owed
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 
 from agent_cli.context.clear import clearable, next_change
 from agent_cli.context.engine_state import Ahead, Cached, CompactionState, EngineState, StandIn
@@ -74,6 +79,7 @@ from agent_cli.context.engine_values import (
     DigestIn,
     DigestTooBig,
     Drop,
+    Ending,
     Fared,
     FinishRecord,
     Forget,
@@ -84,6 +90,9 @@ from agent_cli.context.engine_values import (
     Mark,
     Nothing,
     Observation,
+    Owed,
+    OweRecord,
+    PastTrigger,
     Prepare,
     PrepareAhead,
     Quiet,
@@ -100,6 +109,7 @@ from agent_cli.context.engine_values import (
 from agent_cli.context.notices import loop_guard_stopped, smaller_window, under_reported
 from agent_cli.context.plan import plan_condense
 from agent_cli.context.thresholds import compute_thresholds, output_for_window
+from agent_cli.core.messages import Message
 
 __all__ = ["decide"]
 
@@ -123,6 +133,10 @@ def decide(state: EngineState, seen: Observation) -> tuple[Action, EngineState]:
             return WaitForRecord(plan, path, ahead), r(state, record=None)
         case Happened(what):
             return _happened(state, what)
+        case Ending(messages, ready):
+            return _ending(state, messages, ready)
+        case Owed(stand_in):
+            return Nothing(), r(state, record=dataclasses.replace(stand_in, owed=True))
         case Fared(summary, trigger):
             failures, latched = state.failures.summary(summary, state.limits, trigger=trigger)
             return (Say(latched) if latched else Nothing()), r(state, failures=failures)
@@ -152,6 +166,13 @@ def decide(state: EngineState, seen: Observation) -> tuple[Action, EngineState]:
             return Nothing(), state
         case Clearing():
             return _clearing(state, seen)
+        case PastTrigger(acted, messages, counts, tokens, at):
+            # L2 did not act (a PreCompact hook skipped it, ...): L1 clears what it can, free, before
+            # L4 drops anything; it no longer holds back for L2's span, so below the trigger or not.
+            th = state.thresholds
+            if acted or tokens < th.clear_at or state.clear_skipped(messages, tokens, at):
+                return Nothing(), state
+            return _clearing(state, Clearing(messages, counts, tokens, past=False, at=at))
         case KeepSize(tokens):
             th = state.thresholds
             return Nothing(), r(state, record=None, still_below=tokens + th.trigger_at - th.target)
@@ -178,11 +199,21 @@ def _happened(state: EngineState, what: Happening) -> tuple[Action, EngineState]
             return Nothing(), r(state, failures=state.failures.requested())
         case "stopped":
             return Nothing(), r(state, failures=state.failures.stopped())
-        case "restarted":
-            return Nothing(), _fresh(state)
-        case "ending" if isinstance(state.record, StandIn):
-            return FinishRecord(state.record), r(state, record=None)
-    return (Forget() if state.record else Nothing()), r(state, record=None)  # ending
+    return Nothing(), _fresh(state)  # restarted
+
+
+def _ending(state: EngineState, messages: Sequence[Message], ready: bool) -> tuple[Action, EngineState]:
+    """The run ends: no later request takes a record made in the background. A digest standing in
+    must not stay where a record was due: a record whose call has ended is swapped in now (no wait);
+    one still being written is owed (exit does not wait for a call that may take minutes: the
+    session logs it, and its next run makes it before its first request). A record prepared ahead
+    was not due yet: dropped."""
+    record, cleared = state.record, dataclasses.replace(state, record=None)
+    if not isinstance(record, StandIn) or not record.leads(messages):
+        return (Forget() if record else Nothing()), cleared
+    if ready and not record.owed:
+        return SwapIn(record), cleared
+    return OweRecord(record), cleared
 
 
 def _fresh(state: EngineState) -> EngineState:
@@ -221,12 +252,12 @@ def _clearing(state: EngineState, seen: Clearing) -> tuple[Action, EngineState]:
 
 def _quiet(state: EngineState, seen: Quiet) -> tuple[Action, EngineState]:
     record = state.record
-    if not isinstance(record, StandIn) or not seen.ready:
+    if not isinstance(record, StandIn) or not (seen.ready or record.owed):
         return Nothing(), state
     cleared = dataclasses.replace(state, record=None)
     if not record.leads(seen.messages):  # (an edit of the history took the digest away)
         return Forget(), cleared
-    return SwapIn(record), cleared
+    return (FinishRecord(record) if record.owed else SwapIn(record)), cleared
 
 
 def _prepare(state: EngineState, seen: Prepare) -> tuple[Action, EngineState]:

@@ -2,9 +2,10 @@
 
 `ContextEngine` is the one object the loop talks to (`protocol.ContextPolicy`). It remembers one
 frozen value (`engine_state.EngineState`), tells `decide.decide` what it saw, and carries the
-action out: `layers.LayerRunner` runs a layer (archive first, recount, one event), `records.py`
-makes L2/L3's record at the time `decide` chose, and the engine owns the one background call
-(`records.RecordAhead`: the summary of the record on its way). Cheapest first:
+action out (L1's and L2's in `engine_actions.EngineActions`, which it extends, with the one
+background call: `records.RecordAhead`, the summary of the record on its way): `layers.LayerRunner`
+runs a layer (archive first, recount, one event), `records.py` makes L2/L3's record at the time
+`decide` chose. Cheapest first:
 
     ingest      L0 cap a tool result as it arrives
     prepare     L1 clear old results, L2 condense at the trigger (L1 alone only if it
@@ -18,23 +19,20 @@ the change go with it (`core.thinking.settle_thinking`), so the request passes t
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future
 
 from agent_cli.config.settings import ContextSettings
 from agent_cli.context import engine_values as v
 from agent_cli.context import records
 from agent_cli.context.breakdown import Breakdown, compute_breakdown
-from agent_cli.context.decide import decide
-from agent_cli.context.engine_state import Ahead, CachePrice, CompactionState, EngineState, Limits
-from agent_cli.context.layers import Condensed, LayerRunner, Step
-from agent_cli.context.notices import overflow_unresolved, summary_outcome
-from agent_cli.context.plan import CondensePlan
+from agent_cli.context.engine_actions import EngineActions
+from agent_cli.context.engine_state import CachePrice, CompactionState, Limits, StandIn
+from agent_cli.context.layers import Condensed, LayerRunner
+from agent_cli.context.notices import overflow_unresolved
 from agent_cli.context.protocol import EngineEvent, Frame, Gate, Prepared, open_gate
-from agent_cli.context.summary_request import Summarize, SummaryReply
-from agent_cli.context.thresholds import MIN_SHARED_CAP, Counter, Thresholds
+from agent_cli.context.summary_request import Summarize
+from agent_cli.context.thresholds import MIN_SHARED_CAP, Counter
 from agent_cli.core.errors import ContextOverflowError
 from agent_cli.core.events import CompactEvent, CompactLayer, CompactTrigger, ErrorEvent, WarningEvent
 from agent_cli.core.messages import Message, ToolResult, ToolUse, Usage
@@ -50,7 +48,7 @@ __all__ = ["ContextEngine"]
 NOTHING_TO_COMPACT = "Nothing to compact yet: the conversation has no earlier part to condense."
 
 
-class ContextEngine:
+class ContextEngine(EngineActions):
     def __init__(
         self,
         *,
@@ -65,12 +63,9 @@ class ContextEngine:
         gate: Gate = open_gate,
         price: CachePrice | None = None,
     ) -> None:
+        run = LayerRunner(counter, archive, summarize, clock)
+        super().__init__(settings, window, max_output, run, clock, submit, gate, price)
         self.settings = settings
-        self._gate = gate  # asked before each summary: the user's PreCompact hooks
-        self._clock = clock
-        self._run = LayerRunner(counter, archive, summarize, clock)
-        self._state = EngineState.start(settings, window, max_output, price)  # all it remembers
-        self._call = records.RecordAhead(submit)  # the one background call: the record on its way
         self._frame_tokens = 0  # the system prompt and tools of the last request prepared
         self._newest = True  # whether the newest message is worth writing to the cache (`Mark`)
 
@@ -110,10 +105,6 @@ class ContextEngine:
     @property
     def limits(self) -> Limits:
         return self._state.limits
-
-    @property
-    def thresholds(self) -> Thresholds:
-        return self._state.thresholds
 
     @property
     def max_output(self) -> int:
@@ -191,11 +182,9 @@ class ContextEngine:
                     outcome = self._past_swap(history, outcome, frame)
                 messages, total = outcome.messages, outcome.tokens
                 events += outcome.events
-                if not outcome.acted:  # (L2 did not act, e.g. a PreCompact hook blocked it: L1 clears
-                    # what it can, free, before L4 drops anything)
-                    late = self._clear(messages, frame, total, past=False)
-                    messages, total = late.messages, late.tokens
-                    events += late.events
+                late = self._after_l2(outcome.acted, messages, frame, total)  # (L1, when L2 did not act)
+                messages, total = late.messages, late.tokens
+                events += late.events
                 if outcome.attempted:  # (nothing to condense costs nothing and is no failure)
                     guard = self._decide(v.Compacted(messages, total))  # the loop guard
                     failed = isinstance(guard, v.Drop | v.StopAutomatic)
@@ -286,6 +275,25 @@ class ContextEngine:
             events += step.events
         return Prepared(settle_thinking(history, messages), events)
 
+    def finish(self, history: Sequence[Message], frame: Frame) -> Prepared | StandIn | None:
+        """The run ends. A digest standing in must not stay where a record was due: its record, when
+        its call has ended, is swapped in now (the history to keep, and its events); when the call
+        is still running the engine does not wait for it, and returns the record owed (the session
+        logs it; `owe` takes it back in the next run). None when nothing was due."""
+        messages = list(history)
+        action = self._decide(v.Ending(messages, self._call.ready))
+        if isinstance(action, v.OweRecord):
+            return action.stand_in
+        swapped = self._swap(action, messages, frame, None)
+        if not swapped.acted and not swapped.events:
+            return None
+        return Prepared(settle_thinking(history, swapped.messages), list(swapped.events))
+
+    def owe(self, stand_in: StandIn) -> None:
+        """An earlier run of this session ended owing the record of the digest that leads the
+        history (`finish`): it is made before the next request goes."""
+        self._decide(v.Owed(stand_in))
+
     def cache_anchor(self, history: Sequence[Message]) -> int | None:
         """The last message the next clear will keep as it is (see `clear.next_change`), if any."""
         # Nothing a clear changes, nothing counted (a first request loads no vocabulary).
@@ -326,115 +334,3 @@ class ContextEngine:
         th = self.thresholds
         text = overflow_unresolved(th, total, largest, frame=self._run.count(frame, []), counted=counted)
         return ContextOverflowError(text, tokens=total, limit=th.window)
-
-    # -- the decision, and the one background call ----------------------------------------
-
-    def _start(self, plan: CondensePlan, messages: list[Message], frame: Frame) -> None:
-        """The record of the span `plan` cuts, in the background (the gate may skip it: no failure)."""
-        if not records.start_record(
-            self._run, self.thresholds, self._gate, self._call, plan, messages, frame
-        ):
-            self._decide(v.Happened("skipped"))
-
-    def _decide(self, seen: v.Observation) -> v.Action:
-        """Ask `decide`, keep what it remembers; a call for a record it no longer has is cancelled."""
-        action, self._state = decide(self._state, seen)
-        if not v.takes_call(action):
-            self._call.follow(self._state.record)
-        return action
-
-    # -- when L1 and L2 act ----------------------------------------------------
-
-    def _clear(self, messages: list[Message], frame: Frame, total: int, *, past: bool) -> Step:
-        """L1, as `decide` chooses: counted only when it is to look (see `decide._clearing`).
-
-        Past the trigger "below the trigger" is the count after the stubs, not the estimate (a stub
-        is longer than the estimate allows): a result stubbed and then summarized anyway would be a
-        change inside the span, and with a keep-tail record (Anthropic's) it costs the kept turns
-        their thinking, which was bound to the result as it was sent (core/thinking.py)."""
-        now = self._clock()
-        if self._state.clear_skipped(messages, total, now):
-            return Step(messages, total)
-        action = self._decide(v.Clearing(messages, self._run.counts(messages), total, past, now))
-        if not isinstance(action, v.Clear):
-            return Step(messages, total)
-        below = self.thresholds.trigger_at if past else None
-        return self._run.clear(messages, frame, total, action.to_clear, action.freed, below)
-
-    def _at_trigger(self, messages: list[Message], frame: Frame, total: int) -> Condensed | None:
-        """L2 at the trigger: held (None: the request goes while its record is made), or its record now."""
-        action = self._decide(v.AtTrigger(messages, self._run.counts(messages), total, self._call.ready))
-        match action:
-            case v.Hold():
-                return None
-            case v.StartHeld(plan):
-                self._start(plan, messages, frame)
-                return None
-            case v.Condense(ahead):
-                future = self._call.take(messages) if ahead is not None else None
-                return self._condense(
-                    messages, frame, total, CompactLayer.SUMMARIZE, "auto", None, ahead, future
-                )
-            case v.StandInDigest(plan, reuse):
-                outcome, seen = records.stand_in_now(
-                    self._run, self.thresholds, self._gate, self._call, messages, plan, frame, total,
-                    reuse=reuse,
-                )  # fmt: skip
-                if seen is not None:
-                    self._decide(seen)
-                return self._judged(outcome, "auto") if isinstance(seen, v.DigestTooBig) else outcome
-        return Condensed(messages, total, False)  # nothing worth a record
-
-    def _past_swap(self, history: Sequence[Message], swapped: Condensed, frame: Frame) -> Condensed:
-        """The tail grew past the trigger while the record was prepared: L1 first (the span it had to
-        leave alone is gone), then, if that is not enough, a summary made now (or held)."""
-        cleared = self._clear(swapped.messages, frame, swapped.tokens, past=True)
-        events = (*swapped.events, *cleared.events)
-        settled = settle_thinking(history, cleared.messages)
-        again = None
-        if cleared.tokens >= self.thresholds.trigger_at:
-            again = self._at_trigger(settled, frame, cleared.tokens)
-        if again is None:
-            return dataclasses.replace(
-                swapped, messages=cleared.messages, tokens=cleared.tokens, events=events
-            )
-        return dataclasses.replace(again, events=(*events, *again.events))
-
-    def _quiet(self, messages: list[Message], frame: Frame, total: int | None) -> Condensed:
-        """The record made in the background in the place of the digest that stood in for it, once
-        its call has ended (and the digest still leads); else the history as it is (`total`: its
-        count, None when not counted: it is counted only for a swap)."""
-        action = self._decide(v.Quiet(messages, self._call.ready))
-        future = self._call.take(messages) if isinstance(action, v.SwapIn) else None
-        if not isinstance(action, v.SwapIn) or future is None:
-            return Condensed(messages, total or 0, False)
-        total = self._run.count(frame, messages) if total is None else total
-        built = records.swap_record(self._run, self.thresholds, action.stand_in, messages, frame, future)
-        return records.swapped_in(built, self._judged(built, "auto"), messages, total)
-
-    def _condense(
-        self,
-        messages: list[Message],
-        frame: Frame,
-        total: int,
-        layer: CompactLayer,
-        trigger: CompactTrigger,
-        focus: str | None,
-        ahead: Ahead | None = None,
-        future: Future[SummaryReply] | None = None,
-    ) -> Condensed:
-        """L2 / L3 now (with the record prepared ahead for its span, if any), judged."""
-        outcome = records.condense_now(
-            self._run, self.thresholds, self._gate, messages, frame, total, layer, trigger, focus,
-            may_call=self._state.may_call, ahead=ahead, future=future,
-        )  # fmt: skip
-        return self._judged(outcome, trigger)
-
-    def _judged(self, outcome: Condensed, trigger: CompactTrigger) -> Condensed:
-        """The latch learns how the model's record fared; what went wrong is said in one message."""
-        latched = self._decide(v.Fared(outcome.summary, trigger))
-        text = latched.text if isinstance(latched, v.Say) else None
-        notice = summary_outcome(outcome.failure, outcome.shortfall, outcome.transcript, text)
-        if notice:  # one message: what happened, and what follows
-            return dataclasses.replace(outcome, events=(*outcome.events, WarningEvent(message=notice)))
-        return outcome

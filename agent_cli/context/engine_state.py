@@ -159,11 +159,14 @@ class StandIn:
     The digest's messages lead the history (`head`); the span went to the archive at `path`. When
     the call has ended, the record it gives (or the digest again, if it fails) is built from `span`
     and what follows the head then: the history a summary made at the swap would have given.
+    `owed`: an earlier run of the session ended before the record came (no call is on its way): the
+    next request makes it first.
     """
 
     span: tuple[Message, ...]
     head: tuple[Message, ...]
     path: str
+    owed: bool = False
 
     def leads(self, messages: Sequence[Message]) -> bool:
         n = len(self.head)

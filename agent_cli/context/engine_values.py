@@ -27,6 +27,7 @@ __all__ = [
     "DigestIn",
     "DigestTooBig",
     "Drop",
+    "Ending",
     "Fared",
     "FinishRecord",
     "Forget",
@@ -37,6 +38,9 @@ __all__ = [
     "Mark",
     "Nothing",
     "Observation",
+    "OweRecord",
+    "Owed",
+    "PastTrigger",
     "Prepare",
     "PrepareAhead",
     "Quiet",
@@ -95,7 +99,7 @@ class DigestTooBig:
     ahead: bool  # its call was started before the trigger
 
 
-Happening = Literal["refused", "skipped", "folded", "requested", "stopped", "restarted", "ending"]
+Happening = Literal["refused", "skipped", "folded", "requested", "stopped", "restarted"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,10 +107,26 @@ class Happened:
     """What the engine was told or did that changes what it remembers: the disk refused a span
     (`refused`), the gate skipped the record just started (`skipped`), an overflow or /compact
     condenses now (`folded`: a digest standing in goes into its span), /compact or the model's
-    compact call (`requested`), automatic compaction turned off (`stopped`), /clear (`restarted`),
-    the run ends (`ending`: no later request will take a record made in the background)."""
+    compact call (`requested`), automatic compaction turned off (`stopped`), /clear (`restarted`)."""
 
     what: Happening
+
+
+@dataclass(frozen=True, slots=True)
+class Ending:
+    """The run ends (the session closes, or /resume leaves it): no later request of this run will
+    take a record made in the background. `ready`: its call has ended."""
+
+    messages: Sequence[Message]
+    ready: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Owed:
+    """A session opened again (`--continue`, `/resume`) whose earlier run ended owing the record of
+    the digest that leads its history (`OweRecord`, logged)."""
+
+    stand_in: StandIn
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,6 +174,18 @@ class Clearing:
 
 
 @dataclass(frozen=True, slots=True)
+class PastTrigger:
+    """L2 was asked at the trigger: whether it `acted` (it did not when a PreCompact hook skipped
+    it, nothing was worth a record or the disk refused the span), and the history after it."""
+
+    acted: bool
+    messages: Sequence[Message]
+    counts: Sequence[int]
+    tokens: int
+    at: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class KeepSize:
     tokens: int
 
@@ -180,8 +212,8 @@ class Answered:
 
 
 Observation = (
-    Quiet | Prepare | AtTrigger | DigestIn | DigestTooBig | Happened | Fared | Compacted | Reset | KeepSize
-    | SmallerWindow | Clearing | Sending | Answered
+    Quiet | Prepare | AtTrigger | DigestIn | DigestTooBig | Happened | Ending | Owed | Fared | Compacted
+    | Reset | KeepSize | SmallerWindow | Clearing | PastTrigger | Sending | Answered
 )  # fmt: skip
 
 
@@ -259,9 +291,18 @@ class WaitForRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class OweRecord:
+    """The run ends with a digest standing in for a record whose call has not ended: the call is
+    dropped (exit does not wait for it) and the session logs the record as owed, so the next run of
+    the session makes it before its first request (`Owed`, then `FinishRecord`)."""
+
+    stand_in: StandIn
+
+
+@dataclass(frozen=True, slots=True)
 class FinishRecord:
-    """The run ends with a digest standing in: wait for its record and swap it in, so no digest is
-    left where a record was due."""
+    """The record an earlier run owed (its digest still leads): made now, before the request goes
+    (the turn waits for it, as for a blocking summary), and swapped in."""
 
     stand_in: StandIn
 
@@ -299,14 +340,14 @@ class Mark:
 
 Action = (
     Nothing | Clear | Hold | SwapIn | Forget | PrepareAhead | StartHeld | Condense | StandInDigest
-    | WaitForRecord | FinishRecord | Say | Drop | StopAutomatic | Mark
+    | WaitForRecord | OweRecord | FinishRecord | Say | Drop | StopAutomatic | Mark
 )  # fmt: skip
 
 
 def takes_call(action: Action) -> bool:
     """Whether carrying `action` out takes the background call (else the call follows the record)."""
     return (
-        isinstance(action, SwapIn | FinishRecord)
+        isinstance(action, SwapIn)
         or (isinstance(action, Condense) and action.ahead is not None)
         or (isinstance(action, StandInDigest) and action.reuse)
     )

@@ -314,6 +314,27 @@ def _planted_continue(where: Path) -> Outcome:
     return judge(proc, {"finished"}, check="; ".join(problems))
 
 
+def _owed_record_unreadable(where: Path) -> Outcome:
+    """The user's own session whose log says a record is owed (context/across_runs.py) in a shape no
+    version writes: --continue goes on with what was said, owing nothing, no traceback."""
+    project = project_in(where, "")
+    first, _, _ = _run(where, project, ("-p", "MY-OWN-TASK"))
+    (mine,) = [p for p in (project / ".transcripts").iterdir() if p.is_dir()]
+    log = mine / "session.jsonl"
+    logged = [json.loads(line) for line in log.read_text().splitlines()]
+    head = next(r["message"]["id"] for r in logged if r.get("kind") == "message")
+    data = {"span": [{"role": "robot", "content": 7}], "head": [head], "path": {"x": 1}}
+    record = {"rid": "r-owed", "ts": "2026-01-01T00:00:00.000+00:00", "kind": "state", "topic": "owed-record"}
+    with log.open("a") as f:
+        f.write(json.dumps({**record, "data": data}) + "\n")
+    proc, bodies, _ = _run(where, project, ("-p", "go on", "--continue"))
+    sent = json.dumps(bodies)
+    problems = [] if "MY-OWN-TASK" in sent else ["the user's own session was not continued"]
+    problems += ["a summary was asked for"] if "compaction-request" in sent else []
+    problems += [f"first run exit {first.returncode}"] if first.returncode else []
+    return judge(proc, {"finished"}, check="; ".join(problems))
+
+
 def _planted_replayed(where: Path) -> Outcome:
     """A planted later session carrying a signature copied from the user's own: --continue still
     takes the user's and names the planted one; --resume of it under -p is refused."""
@@ -548,6 +569,7 @@ def cases() -> list[Case]:
         _case("expensive project config under -p: named on stderr, capped", _expensive_headless),
         _case("expensive project config in the REPL: named on the welcome lines", _expensive_repl),
         _case("a planted later session: --continue takes the user's, says so", _planted_continue),
+        _case("an owed record no version writes: --continue owes nothing", _owed_record_unreadable),
         _case(
             "a planted session with a copied signature: --continue takes the user's", _planted_replayed, True
         ),
