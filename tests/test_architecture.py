@@ -518,3 +518,45 @@ def test_no_module_outside_the_context_engine_passes_the_line_limit() -> None:
     """Every module of the package but the context engine's is at most MAX_MODULE_LINES long: a
     module that grows past it gets split by responsibility (see docs/ARCHITECTURE.md)."""
     assert _long_modules(PKG, MAX_MODULE_LINES) == {}
+
+
+# -- values, not hosts -----------------------------------------------------------------------------
+
+HOSTLESS = ("ui",)  # the folders held to it (the whole package once the loop's hosts are gone too)
+
+
+def _host_protocols(source: str) -> list[str]:
+    """The classes in `source` that are a Protocol (`Protocol`, `typing.Protocol`, `Protocol[T]`)
+    and whose name ends in `Host`: a split-off function handed the object it came from."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ClassDef) and node.name.endswith("Host"):
+            bases = [b.value if isinstance(b, ast.Subscript) else b for b in node.bases]
+            if any(ast.unparse(b).rsplit(".", 1)[-1] == "Protocol" for b in bases):
+                found.append(node.name)
+    return found
+
+
+def test_host_protocol_finder() -> None:
+    sample = (
+        "class CommandHost(Protocol): ...\n"
+        "class RequestHost(typing.Protocol): ...\n"
+        "class LoopHost(Protocol[T]): ...\n"
+        "class Host: ...\n"  # not a Protocol
+        "class HostView(Protocol): ...\n"  # a Protocol, not a host's
+        "class GhostHost(Base): ...\n"
+    )
+    assert _host_protocols(sample) == ["CommandHost", "RequestHost", "LoopHost"]
+
+
+@pytest.mark.parametrize("folder", HOSTLESS)
+def test_no_host_protocols(folder: str) -> None:
+    """Pass values, not hosts (STYLE): a function split off an object takes what it reads and the
+    callables it needs (a slash command: `ui/command_kit.py`'s CommandKit), not a `*Host` protocol
+    that stands for the whole object."""
+    hosts = {
+        _rel(module): found
+        for module, path in MODULES.items()
+        if _rel(module).startswith(f"{folder}/") and (found := _host_protocols(path.read_text()))
+    }
+    assert hosts == {}
