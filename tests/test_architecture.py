@@ -520,38 +520,40 @@ def test_no_module_outside_the_context_engine_passes_the_line_limit() -> None:
     assert _long_modules(PKG, MAX_MODULE_LINES) == {}
 
 
-# "Pass values, not hosts" (STYLE): a `*Host` protocol hands a split-off function the whole object
-# it came from. The agent and the session pass values; the UI's command hosts are held apart until
-# they go too.
-HOST_SCOPE = ("agent/", "session")
+# -- values, not hosts -----------------------------------------------------------------------------
 
 
 def _host_protocols(source: str) -> list[str]:
-    """The classes in `source` that derive from Protocol and whose name ends in `Host`."""
+    """The classes in `source` that are a Protocol (`Protocol`, `typing.Protocol`, `Protocol[T]`)
+    and whose name ends in `Host`: a split-off function handed the object it came from."""
     found = []
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.ClassDef) and node.name.endswith("Host"):
-            bases = [b.attr if isinstance(b, ast.Attribute) else getattr(b, "id", "") for b in node.bases]
-            if "Protocol" in bases:
+            bases = [b.value if isinstance(b, ast.Subscript) else b for b in node.bases]
+            if any(ast.unparse(b).rsplit(".", 1)[-1] == "Protocol" for b in bases):
                 found.append(node.name)
     return found
 
 
 def test_host_protocol_finder() -> None:
-    source = (
-        "import typing\nfrom typing import Protocol\n"
-        "class LoopHost(Protocol): ...\nclass Host: ...\nclass TaskHost(typing.Protocol): ...\n"
-        "class Hosted(Protocol): ...\n"
+    sample = (
+        "class CommandHost(Protocol): ...\n"
+        "class RequestHost(typing.Protocol): ...\n"
+        "class LoopHost(Protocol[T]): ...\n"
+        "class Host: ...\n"  # not a Protocol
+        "class HostView(Protocol): ...\n"  # a Protocol, not a host's
+        "class GhostHost(Base): ...\n"
     )
-    assert _host_protocols(source) == ["LoopHost", "TaskHost"]
+    assert _host_protocols(sample) == ["CommandHost", "RequestHost", "LoopHost"]
 
 
-def test_no_host_protocols_in_the_agent_or_the_session() -> None:
-    """A split-off function takes what it reads and returns what it decides (STYLE, third review)."""
-    found = [
-        f"{rel}: {name}"
-        for path in sorted(PKG.rglob("*.py"))
-        if (rel := path.relative_to(PKG).as_posix()).startswith(HOST_SCOPE)
-        for name in _host_protocols(path.read_text(encoding="utf-8"))
-    ]
-    assert found == []
+def test_no_host_protocols() -> None:
+    """Pass values, not hosts (STYLE): a function split off an object takes what it reads and the
+    callables it needs (a slash command: `ui/command_kit.py`'s CommandKit), not a `*Host` protocol
+    that stands for the whole object."""
+    hosts = {
+        _rel(module): found
+        for module, path in MODULES.items()
+        if (found := _host_protocols(path.read_text()))
+    }
+    assert hosts == {}

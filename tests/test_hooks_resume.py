@@ -12,28 +12,31 @@ from rich.console import Console
 from agent_cli.app import open_session
 from agent_cli.config.load import Flags, load_settings
 from agent_cli.core.events import Event
-from agent_cli.prompt.command_files import CommandFiles
 from agent_cli.session import AgentSession
 from agent_cli.testing.scripted import ScriptedProvider, say
+from agent_cli.ui.command_kit import CommandKit
 from agent_cli.ui.commands import custom_command_files, parse, run_command
 from agent_cli.ui.render import Renderer
 from tests.hook_scripts import Recorder
 
 
-class Host:
-    def __init__(self, session: AgentSession, root: Path) -> None:
-        self.session = session
-        self.renderer = Renderer(Console(file=io.StringIO(), width=100))
-        self.commands: CommandFiles = custom_command_files(root, {})
-        self.driven = 0
+def kit(session: AgentSession, root: Path, driven: list[int]) -> CommandKit:
+    """What a slash command is handed, its turns rendered and counted in `driven`."""
+    renderer = Renderer(Console(file=io.StringIO(), width=100))
 
-    def drive(self, events: Iterator[Event]) -> None:
+    def drive(events: Iterator[Event]) -> None:
         for event in events:
-            self.renderer.render(event)
-        self.driven += 1
+            renderer.render(event)
+        driven.append(1)
 
-    def refresh_context(self) -> None:
-        return None
+    return CommandKit(
+        session=session,
+        make_renderer=lambda: renderer,
+        commands=custom_command_files(root, {}),
+        drive=drive,
+        refresh_context=lambda: None,
+        prefill=lambda text: None,
+    )
 
 
 def test_resume_fires_session_start_with_source_resume(tmp_path: Path) -> None:
@@ -59,11 +62,11 @@ def test_resume_fires_session_start_with_source_resume(tmp_path: Path) -> None:
     first.close()
     second = open_session(settings, env=env, make_provider=make)
     list(second.begin())
-    host = Host(second, project)
+    driven: list[int] = []
     command = parse(f"/resume {earlier}")
     assert command is not None
-    run_command(host, command)
+    run_command(kit(second, project, driven), command)
     second.close()
     seen = rec.seen()
     assert [s["source"] for s in seen] == ["startup", "startup", "resume"]
-    assert seen[-1]["session_id"] == earlier and host.driven == 1
+    assert seen[-1]["session_id"] == earlier and len(driven) == 1

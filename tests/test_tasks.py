@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from io import StringIO
 from pathlib import Path
 from typing import Any
@@ -208,14 +207,6 @@ def test_a_background_child_never_asks_and_what_would_ask_is_refused(tmp_path: P
     assert results(bg[-1])[-1].is_error
 
 
-@dataclass
-class Host:
-    """What /ps and /stop use of the REPL."""
-
-    session: AgentSession
-    renderer: Renderer
-
-
 def test_ps_lists_a_background_task_and_stop_ends_it_its_report_says_so(tmp_path: Path) -> None:
     release = threading.Event()
     parent_requests: list[Request] = []
@@ -229,11 +220,12 @@ def test_ps_lists_a_background_task_and_stop_ends_it_its_report_says_so(tmp_path
 
     s = session(tmp_path, [answer] * 8)
     out = StringIO()
-    host = Host(s, Renderer(Console(file=out, width=200, color_system=None)))
+    renderer = Renderer(Console(file=out, width=200, color_system=None))
+    kit = Repl(s, lambda: renderer, lambda: "").kit  # what /ps and /stop are handed
     try:
         list(s.run("start it"))
-        background_commands.ps(host, "")
-        background_commands.stop(host, "task1")
+        background_commands.ps(kit, "")
+        background_commands.stop(kit, "task1")
         release.set()
         assert s.tasks.join(60)
         list(s.run("next"))

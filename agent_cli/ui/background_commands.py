@@ -4,23 +4,11 @@ background tasks (the task tool with background true)."""
 from __future__ import annotations
 
 import time
-from typing import Protocol
 
 from agent_cli.core.text import visible
-from agent_cli.session import AgentSession
-from agent_cli.ui.render import Renderer
+from agent_cli.ui.command_kit import CommandKit
 
 __all__ = ["ps", "stop"]
-
-
-class CommandHost(Protocol):
-    """What these commands use of the REPL (commands.CommandHost has it all)."""
-
-    @property
-    def session(self) -> AgentSession: ...
-
-    @property
-    def renderer(self) -> Renderer: ...
 
 
 def _age(started: float, now: float) -> str:
@@ -32,44 +20,44 @@ def _age(started: float, now: float) -> str:
     return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
 
 
-def ps(repl: CommandHost, arg: str) -> None:
-    states = repl.session.background.states()
-    tasks = [t for t in repl.session.tasks.records if t.background]
+def ps(kit: CommandKit, arg: str) -> None:
+    states = kit.session.background.states()
+    tasks = [t for t in kit.session.tasks.records if t.background]
     for task in tasks:
         shown = " ".join(visible(task.description).split())[:60]
-        repl.renderer.line(f"{task.id:<5} {'task ' + task.status:<22} {task.tokens:>7,} tokens  {shown}")
+        kit.renderer.line(f"{task.id:<5} {'task ' + task.status:<22} {task.tokens:>7,} tokens  {shown}")
     if not states and tasks:
         return
     if not states:
-        repl.renderer.info("no background commands in this session (bash with run_in_background starts one)")
+        kit.renderer.info("no background commands in this session (bash with run_in_background starts one)")
         return
     now = time.time()
     for state in states:
         command = " ".join(visible(state.command).split())
         shown = command if len(command) <= 60 else command[:59] + "…"
-        repl.renderer.line(f"{state.shell_id:<5} {state.status():<22} {_age(state.started, now):>7}  {shown}")
-    repl.renderer.info("/stop ID stops one; all of them end with the session")
+        kit.renderer.line(f"{state.shell_id:<5} {state.status():<22} {_age(state.started, now):>7}  {shown}")
+    kit.renderer.info("/stop ID stops one; all of them end with the session")
 
 
-def stop(repl: CommandHost, arg: str) -> None:
+def stop(kit: CommandKit, arg: str) -> None:
     shell_id = arg.strip()
     if not shell_id:
-        repl.renderer.warn("/stop needs a background command's id: /ps lists them")
+        kit.renderer.warn("/stop needs a background command's id: /ps lists them")
         return
-    task = repl.session.tasks.stop(shell_id)
+    task = kit.session.tasks.stop(shell_id)
     if task is not None:
         running = task.status == "running"
         said = "stopping: its report says so when it ends" if running else "had already ended"
-        repl.renderer.info(f"{task.id} {said}" if task.background else f"{task.id} is not a background task")
+        kit.renderer.info(f"{task.id} {said}" if task.background else f"{task.id} is not a background task")
         return
-    shells = repl.session.background
+    shells = kit.session.background
     shell = shells.get(shell_id)
     if shell is None:
         known = ", ".join(shells.ids()) or "none"
-        repl.renderer.warn(f"no background command {visible(shell_id)!r} (known: {known})")
+        kit.renderer.warn(f"no background command {visible(shell_id)!r} (known: {known})")
         return
     if not shell.state().running:
-        repl.renderer.info(f"{shell.shell_id} had already ended ({shell.state().status()})")
+        kit.renderer.info(f"{shell.shell_id} had already ended ({shell.state().status()})")
         return
     state = shells.stop(shell.shell_id)
-    repl.renderer.info(f"{shell.shell_id} stopped" + (f" ({state.status()})" if state else ""))
+    kit.renderer.info(f"{shell.shell_id} stopped" + (f" ({state.status()})" if state else ""))

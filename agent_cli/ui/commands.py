@@ -3,9 +3,10 @@
 `COMMANDS` is the table: a row per command with its name, arguments, help line, what Tab completes
 for its argument, its aliases and the function that runs it; the help, the completer and `parse`
 read it, so adding a command is one row and one function here. A command acts on the running
-`AgentSession` through its methods and shows the result through the renderer; it needs only a
-`CommandHost` (the REPL is one): the session, the renderer, the Markdown command files, a way to
-drive a turn's events and to recount the context. What a command shows is computed in `reports.py`.
+`AgentSession` through its methods and shows the result through the renderer; it is handed a
+`CommandKit` (`command_kit.py`, built with the REPL): the session, the renderer, the Markdown command
+files, a way to drive a turn's events and to recount the context. What a command shows is computed
+in `reports.py`.
 
 A name no row has may be a Markdown command (`custom_commands.py`); a row's name or alias always
 wins over a file of that name (`custom_command_files` passes them as reserved).
@@ -15,16 +16,14 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, Protocol, TypeAlias
+from typing import Literal, TypeAlias
 
 from agent_cli.core.errors import AgentError
-from agent_cli.core.events import Event
 from agent_cli.core.text import one_line
 from agent_cli.prompt.command_files import CommandFiles, command_dirs
-from agent_cli.session import AgentSession
 from agent_cli.ui import (
     background_commands,
     context_commands,
@@ -33,22 +32,18 @@ from agent_cli.ui import (
     session_commands,
     todo_view,
 )
+from agent_cli.ui.command_kit import CommandKit
 from agent_cli.ui.custom_commands import custom_help_rows
-from agent_cli.ui.picker import Chooser
 from agent_cli.ui.reports import (
     context_report,
     cost_rows,
     task_cost_rows,
 )
 
-if TYPE_CHECKING:
-    from agent_cli.ui.render import Renderer
-
 __all__ = [
     "COMMANDS",
     "KEY_HELP",
     "Command",
-    "CommandHost",
     "SlashCommand",
     "closest",
     "custom_command_files",
@@ -56,39 +51,6 @@ __all__ = [
     "parse",
     "run_command",
 ]
-
-
-class CommandHost(Protocol):
-    """What a slash command may use."""
-
-    @property
-    def session(self) -> AgentSession: ...
-
-    @property
-    def renderer(self) -> Renderer: ...
-
-    @property
-    def commands(self) -> CommandFiles:
-        """The Markdown command files of this session."""
-        ...
-
-    def drive(self, events: Iterator[Event]) -> None:
-        """Render a stream of events as a turn (Ctrl-C cancels it)."""
-        ...
-
-    def refresh_context(self) -> None:
-        """Recount the context for the toolbar."""
-        ...
-
-    def prefill(self, text: str) -> None:
-        """Put `text` in the input line of the next prompt, for the user to edit and send."""
-        ...
-
-    @property
-    def chooser(self) -> Chooser | None:
-        """A list on the terminal to choose from (`picker.pick`); None where there is none, and
-        the commands that offer one print their list instead."""
-        ...
 
 
 KEY_HELP = (
@@ -137,17 +99,17 @@ def closest(name: str, custom: Iterable[str] = ()) -> str | None:
     return matches[0] if matches else None
 
 
-def run_command(repl: CommandHost, command: SlashCommand) -> str:
+def run_command(kit: CommandKit, command: SlashCommand) -> str:
     """Run one known command; "exit" when the REPL should end, else "continue"."""
     try:
-        return _BY_NAME[command.name].run(repl, command.arg) or "continue"
+        return _BY_NAME[command.name].run(kit, command.arg) or "continue"
     except AgentError as exc:
-        repl.renderer.error(str(exc))
+        kit.renderer.error(str(exc))
         return "continue"
     except Exception as exc:  # a bug in a command must not end the session
         from agent_cli.store.crash_log import internal_error
 
-        repl.renderer.error(internal_error(exc))
+        kit.renderer.error(internal_error(exc))
         return "continue"
 
 
@@ -165,28 +127,28 @@ def custom_command_files(root: Path, env: Mapping[str, str] | None) -> CommandFi
     return CommandFiles(root, dirs, [*_BY_NAME, *_ALIASES])
 
 
-def _help(repl: CommandHost, arg: str) -> None:
+def _help(kit: CommandKit, arg: str) -> None:
     from agent_cli.ui.widgets import help_table
 
-    repl.renderer.show(help_table(help_rows()))
-    catalog = repl.commands.catalog()
+    kit.renderer.show(help_table(help_rows()))
+    catalog = kit.commands.catalog()
     if catalog.commands:
-        repl.renderer.line("")
-        repl.renderer.line("Markdown commands", "bold")
-        repl.renderer.show(help_table(custom_help_rows(catalog)))
+        kit.renderer.line("")
+        kit.renderer.line("Markdown commands", "bold")
+        kit.renderer.show(help_table(custom_help_rows(catalog)))
     for notice in catalog.notices:
-        repl.renderer.warn(notice.text)
-    repl.renderer.info(KEY_HELP)
+        kit.renderer.warn(notice.text)
+    kit.renderer.info(KEY_HELP)
 
 
-def _compact(repl: CommandHost, arg: str) -> None:
-    repl.drive(repl.session.compact(arg or None))
+def _compact(kit: CommandKit, arg: str) -> None:
+    kit.drive(kit.session.compact(arg or None))
 
 
-def _context(repl: CommandHost, arg: str) -> None:
+def _context(kit: CommandKit, arg: str) -> None:
     from agent_cli.ui.widgets import context_table
 
-    session = repl.session
+    session = kit.session
     bd = session.breakdown()
     parts = [(label, tokens) for label, tokens, _ in bd.rows() if label != "free"]
     report = context_report(
@@ -199,65 +161,65 @@ def _context(repl: CommandHost, arg: str) -> None:
         used=bd.total,
         auto_compact=bd.auto_compact,
     )
-    repl.renderer.show(context_table(report))
-    repl.renderer.info(report.note)
+    kit.renderer.show(context_table(report))
+    kit.renderer.info(report.note)
 
 
-def _clear(repl: CommandHost, arg: str) -> None:
-    repl.session.clear()
-    repl.refresh_context()
-    kept = len(repl.session.pins)
+def _clear(kit: CommandKit, arg: str) -> None:
+    kit.session.clear()
+    kit.refresh_context()
+    kept = len(kit.session.pins)
     pinned = f"; the {kept} pin{'s' if kept != 1 else ''} stay (/pins)" if kept else ""
-    repl.renderer.info(f"context cleared; everything said so far stays in {repl.session.log_dir}{pinned}")
+    kit.renderer.info(f"context cleared; everything said so far stays in {kit.session.log_dir}{pinned}")
 
 
-def _cost(repl: CommandHost, arg: str) -> None:
+def _cost(kit: CommandKit, arg: str) -> None:
     from agent_cli.ui.widgets import cost_table
 
-    rows = cost_rows(repl.session.usage_log)
+    rows = cost_rows(kit.session.usage_log)
     if not rows:
-        repl.renderer.info("no requests yet in this session")
+        kit.renderer.info("no requests yet in this session")
         return
-    records = repl.session.tasks.records
+    records = kit.session.tasks.records
     tasks = task_cost_rows((f"{t.id} {one_line(t.description)[:30]}", t.usage_log) for t in records)
-    repl.renderer.show(cost_table(rows, tasks))
+    kit.renderer.show(cost_table(rows, tasks))
     if any(r.dollars is None for r in rows):
-        repl.renderer.info("? = the model's prices are not in the model table")
+        kit.renderer.info("? = the model's prices are not in the model table")
 
 
-def _mcp(repl: CommandHost, arg: str) -> None:
-    for line in repl.session.extension_report():  # (server texts already made visible)
-        repl.renderer.line(line)
+def _mcp(kit: CommandKit, arg: str) -> None:
+    for line in kit.session.extension_report():  # (server texts already made visible)
+        kit.renderer.line(line)
 
 
-def _hooks(repl: CommandHost, arg: str) -> None:
-    lines = repl.session.hook_lines
+def _hooks(kit: CommandKit, arg: str) -> None:
+    lines = kit.session.hook_lines
     if not lines:
-        repl.renderer.info(
+        kit.renderer.info(
             "no hooks in force ([[hooks.EVENT]] in the config, hooks in ~/.claude/settings.json "
             "or .claude/settings.json)"
         )
     for line in lines:  # (the renderer writes control characters out)
-        repl.renderer.line(line)
+        kit.renderer.line(line)
 
 
-def _permissions(repl: CommandHost, arg: str) -> None:
-    for line in repl.session.permission_lines or ("mode: default",):
-        repl.renderer.line(line)
+def _permissions(kit: CommandKit, arg: str) -> None:
+    for line in kit.session.permission_lines or ("mode: default",):
+        kit.renderer.line(line)
 
 
-def _last(repl: CommandHost, arg: str) -> None:
+def _last(kit: CommandKit, arg: str) -> None:
     from agent_cli.ui.live_output import last_output_lines
 
-    last = repl.renderer.live_output.last
+    last = kit.renderer.live_output.last
     if last is None:
-        repl.renderer.info("no tool has run yet in this session")
+        kit.renderer.info("no tool has run yet in this session")
         return
     for text, style in last_output_lines(last):
-        repl.renderer.line(text, style)
+        kit.renderer.line(text, style)
 
 
-def _exit(repl: CommandHost, arg: str) -> str:
+def _exit(kit: CommandKit, arg: str) -> str:
     return "exit"
 
 
@@ -269,7 +231,7 @@ class Command:
     name: str
     args: str
     help: str
-    run: Callable[[CommandHost, str], str | None]
+    run: Callable[[CommandKit, str], str | None]
     completes: Completes = ""
     aliases: tuple[str, ...] = ()
 

@@ -17,32 +17,16 @@ import shlex
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
 
 from agent_cli.core.errors import AgentError, CommandError, ConfigError
 from agent_cli.prompt.pins import PROJECT_PINS
 from agent_cli.ui import typeahead
+from agent_cli.ui.command_kit import CommandKit
 from agent_cli.ui.reports import format_tokens
-
-if TYPE_CHECKING:
-    from agent_cli.session import AgentSession
-    from agent_cli.ui.render import Renderer
 
 __all__ = ["editor_command", "pin", "pin_line", "pins", "record", "uncompact", "unpin"]
 
 PROJECT_FLAG = "--project"
-
-
-class CommandHost(Protocol):
-    """What these commands use of the REPL (commands.CommandHost has it all)."""
-
-    @property
-    def session(self) -> AgentSession: ...
-
-    @property
-    def renderer(self) -> Renderer: ...
-
-    def refresh_context(self) -> None: ...
 
 
 def pin_line(line: str) -> str | None:
@@ -53,62 +37,62 @@ def pin_line(line: str) -> str | None:
     return None
 
 
-def pin(repl: CommandHost, arg: str) -> None:
+def pin(kit: CommandKit, arg: str) -> None:
     project = arg == PROJECT_FLAG or arg.startswith(PROJECT_FLAG + " ")
     text = arg[len(PROJECT_FLAG) :].strip() if project else arg
-    found = repl.session.pin(text, project=project)
+    found = kit.session.pin(text, project=project)
     if found is None:
-        repl.renderer.info("already pinned (/pins lists them)")
+        kit.renderer.info("already pinned (/pins lists them)")
         return
-    number = next(i for i, p in enumerate(repl.session.pins, 1) if p.text == text)
+    number = next(i for i, p in enumerate(kit.session.pins, 1) if p.text == text)
     where = f", and saved to {PROJECT_PINS} for every session here" if project else ""
-    repl.renderer.info(f"pinned as {number}{where}: every request carries it word for word (/unpin {number})")
-    repl.refresh_context()
+    kit.renderer.info(f"pinned as {number}{where}: every request carries it word for word (/unpin {number})")
+    kit.refresh_context()
 
 
-def pins(repl: CommandHost, arg: str) -> None:
-    listed = repl.session.pins
+def pins(kit: CommandKit, arg: str) -> None:
+    listed = kit.session.pins
     if not listed:
-        repl.renderer.info("no pins: /pin TEXT (or a line `# TEXT`) pins an instruction")
+        kit.renderer.info("no pins: /pin TEXT (or a line `# TEXT`) pins an instruction")
         return
     for number, each in enumerate(listed, 1):
         origin = f"  ({PROJECT_PINS})" if each.project else ""
-        repl.renderer.line(f"{number}. {each.text}{origin}")
-    repl.renderer.info("/unpin N removes one; pins stay through compaction, /clear and --continue")
+        kit.renderer.line(f"{number}. {each.text}{origin}")
+    kit.renderer.info("/unpin N removes one; pins stay through compaction, /clear and --continue")
 
 
-def unpin(repl: CommandHost, arg: str) -> None:
+def unpin(kit: CommandKit, arg: str) -> None:
     if not arg.strip().isdigit():
         raise CommandError("/unpin needs the pin's number, as /pins lists it: /unpin 2")
-    gone = repl.session.unpin(int(arg))
+    gone = kit.session.unpin(int(arg))
     also = f" (removed from {PROJECT_PINS} too)" if gone.project else ""
-    repl.renderer.info(f"unpinned: {gone.text}{also}")
-    repl.refresh_context()
+    kit.renderer.info(f"unpinned: {gone.text}{also}")
+    kit.refresh_context()
 
 
-def record(repl: CommandHost, arg: str) -> None:
+def record(kit: CommandKit, arg: str) -> None:
     if arg == "edit":
-        _edit_record(repl)
+        _edit_record(kit)
         return
     if arg:
         raise CommandError("/record shows the condensed record; /record edit opens it in your editor")
-    view = repl.session.record()
+    view = kit.session.record()
     if view is None:
-        repl.renderer.info("no condensed record in the context yet: it appears after a compaction (/compact)")
+        kit.renderer.info("no condensed record in the context yet: it appears after a compaction (/compact)")
         return
     if view.origin is not None:
-        repl.renderer.line(f"condensed record · {view.origin.how} · {view.origin.when}", "bold")
+        kit.renderer.line(f"condensed record · {view.origin.how} · {view.origin.when}", "bold")
     for part in view.parts:
-        repl.renderer.line(f"── {part.label}: {part.source}", "magenta")
-        repl.renderer.line(part.text)
+        kit.renderer.line(f"── {part.label}: {part.source}", "magenta")
+        kit.renderer.line(part.text)
     for path in view.files:
-        repl.renderer.info(f"names {path}")
+        kit.renderer.info(f"names {path}")
     editable = "a native record cannot be edited" if view.native else "/record edit changes it"
-    repl.renderer.info(f"{editable} · /uncompact undoes the compaction")
+    kit.renderer.info(f"{editable} · /uncompact undoes the compaction")
 
 
-def _edit_record(repl: CommandHost) -> None:
-    session = repl.session
+def _edit_record(kit: CommandKit) -> None:
+    session = kit.session
     view = session.record()
     if view is None:
         raise AgentError("there is no condensed record in the context yet (/compact makes one)")
@@ -132,17 +116,17 @@ def _edit_record(repl: CommandHost) -> None:
         with contextlib.suppress(OSError):
             Path(path).unlink()
     if done.returncode != 0:
-        repl.renderer.error(f"the editor exited with status {done.returncode}; the record is unchanged")
+        kit.renderer.error(f"the editor exited with status {done.returncode}; the record is unchanged")
     elif not text.strip():
-        repl.renderer.info("the file was empty: edit cancelled, the record is unchanged")
+        kit.renderer.info("the file was empty: edit cancelled, the record is unchanged")
     elif text == view.text:
-        repl.renderer.info("the record is unchanged")
+        kit.renderer.info("the record is unchanged")
     else:
         session.edit_record(text)
-        repl.renderer.info(
+        kit.renderer.info(
             "the edited record is in the context from the next request on; the old one is in the archive"
         )
-        repl.refresh_context()
+        kit.refresh_context()
 
 
 def editor_command(env: Mapping[str, str]) -> list[str]:
@@ -157,19 +141,19 @@ def editor_command(env: Mapping[str, str]) -> list[str]:
     return argv
 
 
-def uncompact(repl: CommandHost, arg: str) -> None:
-    done = repl.session.uncompact()
+def uncompact(kit: CommandKit, arg: str) -> None:
+    done = kit.session.uncompact()
     if done is None:
-        repl.renderer.info("nothing to undo: no compaction since the session started (or since /clear)")
+        kit.renderer.info("nothing to undo: no compaction since the session started (or since /clear)")
         return
     if done.over:
-        repl.renderer.error(
+        kit.renderer.error(
             f"the {done.restored} messages would bring the context to {format_tokens(done.tokens)}, "
             f"{done.over:,} tokens more than the window holds; nothing changed"
         )
         return
-    repl.renderer.info(
+    kit.renderer.info(
         f"compaction undone: {done.restored} messages are back, exactly as they were; the context is "
         f"{format_tokens(done.tokens)} and compacts again only once it has grown"
     )
-    repl.refresh_context()
+    kit.refresh_context()

@@ -38,11 +38,11 @@ from agent_cli.providers.registry import wire_for
 from agent_cli.providers.server_search import web_search_gap
 from agent_cli.store.log_records import read_log
 from agent_cli.store.private_write import write_private
+from agent_cli.ui.command_kit import CommandKit
 from agent_cli.ui.context_commands import editor_command
 from agent_cli.ui.edit_diff import EditDiff, diff_text
 from agent_cli.ui.markdown_export import export_markdown, last_answer
 from agent_cli.ui.reports import format_context_line, format_tokens
-from agent_cli.ui.session_commands import CommandHost
 
 if TYPE_CHECKING:
     from agent_cli.session import AgentSession
@@ -90,12 +90,12 @@ def init_prompt(root: Path, notes: str) -> str:
     return INIT_PROMPT + (INIT_IMPROVE if there else "") + (f"\n\nThe user adds: {notes}" if notes else "")
 
 
-def init(repl: CommandHost, arg: str) -> None:
-    root = repl.session.project_root
+def init(kit: CommandKit, arg: str) -> None:
+    root = kit.session.project_root
     verb = "improve AGENTS.md" if (root / "AGENTS.md").exists() else "write AGENTS.md"
-    repl.renderer.info(f"the model reads the project to {verb}; the write is asked about like any other")
-    repl.drive(repl.session.run(init_prompt(root, arg)))
-    repl.refresh_context()
+    kit.renderer.info(f"the model reads the project to {verb}; the write is asked about like any other")
+    kit.drive(kit.session.run(init_prompt(root, arg)))
+    kit.refresh_context()
 
 
 # ---- /diff -------------------------------------------------------------------------------------
@@ -107,8 +107,8 @@ def _summary(lines: tuple[str, ...]) -> str:
     return f"+{added} -{removed} lines"
 
 
-def diff(repl: CommandHost, arg: str) -> None:
-    session, out = repl.session, repl.renderer
+def diff(kit: CommandKit, arg: str) -> None:
+    session, out = kit.session, kit.renderer
     found = session.changes()
     if not found.files and not found.lost:
         out.info("the session has changed no file (or every change was undone)")
@@ -145,8 +145,8 @@ def osc52(text: str) -> str:
     return "\x1b]52;c;" + base64.b64encode(text.encode("utf-8")).decode("ascii") + "\x07"
 
 
-def copy(repl: CommandHost, arg: str) -> None:
-    session, out = repl.session, repl.renderer
+def copy(kit: CommandKit, arg: str) -> None:
+    session, out = kit.session, kit.renderer
     text = last_answer(session.history)
     if text is None:
         out.info("no answer to copy yet")
@@ -179,8 +179,8 @@ def copy(repl: CommandHost, arg: str) -> None:
 # ---- /export -----------------------------------------------------------------------------------
 
 
-def export(repl: CommandHost, arg: str) -> None:
-    session, out = repl.session, repl.renderer
+def export(kit: CommandKit, arg: str) -> None:
+    session, out = kit.session, kit.renderer
     root = session.project_root
     name = arg.strip() or f"agent-session-{session.id}.md"
     path = Path(os.path.expanduser(name))
@@ -189,7 +189,7 @@ def export(repl: CommandHost, arg: str) -> None:
         raise CommandError(f"{visible(str(path))} is a symbolic link: not written through; name another file")
     if path.is_dir():
         raise CommandError(f"{visible(str(path))} is a folder; name a file: /export FILE")
-    if path.exists() and not _overwrite(repl, path):
+    if path.exists() and not _overwrite(kit, path):
         return
     records, _ = read_log(session.transcript_path)
     text = export_markdown(session.id, records)
@@ -201,13 +201,13 @@ def export(repl: CommandHost, arg: str) -> None:
     out.info(f"  {path}")  # (on a line of its own: the path is not broken)
 
 
-def _overwrite(repl: CommandHost, path: Path) -> bool:
+def _overwrite(kit: CommandKit, path: Path) -> bool:
     shown = visible(str(path))
-    if repl.chooser is None:
+    if kit.chooser is None:
         raise CommandError(f"{shown} exists: /export ANOTHER-FILE, or remove it first")
-    chosen = repl.chooser(f"{shown} exists: overwrite it?", ["no, keep it", "yes, overwrite it"], 0)
+    chosen = kit.chooser(f"{shown} exists: overwrite it?", ["no, keep it", "yes, overwrite it"], 0)
     if chosen != 1:
-        repl.renderer.info("nothing exported")
+        kit.renderer.info("nothing exported")
         return False
     return True
 
@@ -228,8 +228,8 @@ def _named(path: Path, root: Path) -> str:
     return str(path.relative_to(root)) if path.is_relative_to(root) else str(path)
 
 
-def memory(repl: CommandHost, arg: str) -> None:
-    root, out = repl.session.project_root, repl.renderer
+def memory(kit: CommandKit, arg: str) -> None:
+    root, out = kit.session.project_root, kit.renderer
     files = memory_files(root, user_memory_path(os.environ))
     rows = [
         f"{n}. {visible(_named(p, root))}  {'' if p.exists() else '(not there yet) '}· {what}"
@@ -239,8 +239,8 @@ def memory(repl: CommandHost, arg: str) -> None:
         if not arg.isdigit() or not 1 <= int(arg) <= len(files):
             raise CommandError(f"/memory N opens file N of the {len(files)} that /memory lists")
         chosen: int | None = int(arg) - 1
-    elif repl.chooser is not None:
-        chosen = repl.chooser("open which instruction file in your editor?", rows, 0)
+    elif kit.chooser is not None:
+        chosen = kit.chooser("open which instruction file in your editor?", rows, 0)
         if chosen is None:
             return
     else:
@@ -249,10 +249,10 @@ def memory(repl: CommandHost, arg: str) -> None:
         out.info("/memory N opens one in $VISUAL / $EDITOR")
         return
     assert chosen is not None
-    _edit(repl, files[chosen][0])
+    _edit(kit, files[chosen][0])
 
 
-def _edit(repl: CommandHost, path: Path) -> None:
+def _edit(kit: CommandKit, path: Path) -> None:
     shown = visible(str(path))
     if path.is_symlink():
         raise CommandError(f"{shown} is a symbolic link: open what it names yourself")
@@ -263,9 +263,9 @@ def _edit(repl: CommandHost, path: Path) -> None:
     except OSError as exc:
         raise AgentError(f"cannot run the editor {visible(argv[0])}: {exc.strerror or exc}") from None
     if done.returncode != 0:
-        repl.renderer.error(f"the editor exited with status {done.returncode}")
+        kit.renderer.error(f"the editor exited with status {done.returncode}")
         return
-    repl.renderer.info(f"{shown}: read at start-up, so a change applies from the next session")
+    kit.renderer.info(f"{shown}: read at start-up, so a change applies from the next session")
 
 
 # ---- /status -----------------------------------------------------------------------------------
@@ -294,8 +294,8 @@ def _web_search(session: AgentSession) -> str:
     return "the provider's own (runs on its servers)" if gap is None else f"not offered: {gap}"
 
 
-def status(repl: CommandHost, arg: str) -> None:
-    session, out = repl.session, repl.renderer
+def status(kit: CommandKit, arg: str) -> None:
+    session, out = kit.session, kit.renderer
     settings = session.settings
     mode = session.mode.mode
     approvals = "ask before tools that change things" if mode == "default" else LABELS[mode]

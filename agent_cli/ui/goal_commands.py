@@ -10,35 +10,19 @@ goes through `Renderer.line`, which writes control characters out.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from agent_cli.core.errors import CommandError
-from agent_cli.core.events import Event
 from agent_cli.core.goals import Goal, parse_goal
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
-
-    from agent_cli.session import AgentSession
-    from agent_cli.ui.render import Renderer
+    from agent_cli.ui.command_kit import CommandKit
 
 __all__ = ["MARK", "goal", "goal_lines", "goal_mark"]
 
 LAST_LINES = 6  # of the last check's output, in /goal
 MARK = " · ◎ goal"
 ENDED = {"met": "met", "budget_spent": "stopped: its budget is spent", "cleared": "cleared"}
-
-
-class CommandHost(Protocol):
-    """What /goal uses of the REPL (commands.CommandHost has it all)."""
-
-    @property
-    def session(self) -> AgentSession: ...
-
-    @property
-    def renderer(self) -> Renderer: ...
-
-    def drive(self, events: Iterator[Event]) -> None: ...
 
 
 def goal_mark(goal: Goal | None, room: int | None = None) -> str:
@@ -65,9 +49,9 @@ def goal_lines(goal: Goal, spent: float) -> list[str]:
     return lines
 
 
-def goal(repl: CommandHost, arg: str) -> None:
+def goal(kit: CommandKit, arg: str) -> None:
     """`/goal [TEXT [--check COMMAND] [--budget USD] | clear]`."""
-    session = repl.session
+    session = kit.session
     try:
         parsed = parse_goal(arg)
     except ValueError as exc:
@@ -75,14 +59,14 @@ def goal(repl: CommandHost, arg: str) -> None:
     if parsed == "show":
         current = session.goal
         if current is None:
-            repl.renderer.info("no goal: /goal TEXT [--check COMMAND] [--budget USD] sets one, and starts")
+            kit.renderer.info("no goal: /goal TEXT [--check COMMAND] [--budget USD] sets one, and starts")
             return
         spent = session.goal_spent() if current.active else current.spent
         for line in goal_lines(current, spent):
-            repl.renderer.line(line)
+            kit.renderer.line(line)
         return
     if parsed == "clear":
         ended = session.clear_goal()
-        repl.renderer.info("goal cleared" if ended is not None else "no active goal to clear")
+        kit.renderer.info("goal cleared" if ended is not None else "no active goal to clear")
         return
-    repl.drive(session.pursue(parsed))
+    kit.drive(session.pursue(parsed))

@@ -28,7 +28,7 @@ than as a terminal hyperlink, and the approval question shows the exact
 command with every invisible character written out (`visible_exact`).
 
 What each of those looks like is `widgets.py`. Only one Live exists at a time
-(rich allows no more), so the spinner and the streaming tail share it.
+(rich allows no more), so the spinner and the streaming tail share it (`live_area.py`).
 """
 
 from __future__ import annotations
@@ -37,9 +37,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console, Group, RenderableType
+from rich.console import Console, RenderableType
 from rich.constrain import Constrain
-from rich.live import Live
 from rich.padding import Padding
 from rich.segment import Segments
 from rich.spinner import Spinner
@@ -71,6 +70,7 @@ from agent_cli.tools.registry import known_tools
 from agent_cli.ui.approval_view import approval_text
 from agent_cli.ui.edit_diff import EditDiffs, diff_text
 from agent_cli.ui.glyphs import ascii_only
+from agent_cli.ui.live_area import LiveArea
 from agent_cli.ui.live_output import LiveOutputView
 from agent_cli.ui.markdown_blocks import MarkdownStream
 from agent_cli.ui.markdown_lines import MarkdownTail, block_lines
@@ -108,10 +108,9 @@ class Renderer:
         self._tools = tools
         # Markdown, spinners and Live only on a real terminal that accepts colour.
         self.fancy = (console.is_terminal and not console.no_color) if fancy is None else fancy
-        self.refresh_per_second = refresh_per_second
         # Braille dots on a UTF-8 terminal; an ASCII one gets - \ | /.
         self._spinner_name = "line" if ascii_only(console.file) else "dots"  # an ASCII terminal's spinner
-        self._live: Live | None = None
+        self._live = LiveArea(console, refresh_per_second)  # the spinner and the streaming tail
         self._stream = MarkdownStream()
         self._streamed = False  # deltas arrived for the current assistant message
         self._line_open = False  # plain output: the streamed text so far does not end with a newline
@@ -128,7 +127,7 @@ class Renderer:
     @property
     def live(self) -> bool:
         """A live area (a spinner, the streaming tail) is on the screen."""
-        return self._live is not None
+        return self._live.shown
 
     @property
     def spinner(self) -> str | None:
@@ -331,7 +330,7 @@ class Renderer:
             return
         if self.fancy:
             rest = self._stream.finish()
-            self._stop_live()
+            self._live.stop()
             if rest.strip():
                 self._print_markdown(rest)
         else:
@@ -364,7 +363,7 @@ class Renderer:
         if self._spinner is not None:
             self._spinner = None
             if not self._streamed:
-                self._stop_live()
+                self._live.stop()
             else:
                 self._update_live()
 
@@ -377,25 +376,4 @@ class Renderer:
             tail = self.live_output.tail()
             if tail is not None:
                 parts.append(tail)
-        if not parts:
-            self._stop_live()
-            return
-        renderable = Group(*parts)
-        if self._live is None:
-            self._live = Live(
-                renderable,
-                console=self.console,
-                refresh_per_second=self.refresh_per_second,
-                transient=True,
-                redirect_stdout=False,
-                redirect_stderr=False,
-                vertical_overflow="visible",
-            )
-            self._live.start()
-        else:
-            self._live.update(renderable)
-
-    def _stop_live(self) -> None:
-        if self._live is not None:
-            live, self._live = self._live, None
-            live.stop()
+        self._live.show(parts)

@@ -50,6 +50,7 @@ from agent_cli.tools.base import ToolRegistry
 from agent_cli.tools.registry import default_tools
 from agent_cli.ui import ending, glyphs, typeahead
 from agent_cli.ui.approval import ApprovalPrompt, answer_prompt, edit_prompt, instead_prompt
+from agent_cli.ui.command_kit import CommandKit
 from agent_cli.ui.commands import SlashCommand, closest, custom_command_files, parse, run_command
 from agent_cli.ui.context_commands import pin_line
 from agent_cli.ui.custom_commands import invoke
@@ -89,7 +90,6 @@ class Repl:
         chooser: Chooser | None = None,
     ) -> None:
         self.session = session
-        self.chooser = chooser  # lists to choose from (/resume, /model, /rewind); None: they are printed
         # Without the user's folders (tests): only the project's.
         self.commands = commands or custom_command_files(session.project_root, None)
         self._renderer = renderer  # a function: the renderer is made on first use (rich loads late)
@@ -98,6 +98,16 @@ class Repl:
         self.invalidate = invalidate
         self.quiet = quiet  # the terminal's echo off while a turn runs (see turn.quiet_input)
         self.keys = keys  # Esc during a turn, and the text typed meanwhile
+        # What the slash commands may use: never the REPL itself.
+        self.kit = CommandKit(
+            session=session,
+            make_renderer=renderer,
+            commands=self.commands,
+            drive=self.drive,
+            refresh_context=self.refresh_context,
+            prefill=self.prefill,
+            chooser=chooser,  # lists to choose from (/resume, /model, /rewind); None: they are printed
+        )
         self._warmed = threading.Event()  # the warm-up's import and count are done (or none runs)
         self._warmed.set()
         self._turn_begun = False  # once set, the warm-up leaves the vocabulary to the turn's count
@@ -203,7 +213,7 @@ class Repl:
         command = parse(line)
         pinned = pin_line(line) if command is None else None
         if pinned is not None:  # `# never use tabs`: a pin, as /pin
-            return run_command(self, SlashCommand("pin", pinned))
+            return run_command(self.kit, SlashCommand("pin", pinned))
         if command is None and line.startswith("!"):
             self._shell(line[1:].strip())
             return "continue"
@@ -217,7 +227,7 @@ class Repl:
         if not command.known:
             self._custom(command)
             return "continue"
-        return run_command(self, command)
+        return run_command(self.kit, command)
 
     def _shell(self, command: str) -> None:
         """`!command`: run it now in the project's shell, show what it printed; the model sees it

@@ -8,30 +8,19 @@ and it is cut to the room the toolbar has.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from agent_cli.core.text import escape_char, visible
 from agent_cli.core.todos import TodoItem, current_item
 
 if TYPE_CHECKING:
-    from agent_cli.session import AgentSession
-    from agent_cli.ui.render import Renderer
+    from agent_cli.ui.command_kit import CommandKit
 
-__all__ = ["MARKS", "CommandHost", "todo_lines", "todos", "toolbar_item"]
+__all__ = ["MARKS", "todo_lines", "todos", "toolbar_item"]
 
 MARKS = {"completed": "[x]", "in_progress": "[>]", "pending": "[ ]"}
 TOOLBAR_ITEM = 40  # characters of the item at most: the toolbar is one line shared with the context
 _PREFIX = " · doing: "
-
-
-class CommandHost(Protocol):
-    """What /todos uses of the REPL (commands.CommandHost has it all)."""
-
-    @property
-    def session(self) -> AgentSession: ...
-
-    @property
-    def renderer(self) -> Renderer: ...
 
 
 def todo_lines(items: Sequence[TodoItem]) -> list[str]:
@@ -58,13 +47,13 @@ def toolbar_item(items: Sequence[TodoItem], room: int | None = None) -> str:
     return _PREFIX + text
 
 
-def todos(repl: CommandHost, arg: str) -> None:
+def todos(kit: CommandKit, arg: str) -> None:
     """`/todos`: the model's todo list, as every request carries it."""
-    items = repl.session.todos
+    items = kit.session.todos
     if not items:
-        repl.renderer.info("no todo list: the model writes one with todo_write for multi-step work")
+        kit.renderer.info("no todo list: the model writes one with todo_write for multi-step work")
         return
     for line in todo_lines(items):
-        repl.renderer.line(line)
+        kit.renderer.line(line)
     done = sum(1 for i in items if i.status == "completed")
-    repl.renderer.info(f"{done} of {len(items)} done; every request carries the list through compaction")
+    kit.renderer.info(f"{done} of {len(items)} done; every request carries the list through compaction")
