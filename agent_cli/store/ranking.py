@@ -9,7 +9,9 @@ title's (a result is titled by its call: the path read, the command run), counte
 are scored by BM25 (k1 1.2, b 0.75) over the question's weighted terms (terms.py), then by
 meaning too (meaning.py): a chunk that shares a term with the question scores its BM25 score over
 the best one's plus `MEANING_WEIGHT` times its closeness to the question over the closest one's,
-so a passage that says the rest in other words than the question's can still rank first. Then in
+so a passage that says the rest in other words than the question's can still rank first. A question
+about the session's start ("early on", "when we began": terms.py `asks_for_early`) scales each score by
+up to `1 + EARLY_WEIGHT`, the most for the oldest document, nothing for the newest. Then in
 tiers: a document whose title holds the question as typed (a path, a command) comes first,
 whole; then chunks that hold it as typed; then the rest by score. Ties go to the newer document.
 
@@ -29,12 +31,12 @@ from typing import TYPE_CHECKING
 
 from agent_cli.store import meaning
 from agent_cli.store.session_search import Document
-from agent_cli.store.terms import PREFIX_WEIGHT, question_terms, terms
+from agent_cli.store.terms import PREFIX_WEIGHT, asks_for_early, question_terms, terms
 
 if TYPE_CHECKING:
     from agent_cli.store.meaning import Meaning
 
-__all__ = ["CHUNK_LINES", "FLOOR", "MEANING_WEIGHT", "PER_DOCUMENT", "Passage", "rank"]
+__all__ = ["CHUNK_LINES", "EARLY_WEIGHT", "FLOOR", "MEANING_WEIGHT", "PER_DOCUMENT", "Passage", "rank"]
 
 CHUNK_LINES = 12
 CHUNK_TERMS = 160  # and at most this many terms
@@ -43,6 +45,7 @@ PER_DOCUMENT = 2
 MAX_LINES = 40  # touching chunks of a document are joined up to this many lines
 FLOOR = 0.3
 MEANING_WEIGHT = 0.3  # the closest chunk's meaning counts this much of the best BM25 score
+EARLY_WEIGHT = 0.5  # a question about the start: the oldest document's score counts this much more
 _K1 = 1.2
 _B = 0.75
 _MIN_LITERAL = 3  # a question shorter than this is not looked for as typed
@@ -89,6 +92,8 @@ def rank(docs: Sequence[Document], question: str, *, by_meaning: bool = True) ->
     scores = _scores(chunks, weights)
     if by_meaning and any(scores):
         scores = _with_meaning(scores, said, chunks)
+    if asks_for_early(question):
+        scores = _earlier_first(scores, chunks)
     scored = [Passage(c.doc, c.start, c.end, score, c.tier) for c, score in zip(chunks, scores, strict=True)]
     best = max((p.score for p in scored if p.tier == 0), default=0.0)
     kept = [p for p in scored if p.tier > 0 or (p.score > 0 and p.score >= FLOOR * best)]
@@ -188,6 +193,16 @@ def _with_meaning(scores: list[float], said: dict[str, int], chunks: Sequence[_C
         s / best + MEANING_WEIGHT * max(c, 0.0) / closest if s > 0 else 0.0
         for s, c in zip(scores, close, strict=True)
     ]
+
+
+def _earlier_first(scores: list[float], chunks: Sequence[_Chunk]) -> list[float]:
+    """The scores, each times `1 + EARLY_WEIGHT` for the oldest document down to 1 for the newest
+    (by place among the documents, so a session's many late outputs do not crowd its start)."""
+    orders = sorted({c.doc.order for c in chunks})
+    if len(orders) < 2:
+        return scores
+    place = {order: n / (len(orders) - 1) for n, order in enumerate(orders)}
+    return [s * (1 + EARLY_WEIGHT * (1 - place[c.doc.order])) for s, c in zip(scores, chunks, strict=True)]
 
 
 def _meaning(chunk: _Chunk) -> Meaning | None:

@@ -7,7 +7,8 @@ reads them as *documents*:
 - a block of a message, from a message record of the log or a line of a span: its text, a
   record the engine wrote in place of a span (kind "record"), a tool call
   (`[tool call name {input}]`), or a tool result, *titled* by the call it
-  answers (`[result of name {input} · id <call id>]`);
+  answers (`[result of name {input} · id <call id>]`; `· error ·` before the id when the tool
+  failed, so a question about an error finds a failure whose text does not say "error");
 - a tool's full output saved before L0 cut it (its first line is its title);
 - what the log tells a person besides the conversation, the events `agent transcripts show`
   prints: a compaction (its summary, what it cut), a warning, an error. These are not
@@ -299,7 +300,8 @@ def _message_documents(
             use = calls.get(block.tool_use_id)
             if _is_searcher(use, searcher):
                 continue
-            title = f"[result of {_call(use) if use else 'a tool call'} · id {block.tool_use_id}]"
+            failed = " · error" if block.is_error else ""
+            title = f"[result of {_call(use) if use else 'a tool call'}{failed} · id {block.tool_use_id}]"
             yield Document(file, ref, message.id, "message", title, block.content, order, block.tool_use_id)
 
 

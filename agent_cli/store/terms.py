@@ -21,6 +21,9 @@ the words developers use for the same thing (`error` for `exception`, `listen` f
 and the table below is the general vocabulary of programming, not any one project's. "How long",
 "how often", "how many" say what kind of value is wanted; the words such a value is written
 beside (timeout and seconds, interval and cron, max and limit) come in at a lower weight still.
+"Early on", "when we began", "at the start" say *when*: `asks_for_early` tells the ranking to
+prefer what the session saw early, and those words are no terms of their own. "First" alone is
+not taken for time: it names things too ("the first-visit fix rate", `first_name`).
 """
 
 from __future__ import annotations
@@ -31,7 +34,14 @@ import re
 from collections.abc import Iterator
 from typing import Protocol
 
-__all__ = ["ANSWER_KIND_WEIGHT", "PREFIX_WEIGHT", "RELATED_WEIGHT", "question_terms", "terms"]
+__all__ = [
+    "ANSWER_KIND_WEIGHT",
+    "PREFIX_WEIGHT",
+    "RELATED_WEIGHT",
+    "asks_for_early",
+    "question_terms",
+    "terms",
+]
 
 RELATED_WEIGHT = 0.4  # a related word counts this much of a word the question says
 ANSWER_KIND_WEIGHT = 0.25  # and a word beside the kind of value it asks for ("how long": timeout)
@@ -56,9 +66,16 @@ _STOP = frozenset(
 # one we use"): they match every output alike. What "how long" or "how often" asks for is kept as
 # the kind of answer it wants (`_ANSWER_KINDS`).
 _FRAME = frozenset(
-    """actually anything big exact exactly everything frequently gave give given gives giving happen
+    """actually anything began begin beginning big early earliest exact exactly everything frequently
+    gave give given gives giving happen initially originally outset
     happened happens large long many much need needs often something take takes took use used uses using
     whether""".split()  # noqa: SIM905
+)
+# Words that ask about the start of the session ("early on", "when we began"), and pairs that do
+# ("when we started", "at the start", "at first").
+_EARLY = frozenset(["began", "beginning", "early", "earliest", "initially", "originally", "outset"])
+_EARLY_PAIRS = frozenset(
+    {("we", "started"), ("we", "start"), ("the", "start"), ("we", "begin"), ("at", "first")}
 )
 # The words a value of the kind a question asks for is written beside ("how long" -> a timeout
 # in seconds), brought in at `ANSWER_KIND_WEIGHT`.
@@ -212,6 +229,13 @@ def _related() -> dict[str, frozenset[str]]:
         for stem in stems:
             table.setdefault(stem, set()).update(stems)
     return {stem: frozenset(others - {stem}) for stem, others in table.items()}
+
+
+def asks_for_early(question: str) -> bool:
+    """Whether `question` asks about what happened early in the session ("what did the build
+    report early on?", "when we started")."""
+    found = [w.lower() for w in _WORD.findall(question)]
+    return any(w in _EARLY for w in found) or any(p in _EARLY_PAIRS for p in itertools.pairwise(found))
 
 
 def question_terms(question: str) -> dict[str, float]:
