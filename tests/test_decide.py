@@ -13,6 +13,7 @@ import pytest
 from test_context_fakes import FakeCounter, assistant, filler, tool_round, user
 
 from agent_cli.config.settings import ContextSettings
+from agent_cli.context.clear import apply_clear
 from agent_cli.context.decide import decide
 from agent_cli.context.engine_state import Ahead, Cached, CachePrice, CompactionState, EngineState, StandIn
 from agent_cli.context.engine_values import (
@@ -441,6 +442,27 @@ NEAR = Clearing(ROUNDS, ROUND_COUNTS, SMALL_TH.trigger_at - 500, past=False)  # 
 FRAME = SMALL_TH.clear_at - sum(ROUND_COUNTS)  # with the next round, the request passes the L1 line
 NEWEST = Sending(ROUNDS, ROUND_COUNTS, at=3.0, frame=FRAME)  # the next clear takes the newest result
 
+
+def reads(*chars: int) -> tuple[list[Message], list[int]]:
+    """A history of file reads of `chars` characters each, and its counts."""
+    history = [user("go")]
+    for n, size in enumerate(chars):
+        history += tool_round("read_file", {"path": f"r{n}.py"}, filler(size, f"r{n}"))
+    return history, [COUNTER.count_message(m) for m in history]
+
+
+# The misses of the billing audit (spotter-4te at 32k: the newest left unwritten, then written anyway).
+# A small round lately: the next round may be as small, and the newest stays in L1's protected window.
+SMALLER, SMALLER_COUNTS = reads(4_000, 4_000, 4_000, 4_000, 1_200, 4_000)
+AFTER_SMALL = Sending(SMALLER, SMALLER_COUNTS, at=3.0, frame=SMALL_TH.clear_at - sum(SMALLER_COUNTS))
+# A big round lately: the next may be as big, past the trigger where the clear cannot get below it,
+# and L2's summary request reads the newest back.
+BIGGER, BIGGER_COUNTS = reads(4_000, 4_000, 4_000, 24_000, 4_000)
+AFTER_BIG = Sending(BIGGER, BIGGER_COUNTS, at=3.0, frame=10_000)
+# The survey after a clear: the older reads are stubs, the newest still goes at the next clear.
+_CLEARED = apply_clear(ROUNDS, {2: {ROUNDS[2].tool_results[0].tool_use_id}}, 0).messages
+STUBBED = Sending(_CLEARED, [COUNTER.count_message(m) for m in _CLEARED], at=3.0, frame=FRAME + 1_000)
+
 # fmt: off
 PRICED = [
     # (what the row says, the state, what the engine saw, what it does)
@@ -465,6 +487,16 @@ PRICED = [
     ("a compatible server keeps its cache while it runs: never cold",
      priced(SERVER_PRICE, cache=Cached(at=100.0)),
      dataclasses.replace(IDLE, at=100.0 + 10**6), same(Nothing())),
+    ("Anthropic: after a small round the next may be as small: the newest stays protected, written",
+     priced(ANTHROPIC_PRICE), AFTER_SMALL, same(Mark(1, True))),
+    ("Anthropic: after a big round the next may push past where L1 gets below the trigger: written",
+     priced(ANTHROPIC_PRICE), AFTER_BIG, same(Mark(1, True))),
+    ("Anthropic: L1 will not look until the history grew by its shortfall: written",
+     priced(ANTHROPIC_PRICE, clear_skip=(ROUNDS[0].id, 10**6)), NEWEST, same(Mark(1, True))),
+    ("a clear that does not repay its rewrite waits: the newest is written",
+     priced(CachePrice(read=0.005, write=1.25)), NEWEST, same(Mark(1, True))),
+    ("Anthropic: older reads already stubbed tell no round's size: the newest still goes unwritten",
+     priced(ANTHROPIC_PRICE), STUBBED, same(Mark(3, False))),
 ]
 # fmt: on
 

@@ -66,7 +66,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from agent_cli.context.clear import clearable, next_change
+from agent_cli.context.clear import clearable, is_stub, next_change
 from agent_cli.context.engine_state import Ahead, Cached, CompactionState, EngineState, StandIn
 from agent_cli.context.engine_values import (
     Action,
@@ -337,24 +337,60 @@ def _worth_writing(state: EngineState, seen: Sending) -> bool:
     """Whether writing the newest message to the cache pays. Written, it costs `write` a token now
     and `read` at the next request if it is still there; sent unwritten, 1 now and `write` at the
     next request if it is still there (nothing if the next clear stubs it). So it is written when
-    write < 1 + p * (write - read), p the chance it is still there: p is 0 when the next request,
-    a round like the newest later, is above the L1 line and its clear takes the newest message's
-    results and gets it below the trigger (a survey that reads a file a turn: each read is stubbed
-    by the next clear, and writing it at 1.25x was paid for a read that never came), 1 otherwise."""
+    write < 1 + p * (write - read), p the chance it is still there. p is 0 only when the next clear
+    takes the newest message's results whatever the next round brings (a survey that reads a file a
+    turn: each read is stubbed by the next clear, and writing it at 1.25x was paid for a read that
+    never came), 1 otherwise. What the next clear does is asked of `_clearing` itself, on the history
+    grown by a round (`_next_keeps`). The next round's size is not known: it is taken as small as the
+    smallest and as big as the biggest of the recent rounds (`_next_rounds`), and the message is left
+    unwritten only when the clear takes it in both. A smaller round leaves it inside L1's protected
+    window, a bigger one sends the request past the trigger where the clear cannot get below it and
+    L2's summary request reads it back; a missed write costs 0.9x a token, a wasted one 0.25x."""
     price, counts, messages = state.price, seen.counts, seen.messages
     if counts is None or len(messages) < 2 or not messages[-1].tool_results:
         return True
     if not price.marks or price.free:
         return True  # an automatic cache keeps every prefix sent: there is no write to leave out
-    th = state.thresholds
-    grown = [*messages, messages[-2], messages[-1]]  # (the next round, as big as the newest)
-    grown_counts = [*counts, counts[-2], counts[-1]]
-    tokens = seen.frame + sum(grown_counts)
-    survives = True
-    if tokens >= max(th.clear_at, state.still_below):
-        to_clear, freed = clearable(grown, grown_counts, protect_tokens=th.clear_protect, start=state.holds)
-        cleared = len(messages) - 1 in to_clear and freed >= th.clear_min_batch
-        # (still at the trigger after that clear: L2 comes instead, and its summary request reads
-        # the conversation back, the newest message with it)
-        survives = not cleared or tokens - freed >= th.trigger_at
+    survives = any(_next_keeps(state, seen, n) for n in _next_rounds(messages, counts))
     return price.write < 1 + (price.write - price.read if survives else 0.0)
+
+
+# (the recent rounds the next one is guessed from)
+_RECENT_ROUNDS = 4
+
+
+def _next_rounds(messages: Sequence[Message], counts: Sequence[int]) -> list[int]:
+    """The sizes the next round is tried at: of the smallest and of the biggest tool results among
+    the recent rounds not yet stubbed (the newest among them), each a message index to copy."""
+    recent = [
+        i
+        for i in range(len(messages) - 1, 0, -1)
+        if any(not is_stub(r) for r in messages[i].tool_results)  # (a stub tells no round's size)
+    ][:_RECENT_ROUNDS]
+    return sorted({min(recent, key=lambda i: counts[i]), max(recent, key=lambda i: counts[i])})
+
+
+def _next_keeps(state: EngineState, seen: Sending, like: int) -> bool:
+    """Whether the newest message is still there as sent at the next request, if the next round is
+    like round `like` (its call and its results): what the engine does with that request, by the
+    same tests it applies (the L1 line, /uncompact's size, `EngineState.clear_skipped`, `_clearing`)."""
+    messages, counts, th = seen.messages, seen.counts or (), state.thresholds
+    call, results = messages[like - 1], messages[like]
+    grown = [*messages, dataclasses.replace(call, id=f"{call.id}+next"),
+             dataclasses.replace(results, id=f"{results.id}+next")]  # fmt: skip
+    grown_counts = [*counts, counts[like - 1], counts[like]]
+    tokens = seen.frame + sum(grown_counts)
+    if tokens < max(th.clear_at, state.still_below):
+        return True  # no clear below the L1 line, nor below the size the user kept
+    # (the state the next request meets: this one sent now and held whole)
+    state = dataclasses.replace(
+        state,
+        in_request=frozenset(m.id for m in messages),
+        cache=dataclasses.replace(state.cache, at=seen.at),
+    )
+    if state.clear_skipped(grown, tokens, seen.at):
+        return True
+    past = tokens >= th.trigger_at
+    action, _ = _clearing(state, Clearing(grown, grown_counts, tokens, past, seen.at))
+    # (not cleared, past the trigger: L2 comes, and its summary request reads the newest back)
+    return not (isinstance(action, Clear) and len(messages) - 1 in action.to_clear)
