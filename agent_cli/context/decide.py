@@ -44,7 +44,8 @@ line: what the engine saw, when, what it does -> the record on its way after.
     Happened restarted, Reset, KeepSize (/clear; a model; /uncompact) Nothing         -> none
     SmallerWindow (an overflow error named a smaller window)          Say, every line follows it
     Clearing (above the L1 line, after L0)
-        a batch worth clearing (past the trigger: one that gets below it) Clear
+        a batch worth clearing (past the trigger: one that gets below it; below it: one whose
+        saving repays its rewrite before the trigger, or that the next round needs)  Clear
         the cache cold (the last request older than its TTL): any batch   Clear
         no batch worth clearing                                       Nothing; L1 waits for growth
     PastTrigger (L2 was asked at the trigger)
@@ -52,7 +53,9 @@ line: what the engine saw, when, what it does -> the record on its way after.
                                                                       Clear (any batch worth clearing)
         it acted; or below the L1 line; or L1 waits for growth        Nothing
     Sending (before a request)                                        Mark (the anchor)
-        the next request's clear takes the newest message's results   Mark, newest not written
+        the next clear takes the newest message's results, whether the next round is as small or
+        as big as the last four (the clear's own gates and choice asked), writes at breakpoints
+                                                                      Mark, newest not written
     Answered (after a response; a usage report far below the count)  Say once / Nothing
     Ending (the run ends)
         a digest stands in, its record ready, the digest still leads  SwapIn          -> none
