@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from agent_cli.billing.prices import CachePrice
 from agent_cli.config.settings import ContextSettings
 from agent_cli.context.engine import ContextEngine
 from agent_cli.context.protocol import Frame
@@ -79,6 +80,9 @@ def engine(tmp_path: Path, window: int) -> ContextEngine:
         counter=TokenCounter(MODEL, tokenizer_for(MODEL, "anthropic")),
         archive=Archive(tmp_path / "a"),
         summarize=FakeSummarizer(),
+        # What the API accepts after each layer is the subject, not when a clear pays for its
+        # rewrite: unpriced, L1 clears at its line (priced, a warm clear this early waits).
+        price=CachePrice.server(),
     )
 
 
