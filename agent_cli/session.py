@@ -32,14 +32,14 @@ runner act only through its methods:
 Nothing reaches into the parts: a change of model or session goes through
 their own `reset` methods. What each model needs (provider, counter, summary
 call, window) and how a session is reopened come from `Parts` (session_parts.py),
-which the composition root (app.py) implements.
+which the composition root (app.py) implements. What the shells only read (ids,
+model, window, tools, history, usage, /context) is `SessionView` (session_view.py).
 """
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator, Sequence
-from pathlib import Path
 
 from agent_cli.agent.attachments import Attached
 from agent_cli.agent.file_watch import FileWatch
@@ -56,29 +56,27 @@ from agent_cli.agent.subagent import SubAgents
 from agent_cli.agent.user_runs import UserRuns
 from agent_cli.config.settings import Settings
 from agent_cli.context.across_runs import finish_run, take_back
-from agent_cli.context.breakdown import Breakdown
 from agent_cli.context.engine import ContextEngine
-from agent_cli.context.thresholds import Thresholds
 from agent_cli.context.todos import logged_todos
 from agent_cli.core.errors import SessionLogError
 from agent_cli.core.events import Event, WarningEvent
 from agent_cli.core.goals import Goal, GoalSpec, goal_note
-from agent_cli.core.messages import Message, Usage
 from agent_cli.core.todos import TodoItem
 from agent_cli.prompt.pins import Pin, PinBoard, logged_pins, section
 from agent_cli.prompt.skills import logged_skills
 from agent_cli.session_parts import Extensions, ModelParts, Parts
+from agent_cli.session_view import SessionView
 from agent_cli.store.log_records import LogRecord, read_log
 from agent_cli.store.session_log import SessionLog
 from agent_cli.store.sessions import resolve_session_id
 from agent_cli.tools.background import TOPIC as BACKGROUND_TOPIC
 from agent_cli.tools.background import BackgroundShells, died_notice, running_record
-from agent_cli.tools.base import ToolOutput, ToolRegistry
+from agent_cli.tools.base import ToolOutput
 
 __all__ = ["AgentSession", "Extensions", "ModelParts", "Parts", "Uncompacted"]
 
 
-class AgentSession:
+class AgentSession(SessionView):
     def __init__(
         self,
         *,
@@ -134,87 +132,6 @@ class AgentSession:
         self._owed = False  # the log says a record is owed (context/across_runs.py)
         self._take_back(records)
         self._background_died(records)
-
-    # ---- what the shells show ----------------------------------------------------
-
-    @property
-    def id(self) -> str:
-        return self._log.id
-
-    @property
-    def log(self) -> SessionLog:
-        """The session's log (a sub-agent's file changes are recorded in it, for /rewind)."""
-        return self._log
-
-    @property
-    def log_dir(self) -> Path:
-        return self._log.dir
-
-    @property
-    def transcript_path(self) -> Path:
-        """The session's log (what hooks are told as `transcript_path`)."""
-        return self._log.path
-
-    @property
-    def project_root(self) -> Path:
-        return self.settings.project_root
-
-    @property
-    def provider_name(self) -> str:
-        return self.settings.provider.name
-
-    @property
-    def model(self) -> str:
-        return self._model.model
-
-    @property
-    def summary_model(self) -> str:
-        """The model that writes the context's summaries (the session's own unless configured)."""
-        return self._model.summary_model or self._model.model
-
-    @property
-    def window(self) -> int:
-        """The context window in force: the model's, or the smaller one learned from the provider's
-        refusals. The toolbar, /model and /context all say this one."""
-        return self._engine.window
-
-    @property
-    def max_output(self) -> int:
-        """Tokens a reply may take (less than the model's maximum in a small window)."""
-        return self._engine.max_output
-
-    @property
-    def thresholds(self) -> Thresholds:
-        return self._engine.thresholds
-
-    @property
-    def tools(self) -> ToolRegistry:
-        """The tools offered to the model, each with how it asks and how a call is shown."""
-        return self._loop.tools
-
-    @property
-    def engine(self) -> ContextEngine:
-        """The context engine this session runs; the session resets it on clear, switch and resume."""
-        return self._engine
-
-    @property
-    def history(self) -> tuple[Message, ...]:
-        return tuple(self._loop.history)
-
-    @property
-    def usage_log(self) -> tuple[tuple[str, Usage], ...]:
-        """(model, usage) of every model call so far, summary calls and sub-agents' calls included."""
-        return (*self._loop.usage_log, *self.tasks.usage())
-
-    def redact(self, text: str) -> str:
-        """`text` with the configured keys and credential shapes replaced, as the session log stores it."""
-        return self._redact(text)
-
-    def context_tokens(self) -> int:
-        return self._loop.context_tokens()
-
-    def breakdown(self) -> Breakdown:
-        return self._engine.breakdown(self._loop.history, self._loop.frame)
 
     # ---- what the user does --------------------------------------------------------
 
