@@ -137,7 +137,7 @@ class TaskFactory:
                 # Its file changes go to the session's log and snapshots: /rewind undoes them.
                 watch=FileWatch(session.project_root, self._assembly.snapshots(parent), parent),
             )
-            loop.set_pinned(self._loop.frame_parts.pinned)
+            loop.edit_frame(lambda parts: parts.set_pinned(self._loop.frame_parts.pinned), "pins")
         except BaseException:
             log.close()
             raise

@@ -127,7 +127,7 @@ class AgentSession(SessionView):
             check=self._runs.check,
             usage=lambda: self._loop.usage_log,
             log=lambda data: self._log.log_state(GOAL_TOPIC, data),
-            note=self._loop.set_goal_note,
+            note=self._loop.frame_parts.set_goal_note,
         )
         self._owed = False  # the log says a record is owed (context/across_runs.py)
         self._take_back(records)
@@ -233,7 +233,7 @@ class AgentSession(SessionView):
     @property
     def todos(self) -> tuple[TodoItem, ...]:
         """The model's todo list (its last todo_write), which every request carries."""
-        return self._loop.todos
+        return self._loop.frame_parts.todos
 
     def pin(self, text: str, *, project: bool = False) -> Pin | None:
         """Pin `text` from the next request on (and in .agent/pins.md with `project`); None when it
@@ -345,7 +345,7 @@ class AgentSession(SessionView):
 
     def _set_pins(self, *, logged: bool) -> None:
         """The pins' section into the system prompt; with `logged`, the session's own into its log."""
-        self._loop.set_pinned(section(self._pins.pins))
+        self._loop.edit_frame(lambda parts: parts.set_pinned(section(self._pins.pins)), "pins")
         if logged:
             self._log.log_state("pins", {"pins": self._pins.own()})
 
@@ -361,7 +361,7 @@ class AgentSession(SessionView):
     def _take_back(self, records: Sequence[LogRecord]) -> None:
         """What the log holds besides the history: the skills in use, the todo list, the goal, the
         record owed, and the counter's anchor; on opening the session and on resuming another."""
-        self._loop.restore_skills(logged_skills(records))
-        self._loop.set_todos(logged_todos(records))
+        self._loop.edit_frame(lambda parts: parts.restore_skills(logged_skills(records)), "skills")
+        self._loop.frame_parts.set_todos(logged_todos(records))
         self._goal.restore(logged_goal(records))
         self._owed = take_back(self._engine, records, self._loop.history, self._loop.frame)

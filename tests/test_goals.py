@@ -193,7 +193,7 @@ class Rig:
             check=self._check,
             usage=lambda: self.loop.usage_log,
             log=self.logged.append,
-            note=self.loop.set_goal_note,
+            note=self.loop.frame_parts.set_goal_note,
         )
 
     def _check(self, command: str) -> CheckResult:

@@ -224,11 +224,16 @@ def test_the_loop_pins_a_loaded_skill_logs_it_and_clear_ends_it(tmp_path: Path) 
     systems = [r.system for r in provider.requests]
     assert "Read the diff." not in systems[0] and "Read the diff." not in systems[1]  # not the wrong name
     assert systems[2].startswith("S\n\nSkills in use.") and systems[2].endswith("Read the diff.\n</skill>")
-    assert loop.skills_in_use == ("review",) and loop.frame.pins.endswith("</skill>")
+    assert loop.frame_parts.skills.names == ("review",) and loop.frame.pins.endswith("</skill>")
     assert log.states == [("skills", {"in_use": [{"name": "review", "body": "Read the diff."}]})]
     loop.clear()
-    assert loop.skills_in_use == () and log.states[-1] == ("skills", {"in_use": []})
+    assert loop.frame_parts.skills.names == () and log.states[-1] == ("skills", {"in_use": []})
     list(loop.run("again"))
     assert provider.requests[-1].system == "S"
-    loop.restore_skills(logged_skills([StateRecord("r", "t", "skills", log.states[0][1])]))
+    loop.edit_frame(
+        lambda parts: parts.restore_skills(
+            logged_skills([StateRecord("r", "t", "skills", log.states[0][1])])
+        ),
+        "skills",
+    )
     assert loop.frame.system.endswith("Read the diff.\n</skill>")

@@ -180,7 +180,7 @@ def test_a_written_list_rides_in_every_later_request_and_is_logged(tmp_path: Pat
     assert isinstance(result, ToolResult) and result.content.endswith("\n\n" + note)
     assert provider.requests[1].messages[:1] == provider.requests[0].messages
     assert log.states == [(TOPIC, {"todos": todos_to_json(parse_todos(TODOS))})]
-    assert loop.todos == parse_todos(TODOS) and loop.frame.todos == note
+    assert loop.frame_parts.todos == parse_todos(TODOS) and loop.frame.todos == note
     loop.clear()  # /clear: the list stays, and the next request carries it again
     list(loop.run("next"))
     assert texts(provider.requests[-1]) == ["next", note]
@@ -190,7 +190,7 @@ def test_a_failed_call_leaves_the_list_as_it_was(tmp_path: Path) -> None:
     script = [call("todo_write", todos=TODOS), call("todo_write", todos=[{"content": "x"}] * 500), say("ok")]
     loop, _, log = make_loop(tmp_path, script, PassThroughContext())
     list(loop.run("plan"))
-    assert loop.todos == parse_todos(TODOS) and len(log.states) == 1
+    assert loop.frame_parts.todos == parse_todos(TODOS) and len(log.states) == 1
 
 
 def big_reads(tmp_path: Path, n: int) -> list[Any]:

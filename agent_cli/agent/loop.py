@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 import time
-from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from typing import assert_never
 
 from agent_cli.agent.approvals import Approver
@@ -118,14 +118,6 @@ class AgentLoop:
         """What the next request carries besides the history (agent/request_frame.py)."""
         return self.frame_parts.frame(self.tools)
 
-    @property
-    def skills_in_use(self) -> tuple[str, ...]:
-        return self.frame_parts.skills.names
-
-    @property
-    def todos(self) -> tuple[TodoItem, ...]:
-        return self.frame_parts.todos
-
     def context_tokens(self) -> int:
         return self.context.tokens(self.history, self.frame)
 
@@ -152,36 +144,20 @@ class AgentLoop:
         if history is not None:
             self.history = repair_history(history)
 
-    def set_pinned(self, section: str) -> None:
-        """The pins' section of the system prompt from the next request on. Thinking is bound to
-        the whole prefix, the system prompt included: a change of pins unbinds all of it."""
-        if self.frame_parts.set_pinned(section):
-            self._system_changed("pins")
-
-    def set_todos(self, todos: Sequence[TodoItem]) -> None:
-        """The todo list as a session's log left it (`--continue`, `/resume`): not logged again; its
-        note joins the next request's newest user message if the history does not hold it."""
-        self.frame_parts.set_todos(todos)
-
-    def set_goal_note(self, note: str) -> None:
-        """The goal's note from the next request on ("" once it ends): it joins the newest user
-        message where the history does not hold it, as the todo list's does."""
-        self.frame_parts.set_goal_note(note)
-
-    def restore_skills(self, in_use: Mapping[str, str]) -> None:
-        """The skills a reopened session had in use (its log's record), pinned again."""
-        if self.frame_parts.restore_skills(in_use):
-            self._system_changed("skills")
+    def edit_frame(self, edit: Callable[[FrameParts], bool | None], reason: str) -> bool:
+        """A change to what the requests carry besides the history (request_frame.py's FrameParts:
+        pins, skills, the todo list, the goal's note), from the next request on. Thinking is bound
+        to the whole prefix, the system prompt included: an edit that changed it (`edit` says
+        True: the pins, the skills) unbinds the history's thinking. Returns what `edit` said."""
+        changed = bool(edit(self.frame_parts))
+        if changed and any(m.thoughts for m in self.history):
+            self.replace_history(strip_thinking(self.history, 0), reason)
+        return changed
 
     def _use_skill(self, load: SkillLoad) -> None:
         """The model loaded a skill: its body pinned from the next request on, and logged."""
-        if self.frame_parts.use_skill(load.name, load.body):
-            self._system_changed("skills")
+        if self.edit_frame(lambda parts: parts.use_skill(load.name, load.body), "skills"):
             self.log.log_state(SKILLS_TOPIC, self.frame_parts.skills.state())
-
-    def _system_changed(self, reason: str) -> None:
-        if any(m.thoughts for m in self.history):
-            self.replace_history(strip_thinking(self.history, 0), reason)
 
     def replace_history(self, messages: Sequence[Message], reason: str) -> None:
         """The user changed the context (an edited record, an undone compaction): from now on, logged."""
