@@ -70,9 +70,13 @@ probe point). Two or three a session.
 input + 0.1 x cache reads + 1.25 x cache writes (token-equivalents at the input price; counting the
 1-hour writes at their 2x instead adds 0-14%). Sub-agents are their own files and not in it; its
 compaction request (`*acompact*`, 0.02-0.15M more) neither. Ours is the same sum of its steady
-Claude bill (summary calls and recall round trips included), in the recording's tokens: the
+Claude bill for the same conversation (its summary calls included), in the recording's tokens: the
 replay's count times the session's *unit factor*, the recorded prompt's growth between consecutive
-requests of one model over the replay's count of the messages added between them. Where it is high
+requests of one model over the replay's count of the messages added between them. The probes'
+round trips (ours' recall at every probe point, a seed's re-read of a file) are the benchmark's
+questions, not the session's: Claude Code's recording paid for none, so the ratio to its bill is
+taken on the conversation, and ours with the probes' round trips is shown beside it. The floor's
+goals below keep the round trips in every policy's bill (every policy is asked alike). Where it is high
 it also carries what Claude Code adds to a prompt that the transcript does not show (the hooks'
 `additionalContext`, for one: docs/cost-model.md), so ours is counted high there.
 
@@ -86,7 +90,7 @@ lines; they add up to it): reads past the frame, rewrites after a clear/summary/
 recall round trips, and what ours' new writes and output differ from the floor's (negative: ours
 caps tool outputs). Where ours misses the 0.6x goal, its bill is split the same way as Claude
 Code's: the main requests' cache writes (1.25x), cache reads (0.1x) and uncached input, and, ours
-only, its summary calls and recall round trips."""
+only, its summary calls; the probes' round trips beside them."""
 
 
 @functools.cache

@@ -256,6 +256,29 @@ def test_ours_bill_splits_by_component_and_the_goal_names_what_misses() -> None:
     assert goal_lines([Cell("sub", session, 32_000, {"ours": run}, 1.1, small, long=False)]) == []
 
 
+def test_the_ratio_to_claude_code_is_taken_on_the_conversation_without_the_probes() -> None:
+    """Claude Code's recording paid for no probe: ours' ratio to it leaves out the probes' round trips
+    (shown beside it), so a bill that meets 0.6x only without them meets the goal."""
+    from bench_real import Cell, conversation, equivalents, goal_lines, summary_row
+    from real_replay import RecordedBill
+
+    session = load_session(FILES[0])
+    run = replay(
+        session, POLICIES["ours"](32_000, frame(), reference_count, writer("lossy", session)), frame_tokens()
+    )
+    whole, talk = equivalents(run, 1.0), conversation(run, 1.0)
+    assert run.recall_calls > 0 and 0 < talk < whole
+    between = RecordedBill(1, round((talk + whole) / 2 / 0.6), 0, 0, 0, 0)
+    assert talk / between.equivalents <= 0.6 < whole / between.equivalents
+    cell = Cell("one", session, 32_000, {"ours": run}, 1.0, between)
+    lines = goal_lines([cell])
+    assert lines[1].startswith("The goal (ours' bill for the conversation at most 0.6x")
+    assert not any("x Claude Code's bill (goal" in line for line in lines)  # the ratio is met
+    row = summary_row(cell)
+    assert f"{talk:,.0f} ({talk / between.equivalents:.2f}x)" in row
+    assert f"{whole:,.0f} ({whole / between.equivalents:.2f}x)" in row
+
+
 def test_the_split_table_sets_ours_beside_claude_code_for_every_long_cell() -> None:
     from bench_real import Cell, split_table
 
