@@ -30,6 +30,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bench_e2e import E2ERun, run_e2e  # noqa: E402
+from bench_floor_cells import excess_line, floor_section  # noqa: E402
 from bench_layers import layer_section  # noqa: E402
 from bench_pictures import pictures  # noqa: E402
 from bench_policies import POLICIES, SUMMARIZING, Ours, Policy  # noqa: E402
@@ -37,8 +38,8 @@ from bench_replay import PROBES, Run, reference_count, replay  # noqa: E402
 from bench_sessions import OUTPUTS, SHAPES  # noqa: E402
 from bench_setup import SEEDS, WINDOWS, frame, frame_tokens, prices, session, writer  # noqa: E402
 from bench_standins import STAND_INS  # noqa: E402
-from bench_tables import Agg, Group, policy_table, verdicts  # noqa: E402
-from bench_text import honest, method, timings, verdict_text, wait_text  # noqa: E402
+from bench_tables import Agg, Group, policy_table  # noqa: E402
+from bench_text import honest, method, timings, wait_text  # noqa: E402
 from real_report import section as real_section  # noqa: E402
 from recall_probe import report as recall_report  # noqa: E402
 from summary_writer import cells as writer_cells  # noqa: E402
@@ -157,6 +158,11 @@ def main() -> None:
     parser.add_argument("--no-e2e", action="store_true", help="leave out the runs through `agent -p`")
     parser.add_argument("--no-timings", action="store_true", help="leave out start-up and per-turn timings")
     parser.add_argument("--no-real", action="store_true", help="leave out the recorded Claude Code sessions")
+    parser.add_argument(
+        "--replay-only",
+        action="store_true",
+        help="the replay's sections alone: the goals against the floor, the policies, layers, pictures",
+    )
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--out", default=str(ROOT / "docs" / "benchmarks.md"))
     args = parser.parse_args()
@@ -184,14 +190,17 @@ def main() -> None:
     ]
     near = groups(run_all(near_work, args.jobs), near_work, neighbours=True)
     note(f"neighbours: {len(near_work)} runs")
-    verdict_rows, whys = verdicts(table, p)
     report = method(time.strftime("%Y-%m-%d"), len(work), len(seeds))
-    report += verdict_text(verdict_rows, whys, table, p)
+    report += floor_section(table, p)
     report += ["## Policies side by side", ""]
     for g in table:
-        report += [f"### {g.title}", "", *policy_table(g, p), ""]
+        report += [f"### {g.title}", "", *policy_table(g, p), "", excess_line(g, p), ""]
     report += layer_section(table, p)
     report += ["## Pictures", "", *pictures(runs, work, Path(args.out).parent / "img", p)]
+    if args.replay_only:
+        Path(args.out).write_text("\n".join(report) + "\n")
+        print(f"wrote {args.out} (the replay's sections) in {time.perf_counter() - started:.0f}s")
+        return
     report += [
         "## The defaults against their neighbours",
         "",

@@ -1,4 +1,4 @@
-"""The report's prose: how it was measured, the verdicts and what they rest on, the figures that
+"""The report's prose: how it was measured, what the verdicts rest on, the figures that
 cannot be rerun here, and the timing scripts' own output folded in."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from bench_replay import (
 )
 from bench_sessions import OUTPUTS
 from bench_standins import RECORD_TOKENS
-from bench_tables import COST_GOAL, SEED_POLICIES, Group, Prices
+from bench_tables import Group
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -119,46 +119,6 @@ def method(stamp: str, runs: int, seeds: int) -> list[str]:
         "decision, verbatim). Shares are means over the seeds of each run's share.",
         "",
     ]
-
-
-def verdict_text(rows: list[str], whys: list[str], groups: Sequence[Group], prices: Prices) -> list[str]:
-    met = sum(1 for r in rows[2:] if r.rstrip().endswith("| met |"))
-    out_of_reach = sum(1 for r in rows[2:] if _below_goal(r))
-    alone = sum(1 for r in rows[2:] if r.rstrip().endswith("| only ours finishes |"))
-    total = len(rows) - 2
-    return [
-        "## The goal, cell by cell",
-        "",
-        f"The goal: on every window and session kind, ours at least {COST_GOAL:.0%} cheaper than the best",
-        f"seed policy ({', '.join(SEED_POLICIES)}) that finishes, at equal or better fidelity on every",
-        "probe type, and on the cost-fidelity plane no baseline (any other policy) both cheaper and at",
-        "least as faithful. Cost here is Sonnet 5.5 at the steady pace, the mean over seeds; the tables",
-        "below give the other three ways.",
-        "",
-        f"**Met in {met} of {total} cells; missed in {total - met - alone}; in {alone} no seed policy"
-        " finishes the session (ours does), so there is nothing to be cheaper than.**",
-        "",
-        "*At most, any policy*: the largest saving against the best seed policy that any policy could",
-        "make, down to what keeping nothing but the frame would cost (the session's new messages",
-        "written once, every reply's output, the frame read back by each request; see *What each layer",
-        f"costs in the prompt cache*). In {out_of_reach} of the cells that is under {COST_GOAL:.0%}: there",
-        "the goal is out of reach for every policy, however it compacts.",
-        "",
-        *rows,
-        "",
-        *(
-            ["Where it is missed, by how much and why (figures from the tables below):", "", *whys, ""]
-            if whys
-            else []
-        ),
-    ]
-
-
-def _below_goal(row: str) -> bool:
-    """A verdict row whose *at most, any policy* is under the goal."""
-    cells = [c.strip() for c in row.strip().strip("|").split("|")]
-    most = cells[7] if len(cells) > 7 else ""
-    return most.endswith("%") and float(most[:-1]) < COST_GOAL * 100
 
 
 def wait_text(groups: Sequence[Group], at_trigger: str) -> list[str]:
