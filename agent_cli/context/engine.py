@@ -304,7 +304,7 @@ class ContextEngine(EngineActions):
 
     def cache_newest(self) -> bool:
         """Whether the request `cache_anchor` was just asked about should write its newest message
-        to the cache (False when the next clear is expected to stub it: `decide._worth_writing`)."""
+        to the cache (False when the next clear is expected to stub it: `cache_choices._worth_writing`)."""
         return self._newest
 
     def recall(self, query: str) -> str:

@@ -74,7 +74,7 @@ class EngineActions:
     # -- when L1 and L2 act ----------------------------------------------------
 
     def _clear(self, messages: list[Message], frame: Frame, total: int, *, past: bool) -> Step:
-        """L1, as `decide` chooses: counted only when it is to look (see `decide._clearing`).
+        """L1, as `decide` chooses: counted only when it is to look (see `cache_choices.clearing`).
 
         Past the trigger "below the trigger" is the count after the stubs, not the estimate (a stub
         is longer than the estimate allows): a result stubbed and then summarized anyway would be a
