@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
 from agent_cli.app import LATEST, open_session
 from agent_cli.config.load import Flags, load_settings
+from agent_cli.config.settings import ProviderSettings
 from agent_cli.context.engine_state import CompactionState
+from agent_cli.context.summary_request import COMPACTION_TAG
 from agent_cli.core.errors import ContextOverflowError
-from agent_cli.core.events import UsageEvent
+from agent_cli.core.events import CompactEvent, UsageEvent
 from agent_cli.core.messages import Message, Usage
+from agent_cli.core.requests import Completion, Request
 from agent_cli.providers.model_names import tokenizer_for
 from agent_cli.store.redact import Redactor
 from agent_cli.store.session_log import SessionLog
@@ -162,3 +166,52 @@ def test_the_engine_weighs_the_sessions_provider_and_model_cache_price(tmp_path:
     )
     assert anthropic.engine.price.marks and anthropic.engine.price.read == 0.1  # breakpoints
     anthropic.close()
+
+
+def _is_summary(request: Request) -> bool:
+    last = request.messages[-1].text if request.messages else ""
+    return request.options.tool_choice == "none" or COMPACTION_TAG in last
+
+
+def test_a_record_owed_across_runs_is_made_by_the_model_switched_to_before_its_first_request(
+    tmp_path: Path,
+) -> None:
+    """/model right after --continue, while the log owes a record: the first request carries the
+    record, written by the new model. Before the fix the switch forgot it and the digest stayed."""
+    env = _env(tmp_path)
+    flags = Flags(model="claude-sonnet-4-6", context_window=32_000)
+    release = threading.Event()
+    asked: dict[str, list[Request]] = {}
+
+    def answer(request: Request) -> Completion:
+        if _is_summary(request):
+            release.wait(60)  # the first run's record never comes while it runs
+            return say("## Done\nRECORD-OF-THE-MODEL: the notes were read.")
+        return say("Noted.")
+
+    def make(pset: ProviderSettings) -> ScriptedProvider:
+        provider = ScriptedProvider([answer] * 200, model=pset.model or "")
+        asked[provider.model] = provider.requests
+        return provider
+
+    settings = load_settings(config_path=None, env=env, flags=flags, cwd=tmp_path)
+    first = open_session(settings, env=env, make_provider=make)
+    try:
+        for n in range(40):
+            events = list(first.run(f"note {n}: " + f"fact {n} " * 1_500))
+            if any(isinstance(e, CompactEvent) and e.stand_in for e in events):
+                break
+        else:
+            raise AssertionError("no digest stood in")
+        list(first.end())  # the record is not ready: owed in the log
+    finally:
+        first.close()
+        release.set()
+    again = open_session(settings, env=env, resume=LATEST, make_provider=make)
+    assert "RECORD-OF-THE-MODEL" not in again.history[0].text  # the digest leads, its record owed
+    again.switch_model("claude-opus-4-6")
+    list(again.run("go on"))
+    again.close()
+    opus = asked["claude-opus-4-6"]
+    assert [_is_summary(q) for q in opus[:2]] == [True, False]  # the record first, by the new model
+    assert "RECORD-OF-THE-MODEL" in opus[1].messages[0].text

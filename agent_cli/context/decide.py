@@ -42,7 +42,12 @@ line: what the engine saw, when, what it does -> the record on its way after.
         above the trigger, no record on its way for what is left       Drop (L4); StopAutomatic the 2nd time
         otherwise                                                     Nothing
     Happened requested, stopped (/compact; automatic compaction off)  Nothing         -> as it was
-    Happened restarted, Reset, KeepSize (/clear; a model; /uncompact) Nothing         -> none
+    Happened restarted, KeepSize (/clear; /uncompact)                 Nothing         -> none
+    Reset (another model: /model; or a session resumed, its run ended first)
+        a digest stands in, the new lines give its record the room asked  Nothing       -> as it was
+        a digest stands in, less room (its record would be cut)       Nothing         -> owed
+        a record prepared ahead, the same working lines               Nothing         -> as it was
+        a record prepared ahead, other lines                          Nothing         -> none
     SmallerWindow (an overflow error named a smaller window)          Say, every line follows it
     Clearing (above the L1 line, after L0)
         a batch worth clearing (past the trigger: one that gets below it; below it: one whose
@@ -110,7 +115,7 @@ from agent_cli.context.engine_values import (
 )
 from agent_cli.context.notices import loop_guard_stopped, smaller_window, under_reported
 from agent_cli.context.plan import plan_condense
-from agent_cli.context.thresholds import compute_thresholds, output_for_window
+from agent_cli.context.thresholds import Thresholds, compute_thresholds, output_for_window
 from agent_cli.core.messages import Message
 
 __all__ = ["decide"]
@@ -158,8 +163,9 @@ def decide(state: EngineState, seen: Observation) -> tuple[Action, EngineState]:
         case Reset(window, max_output, price):
             th = compute_thresholds(state.settings, window, max_output)
             price = price or state.price
+            record = _across_models(state.record, state.thresholds, th)
             state = r(state, thresholds=th, max_output=max_output, said_under_report=False, price=price)
-            return Nothing(), _fresh(state)
+            return Nothing(), r(_fresh(state), record=record)
         case SmallerWindow(window) if 0 < window < state.thresholds.window:
             output = output_for_window(state.max_output, window)
             th = compute_thresholds(state.settings, window, output)
@@ -216,6 +222,22 @@ def _ending(state: EngineState, messages: Sequence[Message], ready: bool) -> tup
     if ready and not record.owed:
         return SwapIn(record), cleared
     return OweRecord(record), cleared
+
+
+def _across_models(
+    record: Ahead | StandIn | None, old: Thresholds, new: Thresholds
+) -> Ahead | StandIn | None:
+    """What of the record on its way another model keeps (`/model`; a session resumed has none left:
+    its run ended first). A record's text does not depend on the model that reads it. One a digest
+    stands in for (due now) goes on and is swapped in as before while the new lines give it the room
+    it was asked for (`summary_cap`); with less (a smaller window or reply limit) it would be cut to
+    fit, so it is owed instead: its call dropped, written again for the new lines before the next
+    request (the digest must not stay where a record was due). One prepared ahead (not yet due) was
+    planned for the old lines and holds L1 off its span: kept only while the lines are the same."""
+    if isinstance(record, StandIn):
+        return record if new.summary_cap >= old.summary_cap else dataclasses.replace(record, owed=True)
+    same = (new.working, new.summary_cap) == (old.working, old.summary_cap)
+    return record if same else None
 
 
 def _fresh(state: EngineState) -> EngineState:
