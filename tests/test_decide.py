@@ -208,6 +208,8 @@ ROWS = [
         STANDS, Ending(HISTORY, ready=False), same(Nothing()), None),
     Row("the session opened again: the record its last run owed is on its way",
         STANDS, Owed(STAND_IN), same(Nothing()), OWED),
+    Row("the PreCompact gate blocked the record owed just asked for: still owed, asked again next request",
+        STANDS, Owed(OWED), same(Nothing()), OWED),
     Row("the record owed is made before the first request, the digest still leading",
         with_record(STANDS, OWED), Quiet(AFTER_DIGEST, ready=False), same(FinishRecord(OWED)), None),
     Row("a record owed whose digest an edit took away is dropped",

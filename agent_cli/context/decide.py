@@ -67,7 +67,8 @@ line: what the engine saw, when, what it does -> the record on its way after.
         a digest stands in, its record ready, the digest still leads  SwapIn          -> none
         a digest stands in, its record not ready (or owed)            OweRecord       -> none
         a record prepared ahead, not yet due; a digest gone           Forget          -> none
-    Owed (the session opened again owes the record of its digest)     Nothing         -> owed
+    Owed (the session opened again owes the record of its digest;
+          or the PreCompact gate blocked the FinishRecord just asked)  Nothing         -> owed
 """
 
 from __future__ import annotations
