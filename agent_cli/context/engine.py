@@ -28,6 +28,7 @@ from agent_cli.context import records
 from agent_cli.context.breakdown import Breakdown, compute_breakdown
 from agent_cli.context.engine_actions import EngineActions
 from agent_cli.context.engine_state import CachePrice, CompactionState, Limits, StandIn
+from agent_cli.context.ingest import cap_arrival
 from agent_cli.context.layers import Condensed, LayerRunner
 from agent_cli.context.notices import overflow_unresolved
 from agent_cli.context.protocol import EngineEvent, Frame, Gate, Prepared, open_gate
@@ -149,7 +150,7 @@ class ContextEngine(EngineActions):
         # is counted.
         if result.content.isascii() and len(result.content) * 2 <= limit:
             return result, None
-        return self._run.cap(use, result, limit)
+        return cap_arrival(use, result, limit, counter=self.counter, archive=self.archive, clock=self._clock)
 
     def prepare(self, history: Sequence[Message], frame: Frame) -> Prepared:
         """Before every request: L1, L2 and L4 as the count requires."""
