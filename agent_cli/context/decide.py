@@ -44,7 +44,7 @@ line: what the engine saw, when, what it does -> the record on its way after.
     Happened requested, stopped (/compact; automatic compaction off)  Nothing         -> as it was
     Happened restarted, KeepSize (/clear; /uncompact)                 Nothing         -> none
     Reset (another model: /model; or a session resumed, its run ended first)
-        a digest stands in, the new lines give its record the room asked  Nothing       -> as it was
+        a digest stands in, as much room for its record (or more)     Nothing         -> as it was
         a digest stands in, less room (its record would be cut)       Nothing         -> owed
         a record prepared ahead, the same working lines               Nothing         -> as it was
         a record prepared ahead, other lines                          Nothing         -> none

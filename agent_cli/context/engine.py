@@ -82,7 +82,9 @@ class ContextEngine(EngineActions):
     ) -> None:
         """Another model or session from now on: its window and output reserve set every line, and
         the loop guard starts over. A new model brings its own counter (vocabulary, learned ratio,
-        anchor), summary call and cache price; a new session its own archive."""
+        anchor), summary call and cache price; a new session its own archive. The record on its way
+        carries across a model switch (`decide`'s Reset row: owed when the new lines give it less
+        room); a session resumed has none (its run ended first)."""
         run = self._run
         self._run = LayerRunner(
             counter or run.counter, archive or run.archive, summarize or run.summarize, self._clock
