@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
 from agent_cli.app import LATEST, open_session
 from agent_cli.config.load import Flags, load_settings
+from agent_cli.config.settings import ProviderSettings, Settings
 from agent_cli.context.engine_state import CompactionState
+from agent_cli.context.summary_request import COMPACTION_TAG
 from agent_cli.core.errors import ContextOverflowError
-from agent_cli.core.events import UsageEvent
+from agent_cli.core.events import CompactEvent, UsageEvent
 from agent_cli.core.messages import Message, Usage
+from agent_cli.core.requests import Completion, Request
 from agent_cli.providers.model_names import tokenizer_for
 from agent_cli.store.redact import Redactor
 from agent_cli.store.session_log import SessionLog
@@ -162,3 +166,67 @@ def test_the_engine_weighs_the_sessions_provider_and_model_cache_price(tmp_path:
     )
     assert anthropic.engine.price.marks and anthropic.engine.price.read == 0.1  # breakpoints
     anthropic.close()
+
+
+def is_summary(request: Request) -> bool:
+    last = request.messages[-1].text if request.messages else ""
+    return request.options.tool_choice == "none" or COMPACTION_TAG in last
+
+
+RECORD = "RECORD-OF-THE-MODEL"
+
+
+class Models:
+    """Scripted providers for each model a test's sessions talk to, each request kept by model
+    (`asked`); a summary call waits until `release` is set, then answers with the model's record."""
+
+    def __init__(self) -> None:
+        self.release = threading.Event()
+        self.asked: dict[str, list[Request]] = {}
+
+    def answer(self, request: Request) -> Completion:
+        if is_summary(request):
+            self.release.wait(60)
+            return say(f"## Done\n{RECORD}: the notes were read.")
+        return say("Noted.")
+
+    def make(self, pset: ProviderSettings) -> ScriptedProvider:
+        provider = ScriptedProvider([self.answer] * 200, model=pset.model or "")
+        self.asked[provider.model] = provider.requests
+        return provider
+
+
+def end_owing(settings: Settings, env: dict[str, str], models: Models) -> None:
+    """A run (32k window) that ends while a digest stands in, its record not come: owed in the log."""
+    first = open_session(settings, env=env, make_provider=models.make)
+    try:
+        for n in range(40):
+            events = list(first.run(f"note {n}: " + f"fact {n} " * 1_500))
+            if any(isinstance(e, CompactEvent) and e.stand_in for e in events):
+                break
+        else:
+            raise AssertionError("no digest stood in")
+        list(first.end())
+    finally:
+        first.close()
+        models.release.set()  # (the first run's call: its agent has gone)
+
+
+def test_a_record_owed_across_runs_is_made_by_the_model_switched_to_before_its_first_request(
+    tmp_path: Path,
+) -> None:
+    """/model right after --continue, while the log owes a record: the first request carries the
+    record, written by the new model. Before the fix the switch forgot it and the digest stayed."""
+    env = _env(tmp_path)
+    flags = Flags(model="claude-sonnet-4-6", context_window=32_000)
+    settings = load_settings(config_path=None, env=env, flags=flags, cwd=tmp_path)
+    models = Models()
+    end_owing(settings, env, models)
+    again = open_session(settings, env=env, resume=LATEST, make_provider=models.make)
+    assert RECORD not in again.history[0].text  # the digest leads, its record owed
+    again.switch_model("claude-opus-4-6")
+    list(again.run("go on"))
+    again.close()
+    opus = models.asked["claude-opus-4-6"]
+    assert [is_summary(q) for q in opus[:2]] == [True, False]  # the record first, by the new model
+    assert RECORD in opus[1].messages[0].text

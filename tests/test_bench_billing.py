@@ -170,7 +170,7 @@ def test_our_newest_message_is_left_unwritten_where_the_product_leaves_it(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The product sends `cache_newest=False` where the next clear is expected to stub the newest
-    message (`decide._worth_writing`): Anthropic then bills it as uncached input (1x), not as a
+    message (`cache_choices._worth_writing`): Anthropic then bills it as uncached input (1x), not as a
     write (1.25x). The replay bills the request as the product sends it."""
     monkeypatch.setattr(bench_replay, "_Biller", _Spy)
     monkeypatch.setattr(_Spy, "sent", [])

@@ -266,3 +266,58 @@ def test_a_record_owed_whose_digest_is_gone_is_not_made(tmp_path: Path) -> None:
     edited = [user("something else entirely"), *after[len(owed.head) :]]
     prepared = again.prepare(edited, FRAME)
     assert prepared.messages == edited and not fresh.requests
+
+
+def _switched(engine: ContextEngine, writer: FakeSummarizer, *, max_output: int = 2_000) -> None:
+    """/model to another model (as AgentSession.switch_model does it): its window, output limit and
+    summary call; `make_engine`'s limits unless `max_output` says otherwise."""
+    engine.reset(window=WINDOW, max_output=max_output, counter=engine.counter, summarize=writer)
+
+
+def test_a_record_on_its_way_carries_across_a_model_switch(tmp_path: Path) -> None:
+    # Before the fix the switch dropped the record (the call was cancelled) and the digest stayed
+    # where the model's record was due, for good.
+    summarizer, held = FakeSummarizer([_record]), Held()
+    engine = _engine(tmp_path, summarizer, held)
+    _, after, _ = _to_trigger(engine)
+    other = FakeSummarizer(["## Work state\nfrom the other model"])
+    _switched(engine, other)
+    held.finish()  # the record the first model was writing comes after the switch
+    swapped = engine.prepare([*after, user("and now the cache")], FRAME)
+    (event,) = [e for e in swapped.events if isinstance(e, CompactEvent)]
+    assert (event.stand_in, event.ahead, event.degraded) == (True, True, False)
+    assert "mechanical digest" not in swapped.messages[0].text
+    assert "Done: " in swapped.messages[0].text and not other.requests  # its record, no new call
+
+
+def test_a_record_ready_before_a_model_switch_is_swapped_in_after_it(tmp_path: Path) -> None:
+    summarizer, held = FakeSummarizer([_record]), Held()
+    engine = _engine(tmp_path, summarizer, held)
+    _, after, _ = _to_trigger(engine)
+    held.finish()  # ready, not yet swapped in
+    other = FakeSummarizer(["## Work state\nfrom the other model"])
+    _switched(engine, other)
+    swapped = engine.prepare([*after, user("go on")], FRAME)
+    assert [e.stand_in for e in swapped.events if isinstance(e, CompactEvent)] == [True]
+    assert "Done: " in swapped.messages[0].text and "mechanical digest" not in swapped.messages[0].text
+    assert not other.requests
+
+
+def test_a_model_whose_record_room_is_smaller_makes_the_record_again_before_its_first_request(
+    tmp_path: Path,
+) -> None:
+    # A smaller reply limit gives the record less room than it was asked for: the record on its way
+    # would be cut to fit. It is owed instead: the new model writes it for its own lines before the
+    # next request (decide's Reset row), and the old call is dropped.
+    summarizer, held = FakeSummarizer([_record]), Held()
+    engine = _engine(tmp_path, summarizer, held)
+    _, after, _ = _to_trigger(engine)
+    cap = engine.thresholds.summary_cap
+    other = FakeSummarizer(["## Work state\nfrom the other model"])
+    _switched(engine, other, max_output=400)
+    assert engine.thresholds.summary_cap < cap
+    first = held.pending[0][1]
+    swapped = engine.prepare([*after, user("go on")], FRAME)
+    assert first.cancelled() and len(other.requests) == 1  # written now, by the model read next
+    assert "from the other model" in swapped.messages[0].text
+    assert "mechanical digest" not in swapped.messages[0].text

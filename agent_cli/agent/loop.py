@@ -23,13 +23,22 @@ from typing import assert_never
 
 from agent_cli.agent.approvals import Approver
 from agent_cli.agent.attachments import prompt_message
-from agent_cli.agent.continuations import CONTINUE_AFTER_CUTOFF, TOO_MANY_PAUSES, Continuations
-from agent_cli.agent.event_log import SessionSink, log_event
+from agent_cli.agent.continuations import Continuations
+from agent_cli.agent.door import Door
+from agent_cli.agent.event_log import SessionSink
 from agent_cli.agent.hooks import Hooks
 from agent_cli.agent.model_request import Answered, Failed, Remedied, RequestInputs, Tried, send
-from agent_cli.agent.next_step import FinalOutput, Interrupted, NextStep, RunAgain, Stopped, reply_events
+from agent_cli.agent.next_step import (
+    FinalOutput,
+    Interrupted,
+    NextStep,
+    RunAgain,
+    Stopped,
+    after_reply,
+    reply_events,
+)
 from agent_cli.agent.request_frame import FrameParts
-from agent_cli.agent.side_events import HookEvent, Notice, SideEvents, TaskReport
+from agent_cli.agent.side_events import SideEvents
 from agent_cli.agent.subagent import with_notes
 from agent_cli.agent.tool_round import RoundCalls
 from agent_cli.agent.tool_runner import ToolRound, ToolRunner, ToolWatch
@@ -40,7 +49,6 @@ from agent_cli.agent.turn_stops import (
     cut_short_events,
     too_many_requests,
 )
-from agent_cli.agent.turn_stream import relayed
 from agent_cli.context.protocol import ContextPolicy, Frame, Prepared
 from agent_cli.context.todos import TOPIC as TODOS_TOPIC
 from agent_cli.context.todos import carried
@@ -51,7 +59,6 @@ from agent_cli.core.events import (
     ResultEvent,
     ResultStop,
     StatusEvent,
-    WarningEvent,
 )
 from agent_cli.core.images import ImageBlock
 from agent_cli.core.messages import Message, ToolUse, Usage
@@ -108,8 +115,8 @@ class AgentLoop:
         # nothing but compact calls after it has nothing new to condense (no summary call).
         self._compacted_at: str | None = None
         self._start_context = ""  # what the SessionStart hooks said, until the first prompt takes it
-        self.side = side or SideEvents()  # what the loop's producers put; read only by `_door`
-        self._reports: list[str] = []  # background tasks' reports taken, for the next request
+        self.side = side or SideEvents()  # what the loop's producers put; read only at its door
+        self._exit = Door(self.side)  # every event leaves through it (door.py)
 
     # ---- public surface -------------------------------------------------
 
@@ -269,7 +276,7 @@ class AgentLoop:
         placed = carried(self.history, *self.frame.notes)  # (after /clear, an edited record: counted too)
         if placed is not None:
             self.replace_history(placed, "todos")
-        reports, self._reports = self._reports, []
+        reports = self._exit.reports()
         if reports:  # a background task ended: its report joins this request's newest user message
             self.replace_history(with_notes(self.history, reports), "task-report")
         prepared = self.context.prepare(self.history, self.frame)
@@ -298,16 +305,10 @@ class AgentLoop:
                 prepared = self.context.compact(self.history, self.frame, done.compact.focus, "tool")
                 yield from self.apply(prepared, "tool")
             return RunAgain()
-        match going_on.after(outcome.stop_reason):
-            case "paused":  # the paused reply, the history's last message now, goes back as is
-                return RunAgain()
-            case "cut_off":
-                self._append(Message.user(CONTINUE_AFTER_CUTOFF))
-                return RunAgain()
-            case "too_many_pauses":
-                return Stopped("pause_turn", TOO_MANY_PAUSES, "pause_turn", "".join(final_text))
-            case "done":
-                return FinalOutput("".join(final_text) if going_on.continued else message.text)
+        after, ask = after_reply(going_on, outcome.stop_reason, message, final_text)
+        if ask is not None:  # (a reply cut off: the rest is asked for)
+            self._append(ask)
+        return after
 
     def _request(self) -> Generator[Event, None, Completion | Failed]:
         """Send the history (model_request.py); take what a remedy made of it and send again."""
@@ -390,22 +391,6 @@ class AgentLoop:
         return ResultEvent(text=text, stop=stop, iterations=iterations, usage=usage, session_id=self.log.id)
 
     def _door(self, events: Generator[Event, None, None]) -> Generator[Event, None, None]:
-        """Every event the loop yields leaves through here: logged (log_event keeps what the log
-        keeps), after what the side queue holds, which is read here and nowhere else."""
-        return relayed(events, lambda event: [*self._drained(), self.emit(event)], self._drained)
-
-    def _drained(self) -> list[Event]:
-        """The side queue's notes (agent/side_events.py): the user's lines, a hook's logged; a
-        background task's report kept for the next request."""
-        notes = self.side.take()
-        self._reports += [n.text for n in notes if isinstance(n, TaskReport)]
-        return [
-            self.emit(n.event) if isinstance(n, HookEvent) else WarningEvent(message=n.text)
-            for n in notes
-            if isinstance(n, HookEvent | Notice)
-        ]
-
-    def emit(self, event: Event) -> Event:
-        """Log the event to the session and hand it back (to be yielded)."""
-        log_event(self.log, event)
-        return event
+        """Every event the loop yields leaves through its door (door.py): logged, after what the
+        side queue holds."""
+        return self._exit.relay(events, self.log)

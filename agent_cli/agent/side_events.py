@@ -4,7 +4,7 @@ Producers put typed notes, from any thread: the user's hooks (what a hook printe
 one; hooks_user/, a summary's PreCompact gate on the engine's thread among them), the MCP servers
 (a failed call, said once), the session (an `@path` that names nothing), the background tasks (a
 task's report, agent/subagent.py). The loop takes them all at one point, its one door for events
-(`AgentLoop._door`: before each event it yields, and when its stream ends), in the order they were
+(door.py, `AgentLoop._door`: before each event it yields, and when its stream ends), in the order they were
 put:
 
     HookEvent(event)   shown before the loop's next event, and logged as the loop's own events are

@@ -28,6 +28,7 @@ from agent_cli.context import records
 from agent_cli.context.breakdown import Breakdown, compute_breakdown
 from agent_cli.context.engine_actions import EngineActions
 from agent_cli.context.engine_state import CachePrice, CompactionState, Limits, StandIn
+from agent_cli.context.ingest import cap_arrival
 from agent_cli.context.layers import Condensed, LayerRunner
 from agent_cli.context.notices import overflow_unresolved
 from agent_cli.context.protocol import EngineEvent, Frame, Gate, Prepared, open_gate
@@ -81,7 +82,9 @@ class ContextEngine(EngineActions):
     ) -> None:
         """Another model or session from now on: its window and output reserve set every line, and
         the loop guard starts over. A new model brings its own counter (vocabulary, learned ratio,
-        anchor), summary call and cache price; a new session its own archive."""
+        anchor), summary call and cache price; a new session its own archive. The record on its way
+        carries across a model switch (`decide`'s Reset row: owed when the new lines give it less
+        room); a session resumed has none (its run ended first)."""
         run = self._run
         self._run = LayerRunner(
             counter or run.counter, archive or run.archive, summarize or run.summarize, self._clock
@@ -149,7 +152,7 @@ class ContextEngine(EngineActions):
         # is counted.
         if result.content.isascii() and len(result.content) * 2 <= limit:
             return result, None
-        return self._run.cap(use, result, limit)
+        return cap_arrival(use, result, limit, counter=self.counter, archive=self.archive, clock=self._clock)
 
     def prepare(self, history: Sequence[Message], frame: Frame) -> Prepared:
         """Before every request: L1, L2 and L4 as the count requires."""
@@ -304,7 +307,7 @@ class ContextEngine(EngineActions):
 
     def cache_newest(self) -> bool:
         """Whether the request `cache_anchor` was just asked about should write its newest message
-        to the cache (False when the next clear is expected to stub it: `decide._worth_writing`)."""
+        to the cache (False when the next clear is expected to stub it: `cache_choices._worth_writing`)."""
         return self._newest
 
     def recall(self, query: str) -> str:

@@ -74,7 +74,7 @@ class EngineActions:
     # -- when L1 and L2 act ----------------------------------------------------
 
     def _clear(self, messages: list[Message], frame: Frame, total: int, *, past: bool) -> Step:
-        """L1, as `decide` chooses: counted only when it is to look (see `decide._clearing`).
+        """L1, as `decide` chooses: counted only when it is to look (see `cache_choices.clearing`).
 
         Past the trigger "below the trigger" is the count after the stubs, not the estimate (a stub
         is longer than the estimate allows): a result stubbed and then summarized anyway would be a
@@ -147,19 +147,30 @@ class EngineActions:
 
     def _swap(self, action: v.Action, messages: list[Message], frame: Frame, total: int | None) -> Condensed:
         """`SwapIn` (the background call's record) or `FinishRecord` (an owed record, its call made
-        now: bounded by the summary call's timeout; on Ctrl-C it stays owed) carried out."""
+        now, once the gate lets it go, as any automatic compaction: bounded by the summary call's
+        timeout; blocked, or on Ctrl-C, it stays owed) carried out."""
+        extra = ""
         if isinstance(action, v.SwapIn):
             future = self._call.take(messages)
             if future is None:
                 return Condensed(messages, total or 0, False)
             reply: Callable[[], SummaryReply] | None = future.result
         elif isinstance(action, v.FinishRecord):
-            reply = None
+            # A new run's hooks are asked anew (their additionalContext was not logged with the span).
+            # Blocked, the digest stays and the record stays owed: asked again before the next
+            # request, as a blocked automatic compaction is, and logged owed if the run ends first.
+            verdict = self._gate(CompactLayer.SUMMARIZE, "auto", None)
+            if verdict.skip:
+                self._decide(v.Owed(action.stand_in))
+                return Condensed(messages, total or 0, False)
+            reply, extra = None, verdict.extra
         else:
             return Condensed(messages, total or 0, False)
         total = self._run.count(frame, messages) if total is None else total
         try:
-            built = records.swap_record(self._run, self.thresholds, action.stand_in, messages, frame, reply)
+            built = records.swap_record(
+                self._run, self.thresholds, action.stand_in, messages, frame, reply, extra
+            )
         except KeyboardInterrupt:
             if reply is None:
                 self._decide(v.Owed(action.stand_in))  # (still owed: the session's next run makes it)

@@ -332,7 +332,7 @@ class StopAutomatic:
 class Mark:
     """The message to mark for the provider's cache (the last the next clear keeps), if any, and
     whether the newest message is worth writing to it (`newest`: False when the next request is
-    expected to clear it, so a write would never be read back: `decide._worth_writing`)."""
+    expected to clear it, so a write would never be read back: `cache_choices._worth_writing`)."""
 
     anchor: int | None
     newest: bool = True

@@ -6,12 +6,14 @@ a layer fires; the runner does it the same way every time:
 1. what the layer removes is written to the archive first; if the disk
    refuses, the layer does nothing and says so (nothing leaves the context
    without being on disk);
-2. the pure layer function (cap.py, clear.py, condense.py, emergency.py;
+2. the pure layer function (cap.py for the model's own calls, clear.py, condense.py, emergency.py;
    record_make.py for L2/L3's record: the model's, judged, or the digest)
    builds the new history;
 3. the new history is counted on the scale of the count before it (the
    provider's, when anchored), so the figures in one event agree;
 4. exactly one `CompactEvent` says what happened.
+
+L0 on a tool result as it arrives, before it joins any history, is ingest.py's.
 
 Each layer returns what it did as a value (`Step`, or `Condensed` for L2/L3): the new history, its
 count and the events that say so (a warning when the disk refused). No layer appends to a list it
@@ -27,7 +29,7 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from agent_cli.context.cap import cap_input, cap_result
+from agent_cli.context.cap import cap_input
 from agent_cli.context.clear import apply_clear
 from agent_cli.context.emergency import apply_drop, marker_text, plan_drop
 from agent_cli.context.notices import not_saved
@@ -39,7 +41,7 @@ from agent_cli.context.summary_request import Summarize, SummaryReply, run_summa
 from agent_cli.context.thresholds import Counter, Thresholds
 from agent_cli.context.todos import with_note
 from agent_cli.core.events import CompactEvent, CompactLayer, CompactTrigger, WarningEvent
-from agent_cli.core.messages import Message, ToolResult, ToolUse, Usage
+from agent_cli.core.messages import Message, ToolUse, Usage
 from agent_cli.store.archive import Archive
 
 __all__ = ["Condensed", "LayerRunner", "Step", "SummaryOutcome"]
@@ -102,33 +104,6 @@ class LayerRunner:
         return max(round((fixed + sum(self.counts(after))) * scale), 1)
 
     # -- the layers --------------------------------------------------------------
-
-    def cap(self, use: ToolUse, result: ToolResult, limit: int) -> tuple[ToolResult, CompactEvent | None]:
-        """L0: a result over `limit` tokens is saved in full, then cut to head + tail."""
-        tokens = self.counter.count_text(result.content)
-        if tokens <= limit:
-            return result, None
-        start = self._clock()
-        header = f"[full output of {call_text(use)} · id {use.id}]"
-        try:
-            path = str(self.archive.write_output(use.id, result.content, header=header))
-        except OSError:  # not on disk, so not cut: L1, L2 and L4 still keep the request in bounds
-            return result, None
-        count = self.counter.count_text
-        shown = self.archive.shown(path)
-        capped = cap_result(use, result, max_tokens=limit, tokens=tokens, count_text=count, saved_to=shown)
-        event = CompactEvent(
-            layer=CompactLayer.CAP,
-            trigger="ingest",
-            messages_before=1,
-            messages_after=1,
-            tokens_before=tokens,
-            tokens_after=count(capped.content),
-            transcript=path,
-            duration=self._clock() - start,
-            detail=f"{abbreviate(call_text(use), 80)} · id {use.id}",
-        )
-        return capped, event
 
     def cap_inputs(self, messages: list[Message], frame: Frame, total: int, limit: int) -> Step:
         """L0 for the model's own calls: an argument over `limit` tokens in a call that has run (a

@@ -5,7 +5,7 @@
     waited(run, th, messages, plan, frame, total, path, future, ahead=...)   # the record, waited for
     start_record(run, th, gate, call, plan, messages, frame)   # prepared ahead, or held
     stand_in_now(run, th, gate, call, messages, plan, frame, total, reuse=...)   # -> (outcome, seen)
-    swap_record(run, th, stand_in, messages, frame, reply)   # the record in its digest's place
+    swap_record(run, th, stand_in, messages, frame, reply, extra)   # the record in its digest's place
 
 Each returns the `Condensed` a summary made then would have given; the engine tells `decide` how
 the model's record fared (the latch) and what stands in. The record is always the reply to the
@@ -284,11 +284,13 @@ def swap_record(
     messages: list[Message],
     frame: Frame,
     reply: Callable[[], SummaryReply] | None,
+    extra: str = "",
 ) -> Condensed:
     """The record made in the background for the span a digest stood in for (`reply`: its call's
-    result; None makes the call now, for a record an earlier run owed), followed by what the history
-    holds after the digest now (the digest again if the record fails)."""
-    call = reply or run.summary_call(stand_in.span, frame, th)
+    result; None makes the call now, for a record an earlier run owed, `extra` appended to its
+    instruction as the gate said), followed by what the history holds after the digest now (the
+    digest again if the record fails)."""
+    call = reply or run.summary_call(stand_in.span, frame, th, None, extra)
     tail = stand_in.tail(messages)
     return run.record_for(stand_in.span, tail, frame, stand_in.path, thresholds=th, reply=call)
 
