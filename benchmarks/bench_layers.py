@@ -48,8 +48,8 @@ def layer_section(groups: Sequence[Group], prices: Prices) -> list[str]:
         "",
         "*Floor*: what a policy that kept nothing but the frame would still pay (new, output, and the",
         "frame read back by every request), here ours'; *at most* is then the largest saving any policy",
-        "could make against the best seed policy. Where that is under 30%, the cost goal is out of",
-        "reach in that cell for every policy, however it compacts.",
+        "could make against the best seed policy. (The goals are stated against the session's own,",
+        "uncapped floor: *The goal, cell by cell, against the floor*.)",
         "",
     ]
     for g in groups:
