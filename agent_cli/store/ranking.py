@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 
 from agent_cli.store import meaning
 from agent_cli.store.session_search import Document
-from agent_cli.store.terms import PREFIX_WEIGHT, asks_for_early, question_terms, terms
+from agent_cli.store.terms import PREFIX_WEIGHT, asks_for_early, question_terms, quoted, terms
 
 if TYPE_CHECKING:
     from agent_cli.store.meaning import Meaning
@@ -84,7 +84,8 @@ def rank(docs: Sequence[Document], question: str, *, by_meaning: bool = True) ->
     weights = question_terms(question)
     needle = question.strip().lower()
     literal = needle if len(needle) >= _MIN_LITERAL else ""
-    chunks = [chunk for doc in docs for chunk in _chunks(doc, literal)]
+    phrases = tuple({p.lower() for p in quoted(question) if len(p) >= _MIN_LITERAL} - {literal})
+    chunks = [chunk for doc in docs for chunk in _chunks(doc, literal, phrases)]
     if not chunks or not weights:
         return []
     said = {term: 1 for term, weight in weights.items() if weight == 1.0}
@@ -115,16 +116,23 @@ def _with_longer_words(weights: dict[str, float], chunks: Sequence[_Chunk]) -> d
     return out
 
 
-def _chunks(doc: Document, literal: str) -> list[_Chunk]:
+def _chunks(doc: Document, literal: str, phrases: Sequence[str] = ()) -> list[_Chunk]:
+    """`doc`'s chunks, each with its tier: the whole document when its title holds the question
+    as typed; 1 for a chunk whose lines hold it, or hold a phrase it quotes, or whose document's
+    title (the call) holds one; 0 for the rest."""
     title = _title_terms(doc.title)
-    if literal and literal in doc.title.lower():
+    heading = doc.title.lower()
+    if literal and literal in heading:
         counts = Counter(terms(doc.text))
         counts.update(title)
         return [_Chunk(doc, 0, doc.text.count("\n") + 1, counts, sum(counts.values()), 2, -1)]
-    lines = doc.text.split("\n") if literal and literal in doc.text.lower() else None
+    named = any(p in heading for p in phrases)
+    lower = doc.text.lower()
+    wanted = [p for p in (literal, *phrases) if p and p in lower]
+    lines = lower.split("\n") if wanted and not named else None
     out = []
     for place, (start, end, counts, length) in enumerate(_windows(doc.title, doc.text)):
-        holds = lines is not None and literal in "\n".join(lines[start:end]).lower()
+        holds = named or (lines is not None and any(p in "\n".join(lines[start:end]) for p in wanted))
         out.append(_Chunk(doc, start, end, counts, length, 1 if holds else 0, place))
     return out
 

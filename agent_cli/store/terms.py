@@ -40,6 +40,7 @@ __all__ = [
     "RELATED_WEIGHT",
     "asks_for_early",
     "question_terms",
+    "quoted",
     "terms",
 ]
 
@@ -50,6 +51,7 @@ PREFIX_WEIGHT = 0.25  # and a word's first letters, as an abbreviation of it, th
 _WORD = re.compile(r"[^\W_](?:\w*[^\W_])?")  # underscores inside a word, not at its ends
 _PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_a-zA-Z]+")
 _CLITIC = re.compile(r"(?<=[^\W\d_])['\u2019](?:s|t|d|ll|re|ve|m)\b", re.IGNORECASE)  # "what's", "service's"
+_QUOTED = re.compile(r"`([^`\n]+)`|\"([^\"\n]+)\"|\u201c([^\u201d\n]+)\u201d")  # `...`, "...", “...”
 _CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
 
 _STOP = frozenset(
@@ -236,6 +238,18 @@ def asks_for_early(question: str) -> bool:
     report early on?", "when we started")."""
     found = [w.lower() for w in _WORD.findall(question)]
     return any(w in _EARLY for w in found) or any(p in _EARLY_PAIRS for p in itertools.pairwise(found))
+
+
+def quoted(question: str) -> list[str]:
+    """The phrases `question` quotes, in backticks or double quotes (a command, a message, a name
+    as typed: "what did the `mix test` command print?"), stripped; the ranking looks for each as
+    typed."""
+    out = []
+    for match in _QUOTED.finditer(question):
+        phrase = next(group for group in match.groups() if group is not None).strip()
+        if phrase:
+            out.append(phrase)
+    return out
 
 
 def question_terms(question: str) -> dict[str, float]:
