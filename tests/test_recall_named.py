@@ -1,6 +1,7 @@
-"""Recall hears what a question quotes: a phrase in backticks or double quotes is looked for as
-typed (store/terms.py `quoted`, ranking.py), in a call's title (its command, its description, its
-path) and in the text, as the whole question already was.
+"""Recall hears what a question quotes or names: a phrase in backticks or double quotes is looked
+for as typed (store/terms.py `quoted`, ranking.py), in a call's title (its command, its
+description, its path) and in the text, as the whole question already was; a path or a file name
+the question says (`subagent.jsonl`, `named_files`) is looked for as typed in the calls' titles.
 
 "How many files did the `Check test output` command report?" names one call among many outputs
 that share more of the question's words (test files full of `check` and `command`): the call the
@@ -17,7 +18,7 @@ from agent_cli.core.messages import Message, TextBlock, ToolResult, ToolUse
 from agent_cli.store.archive import Archive
 from agent_cli.store.redact import Redactor
 from agent_cli.store.session_log import SessionLog
-from agent_cli.store.terms import quoted
+from agent_cli.store.terms import named_files, quoted
 
 _LOOK_ALIKE = "\n".join(
     f'  test "check command {n} output" do\n    assert check_command(:test, {n}) == :ok\n  end'
@@ -30,13 +31,14 @@ def _first(found: str) -> str:
     return re.split(r"\n\n(?=\[\S+ · )", found)[0]
 
 
-def _session(root: Path, calls: list[tuple[str, dict[str, object], str]]) -> Archive:
+def _session(root: Path, calls: list[tuple[str, dict[str, object], str]], failed: int = -1) -> Archive:
+    """A session log of `calls` (tool, input, output); the `failed`-th call's tool failed."""
     log = SessionLog.create(root, redactor=Redactor([]), meta={"model": "test"})
     log.log_message(Message.user("Fix the renderer."))
     for n, (tool, args, output) in enumerate(calls):
         use = ToolUse(f"toolu_{n:03d}", tool, args)
         log.log_message(Message("assistant", (TextBlock("Next step."), use)))
-        log.log_message(Message("user", (ToolResult(use.id, output),)))
+        log.log_message(Message("user", (ToolResult(use.id, output, n == failed),)))
     log.close()
     return Archive(log.dir, searcher="recall")
 
@@ -80,3 +82,34 @@ def test_a_quoted_phrase_in_the_text_is_found_as_typed(tmp_path: Path) -> None:
     ]
     archive = _session(tmp_path, calls)
     assert refused in _first(archive.search('Where did we see "connection refused by upstream"?', 12_000))
+
+
+def test_a_question_names_paths_and_dotted_names() -> None:
+    assert named_files("What error did the Read call on subagent.jsonl give early on?") == ["subagent.jsonl"]
+    assert named_files("In services/api/config/default.json, what is the timeout?") == [
+        "services/api/config/default.json"
+    ]
+    assert named_files("Where did the grep for os.Getenv find the DSN?") == ["os.Getenv"]
+    assert named_files("Which Python, 3.11 or 3.12, does the image use?") == []  # numbers name no file
+    assert named_files("Which file was read first?") == []
+
+
+def test_the_call_on_the_file_a_question_names_comes_first(tmp_path: Path) -> None:
+    too_big = "File content (85812 tokens) exceeds maximum allowed tokens (25000). Use offset and limit."
+    path = "test/fixtures/transcripts/subagent.jsonl"
+    calls: list[tuple[str, dict[str, object], str]] = [("Read", {"file_path": path}, too_big)]
+    calls += [
+        ("Bash", {"command": f"bd show spotter-fum.{n}", "description": "Show the task"},
+         "Render subagent transcripts: each Task call links its subagent jsonl file.\n"
+         "A subagent call whose jsonl file is missing shows an error; every call of a subagent "
+         "is read from its own jsonl file, and a failed call keeps its error.\n" * 2)
+        for n in range(6)
+    ]  # fmt: skip
+    archive = _session(tmp_path, calls, failed=0)
+    for question in (
+        "What error did the Read call on subagent.jsonl give?",
+        "Which failure came out of the Read call on subagent.jsonl?",
+    ):
+        first = _first(archive.search(question, 12_000))
+        assert too_big in first, question
+        assert "· error · id toolu_000]" in first

@@ -39,6 +39,7 @@ __all__ = [
     "PREFIX_WEIGHT",
     "RELATED_WEIGHT",
     "asks_for_early",
+    "named_files",
     "question_terms",
     "quoted",
     "terms",
@@ -52,6 +53,8 @@ _WORD = re.compile(r"[^\W_](?:\w*[^\W_])?")  # underscores inside a word, not at
 _PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_a-zA-Z]+")
 _CLITIC = re.compile(r"(?<=[^\W\d_])['\u2019](?:s|t|d|ll|re|ve|m)\b", re.IGNORECASE)  # "what's", "service's"
 _QUOTED = re.compile(r"`([^`\n]+)`|\"([^\"\n]+)\"|\u201c([^\u201d\n]+)\u201d")  # `...`, "...", “...”
+# A path or a dotted name as a question says it (`subagent.jsonl`, `config/default.json`, `os.Getenv`).
+_NAMED = re.compile(r"(?<![\w./-])[\w-]+(?:[./][\w-]+)+")
 _CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
 
 _STOP = frozenset(
@@ -250,6 +253,13 @@ def quoted(question: str) -> list[str]:
         if phrase:
             out.append(phrase)
     return out
+
+
+def named_files(question: str) -> list[str]:
+    """The paths and dotted names `question` says (`subagent.jsonl`, `config/default.json`,
+    `os.Getenv`): the ranking looks for each as typed in the calls' titles (the path read, the
+    pattern searched)."""
+    return [m.group(0) for m in _NAMED.finditer(question) if any(c.isalpha() for c in m.group(0))]
 
 
 def question_terms(question: str) -> dict[str, float]:
