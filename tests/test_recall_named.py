@@ -113,3 +113,14 @@ def test_the_call_on_the_file_a_question_names_comes_first(tmp_path: Path) -> No
         first = _first(archive.search(question, 12_000))
         assert too_big in first, question
         assert "· error · id toolu_000]" in first
+
+
+def test_a_named_file_is_a_whole_name(tmp_path: Path) -> None:
+    calls: list[tuple[str, dict[str, object], str]] = [("Read", {"file_path": "src/a.py"}, "LIMIT = 3")]
+    calls += [
+        ("Read", {"file_path": f"src/{name}.py"}, "def show(call):\n    return read(call)  # show the call\n")
+        for name in ("data", "schema", "media", "extra")
+    ]
+    archive = _session(tmp_path, calls)
+    # `a.py` is no name in `data.py`: only the call on a.py is the one named.
+    assert "LIMIT = 3" in _first(archive.search("What did the Read call on a.py show?", 12_000))

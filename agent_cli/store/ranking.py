@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -88,7 +89,7 @@ def rank(docs: Sequence[Document], question: str, *, by_meaning: bool = True) ->
     needle = question.strip().lower()
     literal = needle if len(needle) >= _MIN_LITERAL else ""
     phrases = tuple({p.lower() for p in quoted(question) if len(p) >= _MIN_LITERAL} - {literal})
-    files = tuple({p.lower() for p in named_files(question)} - {literal})
+    files = [_whole_name(p.lower()) for p in named_files(question) if p.lower() != literal]
     chunks = [chunk for doc in docs for chunk in _chunks(doc, literal, phrases, files)]
     if not chunks or not weights:
         return []
@@ -120,8 +121,13 @@ def _with_longer_words(weights: dict[str, float], chunks: Sequence[_Chunk]) -> d
     return out
 
 
+def _whole_name(name: str) -> re.Pattern[str]:
+    """`name` as a whole name in a title: `a.py` is not found in `data.py`."""
+    return re.compile(rf"(?<!\w){re.escape(name)}(?!\w)")
+
+
 def _chunks(
-    doc: Document, literal: str, phrases: Sequence[str] = (), files: Sequence[str] = ()
+    doc: Document, literal: str, phrases: Sequence[str] = (), files: Sequence[re.Pattern[str]] = ()
 ) -> list[_Chunk]:
     """`doc`'s chunks, each with its tier: the whole document when its title holds the question
     as typed; 1 for a chunk whose lines hold it, or hold a phrase it quotes, or whose document's
@@ -132,7 +138,7 @@ def _chunks(
         counts = Counter(terms(doc.text))
         counts.update(title)
         return [_Chunk(doc, 0, doc.text.count("\n") + 1, counts, sum(counts.values()), 2, -1)]
-    named = any(p in heading for p in (*phrases, *files))
+    named = any(p in heading for p in phrases) or any(f.search(heading) for f in files)
     lower = doc.text.lower()
     wanted = [p for p in (literal, *phrases) if p and p in lower]
     lines = lower.split("\n") if wanted and not named else None
