@@ -23,7 +23,9 @@ and the table below is the general vocabulary of programming, not any one projec
 beside (timeout and seconds, interval and cron, max and limit) come in at a lower weight still.
 "Early on", "when we began", "at the start" say *when*: `asks_for_early` tells the ranking to
 prefer what the session saw early, and those words are no terms of their own. "First" alone is
-not taken for time: it names things too ("the first-visit fix rate", `first_name`).
+not taken for time: it names things too ("the first-visit fix rate", `first_name`). What a
+question quotes (`quoted`: "the `mix test` command") and the paths and dotted names it says
+(`named_files`: "the read of subagent.jsonl") the ranking looks for as typed.
 """
 
 from __future__ import annotations
