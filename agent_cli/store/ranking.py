@@ -13,7 +13,10 @@ so a passage that says the rest in other words than the question's can still ran
 about the session's start ("early on", "when we began": terms.py `asks_for_early`) scales each score by
 up to `1 + EARLY_WEIGHT`, the most for the oldest document, nothing for the newest. Then in
 tiers: a document whose title holds the question as typed (a path, a command) comes first,
-whole; then chunks that hold it as typed; then the rest by score. Ties go to the newer document.
+whole; then chunks that hold it as typed, or a phrase it quotes (terms.py `quoted`: "the `mix test`
+command"), and the chunks of a document whose title (its call) holds such a phrase or a path the
+question names (`named_files`: "the Read call on subagent.jsonl"); then the rest by score. Ties go
+to the newer document.
 
 A document gives at most `PER_DOCUMENT` passages (a long log must not crowd out the others), and
 chunks of one document that touch are joined, up to `MAX_LINES` lines. Passages scoring under
@@ -24,6 +27,7 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -31,7 +35,7 @@ from typing import TYPE_CHECKING
 
 from agent_cli.store import meaning
 from agent_cli.store.session_search import Document
-from agent_cli.store.terms import PREFIX_WEIGHT, asks_for_early, question_terms, terms
+from agent_cli.store.terms import PREFIX_WEIGHT, asks_for_early, named_files, question_terms, quoted, terms
 
 if TYPE_CHECKING:
     from agent_cli.store.meaning import Meaning
@@ -84,7 +88,9 @@ def rank(docs: Sequence[Document], question: str, *, by_meaning: bool = True) ->
     weights = question_terms(question)
     needle = question.strip().lower()
     literal = needle if len(needle) >= _MIN_LITERAL else ""
-    chunks = [chunk for doc in docs for chunk in _chunks(doc, literal)]
+    phrases = tuple({p.lower() for p in quoted(question) if len(p) >= _MIN_LITERAL} - {literal})
+    files = [_whole_name(p.lower()) for p in named_files(question) if p.lower() != literal]
+    chunks = [chunk for doc in docs for chunk in _chunks(doc, literal, phrases, files)]
     if not chunks or not weights:
         return []
     said = {term: 1 for term, weight in weights.items() if weight == 1.0}
@@ -115,16 +121,30 @@ def _with_longer_words(weights: dict[str, float], chunks: Sequence[_Chunk]) -> d
     return out
 
 
-def _chunks(doc: Document, literal: str) -> list[_Chunk]:
+def _whole_name(name: str) -> re.Pattern[str]:
+    """`name` as a whole name in a title: `a.py` is not found in `data.py`."""
+    return re.compile(rf"(?<!\w){re.escape(name)}(?!\w)")
+
+
+def _chunks(
+    doc: Document, literal: str, phrases: Sequence[str] = (), files: Sequence[re.Pattern[str]] = ()
+) -> list[_Chunk]:
+    """`doc`'s chunks, each with its tier: the whole document when its title holds the question
+    as typed; 1 for a chunk whose lines hold it, or hold a phrase it quotes, or whose document's
+    title (the call) holds one; 0 for the rest."""
     title = _title_terms(doc.title)
-    if literal and literal in doc.title.lower():
+    heading = doc.title.lower()
+    if literal and literal in heading:
         counts = Counter(terms(doc.text))
         counts.update(title)
         return [_Chunk(doc, 0, doc.text.count("\n") + 1, counts, sum(counts.values()), 2, -1)]
-    lines = doc.text.split("\n") if literal and literal in doc.text.lower() else None
+    named = any(p in heading for p in phrases) or any(f.search(heading) for f in files)
+    lower = doc.text.lower()
+    wanted = [p for p in (literal, *phrases) if p and p in lower]
+    lines = lower.split("\n") if wanted and not named else None
     out = []
     for place, (start, end, counts, length) in enumerate(_windows(doc.title, doc.text)):
-        holds = lines is not None and literal in "\n".join(lines[start:end]).lower()
+        holds = named or (lines is not None and any(p in "\n".join(lines[start:end]) for p in wanted))
         out.append(_Chunk(doc, start, end, counts, length, 1 if holds else 0, place))
     return out
 

@@ -23,7 +23,9 @@ and the table below is the general vocabulary of programming, not any one projec
 beside (timeout and seconds, interval and cron, max and limit) come in at a lower weight still.
 "Early on", "when we began", "at the start" say *when*: `asks_for_early` tells the ranking to
 prefer what the session saw early, and those words are no terms of their own. "First" alone is
-not taken for time: it names things too ("the first-visit fix rate", `first_name`).
+not taken for time: it names things too ("the first-visit fix rate", `first_name`). What a
+question quotes (`quoted`: "the `mix test` command") and the paths and dotted names it says
+(`named_files`: "the read of subagent.jsonl") the ranking looks for as typed.
 """
 
 from __future__ import annotations
@@ -39,7 +41,9 @@ __all__ = [
     "PREFIX_WEIGHT",
     "RELATED_WEIGHT",
     "asks_for_early",
+    "named_files",
     "question_terms",
+    "quoted",
     "terms",
 ]
 
@@ -50,6 +54,9 @@ PREFIX_WEIGHT = 0.25  # and a word's first letters, as an abbreviation of it, th
 _WORD = re.compile(r"[^\W_](?:\w*[^\W_])?")  # underscores inside a word, not at its ends
 _PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_a-zA-Z]+")
 _CLITIC = re.compile(r"(?<=[^\W\d_])['\u2019](?:s|t|d|ll|re|ve|m)\b", re.IGNORECASE)  # "what's", "service's"
+_QUOTED = re.compile(r"`([^`\n]+)`|\"([^\"\n]+)\"|\u201c([^\u201d\n]+)\u201d")  # `...`, "...", “...”
+# A path or a dotted name as a question says it (`subagent.jsonl`, `config/default.json`, `os.Getenv`).
+_NAMED = re.compile(r"(?<![\w./-])[\w-]+(?:[./][\w-]+)+")
 _CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
 
 _STOP = frozenset(
@@ -236,6 +243,25 @@ def asks_for_early(question: str) -> bool:
     report early on?", "when we started")."""
     found = [w.lower() for w in _WORD.findall(question)]
     return any(w in _EARLY for w in found) or any(p in _EARLY_PAIRS for p in itertools.pairwise(found))
+
+
+def quoted(question: str) -> list[str]:
+    """The phrases `question` quotes, in backticks or double quotes (a command, a message, a name
+    as typed: "what did the `mix test` command print?"), stripped; the ranking looks for each as
+    typed."""
+    out = []
+    for match in _QUOTED.finditer(question):
+        phrase = next(group for group in match.groups() if group is not None).strip()
+        if phrase:
+            out.append(phrase)
+    return out
+
+
+def named_files(question: str) -> list[str]:
+    """The paths and dotted names `question` says (`subagent.jsonl`, `config/default.json`,
+    `os.Getenv`): the ranking looks for each as typed in the calls' titles (the path read, the
+    pattern searched)."""
+    return [m.group(0) for m in _NAMED.finditer(question) if any(c.isalpha() for c in m.group(0))]
 
 
 def question_terms(question: str) -> dict[str, float]:
