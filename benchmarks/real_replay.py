@@ -33,7 +33,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
@@ -217,6 +217,12 @@ def _named(use: ToolUse) -> str:
     return f"the {use.name} call" + (f" on {Path(str(path)).name}" if path else "")
 
 
+FIRST_READ = (
+    "Which file was read first in this session?",
+    "What was the first file you opened when we started?",
+)
+
+
 def early_facts(session: Session) -> list[Fact]:
     """Up to three probes from the first `EARLY` tool results: a file read, a count a command printed,
     the first error line (a command's, or a failed tool's)."""
@@ -225,14 +231,7 @@ def early_facts(session: Session) -> list[Fact]:
     for _, use, result in pairs:
         path = use.input.get("file_path") or use.input.get("path")
         if use.name in ("Read", "read_file") and isinstance(path, str) and not result.is_error:
-            facts.append(
-                Fact(
-                    "recall",
-                    path,
-                    "Which file was read first in this session?",
-                    "What was the first file you opened when we started?",
-                )
-            )
+            facts.append(Fact("recall", path, *FIRST_READ))
             break
     for _, use, result in pairs:
         hit = _COUNT.search(result.content) if use.name in _COMMANDS else None
@@ -278,8 +277,14 @@ def _first_step(session: Session, fact: Fact) -> Step | None:
 
 
 def working_day(sessions: Sequence[Session], name: str = "day") -> Session:
-    """Several recorded tasks one after another in one conversation (each opens with its own prompt)."""
-    steps = [step for s in sessions for step in s.steps]
+    """Several recorded tasks one after another in one conversation (each opens with its own prompt).
+    The first file read is the first task's: the later tasks' "read first in this session" facts are
+    false in the day, and left out (for every policy alike)."""
+    steps = list(sessions[0].steps) if sessions else []
+    for later in sessions[1:]:
+        for step in later.steps:
+            kept = tuple(f for f in step.facts if (f.question, f.paraphrase) != FIRST_READ)
+            steps.append(step if kept == step.facts else replace(step, facts=kept))
     return Session(name, steps)
 
 

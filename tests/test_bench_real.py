@@ -22,6 +22,7 @@ from bench_setup import frame, frame_tokens, writer  # noqa: E402
 from real_replay import (  # noqa: E402
     COPIED,
     EARLY,
+    FIRST_READ,
     early_facts,
     load_session,
     real_paths,
@@ -177,8 +178,18 @@ def test_floor_check_states_each_goal() -> None:
 def test_a_working_day_chains_the_tasks_in_one_conversation() -> None:
     sessions = [load_session(p) for p in FILES]
     day = working_day(sessions)
-    assert day.steps == [s for x in sessions for s in x.steps]
-    assert day.facts == [f for x in sessions for f in x.facts]
+    assert [s.messages for s in day.steps] == [s.messages for x in sessions for s in x.steps]
+    # "the first file read in this session" is the first task's in the day; a later task's is false
+    assert any((f.question, f.paraphrase) == FIRST_READ for f in sessions[0].facts)
+    assert day.facts == [f for x in sessions for f in x.facts]  # the first task's kept
+    turned = working_day(sessions[::-1])
+    assert turned.facts == [
+        f
+        for x in sessions[::-1]
+        for f in x.facts
+        if x is sessions[-1] or (f.question, f.paraphrase) != FIRST_READ
+    ]
+    assert not any((f.question, f.paraphrase) == FIRST_READ for f in turned.facts)
     assert sum(s.is_user for s in day.steps) >= 2  # each task opens with its own prompt
     run = replay(
         day, POLICIES["ours"](200_000, frame(), reference_count, writer("lossy", day)), frame_tokens()
