@@ -152,6 +152,20 @@ def e2e_table(runs: list[E2ERun]) -> list[str]:
     return [*lines, ""]
 
 
+def replay_sections(
+    runs: list[Run], work: list[Unit], table: list[Group], seeds: int, img: Path
+) -> list[str]:
+    """The method, the goals against the floor, every cell's policies, the layers, the pictures."""
+    p = prices()
+    report = method(time.strftime("%Y-%m-%d"), len(work), seeds)
+    report += floor_section(table, p)
+    report += ["## Policies side by side", ""]
+    for g in table:
+        report += [f"### {g.title}", "", *policy_table(g, p), "", excess_line(g, p), ""]
+    report += layer_section(table, p)
+    return [*report, "## Pictures", "", *pictures(runs, work, img, p)]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
@@ -180,6 +194,11 @@ def main() -> None:
     runs = run_all(work, args.jobs)
     note(f"replay: {len(work)} runs")
     table = groups(runs, work)
+    if args.replay_only:
+        report = replay_sections(runs, work, table, len(seeds), Path(args.out).parent / "img")
+        Path(args.out).write_text("\n".join(report) + "\n")
+        print(f"wrote {args.out} (the replay's sections) in {time.perf_counter() - started:.0f}s")
+        return
     near_work = [
         (shape, kind, seed, window, "ours", "faithful", label)
         for shape in shapes
@@ -190,17 +209,7 @@ def main() -> None:
     ]
     near = groups(run_all(near_work, args.jobs), near_work, neighbours=True)
     note(f"neighbours: {len(near_work)} runs")
-    report = method(time.strftime("%Y-%m-%d"), len(work), len(seeds))
-    report += floor_section(table, p)
-    report += ["## Policies side by side", ""]
-    for g in table:
-        report += [f"### {g.title}", "", *policy_table(g, p), "", excess_line(g, p), ""]
-    report += layer_section(table, p)
-    report += ["## Pictures", "", *pictures(runs, work, Path(args.out).parent / "img", p)]
-    if args.replay_only:
-        Path(args.out).write_text("\n".join(report) + "\n")
-        print(f"wrote {args.out} (the replay's sections) in {time.perf_counter() - started:.0f}s")
-        return
+    report = replay_sections(runs, work, table, len(seeds), Path(args.out).parent / "img")
     report += [
         "## The defaults against their neighbours",
         "",
