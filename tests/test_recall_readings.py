@@ -1,6 +1,7 @@
 """Recall keeps each document's reading between questions (store/ranking.py `_read`: its chunks,
-their terms and meanings, its text lowercased): a saved output is read once, not on every recall,
-and an answer is the same whether the readings are new or kept.
+their terms and meanings, its text lowercased) and each span's parsed messages (store/
+session_search.py `_span_messages`, while the file is unchanged): a saved output is read once, not
+on every recall, and an answer is the same whether the readings are new or kept.
 
 Through the real `Archive` over recall_probe's session (the held-out facts among look-alikes, in
 the session log and in spans), asked every question three ways, and the questions that take the
@@ -10,6 +11,7 @@ session's start.
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -19,7 +21,8 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 import recall_facts_heldout  # noqa: E402
 from recall_probe import BUDGET, session  # noqa: E402
 
-from agent_cli.store import ranking  # noqa: E402
+from agent_cli.core.messages import Message, ToolResult, ToolUse  # noqa: E402
+from agent_cli.store import ranking, session_search  # noqa: E402
 from agent_cli.store.archive import Archive  # noqa: E402
 
 _FACTS = recall_facts_heldout.FACTS[:12]  # each asked three ways
@@ -73,3 +76,23 @@ def test_a_saved_document_is_read_once_across_recalls(tmp_path: Path) -> None:
     info = ranking._read.cache_info()
     assert info.misses == read  # nothing read again
     assert info.hits >= read
+
+
+def test_a_span_is_parsed_once_and_again_when_its_file_changes(tmp_path: Path) -> None:
+    archive = session(tmp_path, recall_facts_heldout, 1, 100)  # spans of 80 messages
+    spans = sorted(archive.session_dir.glob("span-*.jsonl"))
+    assert spans
+    session_search._span_messages.cache_clear()
+    archive.search("which port does the server listen on?", BUDGET)
+    parsed = session_search._span_messages.cache_info().misses
+    assert parsed == len(spans)
+    archive.search("what failed in the last test run?", BUDGET)
+    assert session_search._span_messages.cache_info().misses == parsed  # nothing parsed again
+    use = ToolUse("toolu_rewritten", "read_file", {"path": "notes/zebra.txt"})
+    written = archive.write_span(
+        [Message("assistant", (use,)), Message("user", (ToolResult(use.id, "okapi quagga"),))], "x"
+    )
+    os.replace(written, spans[0])  # a span's file replaced: read again, not its old messages
+    found = archive.search("okapi quagga", BUDGET)
+    assert "okapi quagga" in found
+    assert session_search._span_messages.cache_info().misses == parsed + 1
