@@ -139,8 +139,12 @@ def _with_longer_words(weights: dict[str, float], chunks: Sequence[_Chunk]) -> d
         return weights
     out = dict(weights)
     vocabulary = set().union(*(c.counts for c in chunks))
+    starts, whole = tuple(said), frozenset(said)
     for word in vocabulary:
-        if word.isalpha() and any(word.startswith(t) and word != t for t in said):
+        # Begins with a said word (the test of the loop below, at C speed) other than itself.
+        if not word.startswith(starts) or not word.isalpha():
+            continue
+        if word not in whole or any(word.startswith(t) and word != t for t in said):
             out.setdefault(word, PREFIX_WEIGHT)
     return out
 
@@ -225,12 +229,13 @@ def _scores(chunks: list[_Chunk], weights: dict[str, float]) -> list[float]:
     shared = [c.counts.keys() & weights.keys() for c in chunks]  # each chunk's terms the question has
     held = Counter(term for found in shared for term in found)
     idf = {term: math.log(1 + (total - n + 0.5) / (n + 0.5)) for term, n in held.items()}
+    weighted = {term: weights[term] * value for term, value in idf.items()}  # the product's first factor
+    k = _K1 + 1
     scores = []
     for c, found in zip(chunks, shared, strict=True):
         norm = _K1 * (1 - _B + _B * c.length / average)
-        scores.append(
-            sum(weights[t] * idf[t] * c.counts[t] * (_K1 + 1) / (c.counts[t] + norm) for t in found)
-        )
+        counts = c.counts
+        scores.append(sum(weighted[t] * counts[t] * k / (counts[t] + norm) for t in found))
     return scores
 
 

@@ -235,10 +235,11 @@ def _log_documents(
     path: Path, at: tuple[int, int], calls: dict[str, ToolUse], searcher: str | None
 ) -> Iterator[Document]:
     records, _ = read_log(path)
+    named = _named(path)
     for place, rec in enumerate(records):
         if isinstance(rec, MessageRecord):
             ref = rec.rid or rec.message.id
-            yield from _message_documents(rec.message, _named(path), ref, (*at, place), calls, searcher)
+            yield from _message_documents(rec.message, named, ref, (*at, place), calls, searcher)
         elif isinstance(rec, EventRecord):
             event, text = rec.event, ""
             if isinstance(event, CompactEvent):
@@ -247,7 +248,7 @@ def _log_documents(
                 text = event.message
             if text:
                 kind = f"event/{event.type}"
-                yield Document(_named(path), rec.rid, rec.rid, kind, "", text, (*at, place, 0))
+                yield Document(named, rec.rid, rec.rid, kind, "", text, (*at, place, 0))
 
 
 def _span_documents(
@@ -257,8 +258,9 @@ def _span_documents(
     calls: dict[str, ToolUse],
     searcher: str | None,
 ) -> Iterator[Document]:
+    named = _named(path)
     for place, message in _span_messages(str(path), stamp):
-        yield from _message_documents(message, _named(path), message.id, (*at, place), calls, searcher)
+        yield from _message_documents(message, named, message.id, (*at, place), calls, searcher)
 
 
 @functools.lru_cache(maxsize=512)
