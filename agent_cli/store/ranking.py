@@ -31,7 +31,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from agent_cli.store import meaning
 from agent_cli.store.session_search import Document
@@ -71,8 +71,7 @@ class Passage:
         return self.tier == 2
 
 
-@dataclass(frozen=True, slots=True)
-class _Chunk:
+class _Chunk(NamedTuple):  # a tuple: a long session ranks thousands of chunks per question
     doc: Document
     start: int
     end: int
@@ -80,6 +79,27 @@ class _Chunk:
     length: int
     tier: int
     place: int  # its place among its document's windows; -1 for a whole document
+    read: _Read | None  # its document's reading (None for a whole document): its meanings
+
+
+class _Read:
+    """What recall reads of a document whatever the question: its title and text lowercased, its
+    chunks (`_windows`) and, once a question needs them, their meanings. Made once for each
+    (title, text) and kept (`_read`): a saved output is ranked again on every recall."""
+
+    __slots__ = ("_meanings", "heading", "lower", "windows")
+
+    def __init__(self, title: str, text: str) -> None:
+        self.heading = title.lower()
+        self.lower = text.lower()
+        self.windows = _windows(title, text)
+        self._meanings: tuple[Meaning | None, ...] | None = None
+
+    def meanings(self) -> tuple[Meaning | None, ...]:
+        """The meaning of each chunk, in order."""
+        if self._meanings is None:
+            self._meanings = tuple(meaning.meaning(counts) for _, _, counts, _ in self.windows)
+        return self._meanings
 
 
 def rank(docs: Sequence[Document], question: str, *, by_meaning: bool = True) -> list[Passage]:
@@ -100,9 +120,13 @@ def rank(docs: Sequence[Document], question: str, *, by_meaning: bool = True) ->
         scores = _with_meaning(scores, said, chunks)
     if asks_for_early(question):
         scores = _earlier_first(scores, chunks)
-    scored = [Passage(c.doc, c.start, c.end, score, c.tier) for c, score in zip(chunks, scores, strict=True)]
-    best = max((p.score for p in scored if p.tier == 0), default=0.0)
-    kept = [p for p in scored if p.tier > 0 or (p.score > 0 and p.score >= FLOOR * best)]
+    scored = list(zip(chunks, scores, strict=True))
+    best = max((score for c, score in scored if c.tier == 0), default=0.0)
+    kept = [
+        Passage(c.doc, c.start, c.end, score, c.tier)
+        for c, score in scored
+        if c.tier > 0 or (score > 0 and score >= FLOOR * best)
+    ]
     kept.sort(key=lambda p: (p.tier, round(p.score, 6), p.doc.order, -p.start), reverse=True)
     return _per_document(kept)
 
@@ -115,8 +139,12 @@ def _with_longer_words(weights: dict[str, float], chunks: Sequence[_Chunk]) -> d
         return weights
     out = dict(weights)
     vocabulary = set().union(*(c.counts for c in chunks))
+    starts, whole = tuple(said), frozenset(said)
     for word in vocabulary:
-        if word.isalpha() and any(word.startswith(t) and word != t for t in said):
+        # Begins with a said word (the test of the loop below, at C speed) other than itself.
+        if not word.startswith(starts) or not word.isalpha():
+            continue
+        if word not in whole or any(word.startswith(t) and word != t for t in said):
             out.setdefault(word, PREFIX_WEIGHT)
     return out
 
@@ -132,21 +160,33 @@ def _chunks(
     """`doc`'s chunks, each with its tier: the whole document when its title holds the question
     as typed; 1 for a chunk whose lines hold it, or hold a phrase it quotes, or whose document's
     title (the call) holds one; 0 for the rest."""
-    title = _title_terms(doc.title)
-    heading = doc.title.lower()
+    read = _read(doc.title, doc.text)
+    heading = read.heading
     if literal and literal in heading:
         counts = Counter(terms(doc.text))
-        counts.update(title)
-        return [_Chunk(doc, 0, doc.text.count("\n") + 1, counts, sum(counts.values()), 2, -1)]
+        counts.update(_title_terms(doc.title))
+        return [_Chunk(doc, 0, doc.text.count("\n") + 1, counts, sum(counts.values()), 2, -1, None)]
     named = any(p in heading for p in phrases) or any(f.search(heading) for f in files)
-    lower = doc.text.lower()
+    lower = read.lower
     wanted = [p for p in (literal, *phrases) if p and p in lower]
-    lines = lower.split("\n") if wanted and not named else None
+    if named or not wanted:  # every chunk alike
+        tier = 1 if named else 0
+        return [
+            _Chunk(doc, start, end, counts, length, tier, place, read)
+            for place, (start, end, counts, length) in enumerate(read.windows)
+        ]
+    lines = lower.split("\n")
     out = []
-    for place, (start, end, counts, length) in enumerate(_windows(doc.title, doc.text)):
-        holds = named or (lines is not None and any(p in "\n".join(lines[start:end]) for p in wanted))
-        out.append(_Chunk(doc, start, end, counts, length, 1 if holds else 0, place))
+    for place, (start, end, counts, length) in enumerate(read.windows):
+        holds = any(p in "\n".join(lines[start:end]) for p in wanted)
+        out.append(_Chunk(doc, start, end, counts, length, 1 if holds else 0, place, read))
     return out
+
+
+@functools.lru_cache(maxsize=8192)
+def _read(title: str, text: str) -> _Read:
+    """A document's reading, kept for the next question (bounded: the least recently ranked go)."""
+    return _Read(title, text)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -154,10 +194,8 @@ def _title_terms(title: str) -> frozenset[str]:
     return frozenset(terms(title)) if title else frozenset()
 
 
-@functools.lru_cache(maxsize=8192)
 def _windows(title: str, text: str) -> tuple[tuple[int, int, Counter[str], int], ...]:
-    """A document's chunks, (first line, end line, terms, how many): the same document (a saved
-    file is read again on every recall) is split and counted once."""
+    """A document's chunks, (first line, end line, terms, how many); kept with its reading (`_read`)."""
     heading = _title_terms(title)
     lines = text.split("\n")
     # Pieces of at most PIECE_TERMS terms: a line, or a part of a long one (minified code, a
@@ -191,12 +229,13 @@ def _scores(chunks: list[_Chunk], weights: dict[str, float]) -> list[float]:
     shared = [c.counts.keys() & weights.keys() for c in chunks]  # each chunk's terms the question has
     held = Counter(term for found in shared for term in found)
     idf = {term: math.log(1 + (total - n + 0.5) / (n + 0.5)) for term, n in held.items()}
+    weighted = {term: weights[term] * value for term, value in idf.items()}  # the product's first factor
+    k = _K1 + 1
     scores = []
     for c, found in zip(chunks, shared, strict=True):
         norm = _K1 * (1 - _B + _B * c.length / average)
-        scores.append(
-            sum(weights[t] * idf[t] * c.counts[t] * (_K1 + 1) / (c.counts[t] + norm) for t in found)
-        )
+        counts = c.counts
+        scores.append(sum(weighted[t] * counts[t] * k / (counts[t] + norm) for t in found))
     return scores
 
 
@@ -226,33 +265,26 @@ def _earlier_first(scores: list[float], chunks: Sequence[_Chunk]) -> list[float]
 
 
 def _meaning(chunk: _Chunk) -> Meaning | None:
-    if chunk.place < 0:  # a whole document: rare, not kept
+    if chunk.read is None:  # a whole document: rare, not kept
         return meaning.meaning(chunk.counts)
-    return _window_meanings(chunk.doc.title, chunk.doc.text)[chunk.place]
-
-
-@functools.lru_cache(maxsize=8192)
-def _window_meanings(title: str, text: str) -> tuple[Meaning | None, ...]:
-    """The meaning of each of a document's chunks, kept as its terms are (`_windows`)."""
-    return tuple(meaning.meaning(counts) for _, _, counts, _ in _windows(title, text))
+    return chunk.read.meanings()[chunk.place]
 
 
 def _per_document(ranked: list[Passage]) -> list[Passage]:
-    taken: dict[tuple[str, str, str], list[Passage]] = {}
+    taken: dict[tuple[str, str, str], list[int]] = {}  # each document's passages: their places in `out`
     out: list[Passage] = []
     for c in ranked:
         key = (c.doc.key, c.doc.file, c.doc.title)
         mine = taken.setdefault(key, [])
-        touching = next((p for p in mine if c.start <= p.end and p.start <= c.end), None)
-        if touching is not None:  # joined to a better chunk of the same document it touches
+        at = next((i for i in mine if c.start <= out[i].end and out[i].start <= c.end), None)
+        if at is not None:  # joined to a better chunk of the same document it touches
+            touching = out[at]
             start, end = min(touching.start, c.start), max(touching.end, c.end)
             if end - start <= MAX_LINES:
-                joined = Passage(c.doc, start, end, touching.score, touching.tier)
-                mine[mine.index(touching)] = joined
-                out[out.index(touching)] = joined
+                out[at] = Passage(c.doc, start, end, touching.score, touching.tier)
             continue
         if len(mine) >= PER_DOCUMENT:
             continue
-        mine.append(c)
+        mine.append(len(out))
         out.append(c)
     return out

@@ -26,6 +26,7 @@ in the file; a message that the log and a span both hold is one match, the log's
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -203,13 +204,15 @@ def _documents(files: Sequence[Path], searcher: str | None) -> tuple[list[Docume
     seen: set[tuple[str, str, str]] = set()  # (key, title, text): the log's copy comes first
     for number, path in enumerate(files):
         try:
-            mtime = path.stat().st_mtime_ns
+            stat = path.stat()
+            mtime = stat.st_mtime_ns
             if path.name == SESSION_FILE:
                 found = list(_log_documents(path, (mtime, number), calls, searcher))
             elif path.suffix == ".txt":
                 found = list(_output_documents(path, (mtime, number), calls, searcher))
             else:
-                found = list(_span_documents(path, (mtime, number), calls, searcher))
+                stamp = (mtime, stat.st_size, stat.st_ino)
+                found = list(_span_documents(path, stamp, (mtime, number), calls, searcher))
         except OSError as exc:
             unreadable.append(f"{path}: {exc.strerror or exc}")
             continue
@@ -232,10 +235,11 @@ def _log_documents(
     path: Path, at: tuple[int, int], calls: dict[str, ToolUse], searcher: str | None
 ) -> Iterator[Document]:
     records, _ = read_log(path)
+    named = _named(path)
     for place, rec in enumerate(records):
         if isinstance(rec, MessageRecord):
             ref = rec.rid or rec.message.id
-            yield from _message_documents(rec.message, _named(path), ref, (*at, place), calls, searcher)
+            yield from _message_documents(rec.message, named, ref, (*at, place), calls, searcher)
         elif isinstance(rec, EventRecord):
             event, text = rec.event, ""
             if isinstance(event, CompactEvent):
@@ -244,14 +248,28 @@ def _log_documents(
                 text = event.message
             if text:
                 kind = f"event/{event.type}"
-                yield Document(_named(path), rec.rid, rec.rid, kind, "", text, (*at, place, 0))
+                yield Document(named, rec.rid, rec.rid, kind, "", text, (*at, place, 0))
 
 
 def _span_documents(
-    path: Path, at: tuple[int, int], calls: dict[str, ToolUse], searcher: str | None
+    path: Path,
+    stamp: tuple[int, int, int],
+    at: tuple[int, int],
+    calls: dict[str, ToolUse],
+    searcher: str | None,
 ) -> Iterator[Document]:
+    named = _named(path)
+    for place, message in _span_messages(str(path), stamp):
+        yield from _message_documents(message, named, message.id, (*at, place), calls, searcher)
+
+
+@functools.lru_cache(maxsize=512)
+def _span_messages(path: str, stamp: tuple[int, int, int]) -> tuple[tuple[int, Message], ...]:
+    """A span's messages and their lines, kept while the file's (mtime, size, inode) `stamp` holds:
+    a span is written once (archive.py) and read again on every recall."""
     # Bytes, not read_text: universal newlines would turn a progress bar's \r into \n.
-    raw = path.read_bytes().decode("utf-8", errors="replace")
+    raw = Path(path).read_bytes().decode("utf-8", errors="replace")
+    out = []
     for place, line in enumerate(raw.split("\n")):
         if not line.strip():
             continue
@@ -259,7 +277,8 @@ def _span_documents(
             message = Message.from_json(json.loads(line))
         except (ValueError, KeyError, TypeError, AttributeError):  # torn, or not a message
             continue
-        yield from _message_documents(message, _named(path), message.id, (*at, place), calls, searcher)
+        out.append((place, message))
+    return tuple(out)
 
 
 def _output_documents(
