@@ -30,12 +30,14 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import random
 import re
 import shutil
 import stat
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -81,6 +83,32 @@ class Run:
 
     user: str
     steps: tuple[Step, ...]
+
+
+def draw(
+    rng: random.Random, makers: Sequence[Callable[[], Step]], counts: tuple[int, ...]
+) -> list[list[Step]]:
+    """`counts` look-alikes for each run from `makers`, none a path or a command another one has."""
+    out: list[Step] = []
+    seen: set[str] = set()
+    for _ in range(100_000):
+        if len(out) == sum(counts):
+            break
+        step = rng.choice(makers)()
+        if step.arg not in seen:
+            seen.add(step.arg)
+            out.append(step)
+    else:
+        raise ValueError(f"only {len(out)} look-alikes of {sum(counts)} found")
+    return [out[sum(counts[:n]) : sum(counts[: n + 1])] for n in range(len(counts))]
+
+
+def mixed(facts: list[Step], looks: list[Step]) -> tuple[Step, ...]:
+    """The facts spread evenly among the look-alikes, in order."""
+    out = list(looks)
+    for n, fact in enumerate(facts):
+        out.insert(1 + n * (len(looks) // len(facts) + 1), fact)
+    return tuple(out)
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import random
 
-from recall_outside import Question, Run, Step
+from recall_outside import Question, Run, Step, draw, mixed
 
 # --- the facts' outputs ----------------------------------------------------------------------------
 
@@ -340,26 +340,7 @@ def _looks(seed: int, counts: tuple[int, ...]) -> list[list[Step]]:
         lambda: _failing(rng, rng.choice(_MODULES)),
         lambda: _npm(rng, rng.choice(("", "react", "vite", "zod", "axios"))),
     ]
-    out: list[Step] = []
-    seen: set[str] = set()
-    for _ in range(100_000):
-        if len(out) == sum(counts):
-            break
-        step = rng.choice(makers)()
-        if step.arg not in seen:
-            seen.add(step.arg)
-            out.append(step)
-    else:
-        raise ValueError(f"only {len(out)} look-alikes of {sum(counts)} found")
-    return [out[sum(counts[:n]) : sum(counts[: n + 1])] for n in range(len(counts))]
-
-
-def _mixed(facts: list[Step], looks: list[Step]) -> tuple[Step, ...]:
-    """The facts spread evenly among the look-alikes, in order."""
-    out = list(looks)
-    for n, fact in enumerate(facts):
-        out.insert(1 + n * (len(looks) // len(facts) + 1), fact)
-    return tuple(out)
+    return draw(rng, makers, counts)
 
 
 _LOOKS = _looks(1, (30, 30, 40))
@@ -367,7 +348,7 @@ _LOOKS = _looks(1, (30, 30, 40))
 RUNS = (
     Run(
         "Get tally running locally and find out why the invoice tests fail. Look around first.",
-        _mixed(
+        mixed(
             [
                 Step("bash", "make dev", MAKE_DEV),
                 Step("bash", "tally settings show", SETTINGS_SHOW),
@@ -379,7 +360,7 @@ RUNS = (
     ),
     Run(
         DECISION,
-        _mixed(
+        mixed(
             [
                 Step("read_file", "config/payments.toml", PAYMENTS_TOML),
                 Step("bash", "grep -rn def tally/billing/", GREP_BILLING),

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import random
 
-from recall_outside import Question, Run, Step
+from recall_outside import Question, Run, Step, draw, mixed
 
 SPARK_SUBMIT = """\
 26/12/04 02:10:11 INFO SparkContext: Running Spark version 3.5.1
@@ -281,25 +281,7 @@ def _looks(seed: int, counts: tuple[int, ...]) -> list[list[Step]]:
         lambda: _dbt_test(rng, rng.choice(_MODELS)),
         lambda: _pods(rng, rng.choice(("jobs", "airflow", "trino", "kafka", "monitoring", "superset"))),
     ]
-    out: list[Step] = []
-    seen: set[str] = set()
-    for _ in range(100_000):
-        if len(out) == sum(counts):
-            break
-        step = rng.choice(makers)()
-        if step.arg not in seen:
-            seen.add(step.arg)
-            out.append(step)
-    else:
-        raise ValueError(f"only {len(out)} look-alikes of {sum(counts)} found")
-    return [out[sum(counts[:n]) : sum(counts[: n + 1])] for n in range(len(counts))]
-
-
-def _mixed(facts: list[Step], looks: list[Step]) -> tuple[Step, ...]:
-    out = list(looks)
-    for n, fact in enumerate(facts):
-        out.insert(1 + n * (len(looks) // len(facts) + 1), fact)
-    return tuple(out)
+    return draw(rng, makers, counts)
 
 
 _LOOKS = _looks(11, (22, 22, 26))
@@ -307,7 +289,7 @@ _LOOKS = _looks(11, (22, 22, 26))
 RUNS = (
     Run(
         "The nightly orders build failed. Look around the jobs and the warehouse before fixing anything.",
-        _mixed(
+        mixed(
             [
                 Step(
                     "bash", "spark-submit --deploy-mode cluster jobs/clickstream/sessionize.py", SPARK_SUBMIT
@@ -321,7 +303,7 @@ RUNS = (
     ),
     Run(
         DECISION,
-        _mixed(
+        mixed(
             [
                 Step("read_file", "dags/load_orders.py", LOAD_ORDERS_DAG),
                 Step("bash", "dbt run --help", DBT_HELP),
