@@ -121,7 +121,8 @@ def floor_section(groups: Sequence[Group], prices: Prices) -> list[str]:
         alone += ok and seedless
         beaten = sorted({b for c in checks.values() for b in c.beaten_by})
         verdict = ("met" if not seedless else "met (no seed finishes)") if ok else "**missed**"
-        largest = _largest(parts(ours, g))
+        excess = parts(ours, g)
+        largest = _largest(excess)
         rows.append(
             f"{head} {low:.2f} | "
             + " | ".join(f"{c.ours:.2f} ({c.times:.2f}x)" for c in checks.values())
@@ -131,9 +132,7 @@ def floor_section(groups: Sequence[Group], prices: Prices) -> list[str]:
         )
         if not ok:
             said = "; ".join(f"{k}: {', '.join(m)}" for k, m in misses.items() if m)
-            whys.append(
-                f"- **{g.title}:** {said}. Ours' excess by component, steady: {_largest(parts(ours, g), 9)}."
-            )
+            whys.append(f"- **{g.title}:** {said}. Ours' excess by component, steady: {_largest(excess, 9)}.")
     total = len(rows) - 2
     return [
         "## The goal, cell by cell, against the floor",
