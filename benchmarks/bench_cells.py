@@ -5,7 +5,9 @@
 Per cell (shape, typical outputs, window, stand-in; the seeds summed): each policy's cost in USD at
 Sonnet 5.5's prices (Claude cache, steady and paused pace) and GPT-6.2 Sol's (OpenAI cache, steady),
 whether it finished, its probe shares, and our cost as a share of its. Deterministic counts and
-costs, no timings: what `bench_report.py` would put in its tables for these cells, in minutes.
+costs, no timings: what `bench_report.py` would put in its tables for these cells, in minutes. A
+policy that reads the clock (ours) is run again with the paused clock (`replay_paced`): its paused
+cost and the probe shares marked paused are that run's, and the idle clears it made there follow.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bench_policies import POLICIES, SUMMARIZING  # noqa: E402
-from bench_replay import PROBES, Run, reference_count, replay  # noqa: E402
+from bench_replay import PROBES, Run, reference_count, replay_paced  # noqa: E402
 from bench_setup import frame, frame_tokens, prices, session, writer  # noqa: E402
 
 Cell = tuple[str, int, int, str, str]  # shape, window, seed, stand-in, policy
@@ -30,8 +32,12 @@ CACHES = ("claude", "claude-paused", "openai")
 def run_cell(cell: Cell) -> Run:
     shape, window, seed, stand_in, name = cell
     s = session(shape, seed, "typical")
-    policy = POLICIES[name](window, frame(), reference_count, writer(stand_in, s))
-    return replay(s, policy, frame_tokens(), seed=seed)
+    return replay_paced(
+        s,
+        lambda: POLICIES[name](window, frame(), reference_count, writer(stand_in, s)),
+        frame_tokens(),
+        seed=seed,
+    )
 
 
 def main() -> None:
@@ -65,8 +71,13 @@ def main() -> None:
         print(f"\n## {shape}, typical, {window:,}, {stand_in}, seeds {' '.join(map(str, args.seeds))}")
         ours = policies["ours"]
         ours_cost = {c: sum(r.dollars(c, p[c]) for r in ours) for c in CACHES}
-        print("| policy | finished | " + " | ".join(f"{c} $ (ours/it)" for c in CACHES) + " | "
-              + " | ".join(PROBES) + " |")
+        print(
+            "| policy | finished | "
+            + " | ".join(f"{c} $ (ours/it)" for c in CACHES)
+            + " | "
+            + " | ".join(PROBES)
+            + " |"
+        )
         for name, rs in policies.items():
             done = sum(r.finished for r in rs)
             cells_ = []
@@ -79,8 +90,14 @@ def main() -> None:
                 cells_.append(f"{cost:.3f}{ratio}")
             shares = []
             for probe in PROBES:
-                checks = [x for r in rs for x in r.probes[probe]]
-                shares.append(f"{sum(checks) / len(checks):.0%}" if checks else "-")
+                said = []
+                for cache in ("claude", "claude-paused"):  # (the paused run's, where the policy has one)
+                    checks = [x for r in rs for x in r.at(cache).probes[probe]]
+                    said.append(f"{sum(checks) / len(checks):.0%}" if checks else "-")
+                shares.append(said[0] if said[1] == said[0] else f"{said[0]} (paused {said[1]})")
+            idle = [r.paused.idle_clears for r in rs if r.paused is not None]
+            if idle:
+                shares[-1] += f" | idle clears paused: {sum(idle)}"
             print(f"| {name} | {done}/{len(rs)} | " + " | ".join(cells_) + " | " + " | ".join(shares) + " |")
 
 

@@ -7,7 +7,8 @@ A cell is one session kind, tool-output size, window and stand-in (`bench_tables
 is the mean over its seeds of `bench_floor.floor` on each seed's session, uncapped, priced like the
 costs (Sonnet 5.5, Claude's count). Per pace (steady, paused) the goals are `bench_floor`'s: ours at
 most 1.5x the floor, ours' excess over the floor at most half the best finishing seed policy's, and
-no other policy both cheaper and at least as faithful on every probe. Every policy's bill includes
+no other policy both cheaper and at least as faithful on every probe (at the paused pace, a policy that
+reads the clock is judged on its run with the paused clock: `Agg.share`). Every policy's bill includes
 the probes' round trips (ours' recall at every probe point, anyone's re-read of a file it can name),
 as the replay bills them.
 """
@@ -41,7 +42,9 @@ def cell_floor(group: Group, cache: str) -> float:
 
 
 def _rival(agg: Agg, prices: Prices, cache: str) -> Rival:
-    return Rival(agg.policy, agg.dollars(prices, cache), agg.finished, {p: agg.share(p) for p in PROBES})
+    return Rival(
+        agg.policy, agg.dollars(prices, cache), agg.finished, {p: agg.share(p, cache) for p in PROBES}
+    )
 
 
 def check(group: Group, prices: Prices, cache: str) -> FloorCheck:

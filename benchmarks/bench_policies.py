@@ -46,11 +46,13 @@ from typing import Literal
 from bench_e2e_wire import text_entries
 from bench_standins import Entry
 
+from agent_cli.billing.prices import CachePrice
 from agent_cli.config.settings import ContextSettings
 from agent_cli.context.engine import ContextEngine
 from agent_cli.context.protocol import Frame
 from agent_cli.context.summary_request import COMPACTION_TAG, THINKING_ROOM, SummaryReply
 from agent_cli.context.thresholds import output_for_window
+from agent_cli.core.compact_layers import CompactLayer
 from agent_cli.core.errors import ContextOverflowError
 from agent_cli.core.events import CompactEvent
 from agent_cli.core.messages import Message, SummaryBlock, TextBlock, ToolResult, ToolUse, Usage
@@ -63,6 +65,7 @@ __all__ = ["POLICIES", "Policy", "SummaryCall", "Writer", "message_text"]
 
 Count = Callable[[str], int]
 Writer = Callable[[Sequence[Entry], int], str]  # (summary input, output cap in tokens) -> record
+IDLE_TTL = CachePrice().ttl  # how long the engine takes a cache entry to live unused (Anthropic's 5 minutes)
 UNCAPPED = 4_096  # a policy that sets no limit on its summary: what one reply holds at most
 
 
@@ -116,11 +119,25 @@ class Policy:
     def __init__(self, window: int, frame: Frame, count: Count, write: Writer) -> None:
         self.window, self.frame, self.count, self.write = window, frame, count, write
         self.summaries: list[SummaryCall] = []
-        self.now = 0.0  # the replay's steady clock, set before each prepare
+        self._now = 0.0
+        self.read_clock = False  # whether it ever read `now` (the replay runs it again at the paused pace)
         # How long a summary call with this output takes (set by the replay, which owns the clock model).
         self.summary_seconds: Callable[[str], float] = lambda record: 0.0
         self.digests = 0  # records built by code instead of a summary call (ours' latch)
+        self.clears = 0  # ours' L1 clears, and those made when the cache had gone cold (its idle rule)
+        self.idle_clears = 0
         self.calls: dict[str, str] = {}
+
+    @property
+    def now(self) -> float:
+        """The replay's clock at the pace the policy is run at, set before each prepare. Reading it is
+        remembered (`read_clock`): a policy that never reads it sends the same bytes at every pace."""
+        self.read_clock = True
+        return self._now
+
+    @now.setter
+    def now(self, value: float) -> None:
+        self._now = value
 
     def ingest(self, use: ToolUse, result: ToolResult, round_size: int) -> ToolResult:
         self.calls[use.id] = use.name
@@ -209,8 +226,10 @@ class Ours(Policy):
             archive=_BenchArchive(Path(self._tmp.name)),
             summarize=self._summarize,
             submit=self._ahead,
+            clock=lambda: self.now,  # the replay's clock: the engine tells a cold cache by it
         )
         self._making_ahead = False
+        self._sent_at: float | None = None  # when the last request went (the replay's clock)
 
     def _ahead(self, call: Callable[[], SummaryReply]) -> Future[SummaryReply]:
         """The product's record prepared ahead, made at once (no thread: the replay is
@@ -251,6 +270,10 @@ class Ours(Policy):
         self.digests += sum(
             1 for e in events if isinstance(e, CompactEvent) and e.degraded and not e.stand_in
         )
+        clears = sum(1 for e in events if isinstance(e, CompactEvent) and e.layer is CompactLayer.CLEAR)
+        self.clears += clears
+        if self._sent_at is not None and self._now - self._sent_at > IDLE_TTL:
+            self.idle_clears += clears  # (made after an idle gap past the cache's TTL: no extra rewrite)
         for event in events:
             if isinstance(event, CompactEvent) and event.ahead and not event.stand_in:
                 pending = next(c for c in reversed(self.summaries) if c.ahead and c.taken is None)
@@ -271,6 +294,7 @@ class Ours(Policy):
         return prepared.messages
 
     def observe(self, sent: list[Message], usage: Usage) -> None:
+        self._sent_at = self._now
         self.engine.observe(self.frame, sent, usage)
 
     def recall(self, query: str) -> str | None:

@@ -1,6 +1,7 @@
 """Replay a session through a policy as the agent's loop would, and bill and score what it sends.
 
-    replay(session, policy, frame_tokens) -> Run
+    replay(session, policy, frame_tokens) -> Run            the policy on the steady clock
+    replay_paced(session, make_policy, frame_tokens) -> Run  and again on the paused one, if it reads it
 
 For each step: a user message is appended; a model step prepares the request (the policy's history)
 and sends it; the reply and its tool results are appended (through the policy's `ingest`). The
@@ -23,6 +24,16 @@ same rules hold for every policy:
   minutes), each at two paces: `steady` (20 s a model step, 90 s a user message: no entry
   expires) and `paused` (the user's pauses drawn from a lognormal, median 120 s, sigma 1.2: about
   one in five past the 5-minute TTL).
+- **Paces a policy lives through.** Each run bills every request at both paces, but a policy's
+  `now` is one clock: the steady one in `replay`'s default run. A policy that reads the clock (ours:
+  its engine tells a cold cache by it, and after an idle gap past the TTL clears any batch, the next
+  request writing everything anyway; its record prepared ahead is ready by it) is run again by
+  `replay_paced` with `now` the paused clock, from a fresh policy and the same seeded ids, and its
+  paused bills and the probes at the paused pace are that run's (`Run.paused`, `Run.at`); its steady
+  figures, fingerprint and ledger stay the first run's. A policy that never reads `now`
+  (`Policy.read_clock`: the seeds, masking, hybrid, none) gets nothing else that differs between
+  the paces, so its requests are the same bytes at both and one run serves both
+  (tests/test_bench_paused.py holds that for each).
 - **Summary calls** are requests like any other: the frame, then the policy's own summary input,
   through the same caches, as they are sent: ours with the main requests' `tool_choice` (it reads
   the cached conversation back; a span sent as text chunks asks for no tool calls, `tool_choice:
@@ -70,6 +81,7 @@ from agent_cli.providers.model_info import ModelInfo
 __all__ = [
     "CACHES",
     "CLAUDE_RATIO",
+    "CLOCKS",
     "PARTS",
     "PROBES",
     "PROBE_EVERY",
@@ -77,6 +89,7 @@ __all__ = [
     "Run",
     "reference_count",
     "replay",
+    "replay_paced",
     "request_text",
 ]
 
@@ -87,6 +100,8 @@ USER_STEP_SECONDS = 90.0
 PAUSE_MEDIAN_SECONDS, PAUSE_SIGMA = 120.0, 1.2
 SUMMARY_FIRST_TOKEN_S, OUTPUT_TOKENS_PER_S = 1.0, 60.0
 DIGEST_NEXT_STEP = "## The next step it stated last"  # a digest's section (context/digest.py), built by code
+PAUSED = "-paused"  # the caches billed at the paused pace end so
+CLOCKS = ("steady", "paused")  # the clock a policy sees: `replay(..., pace=...)`
 PARTS = ("turns", "summaries", "recall")  # what the Claude bill at the steady pace paid for
 
 
@@ -111,14 +126,33 @@ class Run:
     fingerprint: str = ""  # a hash of every request's bytes, in order
     probes: dict[str, list[bool]] = field(default_factory=lambda: {p: [] for p in PROBES})
     ledger: Ledger = field(default_factory=Ledger)  # the Claude bill at the steady pace, by cause
+    clears: int = 0  # ours' L1 clears, and those made after an idle gap past the cache's TTL
+    idle_clears: int = 0
+    pace: str = "steady"  # the clock the policy saw
+    # The run in which the policy saw the paused clock, for a policy that reads the clock
+    # (`replay_paced`): its paused bills are this run's, its probes answer `share(p, paused=True)`.
+    paused: Run | None = None
 
     @property
     def finished(self) -> bool:
-        return self.failed_at is None
+        return self.failed_at is None and (self.paused is None or self.paused.failed_at is None)
 
-    def share(self, probe: str) -> float | None:
-        checks = self.probes[probe]
+    def at(self, cache: str) -> Run:
+        """The run a cache's figures come from: the paused run for a paused cache, where there is one."""
+        return self.paused if self.paused is not None and cache.endswith(PAUSED) else self
+
+    def share(self, probe: str, cache: str = "claude") -> float | None:
+        checks = self.at(cache).probes[probe]
         return sum(checks) / len(checks) if checks else None
+
+    def with_paused(self, paused: Run) -> Run:
+        """This steady run, its paused caches billed as `paused` (the policy at the paused pace) was."""
+        assert self.pace == "steady" and paused.pace == "paused", (self.pace, paused.pace)
+        for cache in CACHES:
+            if cache.endswith(PAUSED):
+                self.bills[cache] = paused.bills[cache]
+        self.paused = paused
+        return self
 
     def dollars(self, cache: str, prices: ModelInfo) -> float:
         return self.bills[cache].dollars(prices, CLAUDE_RATIO if cache.startswith("claude") else 1.0)
@@ -256,16 +290,43 @@ WriterBiller = Callable[[Run, Wire, _Clocks], Bills]
 
 
 def replay(
-    session: Session, policy: Policy, frame_tokens: int, *, seed: int = 0, writer: WriterBiller | None = None
+    session: Session,
+    policy: Policy,
+    frame_tokens: int,
+    *,
+    seed: int = 0,
+    writer: WriterBiller | None = None,
+    pace: str = "steady",
 ) -> Run:
+    """One run; the policy's `now` is the clock of `pace` (every request is billed at both paces)."""
+    assert pace in CLOCKS, pace
     with seeded_ids(f"{session.name}-{seed}-{policy.name}"):
-        return _replay(session, policy, frame_tokens, seed, writer)
+        return _replay(session, policy, frame_tokens, seed, writer, pace)
+
+
+def replay_paced(
+    session: Session,
+    make: Callable[[], Policy],
+    frame_tokens: int,
+    *,
+    seed: int = 0,
+    writer: WriterBiller | None = None,
+) -> Run:
+    """The run at the steady pace; for a policy that read the clock, its paused figures from a second
+    run of a policy `make` builds afresh, in which `now` is the paused clock (`Run.with_paused`). A
+    policy that never read `now` gets nothing else from the replay that differs between the paces,
+    so its requests are the same bytes at both (tests/test_bench_paused.py holds this for each)."""
+    policy = make()
+    run = replay(session, policy, frame_tokens, seed=seed, writer=writer)
+    if not policy.read_clock:
+        return run
+    return run.with_paused(replay(session, make(), frame_tokens, seed=seed, writer=writer, pace="paused"))
 
 
 def _replay(
-    session: Session, policy: Policy, frame_tokens: int, seed: int, writer: WriterBiller | None
+    session: Session, policy: Policy, frame_tokens: int, seed: int, writer: WriterBiller | None, pace: str
 ) -> Run:
-    run = Run(policy.name, policy.window, session.name, seed)
+    run = Run(policy.name, policy.window, session.name, seed, pace=pace)
     counts, clocks, wire = _Counts(frame_tokens), _Clocks(seed), Wire(policy.frame)
     biller = _Biller(run, counts, clocks, wire)
     summaries: Bills = biller if writer is None else writer(run, wire, clocks)
@@ -284,7 +345,7 @@ def _replay(
             clocks.user()
             continue
         clocks.model()
-        policy.now = clocks.steady
+        policy.now = clocks.paused if pace == "paused" else clocks.steady
         given = history
         history = policy.prepare(history)
         cause = edits(given, history)
@@ -330,7 +391,7 @@ def _replay(
             originals.add(id(stored))
         state.facts += step.facts
         state.next_step = step.next_step or state.next_step
-    run.digests = policy.digests
+    run.digests, run.clears, run.idle_clears = policy.digests, policy.clears, policy.idle_clears
     run.wait_seconds = sum(_waited(call) for call in policy.summaries)
     return run
 

@@ -34,11 +34,11 @@ from bench_floor_cells import excess_line, floor_section  # noqa: E402
 from bench_layers import layer_section  # noqa: E402
 from bench_pictures import pictures  # noqa: E402
 from bench_policies import POLICIES, SUMMARIZING, Ours, Policy  # noqa: E402
-from bench_replay import PROBES, Run, reference_count, replay  # noqa: E402
+from bench_replay import PROBES, Run, reference_count, replay_paced  # noqa: E402
 from bench_sessions import OUTPUTS, SHAPES  # noqa: E402
 from bench_setup import SEEDS, WINDOWS, frame, frame_tokens, prices, session, writer  # noqa: E402
 from bench_standins import STAND_INS  # noqa: E402
-from bench_tables import Agg, Group, policy_table  # noqa: E402
+from bench_tables import Agg, Group, paused_line, policy_table  # noqa: E402
 from bench_text import honest, method, timings, wait_text  # noqa: E402
 from real_report import section as real_section  # noqa: E402
 from recall_probe import report as recall_report  # noqa: E402
@@ -68,12 +68,13 @@ def run_unit(unit: Unit) -> Run:
     shape, outputs, seed, window, name, stand_in, neighbour = unit
     s = session(shape, seed, outputs)
     write = writer(stand_in, s)
-    policy: Policy = (
-        Ours(window, frame(), reference_count, write, NEIGHBOURS[neighbour])
-        if name == "ours" and neighbour
-        else POLICIES[name](window, frame(), reference_count, write)
-    )
-    run = replay(s, policy, frame_tokens(), seed=seed)
+
+    def policy() -> Policy:  # (built again for the run at the paused pace of a policy that reads the clock)
+        if name == "ours" and neighbour:
+            return Ours(window, frame(), reference_count, write, NEIGHBOURS[neighbour])
+        return POLICIES[name](window, frame(), reference_count, write)
+
+    run = replay_paced(s, policy, frame_tokens(), seed=seed)
     run.outputs, run.summarizer = outputs, stand_in
     if neighbour:
         run.policy = neighbour
@@ -161,7 +162,9 @@ def replay_sections(
     report += floor_section(table, p)
     report += ["## Policies side by side", ""]
     for g in table:
+        paced = paused_line(g)
         report += [f"### {g.title}", "", *policy_table(g, p), "", excess_line(g, p), ""]
+        report += [paced, ""] if paced else []
     report += layer_section(table, p)
     return [*report, "## Pictures", "", *pictures(runs, work, img, p)]
 

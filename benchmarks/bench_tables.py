@@ -2,9 +2,12 @@
 
     Group(key, runs)    one session kind (shape, tool-output sizes), one window, one stand-in
     policy_table(group) every policy: finished seeds, cost (mean [min-max]) four ways, sizes, probes
+    paused_line(group)  the policies run again with the paused clock, and ours' idle clears there
 
 A policy *finishes* a group when it finishes every seed of it; only finishing policies are
-compared. Costs are means over seeds; probe shares are means over seeds of each run's share.
+compared. Costs are means over seeds; probe shares are means over seeds of each run's share. A
+policy that reads the clock is run twice (`bench_replay.replay_paced`): its paused costs, and its probe
+shares at the paused pace (shown beside the steady ones where they differ), are from the second run.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from bench_replay import CACHES, PROBES, Run
 
 from agent_cli.providers.model_info import ModelInfo
 
-__all__ = ["SEED_POLICIES", "Agg", "Group", "Prices", "policy_table"]
+__all__ = ["SEED_POLICIES", "Agg", "Group", "Prices", "paused_line", "policy_table"]
 
 SEED_POLICIES = ("java-s06", "kotlin", "javascript")
 Prices = dict[str, ModelInfo]  # cache name -> the model whose prices it bills at
@@ -47,9 +50,16 @@ class Agg:
         got = self.cost(cache, prices)
         return got[0] if got else float("inf")
 
-    def share(self, probe: str) -> float | None:
-        values = [s for r in self.done if (s := r.share(probe)) is not None]
+    def share(self, probe: str, cache: str = "claude") -> float | None:
+        """The probe's share at `cache`'s pace: a policy that reads the clock answers the paused
+        caches' from its run at the paused pace (`Run.at`)."""
+        values = [s for r in self.done if (s := r.share(probe, cache)) is not None]
         return _mean(values) if values else None
+
+    @property
+    def paced(self) -> list[Run]:
+        """The finished runs' runs at the paused pace (none for a policy that never reads the clock)."""
+        return [r.paused for r in self.done if r.paused is not None]
 
     def avg(self, attr: str) -> float:
         return _mean([float(getattr(r, attr)) for r in self.done])
@@ -79,6 +89,36 @@ def _money(got: tuple[float, float, float] | None) -> str:
     return "failed" if got is None else f"{got[0]:.2f} [{got[1]:.2f}-{got[2]:.2f}]"
 
 
+def _probe(agg: Agg, probe: str) -> str:
+    """The steady run's share, and the paused run's beside it where it differs."""
+    steady, paused = agg.share(probe), agg.share(probe, "claude-paused")
+    return _pct(steady) + ("" if paused == steady else f" (paused {_pct(paused)})")
+
+
+def paused_line(group: Group) -> str:
+    """Which policies read the clock, so were run again at the paused pace, and what ours' idle rule
+    did there (empty when none did)."""
+    again = [a for a in group.aggs.values() if a.paced]
+    if not again:
+        return ""
+    said = ", ".join(
+        f"{a.policy} ({_mean([float(r.idle_clears) for r in a.paced]):.1f} of "
+        f"{_mean([float(r.clears) for r in a.paced]):.1f} clears a run made after an idle gap past the "
+        f"TTL; {a.avg('clears'):.1f} clears steady)"
+        for a in again
+    )
+    return (
+        f"Run again with the paused clock (they read the clock): {said}. Their paused bills, and the probe "
+        "shares marked paused, come from that run."
+    )
+
+
+def _refused(run: Run) -> str:
+    if run.failed_at is not None or run.paused is None:
+        return str(run.failed_at)
+    return f"{run.paused.failed_at} at the paused pace"
+
+
 def policy_table(group: Group, prices: Prices) -> list[str]:
     lines = [
         "| policy | finished | Sonnet 5.5 $ | paused | GPT-6.2 Sol $ | paused | mean request | peak "
@@ -88,10 +128,8 @@ def policy_table(group: Group, prices: Prices) -> list[str]:
     ]
     for agg in group.aggs.values():
         n = len(agg.done)
-        failed = [r.failed_at for r in agg.runs if not r.finished]
-        where = f"{n}/{len(agg.runs)}" + (
-            f" (refused at request {', '.join(map(str, failed))})" if failed else ""
-        )
+        failed = [_refused(r) for r in agg.runs if not r.finished]
+        where = f"{n}/{len(agg.runs)}" + (f" (refused at request {', '.join(failed)})" if failed else "")
         if not n:
             lines.append(f"| {agg.policy} | {where} |" + " |" * 14)
             continue
@@ -100,7 +138,7 @@ def policy_table(group: Group, prices: Prices) -> list[str]:
             + " | ".join(_money(agg.cost(c, prices)) for c in CACHES)
             + f" | {agg.avg('mean'):,.0f} | {agg.avg('peak'):,.0f} | {agg.avg('summary_calls'):.1f} "
             f"| {agg.avg('digests'):.1f} | {agg.avg('recall_calls'):.1f} | {agg.avg('wait_seconds'):.0f} s | "
-            + " | ".join(_pct(agg.share(p)) for p in PROBES)
+            + " | ".join(_probe(agg, p) for p in PROBES)
             + " |"
         )
     return lines
