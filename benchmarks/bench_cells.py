@@ -78,6 +78,7 @@ def main() -> None:
             + " | ".join(PROBES)
             + " |"
         )
+        notes: list[str] = []
         for name, rs in policies.items():
             done = sum(r.finished for r in rs)
             cells_ = []
@@ -95,10 +96,16 @@ def main() -> None:
                     checks = [x for r in rs for x in r.at(cache).probes[probe]]
                     said.append(f"{sum(checks) / len(checks):.0%}" if checks else "-")
                 shares.append(said[0] if said[1] == said[0] else f"{said[0]} (paused {said[1]})")
-            idle = [r.paused.idle_clears for r in rs if r.paused is not None]
-            if idle:
-                shares[-1] += f" | idle clears paused: {sum(idle)}"
+            paced = [r.paused for r in rs if r.paused is not None]
+            if paced:
+                notes.append(
+                    f"{name}: run again with the paused clock; {sum(r.idle_clears for r in paced)} of its "
+                    f"{sum(r.clears for r in paced)} clears there after an idle gap past the TTL "
+                    f"({sum(r.clears for r in rs)} clears steady)"
+                )
             print(f"| {name} | {done}/{len(rs)} | " + " | ".join(cells_) + " | " + " | ".join(shares) + " |")
+        for note in notes:
+            print(note)
 
 
 if __name__ == "__main__":

@@ -101,15 +101,15 @@ def paused_line(group: Group) -> str:
     again = [a for a in group.aggs.values() if a.paced]
     if not again:
         return ""
-    said = ", ".join(
-        f"{a.policy} ({_mean([float(r.idle_clears) for r in a.paced]):.1f} of "
+    said = "; ".join(
+        f"{a.policy}, {_mean([float(r.idle_clears) for r in a.paced]):.1f} of its "
         f"{_mean([float(r.clears) for r in a.paced]):.1f} clears a run made after an idle gap past the "
-        f"TTL; {a.avg('clears'):.1f} clears steady)"
+        f"cache's TTL ({a.avg('clears'):.1f} clears at the steady pace)"
         for a in again
     )
     return (
-        f"Run again with the paused clock (they read the clock): {said}. Their paused bills, and the probe "
-        "shares marked paused, come from that run."
+        f"Run again with the paused clock, as they read the clock: {said}. Their paused bills, and the "
+        "probe shares marked paused, are that run's."
     )
 
 

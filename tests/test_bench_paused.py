@@ -140,7 +140,7 @@ def test_the_tables_report_the_paused_runs_probes_and_judge_the_paused_pace_by_t
     table = policy_table(g, prices())
     assert "| 100% (paused 0%) |" in next(line for line in table if line.startswith("| ours |"))
     assert "(paused" not in next(line for line in table if line.startswith("| masking |"))
-    assert "ours (3.0 of 5.0 clears" in paused_line(g)
+    assert "ours, 3.0 of its 5.0 clears" in paused_line(g)
     # Masking is cheaper at both paces: less faithful than ours' steady run, as faithful as its paused one.
     assert check(g, prices(), "claude").beaten_by == ()
     assert check(g, prices(), "claude-paused").beaten_by == ("masking",)
