@@ -11,8 +11,8 @@ from test_context_fakes import assistant, tool_round, user
 
 from agent_cli.config.settings import ContextSettings
 from agent_cli.context.condense import condensed_history
-from agent_cli.context.emergency import ACK
-from agent_cli.context.fidelity import FILES_HEADER, carried_paths
+from agent_cli.context.emergency import ACK, apply_drop, marker_text, plan_drop
+from agent_cli.context.fidelity import FILES_HEADER, carried_paths, span_facts
 from agent_cli.context.thresholds import Thresholds, compute_thresholds, output_for_window
 from agent_cli.core.messages import Message, SummaryBlock
 from agent_cli.tokens.estimate import estimate_tokens
@@ -84,3 +84,20 @@ def test_the_next_record_carries_the_list_on_and_counts_what_no_list_names() -> 
     listed = carried_paths(again)
     assert listed[-3:] == newer and set(listed) <= set(shown) | set(newer)
     assert unlisted(again) == len(PATHS) + len(newer) - len(listed)
+
+
+def test_a_marker_that_drops_a_record_keeps_its_files_list() -> None:
+    th = lines(32_000)
+    record = condensed(survey(PATHS[:20]), th)
+    summary = Message("user", (SummaryBlock(record, "span-001-compact.jsonl"),))
+    newest = [*tool_round("read_file", {"path": "lib/latest.ex"}, "x " * 400), assistant("done")]
+    history = [user("the task"), summary, assistant(ACK), user("and now this"), *newest]
+    counts = [estimate_tokens(m.text) + 10 for m in history]
+    plan = plan_drop(history, counts, need=10**9)  # everything that may go
+    assert plan is not None and 1 in plan.drop  # the record goes
+    after = apply_drop(history, plan, marker_text(len(plan.drop), "span-002-emergency.jsonl"))
+    assert all(m.summary is None for m in after)
+    marker = after[0].text
+    # Before: the marker named the transcript only, and every earlier file name was gone.
+    assert FILES_HEADER in marker and carried_paths(marker) == [*PATHS[:20], "lib/latest.ex"]
+    assert span_facts(after).paths[:20] == tuple(PATHS[:20])  # the next record carries them on
