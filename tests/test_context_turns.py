@@ -155,6 +155,31 @@ def test_the_loop_guard_counts_a_request_that_cannot_be_shrunk(tmp_path: Path) -
     assert len(summarizer.requests) <= 2
 
 
+def test_the_loop_guard_does_not_count_a_round_the_model_has_not_seen_yet(tmp_path: Path) -> None:
+    # Each turn's newest round is under the trigger alone but, beside the record (the user's words
+    # verbatim), keeps the request above it. It stays verbatim only until the model has seen it, and
+    # the next compaction condenses it with the answer: no loop, automatic compaction stays on
+    # (before: stopped at the second record).
+    engine, _, summarizer = make_engine(tmp_path, tool_result_max_tokens=50_000)
+    history: list[Message] = [user("go"), Message.assistant(filler(8_000, "early"))]
+    above = 0
+    for t in range(4):
+        use = ToolUse(f"t{t}", "bash", {"command": f"make part{t}"})
+        history += [
+            user(f"turn {t}\n" + filler(3_000, f"ask{t}")),
+            Message("assistant", (use,)),
+            Message("user", (ToolResult(use.id, filler(54_000, f"o{t}")),)),
+        ]
+        prepared = engine.prepare(history, FRAME)
+        assert not [e for e in prepared.events if isinstance(e, ErrorEvent)]
+        assert any(isinstance(e, CompactEvent) and e.layer == "summarize" for e in prepared.events)
+        above += engine.tokens(prepared.messages, FRAME) >= engine.thresholds.trigger_at
+        history = [*prepared.messages, Message.assistant(filler(16_000, f"answer{t}"))]
+    assert above >= 2  # the case: still above the trigger after each record
+    assert engine.auto_compact and engine.state.compaction_failures == 0
+    assert len(summarizer.requests) >= 4  # a record each turn, each of the round seen since
+
+
 # -- properties over random sequences ----------------------------------------------------------------
 
 turn = st.tuples(st.sampled_from(["read", "chat", "error"]), st.integers(200, 9_000))

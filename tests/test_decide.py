@@ -54,7 +54,7 @@ from agent_cli.context.engine_values import (
     WaitForRecord,
 )
 from agent_cli.context.plan import CondensePlan, plan_condense
-from agent_cli.core.messages import Message
+from agent_cli.core.messages import Message, SummaryBlock
 from agent_cli.providers.model_info import cache_price
 from agent_cli.providers.models import lookup
 
@@ -313,6 +313,54 @@ def test_a_compaction_whose_record_is_on_its_way_for_what_is_left_is_no_failure(
     assert action == Nothing() and after.failures.compaction_failures == 0
     action, after = decide(state(), Compacted(HISTORY, state().thresholds.trigger_at - 10))
     assert action == Nothing() and after.failures.compaction_failures == 0
+
+
+# After an automatic record: a record, the turn kept, then a round the model has not seen yet (its
+# 10,000-token result, under the 14,080 trigger alone), or the request it has not answered yet.
+RECORD = (Message("user", (SummaryBlock("## Work state\nearlier work", "span-001-compact.jsonl"),)),)
+UNSEEN = [*RECORD, assistant("ok"), *tool_round("read_file", {"path": "big.py"}, filler(40_000, "big"))]
+UNANSWERED = [*RECORD, assistant("ok"), user("please look at this:\n" + filler(40_000, "paste"))]
+HUGE_UNSEEN = [*RECORD, assistant("ok"), *tool_round("bash", {"command": "make"}, filler(60_000, "out"))]
+BIG_RECORD = [*UNSEEN[:1], assistant(filler(40_000, "kept")), *UNSEEN[1:]]
+FRAME_TOKENS = 5_000  # the system prompt and tools: every request above is past the trigger
+
+
+def compacted(messages: list[Message]) -> Compacted:
+    """The history after an automatic record, and its count with the frame."""
+    counts = [COUNTER.count_message(m) for m in messages]
+    return Compacted(messages, FRAME_TOKENS + sum(counts), counts)
+
+
+# fmt: off
+GUARD_ROWS = [
+    # (what docs/context-engine.md says, the history after the record, a failure)
+    ("only the round the model has not seen keeps the request above the trigger: no failure",
+     UNSEEN, False),
+    ("only the request the model has not answered keeps it above the trigger: no failure",
+     UNANSWERED, False),
+    ("that round alone reaches the trigger: no compaction gets below it, a failure as before",
+     HUGE_UNSEEN, True),
+    ("more than the newest round keeps it above the trigger (what was kept): a failure as before",
+     BIG_RECORD, True),
+]
+# fmt: on
+
+
+@pytest.mark.parametrize(("says", "messages", "failure"), GUARD_ROWS, ids=[r[0] for r in GUARD_ROWS])
+def test_the_loop_guard_counts_only_what_a_compaction_could_have_condensed(
+    says: str, messages: list[Message], failure: bool
+) -> None:
+    s = state()
+    newest = sum(COUNTER.count_message(m) for m in messages[2:])
+    assert (newest >= s.thresholds.trigger_at) == (messages is HUGE_UNSEEN), says
+    assert compacted(messages).tokens >= s.thresholds.trigger_at
+    actions, after = run(s, compacted(messages), compacted(messages))
+    if failure:
+        assert actions[0] == Drop() and isinstance(actions[1], StopAutomatic)
+        assert not after.failures.automatic
+    else:
+        assert actions == [Nothing(), Nothing()] and after.failures.compaction_failures == 0
+        assert after.failures.automatic
 
 
 def test_a_fresh_start_forgets_failures_and_the_record_and_a_new_model_its_lines() -> None:

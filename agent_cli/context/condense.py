@@ -33,7 +33,7 @@ from agent_cli.context.sections import assemble_record, cap_text, collect_user_m
 from agent_cli.context.thresholds import Thresholds
 from agent_cli.core.messages import Message, NativeRecord, SummaryBlock
 
-__all__ = ["carrier_text", "condensed_history", "native_history"]
+__all__ = ["carrier_text", "condensed_history", "files_budget", "native_history"]
 
 
 def condensed_history(
@@ -57,7 +57,9 @@ def condensed_history(
     text = cap_text(body or build_digest(span), thresholds.summary_cap, count_text)
     users = render_user_messages(collect_user_messages(span), thresholds.user_messages, count_text)
     facts = span_facts(span)
-    text = repair(text, check(facts, text + "\n" + users, tail), facts.paths)
+    missing = check(facts, text + "\n" + users, tail)
+    budget = files_budget(thresholds, count_text(repair(text, missing, ())) + count_text(users))
+    text = repair(text, missing, facts.paths, budget=budget, count=count_text)
     record = assemble_record(
         body=text,
         users=users,
@@ -72,6 +74,16 @@ def condensed_history(
         new.append(Message.assistant(ACK))
     new.extend(tail)
     return new
+
+
+def files_budget(thresholds: Thresholds, used: int) -> int:
+    """The tokens the files list may take in a record whose other parts take `used`: what the body's
+    cap and the user messages' budget leave, with the room under the target the verbatim tail does
+    not take (the lines leave none in a small window, a large one's lists are whole); at least an
+    eighth of the body's cap, so the newest files are always named."""
+    th = thresholds
+    spare = max(th.target - th.summary_cap - th.user_messages - th.keep_tail, 0)
+    return max(th.summary_cap + th.user_messages + spare - used, th.summary_cap // 8)
 
 
 def _recall_hint(span: Sequence[Message]) -> str:

@@ -39,7 +39,9 @@ line: what the engine saw, when, what it does -> the record on its way after.
     Happened folded (an overflow or /compact condenses now)           Nothing         -> none if standing in
     Fared (how a model's record fared: the latch)                     Say once / Nothing
     Compacted (after an automatic record: the loop guard)
-        above the trigger, no record on its way for what is left       Drop (L4); StopAutomatic the 2nd time
+        above the trigger, no record on its way for what is left, and more than the newest
+        unanswered round keeps it there (or that round alone reaches the trigger)
+                                                                      Drop (L4); StopAutomatic the 2nd time
         otherwise                                                     Nothing
     Happened requested, stopped (/compact; automatic compaction off)  Nothing         -> as it was
     Happened restarted, KeepSize (/clear; /uncompact)                 Nothing         -> none
@@ -77,6 +79,7 @@ import dataclasses
 from collections.abc import Sequence
 
 from agent_cli.context.cache_choices import clearing, sending
+from agent_cli.context.cut import open_round_start
 from agent_cli.context.engine_state import Ahead, CompactionState, EngineState, StandIn
 from agent_cli.context.engine_values import (
     Action,
@@ -148,12 +151,14 @@ def decide(state: EngineState, seen: Observation) -> tuple[Action, EngineState]:
         case Fared(summary, trigger):
             failures, latched = state.failures.summary(summary, state.limits, trigger=trigger)
             return (Say(latched) if latched else Nothing()), r(state, failures=failures)
-        case Compacted(messages, tokens):
+        case Compacted(messages, tokens, counts):
             # A record built and still above the trigger (or thrown away for not shrinking) is a
-            # failure; one still on its way for what is left (the hold, after a swap) is not.
+            # failure; one still on its way for what is left (the hold, after a swap) is not, nor one
+            # that only the newest part no layer may condense keeps above it (`_only_the_newest`).
             th, record = state.thresholds, state.record
             held = tokens < th.hold_at and isinstance(record, Ahead) and record.leads(messages)
-            failed = tokens >= th.trigger_at and not held
+            newest = _only_the_newest(messages, counts, tokens, th.trigger_at)
+            failed = tokens >= th.trigger_at and not held and not newest
             failures, stopped = state.failures.compaction(failed, state.limits)
             state = r(state, failures=failures)
             if stopped:
@@ -193,6 +198,21 @@ def decide(state: EngineState, seen: Observation) -> tuple[Action, EngineState]:
                 return Nothing(), state
             return Say(under_reported(reported, counted)), r(state, said_under_report=True)
     raise TypeError(f"not an observation: {seen!r}")  # pragma: no cover
+
+
+def _only_the_newest(messages: Sequence[Message], counts: Sequence[int], tokens: int, line: int) -> bool:
+    """Whether only the newest part of `messages`, which no layer may condense, keeps the request at or
+    above `line`: the tool round the model has not seen yet and the request it has not answered (the
+    unanswered end `plan.plan_condense` leaves verbatim; L4 keeps them too). Without that part the
+    request is below the line, so the compaction did what any could: the next request, once the
+    model has seen the round, can condense it. Not when that part alone reaches the line: then no
+    compaction gets the request below it, and compacting again on every request is the loop the
+    guard stops."""
+    if not messages or len(counts) != len(messages):
+        return False
+    end = len(messages) - 1 if messages[-1].is_plain_user else len(messages)
+    newest = sum(counts[min(end, open_round_start(messages)) :])
+    return 0 < newest < line and tokens - newest < line
 
 
 def _happened(state: EngineState, what: Happening) -> tuple[Action, EngineState]:

@@ -7,7 +7,10 @@ can go: the latest condensed record (it stands for far more than its size)
 and the user's latest message, which always survives (as a message, or inside
 the record that holds it verbatim). The marker, a user
 message, takes the place of the first dropped group and names the transcript
-the dropped messages were written to.
+the dropped messages were written to, and keeps the files list of what went (the
+files a dropped record listed and the dropped calls touched, the newest kept), so
+which files the session touched is not lost with the record; the next record
+carries that list on (`fidelity.span_facts`).
 """
 
 from __future__ import annotations
@@ -16,13 +19,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agent_cli.context.cut import groups, open_round_start, safe_cuts
+from agent_cli.context.fidelity import FILES_HEADER, files_section, span_facts
 from agent_cli.context.thresholds import ENGINE_NOTE_PREFIX, latest_user_index
 from agent_cli.core.messages import Message
 
-__all__ = ["ACK", "DropPlan", "apply_drop", "is_ack", "marker_text", "plan_drop", "stitch"]
+__all__ = ["ACK", "DropPlan", "apply_drop", "dropped_files", "is_ack", "marker_text", "plan_drop", "stitch"]
 
 # The assistant turn that follows an engine note, so user and assistant alternate.
 ACK = "Understood. I will continue from here."
+# The marker's files list: at least this many tokens (four characters a token), or as many as the
+# largest list a dropped record held (that list was within its record's budget already).
+MARKER_FILES_TOKENS = 1_000
 
 
 def is_ack(message: Message) -> bool:
@@ -74,8 +81,29 @@ def marker_text(dropped: int, transcript: str) -> str:
     )
 
 
+def dropped_files(dropped: Sequence[Message]) -> str:
+    """The files list of the `dropped` messages ("" when they touched none): every file a dropped
+    record listed and a dropped call touched, the newest within `MARKER_FILES_TOKENS` or the largest
+    list a dropped record held, the earlier ones counted."""
+    facts = span_facts(dropped)
+    held = [
+        len(m.summary.text) - m.summary.text.rfind(FILES_HEADER)
+        for m in dropped
+        if m.summary is not None and FILES_HEADER in m.summary.text
+    ]
+    budget = max(MARKER_FILES_TOKENS, max(held, default=0) // 4 + 1)
+    return files_section(facts.paths, budget=budget, count=_estimate, unlisted=facts.unlisted)
+
+
+def _estimate(text: str) -> int:
+    return (len(text) + 3) // 4
+
+
 def apply_drop(messages: Sequence[Message], plan: DropPlan, marker: str) -> list[Message]:
-    """The history without the dropped messages, the marker where the first of them was."""
+    """The history without the dropped messages, the marker where the first of them was (with the
+    files list of what was dropped)."""
+    files = dropped_files(plan.dropped(messages))
+    marker = f"{marker}\n\n{files}" if files else marker
     out: list[Message] = []
     placed = False
     for i, message in enumerate(messages):

@@ -189,7 +189,7 @@ class ContextEngine(EngineActions):
                 messages, total = late.messages, late.tokens
                 events += late.events
                 if outcome.attempted:  # (nothing to condense costs nothing and is no failure)
-                    guard = self._decide(v.Compacted(messages, total))  # the loop guard
+                    guard = self._decide(v.Compacted(messages, total, self._run.counts(messages)))
                     failed = isinstance(guard, v.Drop | v.StopAutomatic)
                     if isinstance(guard, v.StopAutomatic):
                         events.append(ErrorEvent(message=guard.text, kind="compaction"))

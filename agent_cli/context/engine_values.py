@@ -137,10 +137,12 @@ class Fared:
 
 @dataclass(frozen=True, slots=True)
 class Compacted:
-    """An automatic compaction built a record (used or not): the history after it and its count."""
+    """An automatic compaction built a record (used or not): the history after it, its count, and
+    each message's count (to tell what only the newest, unanswered part keeps above the trigger)."""
 
     messages: Sequence[Message]
     tokens: int
+    counts: Sequence[int] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,8 @@ failed last" and "what was I about to do" cannot happen silently.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from agent_cli.context.clear import is_stub
@@ -24,6 +25,7 @@ __all__ = [
     "FILES_HEADER",
     "Facts",
     "carried_paths",
+    "carried_unlisted",
     "check",
     "files_section",
     "misses_key_facts",
@@ -34,8 +36,10 @@ __all__ = [
 REQUEST_PROBE_CHARS = 160  # how much of the request must appear verbatim
 # Every record ends with the files touched so far, built by code and carried from record to
 # record, so "which files" survives any number of compactions whatever the model wrote.
+# In a small window the list counts inside the record's budget: the newest kept, the rest counted.
 FILES_HEADER = "## Files touched so far (listed by code)"
 MAX_LISTED_FILES = 300
+UNLISTED = " earlier files not listed; recall finds them)"
 ERROR_PROBE_CHARS = 200
 
 
@@ -46,6 +50,7 @@ class Facts:
     last_error: str | None = None  # the first line of the latest error result
     error_call: str = ""  # the call that produced it
     next_step: str | None = None  # the line in which the assistant last said what it would do next
+    unlisted: int = 0  # files an earlier list in the span left out (its closing line counts them)
 
     def __bool__(self) -> bool:
         return bool(self.last_request or self.paths or self.last_error or self.next_step)
@@ -65,11 +70,18 @@ def span_facts(span: Sequence[Message]) -> Facts:
     step: str | None = None
     paths: dict[str, None] = {}
     calls: dict[str, str] = {}
+    unlisted = 0
     for message in span:
         if message.summary is not None:
             step = stated_next_step(message.summary.text, record=True) or None
-            for path in carried_paths(message.summary.text):
+        # An earlier record's list, or the one an L4 marker kept of what it dropped.
+        listed = message.summary.text if message.summary is not None else None
+        if listed is None and is_engine_note(message):
+            listed = message.text
+        if listed is not None and FILES_HEADER in listed:
+            for path in carried_paths(listed):
                 paths.setdefault(path, None)
+            unlisted = max(unlisted, carried_unlisted(listed))
         if message.is_plain_user and not is_engine_note(message) and message.text.strip():
             request = message.text.strip()
             step = None  # a new request: the plan stated before it is no longer the next step
@@ -87,7 +99,7 @@ def span_facts(span: Sequence[Message]) -> Facts:
                 error_call = calls.get(result.tool_use_id, "a tool call")
                 if failed.status:
                     error_call += f" ({failed.status})"
-    return Facts(request, tuple(paths), error, error_call, step)
+    return Facts(request, tuple(paths), error, error_call, step, unlisted)
 
 
 def _norm(text: str) -> str:
@@ -108,7 +120,7 @@ def check(facts: Facts, record: str, tail: Sequence[Message]) -> Facts:
     step = facts.next_step
     if step is not None and _norm(step[:REQUEST_PROBE_CHARS]) in haystack:
         step = None
-    return Facts(request, paths, error, facts.error_call, step)
+    return Facts(request, paths, error, facts.error_call, step, facts.unlisted)
 
 
 def misses_key_facts(span: Sequence[Message], tail: Sequence[Message], body: str) -> bool:
@@ -131,11 +143,19 @@ def _error_probe(error: str) -> str:
     return " ".join(words[:12])
 
 
-def repair(record: str, missing: Facts, paths: Sequence[str] | None = None) -> str:
+def repair(
+    record: str,
+    missing: Facts,
+    paths: Sequence[str] | None = None,
+    *,
+    budget: int | None = None,
+    count: Callable[[str], int] | None = None,
+) -> str:
     """`record` with what the check found missing, and the files section.
 
     The files section lists `paths` (every file touched so far, carried from the
-    earlier record) or, without them, the paths the record left out.
+    earlier record) or, without them, the paths the record left out; within `budget`
+    tokens (by `count`) when given (`files_section`).
     """
     parts = [record.rstrip()]
     if missing.last_request or missing.last_error or missing.next_step:
@@ -147,21 +167,52 @@ def repair(record: str, missing: Facts, paths: Sequence[str] | None = None) -> s
         if missing.next_step:
             lines.append(NEXT_STEP_LINE + missing.next_step)
         parts.append("\n".join(lines))
-    files = files_section(missing.paths if paths is None else paths)
+    files = files_section(
+        missing.paths if paths is None else paths, budget=budget, count=count, unlisted=missing.unlisted
+    )
     if files:
         parts.append(files)
     return "\n\n".join(parts) if len(parts) > 1 else record
 
 
-def files_section(paths: Sequence[str]) -> str:
-    """The code-built list of every file touched so far ("" when none), the newest kept when long."""
+def files_section(
+    paths: Sequence[str],
+    *,
+    budget: int | None = None,
+    count: Callable[[str], int] | None = None,
+    unlisted: int = 0,
+) -> str:
+    """The code-built list of every file touched so far ("" when none). The newest are kept: at most
+    `MAX_LISTED_FILES`, and within `budget` tokens by `count` when given (a small window's record);
+    a closing line counts the earlier ones left out (with `unlisted`, those an earlier list had
+    left out already), which recall still finds."""
     if not paths:
         return ""
     shown = list(paths[-MAX_LISTED_FILES:])
+    if budget is not None and count is not None:
+        shown = _newest_within(shown, budget, count)
+    hidden = unlisted + len(paths) - len(shown)
     lines = [FILES_HEADER, *(f"- {p}" for p in shown)]
-    if len(paths) > len(shown):
-        lines.append(f"({len(paths) - len(shown)} earlier files not listed; recall finds them)")
+    if hidden > 0:
+        lines.append(f"({hidden}{UNLISTED}")
     return "\n".join(lines)
+
+
+def _newest_within(paths: list[str], budget: int, count: Callable[[str], int]) -> list[str]:
+    """The newest of `paths` whose lines (with the header and the closing line) fit `budget` tokens:
+    one count of the whole list, its tokens shared among the lines by their characters."""
+    lines = [FILES_HEADER, *(f"- {p}" for p in paths), f"({len(paths)}{UNLISTED}"]
+    total = count("\n".join(lines))
+    if total <= budget:
+        return paths
+    room = len("\n".join(lines)) * max(budget, 0) // max(total, 1) - len(lines[0]) - len(lines[-1])
+    kept: list[str] = []
+    for path in reversed(paths):
+        room -= len(path) + 3
+        if room < 0:
+            break
+        kept.append(path)
+    return kept[::-1]
 
 
 def carried_paths(record: str) -> list[str]:
@@ -176,6 +227,15 @@ def carried_paths(record: str) -> list[str]:
             break
         paths.append(line[2:].strip())
     return paths
+
+
+def carried_unlisted(record: str) -> int:
+    """How many earlier files the last files section of `record` left out (its closing line)."""
+    start = record.rfind(FILES_HEADER)
+    if start == -1:
+        return 0
+    found = re.search(r"^\((\d+)" + re.escape(UNLISTED), record[start:], re.MULTILINE)
+    return int(found.group(1)) if found else 0
 
 
 def _message_text(message: Message) -> str:

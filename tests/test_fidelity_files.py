@@ -1,0 +1,103 @@
+"""The files list a record carries (context/fidelity.py, condense.py): at a small window it counts
+inside the record's budget, the newest kept and the earlier ones counted; an L4 marker that drops a
+record keeps its list (emergency.py), and the next record carries it on.
+"""
+
+from __future__ import annotations
+
+import re
+
+from test_context_fakes import assistant, tool_round, user
+
+from agent_cli.config.settings import ContextSettings
+from agent_cli.context.condense import condensed_history
+from agent_cli.context.emergency import ACK, apply_drop, marker_text, plan_drop
+from agent_cli.context.fidelity import FILES_HEADER, carried_paths, span_facts
+from agent_cli.context.thresholds import Thresholds, compute_thresholds, output_for_window
+from agent_cli.core.messages import Message, SummaryBlock
+from agent_cli.tokens.estimate import estimate_tokens
+
+# 300 files with long paths (a worktree under a home directory), each read once.
+PATHS = [
+    f"/home/user/projects/app-worktrees/app-4te/lib/app/module_{n:03}/implementation.ex" for n in range(300)
+]
+UNLISTED = " earlier files not listed; recall finds them)"  # the list's closing line, after its number
+INTRO = 150  # the record's intro and closing lines, about 100 tokens
+BODY = "## Work state\nSurveyed the modules one by one.\n\n## Next\nNext: write the summary table."
+
+
+def lines(window: int) -> Thresholds:
+    return compute_thresholds(ContextSettings(), window, output_for_window(32_000, window))
+
+
+def survey(paths: list[str]) -> list[Message]:
+    span: list[Message] = [user("survey every module and tell me what each does")]
+    for path in paths:
+        span += [*tool_round("read_file", {"path": path}, "defmodule X do\nend\n"), assistant("ok")]
+    return span
+
+
+def unlisted(record: str) -> int:
+    """The number the last files list's closing line gives (0 without one)."""
+    found = re.findall(r"^\((\d+)" + re.escape(UNLISTED), record[record.rfind(FILES_HEADER) :], re.MULTILINE)
+    return int(found[0]) if found else 0
+
+
+def record_text(history: list[Message]) -> str:
+    first = history[0].summary
+    assert first is not None
+    return first.text
+
+
+def condensed(span: list[Message], th: Thresholds) -> str:
+    tail = [user("go on")]
+    history = condensed_history(
+        span, tail, BODY, "span-001-compact.jsonl", thresholds=th, count_text=estimate_tokens, pending=True
+    )
+    return record_text(history)
+
+
+def test_at_a_32k_window_the_files_list_counts_inside_the_record_budget() -> None:
+    th = lines(32_000)
+    record = condensed(survey(PATHS), th)
+    listed = carried_paths(record)
+    # Before: all 300 listed, about 6,000 tokens beside a 2,336-token body cap in a 32k window. Now
+    # the body, the user's messages and the list share their budgets (and the intro's few lines).
+    assert estimate_tokens(record) <= th.summary_cap + th.user_messages + INTRO
+    assert 0 < len(listed) < len(PATHS) and listed == PATHS[-len(listed) :]  # the newest kept, in order
+    assert f"({len(PATHS) - len(listed)}{UNLISTED}" in record
+    assert unlisted(record) == len(PATHS) - len(listed)
+
+
+def test_at_a_200k_window_the_list_is_whole() -> None:
+    record = condensed(survey(PATHS), lines(200_000))
+    assert carried_paths(record) == PATHS and UNLISTED not in record
+
+
+def test_the_next_record_carries_the_list_on_and_counts_what_no_list_names() -> None:
+    th = lines(32_000)
+    first = condensed(survey(PATHS), th)
+    shown = carried_paths(first)
+    earlier = Message("user", (SummaryBlock(first, "span-001-compact.jsonl"),))
+    newer = [f"lib/new_{n}.ex" for n in range(3)]
+    again = condensed([earlier, assistant(ACK), *survey(newer)[1:]], th)
+    listed = carried_paths(again)
+    assert listed[-3:] == newer and set(listed) <= set(shown) | set(newer)
+    assert unlisted(again) == len(PATHS) + len(newer) - len(listed)
+
+
+def test_a_marker_that_drops_a_record_keeps_its_files_list() -> None:
+    th = lines(32_000)
+    record = condensed(survey(PATHS[:20]), th)
+    summary = Message("user", (SummaryBlock(record, "span-001-compact.jsonl"),))
+    newest = [*tool_round("read_file", {"path": "lib/latest.ex"}, "x " * 400), assistant("done")]
+    history = [user("the task"), summary, assistant(ACK), user("and now this"), *newest]
+    counts = [estimate_tokens(m.text) + 10 for m in history]
+    plan = plan_drop(history, counts, need=10**9)  # everything that may go
+    assert plan is not None and 1 in plan.drop  # the record goes
+    after = apply_drop(history, plan, marker_text(len(plan.drop), "span-002-emergency.jsonl"))
+    assert all(m.summary is None for m in after)
+    marker = after[0].text
+    # Before: the marker named the transcript only, and every earlier file name was gone.
+    assert FILES_HEADER in marker and carried_paths(marker) == [*PATHS[:20], "lib/latest.ex"]
+    assert span_facts(after).paths[:20] == tuple(PATHS[:20])  # the next record carries them on
