@@ -79,11 +79,13 @@ def condensed_history(
 def files_budget(thresholds: Thresholds, used: int) -> int:
     """The tokens the files list may take in a record whose other parts take `used`: what the body's
     cap and the user messages' budget leave, with the room under the target the verbatim tail does
-    not take (the lines leave none in a small window, a large one's lists are whole); at least an
-    eighth of the body's cap, so the newest files are always named."""
+    not take (the lines leave none in a small window, a large one's lists are whole); at least the
+    body's cap, so a small window's record still names its newest files by the hundred (a working
+    day at 32k: 265 files; an eighth of the cap named a few dozen and the artifact probe fell from
+    43% to 28%, docs/context-engine.md)."""
     th = thresholds
     spare = max(th.target - th.summary_cap - th.user_messages - th.keep_tail, 0)
-    return max(th.summary_cap + th.user_messages + spare - used, th.summary_cap // 8)
+    return max(th.summary_cap + th.user_messages + spare - used, th.summary_cap)
 
 
 def _recall_hint(span: Sequence[Message]) -> str:
