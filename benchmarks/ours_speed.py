@@ -3,6 +3,7 @@
     python benchmarks/ours_speed.py                      # the default cells, one process
     python benchmarks/ours_speed.py --cells long:typical:1:32000 chat:typical:2:200000:defaults
     python benchmarks/ours_speed.py --profile long:typical:1:200000 [--top 40]
+    python benchmarks/ours_speed.py --defaults chat:typical:2:32000   # the "defaults" neighbour = ours?
 
 A cell is shape:outputs:seed:window[:neighbour] (a neighbour: `bench_report.NEIGHBOURS`' label, ours
 with one setting moved), run as `bench_report.run_unit` runs it (ours, faithful stand-in). Per cell: the
@@ -65,7 +66,17 @@ def main() -> None:
     parser.add_argument("--cells", nargs="+", default=list(CELLS))
     parser.add_argument("--profile", help="profile this one cell (cProfile, cumulative and own time)")
     parser.add_argument("--top", type=int, default=35)
+    parser.add_argument(
+        "--defaults", nargs="+", help='cells run as ours and as the "defaults" neighbour: the same figures?'
+    )
     args = parser.parse_args()
+    if args.defaults:
+        for cell in args.defaults:
+            ours, defaults = run_unit(unit(cell)), run_unit(unit(f"{cell}:defaults"))
+            defaults.policy = ours.policy
+            same = "the same" if digest(ours) == digest(defaults) else "DIFFERENT"
+            print(f"{cell}: ours {digest(ours)}, defaults {digest(defaults)}: {same}", flush=True)
+        return
     if args.profile:
         profiler = cProfile.Profile()
         started = time.perf_counter()
