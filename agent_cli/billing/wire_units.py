@@ -51,7 +51,9 @@ def _form(value: Any) -> object:
         return ("{", tuple(sorted((k, _form(v)) for k, v in value.items() if k != "cache_control")))
     if kind is list or kind is tuple:
         return ("[", tuple(_form(v) for v in value))
-    return ("=", json.dumps(_strip(value), sort_keys=True))
+    if kind is bool or kind is int or value is None:  # tagged: True == 1 in Python, not in JSON
+        return (kind.__name__, value)
+    return ("=", json.dumps(_strip(value), sort_keys=True))  # a float (-0.0 == 0.0), anything else
 
 
 def _key(value: Any) -> str:
