@@ -96,6 +96,8 @@ def _text(block: Mapping[str, Any]) -> str:
 
 
 def _has_image(value: Any) -> bool:
+    if type(value) is str:  # most of a request: answered before the ABC checks below
+        return False
     if isinstance(value, Mapping):
         return value.get("type") in ("image", "image_url", "input_image") or any(
             _has_image(v) for v in value.values()
