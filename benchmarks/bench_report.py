@@ -243,7 +243,8 @@ def main() -> None:
     report += wait_text(near, AT_TRIGGER)
     for g in near:
         report += [f"### Neighbours: {g.title}", "", *policy_table(g, p), ""]
-    report += writer_section(writer_cells(shapes, kinds, seeds, windows, args.jobs))
+    made = {(u[0], u[1], u[2], u[3], u[5]): r for u, r in zip(work, runs, strict=True) if u[4] == "ours"}
+    report += writer_section(writer_cells(shapes, kinds, seeds, windows, args.jobs, made))
     note("summary writer")
     report += [
         "## The fair recall probe",
