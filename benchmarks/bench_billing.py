@@ -28,6 +28,7 @@ priced by the caller (`Bill.dollars`, input, read, write and output at the model
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -71,7 +72,10 @@ _ENCODING = get_encoding("o200k_base")
 ToolChoice = Literal["auto", "none"]
 
 
+@functools.lru_cache(maxsize=65_536)
 def reference_count(text: str) -> int:
+    """The reference tokenizer's count of `text`; kept (a session's texts are counted again by every
+    run of it in the process: each policy, window and neighbour)."""
     return len(_ENCODING.encode_ordinary(text))
 
 

@@ -18,6 +18,7 @@ need the `bench` extra (`pip install -e '.[bench]'`, matplotlib); without it the
 from __future__ import annotations
 
 import argparse
+import copy
 import multiprocessing
 import os
 import sys
@@ -115,6 +116,28 @@ def run_all(work: Sequence[Unit], jobs: int) -> list[Run]:
         return pool.map(run_unit, work, chunksize=4)
 
 
+def neighbour_runs(
+    near_work: Sequence[Unit], work: Sequence[Unit], runs: Sequence[Run], jobs: int
+) -> list[Run]:
+    """The neighbours' runs. "defaults" is ours with `ContextSettings()`, which is what the replay ran
+    as ours (`Ours(..., settings=None)`) on the same session, seed, window and stand-in: that run is
+    taken, relabelled, rather than made again (the same figures by construction; `ours_speed.py
+    --defaults` compares the two)."""
+    made = {u: r for u, r in zip(work, runs, strict=True) if u[4] == "ours"}
+    again = {u: made.get((*u[:6], "")) for u in near_work if NEIGHBOURS[u[6]] == ContextSettings()}
+    todo = [u for u in near_work if again.get(u) is None]
+    fresh = dict(zip(todo, run_all(todo, jobs), strict=True))
+    out = []
+    for u in near_work:
+        kept = again.get(u)
+        if kept is None:
+            out.append(fresh[u])
+        else:
+            out.append(copy.deepcopy(kept))
+            out[-1].policy = u[6]
+    return out
+
+
 def pct(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.0%}"
 
@@ -210,7 +233,7 @@ def main() -> None:
         for window in windows
         for label in NEIGHBOURS
     ]
-    near = groups(run_all(near_work, args.jobs), near_work, neighbours=True)
+    near = groups(neighbour_runs(near_work, work, runs, args.jobs), near_work, neighbours=True)
     note(f"neighbours: {len(near_work)} runs")
     report = replay_sections(runs, work, table, len(seeds), Path(args.out).parent / "img")
     report += [
@@ -223,7 +246,8 @@ def main() -> None:
     report += wait_text(near, AT_TRIGGER)
     for g in near:
         report += [f"### Neighbours: {g.title}", "", *policy_table(g, p), ""]
-    report += writer_section(writer_cells(shapes, kinds, seeds, windows, args.jobs))
+    made = {(u[0], u[1], u[2], u[3], u[5]): r for u, r in zip(work, runs, strict=True) if u[4] == "ours"}
+    report += writer_section(writer_cells(shapes, kinds, seeds, windows, args.jobs, made))
     note("summary writer")
     report += [
         "## The fair recall probe",

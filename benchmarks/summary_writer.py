@@ -26,11 +26,12 @@ the faithful one is the report's bound on what weaker records lose).
 from __future__ import annotations
 
 import argparse
+import copy
 import hashlib
 import multiprocessing
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -123,14 +124,17 @@ class Pair:
         return turns + sum(cost(_info(writer), u) for u in self.writer_calls[cache])
 
 
-def run_pair(unit: Unit) -> Pair:
+def run_pair(unit: Unit, same: Run | None = None) -> Pair:
+    """`same`: the run with the session's model writing, if made already (the report's replay makes
+    it: ours with `ContextSettings()` and this stand-in); it is checked against the other below."""
     shape, outputs, seed, window, stand_in = unit
     s = session(shape, seed, outputs)
 
     def ours() -> Ours:
         return Ours(window, frame(), reference_count, writer(stand_in, s), ContextSettings())
 
-    same = replay(s, ours(), frame_tokens(), seed=seed)
+    if same is None:
+        same = replay(s, ours(), frame_tokens(), seed=seed)
     made: list[OwnCaches] = []
 
     def own_caches(run: Run, wire: Wire, clocks: _Clocks) -> OwnCaches:
@@ -190,18 +194,33 @@ def units(
 
 
 def cells(
-    shapes: Sequence[str], outputs: Sequence[str], seeds: Sequence[int], windows: Sequence[int], jobs: int = 1
+    shapes: Sequence[str],
+    outputs: Sequence[str],
+    seeds: Sequence[int],
+    windows: Sequence[int],
+    jobs: int = 1,
+    made: Mapping[Unit, Run] | None = None,
 ) -> list[Cell]:
+    """`made`: runs of ours with the session's model writing that are made already, by unit (the
+    report's replay: the same runs by construction, `run_pair` checks each against its pair)."""
     work = units(shapes, outputs, seeds, windows)
+    given = [(u, _as_made_here(made[u]) if made and u in made else None) for u in work]
     if jobs <= 1:
-        pairs = [run_pair(u) for u in work]
+        pairs = [run_pair(u, same) for u, same in given]
     else:
         with multiprocessing.get_context("fork").Pool(jobs) as pool:
-            pairs = pool.map(run_pair, work, chunksize=2)
+            pairs = pool.starmap(run_pair, given, chunksize=2)
     grouped: dict[tuple[str, str, int, str], list[Pair]] = {}
     for (shape, kind, _, window, stand_in), pair in zip(work, pairs, strict=True):
         grouped.setdefault((shape, kind, window, stand_in), []).append(pair)
     return [Cell(*key, value) for key, value in grouped.items()]
+
+
+def _as_made_here(run: Run) -> Run:
+    """A copy of another script's run as `replay` returns it here (without its labels)."""
+    out = copy.deepcopy(run)
+    out.outputs = out.summarizer = ""
+    return out
 
 
 def _change(new: float, old: float) -> str:

@@ -27,7 +27,13 @@ __all__ = ["anthropic_request", "chat_request", "responses_request"]
 _THOUGHTS = ("thinking", "redacted_thinking")
 
 
+_KEYS_KEPT = 32_768  # keys kept by what they hash (`_key`): a conversation's blocks come back every request
+_keys: dict[object, str] = {}
+
+
 def _strip(value: Any) -> Any:
+    if type(value) is str:  # the common case first (a Mapping check is an ABC's)
+        return value
     if isinstance(value, Mapping):
         return {k: _strip(v) for k, v in value.items() if k != "cache_control"}
     if isinstance(value, list | tuple):
@@ -35,8 +41,35 @@ def _strip(value: Any) -> Any:
     return value
 
 
+def _form(value: Any) -> object:
+    """`value` without `cache_control`, as a hashable value: equal forms are equal JSON (strings
+    as they are, the same objects from one request to the next, so their hashes are kept)."""
+    kind = type(value)
+    if kind is str:
+        return value
+    if kind is dict:
+        return ("{", tuple(sorted((k, _form(v)) for k, v in value.items() if k != "cache_control")))
+    if kind is list or kind is tuple:
+        return ("[", tuple(_form(v) for v in value))
+    if kind is bool or kind is int or value is None:  # tagged: True == 1 in Python, not in JSON
+        return (kind.__name__, value)
+    return ("=", json.dumps(_strip(value), sort_keys=True))  # a float (-0.0 == 0.0), anything else
+
+
 def _key(value: Any) -> str:
-    return hashlib.sha256(json.dumps(_strip(value), sort_keys=True).encode()).hexdigest()[:32]
+    """The hash of `value`'s JSON without `cache_control`; kept for the next request that sends it."""
+    try:
+        form = _form(value)
+    except TypeError:  # keys that do not sort: as JSON would refuse them, said there
+        form = None
+    got = _keys.get(form) if form is not None else None
+    if got is None:
+        got = hashlib.sha256(json.dumps(_strip(value), sort_keys=True).encode()).hexdigest()[:32]
+        if form is not None:
+            if len(_keys) >= _KEYS_KEPT:
+                _keys.clear()
+            _keys[form] = got
+    return got
 
 
 def _ttl(block: Mapping[str, Any]) -> Ttl | None:
@@ -63,6 +96,8 @@ def _text(block: Mapping[str, Any]) -> str:
 
 
 def _has_image(value: Any) -> bool:
+    if type(value) is str:  # most of a request: answered before the ABC checks below
+        return False
     if isinstance(value, Mapping):
         return value.get("type") in ("image", "image_url", "input_image") or any(
             _has_image(v) for v in value.values()

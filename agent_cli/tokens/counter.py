@@ -46,6 +46,7 @@ from agent_cli.core.messages import Message, Usage
 from agent_cli.core.requests import ToolSpec
 from agent_cli.tokens.encodings import EncodingName, VocabularyError, get_encoding
 from agent_cli.tokens.estimate import estimate_tokens
+from agent_cli.tokens.kept_counts import kept_count
 from agent_cli.tokens.ratio import MIN_LEARN_RAW_TOKENS, RATIO_MAX, clamp, learned
 from agent_cli.tokens.tally import (
     MESSAGE_OVERHEAD,
@@ -203,7 +204,7 @@ class TokenCounter:
         encoder = self._encoder_or_none()
         if encoder is None:
             return estimate_tokens(text)
-        return len(encoder.encode_ordinary(text))
+        return kept_count(encoder, text)
 
     def _scale(self, raw: int) -> int:
         if not raw:  # (nothing to scale: no vocabulary needed, nothing to learn first)
