@@ -332,6 +332,9 @@ def _replay(
     summaries: Bills = biller if writer is None else writer(run, wire, clocks)
     history: list[Message] = []
     originals: set[int] = set()
+    # The session's own messages made here, kept alive: `originals` holds ids, and a freed message's
+    # id may be given to a record made later (counted as the session's own by chance).
+    alive: list[Message] = []
     state = _State()
     billed_summaries = 0
     sent = 0
@@ -389,6 +392,7 @@ def _replay(
             )
             history.append(stored)
             originals.add(id(stored))
+            alive.append(stored)
         state.facts += step.facts
         state.next_step = step.next_step or state.next_step
     run.digests, run.clears, run.idle_clears = policy.digests, policy.clears, policy.idle_clears
