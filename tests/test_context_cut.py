@@ -48,26 +48,6 @@ def test_the_working_budget_does_not_grow_with_the_window(window: int) -> None:
     assert small.working == small.budget  # a window smaller than the working budget uses all of it
 
 
-@pytest.mark.parametrize("window", [32_000, 48_000])
-def test_a_small_window_compaction_frees_at_least_the_least_gap(window: int) -> None:
-    # A compaction costs a summary call and a rewrite of what it keeps whatever the window: keeping 45%
-    # of a 32k window's budget freed 8k, and a conversation compacted every ten requests
-    # (docs/chat-cost.md). What L2 keeps (record, the user's messages, the tail) sits 12k below the
-    # trigger (thresholds.MIN_GAP); the target, where L4 drops to, stays the ratio's.
-    th = compute_thresholds(ContextSettings(), window, 8_000)
-    kept = th.keep_tail + th.summary_cap + th.user_messages
-    assert th.trigger_at - kept >= 12_000
-    assert kept >= th.working // 4 - th.summary_cap  # (room for a tail beside the record)
-    assert th.target == int(th.working * ContextSettings().target_ratio)
-
-
-def test_where_the_ratio_frees_more_what_l2_keeps_is_the_ratios() -> None:
-    for window in (128_000, 200_000, 1_000_000):
-        th = compute_thresholds(ContextSettings(), window, 32_000)
-        assert th.target == int(th.working * ContextSettings().target_ratio)
-        assert th.keep_tail == ContextSettings().keep_tail_tokens  # (12k: under the target's room)
-
-
 def test_thresholds_clamp_inconsistent_ratios() -> None:
     bad = ContextSettings(trigger_ratio=0.99, emergency_ratio=0.5, target_ratio=0.9, clear_ratio=0.95)
     th = compute_thresholds(bad, 100_000, 4_000)

@@ -55,15 +55,6 @@ MIN_SHARED_CAP = 256  # tokens each result of a very wide round may still keep
 # The least room between the prepare line and the trigger for a record prepared ahead: a large
 # result (a 30 KiB file read) that arrives in between must not overtake it.
 AHEAD_ROOM = 8_000
-# The least an L2 compaction frees (tokens): what it keeps (the record, the user's messages, the
-# verbatim tail) sits at least this far below the trigger, and at least MIN_TARGET_SHARE of the working
-# budget. A compaction costs a summary call and a cache rewrite of all it keeps, whatever the window,
-# and repays them only through the reads it saves until the next one: the cheapest schedule frees
-# about sqrt(2 x growth a request x its cost in reads), some 14k-18k tokens on a conversation
-# (docs/chat-cost.md). A share of a small window frees too little (45% of a 32k window's budget: 8k),
-# so such a window compacted a conversation about every ten requests.
-MIN_GAP = 12_000
-MIN_TARGET_SHARE = 0.25
 
 # Replies may take at most this share of a small window (the rest holds the prompt).
 OUTPUT_SHARE = 0.25
@@ -167,11 +158,8 @@ def compute_thresholds(settings: ContextSettings, window: int, max_output: int) 
         summary_cap = min(summary_cap, max_output)
     summary_cap = max(summary_cap, min(MIN_SUMMARY_TOKENS, max(work // 4, 1)))
     user_messages = max(min(settings.user_messages_tokens, int(work * USER_MESSAGES_SHARE)), 0)
-    # The tail must leave room under the target for the summary and the user's messages; and on a small
-    # window L2 frees at least MIN_GAP below the trigger (what it keeps down to MIN_TARGET_SHARE of the
-    # budget). The target itself, where L4 drops to, stays the ratio's.
-    kept_at = min(target_at, max(int(work * trigger) - MIN_GAP, int(work * min(MIN_TARGET_SHARE, target))))
-    tail_room = max(kept_at - summary_cap - user_messages, 0)
+    # The tail must leave room under the target for the summary and the user's messages.
+    tail_room = max(target_at - summary_cap - user_messages, 0)
     keep_tail = max(min(settings.keep_tail_tokens, int(work * TAIL_SHARE), tail_room), 0)
     trigger_at = int(work * trigger)
     # A record prepared ahead is of use only if the room up to the trigger holds a large result:
