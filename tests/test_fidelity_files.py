@@ -21,7 +21,8 @@ from agent_cli.tokens.estimate import estimate_tokens
 PATHS = [
     f"/home/user/projects/app-worktrees/app-4te/lib/app/module_{n:03}/implementation.ex" for n in range(300)
 ]
-UNLISTED = " earlier files not listed; recall finds them)"  # the list's closing line, after its number
+# the gap line, after its number
+UNLISTED = " more files touched between these, not listed; recall finds them)"
 INTRO = 150  # the record's intro and closing lines, about 100 tokens
 BODY = "## Work state\nSurveyed the modules one by one.\n\n## Next\nNext: write the summary table."
 
@@ -65,7 +66,8 @@ def test_at_a_32k_window_the_files_list_counts_inside_the_record_budget() -> Non
     # the body, the user's messages and the list share their budgets (and the intro's few lines); the
     # list may always take one body cap of its own.
     assert estimate_tokens(record) <= 2 * th.summary_cap + th.user_messages + INTRO
-    assert 0 < len(listed) < len(PATHS) and listed == PATHS[-len(listed) :]  # the newest kept, in order
+    # Cut from the middle: the files the work began with, then the newest, in order.
+    assert 3 < len(listed) < len(PATHS) and listed == PATHS[:3] + PATHS[-(len(listed) - 3) :]
     assert f"({len(PATHS) - len(listed)}{UNLISTED}" in record
     assert unlisted(record) == len(PATHS) - len(listed)
 
@@ -85,6 +87,20 @@ def test_the_next_record_carries_the_list_on_and_counts_what_no_list_names() -> 
     listed = carried_paths(again)
     assert listed[-3:] == newer and set(listed) <= set(shown) | set(newer)
     assert unlisted(again) == len(PATHS) + len(newer) - len(listed)
+
+
+def test_the_files_the_work_began_with_stay_listed_through_many_records() -> None:
+    """Before, a small window's list kept only the newest: by the second record the first file read
+    (what a task began with) was named nowhere in the request."""
+    th = lines(32_000)
+    record = condensed(survey(PATHS), th)
+    for n in range(4):
+        earlier = Message("user", (SummaryBlock(record, f"span-00{n + 2}-compact.jsonl"),))
+        newer = [f"lib/round_{n}/file_{k}.ex" for k in range(40)]
+        record = condensed([earlier, assistant(ACK), *survey(newer)[1:]], th)
+    listed = carried_paths(record)
+    assert listed[:3] == PATHS[:3] and listed[-1] == "lib/round_3/file_39.ex"
+    assert unlisted(record) == len(PATHS) + 160 - len(listed)
 
 
 def test_a_marker_that_drops_a_record_keeps_its_files_list() -> None:

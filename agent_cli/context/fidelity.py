@@ -39,7 +39,8 @@ REQUEST_PROBE_CHARS = 160  # how much of the request must appear verbatim
 # In a small window the list counts inside the record's budget: the newest kept, the rest counted.
 FILES_HEADER = "## Files touched so far (listed by code)"
 MAX_LISTED_FILES = 300
-UNLISTED = " earlier files not listed; recall finds them)"
+FIRST_LISTED = 3  # a long list keeps the files the work began with, then the newest
+UNLISTED = " more files touched between these, not listed; recall finds them)"
 ERROR_PROBE_CHARS = 200
 
 
@@ -182,30 +183,41 @@ def files_section(
     count: Callable[[str], int] | None = None,
     unlisted: int = 0,
 ) -> str:
-    """The code-built list of every file touched so far ("" when none). The newest are kept: at most
-    `MAX_LISTED_FILES`, and within `budget` tokens by `count` when given (a small window's record);
-    a closing line counts the earlier ones left out (with `unlisted`, those an earlier list had
-    left out already), which recall still finds."""
+    """The code-built list of every file touched so far ("" when none), in the order first touched.
+    When it is long (more than `MAX_LISTED_FILES`, or over `budget` tokens by `count`: a small
+    window's record), the files the work began with (`FIRST_LISTED`) and the newest are kept, and a
+    line between them counts the files left out (with `unlisted`, those an earlier list had left
+    out already), which recall still finds: a list cut from the middle, as a long output is."""
     if not paths:
         return ""
-    shown = list(paths[-MAX_LISTED_FILES:])
+    head = list(paths[:FIRST_LISTED]) if len(paths) > MAX_LISTED_FILES or unlisted else []
+    rest = list(paths[len(head) :])
+    tail = rest[-(MAX_LISTED_FILES - len(head)) :]
     if budget is not None and count is not None:
-        shown = _newest_within(shown, budget, count)
-    hidden = unlisted + len(paths) - len(shown)
-    lines = [FILES_HEADER, *(f"- {p}" for p in shown)]
-    if hidden > 0:
-        lines.append(f"({hidden}{UNLISTED}")
-    return "\n".join(lines)
+        whole = _lines(head, tail, unlisted + len(rest) - len(tail))
+        if count("\n".join(whole)) > budget:
+            head = list(paths[:FIRST_LISTED])
+            rest = list(paths[len(head) :])
+            tail = _newest_within(head, rest, budget, count)
+    hidden = unlisted + len(rest) - len(tail)
+    return "\n".join(_lines(head, tail, hidden))
 
 
-def _newest_within(paths: list[str], budget: int, count: Callable[[str], int]) -> list[str]:
-    """The newest of `paths` whose lines (with the header and the closing line) fit `budget` tokens:
-    one count of the whole list, its tokens shared among the lines by their characters."""
-    lines = [FILES_HEADER, *(f"- {p}" for p in paths), f"({len(paths)}{UNLISTED}"]
+def _lines(head: Sequence[str], tail: Sequence[str], hidden: int) -> list[str]:
+    gap = [f"({hidden}{UNLISTED}"] if hidden > 0 else []
+    return [FILES_HEADER, *(f"- {p}" for p in head), *gap, *(f"- {p}" for p in tail)]
+
+
+def _newest_within(
+    head: Sequence[str], paths: Sequence[str], budget: int, count: Callable[[str], int]
+) -> list[str]:
+    """The newest of `paths` whose lines (after the header, the `head` and the gap line) fit
+    `budget` tokens: one count of the whole list, its tokens shared among the lines by their
+    characters."""
+    lines = _lines(head, paths, len(paths))
     total = count("\n".join(lines))
-    if total <= budget:
-        return paths
-    room = len("\n".join(lines)) * max(budget, 0) // max(total, 1) - len(lines[0]) - len(lines[-1])
+    room = len("\n".join(lines)) * max(budget, 0) // max(total, 1)
+    room -= sum(len(line) + 1 for line in lines[: len(head) + 2])
     kept: list[str] = []
     for path in reversed(paths):
         room -= len(path) + 3
@@ -223,6 +235,8 @@ def carried_paths(record: str) -> list[str]:
         return []
     paths = []
     for line in record[start + len(FILES_HEADER) :].splitlines()[1:]:
+        if line.startswith("(") and line.endswith(UNLISTED):
+            continue  # the gap between the first files and the newest
         if not line.startswith("- "):
             break
         paths.append(line[2:].strip())
