@@ -25,6 +25,7 @@ each policy at each window (Sonnet 5.5's cache, steady and paused pace). Per cel
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,8 +35,8 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bench_floor import FloorCheck, Rival, floor, floor_check, message_tokens  # noqa: E402
-from bench_policies import POLICIES  # noqa: E402
-from bench_replay import CLAUDE_RATIO, PROBES, Run, reference_count, replay  # noqa: E402
+from bench_policies import POLICIES, Policy  # noqa: E402
+from bench_replay import CLAUDE_RATIO, PROBES, Run, reference_count, replay_paced  # noqa: E402
 from bench_sessions import Session  # noqa: E402
 from bench_setup import frame, frame_tokens, prices, writer  # noqa: E402
 from bench_setup import session as synthetic  # noqa: E402
@@ -69,7 +70,7 @@ def conversation(run: Run, factor: float) -> float:
 
 
 def rival(run: Run, cache: str) -> Rival:
-    shares = {p: run.share(p) for p in PROBES}
+    shares = {p: run.share(p, cache) for p in PROBES}
     return Rival(run.policy, run.dollars(cache, prices()[cache]), run.finished, shares)
 
 
@@ -99,11 +100,17 @@ def excess_parts(run: Run, low: float) -> dict[str, float]:
     return parts
 
 
+def _policy(name: str, window: int, stand_in: str, session: Session) -> Policy:
+    return POLICIES[name](window, frame(), reference_count, writer(stand_in, session))
+
+
 def cell(session: Session, window: int, names: list[str], stand_in: str) -> dict[str, Run]:
+    """Every policy's run; one that reads the clock (ours) is run again at the paused pace with the
+    paused clock, its paused figures from that run (`replay_paced`, as the replay's cells are)."""
     runs = {}
     for name in names:
-        policy = POLICIES[name](window, frame(), reference_count, writer(stand_in, session))
-        runs[name] = replay(session, policy, frame_tokens(), seed=1)
+        make = functools.partial(_policy, name, window, stand_in, session)
+        runs[name] = replay_paced(session, make, frame_tokens(), seed=1)
     return runs
 
 

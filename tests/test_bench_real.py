@@ -301,3 +301,16 @@ def test_the_split_table_sets_ours_beside_claude_code_for_every_long_cell() -> N
     rows = split_table([Cell("one", session, 32_000, {"ours": run}, 1.0, bill)])
     assert rows[-1].startswith("| one | ") and rows[-1].count(" / ") == 4
     assert split_table([Cell("sub", session, 32_000, {"ours": run}, 1.0, bill, long=False)]) == []
+
+
+def test_ours_is_billed_at_the_paused_pace_by_a_run_that_saw_the_paused_clock() -> None:
+    """Before, the recorded sessions' cells ran every policy once, deciding by the steady clock, and
+    billed that run at both paces (the replay's cells already ran ours again with the paused clock)."""
+    from bench_real import cell
+
+    session = load_session(FILES[0])
+    runs = cell(session, 32_000, ["ours", "none"], "lossy")
+    ours, none = runs["ours"], runs["none"]
+    assert ours.paused is not None and ours.paused.pace == "paused"
+    assert ours.bills["claude-paused"] is ours.paused.bills["claude-paused"]
+    assert none.paused is None  # a policy that never reads the clock: one run, the same bytes at both paces
