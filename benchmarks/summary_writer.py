@@ -41,7 +41,17 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bench_billing import Caches, ToolChoice, Wire  # noqa: E402
 from bench_policies import Ours  # noqa: E402
-from bench_replay import CACHES, CLAUDE_RATIO, PROBES, Run, _Clocks, reference_count, replay  # noqa: E402
+from bench_replay import (  # noqa: E402
+    CACHES,
+    CLAUDE_RATIO,
+    PAUSED,
+    PROBES,
+    Run,
+    _Clocks,
+    reference_count,
+    replay,
+    replay_paced,
+)
 from bench_sessions import OUTPUTS, SHAPES  # noqa: E402
 from bench_setup import SEEDS, WINDOWS, frame, frame_tokens, session, writer  # noqa: E402
 from bench_standins import STAND_INS  # noqa: E402
@@ -134,7 +144,7 @@ def run_pair(unit: Unit, same: Run | None = None) -> Pair:
         return Ours(window, frame(), reference_count, writer(stand_in, s), ContextSettings())
 
     if same is None:
-        same = replay(s, ours(), frame_tokens(), seed=seed)
+        same = replay_paced(s, ours, frame_tokens(), seed=seed)
     made: list[OwnCaches] = []
 
     def own_caches(run: Run, wire: Wire, clocks: _Clocks) -> OwnCaches:
@@ -145,7 +155,14 @@ def run_pair(unit: Unit, same: Run | None = None) -> Pair:
     # Only the billing differs: the same requests, in the same order, and the same records.
     assert own.fingerprint == same.fingerprint and own.probes == same.probes, unit
     assert own.parts["summaries"].output == 0 and own.summary_calls == same.summary_calls
-    return Pair(same, own, made[0].calls)
+    calls = made[0].calls
+    if same.paused is not None:  # ours read the clock: its paused figures from a run at that pace
+        made.clear()
+        paused = replay(s, ours(), frame_tokens(), seed=seed, writer=own_caches, pace="paused")
+        assert paused.fingerprint == same.paused.fingerprint, unit
+        own.with_paused(paused)
+        calls.update({c: made[0].calls[c] for c in CACHES if c.endswith(PAUSED)})
+    return Pair(same, own, calls)
 
 
 @dataclass

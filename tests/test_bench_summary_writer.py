@@ -21,7 +21,7 @@ from bench_policies import Ours  # noqa: E402
 from bench_replay import CACHES, CLAUDE_RATIO, Run, reference_count, replay  # noqa: E402
 from bench_sessions import Session, make_session  # noqa: E402
 from bench_setup import frame, frame_tokens, writer  # noqa: E402
-from summary_writer import OwnCaches, Pair, section  # noqa: E402
+from summary_writer import OwnCaches, Pair, run_pair, section  # noqa: E402
 
 from agent_cli.config.settings import ContextSettings  # noqa: E402
 from agent_cli.core.messages import Usage  # noqa: E402
@@ -111,3 +111,13 @@ def test_the_section_says_the_default_the_product_has() -> None:
     assert '**Default: `summary_model = "claude-haiku-5-5"`.**' in "\n".join(
         section(cells, "claude-haiku-5-5")
     )
+
+
+def test_both_writers_are_billed_at_the_paused_pace_by_runs_that_saw_the_paused_clock() -> None:
+    """Before, the other writer's run decided by the steady clock and was billed at both paces, while
+    the session model's (the replay's run of ours) had a run of its own at the paused pace."""
+    pair = run_pair(("chat", "typical", 1, 32_000, "faithful"))
+    assert pair.same.paused is not None and pair.own.paused is not None
+    assert pair.own.paused.fingerprint == pair.same.paused.fingerprint  # the same requests, paused
+    assert pair.own.bills["claude-paused"] is pair.own.paused.bills["claude-paused"]
+    assert pair.writer_calls["claude-paused"] and pair.writer_calls["claude"]
