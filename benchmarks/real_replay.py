@@ -38,7 +38,7 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
-from bench_sessions import Fact, Session, Step
+from bench_sessions import Fact, Session, Step, seeded_ids
 
 from agent_cli.core.messages import Block, Message, TextBlock, ToolResult, ToolUse
 
@@ -117,7 +117,14 @@ def load_session(path: Path, name: str | None = None) -> Session:
 
 
 def load_with_ids(path: Path, name: str | None = None) -> tuple[Session, list[str]]:
-    """The session, and beside each step the `message.id` of its reply ("" for a user step)."""
+    """The session, and beside each step the `message.id` of its reply ("" for a user step). Our
+    messages' own ids are drawn from a generator seeded by the file's name (the records name them:
+    without it, two runs sent different bytes)."""
+    with seeded_ids(f"recorded-{path.name}"):
+        return _load_with_ids(path, name)
+
+
+def _load_with_ids(path: Path, name: str | None) -> tuple[Session, list[str]]:
     subagent = ".subagent-" in path.name
     steps: list[Step] = []
     replies: dict[str, int] = {}  # message id -> its step

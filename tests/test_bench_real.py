@@ -314,3 +314,11 @@ def test_ours_is_billed_at_the_paused_pace_by_a_run_that_saw_the_paused_clock() 
     assert ours.paused is not None and ours.paused.pace == "paused"
     assert ours.bills["claude-paused"] is ours.paused.bills["claude-paused"]
     assert none.paused is None  # a policy that never reads the clock: one run, the same bytes at both paces
+
+
+def test_a_recorded_session_loads_with_the_same_ids_every_time() -> None:
+    """Before, our messages' ids were random at load: the records name them, so two runs of one
+    commit sent different bytes and the recall round trips moved between runs."""
+    first, again = load_session(FILES[0]), load_session(FILES[0])
+    ids = [m.id for step in first.steps for m in step.messages]
+    assert ids and ids == [m.id for step in again.steps for m in step.messages]
