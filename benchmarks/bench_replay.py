@@ -130,7 +130,8 @@ class Run:
     idle_clears: int = 0
     pace: str = "steady"  # the clock the policy saw
     # The run in which the policy saw the paused clock, for a policy that reads the clock
-    # (`replay_paced`): its paused bills are this run's, its probes answer `share(p, paused=True)`.
+    # (`replay_paced`): its paused bills are this run's, and its probes answer a paused cache's
+    # `share(probe, cache)` (`at`).
     paused: Run | None = None
 
     @property

@@ -27,8 +27,11 @@ __all__ = ["anthropic_request", "chat_request", "responses_request"]
 _THOUGHTS = ("thinking", "redacted_thinking")
 
 
-_KEYS_KEPT = 32_768  # keys kept by what they hash (`_key`): a conversation's blocks come back every request
+# Keys kept by what they hash (`_key`): a conversation's blocks come back every request. Bounded by
+# the size of the JSON they stand for (the forms hold those strings), then forgotten all at once.
+_KEPT_CHARS = 16_000_000
 _keys: dict[object, str] = {}
+_kept_chars = 0
 
 
 def _strip(value: Any) -> Any:
@@ -62,13 +65,17 @@ def _key(value: Any) -> str:
         form = _form(value)
     except TypeError:  # keys that do not sort: as JSON would refuse them, said there
         form = None
+    global _kept_chars
     got = _keys.get(form) if form is not None else None
     if got is None:
-        got = hashlib.sha256(json.dumps(_strip(value), sort_keys=True).encode()).hexdigest()[:32]
+        dumped = json.dumps(_strip(value), sort_keys=True)
+        got = hashlib.sha256(dumped.encode()).hexdigest()[:32]
         if form is not None:
-            if len(_keys) >= _KEYS_KEPT:
+            if _kept_chars + len(dumped) > _KEPT_CHARS:
                 _keys.clear()
+                _kept_chars = 0
             _keys[form] = got
+            _kept_chars += len(dumped)
     return got
 
 

@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 from agent_cli.context.clear import image_names, recall_phrase
 from agent_cli.context.digest import build_digest
 from agent_cli.context.emergency import ACK
-from agent_cli.context.fidelity import check, repair, span_facts
+from agent_cli.context.fidelity import check, files_section, repair, span_facts
 from agent_cli.context.sections import assemble_record, cap_text, collect_user_messages, render_user_messages
 from agent_cli.context.thresholds import Thresholds
 from agent_cli.core.messages import Message, NativeRecord, SummaryBlock
@@ -58,8 +58,10 @@ def condensed_history(
     users = render_user_messages(collect_user_messages(span), thresholds.user_messages, count_text)
     facts = span_facts(span)
     missing = check(facts, text + "\n" + users, tail)
-    budget = files_budget(thresholds, count_text(repair(text, missing, ())) + count_text(users))
-    text = repair(text, missing, facts.paths, budget=budget, count=count_text)
+    text = repair(text, missing, ())  # what the check found missing; the files list comes next
+    budget = files_budget(thresholds, count_text(text) + count_text(users))
+    files = files_section(facts.paths, budget=budget, count=count_text, unlisted=missing.unlisted)
+    text = f"{text.rstrip()}\n\n{files}" if files else text
     record = assemble_record(
         body=text,
         users=users,

@@ -22,6 +22,7 @@ from agent_cli.context.cut import groups, open_round_start, safe_cuts
 from agent_cli.context.fidelity import FILES_HEADER, files_section, span_facts
 from agent_cli.context.thresholds import ENGINE_NOTE_PREFIX, latest_user_index
 from agent_cli.core.messages import Message
+from agent_cli.tokens.estimate import estimate_tokens
 
 __all__ = ["ACK", "DropPlan", "apply_drop", "dropped_files", "is_ack", "marker_text", "plan_drop", "stitch"]
 
@@ -92,11 +93,7 @@ def dropped_files(dropped: Sequence[Message]) -> str:
         if m.summary is not None and FILES_HEADER in m.summary.text
     ]
     budget = max(MARKER_FILES_TOKENS, max(held, default=0) // 4 + 1)
-    return files_section(facts.paths, budget=budget, count=_estimate, unlisted=facts.unlisted)
-
-
-def _estimate(text: str) -> int:
-    return (len(text) + 3) // 4
+    return files_section(facts.paths, budget=budget, count=estimate_tokens, unlisted=facts.unlisted)
 
 
 def apply_drop(messages: Sequence[Message], plan: DropPlan, marker: str) -> list[Message]:

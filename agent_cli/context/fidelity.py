@@ -36,7 +36,7 @@ __all__ = [
 REQUEST_PROBE_CHARS = 160  # how much of the request must appear verbatim
 # Every record ends with the files touched so far, built by code and carried from record to
 # record, so "which files" survives any number of compactions whatever the model wrote.
-# In a small window the list counts inside the record's budget: the newest kept, the rest counted.
+# In a small window the list counts inside the record's budget: cut from the middle (`files_section`).
 FILES_HEADER = "## Files touched so far (listed by code)"
 MAX_LISTED_FILES = 300
 FIRST_LISTED = 3  # a long list keeps the files the work began with, then the newest
@@ -51,7 +51,7 @@ class Facts:
     last_error: str | None = None  # the first line of the latest error result
     error_call: str = ""  # the call that produced it
     next_step: str | None = None  # the line in which the assistant last said what it would do next
-    unlisted: int = 0  # files an earlier list in the span left out (its closing line counts them)
+    unlisted: int = 0  # files an earlier list in the span left out (its gap line counts them)
 
     def __bool__(self) -> bool:
         return bool(self.last_request or self.paths or self.last_error or self.next_step)
@@ -144,19 +144,11 @@ def _error_probe(error: str) -> str:
     return " ".join(words[:12])
 
 
-def repair(
-    record: str,
-    missing: Facts,
-    paths: Sequence[str] | None = None,
-    *,
-    budget: int | None = None,
-    count: Callable[[str], int] | None = None,
-) -> str:
+def repair(record: str, missing: Facts, paths: Sequence[str] | None = None) -> str:
     """`record` with what the check found missing, and the files section.
 
     The files section lists `paths` (every file touched so far, carried from the
-    earlier record) or, without them, the paths the record left out; within `budget`
-    tokens (by `count`) when given (`files_section`).
+    earlier record) or, without them, the paths the record left out.
     """
     parts = [record.rstrip()]
     if missing.last_request or missing.last_error or missing.next_step:
@@ -168,9 +160,7 @@ def repair(
         if missing.next_step:
             lines.append(NEXT_STEP_LINE + missing.next_step)
         parts.append("\n".join(lines))
-    files = files_section(
-        missing.paths if paths is None else paths, budget=budget, count=count, unlisted=missing.unlisted
-    )
+    files = files_section(missing.paths if paths is None else paths, unlisted=missing.unlisted)
     if files:
         parts.append(files)
     return "\n\n".join(parts) if len(parts) > 1 else record
@@ -190,17 +180,15 @@ def files_section(
     out already), which recall still finds: a list cut from the middle, as a long output is."""
     if not paths:
         return ""
-    head = list(paths[:FIRST_LISTED]) if len(paths) > MAX_LISTED_FILES or unlisted else []
-    rest = list(paths[len(head) :])
+    whole = _lines((), paths, 0)
+    fits = budget is None or count is None or count("\n".join(whole)) <= budget
+    if fits and len(paths) <= MAX_LISTED_FILES and not unlisted:
+        return "\n".join(whole)
+    head, rest = paths[:FIRST_LISTED], paths[FIRST_LISTED:]
     tail = rest[-(MAX_LISTED_FILES - len(head)) :]
-    if budget is not None and count is not None:
-        whole = _lines(head, tail, unlisted + len(rest) - len(tail))
-        if count("\n".join(whole)) > budget:
-            head = list(paths[:FIRST_LISTED])
-            rest = list(paths[len(head) :])
-            tail = _newest_within(head, rest, budget, count)
-    hidden = unlisted + len(rest) - len(tail)
-    return "\n".join(_lines(head, tail, hidden))
+    if not fits and budget is not None and count is not None:
+        tail = _newest_within(head, tail, budget, count)
+    return "\n".join(_lines(head, tail, unlisted + len(rest) - len(tail)))
 
 
 def _lines(head: Sequence[str], tail: Sequence[str], hidden: int) -> list[str]:
@@ -244,7 +232,7 @@ def carried_paths(record: str) -> list[str]:
 
 
 def carried_unlisted(record: str) -> int:
-    """How many earlier files the last files section of `record` left out (its closing line)."""
+    """How many files the last files section of `record` left out (its gap line)."""
     start = record.rfind(FILES_HEADER)
     if start == -1:
         return 0

@@ -79,4 +79,9 @@ def closeness(question: Mapping[str, int], meanings: Sequence[Meaning | None]) -
     asked = meaning(question)
     if asked is None:
         return [0.0] * len(meanings)
-    return [0.0 if m is None else float(m @ asked) for m in meanings]
+    return [cosine(asked, m) for m in meanings]
+
+
+def cosine(asked: Meaning, text: Meaning | None) -> float:
+    """The closeness of two meanings (unit vectors): their cosine, 0.0 where the text has none."""
+    return 0.0 if text is None else float(text @ asked)

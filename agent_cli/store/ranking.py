@@ -354,7 +354,7 @@ def _with_meaning(
         got = kept.get(place)
         if got is None:
             m = part.read.meanings()[place] if part.read else meaning.meaning(part.windows[0][2])
-            got = kept[place] = 0.0 if m is None else float(m @ asked)
+            got = kept[place] = meaning.cosine(asked, m)
         close.append(got)
     # (a chunk not among `items` scores 0 and is 0.0 close: below the floor of 1e-9 either way)
     best, closest = max(scores), max(max(close), 1e-9)
@@ -365,7 +365,7 @@ def _with_meaning(
 
 
 def _earlier_first(
-    scores: list[float], orders_: Sequence[tuple[int, int, int, int]], parts: Sequence[_Part]
+    scores: list[float], doc_orders: Sequence[tuple[int, int, int, int]], parts: Sequence[_Part]
 ) -> list[float]:
     """The scores, each times `1 + EARLY_WEIGHT` for the oldest document down to 1 for the newest
     (by place among the documents, so a session's many late outputs do not crowd its start)."""
@@ -373,7 +373,7 @@ def _earlier_first(
     if len(orders) < 2:
         return scores
     place = {order: n / (len(orders) - 1) for n, order in enumerate(orders)}
-    return [s * (1 + EARLY_WEIGHT * (1 - place[o])) for s, o in zip(scores, orders_, strict=True)]
+    return [s * (1 + EARLY_WEIGHT * (1 - place[o])) for s, o in zip(scores, doc_orders, strict=True)]
 
 
 def _per_document(ranked: list[Passage]) -> list[Passage]:
