@@ -167,6 +167,11 @@ class Policy:
         where a policy's own design says otherwise)."""
         return True
 
+    def cache_span_end(self) -> int | None:
+        """The message ending the span its next summary would send as it is, for the request `anchor`
+        was just asked about to mark (None: the seeds' summaries send a text of their own)."""
+        return None
+
     def _summary(self, prompt_text: str, entries: Sequence[Entry], cap: int | None = None) -> str:
         """One summary call: the policy's prompt as one user message, answered from `entries`."""
         record = self.write(entries, cap or self.summary_cap)
@@ -305,6 +310,9 @@ class Ours(Policy):
 
     def cache_newest(self) -> bool:
         return self.engine.cache_newest()  # unmarked where its next clear is expected to stub it
+
+    def cache_span_end(self) -> int | None:
+        return self.engine.cache_span_end()  # what the product marks: its next summary's span end
 
 
 def _is_instruction(block: object) -> bool:

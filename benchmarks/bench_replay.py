@@ -216,11 +216,12 @@ class _Biller:
         own: list[bool] | None = None,
         tool_choice: ToolChoice = "auto",
         newest: bool = True,
+        span_end: int | None = None,
     ) -> int:
         """Bill one request as `part` of the session; returns its reference count. `own[i]`: message i
         is the session's own (for the ledger; given for main requests). `newest`: whether the newest
-        message is marked (the policy's `cache_newest`)."""
-        sent = self.wire.send(messages, tool_choice, anchor, newest)
+        message is marked (the policy's `cache_newest`); `span_end`: the policy's `cache_span_end`."""
+        sent = self.wire.send(messages, tool_choice, anchor, newest, span_end)
         self.run.fingerprint = hashlib.sha1((self.run.fingerprint + sent.fingerprint).encode()).hexdigest()
         bills = self.caches.bill(sent, self.clocks.steady, self.clocks.paused)
         for name, bill in bills.items():
@@ -369,7 +370,10 @@ def _replay(
         run.ledger.cause = cause
         own = [id(m) in originals for m in history]
         anchor = policy.anchor(history, originals)
-        biller.bill(history, counts.tokens([reply])[0], "turns", anchor, own, newest=policy.cache_newest())
+        biller.bill(
+            history, counts.tokens([reply])[0], "turns", anchor, own,
+            newest=policy.cache_newest(), span_end=policy.cache_span_end(),
+        )  # fmt: skip
         run.requests.append(claude(size))
         policy.observe(history, Usage(input_tokens=claude(size)))
         if sent % PROBE_EVERY == 0:

@@ -43,12 +43,18 @@ class Session:
         self.sent: list[dict[str, Any]] = []
         self.bills: list[Bill] = []
 
-    def send(self, messages: list[Message], anchor: int | None, newest: bool = True) -> Bill:
-        options = RequestOptions(cache_anchor=anchor, cache_newest=newest)
-        request = Request(FRAME.system, tuple(messages), FRAME.tools, options=options)
-        wire = to_wire(request, MODEL, caching=True, written=self.written)
+    def send(
+        self, messages: list[Message], anchor: int | None, newest: bool = True, span_end: int | None = None
+    ) -> Bill:
+        options = RequestOptions(cache_anchor=anchor, cache_newest=newest, cache_span_end=span_end)
+        return self.send_request(Request(FRAME.system, tuple(messages), FRAME.tools, options=options))
+
+    def send_request(self, request: Request, at: float | None = None) -> Bill:
+        """`request` on the wire and billed at `at` (seconds; by default 10 s after the last)."""
+        at = 10.0 * (len(self.sent) + 1) if at is None else at
+        wire = to_wire(request, MODEL, caching=True, written=self.written, at=at)
         self.sent.append(wire)
-        bill = self.cache.bill(anthropic_request(wire, count, 10.0 * len(self.sent)))
+        bill = self.cache.bill(anthropic_request(wire, count, at))
         self.bills.append(bill)
         return bill
 
@@ -163,3 +169,60 @@ def test_a_prefix_past_its_five_minutes_is_no_bridge() -> None:
 
     assert marks(60.0) == [1, 3, 35, 37]  # the bridge to the first request's anchor
     assert marks(400.0) == [0, 1, 35, 37]  # gone after 5 idle minutes: the last tool's mark instead
+
+
+def test_the_summary_request_reads_its_span_back_from_the_mark_every_request_kept_alive(
+    tmp_path: Path,
+) -> None:
+    """A conversation without tools, a prompt every three minutes, until L2 summarizes. The span ends
+    some ten messages before the newest; the entry written when its last message was newest is
+    fifteen minutes old: gone after five unread. Each request marks where the next span will end
+    (`RequestOptions.cache_span_end`), reads it and so keeps it alive: the summary request reads
+    its span back and writes only its last messages and the instruction. Before, it read the system
+    prompt and tools and wrote the whole span again."""
+    now = [0.0]
+    engine, _, summarizer = make_engine(tmp_path, clock=lambda: now[0])
+    session = Session()
+    history: list[Message] = []
+    summary: Bill | None = None
+    for n in range(80):
+        now[0] = 180.0 * n
+        history.append(user(f"question {n}: " + filler(800, f"q{n}")))
+        asked = len(summarizer.requests)
+        history = list(engine.prepare(history, FRAME).messages)
+        if len(summarizer.requests) > asked:
+            span = summarizer.requests[-1]
+            summary = session.send_request(span, at=now[0] + 1)
+            break
+        anchor = engine.cache_anchor(history)
+        session.send_request(
+            Request(FRAME.system, tuple(history), FRAME.tools, options=RequestOptions(
+                cache_anchor=anchor, cache_newest=engine.cache_newest(),
+                cache_span_end=engine.cache_span_end(),
+            )),
+            at=now[0] + 1,
+        )  # fmt: skip
+        history.append(Message.assistant(f"answer {n}: " + filler(800, f"a{n}")))
+    assert summary is not None
+    span_tokens = sum(u.tokens for u in anthropic_request(session.sent[-1], count, 0).units)
+    assert summary.read >= 0.7 * span_tokens  # before: the frame only
+    assert summary.write <= 0.3 * span_tokens
+
+
+def test_the_span_end_is_marked_only_before_the_last_other_mark() -> None:
+    """A request pays writes up to its last breakpoint: a span-end mark past the others would write
+    what the engine chose to send uncached (a newest result the next clear stubs)."""
+    history = [user("go")]
+    for n in range(4):
+        history += tool_round("read_file", {"path": f"m{n}.py"}, filler(400, f"m{n}"))
+
+    def marked(span_end: int, newest: bool) -> list[bool]:
+        options = RequestOptions(cache_anchor=4, cache_newest=newest, cache_span_end=span_end)
+        request = Request(FRAME.system, tuple(history), FRAME.tools, options=options)
+        wire = to_wire(request, MODEL, caching=True)
+        return ["cache_control" in b for m in wire["messages"] for b in m["content"]]
+
+    # (one block a message: go, call 0, result 0, ..., call 3, result 3; the anchor is result 1)
+    assert marked(2, newest=True) == [False, False, True, False, True, False, False, False, True]
+    assert marked(6, newest=False) == [False, False, False, False, True, False, False, False, False]
+    assert marked(2, newest=False) == [False, False, True, False, True, False, False, False, False]

@@ -124,6 +124,11 @@ def kind(cls: type) -> Callable[[Action], bool]:
     return lambda got: isinstance(got, cls)
 
 
+def marks(anchor: int | None, newest: bool = True) -> Callable[[Action], bool]:
+    """A Mark with this anchor and newest, wherever it puts the next span's end."""
+    return lambda got: isinstance(got, Mark) and (got.anchor, got.newest) == (anchor, newest)
+
+
 @dataclass(frozen=True)
 class Row:
     says: str  # what docs/context-engine.md says
@@ -383,10 +388,10 @@ def test_the_cache_anchor_is_the_last_message_the_next_clear_keeps_and_when_it_w
         rounds += tool_round("read_file", {"path": f"m{n}.py"}, filler(4_000, f"w{n}"))
     counts = [COUNTER.count_message(m) for m in rounds]
     action, s = decide(state(), Sending(rounds, counts, at=12.5))
-    assert action == Mark(1) and s.cache.anchor == rounds[1].id and s.cache.at == 12.5
+    assert marks(1)(action) and s.cache.anchor == rounds[1].id and s.cache.at == 12.5
     assert s.cache.next_change == 2
     action, s = decide(state(), Sending([user("hi")], None, at=13.0))
-    assert action == Mark(None) and s.cache.anchor is None
+    assert action == Mark(None) and s.cache.anchor is None  # (a first request: nothing counted)
 
 
 def test_the_newest_message_is_written_to_the_cache_only_when_the_next_clear_keeps_it() -> None:
@@ -405,12 +410,12 @@ def test_the_newest_message_is_written_to_the_cache_only_when_the_next_clear_kee
     ]
     for st, tokens, written in rows:
         action, after = decide(st, Sending(ROUNDS, ROUND_COUNTS, at=3.0, frame=tokens))
-        assert action == Mark(1, written), (tokens, written)
+        assert marks(1, written)(action), (tokens, written)
         assert after.cache.anchor == ROUNDS[1].id
     small = [*ROUNDS, *tool_round("grep", {"pattern": "x"}, "one line")]  # too small to stub
     counts = [COUNTER.count_message(m) for m in small]
     action, _ = decide(s, Sending(small, counts, at=3.0, frame=frame))
-    assert action == Mark(1, True)
+    assert marks(1, True)(action)
 
 
 def test_a_batch_below_the_minimum_is_cleared_once_the_cache_has_gone_cold() -> None:
@@ -533,11 +538,11 @@ STUBBED = Sending(_CLEARED, [COUNTER.count_message(m) for m in _CLEARED], at=3.0
 PRICED = [
     # (what the row says, the state, what the engine saw, what it does)
     ("Anthropic: the newest result the next clear stubs is sent unwritten",
-     priced(ANTHROPIC_PRICE), NEWEST, same(Mark(1, False))),
+     priced(ANTHROPIC_PRICE), NEWEST, marks(1, False)),
     ("OpenAI: every prefix sent is written anyway, nothing to leave out",
-     priced(OPENAI_PRICE), NEWEST, same(Mark(1, True))),
+     priced(OPENAI_PRICE), NEWEST, marks(1, True)),
     ("a compatible server: no price, nothing to leave out",
-     priced(SERVER_PRICE), NEWEST, same(Mark(1, True))),
+     priced(SERVER_PRICE), NEWEST, marks(1, True)),
     ("Anthropic: a deep clear repays its rewrite at 0.1x reads",
      priced(ANTHROPIC_PRICE), DEEP, kind(Clear)),
     ("OpenAI: at 0.05x reads it does not: a bigger batch later",
@@ -554,15 +559,15 @@ PRICED = [
      priced(SERVER_PRICE, cache=Cached(at=100.0)),
      dataclasses.replace(IDLE, at=100.0 + 10**6), same(Nothing())),
     ("Anthropic: after a small round the next may be as small: the newest stays protected, written",
-     priced(ANTHROPIC_PRICE), AFTER_SMALL, same(Mark(1, True))),
+     priced(ANTHROPIC_PRICE), AFTER_SMALL, marks(1, True)),
     ("Anthropic: after a big round the next may push past where L1 gets below the trigger: written",
-     priced(ANTHROPIC_PRICE), AFTER_BIG, same(Mark(1, True))),
+     priced(ANTHROPIC_PRICE), AFTER_BIG, marks(1, True)),
     ("Anthropic: L1 will not look until the history grew by its shortfall: written",
-     priced(ANTHROPIC_PRICE, clear_skip=(ROUNDS[0].id, 10**6)), NEWEST, same(Mark(1, True))),
+     priced(ANTHROPIC_PRICE, clear_skip=(ROUNDS[0].id, 10**6)), NEWEST, marks(1, True)),
     ("a clear that does not repay its rewrite waits: the newest is written",
-     priced(CachePrice(read=0.005, write=1.25)), NEWEST, same(Mark(1, True))),
+     priced(CachePrice(read=0.005, write=1.25)), NEWEST, marks(1, True)),
     ("Anthropic: older reads already stubbed tell no round's size: the newest still goes unwritten",
-     priced(ANTHROPIC_PRICE), STUBBED, same(Mark(3, False))),
+     priced(ANTHROPIC_PRICE), STUBBED, marks(3, False)),
 ]
 # fmt: on
 
@@ -590,3 +595,52 @@ def test_the_cache_price_is_the_wire_and_the_models() -> None:
     assert after.price == OPENAI_PRICE
     _, kept = decide(after, Reset(200_000, 32_000))  # /resume: the model and its price stay
     assert kept.price == OPENAI_PRICE
+
+
+def _span_ends(s: EngineState, history: list[Message], frames: Callable[[int], int]) -> list[int | None]:
+    """Each request of `history` (one per user message) as `decide` marks it, the last request's
+    messages being what the cache holds; the frame's tokens at request n are `frames(n)`."""
+    ends: list[int | None] = []
+    for n in range(1, len(history) + 1):
+        sent = history[:n]
+        if sent[-1].role != "user":
+            continue
+        action, s = decide(s, Sending(sent, [COUNTER.count_message(m) for m in sent], at=n, frame=frames(n)))
+        assert isinstance(action, Mark)
+        ends.append(action.span_end)
+        s = dataclasses.replace(s, in_request=frozenset(m.id for m in sent))
+    return ends
+
+
+def test_each_request_marks_where_the_next_summarys_span_will_end_and_the_mark_stays_there() -> None:
+    """The summary request sends its span as it is; on Anthropic's cache it reads the span back only
+    from an entry alive at (or 20 blocks before) its end, and the entry written when that message was
+    newest has expired by then. So each request marks where the span will end: the newest message
+    while the history is under the line less the tail (written by its own request), then that same
+    message, read and so kept alive by every request, even when a count moves by a few tokens.
+    The span the plan cuts at the trigger ends at or just after it."""
+    s = dataclasses.replace(state(), price=ANTHROPIC_PRICE)
+    th = s.thresholds
+    pairs = [m for n in range(14) for m in (user(filler(2_400, f"q{n}")), assistant(filler(2_400, f"r{n}")))]
+    ends = _span_ends(s, pairs, lambda n: 40 * (n % 3))  # (a frame that moves: a learned ratio)
+    users = [i for i, m in enumerate(pairs) if m.role == "user"]
+    under = [i for i, end in zip(users, ends, strict=True) if end == i]  # the newest, written by its request
+    held = ends[len(under)]
+    assert len(under) >= 3 and under == users[: len(under)]
+    assert held is not None and set(ends[len(under) :]) == {held}  # then the same message, every request
+    counts = [COUNTER.count_message(m) for m in pairs]
+    first = next(i for i in users if sum(counts[: i + 1]) >= th.trigger_at)  # the request at the trigger
+    plan = plan_condense(pairs[: first + 1], counts[: first + 1], th, requested=False)
+    assert plan is not None and held <= plan.cut - 1 <= held + 4  # the span ends at the mark or a little on
+
+
+def test_the_span_end_mark_is_on_a_message_ending_its_turn_and_only_on_a_cache_that_reads_at_marks() -> None:
+    s = dataclasses.replace(state(), price=ANTHROPIC_PRICE)
+    # Two user messages in a row go on the wire as one turn: the first ends none, no mark goes there.
+    joined = [user(filler(4_000, "a")), assistant(filler(4_000, "b")), user("ok"), user(filler(60_000, "c"))]
+    counts = [COUNTER.count_message(m) for m in joined]
+    action, _ = decide(s, Sending(joined, counts, at=1.0))
+    assert isinstance(action, Mark) and action.span_end == 1
+    for price in (OPENAI_PRICE, SERVER_PRICE):  # every prefix sent is kept: nothing to mark
+        action, _ = decide(dataclasses.replace(s, price=price), Sending(joined, counts, at=1.0))
+        assert isinstance(action, Mark) and action.span_end is None

@@ -96,6 +96,9 @@ class _AnchoringContext(PassThroughContext):
     def cache_anchor(self, history: Sequence[Message]) -> int | None:
         return 0 if any(m.tool_results for m in history) else None
 
+    def cache_span_end(self) -> int | None:
+        return 1  # (the next summary's span ends here: marked too)
+
 
 def test_the_engine_cache_anchor_rides_on_the_request(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("alpha\n")
@@ -104,7 +107,7 @@ def test_the_engine_cache_anchor_rides_on_the_request(tmp_path: Path) -> None:
     )
     list(loop.run("read a.txt"))
     assert provider.requests[0].options.cache_anchor is None
-    assert provider.requests[1].options == RequestOptions(cache_anchor=0)
+    assert provider.requests[1].options == RequestOptions(cache_anchor=0, cache_span_end=1)
 
 
 def test_headless_denial_is_a_readable_error_result(tmp_path: Path) -> None:

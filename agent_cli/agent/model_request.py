@@ -91,7 +91,11 @@ def send(
     """Send the request; on a context overflow the engine's compaction (once), on a refused
     thinking block the history without thinking (once): the loop takes it and sends again."""
     context = inputs.context
-    options = RequestOptions(cache_anchor=context.cache_anchor(history), cache_newest=context.cache_newest())
+    options = RequestOptions(
+        cache_anchor=context.cache_anchor(history),
+        cache_newest=context.cache_newest(),
+        cache_span_end=context.cache_span_end(),
+    )
     request = Request(frame.system, tuple(history), frame.tools, context.max_output, options)
     inputs.hooks.on_pre_request(request)
     yield StatusEvent(text="waiting for model")

@@ -1,7 +1,7 @@
 """The engine's choices that weigh the provider's prompt cache, pure: L1's clear and a request's marks.
 
     action, state = clearing(state, Clearing(...))   # L1: Clear a batch worth its rewrite, or Nothing
-    action, state = sending(state, Sending(...))     # Mark: the anchor; the newest message written or not
+    action, state = sending(state, Sending(...))     # Mark: the anchor, the span's end, the newest or not
 
 `decide.decide` (decide.py) asks these for its `Clearing`, `PastTrigger` and `Sending` rows; they are
 one responsibility because each weighs the same thing, what a change to the history or a write costs
@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from agent_cli.context.clear import clearable, is_stub, next_change
 from agent_cli.context.engine_state import Cached, EngineState
 from agent_cli.context.engine_values import Action, Clear, Clearing, Mark, Nothing, Sending
+from agent_cli.context.plan import engine_prefix
 from agent_cli.core.messages import Message
 
 __all__ = ["clearing", "sending"]
@@ -50,14 +51,67 @@ def clearing(state: EngineState, seen: Clearing) -> tuple[Action, EngineState]:
 
 
 def sending(state: EngineState, seen: Sending) -> tuple[Action, EngineState]:
-    """The anchor: the last message the next clear keeps (see `clear.next_change`), if any; and
-    whether the newest message is worth writing to the cache (`_worth_writing`)."""
+    """The anchor: the last message the next clear keeps (see `clear.next_change`), if any; the
+    last message of the span the next summary would condense (`_span_end`); and whether the newest
+    message is worth writing to the cache (`_worth_writing`)."""
     change = next_change(seen.messages, seen.counts) if seen.counts is not None else None
     anchor = change - 1 if change else None
     named = seen.messages[anchor].id if anchor is not None else None
     cache = Cached(anchor=named, index=anchor, next_change=change, at=seen.at)
     newest = anchor is None or _worth_writing(state, seen)
-    return Mark(anchor, newest), dataclasses.replace(state, cache=cache)
+    span_end = _span_end(state, seen)
+    held = seen.messages[span_end].id if span_end is not None else None
+    cache = dataclasses.replace(cache, held=held)
+    return Mark(anchor, newest, span_end), dataclasses.replace(state, cache=cache)
+
+
+def _span_end(state: EngineState, seen: Sending) -> int | None:
+    """The message each request marks where the next summary's span will end. The summary request
+    sends its span as it is; on a cache that reads only at marked points (Anthropic's) it reads the
+    span back only from an entry still alive at or near the span's end. The entry written when that
+    message was newest expires 5 minutes after its last use, and no request reads it again, so the
+    span would be written all over (in the replay, most of the summary calls' cost). Marked by every
+    request from the one that wrote it on, it is read and so refreshed each time, and lives until
+    the summary reads it.
+
+    The summary is made at the first request at or past the line (`prepare_at`: the record made
+    ahead; the trigger where there is no room for that) and keeps at most `keep_tail` verbatim, so
+    its span ends at or after the last message that fits under the line less the tail (`_reach`).
+    While the history is under that point the newest message is that message, written by its own
+    request; past it, the message is held (`Cached.held`) while it stays at or before the point
+    (a count that moves by a token does not move the mark off the written entry). A later cut (the
+    request overshoots the line) leaves a few messages to write. None on an automatic cache (it
+    keeps every prefix) or a free one."""
+    price, counts = state.price, seen.counts
+    if counts is None or not price.marks or price.free:
+        return None
+    reach = _reach(state, seen, counts)
+    if reach is None:
+        return None
+    sent = [i for i, m in enumerate(seen.messages) if m.id in state.in_request]
+    if reach >= (sent[-1] if sent else -1):
+        return reach  # the last request's newest or later: written by it or by this request
+    held, messages = state.cache.held, seen.messages
+    at = next((i for i in range(reach + 1, -1, -1) if messages[i].id == held), None) if held else None
+    if at is None or messages[at + 1].role == messages[at].role:
+        return reach
+    return at
+
+
+def _reach(state: EngineState, seen: Sending, counts: Sequence[int]) -> int | None:
+    """The last message that fits under the summary's line less the verbatim tail, if any."""
+    th = state.thresholds
+    room = th.trigger_at - th.keep_tail - seen.frame
+    messages = seen.messages
+    first = engine_prefix(messages)  # (a record and its acknowledgement lead every span)
+    total, last = sum(counts[:first]), None
+    for i in range(first, len(counts)):
+        total += counts[i]
+        if total > room:
+            break
+        if i + 1 == len(messages) or messages[i + 1].role != messages[i].role:
+            last = i  # (a message the next one joins on the wire ends no turn: no mark goes there)
+    return last
 
 
 def _repays(state: EngineState, seen: Clearing, first: int, freed: int) -> bool:

@@ -69,6 +69,7 @@ class ContextEngine(EngineActions):
         self.settings = settings
         self._frame_tokens = 0  # the system prompt and tools of the last request prepared
         self._newest = True  # whether the newest message is worth writing to the cache (`Mark`)
+        self._span_end: int | None = None  # the next summary's span ends here (`Mark`)
 
     def reset(
         self,
@@ -299,16 +300,23 @@ class ContextEngine(EngineActions):
 
     def cache_anchor(self, history: Sequence[Message]) -> int | None:
         """The last message the next clear will keep as it is (see `clear.next_change`), if any."""
-        # Nothing a clear changes, nothing counted (a first request loads no vocabulary).
-        counts = self._run.counts(history) if any(m.tool_results for m in history) else None
+        # A first request counts nothing (it loads no vocabulary): no clear, no summary is near.
+        first = len(history) < 2 and not any(m.tool_results for m in history)
+        counts = None if first else self._run.counts(history)
         mark = self._decide(v.Sending(list(history), counts, self._clock(), self._frame_tokens))
         self._newest = not isinstance(mark, v.Mark) or mark.newest
+        self._span_end = mark.span_end if isinstance(mark, v.Mark) else None
         return mark.anchor if isinstance(mark, v.Mark) else None
 
     def cache_newest(self) -> bool:
         """Whether the request `cache_anchor` was just asked about should write its newest message
         to the cache (False when the next clear is expected to stub it: `cache_choices._worth_writing`)."""
         return self._newest
+
+    def cache_span_end(self) -> int | None:
+        """The last message of the span the next summary would condense, for the request
+        `cache_anchor` was just asked about to mark (its summary request then reads the span back)."""
+        return self._span_end
 
     def recall(self, query: str) -> str:
         """The recall tool: matching passages from this session's archive, verbatim, but for the

@@ -180,12 +180,14 @@ class StandIn:
 class Cached:
     """What the provider's cache holds by the engine's reckoning: the last message the next clear
     keeps (its id and index; the wire marks it, `providers/cache_marks.py` adds the rest), the
-    message the next clear changes first, and when the request that marked it went."""
+    message the next clear changes first, and when the request that marked it went; and the message
+    each request marks where the next summary's span will end (`held`: its id, `cache_choices._span_end`)."""
 
     anchor: str | None = None
     index: int | None = None
     next_change: int | None = None
     at: float | None = None
+    held: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

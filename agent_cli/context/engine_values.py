@@ -194,8 +194,8 @@ class KeepSize:
 
 @dataclass(frozen=True, slots=True)
 class Sending:
-    """Before a request: the history, its messages' counts (None when it holds no tool result: then
-    nothing is counted), the time, and the tokens of the system prompt and tools (`frame`)."""
+    """Before a request: the history, its messages' counts (None for a first request: nothing is
+    counted), the time, and the tokens of the system prompt and tools (`frame`)."""
 
     messages: Sequence[Message]
     counts: Sequence[int] | None
@@ -334,10 +334,13 @@ class StopAutomatic:
 class Mark:
     """The message to mark for the provider's cache (the last the next clear keeps), if any, and
     whether the newest message is worth writing to it (`newest`: False when the next request is
-    expected to clear it, so a write would never be read back: `cache_choices._worth_writing`)."""
+    expected to clear it, so a write would never be read back: `cache_choices._worth_writing`);
+    `span_end`: the last message of the span the next summary would condense, if any (marked, its
+    summary request reads the span back: `cache_choices.sending`)."""
 
     anchor: int | None
     newest: bool = True
+    span_end: int | None = None
 
 
 Action = (

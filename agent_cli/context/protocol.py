@@ -119,6 +119,11 @@ class ContextPolicy(Protocol):
         a cache that works at marked points (False: the next clear is expected to change it)."""
         ...
 
+    def cache_span_end(self) -> int | None:
+        """The index of the last message of the span the engine's next summary would condense, for
+        the request `cache_anchor` was just asked about to mark, or None."""
+        ...
+
     def tokens(self, history: Sequence[Message], frame: Frame) -> int: ...
 
     @property

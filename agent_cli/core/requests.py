@@ -46,11 +46,14 @@ class RequestOptions:
     `tool_choice` "none": a summary request keeps the tools, so the cached prefix is reused, but asks
     for no calls. `cache_anchor`: the index of the last message the context engine's next clear will
     keep (a cache that works at marked points marks it). `cache_newest`: whether such a cache should
-    write the newest message too (False when the next clear is expected to change it)."""
+    write the newest message too (False when the next clear is expected to change it).
+    `cache_span_end`: the index of the last message of the span the engine's next summary would
+    condense, so that summary's request reads the span back instead of writing it again."""
 
     tool_choice: Literal["auto", "none"] = "auto"
     cache_anchor: int | None = None
     cache_newest: bool = True
+    cache_span_end: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -33,8 +33,9 @@ Wire rules:
   system block, the last block of the last message, the last block of the turn that ends with
   the last message the context engine's next clear keeps (the request's `cache_anchor`), and,
   given what earlier requests wrote (`WrittenPrefixes`), a bridge to the latest of those
-  prefixes when no other breakpoint is within the API's 20-block look-back of it; the last tool
-  when a slot is left. The API reads a cached prefix only where a request marked one;
+  prefixes when no other breakpoint is within the API's 20-block look-back of it, the end of the
+  span the engine's next summary would condense (`cache_span_end`) and the last tool, when slots
+  are left. The API reads a cached prefix only where a request marked one;
 - the request's `tool_choice` "none" sends `tool_choice: none` but keeps the tools (the
   messages' cached prefix is then not read: a `tool_choice` change invalidates it);
 - thinking and effort are sent only as the model table says the model takes
@@ -45,7 +46,7 @@ Wire rules:
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -156,12 +157,12 @@ def _block_to_wire(block: Block) -> dict[str, Any] | None:
 
 
 def _wire_messages(
-    messages: tuple[Message, ...], anchor: int | None = None, *, compaction: bool = True
-) -> tuple[list[dict[str, Any]], int | None]:
-    """The wire turns, and the turn that ends with message `anchor` (None when it shares its turn
-    with a later message, or there is none)."""
+    messages: tuple[Message, ...], marked: Sequence[int | None] = (), *, compaction: bool = True
+) -> tuple[list[dict[str, Any]], list[int | None]]:
+    """The wire turns, and for each index of `marked` the turn that ends with that message (None when
+    it shares its turn with a later message, or there is none)."""
     turns: list[dict[str, Any]] = []
-    anchor_turn: int | None = None
+    ends: list[int | None] = [None] * len(marked)
     for i, message in enumerate(messages):
         native = message.native
         blocks = [b for b in (_block_to_wire(x) for x in message.content) if b is not None]
@@ -176,12 +177,11 @@ def _wire_messages(
             continue
         if turns and turns[-1]["role"] == message.role:
             turns[-1]["content"].extend(blocks)
-            if anchor_turn == len(turns) - 1:
-                anchor_turn = None  # a later message joined the anchor's turn: its end is not stable
+            # a later message joined a marked message's turn: its end is not stable
+            ends = [None if end == len(turns) - 1 else end for end in ends]
         else:
             turns.append({"role": message.role, "content": blocks})
-        if i == anchor:
-            anchor_turn = len(turns) - 1
+        ends = [len(turns) - 1 if i == index else end for index, end in zip(marked, ends, strict=True)]
     for turn in turns:
         if turn["role"] == "user":
             # Stable partition: the results answering the previous turn lead.
@@ -189,7 +189,7 @@ def _wire_messages(
             turn["content"] = [b for b in content if b["type"] == "tool_result"] + [
                 b for b in content if b["type"] != "tool_result"
             ]
-    return turns, anchor_turn
+    return turns, ends
 
 
 def to_wire(
@@ -212,8 +212,9 @@ def to_wire(
         "max_tokens": request.max_tokens,
     }
     messages = request.messages if web_search else without_searches(request.messages)
-    wire["messages"], anchor_turn = _wire_messages(
-        messages, request.options.cache_anchor, compaction=compaction
+    options = request.options
+    wire["messages"], (anchor_turn, span_turn) = _wire_messages(
+        messages, (options.cache_anchor, options.cache_span_end), compaction=compaction
     )
     if request.system:
         wire["system"] = [{"type": "text", "text": request.system}]
@@ -232,7 +233,7 @@ def to_wire(
         if thinking.effort:
             wire["output_config"] = {"effort": thinking.effort}
     if caching:
-        place_marks(wire, anchor_turn, written, at, newest=request.options.cache_newest)
+        place_marks(wire, anchor_turn, written, at, newest=options.cache_newest, span_end=span_turn)
     betas = [BINDING_BETA] if thinking is not None and thinking.drop_invalid else []
     if compaction and any(
         m.native is not None and m.native.provider == ANTHROPIC.name for m in request.messages

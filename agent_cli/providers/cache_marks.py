@@ -22,8 +22,14 @@ In order of what they save:
    when no other breakpoint lies within `LOOKBACK` positions after it: without it the request
    would find no entry behind a change far from its own breakpoints (a clear that moved the
    anchor more than 20 blocks on, a summary request whose instruction follows a long span) and
-   write it all again. A last free slot goes on the last tool (it keeps the tools when the system
-   prompt changes).
+   write it all again;
+5. the *span end*: the end of the span the context engine's next summary would condense (the
+   request's `cache_span_end`), so that summary's request (the span, then its instruction) finds
+   the span written a moment ago, where the entry written when the span's last message was newest
+   has long expired. It costs nothing (the prefix is read or written up to the newest anyway); it
+   is not placed past the last other mark, where it would.
+
+A last free slot goes on the last tool (it keeps the tools when the system prompt changes).
 
 A thinking block cannot carry a breakpoint: a turn's mark goes on its last other block.
 """
@@ -114,11 +120,13 @@ def place_marks(
     at: float | None = None,
     *,
     newest: bool = True,
+    span_end: int | None = None,
 ) -> None:
     """Put `cache_control` on the request's breakpoints (the module docstring's order), in place, and
     record them in `written` (when given: without it there is no bridge). `newest` False: the
     context engine expects its next clear to change the last message, so it is sent uncached (1x)
-    rather than written (1.25x) for a read that would never come; the anchor still is written."""
+    rather than written (1.25x) for a read that would never come; the anchor still is written.
+    `span_end`: the turn the next summary's span ends with, marked when a slot is left."""
     blocks = _blocks(wire)
     if not blocks:
         return
@@ -132,19 +140,26 @@ def place_marks(
     for turn in turns:
         starts.append(position)
         position += len(turn["content"])
+
+    def end_of(turn: int | None) -> int | None:
+        last = _last_markable(turns[turn]["content"]) if turn is not None and turns else None
+        return starts[turn] + last if turn is not None and last is not None else None
+
     newest_turn = len(turns) - 1 if newest or anchor_turn is None else None
-    for turn in (newest_turn, anchor_turn):
-        if turn is None or not turns:
-            continue
-        last = _last_markable(turns[turn]["content"])
-        if last is not None and starts[turn] + last not in marks:
-            marks.append(starts[turn] + last)
+    for mark in (end_of(newest_turn), end_of(anchor_turn)):
+        if mark is not None and mark not in marks:
+            marks.append(mark)
+    span = end_of(span_end)
+    # (never past the last other mark: a request pays writes up to its last breakpoint, and a newest
+    # message left unmarked was left so not to pay them)
+    extra = [span] if span is not None and span not in marks and marks and span < max(marks) else []
     ids: list[str] = []
     if written is not None:
         ids = prefix_ids(wire)
         bridge = next((i for i in range(len(ids) - 1, -1, -1) if written.alive(ids[i], at)), None)
-        if bridge is not None and not any(bridge <= m < bridge + LOOKBACK for m in marks):
+        if bridge is not None and not any(bridge <= m < bridge + LOOKBACK for m in [*marks, *extra]):
             marks.append(bridge)  # (a position an earlier request marked: never a thinking block)
+    marks += extra
     if len(marks) < MAX_MARKS and n_tools and n_tools - 1 not in marks:
         marks.append(n_tools - 1)
     for m in marks[:MAX_MARKS]:
