@@ -148,6 +148,7 @@ class Wire:
         anchor: int | None = None,
         newest: bool = True,
         span_end: int | None = None,
+        at: float | None = None,
     ) -> Sent:
         """The request as the adapters send it; `newest` False leaves the newest message unmarked (the
         product's `cache_newest`: its next clear is expected to stub it), so it goes uncached;
@@ -156,7 +157,7 @@ class Wire:
             tool_choice=tool_choice, cache_anchor=anchor, cache_newest=newest, cache_span_end=span_end
         )
         request = Request(self.frame.system, tuple(messages), tuple(self.frame.tools), options=options)
-        wire = anthropic_wire.to_wire(request, CLAUDE_MODEL, caching=True, written=self._written)
+        wire = anthropic_wire.to_wire(request, CLAUDE_MODEL, caching=True, written=self._written, at=at)
         payload = {k: v for k, v in wire.items() if k != "max_tokens"}
         fingerprint = hashlib.sha1(json.dumps(payload, sort_keys=True).encode()).hexdigest()
         anthropic = anthropic_request(wire, self.count, 0.0, keeps_prior_thinking)

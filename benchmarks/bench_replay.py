@@ -221,7 +221,8 @@ class _Biller:
         """Bill one request as `part` of the session; returns its reference count. `own[i]`: message i
         is the session's own (for the ledger; given for main requests). `newest`: whether the newest
         message is marked (the policy's `cache_newest`); `span_end`: the policy's `cache_span_end`."""
-        sent = self.wire.send(messages, tool_choice, anchor, newest, span_end)
+        at = self.clocks.paused if self.run.pace == "paused" else self.clocks.steady
+        sent = self.wire.send(messages, tool_choice, anchor, newest, span_end, at)
         self.run.fingerprint = hashlib.sha1((self.run.fingerprint + sent.fingerprint).encode()).hexdigest()
         bills = self.caches.bill(sent, self.clocks.steady, self.clocks.paused)
         for name, bill in bills.items():

@@ -290,3 +290,26 @@ def test_codex_is_set_beside_ours_on_the_responses_wire_under_openais_rule_in_on
     assert "input 1,000,000, as OpenAI bills it 375,000" in line and "input 0.48x" in line
     assert "375,000 / 471,304 = 0.80x" in line  # one unit, one rule
     assert "under the ideal cache (the old comparison) 0.71x" in line  # 400,000 / 560,000
+
+
+def test_the_bench_wire_bridges_only_to_a_prefix_alive_at_the_bills_time() -> None:
+    """The product's wire picks its bridge among the prefixes written in the last 5 minutes (it
+    passes the clock); the bench's wire does too, at the run's own clock. Before, it passed none, and
+    bridged to a prefix the billed cache had long dropped (a mark that reads nothing)."""
+    from bench_billing import Wire
+
+    history = [Message.user("go " + "word " * 400), Message.assistant("ok")]
+    for i in range(15):  # small rounds between: the change lies past the look-back of the newest
+        history += [Message.user(f"step {i}"), Message.assistant(f"done {i}")]
+    changed = [*history, Message.user("and now?")]
+    changed[2] = Message.user("step 0, edited")  # (a change right after the anchor)
+
+    def marks(at: float) -> list[int]:
+        wire = Wire(frame())
+        wire.send(history, anchor=1, at=0.0)
+        sent = wire.send(changed, at=at)
+        return [i for i, u in enumerate(sent.anthropic.units) if u.breakpoint]
+
+    frame_units = Wire(frame()).send([]).frame_units
+    assert frame_units + 1 in marks(60.0)  # the first request's anchor (the "ok"): read back
+    assert frame_units + 1 not in marks(400.0)  # gone after 5 idle minutes: no mark there
