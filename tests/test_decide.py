@@ -116,6 +116,11 @@ def prepare(s: EngineState) -> Prepare:
     return Prepare(HISTORY, COUNTS, s.thresholds.trigger_at - 1_500)  # 1,500 below the trigger
 
 
+def cold_prepare(s: EngineState, *, ready: bool) -> Prepare:
+    """Above the prepare line, ten minutes after the last request (`Cached.at` 0): the cache is cold."""
+    return Prepare(HISTORY, COUNTS, s.thresholds.trigger_at - 1_500, ready, at=600.0)
+
+
 def same(action: Action) -> Callable[[Action], bool]:
     return lambda got: got == action
 
@@ -149,6 +154,18 @@ ROWS = [
         state(), prepare, kind(PrepareAhead), Ahead),
     Row("one record is prepared at a time",
         with_record(state(), AHEAD), prepare, same(Nothing()), AHEAD),
+    Row("the cache gone cold (the last request older than its TTL), the record ready is swapped in",
+        with_record(dataclasses.replace(state(), cache=Cached(at=0.0)), AHEAD),
+        lambda s: cold_prepare(s, ready=True), same(Condense(AHEAD)), None),
+    Row("cold, but the record not ready: it waits for it no more than at a warm request",
+        with_record(dataclasses.replace(state(), cache=Cached(at=0.0)), AHEAD),
+        lambda s: cold_prepare(s, ready=False), same(Nothing()), AHEAD),
+    Row("ready, but the cache warm: the swap waits for the trigger (it would rewrite the cache)",
+        with_record(dataclasses.replace(state(), cache=Cached(at=0.0)), AHEAD),
+        lambda s: dataclasses.replace(cold_prepare(s, ready=True), at=60.0), same(Nothing()), AHEAD),
+    Row("cold and ready, but an edit took the span away: not swapped",
+        with_record(dataclasses.replace(state(), cache=Cached(at=0.0)), AHEAD),
+        lambda s: dataclasses.replace(cold_prepare(s, ready=True), messages=EDITED), same(Nothing()), AHEAD),
     Row("while the latch holds, no record is prepared ahead",
         latched(state()), prepare, same(Nothing()), None),
     Row("at the trigger, the record prepared ahead and ready is swapped in",

@@ -327,3 +327,38 @@ def test_the_record_started_at_the_trigger_asks_the_gate_once(tmp_path: Path) ->
     assert asked == ["auto", "auto"] and len(later.calls) == 1
     later.finish()
     assert "Keep the parser's grammar." in summarizer.requests[0].messages[-1].text
+
+
+def test_a_record_ready_is_swapped_in_below_the_trigger_once_the_cache_has_gone_cold(tmp_path: Path) -> None:
+    """The record prepared ahead waits for the trigger while the cache is warm: swapping it in
+    would rewrite the cached conversation. After an idle gap past the cache's TTL the next request
+    writes everything again anyway, so the record goes in then, below the trigger, and every later
+    request is smaller (on the replay's paused pace, chat at 200k: -10 to -20%). Before, it waited
+    for the trigger whatever the gap."""
+    now = [0.0]
+    summarizer = FakeSummarizer([_record])
+    engine, _, _ = make_engine(tmp_path, summarizer, submit=_now, window=WINDOW, clock=lambda: now[0])
+    th = engine.thresholds
+    history: list[Message] = [user("Refactor the parser, then the cache.")]
+    for n in range(200):
+        now[0] += 60.0
+        history += [user(f"step {n}\n" + filler(1_200, f"u{n}")), assistant(f"done {n}\n" + filler(800, "a"))]
+        prepared = engine.prepare(history, FRAME)
+        assert not [e for e in prepared.events if isinstance(e, CompactEvent)]
+        history = prepared.messages
+        engine.cache_anchor(history)  # (the request goes: the engine notes when)
+        if summarizer.requests:  # the record was started above the prepare line
+            break
+    total = engine.tokens(history, FRAME)
+    assert th.prepare_at <= total < th.trigger_at - 2_000  # room for a warm turn or two below the trigger
+    now[0] += 60.0
+    history += [user("and then?"), assistant("ok")]
+    warm = engine.prepare(history, FRAME)
+    assert not warm.events  # warm: the record waits
+    engine.cache_anchor(warm.messages)
+    now[0] += 600.0  # ten idle minutes: past the 5-minute TTL
+    history = [*warm.messages, user("back: go on"), assistant("on it")]
+    cold = engine.prepare(history, FRAME)
+    (event,) = [e for e in cold.events if isinstance(e, CompactEvent)]
+    assert event.layer == "summarize" and event.ahead and len(summarizer.requests) == 1
+    assert engine.tokens(cold.messages, FRAME) < total // 2

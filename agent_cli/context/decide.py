@@ -23,6 +23,7 @@ line: what the engine saw, when, what it does -> the record on its way after.
         its record ready (or owed), an edit took the digest away      Forget          -> none
         otherwise                                                     Nothing         -> as it was
     Prepare (above the prepare line, L1 idle)
+        prepared ahead, ready, still leads, the cache cold            Condense        -> none
         nothing on its way, the model may be asked, a span to cut     PrepareAhead    -> prepared ahead
         otherwise                                                     Nothing         -> as it was
     AtTrigger (at or past the trigger, automatic compaction on)
@@ -61,6 +62,8 @@ line: what the engine saw, when, what it does -> the record on its way after.
                                                                       Clear (any batch worth clearing)
         it acted; or below the L1 line; or L1 waits for growth        Nothing
     Sending (before a request)                                        Mark (the anchor)
+        on a cache that reads at marks: where the next span will end, the newest message under the
+        trigger less the tail, then that message, held                Mark (span_end)
         the next clear takes the newest message's results, whether the next round is as small or
         as big as the last four (the clear's own gates and choice asked), writes at breakpoints
                                                                       Mark, newest not written
@@ -282,8 +285,14 @@ def _quiet(state: EngineState, seen: Quiet) -> tuple[Action, EngineState]:
 def _prepare(state: EngineState, seen: Prepare) -> tuple[Action, EngineState]:
     """Above the prepare line, with L1 idle: start the record of the span L2 would cut, while the
     model may be asked. What arrives until the trigger joins the verbatim tail, so the tail kept now
-    is smaller by that much: at the swap it is about the tail a blocking summary keeps."""
-    if state.record is not None or not state.may_call:
+    is smaller by that much: at the swap it is about the tail a blocking summary keeps. A record
+    ready waits for the trigger while the cache is warm (the swap rewrites the cached conversation);
+    once the cache has gone cold (an idle gap past its TTL: the next request writes everything again
+    anyway) it goes in now, and every later request is smaller."""
+    record = state.record
+    if isinstance(record, Ahead) and seen.ready and state.cold(seen.at) and record.leads(seen.messages):
+        return Condense(record), dataclasses.replace(state, record=None)
+    if record is not None or not state.may_call:
         return Nothing(), state  # (a digest standing in: a span planned now would not lead once it swaps)
     th = state.thresholds
     sooner = dataclasses.replace(th, keep_tail=max(th.keep_tail - (th.trigger_at - seen.tokens), 0))

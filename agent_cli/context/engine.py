@@ -195,9 +195,17 @@ class ContextEngine(EngineActions):
                     if isinstance(guard, v.StopAutomatic):
                         events.append(ErrorEvent(message=guard.text, kind="compaction"))
         elif total >= th.prepare_at and self.auto_compact and not cleared.events:
-            action = self._decide(v.Prepare(messages, self._run.counts(messages), total))
+            seen = v.Prepare(messages, self._run.counts(messages), total, self._call.ready, self._clock())
+            action = self._decide(seen)
             if isinstance(action, v.PrepareAhead):
                 self._start(action.plan, messages, frame)
+            elif isinstance(action, v.Condense) and action.ahead is not None:
+                future = self._call.take(messages)
+                outcome = self._condense(
+                    messages, frame, total, CompactLayer.SUMMARIZE, "auto", None, action.ahead, future
+                )
+                messages, total = outcome.messages, outcome.tokens
+                events += outcome.events
         if total >= th.emergency_at or failed:
             step = self._run.drop(messages, frame, total, th.target, trigger="auto")
             messages, total = step.messages, step.tokens

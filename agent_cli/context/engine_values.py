@@ -70,11 +70,14 @@ class Quiet:
 
 @dataclass(frozen=True, slots=True)
 class Prepare:
-    """A request above the prepare line, automatic compaction on, L1 idle."""
+    """A request above the prepare line, automatic compaction on, L1 idle; whether the record on its
+    way is ready, and the time (a cold cache takes a record ready now: `decide._prepare`)."""
 
     messages: Sequence[Message]
     counts: Sequence[int]
     tokens: int
+    ready: bool = False
+    at: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
