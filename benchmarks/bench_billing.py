@@ -68,6 +68,7 @@ __all__ = [
 CLAUDE_MODEL, OPENAI_MODEL = "claude-sonnet-5-5", "gpt-6.2-sol"
 CLAUDE_RATIO = NEW_TOKENIZER_FACTOR  # Claude 4.7 and later count about 30% more tokens for the same text
 CACHES = ("claude", "claude-paused", "openai", "openai-paused")
+ONE_HOUR_WRITE = 2.0  # a 1-hour write, times the input price (billing.prices.CachePrices.from_rates)
 _ENCODING = get_encoding("o200k_base")
 ToolChoice = Literal["auto", "none"]
 
@@ -84,20 +85,23 @@ class Bill:
     """Tokens (reference counts) billed through one cache: read back, written, sent uncached, output."""
 
     read: int = 0
-    write: int = 0
+    write: int = 0  # every write, 5-minute and 1-hour
     output: int = 0
     input: int = 0
+    write_1h: int = 0  # of `write`, those at the 1-hour TTL (2x the input price)
 
     def add(self, bill: WireBill, output: int) -> None:
         self.read += bill.read
         self.write += bill.write
+        self.write_1h += bill.write_1h
         self.input += bill.input
         self.output += output
 
     def dollars(self, prices: ModelInfo, ratio: float = 1.0) -> float:
         billed = (
             self.read * prices.cache_read_price
-            + self.write * prices.cache_write_price
+            + (self.write - self.write_1h) * prices.cache_write_price
+            + self.write_1h * ONE_HOUR_WRITE * prices.input_price
             + self.input * prices.input_price
             + self.output * prices.output_price
         )

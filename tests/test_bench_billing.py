@@ -313,3 +313,19 @@ def test_the_bench_wire_bridges_only_to_a_prefix_alive_at_the_bills_time() -> No
     frame_units = Wire(frame()).send([]).frame_units
     assert frame_units + 1 in marks(60.0)  # the first request's anchor (the "ok"): read back
     assert frame_units + 1 not in marks(400.0)  # gone after 5 idle minutes: no mark there
+
+
+def test_a_one_hour_write_is_billed_at_twice_the_input_price() -> None:
+    """The bench's bill keeps the 1-hour writes apart (2x the input price, against 1.25x for the
+    5-minute ones), as the cost model bills them. Before, every write was billed at 1.25x."""
+    from bench_billing import Bill as BenchBill
+    from bench_setup import prices
+
+    from agent_cli.billing import Bill as WireBill
+
+    claude = prices()["claude"]
+    five, hour = BenchBill(), BenchBill()
+    five.add(WireBill(write_5m=1_000_000), 0)
+    hour.add(WireBill(write_1h=1_000_000), 0)
+    assert five.dollars(claude) == claude.cache_write_price == 1.25 * claude.input_price
+    assert hour.dollars(claude) == 2 * claude.input_price
