@@ -155,6 +155,11 @@ class AgentSession(SessionView):
             return rounds(self._goal, self._turn(prompt, attached), self._next_round)
         return self._turn(prompt, attached)
 
+    def awaiting_user(self) -> None:
+        """An interactive turn ended and the user is to speak (the REPL, not a one-shot run, which
+        ends here): the context may start work in the background now."""
+        self._loop.awaiting_user()
+
     @property
     def goal(self) -> Goal | None:
         """The goal (/goal, --goal): active, or the last one and how it ended; None when never set."""

@@ -146,6 +146,9 @@ class Policy:
     def prepare(self, history: list[Message]) -> list[Message]:
         return history
 
+    def turn_ended(self, history: list[Message]) -> None:
+        """The turn ended and the user is to speak (the product's REPL says so to its context)."""
+
     def react(self, history: list[Message], tokens: int) -> list[Message] | None:
         """The provider refused `history` as over the window (`tokens` counted): a new history, or None."""
         return None
@@ -288,6 +291,9 @@ class Ours(Policy):
         prepared = self.engine.prepare(history, self.frame)
         self._events(prepared.events)
         return prepared.messages
+
+    def turn_ended(self, history: list[Message]) -> None:
+        self.engine.turn_ended(history, self.frame)  # (a record near the trigger starts now)
 
     def react(self, history: list[Message], tokens: int) -> list[Message] | None:
         error = ContextOverflowError("prompt is too long", tokens=tokens, limit=self.window)

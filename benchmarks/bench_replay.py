@@ -344,6 +344,9 @@ def _replay(
     policy.summary_seconds = _summary_seconds
     for step in session.steps:
         if step.is_user:
+            if history and history[-1].role == "assistant":  # the turn ended: the user is to speak
+                policy.turn_ended(history)
+                billed_summaries = _bill_summaries(run, policy, summaries, billed_summaries)  # (sent now)
             history.append(step.messages[0])
             originals.add(id(step.messages[0]))
             state.last_user, state.next_step = step.messages[0].text, ""  # a new request supersedes the plan

@@ -51,6 +51,7 @@ from agent_cli.context.engine_values import (
     StartHeld,
     StopAutomatic,
     SwapIn,
+    TurnEnded,
     WaitForRecord,
 )
 from agent_cli.context.plan import CondensePlan, plan_condense
@@ -116,6 +117,11 @@ def prepare(s: EngineState) -> Prepare:
     return Prepare(HISTORY, COUNTS, s.thresholds.trigger_at - 1_500)  # 1,500 below the trigger
 
 
+def turn_end(s: EngineState, below: int) -> TurnEnded:
+    """A turn ended `below` tokens under the trigger."""
+    return TurnEnded(HISTORY, COUNTS, s.thresholds.trigger_at - below)
+
+
 def cold_prepare(s: EngineState, *, ready: bool) -> Prepare:
     """Above the prepare line, ten minutes after the last request (`Cached.at` 0): the cache is cold."""
     return Prepare(HISTORY, COUNTS, s.thresholds.trigger_at - 1_500, ready, at=600.0)
@@ -144,6 +150,7 @@ class Row:
 
 
 HOLD = state(hold_ratio=0.95)
+NO_AHEAD = state()  # (a 20k window leaves no room for a prepare line: it is the trigger)
 STANDS = state(digest_stands_in=True)
 NATIVE = state(digest_stands_in=True, summarizer="native")
 
@@ -163,6 +170,16 @@ ROWS = [
     Row("ready, but the cache warm: the swap waits for the trigger (it would rewrite the cache)",
         with_record(dataclasses.replace(state(), cache=Cached(at=0.0)), AHEAD),
         lambda s: dataclasses.replace(cold_prepare(s, ready=True), at=60.0), same(Nothing()), AHEAD),
+    Row("a turn ends within half the verbatim tail below the trigger: the record starts while the user types",
+        NO_AHEAD, lambda s: turn_end(s, 500), kind(PrepareAhead), Ahead),
+    Row("a turn ends further below: nothing yet",
+        NO_AHEAD, lambda s: turn_end(s, s.thresholds.keep_tail), same(Nothing()), None),
+    Row("a turn ends at or past the trigger: the next request's prepare acts",
+        NO_AHEAD, lambda s: turn_end(s, 0), same(Nothing()), None),
+    Row("a turn ends near the trigger with a record on its way: one at a time",
+        with_record(NO_AHEAD, AHEAD), lambda s: turn_end(s, 500), same(Nothing()), AHEAD),
+    Row("a turn ends near the trigger while the latch holds: no record",
+        latched(NO_AHEAD), lambda s: turn_end(s, 500), same(Nothing()), None),
     Row("cold and ready, but an edit took the span away: not swapped",
         with_record(dataclasses.replace(state(), cache=Cached(at=0.0)), AHEAD),
         lambda s: dataclasses.replace(cold_prepare(s, ready=True), messages=EDITED), same(Nothing()), AHEAD),

@@ -110,6 +110,27 @@ def test_the_engine_cache_anchor_rides_on_the_request(tmp_path: Path) -> None:
     assert provider.requests[1].options == RequestOptions(cache_anchor=0, cache_span_end=1)
 
 
+class _TurnEnds(PassThroughContext):
+    """Records the history each time it is told a turn ended."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ends: list[int] = []
+
+    def turn_ended(self, history: Sequence[Message], frame: Frame) -> None:
+        self.ends.append(len(history))
+
+
+def test_the_context_hears_when_the_user_is_to_speak_and_only_then(tmp_path: Path) -> None:
+    context = _TurnEnds()
+    loop, _, _ = make_loop(tmp_path, [call("read_file", path="a.txt"), say("done")], context=context)
+    (tmp_path / "a.txt").write_text("alpha\n")
+    list(loop.run("read a.txt"))
+    assert context.ends == []  # a turn's own requests are no turn's end (nor is a one-shot run's)
+    loop.awaiting_user()
+    assert context.ends == [len(loop.history)] and loop.history[-1].role == "assistant"
+
+
 def test_headless_denial_is_a_readable_error_result(tmp_path: Path) -> None:
     loop, _, _ = make_loop(
         tmp_path, [call("bash", command="touch x"), say("ok, not allowed")], approver=HeadlessApprover()

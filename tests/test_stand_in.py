@@ -321,3 +321,31 @@ def test_a_model_whose_record_room_is_smaller_makes_the_record_again_before_its_
     assert first.cancelled() and len(other.requests) == 1  # written now, by the model read next
     assert "from the other model" in swapped.messages[0].text
     assert "mechanical digest" not in swapped.messages[0].text
+
+
+def test_a_turn_ending_near_the_trigger_starts_the_record_and_no_digest_stands_in(tmp_path: Path) -> None:
+    """With no room for a prepare line, a turn that ends within half the verbatim tail below the
+    trigger starts the record while the user reads and types (`ContextEngine.turn_ended`); by the
+    trigger it is ready and goes in at once: one compaction, the model's record, no digest standing in
+    for it and no second rewrite of the cached conversation."""
+    summarizer, held = FakeSummarizer([_record]), Held()
+    engine = _engine(tmp_path, summarizer, held)
+    history: list[Message] = [user("Refactor the parser, then the cache.")]
+    started = None
+    for n in range(200):
+        history = _step(history, n)
+        prepared = engine.prepare(history, FRAME)
+        events = [e for e in prepared.events if isinstance(e, CompactEvent)]
+        if events:
+            break
+        history = prepared.messages
+        engine.turn_ended(history, FRAME)
+        if held.pending and started is None:
+            started = engine.tokens(history, FRAME)
+        held.finish()  # (the call ends while the user types)
+    else:
+        raise AssertionError("no compaction")
+    th = engine.thresholds
+    assert started is not None and th.trigger_at - th.keep_tail // 2 <= started < th.trigger_at
+    assert [(e.layer, e.stand_in, e.ahead, e.degraded) for e in events] == [("summarize", False, True, False)]
+    assert "mechanical digest" not in prepared.messages[0].text and len(summarizer.requests) == 1

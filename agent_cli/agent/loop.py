@@ -179,6 +179,11 @@ class AgentLoop:
         self._start_context = self.hooks.on_session_start(source)
         yield from ()
 
+    def awaiting_user(self) -> None:
+        """The turn ended and the user is to speak: the context may start work now (a record near
+        the trigger, made while they read and type)."""
+        self.context.turn_ended(self.history, self.frame)
+
     def end(self) -> Iterator[Event]:
         """The agent leaves the session: its hooks run."""
         return self._door(self._end())

@@ -26,6 +26,10 @@ line: what the engine saw, when, what it does -> the record on its way after.
         prepared ahead, ready, still leads, the cache cold            Condense        -> none
         nothing on its way, the model may be asked, a span to cut     PrepareAhead    -> prepared ahead
         otherwise                                                     Nothing         -> as it was
+    TurnEnded (a turn ended, the user to speak: the REPL says so)
+        within half the verbatim tail below the trigger (or above the prepare line), as Prepare
+                                                                      PrepareAhead    -> prepared ahead
+        otherwise                                                     Nothing         -> as it was
     AtTrigger (at or past the trigger, automatic compaction on)
         under the hold line, prepared ahead, still leads, not ready   Hold            -> prepared ahead
         under the hold line, none on its way (a stale one dropped)    StartHeld       -> prepared ahead
@@ -118,6 +122,7 @@ from agent_cli.context.engine_values import (
     StartHeld,
     StopAutomatic,
     SwapIn,
+    TurnEnded,
     WaitForRecord,
 )
 from agent_cli.context.notices import loop_guard_stopped, smaller_window, under_reported
@@ -139,6 +144,8 @@ def decide(state: EngineState, seen: Observation) -> tuple[Action, EngineState]:
             return _quiet(state, seen)
         case Prepare():
             return _prepare(state, seen)
+        case TurnEnded(messages, counts, tokens):
+            return _turn_ended(state, Prepare(messages, counts, tokens))
         case AtTrigger():
             return _at_trigger(state, seen)
         case DigestIn(stand_in):
@@ -300,6 +307,21 @@ def _prepare(state: EngineState, seen: Prepare) -> tuple[Action, EngineState]:
     if plan is None:
         return Nothing(), state
     return PrepareAhead(plan), dataclasses.replace(state, record=Ahead(plan, tuple(plan.span(seen.messages))))
+
+
+def _turn_ended(state: EngineState, seen: Prepare) -> tuple[Action, EngineState]:
+    """A turn ended near the trigger: start the record now, while the user reads and types, as
+    above the prepare line. Where the window leaves no room for a prepare line (`AHEAD_ROOM`: a
+    large result between it and the trigger), the turn's end is the one point known to leave time
+    before the next request; without it, the trigger would put a digest in the span's place and the
+    model's record in the digest's at the next request, each rewriting the cached conversation. Near
+    is half the verbatim tail below the trigger: the record's span is cut that much short of the
+    tail (`_prepare`), which regrows by the trigger."""
+    th = state.thresholds
+    line = min(th.prepare_at, th.trigger_at - th.keep_tail // 2)
+    if not line <= seen.tokens < th.trigger_at:
+        return Nothing(), state
+    return _prepare(state, seen)
 
 
 def _at_trigger(state: EngineState, seen: AtTrigger) -> tuple[Action, EngineState]:

@@ -219,6 +219,18 @@ class ContextEngine(EngineActions):
         )
         return Prepared(settle_thinking(history, messages), events, unsendable)
 
+    def turn_ended(self, history: Sequence[Message], frame: Frame) -> None:
+        """The turn ended and the user is to speak: near the trigger, the record is started now, in
+        the background (`decide._turn_ended`)."""
+        messages = list(history)
+        th = self.thresholds
+        if not self.auto_compact or self.counter.fits_under(frame.system, frame.tools, messages, th.clear_at):
+            return
+        seen = v.TurnEnded(messages, self._run.counts(messages), self._run.count(frame, messages))
+        action = self._decide(seen)
+        if isinstance(action, v.PrepareAhead):
+            self._start(action.plan, messages, frame)
+
     def observe(self, frame: Frame, sent: Sequence[Message], usage: Usage) -> WarningEvent | None:
         """After each response: the provider's count anchors the next one, unless it is far below
         the local count (then the local count does, and the first time it is said)."""

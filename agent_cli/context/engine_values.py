@@ -52,6 +52,7 @@ __all__ = [
     "StartHeld",
     "StopAutomatic",
     "SwapIn",
+    "TurnEnded",
     "WaitForRecord",
     "takes_call",
 ]
@@ -78,6 +79,16 @@ class Prepare:
     tokens: int
     ready: bool = False
     at: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TurnEnded:
+    """A turn ended (the model answered; the user is to speak), automatic compaction on: the history
+    and its size."""
+
+    messages: Sequence[Message]
+    counts: Sequence[int]
+    tokens: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,7 +229,7 @@ class Answered:
 
 Observation = (
     Quiet | Prepare | AtTrigger | DigestIn | DigestTooBig | Happened | Ending | Owed | Fared | Compacted
-    | Reset | KeepSize | SmallerWindow | Clearing | PastTrigger | Sending | Answered
+    | Reset | KeepSize | SmallerWindow | Clearing | PastTrigger | Sending | Answered | TurnEnded
 )  # fmt: skip
 
 

@@ -98,6 +98,11 @@ class ContextPolicy(Protocol):
         believed (far below the local count), the first time."""
         ...
 
+    def turn_ended(self, history: Sequence[Message], frame: Frame) -> None:
+        """A turn ended and the user is to speak (an interactive session): work that can go on
+        while they read and type may start now."""
+        ...
+
     def on_overflow(self, history: Sequence[Message], frame: Frame, error: ContextOverflowError) -> Prepared:
         """The provider refused the prompt as too long: the shrunk history, or (when nothing more
         can go) the history as it was with `unsendable` saying why."""

@@ -82,6 +82,9 @@ class PassThroughContext:
     def observe(self, frame: Frame, sent: Sequence[Message], usage: Usage) -> None:
         pass
 
+    def turn_ended(self, history: Sequence[Message], frame: Frame) -> None:
+        pass
+
     def cache_anchor(self, history: Sequence[Message]) -> int | None:
         return None
 

@@ -262,7 +262,8 @@ class Repl:
             self.drive(self.session.run(found.text))
 
     def drive(self, events: Iterator[Event]) -> None:
-        """Render one turn's events (see `turn.py`), then recount the context for the toolbar."""
+        """Render one turn's events (see `turn.py`), tell the session the user is to speak, then
+        recount the context for the toolbar."""
         self._turn_begun = True
         self._warmed.wait()  # the SDK's import and the first count (the counter is not shared)
         with self.quiet():
@@ -272,6 +273,7 @@ class Repl:
         typed = self.keys.take_typed() if self.keys else ""
         if typed and not self._prefill:
             self._prefill = typed
+        self.session.awaiting_user()  # (the context may start a record while the user reads and types)
         self.renderer.line("")  # a blank line sets the answer apart from the next prompt
         self.refresh_context()
 
