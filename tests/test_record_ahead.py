@@ -114,8 +114,10 @@ def test_a_span_that_changed_is_summarized_again_at_the_trigger(tmp_path: Path) 
             edited = True
         done = [e for e in prepared.events if isinstance(e, CompactEvent) and e.layer == "summarize"]
         if done:
-            assert [e.ahead for e in done] == [False]
-            assert len(summarizer.requests) == 2  # the prepared record was dropped
+            # The prepared record was dropped at the next request, and the new span's record prepared
+            # ahead in its place (not waited for at the trigger)
+            assert [e.ahead for e in done] == [True]
+            assert len(summarizer.requests) == 2
             sent = summarizer.requests[-1].messages
             assert any(
                 "keep the old API" in block.text
@@ -362,3 +364,31 @@ def test_a_record_ready_is_swapped_in_below_the_trigger_once_the_cache_has_gone_
     (event,) = [e for e in cold.events if isinstance(e, CompactEvent)]
     assert event.layer == "summarize" and event.ahead and len(summarizer.requests) == 1
     assert engine.tokens(cold.messages, FRAME) < total // 2
+
+
+def test_compact_drops_the_record_prepared_ahead_and_its_call(tmp_path: Path) -> None:
+    """/compact while a record is on its way (started above the prepare line, or at a turn's end):
+    the summary made now takes its span, so that record is of no use. Its call is cancelled and it no
+    longer stands in the way of the next one: the next time the history passes the prepare line a
+    new record is started there (not only at the trigger), and L1 is not held off the new history's
+    first messages by a span that is gone."""
+    summarizer, later = FakeSummarizer([_record]), _Later()
+    engine, _, _ = make_engine(tmp_path, summarizer, submit=later, window=WINDOW)
+    th = engine.thresholds
+    history: list[Message] = [user("Refactor the parser, then the cache.")]
+    n = 0
+    while not later.calls:
+        history = engine.prepare(_step(history, n), FRAME).messages
+        n += 1
+    assert engine.tokens(history, FRAME) < th.trigger_at  # prepared ahead, not yet due
+    (_, first) = later.calls[0]
+    history = engine.compact(history, FRAME).messages  # /compact: its own summary, made now
+    history = engine.prepare(_step(history, n), FRAME).messages  # the user's next message
+    n += 1
+    assert first.cancelled()  # the record ahead's call is dropped
+    while engine.tokens(_step(history, n), FRAME) < th.trigger_at:
+        history = engine.prepare(_step(history, n), FRAME).messages
+        n += 1
+        if len(later.calls) > 1:
+            break
+    assert len(later.calls) == 2  # a new record, started above the prepare line again

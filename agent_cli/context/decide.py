@@ -21,6 +21,8 @@ line: what the engine saw, when, what it does -> the record on its way after.
         a digest stands in, its record ready, the digest still leads  SwapIn          -> none
         a record owed by an earlier run, the digest still leads       FinishRecord    -> none
         its record ready (or owed), an edit took the digest away      Forget          -> none
+        a record prepared ahead whose span no longer leads (/compact, an overflow's L2, an edit)
+                                                                      Forget          -> none
         otherwise                                                     Nothing         -> as it was
     Prepare (above the prepare line, L1 idle)
         prepared ahead, ready, still leads, the cache cold            Condense        -> none
@@ -281,6 +283,11 @@ def _fresh(state: EngineState) -> EngineState:
 
 def _quiet(state: EngineState, seen: Quiet) -> tuple[Action, EngineState]:
     record = state.record
+    if isinstance(record, Ahead) and not record.leads(seen.messages):
+        # Its span is gone (a summary made since took it: /compact, an overflow): of no use, and
+        # left in place it would keep another record from starting above the prepare line, and its
+        # call would run on for nothing.
+        return Forget(), dataclasses.replace(state, record=None)
     if not isinstance(record, StandIn) or not (seen.ready or record.owed):
         return Nothing(), state
     cleared = dataclasses.replace(state, record=None)
