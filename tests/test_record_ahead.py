@@ -392,3 +392,38 @@ def test_compact_drops_the_record_prepared_ahead_and_its_call(tmp_path: Path) ->
         if len(later.calls) > 1:
             break
     assert len(later.calls) == 2  # a new record, started above the prepare line again
+
+
+def test_a_cold_cache_swaps_the_record_in_even_when_l1_clears_at_the_same_request(tmp_path: Path) -> None:
+    """The cold request also lets L1 clear any batch (the cache is rewritten anyway): a small result
+    in the tail, after the record's span, is cleared then. The record ready goes in at that request
+    all the same; before, the clear kept the prepare line's row from being asked, and the record
+    waited for the trigger (every request until then carrying the whole span)."""
+    now = [0.0]
+    summarizer = FakeSummarizer([_record])
+    engine, _, _ = make_engine(tmp_path, summarizer, submit=_now, window=WINDOW, clock=lambda: now[0])
+    th = engine.thresholds
+    history: list[Message] = [user("Refactor the parser, then the cache.")]
+    for n in range(200):
+        now[0] += 60.0
+        history += [user(f"step {n}\n" + filler(1_200, f"u{n}")), assistant(f"done {n}\n" + filler(800, "a"))]
+        history = engine.prepare(history, FRAME).messages
+        engine.cache_anchor(history)
+        if summarizer.requests:
+            break
+    # A small result (below L1's warm batch), then a larger one: it leaves L1's protected results.
+    history += tool_round("read_file", {"path": "small.py"}, filler(2_400, "s"))
+    history += tool_round("read_file", {"path": "large.py"}, filler(9_000, "l"))
+    history += [assistant("read both")]
+    now[0] += 60.0
+    warm = engine.prepare(history, FRAME)
+    assert not warm.events  # warm: nothing clears, the record waits
+    engine.cache_anchor(warm.messages)
+    total = engine.tokens(warm.messages, FRAME)
+    assert th.prepare_at <= total < th.trigger_at
+    now[0] += 600.0  # past the cache's TTL
+    cold = engine.prepare([*warm.messages, user("back: go on")], FRAME)
+    layers = [e.layer for e in cold.events if isinstance(e, CompactEvent)]
+    assert "clear" in layers  # L1 cleared the small result (the cache is cold)
+    assert "summarize" in layers and len(summarizer.requests) == 1
+    assert engine.tokens(cold.messages, FRAME) < total // 2

@@ -194,8 +194,11 @@ class ContextEngine(EngineActions):
                     failed = isinstance(guard, v.Drop | v.StopAutomatic)
                     if isinstance(guard, v.StopAutomatic):
                         events.append(ErrorEvent(message=guard.text, kind="compaction"))
-        elif total >= th.prepare_at and self.auto_compact and not cleared.events:
-            seen = v.Prepare(messages, self._run.counts(messages), total, self._call.ready, self._clock())
+        elif self.auto_compact and (total >= th.prepare_at or cleared.events):
+            # (after L1 only a record ready goes in, on a cold cache: L1 clears any batch then)
+            idle = not cleared.events
+            counts = self._run.counts(messages)
+            seen = v.Prepare(messages, counts, total, self._call.ready, self._clock(), idle)
             action = self._decide(seen)
             if isinstance(action, v.PrepareAhead):
                 self._start(action.plan, messages, frame)

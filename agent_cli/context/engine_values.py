@@ -71,14 +71,16 @@ class Quiet:
 
 @dataclass(frozen=True, slots=True)
 class Prepare:
-    """A request above the prepare line, automatic compaction on, L1 idle; whether the record on its
-    way is ready, and the time (a cold cache takes a record ready now: `decide._prepare`)."""
+    """A request above the prepare line with L1 idle, or one L1 cleared (`idle` False: then only a
+    record ready may go in), automatic compaction on; whether the record on its way is ready, and
+    the time (a cold cache takes a record ready now: `decide._prepare`)."""
 
     messages: Sequence[Message]
     counts: Sequence[int]
     tokens: int
     ready: bool = False
     at: float | None = None
+    idle: bool = True
 
 
 @dataclass(frozen=True, slots=True)
