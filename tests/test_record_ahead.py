@@ -427,3 +427,35 @@ def test_a_cold_cache_swaps_the_record_in_even_when_l1_clears_at_the_same_reques
     assert "clear" in layers  # L1 cleared the small result (the cache is cold)
     assert "summarize" in layers and len(summarizer.requests) == 1
     assert engine.tokens(cold.messages, FRAME) < total // 2
+
+
+def test_a_record_started_at_a_turns_end_goes_in_on_a_cold_cache_without_a_prepare_line(
+    tmp_path: Path,
+) -> None:
+    """No room for a prepare line (a small window): a turn's end near the trigger starts the record
+    while the user reads (`ContextEngine.turn_ended`). The user comes back after the cache's TTL: the
+    next request writes everything again anyway, so the record ready goes in then, below the trigger,
+    as one prepared above a prepare line does. Before, only a request above the prepare line (here the
+    trigger) was asked, and the record waited for the trigger on a warm cache."""
+    now = [0.0]
+    summarizer = FakeSummarizer([_record])
+    engine, _, _ = make_engine(
+        tmp_path, summarizer, submit=_now, window=WINDOW, clock=lambda: now[0], prepare_ratio=0.9
+    )
+    th = engine.thresholds
+    assert th.prepare_at == th.trigger_at
+    history: list[Message] = [user("Refactor the parser, then the cache.")]
+    for n in range(200):
+        now[0] += 60.0
+        history = engine.prepare(_step(history, n), FRAME).messages
+        engine.cache_anchor(history)  # (the request goes: the engine notes when)
+        engine.turn_ended(history, FRAME)
+        if summarizer.requests:
+            break
+    total = engine.tokens(history, FRAME)
+    assert total < th.trigger_at - 100 and len(summarizer.requests) == 1  # started at the turn's end
+    now[0] += 600.0  # the user is back after ten minutes: the cache is cold
+    cold = engine.prepare([*history, user("back: go on")], FRAME)
+    events = [e for e in cold.events if isinstance(e, CompactEvent)]
+    assert [(e.layer, e.ahead) for e in events] == [("summarize", True)]
+    assert len(summarizer.requests) == 1 and engine.tokens(cold.messages, FRAME) < total // 2
