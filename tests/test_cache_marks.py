@@ -16,6 +16,7 @@ from typing import Any
 from test_context_fakes import FRAME, filler, make_engine, tool_round, user
 
 from agent_cli.billing import AnthropicCache, Bill, CacheTerms
+from agent_cli.billing.anthropic import prefix_ids as billing_prefix_ids
 from agent_cli.billing.prices import CachePrices
 from agent_cli.billing.wire_units import anthropic_request
 from agent_cli.context.clear import is_stub
@@ -226,3 +227,29 @@ def test_the_span_end_is_marked_only_before_the_last_other_mark() -> None:
     assert marked(2, newest=True) == [False, False, True, False, True, False, False, False, True]
     assert marked(6, newest=False) == [False, False, False, False, True, False, False, False, False]
     assert marked(2, newest=False) == [False, False, True, False, True, False, False, False, False]
+
+
+def test_a_mark_below_the_read_that_was_never_written_is_not_recorded_as_written() -> None:
+    """The span's end falls behind the newest message before any request wrote it (the count moved
+    it back, or it ends a turn no request ended): the request reads up to the last request's newest
+    block, so its mark there is neither written nor refreshed (each breakpoint past the read writes;
+    one at or before it refreshes only an entry that is alive). The record of writes must not count
+    it: a later request would take it for a bridge to an entry that does not exist, where an older
+    one that does exist would have been read."""
+    history = [user("go: " + filler(2_000))]
+    for n in range(3):
+        history += tool_round("read_file", {"path": f"m{n}.py"}, filler(800, f"m{n}"))
+    session = Session()
+    session.send(history, None)  # writes its newest block (and the frame)
+    history += tool_round("read_file", {"path": "m3.py"}, filler(800, "m3"))
+    at = 20.0
+    session.send(history, None, span_end=3)  # the second call: marked now, never before
+    wire = session.sent[-1]
+    units = anthropic_request(wire, count, at).units
+    marks = [i for i, u in enumerate(units) if u.breakpoint]
+    billed = billing_prefix_ids(anthropic_request(wire, count, at))
+    ours = prefix_ids(wire)
+    alive = session.cache.alive_at(at)
+    assert len(marks) == 4  # the frame, the span's end, the newest, the last tool
+    # Every marked prefix the record says is written is one the cache holds, and the other way round.
+    assert [session.written.alive(ours[i], at) for i in marks] == [alive(billed[i]) for i in marks]

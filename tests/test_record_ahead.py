@@ -114,8 +114,10 @@ def test_a_span_that_changed_is_summarized_again_at_the_trigger(tmp_path: Path) 
             edited = True
         done = [e for e in prepared.events if isinstance(e, CompactEvent) and e.layer == "summarize"]
         if done:
-            assert [e.ahead for e in done] == [False]
-            assert len(summarizer.requests) == 2  # the prepared record was dropped
+            # The prepared record was dropped at the next request, and the new span's record prepared
+            # ahead in its place (not waited for at the trigger)
+            assert [e.ahead for e in done] == [True]
+            assert len(summarizer.requests) == 2
             sent = summarizer.requests[-1].messages
             assert any(
                 "keep the old API" in block.text
@@ -362,3 +364,98 @@ def test_a_record_ready_is_swapped_in_below_the_trigger_once_the_cache_has_gone_
     (event,) = [e for e in cold.events if isinstance(e, CompactEvent)]
     assert event.layer == "summarize" and event.ahead and len(summarizer.requests) == 1
     assert engine.tokens(cold.messages, FRAME) < total // 2
+
+
+def test_compact_drops_the_record_prepared_ahead_and_its_call(tmp_path: Path) -> None:
+    """/compact while a record is on its way (started above the prepare line, or at a turn's end):
+    the summary made now takes its span, so that record is of no use. Its call is cancelled and it no
+    longer stands in the way of the next one: the next time the history passes the prepare line a
+    new record is started there (not only at the trigger), and L1 is not held off the new history's
+    first messages by a span that is gone."""
+    summarizer, later = FakeSummarizer([_record]), _Later()
+    engine, _, _ = make_engine(tmp_path, summarizer, submit=later, window=WINDOW)
+    th = engine.thresholds
+    history: list[Message] = [user("Refactor the parser, then the cache.")]
+    n = 0
+    while not later.calls:
+        history = engine.prepare(_step(history, n), FRAME).messages
+        n += 1
+    assert engine.tokens(history, FRAME) < th.trigger_at  # prepared ahead, not yet due
+    (_, first) = later.calls[0]
+    history = engine.compact(history, FRAME).messages  # /compact: its own summary, made now
+    history = engine.prepare(_step(history, n), FRAME).messages  # the user's next message
+    n += 1
+    assert first.cancelled()  # the record ahead's call is dropped
+    while engine.tokens(_step(history, n), FRAME) < th.trigger_at:
+        history = engine.prepare(_step(history, n), FRAME).messages
+        n += 1
+        if len(later.calls) > 1:
+            break
+    assert len(later.calls) == 2  # a new record, started above the prepare line again
+
+
+def test_a_cold_cache_swaps_the_record_in_even_when_l1_clears_at_the_same_request(tmp_path: Path) -> None:
+    """The cold request also lets L1 clear any batch (the cache is rewritten anyway): a small result
+    in the tail, after the record's span, is cleared then. The record ready goes in at that request
+    all the same; before, the clear kept the prepare line's row from being asked, and the record
+    waited for the trigger (every request until then carrying the whole span)."""
+    now = [0.0]
+    summarizer = FakeSummarizer([_record])
+    engine, _, _ = make_engine(tmp_path, summarizer, submit=_now, window=WINDOW, clock=lambda: now[0])
+    th = engine.thresholds
+    history: list[Message] = [user("Refactor the parser, then the cache.")]
+    for n in range(200):
+        now[0] += 60.0
+        history += [user(f"step {n}\n" + filler(1_200, f"u{n}")), assistant(f"done {n}\n" + filler(800, "a"))]
+        history = engine.prepare(history, FRAME).messages
+        engine.cache_anchor(history)
+        if summarizer.requests:
+            break
+    # A small result (below L1's warm batch), then a larger one: it leaves L1's protected results.
+    history += tool_round("read_file", {"path": "small.py"}, filler(2_400, "s"))
+    history += tool_round("read_file", {"path": "large.py"}, filler(9_000, "l"))
+    history += [assistant("read both")]
+    now[0] += 60.0
+    warm = engine.prepare(history, FRAME)
+    assert not warm.events  # warm: nothing clears, the record waits
+    engine.cache_anchor(warm.messages)
+    total = engine.tokens(warm.messages, FRAME)
+    assert th.prepare_at <= total < th.trigger_at
+    now[0] += 600.0  # past the cache's TTL
+    cold = engine.prepare([*warm.messages, user("back: go on")], FRAME)
+    layers = [e.layer for e in cold.events if isinstance(e, CompactEvent)]
+    assert "clear" in layers  # L1 cleared the small result (the cache is cold)
+    assert "summarize" in layers and len(summarizer.requests) == 1
+    assert engine.tokens(cold.messages, FRAME) < total // 2
+
+
+def test_a_record_started_at_a_turns_end_goes_in_on_a_cold_cache_without_a_prepare_line(
+    tmp_path: Path,
+) -> None:
+    """No room for a prepare line (a small window): a turn's end near the trigger starts the record
+    while the user reads (`ContextEngine.turn_ended`). The user comes back after the cache's TTL: the
+    next request writes everything again anyway, so the record ready goes in then, below the trigger,
+    as one prepared above a prepare line does. Before, only a request above the prepare line (here the
+    trigger) was asked, and the record waited for the trigger on a warm cache."""
+    now = [0.0]
+    summarizer = FakeSummarizer([_record])
+    engine, _, _ = make_engine(
+        tmp_path, summarizer, submit=_now, window=WINDOW, clock=lambda: now[0], prepare_ratio=0.9
+    )
+    th = engine.thresholds
+    assert th.prepare_at == th.trigger_at
+    history: list[Message] = [user("Refactor the parser, then the cache.")]
+    for n in range(200):
+        now[0] += 60.0
+        history = engine.prepare(_step(history, n), FRAME).messages
+        engine.cache_anchor(history)  # (the request goes: the engine notes when)
+        engine.turn_ended(history, FRAME)
+        if summarizer.requests:
+            break
+    total = engine.tokens(history, FRAME)
+    assert total < th.trigger_at - 100 and len(summarizer.requests) == 1  # started at the turn's end
+    now[0] += 600.0  # the user is back after ten minutes: the cache is cold
+    cold = engine.prepare([*history, user("back: go on")], FRAME)
+    events = [e for e in cold.events if isinstance(e, CompactEvent)]
+    assert [(e.layer, e.ahead) for e in events] == [("summarize", True)]
+    assert len(summarizer.requests) == 1 and engine.tokens(cold.messages, FRAME) < total // 2

@@ -21,10 +21,13 @@ line: what the engine saw, when, what it does -> the record on its way after.
         a digest stands in, its record ready, the digest still leads  SwapIn          -> none
         a record owed by an earlier run, the digest still leads       FinishRecord    -> none
         its record ready (or owed), an edit took the digest away      Forget          -> none
+        a record prepared ahead whose span no longer leads (/compact, an overflow's L2, an edit)
+                                                                      Forget          -> none
         otherwise                                                     Nothing         -> as it was
-    Prepare (above the prepare line, L1 idle)
+    Prepare (above the prepare line, L1 idle; or below the trigger, the record on its way ready)
         prepared ahead, ready, still leads, the cache cold            Condense        -> none
-        nothing on its way, the model may be asked, a span to cut     PrepareAhead    -> prepared ahead
+        above the prepare line and L1 idle, nothing on its way, the model may be asked, a span to cut
+                                                                      PrepareAhead    -> prepared ahead
         otherwise                                                     Nothing         -> as it was
     TurnEnded (a turn ended, the user to speak: the REPL says so)
         within half the verbatim tail below the trigger (or above the prepare line), as Prepare
@@ -281,6 +284,11 @@ def _fresh(state: EngineState) -> EngineState:
 
 def _quiet(state: EngineState, seen: Quiet) -> tuple[Action, EngineState]:
     record = state.record
+    if isinstance(record, Ahead) and not record.leads(seen.messages):
+        # Its span is gone (a summary made since took it: /compact, an overflow): of no use, and
+        # left in place it would keep another record from starting above the prepare line, and its
+        # call would run on for nothing.
+        return Forget(), dataclasses.replace(state, record=None)
     if not isinstance(record, StandIn) or not (seen.ready or record.owed):
         return Nothing(), state
     cleared = dataclasses.replace(state, record=None)
@@ -295,10 +303,14 @@ def _prepare(state: EngineState, seen: Prepare) -> tuple[Action, EngineState]:
     is smaller by that much: at the swap it is about the tail a blocking summary keeps. A record
     ready waits for the trigger while the cache is warm (the swap rewrites the cached conversation);
     once the cache has gone cold (an idle gap past its TTL: the next request writes everything again
-    anyway) it goes in now, and every later request is smaller."""
+    anyway) it goes in now, and every later request is smaller: also one started at a turn's end
+    below the prepare line, and when L1 cleared at that request (a cold cache lets it clear any
+    batch: `cache_choices.clearing`)."""
     record = state.record
     if isinstance(record, Ahead) and seen.ready and state.cold(seen.at) and record.leads(seen.messages):
         return Condense(record), dataclasses.replace(state, record=None)
+    if not seen.starts:
+        return Nothing(), state  # (below the prepare line, or L1 acted: no record starts here)
     if record is not None or not state.may_call:
         return Nothing(), state  # (a digest standing in: a span planned now would not lead once it swaps)
     th = state.thresholds

@@ -194,8 +194,13 @@ class ContextEngine(EngineActions):
                     failed = isinstance(guard, v.Drop | v.StopAutomatic)
                     if isinstance(guard, v.StopAutomatic):
                         events.append(ErrorEvent(message=guard.text, kind="compaction"))
-        elif total >= th.prepare_at and self.auto_compact and not cleared.events:
-            seen = v.Prepare(messages, self._run.counts(messages), total, self._call.ready, self._clock())
+        elif self.auto_compact and (
+            (starts := total >= th.prepare_at and not cleared.events) or self._call.ready
+        ):
+            # (a record ready, from above the prepare line or a turn's end, goes in on a cold cache at
+            # any size, also when L1 cleared: it clears any batch then; a record starts only above it)
+            counts = self._run.counts(messages)
+            seen = v.Prepare(messages, counts, total, self._call.ready, self._clock(), starts)
             action = self._decide(seen)
             if isinstance(action, v.PrepareAhead):
                 self._start(action.plan, messages, frame)

@@ -71,14 +71,16 @@ class Quiet:
 
 @dataclass(frozen=True, slots=True)
 class Prepare:
-    """A request above the prepare line, automatic compaction on, L1 idle; whether the record on its
-    way is ready, and the time (a cold cache takes a record ready now: `decide._prepare`)."""
+    """A request below the trigger, automatic compaction on: above the prepare line with L1 idle
+    (`starts`: a record may be started), or with the record on its way ready (then it may go in: a
+    cold cache takes it now, `decide._prepare`); whether that record is ready, and the time."""
 
     messages: Sequence[Message]
     counts: Sequence[int]
     tokens: int
     ready: bool = False
     at: float | None = None
+    starts: bool = True
 
 
 @dataclass(frozen=True, slots=True)

@@ -165,4 +165,21 @@ def place_marks(
     for m in marks[:MAX_MARKS]:
         blocks[m][1]["cache_control"] = dict(_EPHEMERAL)
     if written is not None:
-        written.use((ids[m] for m in marks[:MAX_MARKS]), at)
+        written.use(_kept(ids, marks[:MAX_MARKS], written, at), at)
+
+
+def _kept(ids: Sequence[str], marks: Sequence[int], written: WrittenPrefixes, at: float | None) -> list[str]:
+    """The prefixes a request with breakpoints `marks` writes or refreshes: each past its read (the
+    first entry alive in the look-back from a breakpoint, the last first), and each at or before it
+    that is alive. A breakpoint behind the read on a prefix no request wrote (a span's end marked
+    first when the newest had passed it) is neither: recorded, it would be taken for a bridge."""
+    read = next(
+        (
+            pos
+            for m in sorted(marks, reverse=True)
+            for pos in range(m, max(m - LOOKBACK, -1), -1)
+            if written.alive(ids[pos], at)
+        ),
+        -1,
+    )
+    return [ids[m] for m in marks if m > read or written.alive(ids[m], at)]
