@@ -153,12 +153,15 @@ class Wire:
         newest: bool = True,
         span_end: int | None = None,
         at: float | None = None,
+        checkpoint: int | None = None,
     ) -> Sent:
         """The request as the adapters send it; `newest` False leaves the newest message unmarked (the
         product's `cache_newest`: its next clear is expected to stub it), so it goes uncached;
-        `span_end` marks the end of the span the policy's next summary sends (`cache_span_end`)."""
+        `span_end` marks the end of the span the policy's next summary sends (`cache_span_end`);
+        `checkpoint` the message marked for an hour (`cache_checkpoint`)."""
         options = RequestOptions(
-            tool_choice=tool_choice, cache_anchor=anchor, cache_newest=newest, cache_span_end=span_end
+            tool_choice=tool_choice, cache_anchor=anchor, cache_newest=newest, cache_span_end=span_end,
+            cache_checkpoint=checkpoint,
         )
         request = Request(self.frame.system, tuple(messages), tuple(self.frame.tools), options=options)
         wire = anthropic_wire.to_wire(request, CLAUDE_MODEL, caching=True, written=self._written, at=at)

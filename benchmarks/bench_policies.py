@@ -175,6 +175,11 @@ class Policy:
         was just asked about to mark (None: the seeds' summaries send a text of their own)."""
         return None
 
+    def cache_checkpoint(self) -> int | None:
+        """The message the request `anchor` was just asked about marks for an hour (None: the seeds
+        mark nothing for an hour)."""
+        return None
+
     def _summary(self, prompt_text: str, entries: Sequence[Entry], cap: int | None = None) -> str:
         """One summary call: the policy's prompt as one user message, answered from `entries`."""
         record = self.write(entries, cap or self.summary_cap)
@@ -319,6 +324,9 @@ class Ours(Policy):
 
     def cache_span_end(self) -> int | None:
         return self.engine.cache_span_end()  # what the product marks: its next summary's span end
+
+    def cache_checkpoint(self) -> int | None:
+        return self.engine.cache_checkpoint()  # what the product marks for an hour
 
 
 def _is_instruction(block: object) -> bool:

@@ -217,12 +217,14 @@ class _Biller:
         tool_choice: ToolChoice = "auto",
         newest: bool = True,
         span_end: int | None = None,
+        checkpoint: int | None = None,
     ) -> int:
         """Bill one request as `part` of the session; returns its reference count. `own[i]`: message i
         is the session's own (for the ledger; given for main requests). `newest`: whether the newest
-        message is marked (the policy's `cache_newest`); `span_end`: the policy's `cache_span_end`."""
+        message is marked (the policy's `cache_newest`); `span_end`: the policy's `cache_span_end`;
+        `checkpoint`: its `cache_checkpoint`."""
         at = self.clocks.paused if self.run.pace == "paused" else self.clocks.steady
-        sent = self.wire.send(messages, tool_choice, anchor, newest, span_end, at)
+        sent = self.wire.send(messages, tool_choice, anchor, newest, span_end, at, checkpoint)
         self.run.fingerprint = hashlib.sha1((self.run.fingerprint + sent.fingerprint).encode()).hexdigest()
         bills = self.caches.bill(sent, self.clocks.steady, self.clocks.paused)
         for name, bill in bills.items():
@@ -377,6 +379,7 @@ def _replay(
         biller.bill(
             history, counts.tokens([reply])[0], "turns", anchor, own,
             newest=policy.cache_newest(), span_end=policy.cache_span_end(),
+            checkpoint=policy.cache_checkpoint(),
         )  # fmt: skip
         run.requests.append(claude(size))
         policy.observe(history, Usage(input_tokens=claude(size)))

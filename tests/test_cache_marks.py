@@ -10,6 +10,7 @@ nothing kept a breakpoint within 20 blocks of the last write after a clear moved
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ from agent_cli.core.messages import Message, ToolResult
 from agent_cli.core.requests import Request, RequestOptions
 from agent_cli.providers.anthropic_wire import to_wire
 from agent_cli.providers.cache_marks import LOOKBACK, MAX_MARKS, WrittenPrefixes, prefix_ids
+from agent_cli.testing.fakeserver.anthropic_api import _problem
 
 MODEL = "claude-sonnet-4-6"
 # No minimum length: the scripted requests are small, and where the marks go is the subject.
@@ -253,3 +255,47 @@ def test_a_mark_below_the_read_that_was_never_written_is_not_recorded_as_written
     assert len(marks) == 4  # the frame, the span's end, the newest, the last tool
     # Every marked prefix the record says is written is one the cache holds, and the other way round.
     assert [session.written.alive(ours[i], at) for i in marks] == [alive(billed[i]) for i in marks]
+
+
+def test_after_a_pause_past_five_minutes_the_request_reads_back_up_to_the_one_hour_checkpoint() -> None:
+    """The engine names a checkpoint (`RequestOptions.cache_checkpoint`) where it is the newest
+    message: its request writes it at 1 hour (and the frame: no 1-hour mark may follow a 5-minute
+    one), each later request marks it again. Fifteen minutes later every 5-minute entry is gone;
+    the request reads the frame and the messages up to the checkpoint back and writes the rest.
+    Before, it wrote everything again."""
+    session = Session()
+    history = [user("go: " + filler(2_000)), *tool_round("read_file", {"path": "a.py"}, filler(4_000))]
+    checkpoint = len(history) - 1
+
+    def send(at: float) -> Bill:
+        options = RequestOptions(cache_anchor=checkpoint, cache_checkpoint=checkpoint)
+        request = Request(FRAME.system, tuple(history), FRAME.tools, options=options)
+        return session.send_request(request, at=at)
+
+    send(10.0)
+    ttls = [u.breakpoint for u in anthropic_request(session.sent[-1], count, 0).units if u.breakpoint]
+    assert ttls[0] == "1h" and ttls[-1] == "1h"  # the frame and the checkpoint, the newest here
+    history += tool_round("read_file", {"path": "b.py"}, filler(4_000, "b"))
+    send(20.0)
+    units = anthropic_request(session.sent[-1], count, 0).units
+    assert [u.breakpoint for u in units if u.breakpoint][-1] == "5m"  # the newest: after the checkpoint
+    upto = sum(u.tokens for u in units if u.section != "messages")
+    upto += sum(u.tokens for u in units if u.section == "messages" and u.message <= checkpoint)
+    history.append(user("and now?"))
+    cold = send(20.0 + 900)
+    assert cold.read >= upto  # before: 0, everything written again
+    assert session.written.alive(prefix_ids(session.sent[0])[-1], 20.0 + 900 + 1_000)  # (1 hour)
+    # The fake server takes these requests, and refuses a 1-hour mark after a 5-minute one, as the API.
+    assert all(_problem(wire) is None for wire in session.sent)
+    swapped = json.loads(json.dumps(session.sent[-1]))
+    swapped["system"][-1]["cache_control"] = {"type": "ephemeral"}
+    assert "1h" in (_problem(swapped) or "")
+
+
+def test_a_prefix_already_written_keeps_its_five_minutes_when_marked_for_an_hour() -> None:
+    """An entry read back keeps the TTL it was written with: the record of what was written says
+    so, and a 1-hour mark on it is no bridge after 5 idle minutes."""
+    written = WrittenPrefixes()
+    written.use(["a"], 0.0)
+    written.use(["a", "b"], 60.0, hour=["a", "b"])
+    assert not written.alive("a", 400.0) and written.alive("b", 400.0) and not written.alive("b", 3_700.0)

@@ -688,3 +688,79 @@ def test_the_span_end_mark_is_on_a_message_ending_its_turn_and_only_on_a_cache_t
     for price in (OPENAI_PRICE, SERVER_PRICE):  # every prefix sent is kept: nothing to mark
         action, _ = decide(dataclasses.replace(s, price=price), Sending(joined, counts, at=1.0))
         assert isinstance(action, Mark) and action.span_end is None
+
+
+def _checkpoints(
+    s: EngineState, history: list[Message], at: Callable[[int], float] = float
+) -> tuple[list[int | None], EngineState]:
+    """Each request of `history` (one per user message) as `decide` marks it for an hour, the last
+    request's messages being what the cache holds; request n goes at `at(n)` seconds."""
+    out: list[int | None] = []
+    for n in range(1, len(history) + 1):
+        sent = history[:n]
+        if sent[-1].role != "user":
+            continue
+        action, s = decide(s, Sending(sent, [COUNTER.count_message(m) for m in sent], at=at(n)))
+        assert isinstance(action, Mark)
+        out.append(action.checkpoint)
+        s = dataclasses.replace(s, in_request=frozenset(m.id for m in sent))
+    return out, s
+
+
+# A 200k window and rounds of about 1,500 tokens (a reply and a prompt): 40 of them stay under L1.
+BIG = dataclasses.replace(EngineState.start(ContextSettings(), 200_000, 8_000), price=ANTHROPIC_PRICE)
+CHAT = [m for n in range(40) for m in (user(filler(3_000, f"p{n}")), assistant(filler(3_000, f"s{n}")))]
+
+
+def _paused(n: int) -> float:
+    return 10.0 * n + (400.0 if n >= 9 else 0.0)  # (the fifth prompt comes after a 6-minute pause)
+
+
+def test_a_one_hour_checkpoint_is_named_once_a_pause_was_seen_and_moves_when_that_pays() -> None:
+    """At a steady pace nothing is ever named (no request is cold: a 1-hour write would never be
+    read). Once a request came after a pause past 5 minutes, a 1-hour entry is named at a newest
+    message (only there is it written; the request writes only its round) and marked again by each
+    request, and moves to the newest once what it would read back beyond the old one, times the
+    saving at a cold request (1.15x) and the share of cold requests, outweighs the round at the extra
+    1-hour price (0.75x)."""
+    steady, _ = _checkpoints(BIG, CHAT)
+    assert steady == [None] * len(steady)
+    marks, s = _checkpoints(BIG, CHAT, _paused)
+    users = [i for i, m in enumerate(CHAT) if m.role == "user"]
+    counts = [COUNTER.count_message(m) for m in CHAT]
+    assert marks[:5] == [None] * 5 and marks[5] == users[5]  # (the cold request names none)
+    moved = [(before, after, i) for before, after, i in zip(marks[5:], marks[6:], users[6:], strict=False)
+             if after != before]  # fmt: skip
+    assert len(moved) >= 1 and s.cache.colds == 1
+    for before, after, newest in moved:
+        assert after == newest and before is not None
+        chance = 1 / users.index(newest)  # (one cold among the requests before)
+        gained, new = sum(counts[before + 1 : newest + 1]), sum(counts[newest - 1 : newest + 1])
+        assert chance * 1.15 * gained >= 0.75 * new
+
+
+def test_a_change_before_the_checkpoint_lets_it_go_and_a_cold_cache_names_none() -> None:
+    """A change before the checkpoint would write everything from it on at 1 hour (2x): it is let
+    go, and the next request that writes only its round names a new one. After a pause past 5
+    minutes every 5-minute entry is gone: the request reads back up to the checkpoint (still named)
+    and writes the rest, so none is named there; after an hour unused, none is left."""
+    head = CHAT[:16]
+    marks, s = _checkpoints(BIG, head, _paused)
+    held = marks[-1]
+    assert held is not None
+    changed = [user("edited"), *CHAT[1:17]]  # (the first message changed: a new id)
+    action, after = decide(s, Sending(changed, [COUNTER.count_message(m) for m in changed], at=600.0))
+    assert isinstance(action, Mark) and action.checkpoint is None
+    after = dataclasses.replace(after, in_request=frozenset(m.id for m in changed))
+    more = [*changed, *CHAT[17:19]]
+    action, _ = decide(after, Sending(more, [COUNTER.count_message(m) for m in more], at=601.0))
+    assert isinstance(action, Mark) and action.checkpoint == len(more) - 1
+    grown = CHAT[:17]
+    counts = [COUNTER.count_message(m) for m in grown]
+    action, _ = decide(s, Sending(grown, counts, at=s.cache.at + 400))  # (cold: the old one is read back)
+    assert isinstance(action, Mark) and action.checkpoint == held
+    action, _ = decide(s, Sending(grown, counts, at=s.cache.at + 3_700))  # an hour unused: gone
+    assert isinstance(action, Mark) and action.checkpoint is None
+    for price in (OPENAI_PRICE, SERVER_PRICE):  # every prefix sent is kept: nothing to mark
+        marks, _ = _checkpoints(dataclasses.replace(BIG, price=price), head, _paused)
+        assert marks == [None] * len(marks)

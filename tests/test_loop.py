@@ -96,6 +96,9 @@ class _AnchoringContext(PassThroughContext):
     def cache_anchor(self, history: Sequence[Message]) -> int | None:
         return 0 if any(m.tool_results for m in history) else None
 
+    def cache_checkpoint(self) -> int | None:
+        return None
+
     def cache_span_end(self) -> int | None:
         return 1  # (the next summary's span ends here: marked too)
 

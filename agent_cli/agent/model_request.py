@@ -95,6 +95,7 @@ def send(
         cache_anchor=context.cache_anchor(history),
         cache_newest=context.cache_newest(),
         cache_span_end=context.cache_span_end(),
+        cache_checkpoint=context.cache_checkpoint(),
     )
     request = Request(frame.system, tuple(history), frame.tools, context.max_output, options)
     inputs.hooks.on_pre_request(request)

@@ -79,6 +79,7 @@ class CachePrice:
     ttl: float = 300.0
     marks: bool = True
     free: bool = False
+    write_hour: float = 2.0  # a 1-hour write (Anthropic's `ttl: "1h"`), where there is one
 
     @staticmethod
     def anthropic(prices: CachePrices | None = None) -> CachePrice:
@@ -86,7 +87,10 @@ class CachePrice:
         the table has no model)."""
         if prices is None or prices.input <= 0:
             return CachePrice()
-        return CachePrice(prices.cache_read / prices.input, prices.write_5m / prices.input, ttl_seconds("5m"))
+        return CachePrice(
+            prices.cache_read / prices.input, prices.write_5m / prices.input, ttl_seconds("5m"),
+            write_hour=prices.write_1h / prices.input,
+        )  # fmt: skip
 
     @staticmethod
     def automatic(prices: CachePrices | None, ttl: float) -> CachePrice:

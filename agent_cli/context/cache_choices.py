@@ -1,7 +1,8 @@
 """The engine's choices that weigh the provider's prompt cache, pure: L1's clear and a request's marks.
 
     action, state = clearing(state, Clearing(...))   # L1: Clear a batch worth its rewrite, or Nothing
-    action, state = sending(state, Sending(...))     # Mark: the anchor, the span's end, the newest or not
+    action, state = sending(state, Sending(...))     # Mark: the anchor, the span's end, the newest or not,
+                                                     #   the 1-hour checkpoint
 
 `decide.decide` (decide.py) asks these for its `Clearing`, `PastTrigger` and `Sending` rows; they are
 one responsibility because each weighs the same thing, what a change to the history or a write costs
@@ -13,6 +14,7 @@ the observation.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 from collections.abc import Sequence
 
 from agent_cli.context.clear import clearable, is_stub, next_change
@@ -52,8 +54,9 @@ def clearing(state: EngineState, seen: Clearing) -> tuple[Action, EngineState]:
 
 def sending(state: EngineState, seen: Sending) -> tuple[Action, EngineState]:
     """The anchor: the last message the next clear keeps (see `clear.next_change`), if any; the
-    last message of the span the next summary would condense (`_span_end`); and whether the newest
-    message is worth writing to the cache (`_worth_writing`)."""
+    last message of the span the next summary would condense (`_span_end`); whether the newest
+    message is worth writing to the cache (`_worth_writing`); and the 1-hour checkpoint
+    (`_checkpoint`)."""
     change = next_change(seen.messages, seen.counts) if seen.counts is not None else None
     anchor = change - 1 if change else None
     named = seen.messages[anchor].id if anchor is not None else None
@@ -61,8 +64,63 @@ def sending(state: EngineState, seen: Sending) -> tuple[Action, EngineState]:
     newest = anchor is None or _worth_writing(state, seen)
     span_end = _span_end(state, seen)
     held = seen.messages[span_end].id if span_end is not None else None
-    cache = dataclasses.replace(cache, held=held)
-    return Mark(anchor, newest, span_end), dataclasses.replace(state, cache=cache)
+    checkpoint, kept = _checkpoint(state, seen, newest)
+    sent = (seen.messages[-1].id, _prefix(seen.messages, len(seen.messages) - 1)) if seen.messages else None
+    colds = state.cache.colds + (1 if state.cold(seen.at) else 0)
+    cache = dataclasses.replace(
+        cache, held=held, checkpoint=kept, sent=sent, requests=state.cache.requests + 1, colds=colds
+    )
+    return Mark(anchor, newest, span_end, checkpoint), dataclasses.replace(state, cache=cache)
+
+
+_HOUR = 3600.0  # a 1-hour entry's life unused
+
+
+def _checkpoint(state: EngineState, seen: Sending, newest: bool) -> tuple[int | None, tuple[str, str] | None]:
+    """The message marked for an hour, if any, and what `Cached.checkpoint` keeps of it. A user's
+    pause past 5 minutes lets every 5-minute entry expire, and the next request writes the whole
+    prompt again (`write`); a 1-hour entry is read back instead (`read`) up to its message. A 1-hour
+    entry is written only where its message is the newest (an entry already written keeps its TTL),
+    and only the request's new tokens pay its price (`write_hour`, 2x, for `write`, 1.25x): so a
+    checkpoint is named only at the newest message of a request whose last request's messages are
+    there unchanged and the cache warm, and only when that pays: when the tokens it would read back
+    beyond the current checkpoint (all of them if there is none), times the saving at a cold
+    request and the chance that the next request is cold (the session's cold requests so far, over
+    its requests: none at a steady pace, where nothing is ever named), outweigh the new tokens
+    times the extra write price. The checkpoint holds while the messages up to it are the same (a
+    change before it would be written again at 1 hour: it is let go; a message's content never
+    changes under its id, so the ids tell) and it was used within the hour. None on an automatic
+    cache (it keeps every prefix) or a free one, and before anything is counted."""
+    price, counts, messages, cache = state.price, seen.counts, seen.messages, state.cache
+    if not price.marks or price.free or not messages or counts is None:
+        return None, None
+    at = _same(messages, cache.checkpoint)
+    if at is not None and not (cache.at is None or seen.at is None or seen.at - cache.at < _HOUR):
+        at = None
+    kept = (at, cache.checkpoint) if at is not None else (None, None)
+    last = _same(messages, cache.sent)
+    if not newest or last is None or state.cold(seen.at) or cache.colds == 0:
+        return kept
+    new = sum(counts[last + 1 :])
+    gained = sum(counts[at + 1 :] if at is not None else counts)
+    chance = cache.colds / max(cache.requests, 1)
+    if chance * (price.write - price.read) * gained < (price.write_hour - price.write) * new:
+        return kept
+    return len(messages) - 1, (messages[-1].id, _prefix(messages, len(messages) - 1))
+
+
+def _same(messages: Sequence[Message], named: tuple[str, str] | None) -> int | None:
+    """The index of the message `named` (its id, `_prefix` up to it) if the messages up to it are
+    the ones named."""
+    if named is None:
+        return None
+    at = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].id == named[0]), None)
+    return at if at is not None and _prefix(messages, at) == named[1] else None
+
+
+def _prefix(messages: Sequence[Message], upto: int) -> str:
+    """A digest of the ids of the messages up to and including `upto`."""
+    return hashlib.sha1("\0".join(m.id for m in messages[: upto + 1]).encode()).hexdigest()
 
 
 def _span_end(state: EngineState, seen: Sending) -> int | None:

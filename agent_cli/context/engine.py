@@ -70,6 +70,7 @@ class ContextEngine(EngineActions):
         self._frame_tokens = 0  # the system prompt and tools of the last request prepared
         self._newest = True  # whether the newest message is worth writing to the cache (`Mark`)
         self._span_end: int | None = None  # the next summary's span ends here (`Mark`)
+        self._checkpoint: int | None = None  # marked for an hour (`Mark`)
 
     def reset(
         self,
@@ -331,6 +332,7 @@ class ContextEngine(EngineActions):
         mark = self._decide(v.Sending(list(history), counts, self._clock(), self._frame_tokens))
         self._newest = not isinstance(mark, v.Mark) or mark.newest
         self._span_end = mark.span_end if isinstance(mark, v.Mark) else None
+        self._checkpoint = mark.checkpoint if isinstance(mark, v.Mark) else None
         return mark.anchor if isinstance(mark, v.Mark) else None
 
     def cache_newest(self) -> bool:
@@ -342,6 +344,11 @@ class ContextEngine(EngineActions):
         """The last message of the span the next summary would condense, for the request
         `cache_anchor` was just asked about to mark (its summary request then reads the span back)."""
         return self._span_end
+
+    def cache_checkpoint(self) -> int | None:
+        """The message the request `cache_anchor` was just asked about marks for an hour
+        (`cache_choices._checkpoint`), if any."""
+        return self._checkpoint
 
     def recall(self, query: str) -> str:
         """The recall tool: matching passages from this session's archive, verbatim, but for the

@@ -181,13 +181,20 @@ class Cached:
     """What the provider's cache holds by the engine's reckoning: the last message the next clear
     keeps (its id and index; the wire marks it, `providers/cache_marks.py` adds the rest), the
     message the next clear changes first, and when the request that marked it went; and the message
-    each request marks where the next summary's span will end (`held`: its id, `cache_choices._span_end`)."""
+    each request marks where the next summary's span will end (`held`: its id, `cache_choices._span_end`);
+    the 1-hour checkpoint and the request's own last message (`sent`), each as its id and a digest
+    of the ids up to it (`cache_choices._checkpoint`); how many requests were marked, and how many
+    of them came after an idle gap past the TTL (`colds`)."""
 
     anchor: str | None = None
     index: int | None = None
     next_change: int | None = None
     at: float | None = None
     held: str | None = None
+    checkpoint: tuple[str, str] | None = None
+    sent: tuple[str, str] | None = None
+    requests: int = 0
+    colds: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -352,11 +352,13 @@ class Mark:
     whether the newest message is worth writing to it (`newest`: False when the next request is
     expected to clear it, so a write would never be read back: `cache_choices._worth_writing`);
     `span_end`: the last message of the span the next summary would condense, if any (marked, its
-    summary request reads the span back: `cache_choices.sending`)."""
+    summary request reads the span back: `cache_choices.sending`); `checkpoint`: the message marked
+    for an hour, if any (a request after a long pause reads back up to it: `cache_choices._checkpoint`)."""
 
     anchor: int | None
     newest: bool = True
     span_end: int | None = None
+    checkpoint: int | None = None
 
 
 Action = (

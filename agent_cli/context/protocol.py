@@ -129,6 +129,11 @@ class ContextPolicy(Protocol):
         the request `cache_anchor` was just asked about to mark, or None."""
         ...
 
+    def cache_checkpoint(self) -> int | None:
+        """The index of the message the request `cache_anchor` was just asked about marks for an hour
+        on a cache that works at marked points, or None."""
+        ...
+
     def tokens(self, history: Sequence[Message], frame: Frame) -> int: ...
 
     @property

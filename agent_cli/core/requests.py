@@ -48,12 +48,15 @@ class RequestOptions:
     keep (a cache that works at marked points marks it). `cache_newest`: whether such a cache should
     write the newest message too (False when the next clear is expected to change it).
     `cache_span_end`: the index of the last message of the span the engine's next summary would
-    condense, so that summary's request reads the span back instead of writing it again."""
+    condense, so that summary's request reads the span back instead of writing it again.
+    `cache_checkpoint`: the index of a message such a cache keeps for an hour (a request after a
+    long pause reads the conversation back up to it: `context/cache_choices._checkpoint`)."""
 
     tool_choice: Literal["auto", "none"] = "auto"
     cache_anchor: int | None = None
     cache_newest: bool = True
     cache_span_end: int | None = None
+    cache_checkpoint: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

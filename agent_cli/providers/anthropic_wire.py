@@ -34,8 +34,9 @@ Wire rules:
   the last message the context engine's next clear keeps (the request's `cache_anchor`), and,
   given what earlier requests wrote (`WrittenPrefixes`), a bridge to the latest of those
   prefixes when no other breakpoint is within the API's 20-block look-back of it, the end of the
-  span the engine's next summary would condense (`cache_span_end`) and the last tool, when slots
-  are left. The API reads a cached prefix only where a request marked one;
+  span the engine's next summary would condense (`cache_span_end`), the engine's 1-hour
+  checkpoint (`cache_checkpoint`) and the last tool, when slots are left. The API reads a cached
+  prefix only where a request marked one;
 - the request's `tool_choice` "none" sends `tool_choice: none` but keeps the tools (the
   messages' cached prefix is then not read: a `tool_choice` change invalidates it);
 - thinking and effort are sent only as the model table says the model takes
@@ -213,8 +214,9 @@ def to_wire(
     }
     messages = request.messages if web_search else without_searches(request.messages)
     options = request.options
-    wire["messages"], (anchor_turn, span_turn) = _wire_messages(
-        messages, (options.cache_anchor, options.cache_span_end), compaction=compaction
+    marked = (options.cache_anchor, options.cache_span_end, options.cache_checkpoint)
+    wire["messages"], (anchor_turn, span_turn, hour_turn) = _wire_messages(
+        messages, marked, compaction=compaction
     )
     if request.system:
         wire["system"] = [{"type": "text", "text": request.system}]
@@ -233,7 +235,10 @@ def to_wire(
         if thinking.effort:
             wire["output_config"] = {"effort": thinking.effort}
     if caching:
-        place_marks(wire, anchor_turn, written, at, newest=options.cache_newest, span_end=span_turn)
+        place_marks(
+            wire, anchor_turn, written, at,
+            newest=options.cache_newest, span_end=span_turn, checkpoint=hour_turn,
+        )  # fmt: skip
     betas = [BINDING_BETA] if thinking is not None and thinking.drop_invalid else []
     if compaction and any(
         m.native is not None and m.native.provider == ANTHROPIC.name for m in request.messages

@@ -31,6 +31,16 @@ In order of what they save:
 
 A last free slot goes on the last tool (it keeps the tools when the system prompt changes).
 
+The *checkpoint* (the request's `cache_checkpoint`, chosen by the context engine) is a 1-hour
+entry (`"ttl": "1h"`, a write at 2x the input price): after a user's pause past 5 minutes, when
+every 5-minute entry has expired, the request reads everything up to it back instead of writing
+the whole prompt again. It is written where it is the newest message (the engine names a new one
+only then, so only that request's new tokens pay the 1-hour price; an entry already written keeps
+its TTL) and marked by every later request while a slot is left (each read refreshes it). A 1-hour
+breakpoint may not follow a 5-minute one: on a request that carries a checkpoint the frame (and
+the last tool) and every mark before the checkpoint are 1-hour marks too (a write ending at a
+1-hour mark is billed at 1 hour anyway, so that costs nothing more).
+
 A thinking block cannot carry a breakpoint: a turn's mark goes on its last other block.
 """
 
@@ -42,11 +52,14 @@ import threading
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-__all__ = ["LOOKBACK", "MAX_MARKS", "TTL_SECONDS", "WrittenPrefixes", "place_marks", "prefix_ids"]
+__all__ = [
+    "HOUR_SECONDS", "LOOKBACK", "MAX_MARKS", "TTL_SECONDS", "WrittenPrefixes", "place_marks", "prefix_ids"
+]  # fmt: skip
 
 LOOKBACK = 20  # positions Anthropic looks back from a breakpoint, the breakpoint itself included
 MAX_MARKS = 4
 TTL_SECONDS = 300.0  # an ephemeral entry lives 5 minutes from its last use
+HOUR_SECONDS = 3600.0  # a 1-hour entry (`"ttl": "1h"`)
 _EPHEMERAL = {"type": "ephemeral"}
 _THOUGHTS = ("thinking", "redacted_thinking")
 _REMEMBERED = 64  # prefixes kept: a few requests' worth of breakpoints
@@ -85,26 +98,35 @@ def prefix_ids(wire: dict[str, Any]) -> list[str]:
 
 class WrittenPrefixes:
     """The prefixes earlier requests of a session wrote or read back at their breakpoints, with when
-    they were last used (`at`: any clock in seconds; None, no expiry). One per provider: the cache
-    is the model's, and the ids carry the model. A summary made in the background sends through the
-    same provider as the turn: a lock keeps the record whole."""
+    they were last used (`at`: any clock in seconds; None, no expiry) and how long each lives unused
+    (5 minutes, or 1 hour for one written at a 1-hour mark: an entry read back keeps the TTL it was
+    written with). One per provider: the cache is the model's, and the ids carry the model. A
+    summary made in the background sends through the same provider as the turn: a lock keeps the
+    record whole."""
 
     def __init__(self) -> None:
-        self._used: dict[str, float | None] = {}
+        self._used: dict[str, tuple[float | None, float]] = {}
         self._lock = threading.Lock()
 
     def alive(self, prefix: str, at: float | None) -> bool:
         with self._lock:
-            if prefix not in self._used:
-                return False
-            last = self._used[prefix]
-        return at is None or last is None or at - last < TTL_SECONDS
+            return self._alive(prefix, at)
 
-    def use(self, prefixes: Iterable[str], at: float | None) -> None:
+    def _alive(self, prefix: str, at: float | None) -> bool:
+        if prefix not in self._used:
+            return False
+        last, ttl = self._used[prefix]
+        return at is None or last is None or at - last < ttl
+
+    def use(self, prefixes: Iterable[str], at: float | None, hour: Iterable[str] = ()) -> None:
+        """Record a request's breakpoints at `at`; those in `hour` carried a 1-hour mark."""
+        hourly = set(hour)
         with self._lock:
             for prefix in prefixes:
+                kept = self._used[prefix][1] if self._alive(prefix, at) else None
+                ttl = kept or (HOUR_SECONDS if prefix in hourly else TTL_SECONDS)
                 self._used.pop(prefix, None)  # the newest use last
-                self._used[prefix] = at
+                self._used[prefix] = (at, ttl)
             while len(self._used) > _REMEMBERED:
                 del self._used[next(iter(self._used))]
 
@@ -121,12 +143,15 @@ def place_marks(
     *,
     newest: bool = True,
     span_end: int | None = None,
+    checkpoint: int | None = None,
 ) -> None:
     """Put `cache_control` on the request's breakpoints (the module docstring's order), in place, and
     record them in `written` (when given: without it there is no bridge). `newest` False: the
     context engine expects its next clear to change the last message, so it is sent uncached (1x)
     rather than written (1.25x) for a read that would never come; the anchor still is written.
-    `span_end`: the turn the next summary's span ends with, marked when a slot is left."""
+    `span_end`: the turn the next summary's span ends with, marked when a slot is left.
+    `checkpoint`: the turn marked at 1 hour when a slot is left (the module docstring); given, the
+    frame is a 1-hour mark too."""
     blocks = _blocks(wire)
     if not blocks:
         return
@@ -160,12 +185,21 @@ def place_marks(
         if bridge is not None and not any(bridge <= m < bridge + LOOKBACK for m in [*marks, *extra]):
             marks.append(bridge)  # (a position an earlier request marked: never a thinking block)
     marks += extra
+    hour = end_of(checkpoint)
+    if hour is not None and hour not in marks:
+        marks.append(hour)  # (the last of the request's own: refreshing it matters only after a pause)
     if len(marks) < MAX_MARKS and n_tools and n_tools - 1 not in marks:
         marks.append(n_tools - 1)
-    for m in marks[:MAX_MARKS]:
-        blocks[m][1]["cache_control"] = dict(_EPHEMERAL)
+    marks = marks[:MAX_MARKS]
+    # (a 1-hour mark may not follow a 5-minute one: the frame and whatever precedes the checkpoint)
+    last_hour = -1
+    if checkpoint is not None:
+        last_hour = max(n_frame - 1, hour if hour is not None and hour in marks else -1)
+    for m in marks:
+        blocks[m][1]["cache_control"] = dict(_EPHEMERAL, ttl="1h") if m <= last_hour else dict(_EPHEMERAL)
     if written is not None:
-        written.use(_kept(ids, marks[:MAX_MARKS], written, at), at)
+        kept = _kept(ids, marks, written, at)
+        written.use(kept, at, [ids[m] for m in marks if m <= last_hour and ids[m] in kept])
 
 
 def _kept(ids: Sequence[str], marks: Sequence[int], written: WrittenPrefixes, at: float | None) -> list[str]:

@@ -94,6 +94,9 @@ class PassThroughContext:
     def cache_span_end(self) -> int | None:
         return None
 
+    def cache_checkpoint(self) -> int | None:
+        return None
+
     def on_overflow(self, history: Sequence[Message], frame: Frame, error: ContextOverflowError) -> Prepared:
         self.overflow_calls += 1
         keep = list(history)[-1:]

@@ -151,6 +151,19 @@ def _problem(body: JSON) -> str | None:
         )
     if marks > 4:
         return f"A maximum of 4 blocks with cache_control may be provided. Found {marks}."
+    return _ttl_problem(body)
+
+
+def _ttl_problem(body: JSON) -> str | None:
+    """A 1-hour breakpoint after a 5-minute one, in the order the API reads the prompt (tools,
+    system, messages), is refused (the prompt-caching page's rule on mixing TTLs)."""
+    units = [*(body.get("tools") or []), *blocks(body.get("system"))]
+    for message in body["messages"]:
+        units += blocks(message.get("content"))
+    marks = [u["cache_control"] for u in units if isinstance(u.get("cache_control"), dict)]
+    ttls = [str(mark.get("ttl", "5m")) for mark in marks]
+    if "5m" in ttls and "1h" in ttls[ttls.index("5m") :]:
+        return "cache_control: a breakpoint with a 1h ttl must come before any with a 5m ttl"
     return None
 
 
