@@ -764,3 +764,19 @@ def test_a_change_before_the_checkpoint_lets_it_go_and_a_cold_cache_names_none()
     for price in (OPENAI_PRICE, SERVER_PRICE):  # every prefix sent is kept: nothing to mark
         marks, _ = _checkpoints(dataclasses.replace(BIG, price=price), head, _paused)
         assert marks == [None] * len(marks)
+
+
+def test_a_span_end_held_on_the_newest_message_of_a_request_sent_again_is_kept() -> None:
+    """The message held as the span's end is the newest of a request sent again as the last one was
+    (the last request held it), and the span's end moved one message back (a frame grown by a few
+    tokens): the hold stays on it, which ends its turn. Before, it looked past the last message and
+    raised IndexError."""
+    s = dataclasses.replace(state(), price=ANTHROPIC_PRICE)
+    th = s.thresholds
+    third = 4 * ((th.trigger_at - th.keep_tail) // 3)
+    history = [user(filler(third, "a")), assistant(filler(third, "b")), user(filler(third, "c"))]
+    counts = [COUNTER.count_message(m) for m in history]
+    held = Cached(held=history[-1].id)
+    sent = dataclasses.replace(s, in_request=frozenset(m.id for m in history), cache=held)
+    action, after = decide(sent, Sending(history, counts, at=1.0, frame=200))
+    assert isinstance(action, Mark) and action.span_end == 2 and after.cache.held == history[-1].id

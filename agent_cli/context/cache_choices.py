@@ -151,7 +151,9 @@ def _span_end(state: EngineState, seen: Sending) -> int | None:
         return reach  # the last request's newest or later: written by it or by this request
     held, messages = state.cache.held, seen.messages
     at = next((i for i in range(reach + 1, -1, -1) if messages[i].id == held), None) if held else None
-    if at is None or messages[at + 1].role == messages[at].role:
+    # (the held message joined by the next on the wire ends no turn; the newest always ends one: the
+    # loop appends after every answer, but a request sent again as it was must not fail here)
+    if at is None or (at + 1 < len(messages) and messages[at + 1].role == messages[at].role):
         return reach
     return at
 
