@@ -132,9 +132,10 @@ def _span_end(state: EngineState, seen: Sending) -> int | None:
     request from the one that wrote it on, it is read and so refreshed each time, and lives until
     the summary reads it.
 
-    The summary is made at the first request at or past the line (`prepare_at`: the record made
-    ahead; the trigger where there is no room for that) and keeps at most `keep_tail` verbatim, so
-    its span ends at or after the last message that fits under the line less the tail (`_reach`).
+    The summary made at the trigger keeps at most `keep_tail` verbatim, and one prepared ahead (above
+    the prepare line, or at a turn's end) keeps that tail less the room left to the trigger, which
+    regrows by then: either way its span ends at or after the last message that fits under the
+    trigger less the tail (`_reach`).
     While the history is under that point the newest message is that message, written by its own
     request; past it, the message is held (`Cached.held`) while it stays at or before the point
     (a count that moves by a token does not move the mark off the written entry). A later cut (the
