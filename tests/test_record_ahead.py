@@ -8,6 +8,7 @@ the engine's own `LayerRunner` making the summary at the trigger, blocking, for 
 
 from __future__ import annotations
 
+import dataclasses
 from concurrent.futures import Future
 from pathlib import Path
 
@@ -28,6 +29,7 @@ from test_context_fakes import (
 from agent_cli.config.settings import ContextSettings
 from agent_cli.context.clear import clearable
 from agent_cli.context.engine import ContextEngine
+from agent_cli.context.engine_state import CompactionState
 from agent_cli.context.layers import LayerRunner
 from agent_cli.context.plan import CondensePlan, engine_prefix
 from agent_cli.context.records import RecordAhead
@@ -336,7 +338,8 @@ def test_a_record_ready_is_swapped_in_below_the_trigger_once_the_cache_has_gone_
     would rewrite the cached conversation. After an idle gap past the cache's TTL the next request
     writes everything again anyway, so the record goes in then, below the trigger, and every later
     request is smaller (on the replay's paused pace, chat at 200k: -10 to -20%). Before, it waited
-    for the trigger whatever the gap."""
+    for the trigger whatever the gap. The swap is a compaction that succeeded: the loop guard's count
+    of failures in a row starts over, as after one at the trigger."""
     now = [0.0]
     summarizer = FakeSummarizer([_record])
     engine, _, _ = make_engine(tmp_path, summarizer, submit=_now, window=WINDOW, clock=lambda: now[0])
@@ -359,11 +362,14 @@ def test_a_record_ready_is_swapped_in_below_the_trigger_once_the_cache_has_gone_
     assert not warm.events  # warm: the record waits
     engine.cache_anchor(warm.messages)
     now[0] += 600.0  # ten idle minutes: past the 5-minute TTL
+    # (one compaction earlier left its request above the trigger: the loop guard counts one failure)
+    engine._state = dataclasses.replace(engine._state, failures=CompactionState(compaction_failures=1))
     history = [*warm.messages, user("back: go on"), assistant("on it")]
     cold = engine.prepare(history, FRAME)
     (event,) = [e for e in cold.events if isinstance(e, CompactEvent)]
     assert event.layer == "summarize" and event.ahead and len(summarizer.requests) == 1
     assert engine.tokens(cold.messages, FRAME) < total // 2
+    assert engine._state.failures.compaction_failures == 0  # a success: the loop guard starts over
 
 
 def test_compact_drops_the_record_prepared_ahead_and_its_call(tmp_path: Path) -> None:

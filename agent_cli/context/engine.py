@@ -212,6 +212,8 @@ class ContextEngine(EngineActions):
                 )
                 messages, total = outcome.messages, outcome.tokens
                 events += outcome.events
+                if outcome.attempted:  # (below the trigger: a success, the loop guard starts over)
+                    self._decide(v.Compacted(messages, total, self._run.counts(messages)))
         if total >= th.emergency_at or failed:
             step = self._run.drop(messages, frame, total, th.target, trigger="auto")
             messages, total = step.messages, step.tokens
