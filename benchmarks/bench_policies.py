@@ -56,7 +56,7 @@ from agent_cli.core.compact_layers import CompactLayer
 from agent_cli.core.errors import ContextOverflowError
 from agent_cli.core.events import CompactEvent
 from agent_cli.core.messages import Message, SummaryBlock, TextBlock, ToolResult, ToolUse, Usage
-from agent_cli.core.requests import Request
+from agent_cli.core.requests import Request, RequestOptions
 from agent_cli.providers.model_names import tokenizer_for
 from agent_cli.store.archive import Archive
 from agent_cli.tokens.counter import TokenCounter
@@ -242,6 +242,7 @@ class Ours(Policy):
             clock=lambda: self.now,  # the replay's clock: the engine tells a cold cache by it
         )
         self._making_ahead = False
+        self._options = RequestOptions()  # the last main request's cache marks, as the product sends them
         self._sent_at: float | None = None  # when the last request went (the replay's clock)
 
     def _ahead(self, call: Callable[[], SummaryReply]) -> Future[SummaryReply]:
@@ -317,16 +318,17 @@ class Ours(Policy):
         return self.engine.recall(query)
 
     def anchor(self, history: list[Message], originals: set[int]) -> int | None:
-        return self.engine.cache_anchor(history)  # what the product marks
+        self._options = self.engine.cache_options(history)  # what the product marks
+        return self._options.cache_anchor
 
     def cache_newest(self) -> bool:
-        return self.engine.cache_newest()  # unmarked where its next clear is expected to stub it
+        return self._options.cache_newest  # unmarked where its next clear is expected to stub it
 
     def cache_span_end(self) -> int | None:
-        return self.engine.cache_span_end()  # what the product marks: its next summary's span end
+        return self._options.cache_span_end  # its next summary's span end
 
     def cache_checkpoint(self) -> int | None:
-        return self.engine.cache_checkpoint()  # what the product marks for an hour
+        return self._options.cache_checkpoint  # what the product marks for an hour
 
 
 def _is_instruction(block: object) -> bool:

@@ -162,7 +162,7 @@ class _Newest(Ours):
 
     def anchor(self, history: list[Message], originals: set[int]) -> int | None:
         mark = super().anchor(history, originals)
-        self.newest = [*getattr(self, "newest", []), self.engine.cache_newest()]
+        self.newest = [*getattr(self, "newest", []), self.cache_newest()]
         return mark
 
 

@@ -82,7 +82,7 @@ def test_each_request_of_a_file_survey_reads_back_all_the_last_one_kept(tmp_path
         prepared = engine.prepare(history, FRAME)
         clears += sum(1 for e in prepared.events if getattr(e, "layer", "") == "clear")
         history = list(prepared.messages)
-        session.send(history, engine.cache_anchor(history))
+        session.send(history, engine.cache_options(history).cache_anchor)
     assert clears >= 3
     short = [n for n in range(1, len(session.sent)) if session.bills[n].read < session.unchanged(n)]
     assert short == []  # before: every request after a clear read the frame back, nothing more
@@ -106,10 +106,11 @@ def test_a_file_the_next_clear_stubs_is_sent_uncached_not_written(tmp_path: Path
         if unwritten and unwritten[-1] == len(history) - 3:  # the request after one left unwritten
             assert is_stub(history[unwritten[-1]].tool_results[0])  # the clear took it, as expected
             checked += 1
-        anchor = engine.cache_anchor(history)
-        if not engine.cache_newest():
+        options = engine.cache_options(history)
+        anchor = options.cache_anchor
+        if not options.cache_newest:
             unwritten.append(len(history) - 1)
-        priced.send(history, anchor, engine.cache_newest())
+        priced.send(history, anchor, options.cache_newest)
         always.send(history, anchor)
     assert len(unwritten) >= 3 and checked >= 2
     cost = [sum(b.token_equivalents for b in s.bills) for s in (priced, always)]
@@ -197,14 +198,9 @@ def test_the_summary_request_reads_its_span_back_from_the_mark_every_request_kep
             span = summarizer.requests[-1]
             summary = session.send_request(span, at=now[0] + 1)
             break
-        anchor = engine.cache_anchor(history)
-        session.send_request(
-            Request(FRAME.system, tuple(history), FRAME.tools, options=RequestOptions(
-                cache_anchor=anchor, cache_newest=engine.cache_newest(),
-                cache_span_end=engine.cache_span_end(),
-            )),
-            at=now[0] + 1,
-        )  # fmt: skip
+        options = engine.cache_options(history)
+        request = Request(FRAME.system, tuple(history), FRAME.tools, options=options)
+        session.send_request(request, at=now[0] + 1)
         history.append(Message.assistant(f"answer {n}: " + filler(800, f"a{n}")))
     assert summary is not None
     span_tokens = sum(u.tokens for u in anthropic_request(session.sent[-1], count, 0).units)

@@ -123,19 +123,20 @@ def test_the_cache_anchor_is_the_last_message_the_next_clear_keeps(tmp_path: Pat
     for i in range(9):
         history += tool_round("read_file", {"path": f"src/m{i}.py"}, filler(4_400, f"m{i}"))
     history.append(assistant("read them"))
-    assert engine.cache_anchor(history) == 1  # the first call: its result is the first a clear changes
+    # the first call: its result is the first a clear changes
+    assert engine.cache_options(history).cache_anchor == 1
     prepared = engine.prepare(history, FRAME)
     assert compacts(prepared.events)[0].layer == "clear"
     # Work goes on: the next clear would start at the oldest result still whole.
     grown = list(prepared.messages)
     for i in range(9, 12):
         grown += tool_round("read_file", {"path": f"src/m{i}.py"}, filler(4_400, f"m{i}"))
-    anchor = engine.cache_anchor(grown)
+    anchor = engine.cache_options(grown).cache_anchor
     assert anchor is not None and anchor > 1
     whole = [i for i, m in enumerate(grown) if m.tool_results and not is_stub(m.tool_results[0])]
     assert anchor == whole[0] - 1 and grown[: anchor + 1] == prepared.messages[: anchor + 1]
     assert any(is_stub(r) for m in grown[:anchor] for r in m.tool_results)
-    assert engine.cache_anchor([user("hi"), assistant("hello")]) is None
+    assert engine.cache_options([user("hi"), assistant("hello")]).cache_anchor is None
 
 
 # -- L2 -------------------------------------------------------------------------------

@@ -93,14 +93,10 @@ def test_tool_round_trip_reads_a_real_file(tmp_path: Path) -> None:
 class _AnchoringContext(PassThroughContext):
     """Names the first message as the last one its next clear keeps, once there is a tool result."""
 
-    def cache_anchor(self, history: Sequence[Message]) -> int | None:
-        return 0 if any(m.tool_results for m in history) else None
-
-    def cache_checkpoint(self) -> int | None:
-        return None
-
-    def cache_span_end(self) -> int | None:
-        return 1  # (the next summary's span ends here: marked too)
+    def cache_options(self, history: Sequence[Message]) -> RequestOptions:
+        if not any(m.tool_results for m in history):
+            return RequestOptions()
+        return RequestOptions(cache_anchor=0, cache_span_end=1)  # (the next summary's span ends at 1)
 
 
 def test_the_engine_cache_anchor_rides_on_the_request(tmp_path: Path) -> None:

@@ -333,6 +333,22 @@ def test_the_record_started_at_the_trigger_asks_the_gate_once(tmp_path: Path) ->
     assert "Keep the parser's grammar." in summarizer.requests[0].messages[-1].text
 
 
+def _until_prepared(engine: ContextEngine, summarizer: FakeSummarizer, now: list[float]) -> list[Message]:
+    """A request a minute (each marked: the engine notes when it went) until the record is started
+    above the prepare line; no compaction on the way. The history then."""
+    history: list[Message] = [user("Refactor the parser, then the cache.")]
+    for n in range(200):
+        now[0] += 60.0
+        history += [user(f"step {n}\n" + filler(1_200, f"u{n}")), assistant(f"done {n}\n" + filler(800, "a"))]
+        prepared = engine.prepare(history, FRAME)
+        assert not [e for e in prepared.events if isinstance(e, CompactEvent)]
+        history = prepared.messages
+        engine.cache_options(history)
+        if summarizer.requests:
+            return history
+    raise AssertionError("no record started")
+
+
 def test_a_record_ready_is_swapped_in_below_the_trigger_once_the_cache_has_gone_cold(tmp_path: Path) -> None:
     """The record prepared ahead waits for the trigger while the cache is warm: swapping it in
     would rewrite the cached conversation. After an idle gap past the cache's TTL the next request
@@ -344,23 +360,14 @@ def test_a_record_ready_is_swapped_in_below_the_trigger_once_the_cache_has_gone_
     summarizer = FakeSummarizer([_record])
     engine, _, _ = make_engine(tmp_path, summarizer, submit=_now, window=WINDOW, clock=lambda: now[0])
     th = engine.thresholds
-    history: list[Message] = [user("Refactor the parser, then the cache.")]
-    for n in range(200):
-        now[0] += 60.0
-        history += [user(f"step {n}\n" + filler(1_200, f"u{n}")), assistant(f"done {n}\n" + filler(800, "a"))]
-        prepared = engine.prepare(history, FRAME)
-        assert not [e for e in prepared.events if isinstance(e, CompactEvent)]
-        history = prepared.messages
-        engine.cache_anchor(history)  # (the request goes: the engine notes when)
-        if summarizer.requests:  # the record was started above the prepare line
-            break
+    history = _until_prepared(engine, summarizer, now)
     total = engine.tokens(history, FRAME)
     assert th.prepare_at <= total < th.trigger_at - 2_000  # room for a warm turn or two below the trigger
     now[0] += 60.0
     history += [user("and then?"), assistant("ok")]
     warm = engine.prepare(history, FRAME)
     assert not warm.events  # warm: the record waits
-    engine.cache_anchor(warm.messages)
+    engine.cache_options(warm.messages)
     now[0] += 600.0  # ten idle minutes: past the 5-minute TTL
     # (one compaction earlier left its request above the trigger: the loop guard counts one failure)
     engine._state = dataclasses.replace(engine._state, failures=CompactionState(compaction_failures=1))
@@ -409,14 +416,7 @@ def test_a_cold_cache_swaps_the_record_in_even_when_l1_clears_at_the_same_reques
     summarizer = FakeSummarizer([_record])
     engine, _, _ = make_engine(tmp_path, summarizer, submit=_now, window=WINDOW, clock=lambda: now[0])
     th = engine.thresholds
-    history: list[Message] = [user("Refactor the parser, then the cache.")]
-    for n in range(200):
-        now[0] += 60.0
-        history += [user(f"step {n}\n" + filler(1_200, f"u{n}")), assistant(f"done {n}\n" + filler(800, "a"))]
-        history = engine.prepare(history, FRAME).messages
-        engine.cache_anchor(history)
-        if summarizer.requests:
-            break
+    history = _until_prepared(engine, summarizer, now)
     # A small result (below L1's warm batch), then a larger one: it leaves L1's protected results.
     history += tool_round("read_file", {"path": "small.py"}, filler(2_400, "s"))
     history += tool_round("read_file", {"path": "large.py"}, filler(9_000, "l"))
@@ -424,7 +424,7 @@ def test_a_cold_cache_swaps_the_record_in_even_when_l1_clears_at_the_same_reques
     now[0] += 60.0
     warm = engine.prepare(history, FRAME)
     assert not warm.events  # warm: nothing clears, the record waits
-    engine.cache_anchor(warm.messages)
+    engine.cache_options(warm.messages)
     total = engine.tokens(warm.messages, FRAME)
     assert th.prepare_at <= total < th.trigger_at
     now[0] += 600.0  # past the cache's TTL
@@ -454,7 +454,7 @@ def test_a_record_started_at_a_turns_end_goes_in_on_a_cold_cache_without_a_prepa
     for n in range(200):
         now[0] += 60.0
         history = engine.prepare(_step(history, n), FRAME).messages
-        engine.cache_anchor(history)  # (the request goes: the engine notes when)
+        engine.cache_options(history)  # (the request goes: the engine notes when)
         engine.turn_ended(history, FRAME)
         if summarizer.requests:
             break

@@ -180,8 +180,7 @@ class AgentLoop:
         yield from ()
 
     def awaiting_user(self) -> None:
-        """The turn ended and the user is to speak: the context may start work now (a record near
-        the trigger, made while they read and type)."""
+        """The turn ended, the user is to speak: the context may start work (a record near the trigger)."""
         self.context.turn_ended(self.history, self.frame)
 
     def end(self) -> Iterator[Event]:

@@ -31,7 +31,7 @@ from agent_cli.core.events import (
     WarningEvent,
 )
 from agent_cli.core.messages import Message, Usage
-from agent_cli.core.requests import Completion, Request, RequestOptions, TextDelta, ThinkingDelta
+from agent_cli.core.requests import Completion, Request, TextDelta, ThinkingDelta
 from agent_cli.core.thinking import strip_thinking
 from agent_cli.providers.base import Provider
 from agent_cli.providers.retry import RetryPolicy, stream_with_retry
@@ -91,12 +91,7 @@ def send(
     """Send the request; on a context overflow the engine's compaction (once), on a refused
     thinking block the history without thinking (once): the loop takes it and sends again."""
     context = inputs.context
-    options = RequestOptions(
-        cache_anchor=context.cache_anchor(history),
-        cache_newest=context.cache_newest(),
-        cache_span_end=context.cache_span_end(),
-        cache_checkpoint=context.cache_checkpoint(),
-    )
+    options = context.cache_options(history)
     request = Request(frame.system, tuple(history), frame.tools, context.max_output, options)
     inputs.hooks.on_pre_request(request)
     yield StatusEvent(text="waiting for model")

@@ -37,6 +37,7 @@ from agent_cli.context.thresholds import MIN_SHARED_CAP, Counter
 from agent_cli.core.errors import ContextOverflowError
 from agent_cli.core.events import CompactEvent, CompactLayer, CompactTrigger, ErrorEvent, WarningEvent
 from agent_cli.core.messages import Message, ToolResult, ToolUse, Usage
+from agent_cli.core.requests import RequestOptions
 from agent_cli.core.thinking import settle_thinking
 from agent_cli.store.archive import Archive
 
@@ -68,9 +69,6 @@ class ContextEngine(EngineActions):
         super().__init__(settings, window, max_output, run, clock, submit, gate, price)
         self.settings = settings
         self._frame_tokens = 0  # the system prompt and tools of the last request prepared
-        self._newest = True  # whether the newest message is worth writing to the cache (`Mark`)
-        self._span_end: int | None = None  # the next summary's span ends here (`Mark`)
-        self._checkpoint: int | None = None  # marked for an hour (`Mark`)
 
     def reset(
         self,
@@ -326,31 +324,22 @@ class ContextEngine(EngineActions):
         history (`finish`): it is made before the next request goes."""
         self._decide(v.Owed(stand_in))
 
-    def cache_anchor(self, history: Sequence[Message]) -> int | None:
-        """The last message the next clear will keep as it is (see `clear.next_change`), if any."""
+    def cache_options(self, history: Sequence[Message]) -> RequestOptions:
+        """Where the request's cache marks go (`cache_choices.sending`): the last message the next
+        clear keeps, whether the newest is worth writing, where the next summary's span ends, the
+        1-hour checkpoint."""
         # A first request counts nothing (it loads no vocabulary): no clear, no summary is near.
         first = len(history) < 2 and not any(m.tool_results for m in history)
         counts = None if first else self._run.counts(history)
         mark = self._decide(v.Sending(list(history), counts, self._clock(), self._frame_tokens))
-        self._newest = not isinstance(mark, v.Mark) or mark.newest
-        self._span_end = mark.span_end if isinstance(mark, v.Mark) else None
-        self._checkpoint = mark.checkpoint if isinstance(mark, v.Mark) else None
-        return mark.anchor if isinstance(mark, v.Mark) else None
-
-    def cache_newest(self) -> bool:
-        """Whether the request `cache_anchor` was just asked about should write its newest message
-        to the cache (False when the next clear is expected to stub it: `cache_choices._worth_writing`)."""
-        return self._newest
-
-    def cache_span_end(self) -> int | None:
-        """The last message of the span the next summary would condense, for the request
-        `cache_anchor` was just asked about to mark (its summary request then reads the span back)."""
-        return self._span_end
-
-    def cache_checkpoint(self) -> int | None:
-        """The message the request `cache_anchor` was just asked about marks for an hour
-        (`cache_choices._checkpoint`), if any."""
-        return self._checkpoint
+        if not isinstance(mark, v.Mark):
+            return RequestOptions()
+        return RequestOptions(
+            cache_anchor=mark.anchor,
+            cache_newest=mark.newest,
+            cache_span_end=mark.span_end,
+            cache_checkpoint=mark.checkpoint,
+        )
 
     def recall(self, query: str) -> str:
         """The recall tool: matching passages from this session's archive, verbatim, but for the

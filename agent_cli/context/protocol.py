@@ -25,7 +25,7 @@ from typing import Protocol, TypeAlias
 from agent_cli.core.errors import ContextOverflowError
 from agent_cli.core.events import CompactEvent, CompactLayer, CompactTrigger, ErrorEvent, WarningEvent
 from agent_cli.core.messages import Message, ToolResult, ToolUse, Usage
-from agent_cli.core.requests import ToolSpec
+from agent_cli.core.requests import RequestOptions, ToolSpec
 
 __all__ = [
     "OPEN",
@@ -114,24 +114,10 @@ class ContextPolicy(Protocol):
         """L3: condense the conversation now (`/compact`, or the model's compact tool)."""
         ...
 
-    def cache_anchor(self, history: Sequence[Message]) -> int | None:
-        """The index of the last message the engine's next clear will keep byte for byte (a provider
-        that caches only at marked points marks it), or None."""
-        ...
-
-    def cache_newest(self) -> bool:
-        """Whether the request `cache_anchor` was just asked about should write its newest message to
-        a cache that works at marked points (False: the next clear is expected to change it)."""
-        ...
-
-    def cache_span_end(self) -> int | None:
-        """The index of the last message of the span the engine's next summary would condense, for
-        the request `cache_anchor` was just asked about to mark, or None."""
-        ...
-
-    def cache_checkpoint(self) -> int | None:
-        """The index of the message the request `cache_anchor` was just asked about marks for an hour
-        on a cache that works at marked points, or None."""
+    def cache_options(self, history: Sequence[Message]) -> RequestOptions:
+        """Where the request's cache marks go, for a provider that caches only at marked points: the
+        last message the engine's next clear keeps byte for byte, whether the newest message is worth
+        writing, where the next summary's span ends, the message marked for an hour."""
         ...
 
     def tokens(self, history: Sequence[Message], frame: Frame) -> int: ...

@@ -15,7 +15,7 @@ from agent_cli.context.protocol import Frame, Prepared
 from agent_cli.core.errors import ContextOverflowError, ProviderError
 from agent_cli.core.events import CompactEvent, CompactLayer, CompactTrigger, Event
 from agent_cli.core.messages import Block, Message, TextBlock, ToolResult, ToolUse, Usage
-from agent_cli.core.requests import Completion, Request, StopReason, StreamEvent, TextDelta
+from agent_cli.core.requests import Completion, Request, RequestOptions, StopReason, StreamEvent, TextDelta
 
 __all__ = ["MemorySession", "PassThroughContext", "ScriptedProvider", "Step", "call", "calls", "say"]
 
@@ -85,17 +85,8 @@ class PassThroughContext:
     def turn_ended(self, history: Sequence[Message], frame: Frame) -> None:
         pass
 
-    def cache_anchor(self, history: Sequence[Message]) -> int | None:
-        return None
-
-    def cache_newest(self) -> bool:
-        return True
-
-    def cache_span_end(self) -> int | None:
-        return None
-
-    def cache_checkpoint(self) -> int | None:
-        return None
+    def cache_options(self, history: Sequence[Message]) -> RequestOptions:
+        return RequestOptions()
 
     def on_overflow(self, history: Sequence[Message], frame: Frame, error: ContextOverflowError) -> Prepared:
         self.overflow_calls += 1
