@@ -95,6 +95,16 @@ def latched(s: EngineState) -> EngineState:
 
 PLAN = plan_condense(HISTORY, COUNTS, state().thresholds, requested=False) or CondensePlan(0, 0)
 AHEAD = Ahead(PLAN, tuple(PLAN.span(HISTORY)))
+# One long turn: the model states its plan, then works through tool rounds; the record prepared
+# ahead cuts inside the turn, after the statement.
+MID_TURN: list[Message] = [
+    user("Port the cache to the new store."),
+    assistant("I will read the old cache first.\nNext: port cache.py, then run the tests"),
+    *(m for n in range(6) for m in tool_round("read_file", {"path": f"src/m{n}.py"}, filler(2_000, f"r{n}"))),
+]
+MID_TURN_COUNTS = [COUNTER.count_message(m) for m in MID_TURN]
+MID_TURN_AHEAD = Ahead(CondensePlan(0, 6), tuple(MID_TURN[:6]))
+RESTATED = [*MID_TURN, assistant("The old cache is read.\nNext: write the new store's adapter")]
 DIGEST = (user("[digest of the span]"),)
 STAND_IN = StandIn(tuple(PLAN.span(HISTORY)), DIGEST, "span-001-compact.jsonl")
 AFTER_DIGEST = [*DIGEST, *PLAN.tail(HISTORY)]
@@ -173,9 +183,22 @@ ROWS = [
     Row("cold, but the record not ready: it waits for it no more than at a warm request",
         with_record(dataclasses.replace(state(), cache=Cached(at=0.0)), AHEAD),
         lambda s: cold_prepare(s, ready=False), same(Nothing()), AHEAD),
-    Row("ready, but the cache warm: the swap waits for the trigger (it would rewrite the cache)",
+    Row("ready on a warm cache: swapped in below the trigger (waiting carries the span in every request)",
         with_record(dataclasses.replace(state(), cache=Cached(at=0.0)), AHEAD),
-        lambda s: dataclasses.replace(cold_prepare(s, ready=True), at=60.0), same(Nothing()), AHEAD),
+        lambda s: dataclasses.replace(cold_prepare(s, ready=True), at=60.0), same(Condense(AHEAD)), None),
+    Row("ready on a warm cache, the model's newest stated next step in the span: it waits for the trigger",
+        with_record(dataclasses.replace(state(), cache=Cached(at=0.0)), MID_TURN_AHEAD),
+        lambda s: Prepare(MID_TURN, MID_TURN_COUNTS, s.thresholds.trigger_at - 1_500, True, at=60.0),
+        same(Nothing()), MID_TURN_AHEAD),
+    Row("... and on a cold cache it goes in all the same",
+        with_record(dataclasses.replace(state(), cache=Cached(at=0.0)), MID_TURN_AHEAD),
+        lambda s: Prepare(MID_TURN, MID_TURN_COUNTS, s.thresholds.trigger_at - 1_500, True, at=600.0),
+        same(Condense(MID_TURN_AHEAD)), None),
+    Row("ready on a warm cache, a newer stated step in the tail: swapped in",
+        with_record(dataclasses.replace(state(), cache=Cached(at=0.0)), MID_TURN_AHEAD),
+        lambda s: Prepare(RESTATED, [*MID_TURN_COUNTS, COUNTER.count_message(RESTATED[-1])],
+                          s.thresholds.trigger_at - 1_500, True, at=60.0),
+        same(Condense(MID_TURN_AHEAD)), None),
     Row("a turn ends within half the verbatim tail below the trigger: the record starts while the user types",
         NO_AHEAD, lambda s: turn_end(s, 500), kind(PrepareAhead), Ahead),
     Row("a turn ends further below: nothing yet",

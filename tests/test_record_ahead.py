@@ -333,13 +333,29 @@ def test_the_record_started_at_the_trigger_asks_the_gate_once(tmp_path: Path) ->
     assert "Keep the parser's grammar." in summarizer.requests[0].messages[-1].text
 
 
-def _until_prepared(engine: ContextEngine, summarizer: FakeSummarizer, now: list[float]) -> list[Message]:
+def _until_prepared(
+    engine: ContextEngine, summarizer: FakeSummarizer, now: list[float], *, mid_turn: bool = False
+) -> list[Message]:
     """A request a minute (each marked: the engine notes when it went) until the record is started
-    above the prepare line; no compaction on the way. The history then."""
+    above the prepare line; no compaction on the way. The history then. `mid_turn`: one turn of the
+    user's, the model's plan stated at its start ("Next: ..."), then tool rounds (their results
+    small: nothing for L1), so the record's span holds the plan the turn follows."""
     history: list[Message] = [user("Refactor the parser, then the cache.")]
+    if mid_turn:
+        history.append(
+            assistant("I will start with the parser.\nNext: split parse() into parse_expr and parse_stmt")
+        )
     for n in range(200):
         now[0] += 60.0
-        history += [user(f"step {n}\n" + filler(1_200, f"u{n}")), assistant(f"done {n}\n" + filler(800, "a"))]
+        if mid_turn:
+            history += tool_round(
+                "bash", {"command": f"step {n}"}, "ok", text=f"step {n}\n" + filler(2_000, f"a{n}")
+            )
+        else:
+            history += [
+                user(f"step {n}\n" + filler(1_200, f"u{n}")),
+                assistant(f"done {n}\n" + filler(800, "a")),
+            ]
         prepared = engine.prepare(history, FRAME)
         assert not [e for e in prepared.events if isinstance(e, CompactEvent)]
         history = prepared.messages
@@ -349,34 +365,72 @@ def _until_prepared(engine: ContextEngine, summarizer: FakeSummarizer, now: list
     raise AssertionError("no record started")
 
 
-def test_a_record_ready_is_swapped_in_below_the_trigger_once_the_cache_has_gone_cold(tmp_path: Path) -> None:
-    """The record prepared ahead waits for the trigger while the cache is warm: swapping it in
-    would rewrite the cached conversation. After an idle gap past the cache's TTL the next request
-    writes everything again anyway, so the record goes in then, below the trigger, and every later
-    request is smaller (on the replay's paused pace, chat at 200k: -10 to -20%). Before, it waited
-    for the trigger whatever the gap. The swap is a compaction that succeeded: the loop guard's count
-    of failures in a row starts over, as after one at the trigger."""
+def test_a_record_ready_goes_in_at_the_next_request_below_the_trigger(tmp_path: Path) -> None:
+    """The record prepared ahead goes in as soon as it is ready, on a warm cache too: waiting for the
+    trigger would carry its span in every request until then (read back each time), and the swap
+    rewrites what follows the span whenever it comes. Before, it waited for the trigger."""
     now = [0.0]
     summarizer = FakeSummarizer([_record])
     engine, _, _ = make_engine(tmp_path, summarizer, submit=_now, window=WINDOW, clock=lambda: now[0])
     th = engine.thresholds
     history = _until_prepared(engine, summarizer, now)
     total = engine.tokens(history, FRAME)
-    assert th.prepare_at <= total < th.trigger_at - 2_000  # room for a warm turn or two below the trigger
+    assert th.prepare_at <= total < th.trigger_at - 2_000
+    now[0] += 60.0  # warm
+    swapped = engine.prepare([*history, user("and then?"), assistant("ok")], FRAME)
+    (event,) = [e for e in swapped.events if isinstance(e, CompactEvent)]
+    assert event.layer == "summarize" and event.ahead and len(summarizer.requests) == 1
+    assert engine.tokens(swapped.messages, FRAME) < total // 2
+
+
+def test_a_record_whose_span_holds_the_turns_plan_waits_on_a_warm_cache_and_goes_in_on_a_cold_one(
+    tmp_path: Path,
+) -> None:
+    """Mid-turn, the model's newest statement of what it does next lies in the record's span: a
+    summary may drop the plan the turn follows, so the record waits for the trigger while the cache
+    is warm (by then the turn has most often stated a newer step in the verbatim tail). After an idle
+    gap past the cache's TTL (a long command) the next request writes everything again anyway, so the
+    record goes in then, below the trigger, and every later request is smaller. The swap is a
+    compaction that succeeded: the loop guard's count of failures in a row starts over."""
+    now = [0.0]
+    summarizer = FakeSummarizer([_record])
+    engine, _, _ = make_engine(tmp_path, summarizer, submit=_now, window=WINDOW, clock=lambda: now[0])
+    th = engine.thresholds
+    history = _until_prepared(engine, summarizer, now, mid_turn=True)
+    total = engine.tokens(history, FRAME)
+    assert th.prepare_at <= total < th.trigger_at - 2_000  # room for a warm round or two below the trigger
     now[0] += 60.0
-    history += [user("and then?"), assistant("ok")]
+    history += tool_round("bash", {"command": "pytest -q"}, "3 passed", text="Running the tests.")
     warm = engine.prepare(history, FRAME)
-    assert not warm.events  # warm: the record waits
+    assert not warm.events  # warm, the plan in the span: the record waits
     engine.cache_options(warm.messages)
-    now[0] += 600.0  # ten idle minutes: past the 5-minute TTL
+    now[0] += 600.0  # ten idle minutes (a long build): past the 5-minute TTL
     # (one compaction earlier left its request above the trigger: the loop guard counts one failure)
     engine._state = dataclasses.replace(engine._state, failures=CompactionState(compaction_failures=1))
-    history = [*warm.messages, user("back: go on"), assistant("on it")]
+    history = [*warm.messages, *tool_round("bash", {"command": "make all"}, "built", text="Building.")]
     cold = engine.prepare(history, FRAME)
     (event,) = [e for e in cold.events if isinstance(e, CompactEvent)]
     assert event.layer == "summarize" and event.ahead and len(summarizer.requests) == 1
     assert engine.tokens(cold.messages, FRAME) < total // 2
     assert engine._state.failures.compaction_failures == 0  # a success: the loop guard starts over
+
+
+def test_a_plan_restated_in_the_tail_lets_the_record_go_in_on_a_warm_cache(tmp_path: Path) -> None:
+    """The record that waited for its span's plan goes in once the model states a newer step (now in
+    the verbatim tail), the cache still warm."""
+    now = [0.0]
+    summarizer = FakeSummarizer([_record])
+    engine, _, _ = make_engine(tmp_path, summarizer, submit=_now, window=WINDOW, clock=lambda: now[0])
+    history = _until_prepared(engine, summarizer, now, mid_turn=True)
+    now[0] += 60.0
+    waited = engine.prepare([*history, *tool_round("bash", {"command": "ls"}, "a b", text="Listing.")], FRAME)
+    assert not waited.events
+    now[0] += 60.0
+    restated = [*waited.messages, assistant("The parser is split.\nNext: move the cache to the new store")]
+    swapped = engine.prepare(restated, FRAME)
+    assert [(e.layer, e.ahead) for e in swapped.events if isinstance(e, CompactEvent)] == [
+        ("summarize", True)
+    ]
 
 
 def test_compact_drops_the_record_prepared_ahead_and_its_call(tmp_path: Path) -> None:
@@ -416,14 +470,14 @@ def test_a_cold_cache_swaps_the_record_in_even_when_l1_clears_at_the_same_reques
     summarizer = FakeSummarizer([_record])
     engine, _, _ = make_engine(tmp_path, summarizer, submit=_now, window=WINDOW, clock=lambda: now[0])
     th = engine.thresholds
-    history = _until_prepared(engine, summarizer, now)
+    history = _until_prepared(engine, summarizer, now, mid_turn=True)
     # A small result (below L1's warm batch), then a larger one: it leaves L1's protected results.
     history += tool_round("read_file", {"path": "small.py"}, filler(2_400, "s"))
     history += tool_round("read_file", {"path": "large.py"}, filler(9_000, "l"))
-    history += [assistant("read both")]
+    history += [assistant("Read both.")]
     now[0] += 60.0
     warm = engine.prepare(history, FRAME)
-    assert not warm.events  # warm: nothing clears, the record waits
+    assert not warm.events  # warm: nothing clears, the record waits (the turn's plan in its span)
     engine.cache_options(warm.messages)
     total = engine.tokens(warm.messages, FRAME)
     assert th.prepare_at <= total < th.trigger_at

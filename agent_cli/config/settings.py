@@ -62,7 +62,7 @@ class ContextSettings:
     target_ratio: float = 0.45  # after compacting, the request is at most this share of the budget
     emergency_ratio: float = 0.95  # L4 fires above this share of the budget
     clear_ratio: float = 0.50  # L1 (clear old tool results) may start above this share
-    # Above this share L2's record is prepared in the background, to be swapped in at the trigger
+    # Above this share L2's record is prepared in the background and swapped in once it is ready
     # (no turn waits on a summary); at or above trigger_ratio it is made at the trigger, as it waits.
     prepare_ratio: float = 0.65
     # Past the trigger, while its record is still being made, a request may grow to this share of the

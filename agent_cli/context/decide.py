@@ -25,7 +25,8 @@ line: what the engine saw, when, what it does -> the record on its way after.
                                                                       Forget          -> none
         otherwise                                                     Nothing         -> as it was
     Prepare (above the prepare line, L1 idle; or below the trigger, the record on its way ready)
-        prepared ahead, ready, still leads, the cache cold            Condense        -> none
+        prepared ahead, ready, still leads, the model's newest stated next step not in its span
+        (or the cache cold)                                           Condense        -> none
         above the prepare line and L1 idle, nothing on its way, the model may be asked, a span to cut
                                                                       PrepareAhead    -> prepared ahead
         otherwise                                                     Nothing         -> as it was
@@ -130,6 +131,7 @@ from agent_cli.context.engine_values import (
 )
 from agent_cli.context.notices import loop_guard_stopped, smaller_window, under_reported
 from agent_cli.context.plan import plan_condense
+from agent_cli.context.signals import stated_next_step
 from agent_cli.context.thresholds import Thresholds, compute_thresholds, output_for_window
 from agent_cli.core.messages import Message
 
@@ -299,15 +301,27 @@ def _quiet(state: EngineState, seen: Quiet) -> tuple[Action, EngineState]:
 
 def _prepare(state: EngineState, seen: Prepare) -> tuple[Action, EngineState]:
     """Above the prepare line, with L1 idle: start the record of the span L2 would cut, while the
-    model may be asked. What arrives until the trigger joins the verbatim tail, so the tail kept now
-    is smaller by that much: at the swap it is about the tail a blocking summary keeps. A record
-    ready waits for the trigger while the cache is warm (the swap rewrites the cached conversation);
-    once the cache has gone cold (an idle gap past its TTL: the next request writes everything again
-    anyway) it goes in now, and every later request is smaller: also one started at a turn's end
-    below the prepare line, and when L1 cleared at that request (a cold cache lets it clear any
-    batch: `cache_choices.clearing`)."""
+    model may be asked. Its verbatim tail is smaller by the room left to the trigger (the tail a
+    blocking summary keeps, less what would arrive by then).
+
+    A record ready goes in at the next request, below the trigger: waiting for the trigger only
+    carries the span in every request until then, read back each time, and the swap rewrites the
+    cached conversation after the span whenever it comes (at the trigger, a larger tail). In the
+    replay: chat at 200k -10%, chat at 32k -5% (records started at a turn's end), long and survey at
+    200k -2% (docs/context-engine.md). It waits while the model's newest statement of what it does
+    next (since the user's last request) lies in the span: a summary may drop the plan the turn is
+    following, and by the trigger the turn has most often stated a newer one in the tail
+    (`_plan_in_span`); once the cache has gone cold (an idle gap past its TTL: the next request
+    writes everything again anyway) it goes in all the same. Also one started at a turn's end below
+    the prepare line, and when L1 cleared at that request (a cold cache lets it clear any batch:
+    `cache_choices.clearing`)."""
     record = state.record
-    if isinstance(record, Ahead) and seen.ready and state.cold(seen.at) and record.leads(seen.messages):
+    if (
+        isinstance(record, Ahead)
+        and seen.ready
+        and record.leads(seen.messages)
+        and (state.cold(seen.at) or not _plan_in_span(record, seen.messages))
+    ):
         return Condense(record), dataclasses.replace(state, record=None)
     if not seen.starts:
         return Nothing(), state  # (below the prepare line, or L1 acted: no record starts here)
@@ -319,6 +333,20 @@ def _prepare(state: EngineState, seen: Prepare) -> tuple[Action, EngineState]:
     if plan is None:
         return Nothing(), state
     return PrepareAhead(plan), dataclasses.replace(state, record=Ahead(plan, tuple(plan.span(seen.messages))))
+
+
+def _plan_in_span(record: Ahead, messages: Sequence[Message]) -> bool:
+    """Whether the model's newest statement of its next step since the user's last request (a
+    "Next: ..." line, `signals.stated_next_step`) lies in the record's span: the tail would then hold
+    the turn's plan only as the summary retold it."""
+    cut = record.plan.cut
+    for i in range(len(messages) - 1, -1, -1):
+        message = messages[i]
+        if message.is_plain_user:
+            return False  # (no statement since the user's last request)
+        if message.role == "assistant" and stated_next_step(message.text):
+            return i < cut
+    return False
 
 
 def _turn_ended(state: EngineState, seen: Prepare) -> tuple[Action, EngineState]:

@@ -196,8 +196,8 @@ class ContextEngine(EngineActions):
         elif self.auto_compact and (
             (starts := total >= th.prepare_at and not cleared.events) or self._call.ready
         ):
-            # (a record ready, from above the prepare line or a turn's end, goes in on a cold cache at
-            # any size, also when L1 cleared: it clears any batch then; a record starts only above it)
+            # (a record ready, from above the prepare line or a turn's end, goes in at any size, also
+            # when L1 cleared (on a cold cache it clears any batch); a record starts only above it)
             counts = self._run.counts(messages)
             seen = v.Prepare(messages, counts, total, self._call.ready, self._clock(), starts)
             action = self._decide(seen)

@@ -72,8 +72,9 @@ class Quiet:
 @dataclass(frozen=True, slots=True)
 class Prepare:
     """A request below the trigger, automatic compaction on: above the prepare line with L1 idle
-    (`starts`: a record may be started), or with the record on its way ready (then it may go in: a
-    cold cache takes it now, `decide._prepare`); whether that record is ready, and the time."""
+    (`starts`: a record may be started), or with the record on its way ready (then it goes in, unless
+    the turn's plan is in its span on a warm cache: `decide._prepare`); whether that record is
+    ready, and the time."""
 
     messages: Sequence[Message]
     counts: Sequence[int]
