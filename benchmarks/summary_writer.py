@@ -90,14 +90,11 @@ class OwnCaches:
         anchor: int | None = None,
         own: list[bool] | None = None,
         tool_choice: ToolChoice = "auto",
-        newest: bool = True,
-        span_end: int | None = None,
-        checkpoint: int | None = None,
     ) -> int:
-        # (sent as the run's own biller sends it, at the run's clock: the bridge a request gets
+        # (sent at the run's clock, as the run's own biller sends it: the bridge a request gets
         # depends on which entries are still alive, and the record of them is the session's)
         at = self.clocks.paused if self.run.pace == "paused" else self.clocks.steady
-        sent = self.wire.send(messages, tool_choice, anchor, newest, span_end, at, checkpoint)
+        sent = self.wire.send(messages, tool_choice, anchor, at=at)
         self.run.fingerprint = hashlib.sha1((self.run.fingerprint + sent.fingerprint).encode()).hexdigest()
         for name, bill in self.caches.bill(sent, self.clocks.steady, self.clocks.paused).items():
             ratio = CLAUDE_RATIO if name.startswith("claude") else 1.0  # Claude's tokens, for its tiers

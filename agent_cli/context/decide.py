@@ -132,7 +132,7 @@ from agent_cli.context.engine_values import (
 from agent_cli.context.notices import loop_guard_stopped, smaller_window, under_reported
 from agent_cli.context.plan import plan_condense
 from agent_cli.context.signals import stated_next_step
-from agent_cli.context.thresholds import Thresholds, compute_thresholds, output_for_window
+from agent_cli.context.thresholds import Thresholds, compute_thresholds, latest_user_index, output_for_window
 from agent_cli.core.messages import Message
 
 __all__ = ["decide"]
@@ -339,14 +339,11 @@ def _plan_in_span(record: Ahead, messages: Sequence[Message]) -> bool:
     """Whether the model's newest statement of its next step since the user's last request (a
     "Next: ..." line, `signals.stated_next_step`) lies in the record's span: the tail would then hold
     the turn's plan only as the summary retold it."""
-    cut = record.plan.cut
-    for i in range(len(messages) - 1, -1, -1):
-        message = messages[i]
-        if message.is_plain_user:
-            return False  # (no statement since the user's last request)
-        if message.role == "assistant" and stated_next_step(message.text):
-            return i < cut
-    return False
+    since = latest_user_index(messages)
+    for i in range(len(messages) - 1, -1 if since is None else since, -1):
+        if messages[i].role == "assistant" and stated_next_step(messages[i].text):
+            return i < record.plan.cut
+    return False  # (no statement since the user's last request)
 
 
 def _turn_ended(state: EngineState, seen: Prepare) -> tuple[Action, EngineState]:
