@@ -39,7 +39,7 @@ from bench_replay import PROBES, Run, reference_count, replay_paced  # noqa: E40
 from bench_sessions import OUTPUTS, SHAPES  # noqa: E402
 from bench_setup import SEEDS, WINDOWS, frame, frame_tokens, prices, session, writer  # noqa: E402
 from bench_standins import STAND_INS  # noqa: E402
-from bench_tables import Agg, Group, paused_line, policy_table  # noqa: E402
+from bench_tables import Agg, Group, Prices, paused_line, policy_table  # noqa: E402
 from bench_text import honest, method, timings, wait_text  # noqa: E402
 from real_report import section as real_section  # noqa: E402
 from recall_probe import report as recall_report  # noqa: E402
@@ -192,6 +192,21 @@ def replay_sections(
     return [*report, "## Pictures", "", *pictures(runs, work, img, p)]
 
 
+def neighbours_section(near: list[Group], p: Prices) -> list[str]:
+    """Ours with one setting moved at a time (`NEIGHBOURS`), a table per cell."""
+    report = [
+        "## The defaults against their neighbours",
+        "",
+        "Ours with one setting moved at a time, on every session kind and window, faithful stand-in,",
+        "the same seeds. A default is chosen on all of these together, never on one.",
+        "",
+    ]
+    report += wait_text(near, AT_TRIGGER)
+    for g in near:
+        report += [f"### Neighbours: {g.title}", "", *policy_table(g, p), ""]
+    return report
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
@@ -202,6 +217,11 @@ def main() -> None:
         "--replay-only",
         action="store_true",
         help="the replay's sections alone: the goals against the floor, the policies, layers, pictures",
+    )
+    parser.add_argument(
+        "--neighbours-only",
+        action="store_true",
+        help="the section of the defaults against their neighbours alone (ours' runs only)",
     )
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--out", default=str(ROOT / "docs" / "benchmarks.md"))
@@ -217,6 +237,8 @@ def main() -> None:
     kinds = list(OUTPUTS)
     p = prices()
     work = units(shapes, kinds, seeds, windows)
+    if args.neighbours_only:  # (the defaults' runs are ours' own: the other policies are not needed)
+        work = [u for u in work if u[4] == "ours" and u[5] == "faithful"]
     runs = run_all(work, args.jobs)
     note(f"replay: {len(work)} runs")
     table = groups(runs, work)
@@ -235,17 +257,12 @@ def main() -> None:
     ]
     near = groups(neighbour_runs(near_work, work, runs, args.jobs), near_work, neighbours=True)
     note(f"neighbours: {len(near_work)} runs")
+    if args.neighbours_only:
+        Path(args.out).write_text("\n".join(neighbours_section(near, p)) + "\n")
+        print(f"wrote {args.out} (the neighbours' section) in {time.perf_counter() - started:.0f}s")
+        return
     report = replay_sections(runs, work, table, len(seeds), Path(args.out).parent / "img")
-    report += [
-        "## The defaults against their neighbours",
-        "",
-        "Ours with one setting moved at a time, on every session kind and window, faithful stand-in,",
-        "the same seeds. A default is chosen on all of these together, never on one.",
-        "",
-    ]
-    report += wait_text(near, AT_TRIGGER)
-    for g in near:
-        report += [f"### Neighbours: {g.title}", "", *policy_table(g, p), ""]
+    report += neighbours_section(near, p)
     made = {(u[0], u[1], u[2], u[3], u[5]): r for u, r in zip(work, runs, strict=True) if u[4] == "ours"}
     report += writer_section(writer_cells(shapes, kinds, seeds, windows, args.jobs, made))
     note("summary writer")

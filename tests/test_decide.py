@@ -785,8 +785,9 @@ def test_a_change_before_the_checkpoint_lets_it_go_and_a_cold_cache_names_none()
     action, _ = decide(s, Sending(grown, counts, at=s.cache.at + 3_700))  # an hour unused: gone
     assert isinstance(action, Mark) and action.checkpoint is None
     for price in (OPENAI_PRICE, SERVER_PRICE):  # every prefix sent is kept: nothing to mark
-        marks, _ = _checkpoints(dataclasses.replace(BIG, price=price), head, _paused)
+        marks, after = _checkpoints(dataclasses.replace(BIG, price=price), head, _paused)
         assert marks == [None] * len(marks)
+        assert after.cache.sent is None  # (nor the ids hashed at every request to compare with)
 
 
 def test_a_span_end_held_on_the_newest_message_of_a_request_sent_again_is_kept() -> None:

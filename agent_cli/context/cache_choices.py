@@ -65,7 +65,10 @@ def sending(state: EngineState, seen: Sending) -> tuple[Action, EngineState]:
     span_end = _span_end(state, seen)
     held = seen.messages[span_end].id if span_end is not None else None
     checkpoint, kept = _checkpoint(state, seen, newest)
-    sent = (seen.messages[-1].id, _prefix(seen.messages, len(seen.messages) - 1)) if seen.messages else None
+    # (what `_checkpoint` compares the next request with: kept only where a 1-hour mark may be placed)
+    marks = state.price.marks and not state.price.free
+    last = len(seen.messages) - 1
+    sent = (seen.messages[last].id, _prefix(seen.messages, last)) if marks and seen.messages else None
     colds = state.cache.colds + (1 if state.cold(seen.at) else 0)
     cache = dataclasses.replace(
         cache, held=held, checkpoint=kept, sent=sent, requests=state.cache.requests + 1, colds=colds

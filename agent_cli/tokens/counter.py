@@ -145,6 +145,9 @@ class TokenCounter:
         self._encoder: Encoder | None = None
         self._loaded = False
         self._load_lock = threading.Lock()
+        # The engine's summary call counts in its own thread while the turn counts the next request:
+        # the caches' look-up-then-move and the reports' queue are each one step under this lock.
+        self._lock = threading.RLock()
         self._fallback_reason: str | None = None
         self._messages: OrderedDict[str, MessageTokens] = OrderedDict()
         self._frames: OrderedDict[str, tuple[int, int]] = OrderedDict()
@@ -214,29 +217,33 @@ class TokenCounter:
 
     def message_tokens(self, msg: Message) -> MessageTokens:
         """Raw tokens of `msg` by kind; computed once per message id."""
-        cached = self._messages.get(msg.id)
-        if cached is not None:
-            self._messages.move_to_end(msg.id)
-            return cached
-        counted = tally_message(msg, self.raw_text, self.tokenizer.images)
-        self._messages[msg.id] = counted
-        if len(self._messages) > self._cache_size:
-            self._messages.popitem(last=False)  # least recently counted
+        with self._lock:
+            cached = self._messages.get(msg.id)
+            if cached is not None:
+                self._messages.move_to_end(msg.id)
+                return cached
+        counted = tally_message(msg, self.raw_text, self.tokenizer.images)  # (outside it: the work)
+        with self._lock:
+            self._messages[msg.id] = counted
+            if len(self._messages) > self._cache_size:
+                self._messages.popitem(last=False)  # least recently counted
         return counted
 
     def _frame_tokens(self, key: str, system: str, tools: Sequence[ToolSpec]) -> tuple[int, int]:
-        cached = self._frames.get(key)
-        if cached is not None:
-            self._frames.move_to_end(key)
-            return cached
+        with self._lock:
+            cached = self._frames.get(key)
+            if cached is not None:
+                self._frames.move_to_end(key)
+                return cached
         counted = self._memory.get(self.encoding_name, key) if self._memory is not None else None
         if counted is None:
             counted = tally_frame(system, tools, self.raw_text)
             if self._memory is not None:
                 self._memory.put(self.encoding_name, key, counted)
-        self._frames[key] = counted
-        if len(self._frames) > 16:  # frames change rarely; a few are plenty
-            self._frames.popitem(last=False)
+        with self._lock:
+            self._frames[key] = counted
+            if len(self._frames) > 16:  # frames change rarely; a few are plenty
+                self._frames.popitem(last=False)
         return counted
 
     def raw_request(self, system: str, tools: Sequence[ToolSpec], messages: Sequence[Message]) -> int:
@@ -370,8 +377,11 @@ class TokenCounter:
 
     def _catch_up(self) -> None:
         """Learn what the reports believed without a count taught, in their order (loads the vocabulary)."""
-        while self._unlearned:
-            self._unlearned.pop(0)()
+        if not self._unlearned:  # (the usual case: no lock taken)
+            return
+        with self._lock:  # in order, each once, whichever thread counts first
+            while self._unlearned:
+                self._unlearned.pop(0)()
 
     def calibrate_overflow(
         self,
