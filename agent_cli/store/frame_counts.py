@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import threading
 from pathlib import Path
 
 from agent_cli.store.private_write import write_private
@@ -29,6 +30,7 @@ class FrameCounts:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._entries: dict[str, list[int]] | None = None
+        self._lock = threading.Lock()  # (the engine's summary call counts its frame in its own thread)
 
     def _load(self) -> dict[str, list[int]]:
         if self._entries is None:
@@ -50,17 +52,19 @@ class FrameCounts:
         return self._entries
 
     def get(self, encoding: str, key: str) -> tuple[int, int] | None:
-        found = self._load().get(f"{encoding}:{key}")
+        with self._lock:
+            found = self._load().get(f"{encoding}:{key}")
         return (found[0], found[1]) if found is not None else None
 
     def put(self, encoding: str, key: str, counts: tuple[int, int]) -> None:
-        entries = self._load()
-        name = f"{encoding}:{key}"
-        entries.pop(name, None)
-        entries[name] = [counts[0], counts[1]]  # the newest last: the oldest go first
-        while len(entries) > KEEP:
-            entries.pop(next(iter(entries)))
-        data = json.dumps({"version": VERSION, "frames": entries}).encode()
+        with self._lock:
+            entries = self._load()
+            name = f"{encoding}:{key}"
+            entries.pop(name, None)
+            entries[name] = [counts[0], counts[1]]  # the newest last: the oldest go first
+            while len(entries) > KEEP:
+                entries.pop(next(iter(entries)))
+            data = json.dumps({"version": VERSION, "frames": entries}).encode()
         with contextlib.suppress(OSError):
             self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             write_private(self.path, data)
