@@ -6,7 +6,7 @@ does and what it remembers after, as docs/context-engine.md tells it. No engine,
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import pytest
@@ -563,10 +563,26 @@ OPENAI_PRICE = cache_price("responses", lookup("gpt-6.2-sol"))  # 0.05x read, ev
 SERVER_PRICE = cache_price("chat-compatible", None)  # a compatible server's own cache: no price
 
 
-def priced(price: CachePrice, **changes: object) -> EngineState:
-    """The small state with `price`, the last request having held ROUNDS (all of it cached)."""
-    held = frozenset(m.id for m in ROUNDS)
-    return dataclasses.replace(state(), price=price, in_request=held, **changes)  # type: ignore[arg-type]
+def remembered(history: Sequence[Message], counts: Sequence[int]) -> tuple[tuple[str, int], ...]:
+    """The rounds' results the requests before the newest sent, as `sending` remembered them (each as
+    it was sent: a result since stubbed counts at its size then), the last four."""
+    return tuple((m.id, counts[i]) for i, m in enumerate(history[:-1]) if m.tool_results)[-4:]
+
+
+def priced(
+    price: CachePrice,
+    history: Sequence[Message] = ROUNDS,
+    rounds: tuple[tuple[str, int], ...] | None = None,
+    **changes: object,
+) -> EngineState:
+    """The small state with `price`, the last request having held `history` (all of it cached) and
+    its requests having sent `rounds` (by default the rounds of ROUNDS, as they were sent)."""
+    held = frozenset(m.id for m in history)
+    cache = changes.pop("cache", Cached())
+    assert isinstance(cache, Cached)
+    seen = remembered(ROUNDS, ROUND_COUNTS) if rounds is None else rounds
+    cache = dataclasses.replace(cache, rounds=seen)
+    return dataclasses.replace(state(), price=price, in_request=held, cache=cache, **changes)  # type: ignore[arg-type]
 
 
 SMALL_TH = state().thresholds
@@ -600,6 +616,14 @@ AFTER_BIG = Sending(BIGGER, BIGGER_COUNTS, at=3.0, frame=10_000)
 # The survey after a clear: the older reads are stubs, the newest still goes at the next clear.
 _CLEARED = apply_clear(ROUNDS, {2: {ROUNDS[2].tool_results[0].tool_use_id}}, 0).messages
 STUBBED = Sending(_CLEARED, [COUNTER.count_message(m) for m in _CLEARED], at=3.0, frame=FRAME + 1_000)
+# After a compaction (long 200k, seed 1 of the replay: 3 of 13 left unwritten were written again):
+# the record and the two rounds of its verbatim tail, reads as big as the newest; the next round
+# was a small command's output, which left the request below the L1 line. The rounds the requests
+# before the compaction sent (`Cached.rounds`) tell that it may be.
+_AFTER, _AFTER_COUNTS = reads(4_000, 4_000)
+AFTER_COMPACTION = Sending(_AFTER, _AFTER_COUNTS, at=3.0, frame=SMALL_TH.clear_at - sum(_AFTER_COUNTS))
+_SMALL_BEFORE = (("gone0", 4_000), ("gone1", 4_000), ("gone2", 300), ("gone3", 4_000))
+_BIG_BEFORE = tuple((f"gone{n}", 4_000) for n in range(4))
 
 # fmt: off
 PRICED = [
@@ -626,9 +650,15 @@ PRICED = [
      priced(SERVER_PRICE, cache=Cached(at=100.0)),
      dataclasses.replace(IDLE, at=100.0 + 10**6), same(Nothing())),
     ("Anthropic: after a small round the next may be as small: the newest stays protected, written",
-     priced(ANTHROPIC_PRICE), AFTER_SMALL, marks(1, True)),
+     priced(ANTHROPIC_PRICE, SMALLER, remembered(SMALLER, SMALLER_COUNTS)), AFTER_SMALL, marks(1, True)),
     ("Anthropic: after a big round the next may push past where L1 gets below the trigger: written",
-     priced(ANTHROPIC_PRICE), AFTER_BIG, marks(1, True)),
+     priced(ANTHROPIC_PRICE, BIGGER, remembered(BIGGER, BIGGER_COUNTS)), AFTER_BIG, marks(1, True)),
+    ("Anthropic: after a compaction a small round sent before it may come again: written",
+     priced(ANTHROPIC_PRICE, _AFTER, (*_SMALL_BEFORE, *remembered(_AFTER, _AFTER_COUNTS))),
+     AFTER_COMPACTION, marks(1, True)),
+    ("Anthropic: after a compaction with every round sent as big (a survey): unwritten",
+     priced(ANTHROPIC_PRICE, _AFTER, (*_BIG_BEFORE, *remembered(_AFTER, _AFTER_COUNTS))),
+     AFTER_COMPACTION, marks(1, False)),
     ("Anthropic: L1 will not look until the history grew by its shortfall: written",
      priced(ANTHROPIC_PRICE, clear_skip=(ROUNDS[0].id, 10**6)), NEWEST, marks(1, True)),
     ("a clear that does not repay its rewrite waits: the newest is written",

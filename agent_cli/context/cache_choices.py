@@ -60,8 +60,9 @@ def sending(state: EngineState, seen: Sending) -> tuple[Action, EngineState]:
     change = next_change(seen.messages, seen.counts) if seen.counts is not None else None
     anchor = change - 1 if change else None
     named = seen.messages[anchor].id if anchor is not None else None
-    cache = Cached(anchor=named, index=anchor, next_change=change, at=seen.at)
-    newest = anchor is None or _worth_writing(state, seen)
+    rounds = _rounds(state.cache.rounds, seen)
+    cache = Cached(anchor=named, index=anchor, next_change=change, at=seen.at, rounds=rounds)
+    newest = anchor is None or _worth_writing(state, seen, rounds)
     span_end = _span_end(state, seen)
     held = seen.messages[span_end].id if span_end is not None else None
     checkpoint, kept = _checkpoint(state, seen, newest)
@@ -200,7 +201,7 @@ def _repays(state: EngineState, seen: Clearing, first: int, freed: int) -> bool:
     return freed * price.read * horizon >= rewrite * (price.write - price.read)
 
 
-def _worth_writing(state: EngineState, seen: Sending) -> bool:
+def _worth_writing(state: EngineState, seen: Sending, rounds: Sequence[tuple[str, int]]) -> bool:
     """Whether writing the newest message to the cache pays. Written, it costs `write` a token now
     and `read` at the next request if it is still there; sent unwritten, 1 now and `write` at the
     next request if it is still there (nothing if the next clear stubs it). So it is written when
@@ -209,16 +210,19 @@ def _worth_writing(state: EngineState, seen: Sending) -> bool:
     turn: each read is stubbed by the next clear, and writing it at 1.25x was paid for a read that
     never came), 1 otherwise. What the next clear does is asked of `_clearing` itself, on the history
     grown by a round (`_next_keeps`). The next round's size is not known: it is taken as small as the
-    smallest and as big as the biggest of the recent rounds (`_next_rounds`), and the message is left
-    unwritten only when the clear takes it in both. A smaller round leaves it inside L1's protected
-    window, a bigger one sends the request past the trigger where the clear cannot get below it and
-    L2's summary request reads it back; a missed write costs 0.9x a token, a wasted one 0.25x."""
+    smallest and as big as the biggest of the session's last `_RECENT_ROUNDS` rounds (`Cached.rounds`,
+    remembered across compactions: the few rounds a compaction leaves are no sample; until there
+    are that many it is written), and the message is left unwritten only when the clear takes it
+    in both. A smaller round leaves it inside L1's protected window, a bigger one sends the request
+    past the trigger where the clear cannot get below it and L2's summary request reads it back; a
+    missed write costs 0.9x a token, a wasted one 0.25x."""
     price, counts, messages = state.price, seen.counts, seen.messages
     if counts is None or len(messages) < 2 or not messages[-1].tool_results:
         return True
     if not price.marks or price.free:
         return True  # an automatic cache keeps every prefix sent: there is no write to leave out
-    survives = any(_next_keeps(state, seen, n) for n in _next_rounds(messages, counts))
+    sizes = [size for _, size in rounds]
+    survives = any(_next_keeps(state, seen, n) for n in sorted({min(sizes), max(sizes)}))
     return price.write < 1 + (price.write - price.read if survives else 0.0)
 
 
@@ -226,26 +230,28 @@ def _worth_writing(state: EngineState, seen: Sending) -> bool:
 _RECENT_ROUNDS = 4
 
 
-def _next_rounds(messages: Sequence[Message], counts: Sequence[int]) -> list[int]:
-    """The sizes the next round is tried at: of the smallest and of the biggest tool results among
-    the recent rounds not yet stubbed (the newest among them), each a message index to copy."""
-    recent = [
-        i
-        for i in range(len(messages) - 1, 0, -1)
-        if any(not is_stub(r) for r in messages[i].tool_results)  # (a stub tells no round's size)
-    ][:_RECENT_ROUNDS]
-    return sorted({min(recent, key=lambda i: counts[i]), max(recent, key=lambda i: counts[i])})
+def _rounds(known: tuple[tuple[str, int], ...], seen: Sending) -> tuple[tuple[str, int], ...]:
+    """`known` with the newest message's tool results added, if it holds some not seen yet and not
+    stubbed (a stub tells no round's size): the last `_RECENT_ROUNDS` rounds' sizes, newest last."""
+    messages, counts = seen.messages, seen.counts
+    if counts is None or not messages or not messages[-1].tool_results:
+        return known
+    newest = messages[-1]
+    if any(newest.id == name for name, _ in known) or all(is_stub(r) for r in newest.tool_results):
+        return known
+    return (*known, (newest.id, counts[-1]))[-_RECENT_ROUNDS:]
 
 
-def _next_keeps(state: EngineState, seen: Sending, like: int) -> bool:
+def _next_keeps(state: EngineState, seen: Sending, size: int) -> bool:
     """Whether the newest message is still there as sent at the next request, if the next round is
-    like round `like` (its call and its results): what the engine does with that request, by the
-    same tests it applies (the L1 line, /uncompact's size, `EngineState.clear_skipped`, `_clearing`)."""
+    the newest's call again with results of `size` tokens: what the engine does with that request,
+    by the same tests it applies (the L1 line, /uncompact's size, `EngineState.clear_skipped`,
+    `_clearing`)."""
     messages, counts, th = seen.messages, seen.counts or (), state.thresholds
-    call, results = messages[like - 1], messages[like]
+    call, results = messages[-2], messages[-1]
     grown = [*messages, dataclasses.replace(call, id=f"{call.id}+next"),
              dataclasses.replace(results, id=f"{results.id}+next")]  # fmt: skip
-    grown_counts = [*counts, counts[like - 1], counts[like]]
+    grown_counts = [*counts, counts[-2], size]
     tokens = seen.frame + sum(grown_counts)
     if tokens < max(th.clear_at, state.still_below):
         return True  # no clear below the L1 line, nor below the size the user kept

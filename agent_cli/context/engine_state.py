@@ -184,7 +184,9 @@ class Cached:
     each request marks where the next summary's span will end (`held`: its id, `cache_choices._span_end`);
     the 1-hour checkpoint and the request's own last message (`sent`), each as its id and a digest
     of the ids up to it (`cache_choices._checkpoint`); how many requests were marked, and how many
-    of them came after an idle gap past the TTL (`colds`)."""
+    of them came after an idle gap past the TTL (`colds`); the sizes of the newest rounds' tool
+    results, as each request sent them (`rounds`: what the next round is guessed from, kept across
+    compactions, which leave few rounds to tell by)."""
 
     anchor: str | None = None
     index: int | None = None
@@ -195,6 +197,7 @@ class Cached:
     sent: tuple[str, str] | None = None
     requests: int = 0
     colds: int = 0
+    rounds: tuple[tuple[str, int], ...] = ()  # the newest rounds' results: (id, count), newest last
 
 
 @dataclass(frozen=True, slots=True)
