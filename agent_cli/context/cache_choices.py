@@ -211,11 +211,11 @@ def _worth_writing(state: EngineState, seen: Sending, rounds: Sequence[tuple[str
     never came), 1 otherwise. What the next clear does is asked of `_clearing` itself, on the history
     grown by a round (`_next_keeps`). The next round's size is not known: it is taken as small as the
     smallest and as big as the biggest of the session's last `_RECENT_ROUNDS` rounds (`Cached.rounds`,
-    remembered across compactions: the few rounds a compaction leaves are no sample; until there
-    are that many it is written), and the message is left unwritten only when the clear takes it
-    in both. A smaller round leaves it inside L1's protected window, a bigger one sends the request
-    past the trigger where the clear cannot get below it and L2's summary request reads it back; a
-    missed write costs 0.9x a token, a wasted one 0.25x."""
+    each at its size when sent, remembered across compactions: the two or three rounds a compaction
+    leaves are no sample), and the message is left unwritten only when the clear takes it in both.
+    A smaller round leaves it inside L1's protected window, a bigger one sends the request past the
+    trigger where the clear cannot get below it and L2's summary request reads it back; a missed
+    write costs 0.9x a token, a wasted one 0.25x."""
     price, counts, messages = state.price, seen.counts, seen.messages
     if counts is None or len(messages) < 2 or not messages[-1].tool_results:
         return True
