@@ -2,6 +2,7 @@
 
     python benchmarks/bench_real.py [--sessions gqc fum] [--windows 200000] [--policies ours kotlin]
                                     [--stand-in lossy] [--day | --day-only] [--subagents] [--shape long]
+                                    [--set trigger_ratio=0.9 ...]
 
 Each recorded session (`real_replay.py`: the long spotter main threads from ../shared/sessions/real,
 or, without ../shared, the sub-agent files copied into benchmarks/data/real_sessions: said in one
@@ -20,13 +21,17 @@ each policy at each window (Sonnet 5.5's cache, steady and paused pace). Per cel
 - where ours' steady bill goes above the floor, by component (the ledger's lines).
 
 `--shape long` runs the same report on one of the made-up sessions (seed 1, typical outputs).
+`--set key=value` runs ours with those `[context]` settings instead of the defaults (a neighbour,
+as `bench_report.py`'s neighbours section moves one setting at a time).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import functools
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,7 +40,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bench_floor import FloorCheck, Rival, floor, floor_check, message_tokens  # noqa: E402
-from bench_policies import POLICIES, Policy  # noqa: E402
+from bench_policies import POLICIES, Ours, Policy  # noqa: E402
 from bench_replay import CLAUDE_RATIO, PROBES, Run, reference_count, replay_paced  # noqa: E402
 from bench_sessions import Session  # noqa: E402
 from bench_setup import frame, frame_tokens, prices, writer  # noqa: E402
@@ -51,8 +56,34 @@ from real_replay import (  # noqa: E402
 )
 
 from agent_cli.billing import Bill  # noqa: E402
+from agent_cli.config.settings import ContextSettings  # noqa: E402
 
 PACES = ("claude", "claude-paused")
+OURS = ContextSettings()  # ours' [context] settings (`--set`: a neighbour of the defaults)
+
+
+def ours_settings(pairs: Sequence[str]) -> ContextSettings:
+    """`ContextSettings` with each `key=value` of `pairs` set (a number, or true/false); an unknown key
+    or a value of the wrong kind is a usage error (exit 2)."""
+    defaults = ContextSettings()
+    changes: dict[str, object] = {}
+    for pair in pairs:
+        key, _, text = pair.partition("=")
+        if not hasattr(defaults, key) or not text:
+            raise SystemExit(f"--set {pair}: not a [context] setting as key=value")
+        default = getattr(defaults, key)
+        try:
+            if isinstance(default, bool):
+                if text.lower() not in ("true", "false"):
+                    raise ValueError(text)
+                changes[key] = text.lower() == "true"
+            elif isinstance(default, int | float):
+                changes[key] = type(default)(text)
+            else:
+                changes[key] = text
+        except ValueError:
+            raise SystemExit(f"--set {pair}: {key} takes a {type(default).__name__}") from None
+    return dataclasses.replace(defaults, **changes)  # type: ignore[arg-type]
 
 
 def equivalents(run: Run, factor: float) -> float:
@@ -101,6 +132,8 @@ def excess_parts(run: Run, low: float) -> dict[str, float]:
 
 
 def _policy(name: str, window: int, stand_in: str, session: Session) -> Policy:
+    if name == "ours":  # (with the defaults, what POLICIES["ours"] builds)
+        return Ours(window, frame(), reference_count, writer(stand_in, session), OURS)
     return POLICIES[name](window, frame(), reference_count, writer(stand_in, session))
 
 
@@ -378,7 +411,16 @@ def main() -> None:
     parser.add_argument("--day-only", action="store_true", help="only the day, not each session alone")
     parser.add_argument("--subagents", action="store_true", help="the sub-agent files, not the main threads")
     parser.add_argument("--shape", help="a made-up session instead (long, survey, chat; seed 1, typical)")
+    parser.add_argument(
+        "--set", nargs="+", default=[], metavar="KEY=VALUE",
+        help="ours with these [context] settings instead of the defaults (trigger_ratio=0.9)",
+    )  # fmt: skip
     args = parser.parse_args()
+    global OURS
+    try:
+        OURS = ours_settings(args.set)
+    except SystemExit as exc:
+        parser.error(str(exc))
     if args.shape:  # the same floor and goals on one of the made-up sessions
         made = synthetic(args.shape, 1, "typical")
         for window in args.windows:

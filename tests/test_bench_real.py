@@ -322,3 +322,26 @@ def test_a_recorded_session_loads_with_the_same_ids_every_time() -> None:
     first, again = load_session(FILES[0]), load_session(FILES[0])
     ids = [m.id for step in first.steps for m in step.messages]
     assert ids and ids == [m.id for step in again.steps for m in step.messages]
+
+
+def test_ours_can_be_run_with_a_neighbour_of_the_defaults() -> None:
+    """`bench_real.py --set key=value`: ours with those [context] settings, each value read as its
+    setting's kind; anything else is a usage error, not a run with the defaults."""
+    import bench_real
+    from bench_policies import Ours
+
+    from agent_cli.config.settings import ContextSettings
+
+    got = bench_real.ours_settings(["trigger_ratio=0.9", "digest_stands_in=false", "working_budget=48000"])
+    assert got == ContextSettings(trigger_ratio=0.9, digest_stands_in=False, working_budget=48_000)
+    assert bench_real.ours_settings([]) == ContextSettings()
+    for bad in ("bogus=1", "trigger_ratio=high", "digest_stands_in=1", "trigger_ratio"):
+        with pytest.raises(SystemExit):
+            bench_real.ours_settings([bad])
+    session = Session("one", [Step([Message.user("hi")])])
+    bench_real.OURS = got
+    try:
+        policy = bench_real._policy("ours", 32_000, "lossy", session)
+    finally:
+        bench_real.OURS = ContextSettings()
+    assert isinstance(policy, Ours) and policy.engine.settings.trigger_ratio == 0.9
