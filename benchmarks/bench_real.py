@@ -31,6 +31,7 @@ import argparse
 import dataclasses
 import functools
 import sys
+import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,34 +57,33 @@ from real_replay import (  # noqa: E402
 )
 
 from agent_cli.billing import Bill  # noqa: E402
+from agent_cli.config.schema import all_fields, coerce, suggest_key  # noqa: E402
 from agent_cli.config.settings import ContextSettings  # noqa: E402
+from agent_cli.core.errors import ConfigError  # noqa: E402
 
 PACES = ("claude", "claude-paused")
 OURS = ContextSettings()  # ours' [context] settings (`--set`: a neighbour of the defaults)
 
 
 def ours_settings(pairs: Sequence[str]) -> ContextSettings:
-    """`ContextSettings` with each `key=value` of `pairs` set (a number, or true/false); an unknown key
-    or a value of the wrong kind is a usage error (exit 2)."""
-    defaults = ContextSettings()
+    """`ContextSettings` with each `key=value` of `pairs` set, the value read as TOML and checked as
+    the config file's `[context]` key is (`config.schema`); anything else is a usage error (exit 2)."""
+    fields = all_fields()
     changes: dict[str, object] = {}
     for pair in pairs:
         key, _, text = pair.partition("=")
-        if not hasattr(defaults, key) or not text:
-            raise SystemExit(f"--set {pair}: not a [context] setting as key=value")
-        default = getattr(defaults, key)
+        field = fields.get(f"context.{key}")
         try:
-            if isinstance(default, bool):
-                if text.lower() not in ("true", "false"):
-                    raise ValueError(text)
-                changes[key] = text.lower() == "true"
-            elif isinstance(default, int | float):
-                changes[key] = type(default)(text)
-            else:
-                changes[key] = text
-        except ValueError:
-            raise SystemExit(f"--set {pair}: {key} takes a {type(default).__name__}") from None
-    return dataclasses.replace(defaults, **changes)  # type: ignore[arg-type]
+            if field is None:
+                raise ConfigError(f"--set {pair}: not a [context] setting{suggest_key('context', key)}")
+            try:
+                value = tomllib.loads(f"v = {text}")["v"] if text else None
+            except tomllib.TOMLDecodeError:
+                raise ConfigError(f"--set {pair}: {text!r} is not a TOML value (0.9, 48000, false)") from None
+            changes[key] = coerce(field, value, f"--set {pair}", ())
+        except ConfigError as exc:
+            raise SystemExit(str(exc).splitlines()[0]) from None
+    return dataclasses.replace(ContextSettings(), **changes)  # type: ignore[arg-type]
 
 
 def equivalents(run: Run, factor: float) -> float:
