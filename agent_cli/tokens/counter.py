@@ -37,7 +37,6 @@ from __future__ import annotations
 import hashlib
 import math
 import threading
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -47,6 +46,7 @@ from agent_cli.core.requests import ToolSpec
 from agent_cli.tokens.encodings import EncodingName, VocabularyError, get_encoding
 from agent_cli.tokens.estimate import estimate_tokens
 from agent_cli.tokens.kept_counts import kept_count
+from agent_cli.tokens.lru import Lru
 from agent_cli.tokens.ratio import MIN_LEARN_RAW_TOKENS, RATIO_MAX, clamp, learned
 from agent_cli.tokens.tally import (
     MESSAGE_OVERHEAD,
@@ -140,17 +140,16 @@ class TokenCounter:
         # OpenAI models that fall back to the estimate start unscaled; others start conservative.
         start = tokenizer.start_ratio if claude_ratio is None else claude_ratio
         self._ratio = 1.0 if self._exact_model else clamp(start)
-        self._cache_size = max(1, cache_size)
         self._load_encoding = load_encoding
         self._encoder: Encoder | None = None
         self._loaded = False
         self._load_lock = threading.Lock()
         # The engine's summary call counts in its own thread while the turn counts the next request:
-        # the caches' look-up-then-move and the reports' queue are each one step under this lock.
+        # the reports' queue is learned from under this lock (the caches keep their own).
         self._lock = threading.RLock()
         self._fallback_reason: str | None = None
-        self._messages: OrderedDict[str, MessageTokens] = OrderedDict()
-        self._frames: OrderedDict[str, tuple[int, int]] = OrderedDict()
+        self._messages: Lru[str, MessageTokens] = Lru(cache_size)
+        self._frames: Lru[str, tuple[int, int]] = Lru(16)  # frames change rarely; a few are plenty
         self._anchor: Anchor | None = None
         self._memory = frames
         # What usage reports taught, not learned yet: learning needs local counts, and the
@@ -217,33 +216,22 @@ class TokenCounter:
 
     def message_tokens(self, msg: Message) -> MessageTokens:
         """Raw tokens of `msg` by kind; computed once per message id."""
-        with self._lock:
-            cached = self._messages.get(msg.id)
-            if cached is not None:
-                self._messages.move_to_end(msg.id)
-                return cached
-        counted = tally_message(msg, self.raw_text, self.tokenizer.images)  # (outside it: the work)
-        with self._lock:
-            self._messages[msg.id] = counted
-            if len(self._messages) > self._cache_size:
-                self._messages.popitem(last=False)  # least recently counted
+        counted = self._messages.get(msg.id)
+        if counted is None:
+            counted = tally_message(msg, self.raw_text, self.tokenizer.images)
+            self._messages.put(msg.id, counted)
         return counted
 
     def _frame_tokens(self, key: str, system: str, tools: Sequence[ToolSpec]) -> tuple[int, int]:
-        with self._lock:
-            cached = self._frames.get(key)
-            if cached is not None:
-                self._frames.move_to_end(key)
-                return cached
+        cached = self._frames.get(key)
+        if cached is not None:
+            return cached
         counted = self._memory.get(self.encoding_name, key) if self._memory is not None else None
         if counted is None:
             counted = tally_frame(system, tools, self.raw_text)
             if self._memory is not None:
                 self._memory.put(self.encoding_name, key, counted)
-        with self._lock:
-            self._frames[key] = counted
-            if len(self._frames) > 16:  # frames change rarely; a few are plenty
-                self._frames.popitem(last=False)
+        self._frames.put(key, counted)
         return counted
 
     def raw_request(self, system: str, tools: Sequence[ToolSpec], messages: Sequence[Message]) -> int:
@@ -296,7 +284,7 @@ class TokenCounter:
             appended = messages[len(anchor.message_ids) :]
             grown = sum(tally_message(m, byte_bound, self.tokenizer.images).total for m in appended)
             return anchor.tokens + math.ceil(grown * scale)
-        frame = self._frames.get(key)
+        frame = self._frames.peek(key)
         if frame is None and self._memory is not None:
             frame = self._memory.get(self.encoding_name, key)
         if frame is None:
