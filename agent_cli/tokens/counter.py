@@ -369,7 +369,8 @@ class TokenCounter:
             return
         with self._lock:  # in order, each once, whichever thread counts first
             while self._unlearned:
-                self._unlearned.pop(0)()
+                self._unlearned[0]()
+                self._unlearned.pop(0)  # (only once learned: a thread that finds it empty counts on)
 
     def calibrate_overflow(
         self,
