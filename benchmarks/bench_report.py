@@ -55,10 +55,10 @@ NEIGHBOURS = {  # the defaults against their neighbours, on every workload
     "working budget 100k": ContextSettings(working_budget=100_000),
     "L1 protects 8k": ContextSettings(clear_protect_tokens=8_000),
     "L1 protects 12k": ContextSettings(clear_protect_tokens=12_000),
-    "trigger 70%": ContextSettings(trigger_ratio=0.70),
-    "trigger 90%": ContextSettings(trigger_ratio=0.90),
+    "trigger 80%": ContextSettings(trigger_ratio=0.80),
+    "trigger 95%": ContextSettings(trigger_ratio=0.95),
     # The prepare line at the trigger and no digest standing in: every record made there, waited for.
-    AT_TRIGGER: ContextSettings(prepare_ratio=0.80, digest_stands_in=False),
+    AT_TRIGGER: ContextSettings(prepare_ratio=ContextSettings().trigger_ratio, digest_stands_in=False),
     "records waited for": ContextSettings(digest_stands_in=False),  # prepared ahead where there is room
 }
 E2E_SHAPES = ("long", "survey")

@@ -102,7 +102,7 @@ def time_engine(base: list[Message], window: int, turns: int) -> tuple[float, fl
             # The lines follow the window (working_budget 0), so "quiet" and "armed" are where the
             # window puts them (with the 64k working budget a 100k history is past the trigger), and
             # no record is prepared ahead (prepare line at the trigger): nothing here is condensed.
-            settings=ContextSettings(working_budget=0, prepare_ratio=0.80),
+            settings=ContextSettings(working_budget=0, prepare_ratio=ContextSettings().trigger_ratio),
             window=window,
             max_output=32_000,
             counter=counter,

@@ -38,11 +38,12 @@ from bench_setup import SEEDS, WINDOWS, prices  # noqa: E402
 
 from agent_cli.config.settings import ContextSettings  # noqa: E402
 
+TRIGGER = ContextSettings().trigger_ratio
 VARIANTS = {
     "defaults": ContextSettings(),
     "hold 95%": ContextSettings(hold_ratio=0.95, digest_stands_in=False),
     "waited for": ContextSettings(digest_stands_in=False),
-    "at the trigger": ContextSettings(prepare_ratio=0.80, hold_ratio=0.80, digest_stands_in=False),
+    "at the trigger": ContextSettings(prepare_ratio=TRIGGER, hold_ratio=TRIGGER, digest_stands_in=False),
 }
 
 

@@ -36,7 +36,7 @@ CELLS = (
     "chat:typical:2:200000",
     "survey:heavy:3:32000",
     "long:heavy:2:1000000",
-    "chat:typical:1:32000:trigger 70%",
+    "chat:typical:1:32000:trigger 80%",
 )
 
 

@@ -20,7 +20,13 @@ from bench_sessions import Session, make_session  # noqa: E402
 from bench_setup import frame, frame_tokens, prices, writer  # noqa: E402
 from bench_tables import Agg, Group, paused_line, policy_table  # noqa: E402
 
+from agent_cli.config.settings import ContextSettings  # noqa: E402
 from agent_cli.core.messages import Message  # noqa: E402
+
+# Lines at which a pause in the survey's first 40 steps lands where the idle rule clears a result
+# the steady run keeps (at the default trigger, 90%, the clear it makes is one the steady run makes
+# at the same request: the same bytes at both paces).
+LINES = ContextSettings(trigger_ratio=0.80)
 
 
 def _survey(steps: int = 40) -> Session:
@@ -46,7 +52,7 @@ def test_ours_sees_the_paused_clock_and_its_idle_rule_acts_there() -> None:
     made: list[_Given] = []
 
     def make() -> _Given:
-        made.append(_Given(200_000, frame(), reference_count, writer("faithful", s)))
+        made.append(_Given(200_000, frame(), reference_count, writer("faithful", s), LINES))
         return made[-1]
 
     run = replay_paced(s, make, frame_tokens(), seed=1)
@@ -59,7 +65,6 @@ def test_ours_sees_the_paused_clock_and_its_idle_rule_acts_there() -> None:
     assert max(gaps(steady)) < IDLE_TTL < max(gaps(paused))  # pauses past the cache's TTL, seen
     # The engine tells the cold cache by that clock: after a pause it clears what it would not warm.
     assert run.idle_clears == 0 and run.paused.idle_clears > 0
-    assert run.paused.clears > run.clears
     assert run.paused.fingerprint != run.fingerprint
 
 
@@ -67,7 +72,7 @@ def test_the_paused_run_gives_the_paused_figures_and_the_steady_ones_stay() -> N
     s = _survey()
 
     def make() -> Ours:
-        return Ours(200_000, frame(), reference_count, writer("faithful", s))
+        return Ours(200_000, frame(), reference_count, writer("faithful", s), LINES)
 
     alone = replay(s, make(), frame_tokens(), seed=1)
     run = replay_paced(s, make, frame_tokens(), seed=1)

@@ -382,9 +382,9 @@ VALUES = [
     ('provider = { name = "x" }\n', 1, 'provider.name must be one of "anthropic", "openai" (got "x")'),
     # cross-field checks name the key that was set (the later one when both are)
     (
-        "[context]\ntarget_ratio = 0.85\n",
+        "[context]\ntarget_ratio = 0.92\n",
         2,
-        "context.target_ratio (0.85) must be below context.trigger_ratio (0.8)",
+        "context.target_ratio (0.92) must be below context.trigger_ratio (0.9)",
     ),
     (
         "[context]\ntrigger_ratio = 0.97\n",

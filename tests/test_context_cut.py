@@ -17,11 +17,11 @@ from agent_cli.core.messages import Message, ToolResult, ToolUse
     ("window", "max_output", "budget", "trigger", "target", "emergency"),
     [
         # 200k window, 32k output: reserve 32k + 4k margin, B = 164k
-        (200_000, 32_000, 164_000, 131_200, 73_800, 155_800),
+        (200_000, 32_000, 164_000, 147_600, 73_800, 155_800),
         # 128k window, 16k output: margin 2% of the window
-        (128_000, 16_384, 109_056, 87_244, 49_075, 103_603),
+        (128_000, 16_384, 109_056, 98_150, 49_075, 103_603),
         # a misconfigured output size never takes more than half the window
-        (8_000, 16_000, 4_000, 3_200, 1_800, 3_800),
+        (8_000, 16_000, 4_000, 3_600, 1_800, 3_800),
     ],
 )
 def test_thresholds_table(
@@ -41,7 +41,7 @@ def test_thresholds_table(
 def test_the_working_budget_does_not_grow_with_the_window(window: int) -> None:
     th = compute_thresholds(ContextSettings(working_budget=100_000), window, 32_000)
     assert th.working == 100_000 and th.budget == window - th.reserve
-    assert (th.clear_at, th.trigger_at, th.target) == (50_000, 80_000, 45_000)  # the same on every window
+    assert (th.clear_at, th.trigger_at, th.target) == (50_000, 90_000, 45_000)  # the same on every window
     assert th.emergency_at >= int(th.budget * 0.95)  # the hard limit still guards the window itself
     assert th.keep_tail + th.summary_cap + th.user_messages <= th.target
     small = compute_thresholds(ContextSettings(working_budget=100_000), 32_000, 4_000)

@@ -6,6 +6,7 @@ target 7,920; emergency at 16,720), so conversations stay small and the tests fa
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -558,3 +559,19 @@ def test_after_uncompact_the_engine_keeps_the_size_until_the_context_grows(tmp_p
     assert engine.tokens(past, FRAME) >= th.emergency_at
     prepared = engine.prepare(past, FRAME)  # past the emergency line the engine does its whole job
     assert compacts(prepared.events) and engine.tokens(prepared.messages, FRAME) < th.emergency_at
+
+
+def test_every_part_of_a_summary_in_chunks_carries_the_notes(tmp_path: Path) -> None:
+    # The goal's and the todo list's notes ride in every request; a summary too long for one request
+    # goes in parts, and the part whose transcript no longer holds the notes (they sat early in the
+    # span) carries them before its instruction, as the one-request summary does.
+    summarizer = FakeSummarizer(["## Work state\nreading"])
+    engine, _, _ = make_engine(tmp_path, summarizer)
+    frame = dataclasses.replace(FRAME, todos="TODO NOTE: [ ] read every file", goal="GOAL NOTE: reach 14")
+    history = [user("start\n\n" + frame.todos + "\n\n" + frame.goal), *chat(30, size=4_000)[1:]]
+    engine.prepare(history, frame)
+    assert len(summarizer.requests) >= 2
+    for request in summarizer.requests:
+        text = "\n".join(b.text for m in request.messages for b in m.content if isinstance(b, TextBlock))
+        assert frame.todos in text and frame.goal in text
+        assert is_summary_request(request)  # the instruction still the last text block

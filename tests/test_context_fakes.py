@@ -152,6 +152,7 @@ def make_engine(
         "user_messages_tokens": 800,
         "summary_max_tokens": 600,
         "recall_max_chars": 4_000,
+        "trigger_ratio": 0.80,  # the lines these tests' sizes were drawn against (the default: 0.90)
         "hold_ratio": 0.80,  # at the trigger: a turn waits for its record (tests of the hold set it above)
         "digest_stands_in": False,  # and no digest stands in for it (tests of the stand-in set it)
     }

@@ -65,6 +65,7 @@ SMALL = {
     "summary_max_tokens": 600,
     "clear_protect_tokens": 2_000,
     "clear_min_batch_tokens": 1_000,
+    "trigger_ratio": 0.80,  # the lines the rows' sizes were drawn against (the default: 0.90)
     "hold_ratio": 0.80,  # off: at the trigger a turn waits for its record
     "digest_stands_in": False,  # and no digest stands in for it
 }

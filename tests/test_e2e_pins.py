@@ -74,7 +74,9 @@ def test_a_pin_is_in_every_request_after_every_layer_and_after_continue(
     files = write_files(project)
     config = tmp_path / "hooks.toml"
     hook = json.dumps(f"cd {tmp_path} && {BLOCK_SIX_TIMES}")
-    config.write_text(f"[[hooks.PreCompact]]\ncommand = {hook}\n")
+    # The lines the scenario was drawn against (six compactions blocked on the way up to L4, then a
+    # record): with the default trigger (90%) the run ends before the seventh.
+    config.write_text(f"[context]\ntrigger_ratio = 0.80\n\n[[hooks.PreCompact]]\ncommand = {hook}\n")
     common = ["--provider", provider, "--model", MODELS[provider], "--yes", "--output-format", "stream-json"]
     common += ["--context-window", "30000", "--config", str(config)]
     with FakeModelServer(context_window=30_000) as server:

@@ -192,11 +192,11 @@ def test_one_record_is_prepared_at_a_time_and_dropped_on_reset() -> None:
 def test_the_prepare_line_sits_below_the_trigger_where_a_large_result_fits_between() -> None:
     settings = ContextSettings()
     large = compute_thresholds(settings, 200_000, 32_000)
-    assert large.clear_at < large.prepare_at == 41_600 < large.trigger_at == 51_200
-    # 32k: 15% of a 23k budget has no room for one large result; the record waits for the trigger.
+    assert large.clear_at < large.prepare_at == 41_600 < large.trigger_at == 57_600
+    # 32k: 25% of a 23k budget has no room for one large result; the record waits for the trigger.
     small = compute_thresholds(settings, 32_000, 32_000)
     assert small.prepare_at == small.trigger_at
-    off = compute_thresholds(ContextSettings(prepare_ratio=0.9), 200_000, 32_000)
+    off = compute_thresholds(ContextSettings(prepare_ratio=0.95), 200_000, 32_000)
     assert off.prepare_at == off.trigger_at
 
 

@@ -58,7 +58,7 @@ class ContextSettings:
     # The budget the layers work to, in tokens, whatever the window (0: the whole window). On a
     # 1M-token model a request costs money, time and quality long before it stops fitting.
     working_budget: int = 64_000
-    trigger_ratio: float = 0.80  # L2 fires at this share of the budget (window - output reserve)
+    trigger_ratio: float = 0.90  # L2 fires at this share of the budget (window - output reserve)
     target_ratio: float = 0.45  # after compacting, the request is at most this share of the budget
     emergency_ratio: float = 0.95  # L4 fires above this share of the budget
     clear_ratio: float = 0.50  # L1 (clear old tool results) may start above this share
@@ -67,7 +67,7 @@ class ContextSettings:
     prepare_ratio: float = 0.65
     # Past the trigger, while its record is still being made, a request may grow to this share of the
     # budget and go as it is (the record is swapped in at a later request); above it, the turn waits.
-    # At or below trigger_ratio (the default, until the report is rerun with it): every turn waits.
+    # At or below trigger_ratio (the default): every turn waits.
     hold_ratio: float = 0.80
     # Where a turn would wait for a record (past the hold line, not ready or never started): a digest
     # stands in at once and the model's record, made in the background, takes its place as soon as

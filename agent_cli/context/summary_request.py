@@ -241,10 +241,14 @@ def run_summary(
         head = f"EARLIER CONDENSED RECORD:\n{record}\n\n" if record else ""
         body = f"{head}CONVERSATION TRANSCRIPT, PART {n} OF {len(chunks)}:\n{chunk}"
         text = instruction(cap, focus, earlier=bool(record), transcript=True, extra=extra)
+        # Every part carries the notes (the todo list's, the goal's) as every request does: a part
+        # whose transcript does not hold them (they sat in an earlier part) gets them before the
+        # instruction.
+        notes = tuple(TextBlock(note) for note in frame.notes if note not in body)
         req = Request(
             frame.system,
-            # The transcript and the instruction are two text blocks: the instruction is the last one.
-            (Message("user", (TextBlock(body), TextBlock(text))),),
+            # The transcript and the instruction are text blocks: the instruction is the last one.
+            (Message("user", (TextBlock(body), *notes, TextBlock(text))),),
             frame.tools,
             max_tokens=cap * THINKING_ROOM,
             options=CHUNK_OPTIONS,
