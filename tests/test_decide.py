@@ -624,6 +624,18 @@ STUBBED = Sending(_CLEARED, [COUNTER.count_message(m) for m in _CLEARED], at=3.0
 _AFTER, _AFTER_COUNTS = reads(4_000, 4_000)
 AFTER_COMPACTION = Sending(_AFTER, _AFTER_COUNTS, at=3.0, frame=SMALL_TH.clear_at - sum(_AFTER_COUNTS))
 _SMALL_BEFORE = (("gone0", 4_000), ("gone1", 4_000), ("gone2", 300), ("gone3", 4_000))
+# An edit with a long input (long typical 32k, seed 1 of the replay: the newest left unwritten, then
+# written again): the next round, small, is small in its call too, and leaves the request below the
+# L1 line; taken as the edit's call again (2,053 tokens) it would have passed it.
+_EDITED = [user("go")]
+for _n in range(4):
+    _EDITED += tool_round("read_file", {"path": f"e{_n}.py"}, filler(4_000, f"e{_n}"))
+_EDITED += tool_round(
+    "edit_file", {"path": "e9.py", "old_string": "x", "new_string": filler(8_000, "new")}, filler(4_000, "ok")
+)
+_EDITED_COUNTS = [COUNTER.count_message(m) for m in _EDITED]
+AFTER_EDIT = Sending(_EDITED, _EDITED_COUNTS, at=3.0, frame=SMALL_TH.clear_at - sum(_EDITED_COUNTS) - 800)
+# (a round of 300 and a call of 300 leave it 200 below the line)
 _BIG_BEFORE = tuple((f"gone{n}", 4_000) for n in range(4))
 
 # fmt: off
@@ -657,6 +669,9 @@ PRICED = [
     ("Anthropic: after a compaction a small round sent before it may come again: written",
      priced(ANTHROPIC_PRICE, _AFTER, (*_SMALL_BEFORE, *remembered(_AFTER, _AFTER_COUNTS))),
      AFTER_COMPACTION, marks(1, True)),
+    ("Anthropic: after a long edit a small round's call is small too: below the L1 line, written",
+     priced(ANTHROPIC_PRICE, _EDITED, (("gone0", 300), *remembered(_EDITED, _EDITED_COUNTS))),
+     AFTER_EDIT, marks(1, True)),
     ("Anthropic: after a compaction with every round sent as big (a survey): unwritten",
      priced(ANTHROPIC_PRICE, _AFTER, (*_BIG_BEFORE, *remembered(_AFTER, _AFTER_COUNTS))),
      AFTER_COMPACTION, marks(1, False)),

@@ -212,7 +212,9 @@ def _worth_writing(state: EngineState, seen: Sending, rounds: Sequence[tuple[str
     grown by a round (`_next_keeps`). The next round's size is not known: it is taken as small as the
     smallest and as big as the biggest of the session's last `_RECENT_ROUNDS` rounds (`Cached.rounds`,
     each at its size when sent, remembered across compactions: the two or three rounds a compaction
-    leaves are no sample), and the message is left unwritten only when the clear takes it in both.
+    leaves are no sample), its call as the newest's (in the small round, no larger than its
+    results: an edit's long input says nothing of the next call), and the message is left unwritten
+    only when the clear takes it in both.
     A smaller round leaves it inside L1's protected window, a bigger one sends the request past the
     trigger where the clear cannot get below it and L2's summary request reads it back; a missed
     write costs 0.9x a token, a wasted one 0.25x."""
@@ -222,7 +224,8 @@ def _worth_writing(state: EngineState, seen: Sending, rounds: Sequence[tuple[str
     if not price.marks or price.free:
         return True  # an automatic cache keeps every prefix sent: there is no write to leave out
     sizes = [size for _, size in rounds]
-    survives = any(_next_keeps(state, seen, n) for n in sorted({min(sizes), max(sizes)}))
+    call, small, big = counts[-2], min(sizes), max(sizes)
+    survives = _next_keeps(state, seen, small, min(call, small)) or _next_keeps(state, seen, big, call)
     return price.write < 1 + (price.write - price.read if survives else 0.0)
 
 
@@ -242,16 +245,17 @@ def _rounds(known: tuple[tuple[str, int], ...], seen: Sending) -> tuple[tuple[st
     return (*known, (newest.id, counts[-1]))[-_RECENT_ROUNDS:]
 
 
-def _next_keeps(state: EngineState, seen: Sending, size: int) -> bool:
+def _next_keeps(state: EngineState, seen: Sending, size: int, call_size: int) -> bool:
     """Whether the newest message is still there as sent at the next request, if the next round is
-    the newest's call again with results of `size` tokens: what the engine does with that request,
+    the newest's call again, of `call_size` tokens, with results of `size` tokens: what the engine
+    does with that request,
     by the same tests it applies (the L1 line, /uncompact's size, `EngineState.clear_skipped`,
     `_clearing`)."""
     messages, counts, th = seen.messages, seen.counts or (), state.thresholds
     call, results = messages[-2], messages[-1]
     grown = [*messages, dataclasses.replace(call, id=f"{call.id}+next"),
              dataclasses.replace(results, id=f"{results.id}+next")]  # fmt: skip
-    grown_counts = [*counts, counts[-2], size]
+    grown_counts = [*counts, call_size, size]
     tokens = seen.frame + sum(grown_counts)
     if tokens < max(th.clear_at, state.still_below):
         return True  # no clear below the L1 line, nor below the size the user kept
