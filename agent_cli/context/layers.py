@@ -39,7 +39,6 @@ from agent_cli.context.protocol import EngineEvent, Frame
 from agent_cli.context.record_make import SummaryOutcome, make_record
 from agent_cli.context.summary_request import Summarize, SummaryReply, run_summary
 from agent_cli.context.thresholds import Counter, Thresholds
-from agent_cli.context.todos import with_note
 from agent_cli.core.events import CompactEvent, CompactLayer, CompactTrigger, WarningEvent
 from agent_cli.core.messages import Message, ToolUse, Usage
 from agent_cli.store.archive import Archive
@@ -286,10 +285,8 @@ class LayerRunner:
         self, span: Sequence[Message], frame: Frame, th: Thresholds, focus: str | None = None, extra: str = ""
     ) -> Callable[[], SummaryReply]:
         """The summary call for `span`, to make now or ahead: the same request either way (`extra`:
-        text appended to its instruction, see protocol.Gate). The todo list's and the goal's notes go
-        at the span's end, before the instruction, so the summary request carries them too
-        (context/todos.py)."""
-        span = with_note(span, *frame.notes)
+        text appended to its instruction, see protocol.Gate); the request carries the frame's notes
+        (`run_summary`)."""
         return lambda: run_summary(
             span,
             frame,

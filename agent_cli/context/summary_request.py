@@ -34,6 +34,7 @@ from agent_cli.context.plain import abbreviate, render_messages
 from agent_cli.context.protocol import Frame
 from agent_cli.context.sections import strip_user_messages
 from agent_cli.context.thresholds import Counter
+from agent_cli.context.todos import with_note
 from agent_cli.core.messages import Message, NativeRecord, TextBlock, Usage
 from agent_cli.core.requests import Request, RequestOptions
 
@@ -204,12 +205,15 @@ def run_summary(
     extra: str = "",
 ) -> SummaryReply:
     """The model's record of `span`, from one request or a rolling series over text chunks, with what
-    the calls cost.
+    the calls cost. Every request carries the frame's notes (the todo list's, the goal's) before its
+    instruction, as every main request does: at the span's end (context/todos.py), and in each part
+    over chunks whose transcript does not hold them.
 
     Raises SummaryFailed, or whatever `summarize` raises (ProviderError, TimeoutError).
     """
     if isinstance(summarize, SizedSummarize):  # another model writes: its window, its tokens
         budget, counter = summarize.sized(budget, counter)
+    span = with_note(span, *frame.notes)
     request = span_request(span, frame, cap, focus, extra)
     if counter.count_request(frame.system, frame.tools, list(request.messages)) <= budget:
         reply = _ask(summarize, request)
@@ -241,9 +245,7 @@ def run_summary(
         head = f"EARLIER CONDENSED RECORD:\n{record}\n\n" if record else ""
         body = f"{head}CONVERSATION TRANSCRIPT, PART {n} OF {len(chunks)}:\n{chunk}"
         text = instruction(cap, focus, earlier=bool(record), transcript=True, extra=extra)
-        # Every part carries the notes (the todo list's, the goal's) as every request does: a part
-        # whose transcript does not hold them (they sat in an earlier part) gets them before the
-        # instruction.
+        # (a part whose transcript does not hold the notes: they sat in another part)
         notes = tuple(TextBlock(note) for note in frame.notes if note not in body)
         req = Request(
             frame.system,

@@ -37,7 +37,8 @@ class Lru(Generic[K, V]):
 
     def peek(self, key: K) -> V | None:
         """The value, if kept, without making it the most recent."""
-        return self._items.get(key)
+        with self._lock:
+            return self._items.get(key)
 
     def put(self, key: K, value: V) -> None:
         with self._lock:
