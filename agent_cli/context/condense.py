@@ -26,8 +26,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from agent_cli.context.clear import image_names, recall_phrase
+from agent_cli.context.cut import ACK
 from agent_cli.context.digest import build_digest
-from agent_cli.context.emergency import ACK
 from agent_cli.context.fidelity import check, files_section, repair, span_facts
 from agent_cli.context.sections import assemble_record, cap_text, collect_user_messages, render_user_messages
 from agent_cli.context.thresholds import Thresholds

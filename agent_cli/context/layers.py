@@ -31,10 +31,10 @@ from dataclasses import dataclass
 
 from agent_cli.context.cap import cap_input
 from agent_cli.context.clear import apply_clear
+from agent_cli.context.cut import CondensePlan, engine_prefix
 from agent_cli.context.emergency import apply_drop, marker_text, plan_drop
 from agent_cli.context.notices import not_saved
 from agent_cli.context.plain import abbreviate, call_text, tool_calls_by_id
-from agent_cli.context.plan import CondensePlan, engine_prefix
 from agent_cli.context.protocol import EngineEvent, Frame
 from agent_cli.context.record_make import SummaryOutcome, make_record
 from agent_cli.context.summary_request import Summarize, SummaryReply, run_summary

@@ -27,9 +27,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 from agent_cli.context.condense import condensed_history
+from agent_cli.context.cut import CondensePlan
 from agent_cli.context.engine_state import SummaryOutcome
 from agent_cli.context.fidelity import misses_key_facts
-from agent_cli.context.plan import CondensePlan
 from agent_cli.context.summary_request import SummaryFailed, SummaryReply
 from agent_cli.context.thresholds import Counter, Thresholds
 from agent_cli.core.errors import ProviderError
