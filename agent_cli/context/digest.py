@@ -14,11 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from agent_cli.context.clear import is_stub
+from agent_cli.context.clear import is_stub, stub_failure
 from agent_cli.context.plain import abbreviate
 from agent_cli.context.sections import strip_user_messages
 from agent_cli.context.signals import call_paths, command_of, failure, last_exit_code, stated_next_step
-from agent_cli.context.stub_content import stub_failure
 from agent_cli.context.thresholds import is_engine_note
 from agent_cli.core.messages import Message, ToolResult, ToolUse
 
