@@ -13,7 +13,7 @@ a layer fires; the runner does it the same way every time:
    provider's, when anchored), so the figures in one event agree;
 4. exactly one `CompactEvent` says what happened.
 
-L0 on a tool result as it arrives, before it joins any history, is ingest.py's.
+L0 on a tool result as it arrives, before it joins any history, is cap.py's `cap_arrival`.
 
 Each layer returns what it did as a value (`Step`, or `Condensed` for L2/L3): the new history, its
 count and the events that say so (a warning when the disk refused). No layer appends to a list it
