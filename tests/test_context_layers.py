@@ -14,7 +14,7 @@ from agent_cli.context.condense import build_digest
 from agent_cli.context.cut import ACK
 from agent_cli.context.emergency import apply_drop, marker_text, plan_drop
 from agent_cli.context.fidelity import Facts, check, repair, span_facts
-from agent_cli.context.sections import (
+from agent_cli.context.record_parts import (
     UserMessages,
     assemble_record,
     cap_text,

@@ -56,7 +56,7 @@ from agent_cli.context.cut import ACK, CondensePlan
 from agent_cli.context.engine_state import SummaryOutcome
 from agent_cli.context.fidelity import check, files_section, misses_key_facts, repair, span_facts
 from agent_cli.context.plain import abbreviate
-from agent_cli.context.sections import (
+from agent_cli.context.record_parts import (
     assemble_record,
     cap_text,
     collect_user_messages,

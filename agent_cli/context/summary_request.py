@@ -32,7 +32,7 @@ from typing import Protocol, runtime_checkable
 
 from agent_cli.context.plain import abbreviate, render_messages
 from agent_cli.context.protocol import Frame
-from agent_cli.context.sections import strip_user_messages
+from agent_cli.context.record_parts import strip_user_messages
 from agent_cli.context.thresholds import Counter
 from agent_cli.context.todos import with_note
 from agent_cli.core.messages import Message, NativeRecord, TextBlock, Usage
