@@ -13,9 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from agent_cli.context.protocol import Frame
+from agent_cli.context.protocol import Frame, holds
 from agent_cli.context.thresholds import Counter, Thresholds, percent
-from agent_cli.context.todos import holds
 from agent_cli.core.messages import Message
 from agent_cli.tokens.images import image_tokens
 
