@@ -122,7 +122,7 @@ def cap_input(use: ToolUse, *, max_chars: int, saved_to: str) -> ToolUse:
     return dataclasses.replace(use, input=args) if changed else use
 
 
-# -- on arrival: saved whole, then cut ---------------------------------------------------------
+# -- on arrival: saved whole, then cut -------------------------------------------------------------
 
 
 def cap_arrival(

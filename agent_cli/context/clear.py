@@ -1,15 +1,14 @@
 """L1: replace old tool results with one-line stubs, in batches; and what a stub says.
 
-Pure. The newest results are protected by a token budget; everything older
-becomes a stub naming the tool, its input, what the output held and how to get it back. The
-tool_use / tool_result ids stay, so every pair stays valid. Images are cleared the same way: a
-result's images go with its text (its stub names them), and an image the user attached (`@shot.png`,
-an `ImageBlock` in a user message) becomes a one-line stub naming the file, which `recall` brings
-back as the image itself. An image weighs what the provider charges for it (tokens/images.py), not
-its base64. Any edit to the
-history invalidates the provider's prompt cache from that point on, so L1 acts
-only when a batch frees at least `min_batch_tokens` (gemini-cli: 30k;
-opencode: 20k) and otherwise leaves the history, and the cache, alone.
+Pure. The newest results are protected by a token budget; everything older becomes a stub naming the
+tool, its input, what the output held and how to get it back. The tool_use / tool_result ids stay,
+so every pair stays valid. Images are cleared the same way: a result's images go with its text (its
+stub names them), and an image the user attached (`@shot.png`, an `ImageBlock` in a user message)
+becomes a one-line stub naming the file, which `recall` brings back as the image itself. An image
+weighs what the provider charges for it (tokens/images.py), not its base64. Any edit to the history
+invalidates the provider's prompt cache from that point on, so L1 acts only when a batch frees at
+least `min_batch_tokens` (gemini-cli: 30k; opencode: 20k) and otherwise leaves the history, and the
+cache, alone.
 
 *What a stub says the result held*, in a few identifiers, so a model asked about it later knows
 what to recall and a record built from the stubs still has the facts:
@@ -60,27 +59,7 @@ IMAGE_KEY = "image#"
 _CHARS_PER_TOKEN = 4  # an image's weight beside text, in characters
 
 
-def _image_chars(image: ImageBlock) -> int:
-    return image_tokens(image.width, image.height) * _CHARS_PER_TOKEN
-
-
-def _parts(message: Message) -> tuple[list[tuple[str, int, bool]], int]:
-    """What of `message` L1 may clear, newest last: (key, weight in characters, already a stub), and
-    the weight of the whole message those shares are of. A tool result's key is its call id; an
-    image the user attached is keyed by its place. Without images the weights are the results'
-    characters alone, as they always were."""
-    parts: list[tuple[str, int, bool]] = []
-    for j, block in enumerate(message.content):
-        if isinstance(block, ToolResult):
-            weight = len(block.content) + sum(_image_chars(i) for i in block.images)
-            parts.append((block.tool_use_id, weight, is_stub(block)))
-        elif isinstance(block, ImageBlock) and message.role == "user":
-            parts.append((f"{IMAGE_KEY}{j}", _image_chars(block), False))
-    total = sum(w for _, w, _ in parts)
-    if any(isinstance(b, ImageBlock) for b in message.content):
-        total += sum(len(b.text) for b in message.content if isinstance(b, TextBlock))
-    return parts, total or 1
-
+# -- a stub: the one line that replaces a result or an image ---------------------------------------
 
 # An image a stub names: `image NAME (WxH px)`, `images A (WxH px), B (WxH px)`.
 _STUBBED_IMAGE = re.compile(r"(?:\bimages?|,) ([^\s,()]+) \(\d+x\d+ px\)")
@@ -142,7 +121,7 @@ def stub_for(use: ToolUse | None, result: ToolResult) -> str:
     return f"{STUB_PREFIX}{call} {what} {lines:,} lines{about}; {how}]"
 
 
-# -- what a stub says the result held -----------------------------------------------------------
+# -- what a stub says the result held --------------------------------------------------------------
 
 MAX_NAMES = 8
 MAX_FILES = 5
@@ -201,7 +180,29 @@ def stub_failure(stub_text: str) -> Failure | None:
     return Failure(found.group("line"), found.group("status") or "")
 
 
-# -- the batch L1 clears ------------------------------------------------------------------------
+# -- the batch L1 clears ---------------------------------------------------------------------------
+
+
+def _image_chars(image: ImageBlock) -> int:
+    return image_tokens(image.width, image.height) * _CHARS_PER_TOKEN
+
+
+def _parts(message: Message) -> tuple[list[tuple[str, int, bool]], int]:
+    """What of `message` L1 may clear, newest last: (key, weight in characters, already a stub), and
+    the weight of the whole message those shares are of. A tool result's key is its call id; an
+    image the user attached is keyed by its place. Without images the weights are the results'
+    characters alone, as they always were."""
+    parts: list[tuple[str, int, bool]] = []
+    for j, block in enumerate(message.content):
+        if isinstance(block, ToolResult):
+            weight = len(block.content) + sum(_image_chars(i) for i in block.images)
+            parts.append((block.tool_use_id, weight, is_stub(block)))
+        elif isinstance(block, ImageBlock) and message.role == "user":
+            parts.append((f"{IMAGE_KEY}{j}", _image_chars(block), False))
+    total = sum(w for _, w, _ in parts)
+    if any(isinstance(b, ImageBlock) for b in message.content):
+        total += sum(len(b.text) for b in message.content if isinstance(b, TextBlock))
+    return parts, total or 1
 
 
 @dataclass(frozen=True, slots=True)

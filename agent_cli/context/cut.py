@@ -45,7 +45,7 @@ __all__ = [
 ACK = "Understood. I will continue from here."
 
 
-# -- safe cuts --------------------------------------------------------------------------------------
+# -- safe cuts -------------------------------------------------------------------------------------
 
 
 def safe_cuts(messages: Sequence[Message]) -> list[bool]:
@@ -161,7 +161,7 @@ def find_safe_cut(
     return floor
 
 
-# -- the span L2/L3 replaces ----------------------------------------------------------------------
+# -- the span L2/L3 replaces -----------------------------------------------------------------------
 
 
 def is_ack(message: Message) -> bool:
