@@ -57,7 +57,7 @@ from agent_cli.agent.user_runs import UserRuns
 from agent_cli.config.settings import Settings
 from agent_cli.context.across_runs import finish_run, take_back
 from agent_cli.context.engine import ContextEngine
-from agent_cli.context.todos import logged_todos
+from agent_cli.context.protocol import logged_todos
 from agent_cli.core.errors import SessionLogError
 from agent_cli.core.events import Event, WarningEvent
 from agent_cli.core.goals import Goal, GoalSpec, goal_note

@@ -15,8 +15,8 @@ from pathlib import Path
 from agent_cli.agent.loop import AgentLoop
 from agent_cli.agent.subagent import SubAgents
 from agent_cli.config.settings import Settings
-from agent_cli.context.breakdown import Breakdown
 from agent_cli.context.engine import ContextEngine
+from agent_cli.context.notices import Breakdown
 from agent_cli.context.thresholds import Thresholds
 from agent_cli.core.messages import Message, Usage
 from agent_cli.session_parts import ModelParts

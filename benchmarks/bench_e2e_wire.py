@@ -14,7 +14,7 @@ from bench_standins import Entry
 
 __all__ = ["request_entries", "request_text", "text_entries", "tool_results"]
 
-# The product's condensed record (agent_cli.context.sections.assemble_record), as the wire carries it.
+# The product's condensed record (agent_cli.context.record_parts.assemble_record), as the wire carries it.
 _RECORD = re.compile(r"^Condensed (?:record|mechanical digest \(written by code, not by a model\)) of the")
 # A summary request over text chunks (agent_cli.context.summary_request.run_summary).
 _CHUNK_HEAD = "EARLIER CONDENSED RECORD:\n"

@@ -99,7 +99,9 @@ MODEL_STEP_SECONDS = 20.0
 USER_STEP_SECONDS = 90.0
 PAUSE_MEDIAN_SECONDS, PAUSE_SIGMA = 120.0, 1.2
 SUMMARY_FIRST_TOKEN_S, OUTPUT_TOKENS_PER_S = 1.0, 60.0
-DIGEST_NEXT_STEP = "## The next step it stated last"  # a digest's section (context/digest.py), built by code
+DIGEST_NEXT_STEP = (
+    "## The next step it stated last"  # a digest's section (context/condense.py), built by code
+)
 PAUSED = "-paused"  # the caches billed at the paused pace end so
 CLOCKS = ("steady", "paused")  # the clock a policy sees: `replay(..., pace=...)`
 PARTS = ("turns", "summaries", "recall")  # what the Claude bill at the steady pace paid for
@@ -440,8 +442,8 @@ def _bill_summaries(run: Run, policy: Policy, biller: Bills, done: int) -> int:
 def own_words(text: str) -> str:
     """`text` without the lines our records carry by code rather than by what the summary wrote: the
     fidelity check's copy of the stated next step (`fidelity.repair`) and a digest's next-step
-    section (`digest.py`). The continuation probe looks for the next step in what is left, so a
-    record passes only by carrying the step itself, for every policy alike."""
+    section (`condense.build_digest`). The continuation probe looks for the next step in what is
+    left, so a record passes only by carrying the step itself, for every policy alike."""
     out: list[str] = []
     skip = False
     for line in text.split("\n"):

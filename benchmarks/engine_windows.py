@@ -126,7 +126,7 @@ def main() -> None:
     small = run(10, 20, 30_000, True)
     rejected = sum(1 for e in small["events"] if e.get("type") == "error")
     # Every record, the model's or the digest standing in while the model writes it, ends so
-    # (context/sections.py); the model's own has its sections ("## Goal and requests").
+    # (context/record_parts.py); the model's own has its sections ("## Goal and requests").
     later, with_record = carried(small["all_requests"], RECORD_CLOSING)
     _, with_models = carried(small["all_requests"], "## Goal and requests")
     print(

@@ -14,7 +14,7 @@ Three placements:
 - `system`: the list at the end of the system prompt (as the pins ride). A change rewrites the
   whole cache (system, then every message after it), and on Claude's thinking models it also unbinds
   every preserved thinking block (the loop strips them; not priced here).
-- `note` (ours, context/todos.py): in the newest user message when the list changes (todo_write's
+- `note` (ours, context/protocol.py): in the newest user message when the list changes (todo_write's
   own result there), then left where it is. The prefix before it never changes.
 - `every`: the list at the end of the newest user message of every request, not kept. The newest
   message carries the breakpoint, so every entry written ends with a list the next request no

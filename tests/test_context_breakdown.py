@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 from test_context_fakes import assistant, filler, tool_round, user
 
 from agent_cli.config.settings import ContextSettings
-from agent_cli.context.breakdown import scale_parts
 from agent_cli.context.engine import ContextEngine, Frame
+from agent_cli.context.notices import scale_parts
 from agent_cli.core.messages import Message, SummaryBlock, Usage
 from agent_cli.core.requests import ToolSpec
 from agent_cli.providers.model_names import tokenizer_for

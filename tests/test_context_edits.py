@@ -11,8 +11,7 @@ from agent_cli.agent.record_edits import RECORD_EDIT, find_record, with_record
 from agent_cli.agent.turn_stream import relayed
 from agent_cli.app import LATEST, open_session
 from agent_cli.config.load import Flags, load_settings
-from agent_cli.context.record_parts import archive_files, record_parts
-from agent_cli.context.sections import USER_END, USER_HEADER, assemble_record
+from agent_cli.context.record_parts import USER_END, USER_HEADER, archive_files, assemble_record, record_parts
 from agent_cli.core.errors import CommandError, ConfigError
 from agent_cli.core.events import CompactEvent
 from agent_cli.core.messages import Message, SummaryBlock, TextBlock

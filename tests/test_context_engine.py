@@ -23,7 +23,7 @@ from test_context_fakes import (
 )
 
 from agent_cli.context.clear import is_stub
-from agent_cli.context.emergency import ACK
+from agent_cli.context.cut import ACK
 from agent_cli.core.errors import ContextOverflowError, TransientError
 from agent_cli.core.events import CompactEvent, ErrorEvent, WarningEvent
 from agent_cli.core.messages import Message, SummaryBlock, TextBlock, ToolResult, ToolUse

@@ -1,4 +1,4 @@
-"""L2/L3 planning (context/plan.py): where a record's span ends, table-driven over small histories.
+"""L2/L3 planning (context/cut.py, `plan_condense`): where a record's span ends, table-driven.
 
 Counts are given per message, so each case says exactly how many tokens each
 message holds; thresholds come from `compute_thresholds` with the tail and
@@ -12,8 +12,7 @@ from dataclasses import replace
 import pytest
 
 from agent_cli.config.settings import ContextSettings
-from agent_cli.context.emergency import ACK
-from agent_cli.context.plan import CondensePlan, engine_prefix, plan_condense
+from agent_cli.context.cut import ACK, CondensePlan, engine_prefix, plan_condense
 from agent_cli.context.thresholds import ENGINE_NOTE_PREFIX, Thresholds, compute_thresholds
 from agent_cli.core.messages import Message, SummaryBlock, ToolResult, ToolUse
 

@@ -29,8 +29,7 @@ from test_context_fakes import (
     user,
 )
 
-from agent_cli.context.cut import open_round_start
-from agent_cli.context.emergency import ACK
+from agent_cli.context.cut import ACK, open_round_start
 from agent_cli.context.engine import ContextEngine
 from agent_cli.core.errors import ContextOverflowError, TransientError
 from agent_cli.core.events import CompactEvent

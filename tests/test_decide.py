@@ -14,6 +14,7 @@ from test_context_fakes import FakeCounter, assistant, filler, tool_round, user
 
 from agent_cli.config.settings import ContextSettings
 from agent_cli.context.clear import apply_clear
+from agent_cli.context.cut import CondensePlan, plan_condense
 from agent_cli.context.decide import decide
 from agent_cli.context.engine_state import Ahead, Cached, CachePrice, CompactionState, EngineState, StandIn
 from agent_cli.context.engine_values import (
@@ -54,7 +55,6 @@ from agent_cli.context.engine_values import (
     TurnEnded,
     WaitForRecord,
 )
-from agent_cli.context.plan import CondensePlan, plan_condense
 from agent_cli.core.messages import Message, SummaryBlock
 from agent_cli.providers.model_info import cache_price
 from agent_cli.providers.models import lookup

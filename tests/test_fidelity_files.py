@@ -11,7 +11,8 @@ from test_context_fakes import assistant, tool_round, user
 
 from agent_cli.config.settings import ContextSettings
 from agent_cli.context.condense import condensed_history
-from agent_cli.context.emergency import ACK, apply_drop, marker_text, plan_drop
+from agent_cli.context.cut import ACK
+from agent_cli.context.emergency import apply_drop, marker_text, plan_drop
 from agent_cli.context.fidelity import FILES_HEADER, carried_paths, span_facts
 from agent_cli.context.thresholds import Thresholds, compute_thresholds, output_for_window
 from agent_cli.core.messages import Message, SummaryBlock

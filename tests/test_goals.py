@@ -13,7 +13,7 @@ from agent_cli.agent.approvals import AutoApprover
 from agent_cli.agent.goal_run import TOPIC, GoalKeeper, check_result, logged_goal, rounds
 from agent_cli.agent.hooks import Hooks
 from agent_cli.agent.loop import AgentLoop
-from agent_cli.context.todos import carried, with_note
+from agent_cli.context.protocol import carried, with_note
 from agent_cli.core.events import ErrorEvent, Event, GoalEvent, ResultEvent
 from agent_cli.core.goals import (
     CheckResult,
@@ -316,8 +316,7 @@ def test_the_goal_survives_clears_a_summary_and_an_emergency_cut_byte_for_byte(t
     oldest turns, the goal's first message among them), a later one is made (L2): every request,
     summary requests included, carries the goal's note whole, and a summary request's instruction is
     still its last text block, after the note."""
-    from agent_cli.context.protocol import CompactGate
-    from agent_cli.context.todos import holds
+    from agent_cli.context.protocol import CompactGate, holds
     from agent_cli.core.events import CompactEvent
     from tests.test_context_fakes import FakeSummarizer, make_engine
     from tests.test_todos import INSTRUCTION_TAG, big_reads

@@ -11,7 +11,7 @@ from pathlib import Path
 from PIL import Image
 
 from agent_cli.context.clear import apply_clear, clearable, image_names, image_stub, is_stub
-from agent_cli.context.sections import assemble_record
+from agent_cli.context.record_parts import assemble_record
 from agent_cli.core.images import ImageBlock
 from agent_cli.core.messages import Message, TextBlock, ToolResult, ToolUse
 from agent_cli.store.archive import Archive

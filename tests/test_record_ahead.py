@@ -28,10 +28,10 @@ from test_context_fakes import (
 
 from agent_cli.config.settings import ContextSettings
 from agent_cli.context.clear import clearable
+from agent_cli.context.cut import CondensePlan, engine_prefix
 from agent_cli.context.engine import ContextEngine
 from agent_cli.context.engine_state import CompactionState
 from agent_cli.context.layers import LayerRunner
-from agent_cli.context.plan import CondensePlan, engine_prefix
 from agent_cli.context.records import RecordAhead
 from agent_cli.context.summary_request import SummaryReply
 from agent_cli.context.thresholds import compute_thresholds

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent_cli.context.record_make import MISSED_FACTS, Verdict, judge_record
+from agent_cli.context.condense import MISSED_FACTS, Verdict, judge_record
 
 BASE = {"failure": None, "written": 500, "replaced": 4_000, "after": 6_000, "total": 9_000, "cap": 1_000}
 

@@ -25,10 +25,10 @@ from test_context_fakes import (
     user,
 )
 
+from agent_cli.context.cut import CondensePlan, engine_prefix
 from agent_cli.context.engine import ContextEngine, Frame
 from agent_cli.context.engine_state import StandIn
 from agent_cli.context.layers import LayerRunner
-from agent_cli.context.plan import CondensePlan, engine_prefix
 from agent_cli.context.protocol import Prepared
 from agent_cli.context.summary_request import SummaryFailed, SummaryReply
 from agent_cli.core.events import CompactEvent, WarningEvent

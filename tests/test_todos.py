@@ -12,8 +12,7 @@ import pytest
 
 from agent_cli.agent.approvals import AutoApprover
 from agent_cli.agent.loop import AgentLoop
-from agent_cli.context.protocol import CompactGate
-from agent_cli.context.todos import TOPIC, carried, holds, logged_todos, with_note
+from agent_cli.context.protocol import TOPIC, CompactGate, carried, holds, logged_todos, with_note
 from agent_cli.core.events import CompactEvent
 from agent_cli.core.messages import Message, TextBlock, ToolResult
 from agent_cli.core.requests import Request

@@ -49,9 +49,8 @@ from agent_cli.agent.turn_stops import (
     cut_short_events,
     too_many_requests,
 )
-from agent_cli.context.protocol import ContextPolicy, Frame, Prepared
-from agent_cli.context.todos import TOPIC as TODOS_TOPIC
-from agent_cli.context.todos import carried
+from agent_cli.context.protocol import TOPIC as TODOS_TOPIC
+from agent_cli.context.protocol import ContextPolicy, Frame, Prepared, carried
 from agent_cli.core.events import (
     CompactEvent,
     ErrorEvent,

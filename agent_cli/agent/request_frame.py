@@ -3,7 +3,7 @@
     system      the system prompt the session was built with
     pinned      the pins' section (prompt/pins.py), set by the session
     skills      the skills the model loaded (prompt/skills.py): pinned after the pins
-    todos       the todo list (todo_write replaces it): its note rides in the history (context/todos.py)
+    todos       the todo list (todo_write replaces it): its note rides in the history (context/protocol.py)
     goal_note   the goal's note (core/goals.py), carried like the todo list's
 
 `frame(tools)` is the request's `Frame`. Thinking is bound to the whole prefix, the system

@@ -18,9 +18,9 @@ import hashlib
 from collections.abc import Sequence
 
 from agent_cli.context.clear import clearable, is_stub, next_change
+from agent_cli.context.cut import engine_prefix
 from agent_cli.context.engine_state import Cached, EngineState
 from agent_cli.context.engine_values import Action, Clear, Clearing, Mark, Nothing, Sending
-from agent_cli.context.plan import engine_prefix
 from agent_cli.core.messages import Message
 
 __all__ = ["clearing", "sending"]

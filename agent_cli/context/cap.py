@@ -1,10 +1,19 @@
-"""L0: cut an oversized tool result to head + tail at ingest.
+"""L0: an oversized tool result cut to head + tail as it arrives, once its full text is saved.
 
-Pure: given the result, its token count and where the full text was saved,
-return the capped result. The marker in the middle says how many lines went,
-where the full text is, and how to see it (read_file with an offset for file
-reads, recall with a phrase for anything). Command output keeps more tail
-(errors and summaries print last); file reads keep more head.
+    cap_arrival(use, result, limit, counter=..., archive=..., clock=...)
+        -> (the result as the history takes it, the CompactEvent when it was cut)
+
+A tool result is capped as it arrives, before it joins the history (`ContextEngine.ingest` picks the
+limit: the cap the round's results share). Its full text goes to the archive first (its own output
+file, named by the call's id), and the marker the cut leaves says where it is and how to see it;
+when the disk refuses, the result is not cut (L1, L2 and L4 still keep the request in bounds).
+
+The cut itself is pure (`cap_result`): given the result, its token count and where the full text
+was saved, the capped result. The marker in the middle says how many lines went, where the full
+text is, and how to see it (read_file with an offset for file reads, recall with a phrase for
+anything). Command output keeps more tail (errors and summaries print last); file reads keep more
+head. The model's own oversized calls are cut the same way (`cap_input`), on the history, by
+`layers.LayerRunner`.
 """
 
 from __future__ import annotations
@@ -13,9 +22,13 @@ import dataclasses
 import json
 from collections.abc import Callable
 
+from agent_cli.context.plain import abbreviate, call_text
+from agent_cli.context.thresholds import Counter
+from agent_cli.core.events import CompactEvent, CompactLayer
 from agent_cli.core.messages import ToolResult, ToolUse
+from agent_cli.store.archive import Archive
 
-__all__ = ["cap_input", "cap_result", "head_share"]
+__all__ = ["cap_arrival", "cap_input", "cap_result", "head_share"]
 
 # Tools whose output is a file's text, paged by line number.
 FILE_READERS = frozenset({"read_file", "read", "view", "cat"})
@@ -107,3 +120,43 @@ def cap_input(use: ToolUse, *, max_chars: int, saved_to: str) -> ToolUse:
         else:
             args[name] = value
     return dataclasses.replace(use, input=args) if changed else use
+
+
+# -- on arrival: saved whole, then cut -------------------------------------------------------------
+
+
+def cap_arrival(
+    use: ToolUse,
+    result: ToolResult,
+    limit: int,
+    *,
+    counter: Counter,
+    archive: Archive,
+    clock: Callable[[], float],
+) -> tuple[ToolResult, CompactEvent | None]:
+    """`result` of `use` cut to `limit` tokens, once its full text is on disk; as it is when it fits
+    (or the disk refused it)."""
+    tokens = counter.count_text(result.content)
+    if tokens <= limit:
+        return result, None
+    start = clock()
+    header = f"[full output of {call_text(use)} · id {use.id}]"
+    try:
+        path = str(archive.write_output(use.id, result.content, header=header))
+    except OSError:  # not on disk, so not cut: L1, L2 and L4 still keep the request in bounds
+        return result, None
+    count = counter.count_text
+    shown = archive.shown(path)
+    capped = cap_result(use, result, max_tokens=limit, tokens=tokens, count_text=count, saved_to=shown)
+    event = CompactEvent(
+        layer=CompactLayer.CAP,
+        trigger="ingest",
+        messages_before=1,
+        messages_after=1,
+        tokens_before=tokens,
+        tokens_after=count(capped.content),
+        transcript=path,
+        duration=clock() - start,
+        detail=f"{abbreviate(call_text(use), 80)} · id {use.id}",
+    )
+    return capped, event

@@ -1,17 +1,26 @@
-"""L1: replace old tool results with one-line stubs, in batches.
+"""L1: replace old tool results with one-line stubs, in batches; and what a stub says.
 
-Pure. The newest results are protected by a token budget; everything older
-becomes a stub naming the tool, its input, what the output held (a failure's
-status and error line, a file's top-level names, a search's files: see
-`stub_content.py`) and how to get it back. The
-tool_use / tool_result ids stay, so every pair stays valid. Images are cleared the same way: a
-result's images go with its text (its stub names them), and an image the user attached (`@shot.png`,
-an `ImageBlock` in a user message) becomes a one-line stub naming the file, which `recall` brings
-back as the image itself. An image weighs what the provider charges for it (tokens/images.py), not
-its base64. Any edit to the
-history invalidates the provider's prompt cache from that point on, so L1 acts
-only when a batch frees at least `min_batch_tokens` (gemini-cli: 30k;
-opencode: 20k) and otherwise leaves the history, and the cache, alone.
+Pure. The newest results are protected by a token budget; everything older becomes a stub naming the
+tool, its input, what the output held and how to get it back. The tool_use / tool_result ids stay,
+so every pair stays valid. Images are cleared the same way: a result's images go with its text (its
+stub names them), and an image the user attached (`@shot.png`, an `ImageBlock` in a user message)
+becomes a one-line stub naming the file, which `recall` brings back as the image itself. An image
+weighs what the provider charges for it (tokens/images.py), not its base64. Any edit to the history
+invalidates the provider's prompt cache from that point on, so L1 acts only when a batch frees at
+least `min_batch_tokens` (gemini-cli: 30k; opencode: 20k) and otherwise leaves the history, and the
+cache, alone.
+
+*What a stub says the result held*, in a few identifiers, so a model asked about it later knows
+what to recall and a record built from the stubs still has the facts:
+
+- a failure: its status (`exit code 1`, `timed out after 30s`) and its most telling line;
+- a file read (lines numbered like `cat -n`): the top-level names it defines (`def`, `class`,
+  `function`, ...) or, for a config file, its sections;
+- a search (lines like `path:line:text`): the files it matched;
+- images it showed (`read_file` on a picture): their names and sizes.
+
+`held` reads the result before it is cleared; `stub_failure` reads a failure back from a stub (the
+digest's and the fidelity check's latest error).
 """
 
 from __future__ import annotations
@@ -21,7 +30,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from agent_cli.context.stub_content import held
+from agent_cli.context.signals import Failure, failure
 from agent_cli.core.images import ImageBlock
 from agent_cli.core.messages import CLEARED_PREFIX, Block, Message, TextBlock, ToolResult, ToolUse
 from agent_cli.tokens.images import image_tokens
@@ -31,11 +40,13 @@ __all__ = [
     "ClearPlan",
     "apply_clear",
     "clearable",
+    "held",
     "image_names",
     "image_stub",
     "is_stub",
     "plan_clear",
     "recall_phrase",
+    "stub_failure",
     "stub_for",
 ]
 
@@ -48,27 +59,7 @@ IMAGE_KEY = "image#"
 _CHARS_PER_TOKEN = 4  # an image's weight beside text, in characters
 
 
-def _image_chars(image: ImageBlock) -> int:
-    return image_tokens(image.width, image.height) * _CHARS_PER_TOKEN
-
-
-def _parts(message: Message) -> tuple[list[tuple[str, int, bool]], int]:
-    """What of `message` L1 may clear, newest last: (key, weight in characters, already a stub), and
-    the weight of the whole message those shares are of. A tool result's key is its call id; an
-    image the user attached is keyed by its place. Without images the weights are the results'
-    characters alone, as they always were."""
-    parts: list[tuple[str, int, bool]] = []
-    for j, block in enumerate(message.content):
-        if isinstance(block, ToolResult):
-            weight = len(block.content) + sum(_image_chars(i) for i in block.images)
-            parts.append((block.tool_use_id, weight, is_stub(block)))
-        elif isinstance(block, ImageBlock) and message.role == "user":
-            parts.append((f"{IMAGE_KEY}{j}", _image_chars(block), False))
-    total = sum(w for _, w, _ in parts)
-    if any(isinstance(b, ImageBlock) for b in message.content):
-        total += sum(len(b.text) for b in message.content if isinstance(b, TextBlock))
-    return parts, total or 1
-
+# -- a stub: the one line that replaces a result or an image ---------------------------------------
 
 # An image a stub names: `image NAME (WxH px)`, `images A (WxH px), B (WxH px)`.
 _STUBBED_IMAGE = re.compile(r"(?:\bimages?|,) ([^\s,()]+) \(\d+x\d+ px\)")
@@ -128,6 +119,90 @@ def stub_for(use: ToolUse | None, result: ToolResult) -> str:
     phrase = json.dumps(result.tool_use_id, ensure_ascii=False)
     how = f"call recall({phrase}) or re-run it to see it again"
     return f"{STUB_PREFIX}{call} {what} {lines:,} lines{about}; {how}]"
+
+
+# -- what a stub says the result held --------------------------------------------------------------
+
+MAX_NAMES = 8
+MAX_FILES = 5
+ERROR_CHARS = 160
+_NUMBERED_RE = re.compile(r"^\s*\d+\t(.*)$")
+_NAME_RE = re.compile(
+    r"^(?:export\s+)?(?:default\s+)?(?:pub(?:\(\w+\))?\s+)?(?:async\s+)?"
+    r"(?:def|class|function|interface|type|struct|enum|trait|impl|fn|func|module|const|let|var)\s+"
+    r"([A-Za-z_$][\w$]*)"
+)
+_SECTION_RE = re.compile(r"^\[\[?([\w.\- \"']+)\]\]?\s*$")  # TOML / INI `[listener]`
+_MATCH_RE = re.compile(r"^([^\s:][^:\n]*):\d+[:-]")  # grep's `path:line:text`
+# `... failed with N lines (STATUS; error: LINE); call recall(...)`: the last "N lines (" before it.
+_HELD_RE = re.compile(r"^.*\s[\d,]+ lines \((?:(?P<status>[^;]+?); )?error: (?P<line>.*)\)$", re.S)
+
+
+def _one_line(text: str, limit: int) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def _listed(items: list[str], limit: int) -> str:
+    shown = ", ".join(items[:limit])
+    return shown + (f", +{len(items) - limit} more" if len(items) > limit else "")
+
+
+def held(result: ToolResult) -> str:
+    """A few identifiers for what `result` held ("" when nothing stands out)."""
+    if result.images:
+        shown = [f"{i.name} ({i.width}x{i.height} px)" for i in result.images]
+        return f"image{'s' if len(shown) > 1 else ''} {_listed(shown, MAX_FILES)}"
+    failed = failure(result, ERROR_CHARS * 2)
+    if failed is not None:
+        status = f"{failed.status}; " if failed.status else ""
+        return f"{status}error: {_one_line(failed.line, ERROR_CHARS)}"
+    lines = result.content.split("\n")
+    numbered = [m.group(1) for line in lines if (m := _NUMBERED_RE.match(line))]
+    if numbered and len(numbered) * 2 >= len([ln for ln in lines if ln.strip()]):
+        names = [m.group(1) for text in numbered if (m := _NAME_RE.match(text))]
+        if not names:
+            names = [m.group(1).strip() for text in numbered if (m := _SECTION_RE.match(text.strip()))]
+        unique = list(dict.fromkeys(names))
+        return f"defines {_listed(unique, MAX_NAMES)}" if unique else ""
+    files = list(dict.fromkeys(m.group(1) for line in lines if (m := _MATCH_RE.match(line))))
+    if files:
+        return f"matches in {_listed(files, MAX_FILES)}"
+    return ""
+
+
+def stub_failure(stub_text: str) -> Failure | None:
+    """The failure a stub records (its status and error line), or None when it records none."""
+    body = stub_text.rsplit("; call recall(", 1)[0]
+    found = _HELD_RE.match(body)
+    if found is None:
+        return None
+    return Failure(found.group("line"), found.group("status") or "")
+
+
+# -- the batch L1 clears ---------------------------------------------------------------------------
+
+
+def _image_chars(image: ImageBlock) -> int:
+    return image_tokens(image.width, image.height) * _CHARS_PER_TOKEN
+
+
+def _parts(message: Message) -> tuple[list[tuple[str, int, bool]], int]:
+    """What of `message` L1 may clear, newest last: (key, weight in characters, already a stub), and
+    the weight of the whole message those shares are of. A tool result's key is its call id; an
+    image the user attached is keyed by its place. Without images the weights are the results'
+    characters alone, as they always were."""
+    parts: list[tuple[str, int, bool]] = []
+    for j, block in enumerate(message.content):
+        if isinstance(block, ToolResult):
+            weight = len(block.content) + sum(_image_chars(i) for i in block.images)
+            parts.append((block.tool_use_id, weight, is_stub(block)))
+        elif isinstance(block, ImageBlock) and message.role == "user":
+            parts.append((f"{IMAGE_KEY}{j}", _image_chars(block), False))
+    total = sum(w for _, w, _ in parts)
+    if any(isinstance(b, ImageBlock) for b in message.content):
+        total += sum(len(b.text) for b in message.content if isinstance(b, TextBlock))
+    return parts, total or 1
 
 
 @dataclass(frozen=True, slots=True)

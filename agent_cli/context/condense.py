@@ -1,39 +1,206 @@
-"""L2/L3: the history rebuilt around a condensed record, ours or the provider's (pure).
+"""L2/L3: the record that replaces a span (the model's summary, judged, or the digest), and the
+history rebuilt around it.
 
-Given the span being replaced, the tail being kept and the model's text (or
-nothing, for the digest), build the record: the body capped to its length,
-the user's messages verbatim, the fidelity repair, the transcript's name and
-how to recall from it; then put it first, as a user message holding a
-SummaryBlock, followed by an acknowledgement when the next message is the
-user's (or nothing follows and the user speaks next).
+    make_record(messages, plan, total, path, thresholds, call, must_shrink=..., use_model=...,
+                counter=..., recount=...) -> MadeRecord
 
-*The provider's own record* (`context.summarizer = "native"`, `native_history`).
+*The record.* The summary call is made (or its reply, prepared ahead, taken); its own failures (a
+provider error, a timeout, an empty or refused reply, the disk) put the digest in its place, never
+lose the session. A reply is used when `judge_record` (below) says so: it shrinks what must shrink,
+keeps within its cap, and is measured against the mechanical check (fidelity.py). Pure but for the
+call.
 
-A *native record* is what the provider's compaction returned (`core.messages.NativeRecord`): it
-stands for exactly the span it was given and goes back byte for byte, alone in the history's first
-message. Keep-tail (Anthropic's docs): the kept turns follow it unchanged, so their thinking stays
-valid; hence nothing of ours goes between. After them, appended as the history's last message, goes
-a *carrier* of ours (a `SummaryBlock`): what the rules of every record ask for and the provider's
-does not give. The user's messages verbatim (unless the provider's record already holds them as they
-were sent: OpenAI's compaction output does), the transcript's name and how to recall from it, and
-what the mechanical check finds missing from the readable text (the last request, the latest error,
-the files). A record whose text is not readable (OpenAI's is encrypted) is checked as having said
+*The choice* (`judge_record`, pure): does the model's summary stand, or does the digest stand in?
+It decides from the figures alone, so the rule reads in one place and is tested as a table:
+
+- the call failed: the digest stands in, and the failure is said;
+- the summary is as large as what it replaces, or (when the request must shrink: every automatic
+  compaction) the history with it is no smaller than before: the digest stands in;
+- else the summary stands; it *fell short* when it ran over its length (its end was cut) or left
+  out the latest error or every file the span touched (code adds them). A record that fell short
+  counts as a failed summary for the latch, though it is used.
+
+*The history* (`condensed_history`, pure): the record (the body capped to its length, the user's
+messages verbatim, the fidelity repair, the transcript's name and how to recall from it) put first,
+as a user message holding a SummaryBlock, then an acknowledgement when the next message is the
+user's (or nothing follows and the user speaks next), then the tail.
+
+*The provider's own record* (`context.summarizer = "native"`, `native_history`): a *native record*
+is what the provider's compaction returned (`core.messages.NativeRecord`): it stands for exactly the
+span it was given and goes back byte for byte, alone in the history's first message. Keep-tail
+(Anthropic's docs): the kept turns follow it unchanged, so their thinking stays valid; hence nothing
+of ours goes between. After them, appended as the history's last message, goes a *carrier* of ours
+(a `SummaryBlock`): what the rules of every record ask for and the provider's does not give. The
+user's messages verbatim (unless the provider's record already holds them as they were sent:
+OpenAI's compaction output does), the transcript's name and how to recall from it, and what the
+mechanical check finds missing from the readable text (the last request, the latest error, the
+files). A record whose text is not readable (OpenAI's is encrypted) is checked as having said
 nothing.
+
+*The digest* (`build_digest`, pure): the no-LLM record, in place of a summary that failed or would
+not shrink the request (the JS seed drops the span then): the earlier record's content, the files
+touched and how, the commands run with their exit codes, the latest errors, the last thing the
+assistant said and the latest next step it stated since the user's last message (a line that
+starts "Next", "Plan:" or "TODO"), which a later reply would otherwise hide. The user's messages
+are added verbatim, as for a model record.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Literal
 
-from agent_cli.context.clear import image_names, recall_phrase
-from agent_cli.context.digest import build_digest
-from agent_cli.context.emergency import ACK
-from agent_cli.context.fidelity import check, files_section, repair, span_facts
-from agent_cli.context.sections import assemble_record, cap_text, collect_user_messages, render_user_messages
-from agent_cli.context.thresholds import Thresholds
-from agent_cli.core.messages import Message, NativeRecord, SummaryBlock
+from agent_cli.context.clear import image_names, is_stub, recall_phrase, stub_failure
+from agent_cli.context.cut import ACK, CondensePlan
+from agent_cli.context.engine_state import SummaryOutcome
+from agent_cli.context.fidelity import check, files_section, misses_key_facts, repair, span_facts
+from agent_cli.context.plain import abbreviate
+from agent_cli.context.record_parts import (
+    assemble_record,
+    cap_text,
+    collect_user_messages,
+    render_user_messages,
+    strip_user_messages,
+)
+from agent_cli.context.signals import call_paths, command_of, failure, last_exit_code, stated_next_step
+from agent_cli.context.summary_request import SummaryFailed, SummaryReply
+from agent_cli.context.thresholds import Counter, Thresholds, is_engine_note
+from agent_cli.core.errors import ProviderError
+from agent_cli.core.messages import Message, NativeRecord, SummaryBlock, ToolResult, ToolUse, Usage
 
-__all__ = ["carrier_text", "condensed_history", "files_budget", "native_history"]
+__all__ = [
+    "MISSED_FACTS",
+    "OVERLONG",
+    "MadeRecord",
+    "Verdict",
+    "build_digest",
+    "carrier_text",
+    "condensed_history",
+    "files_budget",
+    "judge_record",
+    "make_record",
+    "native_history",
+]
+
+
+# -- the record: the summary, judged, or the digest ------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class MadeRecord:
+    messages: list[Message]
+    tokens: int
+    failure: str | None  # why the model's record was not used (the digest stands in); None when it was
+    usage: Usage | None  # what the summary call cost, when it answered
+    summary: SummaryOutcome  # "failed" also when the record was used but fell short
+    shortfall: str | None = None  # how a record that was used fell short
+
+
+def make_record(
+    messages: list[Message],
+    plan: CondensePlan,
+    total: int,
+    path: str,
+    th: Thresholds,
+    call: Callable[[], SummaryReply],
+    *,
+    must_shrink: bool,
+    use_model: bool,
+    counter: Counter,
+    recount: Callable[[list[Message]], int],
+) -> MadeRecord:
+    """The history with the span of `plan` condensed (`path`: where the span went, as the record
+    names it; `recount`: a new history counted on the scale of `total`). The digest stands in for a
+    summary that failed, or that would not shrink a request that must shrink."""
+    span, tail = plan.span(messages), plan.tail(messages)
+    pending = messages[-1].role == "user"
+    failure: str | None = None
+    usage: Usage | None = None
+    if not use_model:
+        new = condensed_history(
+            span, tail, "", path, thresholds=th, count_text=counter.count_text, pending=pending
+        )
+        return MadeRecord(new, recount(new), "latched", None, "skipped")
+    native = None
+    try:
+        reply = call()
+        body, usage, native = reply.text, reply.usage, reply.native
+    except (ProviderError, TimeoutError, SummaryFailed, OSError) as exc:
+        # The summary call's own failures must not lose the session: the digest stands in. A bug
+        # (anything else) is not one of them: it goes up to the crash log, not into a digest.
+        body, failure = "", f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    written = counter.count_text(body) if body else 0
+    replaced = sum(counter.count_message(m) for m in span)
+
+    def build(text: str, record: NativeRecord | None = None) -> tuple[list[Message], int]:
+        new = condensed_history(
+            span, tail, text, path, thresholds=th, count_text=counter.count_text, pending=pending,
+            native=record,
+        )  # fmt: skip
+        return new, recount(new)
+
+    with_summary = build(body, native) if body and written < replaced else None
+    verdict = judge_record(
+        failure=failure,
+        written=written,
+        replaced=replaced,
+        after=with_summary[1] if with_summary else None,
+        total=total,
+        cap=th.summary_cap,
+        must_shrink=must_shrink,
+        # A provider's record is not judged by our check: what it leaves out, its carrier says.
+        misses_facts=lambda: native is None and misses_key_facts(span, tail, body),
+    )
+    used = with_summary if with_summary is not None and verdict.failure is None else build("")
+    return MadeRecord(*used, verdict.failure, usage, verdict.fared, verdict.shortfall)
+
+
+OVERLONG = 1.5  # a record this far over its length cap counts as a failed summary
+MISSED_FACTS = "left out the latest error or every file it touched; code added them to the record"
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    failure: str | None = None  # why the model's record is not used: the digest stands in
+    shortfall: str | None = None  # how a record that is used fell short (repaired by code)
+
+    @property
+    def fared(self) -> Literal["ok", "failed"]:
+        return "failed" if self.failure is not None or self.shortfall is not None else "ok"
+
+
+def judge_record(
+    *,
+    failure: str | None,
+    written: int,
+    replaced: int,
+    after: int | None,
+    total: int,
+    cap: int,
+    must_shrink: bool,
+    misses_facts: Callable[[], bool],
+) -> Verdict:
+    """The verdict on a summary of `written` tokens for a span of `replaced` tokens.
+
+    `failure` is the call's own failure (no summary then), `after` the count of the history with
+    the summary in it (None when it was not built: no summary, or one too large), `total` the count
+    before, `cap` the record's length cap. `misses_facts` checks the record's content (only asked
+    when nothing else is wrong)."""
+    if failure is not None:
+        return Verdict(failure)
+    if written and written >= replaced:
+        return Verdict(f"the model's record ({written:,} tokens) is larger than what it replaces")
+    if written and must_shrink and after is not None and after >= total:
+        return Verdict(f"the model's record would not shrink the request ({total:,} -> {after:,} tokens)")
+    if written > cap * OVERLONG:
+        return Verdict(shortfall=f"ran over its length ({written:,} tokens for {cap:,}), so its end was cut")
+    if misses_facts():
+        return Verdict(shortfall=MISSED_FACTS)
+    return Verdict()
+
+
+# -- the history rebuilt around the record ---------------------------------------------------------
 
 
 def condensed_history(
@@ -154,3 +321,83 @@ def native_history(
         recall_hint=recall_hint,
     )
     return [Message("user", (native,)), *tail, Message("user", (SummaryBlock(text, transcript),))]
+
+
+# -- the digest: the record code writes ------------------------------------------------------------
+
+
+MAX_COMMANDS = 40
+MAX_ERRORS = 3
+EARLIER_CHARS = 6_000
+LAST_TEXT_CHARS = 1_500
+
+
+def _outcome(result: ToolResult) -> str:
+    """How a command ended: its last stated exit code (the status line comes last), else ok / failed."""
+    failed = failure(result)
+    if failed is not None and failed.status and not failed.status.startswith("exit code"):
+        return failed.status  # killed by a signal, timed out, cancelled
+    code = last_exit_code(result.content)
+    if code is not None:
+        return f"exit {code}"
+    return "failed" if result.is_error else "ok"
+
+
+def build_digest(span: Sequence[Message]) -> str:
+    """The digest's sections for `span` (without the user-message section)."""
+    calls: dict[str, ToolUse] = {}
+    files: dict[str, list[str]] = {}
+    commands: list[str] = []
+    errors: list[str] = []
+    earlier: list[str] = []
+    last_text = next_step = ""
+    for message in span:
+        summary = message.summary
+        if summary is not None:
+            earlier.append(strip_user_messages(summary.text).strip())
+            continue
+        if message.native is not None:  # the provider's record: what of it may be read
+            earlier.append(message.native.text.strip())
+            continue
+        if message.is_plain_user and not is_engine_note(message):
+            next_step = ""  # a new request: the plan stated before it is no longer the next step
+        if message.role == "assistant" and message.text.strip():
+            last_text = message.text.strip()
+            next_step = stated_next_step(last_text) or next_step
+        for use in message.tool_uses:
+            calls[use.id] = use
+            for path in call_paths(use):
+                verbs = files.setdefault(path, [])
+                if use.name not in verbs:
+                    verbs.append(use.name)
+        for result in message.tool_results:
+            call = calls.get(result.tool_use_id)
+            name = call.name if call else "tool"
+            command = command_of(call)
+            if command is not None:
+                commands.append(f"- `{abbreviate(command, 200)}` -> {_outcome(result)}")
+            # A cleared result's error is the one its stub records (the output itself is on disk).
+            failed = stub_failure(result.content) if is_stub(result) else failure(result, 300)
+            if failed is not None:
+                status = f" ({failed.status})" if failed.status else ""
+                what = f"`{abbreviate(command, 80)}`" if command is not None else name
+                errors.append(f"- {what}{status}: {failed.line}")
+    parts: list[str] = []
+    if earlier:
+        parts.append("## From the earlier record\n" + abbreviate("\n\n".join(earlier), EARLIER_CHARS))
+    if files:
+        parts.append("## Files touched\n" + "\n".join(f"- {p} ({', '.join(v)})" for p, v in files.items()))
+    if commands:
+        dropped = len(commands) - MAX_COMMANDS
+        shown = commands[-MAX_COMMANDS:]
+        if dropped > 0:
+            shown.insert(0, f"- ({dropped} earlier commands not listed)")
+        parts.append("## Commands run\n" + "\n".join(shown))
+    if errors:
+        parts.append("## Latest errors\n" + "\n".join(errors[-MAX_ERRORS:]))
+    if last_text:
+        last_words = abbreviate(last_text, LAST_TEXT_CHARS)
+        parts.append("## The assistant's last words before this point\n" + last_words)
+        if next_step and next_step not in last_words:
+            parts.append("## The next step it stated last\n" + next_step)
+    return "\n\n".join(parts)

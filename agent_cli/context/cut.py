@@ -1,19 +1,51 @@
-"""Where a history may be cut without splitting a tool_use from its tool_result.
+"""Where a history may be cut (pure): the boundaries a cut may take, and the span L2/L3 replaces.
 
 Pure functions over message lists. A cut at index `i` splits `messages[:i]`
 (replaced or dropped) from `messages[i:]` (kept). It is *safe* when no tool
 call before `i` has its result at or after `i`, and when it does not cut off a
 trailing tool round that is still open (its results not yet in). Between two
 consecutive safe cuts lies a *group*: the smallest unit a layer may remove.
+
+Which span L2/L3 replaces (`plan_condense`):
+- the *engine prefix*: the leading messages that are the engine's own (an
+  earlier record or a note, and its acknowledgement, `ACK`). A new record folds the
+  old one in, so the span always starts at 0, but a span that holds nothing
+  beyond the prefix is not worth a summary.
+- the *unanswered end*: what the model has not answered yet stays verbatim.
+  That is the latest plain user request, and, for the automatic layers, a
+  trailing tool round whose results the model has not seen (else it would never
+  see that output).
+- the *span*: `messages[:cut]` become the record, `messages[cut:]` stay. L2 keeps
+  up to `keep_tail` tokens verbatim and cuts at a safe boundary (`find_safe_cut`); L3,
+  asked for by the user or the model, condenses everything up to the open round.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
+from agent_cli.context.thresholds import Thresholds, is_engine_note
 from agent_cli.core.messages import Message
 
-__all__ = ["find_safe_cut", "groups", "is_preferred_cut", "open_round_start", "safe_cuts"]
+__all__ = [
+    "ACK",
+    "CondensePlan",
+    "engine_prefix",
+    "find_safe_cut",
+    "groups",
+    "is_ack",
+    "is_preferred_cut",
+    "open_round_start",
+    "plan_condense",
+    "safe_cuts",
+]
+
+# The assistant turn that follows an engine note, so user and assistant alternate.
+ACK = "Understood. I will continue from here."
+
+
+# -- safe cuts -------------------------------------------------------------------------------------
 
 
 def safe_cuts(messages: Sequence[Message]) -> list[bool]:
@@ -127,3 +159,54 @@ def find_safe_cut(
         if ok[i]:
             return i
     return floor
+
+
+# -- the span L2/L3 replaces -----------------------------------------------------------------------
+
+
+def is_ack(message: Message) -> bool:
+    return message.role == "assistant" and message.text == ACK and not message.tool_uses
+
+
+@dataclass(frozen=True, slots=True)
+class CondensePlan:
+    prefix: int  # leading messages that are the engine's own record or note
+    cut: int  # messages[:cut] become the record; messages[cut:] stay verbatim
+
+    def span(self, messages: Sequence[Message]) -> list[Message]:
+        return list(messages[: self.cut])
+
+    def tail(self, messages: Sequence[Message]) -> list[Message]:
+        return list(messages[self.cut :])
+
+
+def engine_prefix(messages: Sequence[Message]) -> int:
+    """How many leading messages are the engine's own (a record or note, and its acknowledgement)."""
+    first = messages[0] if messages else None
+    if first is not None and (first.summary is not None or first.native is not None or is_engine_note(first)):
+        return 2 if len(messages) > 1 and is_ack(messages[1]) else 1
+    return 0
+
+
+def plan_condense(
+    messages: Sequence[Message], counts: Sequence[int], thresholds: Thresholds, *, requested: bool
+) -> CondensePlan | None:
+    """Where to cut for a record (L3 when `requested`, else L2); None when nothing is worth condensing.
+
+    `counts[i]` is the token count of `messages[i]`. An automatic cut must
+    replace more than a record's worth of tokens: condensing a span no larger
+    than the summary cap frees nothing, so no model call is made for it.
+    """
+    prefix = engine_prefix(messages)
+    end = len(messages) - 1 if messages and messages[-1].is_plain_user else len(messages)
+    if requested:
+        cut = open_round_start(messages[:end])
+    else:
+        end = min(end, open_round_start(messages))
+        room = max(thresholds.keep_tail - sum(counts[end:]), 0)
+        cut = find_safe_cut(messages[:end], counts[:end], room, floor=prefix + 1)
+    if cut <= prefix:
+        return None
+    if not requested and sum(counts[prefix:cut]) <= thresholds.summary_cap:
+        return None
+    return CondensePlan(prefix, cut)

@@ -90,7 +90,7 @@ import dataclasses
 from collections.abc import Sequence
 
 from agent_cli.context.cache_choices import clearing, sending
-from agent_cli.context.cut import open_round_start
+from agent_cli.context.cut import open_round_start, plan_condense
 from agent_cli.context.engine_state import Ahead, CompactionState, EngineState, StandIn
 from agent_cli.context.engine_values import (
     Action,
@@ -130,7 +130,6 @@ from agent_cli.context.engine_values import (
     WaitForRecord,
 )
 from agent_cli.context.notices import loop_guard_stopped, smaller_window, under_reported
-from agent_cli.context.plan import plan_condense
 from agent_cli.context.signals import stated_next_step
 from agent_cli.context.thresholds import Thresholds, compute_thresholds, latest_user_index, output_for_window
 from agent_cli.core.messages import Message
@@ -218,7 +217,7 @@ def decide(state: EngineState, seen: Observation) -> tuple[Action, EngineState]:
 def _only_the_newest(messages: Sequence[Message], counts: Sequence[int], tokens: int, line: int) -> bool:
     """Whether only the newest part of `messages`, which no layer may condense, keeps the request at or
     above `line`: the tool round the model has not seen yet and the request it has not answered (the
-    unanswered end `plan.plan_condense` leaves verbatim; L4 keeps them too). Without that part the
+    unanswered end `cut.plan_condense` leaves verbatim; L4 keeps them too). Without that part the
     request is below the line, so the compaction did what any could: the next request, once the
     model has seen the round, can condense it. Not when that part alone reaches the line: then no
     compaction gets the request below it, and compacting again on every request is the loop the

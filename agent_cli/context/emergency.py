@@ -18,23 +18,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from agent_cli.context.cut import groups, open_round_start, safe_cuts
+from agent_cli.context.cut import ACK, groups, is_ack, open_round_start, safe_cuts
 from agent_cli.context.fidelity import FILES_HEADER, files_section, span_facts
 from agent_cli.context.thresholds import ENGINE_NOTE_PREFIX, latest_user_index
 from agent_cli.core.messages import Message
 from agent_cli.tokens.estimate import estimate_tokens
 
-__all__ = ["ACK", "DropPlan", "apply_drop", "dropped_files", "is_ack", "marker_text", "plan_drop", "stitch"]
+__all__ = ["DropPlan", "apply_drop", "dropped_files", "marker_text", "plan_drop", "stitch"]
 
-# The assistant turn that follows an engine note, so user and assistant alternate.
-ACK = "Understood. I will continue from here."
 # The marker's files list: at least this many tokens (four characters a token), or as many as the
 # largest list a dropped record held (that list was within its record's budget already).
 MARKER_FILES_TOKENS = 1_000
-
-
-def is_ack(message: Message) -> bool:
-    return message.role == "assistant" and message.text == ACK and not message.tool_uses
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,12 +25,11 @@ from collections.abc import Callable, Sequence
 from agent_cli.config.settings import ContextSettings
 from agent_cli.context import engine_values as v
 from agent_cli.context import records
-from agent_cli.context.breakdown import Breakdown, compute_breakdown
+from agent_cli.context.cap import cap_arrival
 from agent_cli.context.engine_actions import EngineActions
 from agent_cli.context.engine_state import CachePrice, CompactionState, Limits, StandIn
-from agent_cli.context.ingest import cap_arrival
 from agent_cli.context.layers import Condensed, LayerRunner
-from agent_cli.context.notices import overflow_unresolved
+from agent_cli.context.notices import Breakdown, compute_breakdown, overflow_unresolved
 from agent_cli.context.protocol import EngineEvent, Frame, Gate, Prepared, open_gate
 from agent_cli.context.summary_request import Summarize
 from agent_cli.context.thresholds import MIN_SHARED_CAP, Counter

@@ -18,11 +18,11 @@ from concurrent.futures import Future
 from agent_cli.config.settings import ContextSettings
 from agent_cli.context import engine_values as v
 from agent_cli.context import records
+from agent_cli.context.cut import CondensePlan
 from agent_cli.context.decide import decide
 from agent_cli.context.engine_state import Ahead, CachePrice, EngineState
 from agent_cli.context.layers import Condensed, LayerRunner, Step
 from agent_cli.context.notices import summary_outcome
-from agent_cli.context.plan import CondensePlan
 from agent_cli.context.protocol import Frame, Gate, open_gate
 from agent_cli.context.summary_request import SummaryReply
 from agent_cli.context.thresholds import Thresholds

@@ -47,7 +47,7 @@ from typing import Literal
 
 from agent_cli.billing.prices import CachePrice
 from agent_cli.config.settings import ContextSettings
-from agent_cli.context.plan import CondensePlan
+from agent_cli.context.cut import CondensePlan
 from agent_cli.context.thresholds import Thresholds, compute_thresholds
 from agent_cli.core.events import CompactTrigger
 from agent_cli.core.messages import Message

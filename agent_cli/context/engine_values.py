@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from agent_cli.context.cut import CondensePlan
 from agent_cli.context.engine_state import Ahead, CachePrice, StandIn, SummaryOutcome
-from agent_cli.context.plan import CondensePlan
 from agent_cli.core.events import CompactTrigger
 from agent_cli.core.messages import Message
 

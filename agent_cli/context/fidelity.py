@@ -15,9 +15,8 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from agent_cli.context.clear import is_stub
+from agent_cli.context.clear import is_stub, stub_failure
 from agent_cli.context.signals import NEXT_STEP_LINE, call_paths, failure, stated_next_step
-from agent_cli.context.stub_content import stub_failure
 from agent_cli.context.thresholds import is_engine_note
 from agent_cli.core.messages import Message
 
@@ -93,7 +92,7 @@ def span_facts(span: Sequence[Message]) -> Facts:
             for path in call_paths(use):
                 paths.setdefault(path, None)
         for result in message.tool_results:
-            # A result L1 cleared keeps its error line in its stub (`stub_content`).
+            # A result L1 cleared keeps its error line in its stub (`clear.held`).
             failed = stub_failure(result.content) if is_stub(result) else failure(result, ERROR_PROBE_CHARS)
             if failed is not None:
                 error = failed.line

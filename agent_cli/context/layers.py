@@ -6,14 +6,13 @@ a layer fires; the runner does it the same way every time:
 1. what the layer removes is written to the archive first; if the disk
    refuses, the layer does nothing and says so (nothing leaves the context
    without being on disk);
-2. the pure layer function (cap.py for the model's own calls, clear.py, condense.py, emergency.py;
-   record_make.py for L2/L3's record: the model's, judged, or the digest)
-   builds the new history;
+2. the pure layer function (cap.py for the model's own calls, clear.py, emergency.py; condense.py
+   for L2/L3's record: the model's, judged, or the digest) builds the new history;
 3. the new history is counted on the scale of the count before it (the
    provider's, when anchored), so the figures in one event agree;
 4. exactly one `CompactEvent` says what happened.
 
-L0 on a tool result as it arrives, before it joins any history, is ingest.py's.
+L0 on a tool result as it arrives, before it joins any history, is cap.py's `cap_arrival`.
 
 Each layer returns what it did as a value (`Step`, or `Condensed` for L2/L3): the new history, its
 count and the events that say so (a warning when the disk refused). No layer appends to a list it
@@ -31,12 +30,13 @@ from dataclasses import dataclass
 
 from agent_cli.context.cap import cap_input
 from agent_cli.context.clear import apply_clear
+from agent_cli.context.condense import make_record
+from agent_cli.context.cut import CondensePlan, engine_prefix
 from agent_cli.context.emergency import apply_drop, marker_text, plan_drop
+from agent_cli.context.engine_state import SummaryOutcome
 from agent_cli.context.notices import not_saved
 from agent_cli.context.plain import abbreviate, call_text, tool_calls_by_id
-from agent_cli.context.plan import CondensePlan, engine_prefix
 from agent_cli.context.protocol import EngineEvent, Frame
-from agent_cli.context.record_make import SummaryOutcome, make_record
 from agent_cli.context.summary_request import Summarize, SummaryReply, run_summary
 from agent_cli.context.thresholds import Counter, Thresholds
 from agent_cli.core.events import CompactEvent, CompactLayer, CompactTrigger, WarningEvent

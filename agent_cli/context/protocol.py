@@ -1,7 +1,9 @@
-"""The context engine as the loop sees it, and the values the two exchange.
+"""The context engine as the loop sees it: the values the two exchange, and where the frame's notes
+ride in the history.
 
 - `Frame`: the fixed prefix of every request (system prompt and tool specs).
-  The loop owns it; the engine counts it.
+  The loop owns it; the engine counts it. Its *notes* (the todo list's, the goal's) ride in the
+  history instead: where, is below.
 - `Prepared`: the history to send (and keep from now on), plus what the
   engine did to it, as events the loop emits.
 - `ContextPolicy`: the calls the loop makes. `context.engine.ContextEngine`
@@ -12,6 +14,27 @@
   provider's overflow, and only L2: the emergency layer still acts, so no gate can make a request
   overflow; a requested compaction, /compact or the compact tool, always runs); `extra` is text
   appended to the summary instruction (a hook's `additionalContext`).
+
+*The notes* (the todo list's, and the goal's) ride in the history: a note in the newest user
+message, kept there.
+
+The *note* is the list's text (`core.todos.todo_note`): every request carries it byte for byte while
+the list is not empty. When the list changes it is todo_write's own result, in the round's results
+message (the newest user message). When a layer takes it (L1 clears that result, L2 condenses it,
+L4 drops it; /clear; an edited record), it is placed again as a text block of its own at the end of
+the newest user message. Either way it is then left where it is, so the history stays append-only
+for the provider's cache: a change of the list costs the note's tokens, not a new cache of the whole
+prefix as a change of the system prompt would (the figures are in docs/context-engine.md). Pure
+functions over message lists:
+
+- `holds(messages, note)`: whether a text block of the messages is the note.
+- `carried(messages, note)`: the history with the note placed, or None when nothing changes.
+- `with_note(span, note)`: a summary request's span with the note at its end, so the instruction the
+  request appends after it stays its last text block.
+The goal's note (`core.goals.goal_note`) rides the same way, a block of its own beside the list's:
+`carried` and `with_note` take every note the frame names (`Frame.notes`).
+
+- `logged_todos(records)`: the list as the session log last recorded it (`--continue`, `/resume`).
 """
 
 from __future__ import annotations
@@ -24,19 +47,26 @@ from typing import Protocol, TypeAlias
 
 from agent_cli.core.errors import ContextOverflowError
 from agent_cli.core.events import CompactEvent, CompactLayer, CompactTrigger, ErrorEvent, WarningEvent
-from agent_cli.core.messages import Message, ToolResult, ToolUse, Usage
+from agent_cli.core.messages import Message, TextBlock, ToolResult, ToolUse, Usage
 from agent_cli.core.requests import RequestOptions, ToolSpec
+from agent_cli.core.todos import TodoItem, todos_from_json
+from agent_cli.store.log_records import LogRecord, StateRecord
 
 __all__ = [
     "OPEN",
+    "TOPIC",
     "CompactGate",
     "ContextPolicy",
     "EngineEvent",
     "Frame",
     "Gate",
     "Prepared",
+    "carried",
+    "holds",
+    "logged_todos",
     "open_gate",
     "skippable",
+    "with_note",
 ]
 
 EngineEvent: TypeAlias = CompactEvent | WarningEvent | ErrorEvent
@@ -46,8 +76,8 @@ EngineEvent: TypeAlias = CompactEvent | WarningEvent | ErrorEvent
 class Frame:
     """The fixed prefix of every request: the system prompt and the tool specs. `pins` is the part
     of `system` that holds the user's pins (prompt/pins.py), so /context can say what they take.
-    `todos` is the todo list's note (core/todos.py): not part of `system` (it rides in the history,
-    context/todos.py), but carried by every request, summary requests included. `goal` is the goal's
+    `todos` is the todo list's note (core/todos.py): not part of `system` (it rides in the history:
+    `carried`), but carried by every request, summary requests included. `goal` is the goal's
     note (core/goals.py), carried the same way while a goal is active."""
 
     system: str
@@ -58,7 +88,7 @@ class Frame:
 
     @property
     def notes(self) -> tuple[str, ...]:
-        """The notes every request carries in its history (context/todos.py places them)."""
+        """The notes every request carries in its history (`carried` places them)."""
         return tuple(note for note in (self.todos, self.goal) if note)
 
     def digest(self) -> str:
@@ -153,3 +183,50 @@ def open_gate(layer: CompactLayer, trigger: CompactTrigger, focus: str | None) -
 def skippable(trigger: CompactTrigger) -> bool:
     """Whether a gate may skip a compaction this trigger set off (the automatic ones only)."""
     return trigger in ("auto", "overflow")
+
+
+# -- the notes in the history ----------------------------------------------------------------------
+
+TOPIC = "todos"  # the session log's state topic: {"todos": [{content, status, activeForm?}, ...]}
+
+
+def holds(messages: Sequence[Message], note: str) -> bool:
+    """Whether the note is in the messages whole: a text block of its own, or in a tool result
+    (todo_write's, until L1 clears it or L0 cuts it)."""
+    return any(
+        (isinstance(b, TextBlock) and b.text == note) or (isinstance(b, ToolResult) and note in b.content)
+        for m in messages
+        for b in m.content
+    )
+
+
+def carried(messages: Sequence[Message], *notes: str) -> list[Message] | None:
+    """`messages` with each note (the todo list's, the goal's) the history does not hold as a block
+    at the end of the newest message; None when there is none to place, or the newest message is
+    the model's (a paused reply goes back as it is; the notes join the next user message instead: a
+    block put before a reply's thinking would unbind it)."""
+    if not messages or messages[-1].role != "user":
+        return None
+    missing = [note for note in notes if note and not holds(messages, note)]
+    if not missing:
+        return None
+    last = messages[-1]
+    return [*messages[:-1], last.replace((*last.content, *(TextBlock(note) for note in missing)))]
+
+
+def with_note(span: Sequence[Message], *notes: str) -> list[Message]:
+    """A summary request's span carrying the notes: at the end of its last user message, or as a user
+    message after the span's last reply (the request adds its instruction to that message, after it)."""
+    missing = [note for note in notes if note and not holds(span, note)]
+    if not missing:
+        return list(span)
+    blocks = tuple(TextBlock(note) for note in missing)
+    if span and span[-1].role == "user":
+        last = span[-1]
+        return [*span[:-1], Message(last.role, (*last.content, *blocks), last.id + "+t")]
+    return [*span, Message("user", blocks)]
+
+
+def logged_todos(records: Sequence[LogRecord]) -> tuple[TodoItem, ...]:
+    last = next((r for r in reversed(records) if isinstance(r, StateRecord) and r.topic == TOPIC), None)
+    return todos_from_json(last.data.get("todos")) if last is not None else ()

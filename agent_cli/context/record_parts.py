@@ -1,22 +1,211 @@
-"""A condensed record taken apart for `/record`: each part, and who wrote it (pure).
+"""A condensed record's parts: those code writes, put together, and found again for `/record` (pure).
 
-`sections.assemble_record` builds a record from four parts joined by blank lines: the intro the
-code writes (what was replaced, the transcript's name, how to recall), the body the summary model
-wrote (or the digest, when no model could), the user's messages carried verbatim, and the closing
-line. `record_parts` finds them again, and the archive files the record names, so the user sees
-what each part is before they trust it, or edit it. A record the user edited may hold anything:
-what matches no part is the body.
+Code writes every part of a record but its body (the model's summary, or the digest): the user's own
+messages kept verbatim (within a budget: the newest, then the oldest, which carry the task and its
+instructions, then the newest again; the middle elided with a note; carried over from the previous
+record so a second compaction does not lose the first one's), the intro and closing lines, and the
+length cap. The user's words and the model's record are carried byte for byte: nothing here
+rewords, escapes or inserts a character into them.
+
+`assemble_record` joins four parts by blank lines: the intro (what was replaced, the transcript's
+name, how to recall), the body, the user's messages and the closing line. `record_parts` finds them
+again, and the archive files the record names, so the user sees what each part is before they trust
+it, or edit it. A record the user edited may hold anything: what matches no part is the body.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from agent_cli.context.sections import USER_END, USER_HEADER, parse_user_messages
+from agent_cli.context.thresholds import is_engine_note
+from agent_cli.core.messages import Message
 
-__all__ = ["RecordPart", "archive_files", "record_parts"]
+__all__ = [
+    "RecordPart",
+    "UserMessages",
+    "archive_files",
+    "assemble_record",
+    "cap_text",
+    "collect_user_messages",
+    "parse_user_messages",
+    "record_parts",
+    "render_user_messages",
+    "strip_user_messages",
+]
 
+
+# -- the parts code writes -------------------------------------------------------------------------
+
+USER_HEADER = "## The user's messages, verbatim (oldest first)"
+USER_END = "[end of the user's messages]"
+_ENTRY_RE = re.compile(r"^\[user message (\d+)\]$")
+_GAP_RE = re.compile(r"^\((\d+) (?:earlier )?user messages? not shown here; recall finds them")
+# Of the budget, the oldest messages (the task and the instructions given with it) may take this
+# share; the rest goes to the newest. The middle of a long conversation is elided first.
+HEAD_SHARE = 1 / 3
+
+
+@dataclass(frozen=True, slots=True)
+class UserMessages:
+    """The user's messages so far, oldest first. `numbers` are their places in the whole session
+    (from 1; a gap is a message an earlier record elided); without them, the texts follow
+    `elided` messages elided before the first."""
+
+    texts: tuple[str, ...]
+    elided: int = 0
+    numbers: tuple[int, ...] = ()
+
+    def numbered(self) -> list[tuple[int, str]]:
+        numbers = self.numbers or tuple(range(self.elided + 1, self.elided + 1 + len(self.texts)))
+        return list(zip(numbers, self.texts, strict=True))
+
+    @property
+    def total(self) -> int:
+        """How many messages the user has sent, elided ones included."""
+        return max(self.numbers, default=0) if self.numbers else self.elided + len(self.texts)
+
+
+def strip_user_messages(record: str) -> str:
+    """An earlier record without its user-message section (rebuilt separately)."""
+    start = record.find(USER_HEADER)
+    if start == -1:
+        return record
+    end = record.find(USER_END, start)
+    return record[:start] + (record[end + len(USER_END) :] if end != -1 else "")
+
+
+def parse_user_messages(record: str) -> UserMessages:
+    """The user-message section of an earlier record (empty if it has none)."""
+    start = record.find(USER_HEADER)
+    if start == -1:
+        return UserMessages(())
+    end = record.find(USER_END, start)
+    body = record[start + len(USER_HEADER) : end if end != -1 else len(record)]
+    entries: list[tuple[int, list[str]]] = []
+    for line in body.split("\n"):
+        match = _ENTRY_RE.match(line)
+        if match and (not entries or int(match.group(1)) > entries[-1][0]):
+            if entries and entries[-1][1] and _GAP_RE.match(entries[-1][1][-1]):
+                entries[-1][1].pop()  # a gap note is written on the line before an entry
+            entries.append((int(match.group(1)), []))
+        elif entries:
+            entries[-1][1].append(line)
+    numbers = tuple(n for n, _ in entries)
+    return UserMessages(tuple("\n".join(lines).strip("\n") for _, lines in entries), numbers=numbers)
+
+
+def collect_user_messages(span: Sequence[Message]) -> UserMessages:
+    """Everything the user typed in `span`, with the previous record's list in front."""
+    numbers: list[int] = []
+    texts: list[str] = []
+    total = 0
+    for message in span:
+        summary = message.summary
+        if summary is not None:
+            earlier = parse_user_messages(summary.text)
+            for number, text in earlier.numbered():
+                numbers.append(total + number)
+                texts.append(text)
+            total += earlier.total
+        elif message.is_plain_user and not is_engine_note(message) and message.text.strip():
+            total += 1
+            numbers.append(total)
+            texts.append(message.text)
+    return UserMessages(tuple(texts), numbers=tuple(numbers))
+
+
+def render_user_messages(users: UserMessages, budget: int, count: Callable[[str], int]) -> str:
+    """The section within `budget` tokens, shown oldest first: the newest message always (cut to the
+    budget if it must), then the oldest into `HEAD_SHARE` of it, then the newest into the rest."""
+    entries = users.numbered()
+    cost = [count(text) + 6 for _, text in entries]
+    kept: dict[int, str] = {}
+    used = 0
+    if entries:
+        number, text = entries[-1]
+        if cost[-1] > budget:
+            room = max(int(len(text) * max(budget - 6, 1) / max(cost[-1], 1)), 200)
+            text = text[:room] + f"\n[... {len(text) - room:,} characters cut; recall finds the rest]"
+        kept[number] = text
+        used = min(cost[-1], budget)
+    head = head_used = 0
+    while (
+        head < len(entries) - 1
+        and used + cost[head] <= budget
+        and head_used + cost[head] <= budget * HEAD_SHARE
+    ):
+        kept[entries[head][0]] = entries[head][1]
+        used += cost[head]
+        head_used += cost[head]
+        head += 1
+    for i in range(len(entries) - 2, head - 1, -1):
+        if used + cost[i] > budget:
+            break
+        kept[entries[i][0]] = entries[i][1]
+        used += cost[i]
+    lines = [USER_HEADER]
+    shown = 0
+    for number in sorted(kept):
+        if number > shown + 1:
+            missing = number - shown - 1
+            what = "earlier user messages" if not shown else "user messages"
+            lines.append(f"({missing} {what if missing > 1 else what[:-1]} not shown here; "
+                         "recall finds them in the transcripts)")  # fmt: skip
+        lines.append(f"[user message {number}]")
+        lines.append(kept[number])
+        shown = number
+    lines.append(USER_END)
+    return "\n".join(lines)
+
+
+def cap_text(text: str, cap_tokens: int, count: Callable[[str], int]) -> str:
+    """`text` cut to about `cap_tokens`, at a line boundary, with a note."""
+    tokens = count(text)
+    if tokens <= cap_tokens:
+        return text
+    keep = int(len(text) * cap_tokens / tokens * 0.95)
+    nl = text.rfind("\n", 0, keep)
+    if nl > keep // 2:
+        keep = nl
+    return text[:keep] + "\n[... cut to the record's length cap]"
+
+
+def assemble_record(
+    *,
+    body: str,
+    users: str,
+    transcript: str,
+    replaced: int,
+    recall_hint: str,
+    degraded: bool = False,
+    images: Sequence[str] = (),
+) -> str:
+    """The text of the SummaryBlock that replaces `replaced` messages; `images`: the names of the
+    images they showed, which the intro names (each is saved, and recall shows it again)."""
+    kind = "mechanical digest (written by code, not by a model)" if degraded else "record"
+    intro = (
+        f"Condensed {kind} of the earlier conversation: {replaced} messages were replaced by it to free "
+        f'context. Their full text is saved in {transcript}; call recall("<phrase>") with a file name, '
+        f"an error or a few words (e.g. recall({recall_hint})) to fetch exact passages."
+    )
+    if images:
+        shown = ", ".join(images[:10]) + (f" and {len(images) - 10} more" if len(images) > 10 else "")
+        intro += f' The images they showed are saved too ({shown}): recall("<file name>") shows one again.'
+
+    closing = (
+        "Continue from the work state above without redoing finished steps. Files may have changed "
+        "since they were read: re-read one before editing it."
+    )
+    parts = [intro, body.strip(), users, closing]
+    return "\n\n".join(p for p in parts if p)
+
+
+# -- the record taken apart (/record) --------------------------------------------------------------
+
+
+# How the intro and the closing `assemble_record` writes begin.
 _INTRO = "Condensed "
 _CLOSING = "Continue from the work state above"
 # The archive's files as a record names them: `.transcripts/<session>/<kind>-NNN-<label>.<ext>`.

@@ -36,10 +36,10 @@ import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 
+from agent_cli.context.cut import CondensePlan, plan_condense
 from agent_cli.context.engine_state import Ahead, StandIn
 from agent_cli.context.engine_values import DigestIn, DigestTooBig, Happened
 from agent_cli.context.layers import Condensed, LayerRunner
-from agent_cli.context.plan import CondensePlan, plan_condense
 from agent_cli.context.protocol import EngineEvent, Frame, Gate, skippable
 from agent_cli.context.summary_request import SummaryReply
 from agent_cli.context.thresholds import Thresholds

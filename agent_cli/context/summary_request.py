@@ -31,10 +31,9 @@ from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 from agent_cli.context.plain import abbreviate, render_messages
-from agent_cli.context.protocol import Frame
-from agent_cli.context.sections import strip_user_messages
+from agent_cli.context.protocol import Frame, with_note
+from agent_cli.context.record_parts import strip_user_messages
 from agent_cli.context.thresholds import Counter
-from agent_cli.context.todos import with_note
 from agent_cli.core.messages import Message, NativeRecord, TextBlock, Usage
 from agent_cli.core.requests import Request, RequestOptions
 
@@ -206,7 +205,7 @@ def run_summary(
 ) -> SummaryReply:
     """The model's record of `span`, from one request or a rolling series over text chunks, with what
     the calls cost. Every request carries the frame's notes (the todo list's, the goal's) before its
-    instruction, as every main request does: at the span's end (context/todos.py), and in each part
+    instruction, as every main request does: at the span's end (context/protocol.py), and in each part
     over chunks whose transcript does not hold them.
 
     Raises SummaryFailed, or whatever `summarize` raises (ProviderError, TimeoutError).

@@ -9,7 +9,7 @@ choice made when the model ends a turn under it.
   change is a new value (`dataclasses.replace`); the session's keeper (agent/goal_run.py) holds it.
 - `goal_note(goal)`: the text every request carries while the goal is active (the *note*): the
   goal's text and its check, byte for byte; the same text for the same goal, so a request can tell
-  whether it holds it by comparing text (context/todos.py places it, as it does the todo list's).
+  whether it holds it by comparing text (context/protocol.py places it, as it does the todo list's).
 - `judge(goal, passed, spent)`: after a round, what comes next (`GoalVerdict`: "met", "go_on",
   "budget_spent"); pure, so the whole decision is tested as a table.
 - `declared_met(reply)`: without a check, whether the model's reply says the goal is met (a line

@@ -2,7 +2,7 @@
 
 A call replaces the whole list. The tool only checks the input and returns the new list as part of
 its output (`ToolOutput.todos`), and the list's note as its result; the loop keeps the list and logs
-it, and every later request carries the note (context/todos.py). It changes nothing outside the
+it, and every later request carries the note (context/protocol.py). It changes nothing outside the
 session, so it never asks. Bad input is an error result naming what is wrong; the list is then left
 as it was.
 """
@@ -75,5 +75,5 @@ class TodoWrite:
         )
         # The note itself is the result: the list rides in this round's results message as a tool
         # result (a text block there would make it a new user turn, and Claude's API would drop the
-        # turn's thinking); context/todos.py places it again when a layer takes it.
+        # turn's thinking); context/protocol.py places it again when a layer takes it.
         return ToolOutput(f"{told}\n\n{todo_note(items)}", todos=items)
