@@ -225,7 +225,7 @@ def clearable(
 
     `counts[i]` is message i's token count; a result's share of its message is
     estimated by characters, so no text is counted again here. Messages before `start` are left
-    as they are (a span whose record is being prepared, ahead.py).
+    as they are (a span whose record is being prepared: decide._prepare).
     """
     newer = 0  # tokens of results newer than the one being looked at
     to_clear: dict[int, set[str]] = {}

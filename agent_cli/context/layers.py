@@ -69,7 +69,7 @@ class Condensed:
     shortfall: str | None = None  # how the model's record, used, fell short (repaired by code)
     transcript: str = ""  # where the span went
     events: tuple[EngineEvent, ...] = ()
-    ahead: bool = False  # the record was prepared before the trigger (ahead.py)
+    ahead: bool = False  # the record was prepared before the trigger (decide._prepare)
 
 
 def _arg_size(use: ToolUse, count_text: Callable[[str], int]) -> tuple[int, int]:
@@ -193,7 +193,7 @@ class LayerRunner:
     ) -> Condensed:
         """L2 / L3: the span of `plan` becomes a record (the model's, or the digest; only the digest
         when `use_model` is False, as while the summarizer latch holds). `reply` is the summary call
-        made ahead for this span (ahead.py), waited for here; None makes it now.
+        made ahead for this span (decide._prepare), waited for here; None makes it now.
 
         A requested compaction (L3) of a short conversation may grow it a little; that is
         what the user asked for. An automatic one must shrink the request.

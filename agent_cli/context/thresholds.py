@@ -99,7 +99,7 @@ class Thresholds:
     working: int  # the budget the layers work to: min(B, context.working_budget)
     clear_at: int  # L1 may clear old tool results above this
     trigger_at: int  # L2 fires at or above this
-    prepare_at: int  # L2's record is prepared in the background above this (ahead.py); trigger_at: never
+    prepare_at: int  # L2's record is made in the background above this (decide._prepare); trigger_at: never
     target: int  # compactions aim at or below this (hysteresis)
     emergency_at: int  # L4 drops the oldest groups above this
     keep_tail: int  # L2 keeps at most this much recent conversation verbatim
