@@ -12,8 +12,8 @@ from dataclasses import replace
 import pytest
 
 from agent_cli.config.settings import ContextSettings
-from agent_cli.context.cut import ACK, CondensePlan, engine_prefix, plan_condense
-from agent_cli.context.thresholds import ENGINE_NOTE_PREFIX, Thresholds, compute_thresholds
+from agent_cli.context.cut import ACK, ENGINE_NOTE_PREFIX, CondensePlan, engine_prefix, plan_condense
+from agent_cli.context.thresholds import Thresholds, compute_thresholds
 from agent_cli.core.messages import Message, SummaryBlock, ToolResult, ToolUse
 
 

@@ -52,7 +52,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from agent_cli.context.clear import image_names, is_stub, recall_phrase, stub_failure
-from agent_cli.context.cut import ACK, CondensePlan
+from agent_cli.context.cut import ACK, CondensePlan, is_engine_note
 from agent_cli.context.engine_state import SummaryOutcome
 from agent_cli.context.fidelity import check, files_section, misses_key_facts, repair, span_facts
 from agent_cli.context.plain import abbreviate
@@ -65,7 +65,7 @@ from agent_cli.context.record_parts import (
 )
 from agent_cli.context.signals import call_paths, command_of, failure, last_exit_code, stated_next_step
 from agent_cli.context.summary_request import SummaryFailed, SummaryReply
-from agent_cli.context.thresholds import Counter, Thresholds, is_engine_note
+from agent_cli.context.thresholds import Counter, Thresholds
 from agent_cli.core.errors import ProviderError
 from agent_cli.core.messages import Message, NativeRecord, SummaryBlock, ToolResult, ToolUse, Usage
 

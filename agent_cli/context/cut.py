@@ -25,24 +25,45 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from agent_cli.context.thresholds import Thresholds, is_engine_note
+from agent_cli.context.thresholds import Thresholds
 from agent_cli.core.messages import Message
 
 __all__ = [
     "ACK",
+    "ENGINE_NOTE_PREFIX",
     "CondensePlan",
     "engine_prefix",
     "find_safe_cut",
     "groups",
     "is_ack",
+    "is_engine_note",
     "is_preferred_cut",
+    "latest_user_index",
     "open_round_start",
     "plan_condense",
     "safe_cuts",
 ]
 
+# -- the engine's own messages, and the user's ------------------------------------------------------
+
+# Text the engine itself puts into user messages starts with this, so later
+# compactions do not mistake its notes for something the user typed.
+ENGINE_NOTE_PREFIX = "[context note: "
+
 # The assistant turn that follows an engine note, so user and assistant alternate.
 ACK = "Understood. I will continue from here."
+
+
+def is_engine_note(message: Message) -> bool:
+    return message.role == "user" and message.text.startswith(ENGINE_NOTE_PREFIX)
+
+
+def latest_user_index(messages: Sequence[Message]) -> int | None:
+    """Index of the newest message the user typed, or None."""
+    for i in range(len(messages) - 1, -1, -1):
+        if messages[i].is_plain_user and not is_engine_note(messages[i]):
+            return i
+    return None
 
 
 # -- safe cuts -------------------------------------------------------------------------------------

@@ -90,7 +90,7 @@ import dataclasses
 from collections.abc import Sequence
 
 from agent_cli.context.cache_choices import clearing, sending
-from agent_cli.context.cut import open_round_start, plan_condense
+from agent_cli.context.cut import latest_user_index, open_round_start, plan_condense
 from agent_cli.context.engine_state import Ahead, CompactionState, EngineState, StandIn
 from agent_cli.context.engine_values import (
     Action,
@@ -131,7 +131,7 @@ from agent_cli.context.engine_values import (
 )
 from agent_cli.context.notices import loop_guard_stopped, smaller_window, under_reported
 from agent_cli.context.signals import stated_next_step
-from agent_cli.context.thresholds import Thresholds, compute_thresholds, latest_user_index, output_for_window
+from agent_cli.context.thresholds import Thresholds, compute_thresholds, output_for_window
 from agent_cli.core.messages import Message
 
 __all__ = ["decide"]

@@ -18,9 +18,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from agent_cli.context.cut import ACK, groups, is_ack, open_round_start, safe_cuts
+from agent_cli.context.cut import (
+    ACK,
+    ENGINE_NOTE_PREFIX,
+    groups,
+    is_ack,
+    latest_user_index,
+    open_round_start,
+    safe_cuts,
+)
 from agent_cli.context.fidelity import FILES_HEADER, files_section, span_facts
-from agent_cli.context.thresholds import ENGINE_NOTE_PREFIX, latest_user_index
 from agent_cli.core.messages import Message
 from agent_cli.tokens.estimate import estimate_tokens
 

@@ -16,8 +16,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from agent_cli.context.clear import is_stub, stub_failure
+from agent_cli.context.cut import is_engine_note
 from agent_cli.context.signals import NEXT_STEP_LINE, call_paths, failure, stated_next_step
-from agent_cli.context.thresholds import is_engine_note
 from agent_cli.core.messages import Message
 
 __all__ = [

@@ -19,7 +19,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from agent_cli.context.thresholds import is_engine_note
+from agent_cli.context.cut import is_engine_note
 from agent_cli.core.messages import Message
 
 __all__ = [

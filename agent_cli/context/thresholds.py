@@ -11,7 +11,6 @@ its parameters are positional-only so any implementation's names fit.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -20,13 +19,10 @@ from agent_cli.core.messages import Message, Usage
 from agent_cli.core.requests import ToolSpec
 
 __all__ = [
-    "ENGINE_NOTE_PREFIX",
     "MIN_SHARED_CAP",
     "Counter",
     "Thresholds",
     "compute_thresholds",
-    "is_engine_note",
-    "latest_user_index",
     "output_for_window",
     "percent",
 ]
@@ -193,20 +189,3 @@ def compute_thresholds(settings: ContextSettings, window: int, max_output: int) 
 def percent(tokens: int, window: int) -> float:
     """`tokens` as a percentage of `window`, one decimal."""
     return round(100.0 * tokens / window, 1) if window > 0 else 0.0
-
-
-def latest_user_index(messages: Sequence[Message]) -> int | None:
-    """Index of the newest message the user typed, or None."""
-    for i in range(len(messages) - 1, -1, -1):
-        if messages[i].is_plain_user and not is_engine_note(messages[i]):
-            return i
-    return None
-
-
-# Text the engine itself puts into user messages starts with this, so later
-# compactions do not mistake its notes for something the user typed.
-ENGINE_NOTE_PREFIX = "[context note: "
-
-
-def is_engine_note(message: Message) -> bool:
-    return message.role == "user" and message.text.startswith(ENGINE_NOTE_PREFIX)
