@@ -442,7 +442,7 @@ def _bill_summaries(run: Run, policy: Policy, biller: Bills, done: int) -> int:
 def own_words(text: str) -> str:
     """`text` without the lines our records carry by code rather than by what the summary wrote: the
     fidelity check's copy of the stated next step (`fidelity.repair`) and a digest's next-step
-    section (`condense.build_digest`). The continuation probe looks for the next step in what is
+    section (`record_parts.build_digest`). The continuation probe looks for the next step in what is
     left, so a record passes only by carrying the step itself, for every policy alike."""
     out: list[str] = []
     skip = False

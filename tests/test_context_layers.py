@@ -10,13 +10,13 @@ from test_context_fakes import FRAME, FakeCounter, assistant, filler, pairing_er
 
 from agent_cli.context.cap import cap_result
 from agent_cli.context.clear import is_stub, next_change, plan_clear, stub_for
-from agent_cli.context.condense import build_digest
 from agent_cli.context.cut import ACK
 from agent_cli.context.emergency import apply_drop, marker_text, plan_drop
 from agent_cli.context.fidelity import Facts, check, repair, span_facts
 from agent_cli.context.record_parts import (
     UserMessages,
     assemble_record,
+    build_digest,
     cap_text,
     collect_user_messages,
     parse_user_messages,

@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 from test_context_fakes import assistant, tool_round, user
 
-from agent_cli.context.condense import build_digest
 from agent_cli.context.fidelity import check, repair, span_facts
+from agent_cli.context.record_parts import build_digest
 from agent_cli.context.signals import Failure, call_paths, command_paths, failure
 from agent_cli.core.messages import Message, ToolResult, ToolUse
 

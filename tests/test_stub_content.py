@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from agent_cli.context.clear import held, is_stub, stub_failure, stub_for
-from agent_cli.context.condense import build_digest
 from agent_cli.context.fidelity import span_facts
+from agent_cli.context.record_parts import build_digest
 from agent_cli.core.messages import Message, ToolResult, ToolUse
 from agent_cli.store.archive import Archive
 

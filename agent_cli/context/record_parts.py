@@ -1,4 +1,5 @@
-"""A condensed record's parts: those code writes, put together, and found again for `/record` (pure).
+"""A condensed record's parts: those code writes, put together, and found again for `/record`; and
+the digest, the record code writes whole when the model's does not stand (pure).
 
 Code writes every part of a record but its body (the model's summary, or the digest): the user's own
 messages kept verbatim (within a budget: the newest, then the oldest, which carry the task and its
@@ -11,6 +12,13 @@ rewords, escapes or inserts a character into them.
 name, how to recall), the body, the user's messages and the closing line. `record_parts` finds them
 again, and the archive files the record names, so the user sees what each part is before they trust
 it, or edit it. A record the user edited may hold anything: what matches no part is the body.
+
+*The digest* (`build_digest`, pure): the no-LLM record, in place of a summary that failed or would
+not shrink the request (the JS seed drops the span then): the earlier record's content, the files
+touched and how, the commands run with their exit codes, the latest errors, the last thing the
+assistant said and the latest next step it stated since the user's last message (a line that
+starts "Next", "Plan:" or "TODO"), which a later reply would otherwise hide. The user's messages
+are added verbatim, as for a model record.
 """
 
 from __future__ import annotations
@@ -19,14 +27,18 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from agent_cli.context.clear import is_stub, stub_failure
 from agent_cli.context.cut import is_engine_note
-from agent_cli.core.messages import Message
+from agent_cli.context.plain import abbreviate
+from agent_cli.context.signals import call_paths, command_of, failure, last_exit_code, stated_next_step
+from agent_cli.core.messages import Message, ToolResult, ToolUse
 
 __all__ = [
     "RecordPart",
     "UserMessages",
     "archive_files",
     "assemble_record",
+    "build_digest",
     "cap_text",
     "collect_user_messages",
     "parse_user_messages",
@@ -251,3 +263,83 @@ def record_parts(text: str, *, writer: str) -> list[RecordPart]:
 def archive_files(text: str) -> list[str]:
     """The archive files the record names, each once, in the order it names them."""
     return list(dict.fromkeys(m.group() for m in _ARCHIVED.finditer(text)))
+
+
+# -- the digest: the record code writes ------------------------------------------------------------
+
+
+MAX_COMMANDS = 40
+MAX_ERRORS = 3
+EARLIER_CHARS = 6_000
+LAST_TEXT_CHARS = 1_500
+
+
+def _outcome(result: ToolResult) -> str:
+    """How a command ended: its last stated exit code (the status line comes last), else ok / failed."""
+    failed = failure(result)
+    if failed is not None and failed.status and not failed.status.startswith("exit code"):
+        return failed.status  # killed by a signal, timed out, cancelled
+    code = last_exit_code(result.content)
+    if code is not None:
+        return f"exit {code}"
+    return "failed" if result.is_error else "ok"
+
+
+def build_digest(span: Sequence[Message]) -> str:
+    """The digest's sections for `span` (without the user-message section)."""
+    calls: dict[str, ToolUse] = {}
+    files: dict[str, list[str]] = {}
+    commands: list[str] = []
+    errors: list[str] = []
+    earlier: list[str] = []
+    last_text = next_step = ""
+    for message in span:
+        summary = message.summary
+        if summary is not None:
+            earlier.append(strip_user_messages(summary.text).strip())
+            continue
+        if message.native is not None:  # the provider's record: what of it may be read
+            earlier.append(message.native.text.strip())
+            continue
+        if message.is_plain_user and not is_engine_note(message):
+            next_step = ""  # a new request: the plan stated before it is no longer the next step
+        if message.role == "assistant" and message.text.strip():
+            last_text = message.text.strip()
+            next_step = stated_next_step(last_text) or next_step
+        for use in message.tool_uses:
+            calls[use.id] = use
+            for path in call_paths(use):
+                verbs = files.setdefault(path, [])
+                if use.name not in verbs:
+                    verbs.append(use.name)
+        for result in message.tool_results:
+            call = calls.get(result.tool_use_id)
+            name = call.name if call else "tool"
+            command = command_of(call)
+            if command is not None:
+                commands.append(f"- `{abbreviate(command, 200)}` -> {_outcome(result)}")
+            # A cleared result's error is the one its stub records (the output itself is on disk).
+            failed = stub_failure(result.content) if is_stub(result) else failure(result, 300)
+            if failed is not None:
+                status = f" ({failed.status})" if failed.status else ""
+                what = f"`{abbreviate(command, 80)}`" if command is not None else name
+                errors.append(f"- {what}{status}: {failed.line}")
+    parts: list[str] = []
+    if earlier:
+        parts.append("## From the earlier record\n" + abbreviate("\n\n".join(earlier), EARLIER_CHARS))
+    if files:
+        parts.append("## Files touched\n" + "\n".join(f"- {p} ({', '.join(v)})" for p, v in files.items()))
+    if commands:
+        dropped = len(commands) - MAX_COMMANDS
+        shown = commands[-MAX_COMMANDS:]
+        if dropped > 0:
+            shown.insert(0, f"- ({dropped} earlier commands not listed)")
+        parts.append("## Commands run\n" + "\n".join(shown))
+    if errors:
+        parts.append("## Latest errors\n" + "\n".join(errors[-MAX_ERRORS:]))
+    if last_text:
+        last_words = abbreviate(last_text, LAST_TEXT_CHARS)
+        parts.append("## The assistant's last words before this point\n" + last_words)
+        if next_step and next_step not in last_words:
+            parts.append("## The next step it stated last\n" + next_step)
+    return "\n\n".join(parts)
