@@ -9,13 +9,14 @@ cut the way the policy cuts them: Kotlin's 100-character result previews, the Ja
 them), and write at most `cap` tokens (the policy's own output limit). Neither can keep what its
 input no longer holds.
 
-The lossy one is a model that keeps what is recent and drops early detail: the newest entries'
-first 160 characters, up to about 1,200 tokens. The faithful one keeps what the seeds' prompts,
-the paper's and ours all ask a model to keep: the latest request, the latest error (its line,
-verbatim), the next step stated, every specific value the input holds among the session's planted
-facts (a model told "keep values, paths and error text exactly" keeps them), and the files
-touched. It knows the facts only to decide what is specific; it keeps one only when its input
-holds it.
+The lossy one is a model that keeps what is recent and drops early detail: the newest entries' first
+160 characters, up to about 1,200 tokens. The faithful one keeps what the seeds' prompts, the
+paper's and ours all ask a model to keep: the latest request, the latest error (its line, verbatim),
+the next step stated (the latest in its input: stated in a message, or carried by an earlier record
+the input begins with, which every policy's prompt asks the model to fold in), every specific value
+the input holds among the session's planted facts (a model told "keep values, paths and error text
+exactly" keeps them), and the files touched. It knows the facts only to decide what is specific; it
+keeps one only when its input holds it.
 """
 
 from __future__ import annotations
@@ -34,7 +35,9 @@ Entry = tuple[str, str]  # (role: "user" | "assistant" | "tool" | "summary", tex
 Count = Callable[[str], int]
 
 _ERROR = re.compile(r"\b\w*(?:Error|Exception)\b:.*")
-_NEXT = re.compile(r"^Next: (.+)$", re.MULTILINE)
+# A step as stated ("Next: ..."), or as an earlier record in the input carries it, after its bullet and
+# label ("- Next: ...", "- The next step ...: - Next: ..."): a model folding that record keeps it.
+_NEXT = re.compile(r"^(?:- )?(?:[^\n:]*: )?(?:- )?Next: (.+)$", re.MULTILINE)
 _PATH = re.compile(r"\b(?:src|tests|handlers)/[\w./-]+\.py\b")
 _LATEST = "- Latest request: "
 

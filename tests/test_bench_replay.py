@@ -208,6 +208,19 @@ def test_a_faithful_record_keeps_only_what_its_input_holds() -> None:
     assert reference_count(faithful_record(entries * 200, s.facts, reference_count, 50)) <= 50
 
 
+def test_a_faithful_record_keeps_the_next_step_an_earlier_record_carried() -> None:
+    # An earlier record in the input carries the step (as this stand-in writes it, or as a line a
+    # policy's code added): the new record keeps it, as a model folding that record would; a step
+    # stated since in a message wins, being the latest.
+    s = make_session("long", seed=1)
+    for carried in ("- Next: continue with step 7", "- The step it stated: - Next: continue with step 7"):
+        entries = [("summary", "## State\n" + carried), ("user", "Keep going.")]
+        assert "- Next: continue with step 7" in faithful_record(entries, s.facts, reference_count, 800)
+        later = [*entries, ("assistant", "Done.\n\nNext: continue with step 8")]
+        record = faithful_record(later, s.facts, reference_count, 800)
+        assert "- Next: continue with step 8" in record and "step 7" not in record
+
+
 def _results(n: int) -> list[Message]:
     out: list[Message] = [Message.user("start")]
     for i in range(n):
