@@ -48,6 +48,22 @@ def test_the_working_budget_does_not_grow_with_the_window(window: int) -> None:
     assert small.working == small.budget  # a window smaller than the working budget uses all of it
 
 
+def test_what_l2_keeps_sits_a_compactions_worth_below_the_trigger() -> None:
+    # At 32k what L2 keeps (record cap, user's messages, verbatim tail) sits `min_freed_tokens` under
+    # the trigger: the tail is what is left of that; the target (L4's line) stays the ratio's.
+    small = compute_thresholds(ContextSettings(), 32_000, 8_192)
+    kept = small.keep_tail + small.summary_cap + small.user_messages
+    assert small.trigger_at - kept >= ContextSettings().min_freed_tokens == 14_000
+    assert small.target == int(small.working * ContextSettings().target_ratio)
+    off = compute_thresholds(ContextSettings(min_freed_tokens=0), 32_000, 8_192)
+    assert off.keep_tail > small.keep_tail > 0 and off.target == small.target
+    # From a working budget of about 40k up the target is lower already: nothing changes.
+    for window in (64_000, 200_000, 1_000_000):
+        assert compute_thresholds(ContextSettings(), window, 8_192) == compute_thresholds(
+            ContextSettings(min_freed_tokens=0), window, 8_192
+        )
+
+
 def test_thresholds_clamp_inconsistent_ratios() -> None:
     bad = ContextSettings(trigger_ratio=0.99, emergency_ratio=0.5, target_ratio=0.9, clear_ratio=0.95)
     th = compute_thresholds(bad, 100_000, 4_000)

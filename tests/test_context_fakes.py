@@ -149,6 +149,7 @@ def make_engine(
         "clear_min_batch_tokens": 1_000,
         "tool_result_max_tokens": 1_500,
         "keep_tail_tokens": 2_000,
+        "min_freed_tokens": 0,  # the tail these tests' sizes were drawn against (scaled: none to free)
         "user_messages_tokens": 800,
         "summary_max_tokens": 600,
         "recall_max_chars": 4_000,

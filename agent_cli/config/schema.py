@@ -102,10 +102,11 @@ def _field_for(key: str, hint: object) -> Field:
     if hint is bool:
         return Field(key, "bool")
     if hint is int:
-        # 0 retries is a real choice; a working budget of 0 means the whole window.
+        # 0 retries is a real choice; a working budget of 0 means the whole window; 0 tokens to free, off.
         if name == "context_window":
             return Field(key, "window")
-        return Field(key, "count" if name in ("max_retries", "working_budget", "max_task_depth") else "int")
+        counts = ("max_retries", "working_budget", "max_task_depth", "min_freed_tokens")
+        return Field(key, "count" if name in counts else "int")
     if hint is float:
         return Field(key, "ratio" if name.endswith("_ratio") else "float")
     if typing.get_origin(hint) is tuple:

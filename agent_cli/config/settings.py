@@ -78,6 +78,9 @@ class ContextSettings:
     clear_min_batch_tokens: int = 20_000  # L1 acts only when it frees at least this much
     tool_result_max_tokens: int = 20_000  # L0: larger tool results are cut to head + tail
     keep_tail_tokens: int = 12_000  # L2 keeps this much recent conversation verbatim (clamped)
+    # What L2 keeps (its record, the user's messages, the verbatim tail) sits at least this far below
+    # the trigger, so a compaction frees at least this much (binds on a small window only; 0: off).
+    min_freed_tokens: int = 14_000
     user_messages_tokens: int = 8_000  # L2 keeps the user's own messages verbatim up to this
     summary_max_tokens: int = 4_000  # cap on the summary's length
     # The model that writes summaries, served by the session's provider and key ("": the session's own

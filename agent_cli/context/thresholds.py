@@ -154,8 +154,10 @@ def compute_thresholds(settings: ContextSettings, window: int, max_output: int) 
         summary_cap = min(summary_cap, max_output)
     summary_cap = max(summary_cap, min(MIN_SUMMARY_TOKENS, max(work // 4, 1)))
     user_messages = max(min(settings.user_messages_tokens, int(work * USER_MESSAGES_SHARE)), 0)
-    # The tail must leave room under the target for the summary and the user's messages.
-    tail_room = max(target_at - summary_cap - user_messages, 0)
+    # The tail must leave room under the target for the summary and the user's messages, and all three
+    # sit `min_freed_tokens` under the trigger (a small window). The target, where L4 drops to, stays.
+    kept_at = min(target_at, int(work * trigger) - max(settings.min_freed_tokens, 0))
+    tail_room = max(kept_at - summary_cap - user_messages, 0)
     keep_tail = max(min(settings.keep_tail_tokens, int(work * TAIL_SHARE), tail_room), 0)
     trigger_at = int(work * trigger)
     # A record prepared ahead is of use only if the room up to the trigger holds a large result:
