@@ -57,7 +57,7 @@ def test_what_l2_keeps_sits_a_compactions_worth_below_the_trigger() -> None:
     assert small.target == int(small.working * ContextSettings().target_ratio)
     off = compute_thresholds(ContextSettings(min_freed_tokens=0), 32_000, 8_192)
     assert off.keep_tail > small.keep_tail > 0 and off.target == small.target
-    # From a working budget of about 40k up the target is lower already: nothing changes.
+    # From a working budget of about 31k up (0.45 B' <= 0.9 B' - 14k) the target is lower already.
     for window in (64_000, 200_000, 1_000_000):
         assert compute_thresholds(ContextSettings(), window, 8_192) == compute_thresholds(
             ContextSettings(min_freed_tokens=0), window, 8_192

@@ -156,10 +156,10 @@ def compute_thresholds(settings: ContextSettings, window: int, max_output: int) 
     user_messages = max(min(settings.user_messages_tokens, int(work * USER_MESSAGES_SHARE)), 0)
     # The tail must leave room under the target for the summary and the user's messages, and all three
     # sit `min_freed_tokens` under the trigger (a small window). The target, where L4 drops to, stays.
-    kept_at = min(target_at, int(work * trigger) - max(settings.min_freed_tokens, 0))
+    trigger_at = int(work * trigger)
+    kept_at = min(target_at, trigger_at - max(settings.min_freed_tokens, 0))
     tail_room = max(kept_at - summary_cap - user_messages, 0)
     keep_tail = max(min(settings.keep_tail_tokens, int(work * TAIL_SHARE), tail_room), 0)
-    trigger_at = int(work * trigger)
     # A record prepared ahead is of use only if the room up to the trigger holds a large result:
     # else one result jumps past it and the turn summarizes again (a small window: made at the trigger).
     prepare_at = int(work * prepare)
