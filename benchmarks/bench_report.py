@@ -57,6 +57,9 @@ NEIGHBOURS = {  # the defaults against their neighbours, on every workload
     "L1 protects 12k": ContextSettings(clear_protect_tokens=12_000),
     "trigger 80%": ContextSettings(trigger_ratio=0.80),
     "trigger 95%": ContextSettings(trigger_ratio=0.95),
+    # What L2 keeps at least this far below the trigger (binds under a ~31k working budget: the 32k cells)
+    "L2 frees 10k": ContextSettings(min_freed_tokens=10_000),
+    "L2 frees 18k": ContextSettings(min_freed_tokens=18_000),
     # The prepare line at the trigger and no digest standing in: every record made there, waited for.
     AT_TRIGGER: ContextSettings(prepare_ratio=ContextSettings().trigger_ratio, digest_stands_in=False),
     "records waited for": ContextSettings(digest_stands_in=False),  # prepared ahead where there is room
