@@ -238,7 +238,8 @@ def condensed_history(
 def files_budget(thresholds: Thresholds, used: int) -> int:
     """The tokens the files list may take in a record whose other parts take `used`: what the body's
     cap and the user messages' budget leave, with the room under the target the verbatim tail does
-    not take (the lines leave none in a small window, a large one's lists are whole); at least the
+    not take (about 3.5k at a 32k window, where the tail makes way for `min_freed_tokens`; a large
+    window's lists are whole); at least the
     body's cap, so a small window's record still names its newest files by the hundred (a working
     day at 32k: 265 files; an eighth of the cap named a few dozen and the artifact probe fell from
     43% to 28%, docs/context-engine.md)."""
