@@ -239,10 +239,9 @@ def files_budget(thresholds: Thresholds, used: int) -> int:
     """The tokens the files list may take in a record whose other parts take `used`: what the body's
     cap and the user messages' budget leave, with the room under the target the verbatim tail does
     not take (about 3.5k at a 32k window, where the tail makes way for `min_freed_tokens`; a large
-    window's lists are whole); at least the
-    body's cap, so a small window's record still names its newest files by the hundred (a working
-    day at 32k: 265 files; an eighth of the cap named a few dozen and the artifact probe fell from
-    43% to 28%, docs/context-engine.md)."""
+    window's lists are whole); at least the body's cap, so a small window's record still names its
+    newest files by the hundred (a working day at 32k: 265 files; an eighth of the cap named a few
+    dozen and the artifact probe fell from 43% to 28%, docs/context-engine.md)."""
     th = thresholds
     spare = max(th.target - th.summary_cap - th.user_messages - th.keep_tail, 0)
     return max(th.summary_cap + th.user_messages + spare - used, th.summary_cap)
