@@ -390,12 +390,13 @@ class JavaS06(Policy):
                 entries.append((role, line))
                 used += len(line) + 1
             record = self._summary(self.prompt + "\n".join(text), entries)
-            tail = [history[-1]] if history[-1].is_plain_user else []
-            history = [
-                _record_message("[Conversation compressed. Transcript saved.]\n\n" + record),
-                Message.assistant("Understood."),
-                *tail,
-            ]
+            head = _record_message("[Conversation compressed. Transcript saved.]\n\n" + record)
+            if history[-1].is_plain_user:
+                history = [head, Message.assistant("Understood."), history[-1]]
+            elif history[-1].tool_results and len(history) > 1:  # mid-turn: the round the model
+                history = [head, *history[-2:]]  # is to answer stays (its transcript may not reach it)
+            else:
+                history = [head, Message.assistant("Understood.")]
         return history
 
 
@@ -449,16 +450,20 @@ class Kotlin(Policy):
                 lines.append(f"  [Tool Calls: {', '.join(u.name for u in m.tool_uses)}]")
         return "\n".join(lines), entries
 
-    def _compact(self, history: list[Message]) -> list[Message]:
+    def _compact(self, history: list[Message], newest: bool = True) -> list[Message]:
         """The seed's `compact()`: the older part summarized so the kept tail is at most half the
-        window (the rolling summary outlives its message: FIFO may drop that)."""
+        window, but never the newest message (the rolling summary outlives its message: FIFO may
+        drop that)."""
         previous = self.buffer
         start = 1 if history and history[0].summary is not None else 0
         keep, kept_tokens = len(history), 0
         while keep > start + 1 and kept_tokens + len(message_text(history[keep - 1])) // 3 <= self.window / 2:
             keep -= 1
             kept_tokens += len(message_text(history[keep])) // 3
-        cut = _safe_cut(history, keep)
+        # The newest message stays whatever its size: the model has not answered it yet, and the
+        # seed keeps its most recent messages (a result summarized from its 100-character preview
+        # before the model saw it would leave the turn that asked for it nothing to go on).
+        cut = _safe_cut(history, min(keep, len(history) - 1) if newest else keep)
         if cut <= start:
             return history
         prompt, entries = self._render(history[start:cut], previous)
@@ -484,7 +489,7 @@ class Kotlin(Policy):
     def react(self, history: list[Message], tokens: int) -> list[Message] | None:
         # The seed's reactive path (AgentLoop, "s08: compaction + retry"): refused, it calls
         # compact() whatever its estimate says and retries the turn; nothing to cut, it gives up.
-        compacted = self._truncate(self._compact(history))
+        compacted = self._truncate(self._compact(history, newest=False))
         return None if compacted is history else compacted
 
 

@@ -123,6 +123,10 @@ class Run:
     summary_output: int = 0
     digests: int = 0
     recall_calls: int = 0
+    # requests sent without the message they answer (the tool results just returned, or the user's
+    # words) as it was given: the session's next reply was written from it, so a request without it
+    # could not have produced that reply
+    unseen: int = 0
     wait_seconds: float = 0.0  # the user's wait on summary calls
     parts: dict[str, Bill] = field(default_factory=lambda: {k: Bill() for k in PARTS})  # Claude, steady
     fingerprint: str = ""  # a hash of every request's bytes, in order
@@ -360,6 +364,7 @@ def _replay(
         clocks.model()
         policy.now = clocks.paused if pace == "paused" else clocks.steady
         given = history
+        awaited = history[-1] if history and history[-1].role == "user" else None
         history = policy.prepare(history)
         cause = edits(given, history)
         size = frame_tokens + sum(counts.tokens(history))
@@ -374,6 +379,8 @@ def _replay(
             run.failed_at = sent + 1
             break
         sent += 1
+        if awaited is not None and not any(m is awaited for m in history):
+            run.unseen += 1
         reply, *results = step.messages
         run.ledger.cause = cause
         own = [id(m) in originals for m in history]

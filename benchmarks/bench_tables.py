@@ -122,22 +122,23 @@ def _refused(run: Run) -> str:
 def policy_table(group: Group, prices: Prices) -> list[str]:
     lines = [
         "| policy | finished | Sonnet 5.5 $ | paused | GPT-6.2 Sol $ | paused | mean request | peak "
-        "| summary calls | digests | recall calls | wait on summaries | recall | artifact | continuation "
-        "| decision |",
-        "|" + "---|" * 16,
+        "| summary calls | digests | recall calls | results unseen | wait on summaries | recall | artifact "
+        "| continuation | decision |",
+        "|" + "---|" * 17,
     ]
     for agg in group.aggs.values():
         n = len(agg.done)
         failed = [_refused(r) for r in agg.runs if not r.finished]
         where = f"{n}/{len(agg.runs)}" + (f" (refused at request {', '.join(failed)})" if failed else "")
         if not n:
-            lines.append(f"| {agg.policy} | {where} |" + " |" * 14)
+            lines.append(f"| {agg.policy} | {where} |" + " |" * 15)
             continue
         lines.append(
             f"| {agg.policy} | {where} | "
             + " | ".join(_money(agg.cost(c, prices)) for c in CACHES)
             + f" | {agg.avg('mean'):,.0f} | {agg.avg('peak'):,.0f} | {agg.avg('summary_calls'):.1f} "
-            f"| {agg.avg('digests'):.1f} | {agg.avg('recall_calls'):.1f} | {agg.avg('wait_seconds'):.0f} s | "
+            f"| {agg.avg('digests'):.1f} | {agg.avg('recall_calls'):.1f} | {agg.avg('unseen'):.1f} "
+            f"| {agg.avg('wait_seconds'):.0f} s | "
             + " | ".join(_probe(agg, p) for p in PROBES)
             + " |"
         )

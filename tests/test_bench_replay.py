@@ -121,6 +121,67 @@ def test_the_javascript_seed_retries_once_after_a_refusal() -> None:
     assert run.summary_calls >= 1 and policy.summaries
 
 
+def _round(path: str, chars: int) -> list[Message]:
+    """One tool round: the call and its result of `chars` characters."""
+    use = ToolUse(f"call_{path}", "read_file", {"path": path})
+    return [Message.of("assistant", [use]), Message.of("user", [ToolResult(use.id, "x" * chars)])]
+
+
+def test_a_seed_keeps_the_round_its_model_is_to_answer() -> None:
+    """A seed's compaction keeps the newest round whenever the request fits with it: a result
+    summarized before the model saw it (the Kotlin seed sends 100 characters of it) leaves the
+    session's next reply, written from that result, without its ground."""
+    s = _short(steps=10)
+    older = [Message.user("read the files"), *_round("a.py", 20_000), *_round("b.py", 20_000)]
+    newest = _round("c.py", 54_000)  # over half a 32k window (characters / 3), under the window
+    kotlin = Kotlin(32_000, frame(), reference_count, writer("faithful", s))
+    sent = kotlin.prepare([*older, *newest])
+    assert kotlin.summaries and sent[-2:] == newest and sent[0].summary is not None
+    # Refused by the provider, it compacts whatever its estimate says: then the round may go too.
+    refused = Kotlin(32_000, frame(), reference_count, writer("faithful", s)).react([*older, *newest], 40_000)
+    assert refused is not None and newest[-1] not in refused
+    java = JavaS06(200_000, frame(), reference_count, writer("faithful", s))
+    big = [Message.user("read the files"), *_round("a.py", 120_000), *_round("b.py", 120_000)]
+    sent = java.prepare([*big, *newest])
+    assert java.summaries and sent[1:] == newest and len(sent) == 3
+    typed = Message.user("and now?")
+    fresh = JavaS06(200_000, frame(), reference_count, writer("faithful", s))
+    sent = fresh.prepare([*big, Message.assistant("done"), typed])
+    assert [m.role for m in sent] == ["user", "assistant", "user"] and sent[-1] is typed
+
+
+class _Forgets(Masking):
+    """A policy that leaves out the newest message at every other request."""
+
+    n = 0
+
+    def prepare(self, history: list[Message]) -> list[Message]:
+        self.n += 1
+        return history[:-1] if self.n % 2 and history[-1].tool_results else history
+
+
+def test_the_replay_counts_requests_sent_without_what_they_answer() -> None:
+    s = _short(steps=40)
+    forgot, _ = _run(_Forgets, s, 1_000_000)
+    kept, _ = _run(Masking, s, 1_000_000)
+    assert forgot.unseen > 0 and kept.unseen == 0
+    heavy = make_session("survey", seed=1, outputs="heavy")
+    refusals: list[int] = []
+
+    class _Counted(Kotlin):
+        def react(self, history: list[Message], tokens: int) -> list[Message] | None:
+            refusals.append(tokens)
+            return super().react(history, tokens)
+
+    kotlin, _ = _run(_Counted, heavy, 32_000)
+    ours, _ = _run(Ours, heavy, 32_000)
+    assert kotlin.finished and 0 < kotlin.unseen <= len(refusals)  # only on the way out of a refusal
+    assert ours.finished and ours.unseen == 0
+    group = Group("survey", "heavy", 32_000, "faithful", {"kotlin": Agg("kotlin", [kotlin])})
+    row = policy_table(group, _all_prices())
+    assert f"| {float(kotlin.unseen):.1f} |" in row[2]
+
+
 def test_the_replay_gives_the_same_bytes_twice() -> None:
     s = make_session("survey", seed=2, outputs="heavy")
     first, _ = _run(Ours, s, 32_000)
