@@ -12,7 +12,8 @@ reference tokenizer and per-message overhead, so its units are the replay's (`Bi
 
 The goals per cell (one pace: steady or paused): ours at most 1.5x the floor; ours' excess over the
 floor at most half the best finishing seed's; and no baseline both cheaper than ours and at least as
-faithful on every probe.
+faithful on every share it is given (the probes, and `bench_replay.SEEN`: the requests that carried
+the message they answer).
 """
 
 from __future__ import annotations

@@ -7,8 +7,9 @@ A cell is one session kind, tool-output size, window and stand-in (`bench_tables
 is the mean over its seeds of `bench_floor.floor` on each seed's session, uncapped, priced like the
 costs (Sonnet 5.5, Claude's count). Per pace (steady, paused) the goals are `bench_floor`'s: ours at
 most 1.5x the floor, ours' excess over the floor at most half the best finishing seed policy's, and
-no other policy both cheaper and at least as faithful on every probe (at the paused pace, a policy that
-reads the clock is judged on its run with the paused clock: `Agg.share`). Every policy's bill includes
+no other policy both cheaper and at least as faithful on every probe and in the share of its requests
+that carried the message they answer (`bench_replay.SEEN`; at the paused pace, a policy that reads the
+clock is judged on its run with the paused clock: `Agg.share`). Every policy's bill includes
 the probes' round trips (ours' recall at every probe point, anyone's re-read of a file it can name),
 as the replay bills them.
 """
@@ -20,7 +21,7 @@ from collections.abc import Sequence
 
 from bench_floor import FLOOR_TIMES, FloorCheck, Rival, floor, floor_check
 from bench_real import excess_parts
-from bench_replay import CLAUDE_RATIO, PROBES
+from bench_replay import CLAUDE_RATIO, PROBES, SEEN
 from bench_setup import frame_tokens, prices, session
 from bench_tables import SEED_POLICIES, Agg, Group, Prices
 
@@ -42,9 +43,8 @@ def cell_floor(group: Group, cache: str) -> float:
 
 
 def _rival(agg: Agg, prices: Prices, cache: str) -> Rival:
-    return Rival(
-        agg.policy, agg.dollars(prices, cache), agg.finished, {p: agg.share(p, cache) for p in PROBES}
-    )
+    shares = {p: agg.share(p, cache) for p in (*PROBES, SEEN)}
+    return Rival(agg.policy, agg.dollars(prices, cache), agg.finished, shares)
 
 
 def check(group: Group, prices: Prices, cache: str) -> FloorCheck:
@@ -143,7 +143,9 @@ def floor_section(groups: Sequence[Group], prices: Prices) -> list[str]:
         "The goals (issue 36, restated against the floor; `benchmarks/bench_floor.py`): in every cell and",
         f"at both paces, ours at most {FLOOR_TIMES}x the floor; ours' excess over the floor at most half the",
         f"best finishing seed policy's ({', '.join(SEED_POLICIES)}); no other policy both cheaper and at",
-        "least as faithful on every probe. The floor is the session's own bytes, uncapped: every message",
+        "least as faithful on every probe and in the results its model saw (no more requests sent",
+        "without the message they answer: *results unseen* in the policies' tables). The floor is the",
+        "session's own bytes, uncapped: every message",
         "written to the cache once, the frame read back by every later request, every reply's output; no",
         "policy that keeps any of the conversation reaches it, since each request reads back what it keeps.",
         "Costs are Sonnet 5.5's with Anthropic's cache, the mean over seeds, the probes' round trips",

@@ -42,7 +42,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bench_floor import FloorCheck, Rival, floor, floor_check, message_tokens  # noqa: E402
 from bench_policies import POLICIES, Ours, Policy  # noqa: E402
-from bench_replay import CLAUDE_RATIO, PROBES, Run, reference_count, replay_paced  # noqa: E402
+from bench_replay import CLAUDE_RATIO, PROBES, SEEN, Run, reference_count, replay_paced  # noqa: E402
 from bench_sessions import Session  # noqa: E402
 from bench_setup import frame, frame_tokens, prices, writer  # noqa: E402
 from bench_setup import session as synthetic  # noqa: E402
@@ -101,7 +101,7 @@ def conversation(run: Run, factor: float) -> float:
 
 
 def rival(run: Run, cache: str) -> Rival:
-    shares = {p: run.share(p, cache) for p in PROBES}
+    shares = {p: run.share(p, cache) for p in (*PROBES, SEEN)}
     return Rival(run.policy, run.dollars(cache, prices()[cache]), run.finished, shares)
 
 

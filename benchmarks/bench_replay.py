@@ -94,6 +94,9 @@ __all__ = [
 ]
 
 PROBES = ("recall", "artifact", "continuation", "decision")
+# Beside the probes, in "at least as faithful": the share of requests that carried the message they
+# answer (`Run.unseen`); a request without it is credited with a reply its model could not write.
+SEEN = "results seen"
 PROBE_EVERY = 10  # every policy is probed on the same requests: the 10th, 20th, ... of the session
 MODEL_STEP_SECONDS = 20.0
 USER_STEP_SECONDS = 90.0
@@ -149,7 +152,10 @@ class Run:
         return self.paused if self.paused is not None and cache.endswith(PAUSED) else self
 
     def share(self, probe: str, cache: str = "claude") -> float | None:
-        checks = self.at(cache).probes[probe]
+        run = self.at(cache)
+        if probe == SEEN:
+            return 1 - run.unseen / len(run.requests) if run.requests else None
+        checks = run.probes[probe]
         return sum(checks) / len(checks) if checks else None
 
     def with_paused(self, paused: Run) -> Run:

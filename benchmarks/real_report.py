@@ -85,7 +85,8 @@ and every message written to the cache once (when a request first carries it), e
 reading the frame back, every reply billed as output. No policy that keeps any of the conversation
 reaches it: each request reads back what it keeps. The goals per cell and pace: ours at most 1.5x
 the floor; ours' excess over the floor at most half the best finishing seed's; no other policy both
-cheaper and at least as faithful on every probe. The excess is split by cost component (the ledger's
+cheaper and at least as faithful on every probe and in the results its model saw (no more requests
+sent without the message they answer). The excess is split by cost component (the ledger's
 lines; they add up to it): reads past the frame, rewrites after a clear/summary/drop, summary calls,
 recall round trips, and what ours' new writes and output differ from the floor's (negative: ours
 caps tool outputs). Where ours misses the 0.6x goal, its bill is split the same way as Claude

@@ -85,3 +85,15 @@ def test_every_finishing_policy_has_its_excess_over_the_floor() -> None:
     assert "(1.40x)" in line and "(3.00x)" in line
     low = cell_floor(g, "claude")
     assert f"(${low:.2f})" in line
+
+
+def test_a_cheaper_baseline_that_sent_requests_without_what_they_answer_is_not_as_faithful() -> None:
+    """Its probes as good as ours, but a request went without the tool results it answers: the reply
+    the session credits it with was written from a result its model never saw."""
+    g = _cell(1.3, 3.0, 1.2, [True, True])
+    for agg in g.aggs.values():
+        agg.runs[0].requests = [1_000] * 20
+    assert _verdict(floor_section([g], prices())) == "**missed**"  # 20 of 20 seen, as ours
+    g.aggs["masking"].runs[0].unseen = 1
+    lines = floor_section([g], prices())
+    assert _verdict(lines) == "met" and not any("as faithful: masking" in line for line in lines)
