@@ -11,12 +11,14 @@ input, within the policy's own output limit.
 
     ours         agent-cli's ContextEngine, defaults (or any ContextSettings)
     java-s06     every turn, tool results older than 3 turns become "[Previous: used {tool}]";
-                 past 50,000 tokens (characters / 4) everything is summarized into one message;
-                 the summary input is "role: content" lines cut to their first 80,000 characters
+                 past 50,000 tokens (characters / 4) everything is summarized into one message
+                 (mid-turn, the round in progress stays after it); the summary input is
+                 "role: content" lines cut to their first 80,000 characters
     kotlin       at 80% of the window (characters / 3) the older part is summarized so the kept
-                 tail is at most 50% of the window; above 95% the oldest messages go, FIFO; the
-                 input lists each message with tool results cut to 100 characters, plus the
-                 previous summary; the summary is capped at 2,048 tokens
+                 tail is at most 50% of the window, the newest message kept whatever its size (a
+                 refused request's compaction takes it too); above 95% the oldest messages go,
+                 FIFO; the input lists each message with tool results cut to 100 characters,
+                 plus the previous summary; the summary is capped at 2,048 tokens
     javascript   at 70% of its budget (64k, or the window when smaller; CJK-aware estimate) all but
                  the last 3 user turns are summarized into a summary pair; the input renders text to
                  1,000 characters, tool inputs to 300, results to 800, plus the previous summary; the
@@ -452,8 +454,8 @@ class Kotlin(Policy):
 
     def _compact(self, history: list[Message], newest: bool = True) -> list[Message]:
         """The seed's `compact()`: the older part summarized so the kept tail is at most half the
-        window, but never the newest message (the rolling summary outlives its message: FIFO may
-        drop that)."""
+        window; ahead of a request (`newest`) the newest message stays whatever its size, after a
+        refusal it may go too (the rolling summary outlives its message: FIFO may drop that)."""
         previous = self.buffer
         start = 1 if history and history[0].summary is not None else 0
         keep, kept_tokens = len(history), 0

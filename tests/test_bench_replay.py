@@ -21,6 +21,7 @@ from bench_report import frame, frame_tokens, session, writer  # noqa: E402
 from bench_sessions import OUTPUTS, SHAPES, Session, make_session  # noqa: E402
 from bench_standins import faithful_record  # noqa: E402
 from bench_tables import Agg, Group, policy_table  # noqa: E402
+from test_context_fakes import tool_round  # noqa: E402
 
 from agent_cli.core.messages import Message, ToolResult, ToolUse  # noqa: E402
 
@@ -122,9 +123,7 @@ def test_the_javascript_seed_retries_once_after_a_refusal() -> None:
 
 
 def _round(path: str, chars: int) -> list[Message]:
-    """One tool round: the call and its result of `chars` characters."""
-    use = ToolUse(f"call_{path}", "read_file", {"path": path})
-    return [Message.of("assistant", [use]), Message.of("user", [ToolResult(use.id, "x" * chars)])]
+    return tool_round("read_file", {"path": path}, "x" * chars)
 
 
 def test_a_seed_keeps_the_round_its_model_is_to_answer() -> None:
