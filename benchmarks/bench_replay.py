@@ -51,7 +51,8 @@ same rules hold for every policy:
   other probe, its paraphrase (`Fact.asked`: words of a question only, no oracle phrase); or, for
   any policy, a fact still missing whose file the request or the question names is read again;
   the calls and their results are one tool round trip, billed: one more request), *artifact*
-  (every file a tool call touched so far is named in the request), *continuation* (the latest user
+  (every file a tool call touched so far, by a path input of any of `PATH_INPUTS`, is named in the
+  request), *continuation* (the latest user
   request, and the next step stated since it in words the request carries itself: not in a line
   our records copy by code, `own_words`), *decision* (the user's constraints and decisions,
   verbatim).
@@ -84,6 +85,7 @@ __all__ = [
     "CLOCKS",
     "PARTS",
     "PROBES",
+    "PATH_INPUTS",
     "PROBE_EVERY",
     "Bill",
     "Run",
@@ -91,6 +93,7 @@ __all__ = [
     "replay",
     "replay_paced",
     "request_text",
+    "touched_paths",
 ]
 
 PROBES = ("recall", "artifact", "continuation", "decision")
@@ -98,6 +101,10 @@ PROBES = ("recall", "artifact", "continuation", "decision")
 # answer (`Run.unseen`); a request without it is credited with a reply its model could not write.
 SEEN = "results seen"
 PROBE_EVERY = 10  # every policy is probed on the same requests: the 10th, 20th, ... of the session
+# The inputs that name a file a call touched, for the artifact probe: ours and the made-up sessions'
+# tools (`path`), and Claude Code's in the recorded ones (Read, Edit, Write `file_path`; NotebookEdit
+# `notebook_path`; Grep and Glob `path`).
+PATH_INPUTS = ("path", "file_path", "notebook_path")
 MODEL_STEP_SECONDS = 20.0
 USER_STEP_SECONDS = 90.0
 PAUSE_MEDIAN_SECONDS, PAUSE_SIGMA = 120.0, 1.2
@@ -274,6 +281,11 @@ def _strings(value: object) -> list[str]:
     return []
 
 
+def touched_paths(call: ToolUse) -> list[str]:
+    """The files `call` names by a path input (`PATH_INPUTS`), for the artifact probe."""
+    return [v for v in (call.input.get(k) for k in PATH_INPUTS) if isinstance(v, str) and v.strip()]
+
+
 def request_text(history: list[Message]) -> str:
     """Every string the request carries (texts, tool inputs and outputs), as the model reads them."""
     return "\n".join(s for m in history for b in m.content for s in _strings(b.to_json()))
@@ -401,9 +413,9 @@ def _replay(
         if sent % PROBE_EVERY == 0:
             _probe(run, policy, biller, history, state, anchor)
         for call in reply.tool_uses:
-            path = call.input.get("path")
-            if isinstance(path, str) and path not in state.paths:
-                state.paths.append(path)
+            for path in touched_paths(call):
+                if path not in state.paths:
+                    state.paths.append(path)
         history.append(reply)
         originals.add(id(reply))
         uses = {u.id: u for u in reply.tool_uses}

@@ -16,7 +16,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bench_floor import Rival, floor, floor_check, message_tokens  # noqa: E402
 from bench_policies import POLICIES  # noqa: E402
-from bench_replay import CLAUDE_RATIO, reference_count, replay  # noqa: E402
+from bench_replay import CLAUDE_RATIO, reference_count, replay, touched_paths  # noqa: E402
 from bench_sessions import Session, Step  # noqa: E402
 from bench_setup import frame, frame_tokens, writer  # noqa: E402
 from real_replay import (  # noqa: E402
@@ -345,3 +345,14 @@ def test_ours_can_be_run_with_a_neighbour_of_the_defaults() -> None:
     finally:
         bench_real.OURS = ContextSettings()
     assert isinstance(policy, Ours) and policy.engine.settings.trigger_ratio == 0.9
+
+
+def test_the_artifact_probe_names_the_files_claude_codes_tools_touched() -> None:
+    read = ToolUse("t1", "Read", {"file_path": "/repo/lib/a.ex"})
+    grep = ToolUse("t2", "Grep", {"pattern": "x", "path": "lib"})
+    notebook = ToolUse("t3", "NotebookEdit", {"notebook_path": "n.ipynb", "new_source": ""})
+    assert [touched_paths(u) for u in (read, grep, notebook)] == [["/repo/lib/a.ex"], ["lib"], ["n.ipynb"]]
+    # A recorded sub-agent whose calls name files only by `file_path` (Read, Edit): probed all the same.
+    session = load_session(COPIED / "spotter-fum-8463c716.subagent-agent-a7be2f0.jsonl")
+    run = replay(session, POLICIES["none"](1_000_000, frame(), reference_count, writer("lossy", session)), frame_tokens())
+    assert run.probes["artifact"] == [True]  # everything kept: every file it read is named
