@@ -354,5 +354,6 @@ def test_the_artifact_probe_names_the_files_claude_codes_tools_touched() -> None
     assert [touched_paths(u) for u in (read, grep, notebook)] == [["/repo/lib/a.ex"], ["lib"], ["n.ipynb"]]
     # A recorded sub-agent whose calls name files only by `file_path` (Read, Edit): probed all the same.
     session = load_session(COPIED / "spotter-fum-8463c716.subagent-agent-a7be2f0.jsonl")
-    run = replay(session, POLICIES["none"](1_000_000, frame(), reference_count, writer("lossy", session)), frame_tokens())
+    none = POLICIES["none"](1_000_000, frame(), reference_count, writer("lossy", session))
+    run = replay(session, none, frame_tokens())
     assert run.probes["artifact"] == [True]  # everything kept: every file it read is named
