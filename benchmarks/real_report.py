@@ -64,7 +64,9 @@ count a command printed (`Compiling 39 files`), the first error line a command o
 gave (`File content (85812 tokens) exceeds maximum allowed tokens (25000)...`). Each is asked in the
 words of the question, naming the call a user would remember and never the answer ("How many files
 did the `Force full recompile of project` command report early on?"; its paraphrase at every other
-probe point). Two or three a session.
+probe point). Two or three a session. The artifact probe asks for every file the session's tool
+calls named so far: Claude Code's `file_path` (Read, Edit, Write), `notebook_path` and `path` (Grep,
+Glob), as the replay's `PATH_INPUTS` (until 2026-12-06 only `path`: the Grep and Glob targets).
 
 **Claude Code's bill** is what the recording holds: per distinct `message.id` of the main thread,
 input + 0.1 x cache reads + 1.25 x cache writes (token-equivalents at the input price; counting the

@@ -176,7 +176,10 @@ def files_section(
     When it is long (more than `MAX_LISTED_FILES`, or over `budget` tokens by `count`: a small
     window's record), the files the work began with (`FIRST_LISTED`) and the newest are kept, and a
     line between them counts the files left out (with `unlisted`, those an earlier list had left
-    out already), which recall still finds: a list cut from the middle, as a long output is."""
+    out already), which recall still finds: a list cut from the middle, as a long output is. A
+    relative path that an absolute one in the list ends with (`lib/a.ex` beside `/repo/lib/a.ex`:
+    a command run in the project named the file Read named whole) is listed once, whole."""
+    paths = _distinct(paths)
     if not paths:
         return ""
     whole = _lines((), paths, 0)
@@ -188,6 +191,22 @@ def files_section(
     if not fits and budget is not None and count is not None:
         tail = _newest_within(head, tail, budget, count)
     return "\n".join(_lines(head, tail, unlisted + len(rest) - len(tail)))
+
+
+def _distinct(paths: Sequence[str]) -> list[str]:
+    """`paths` without the relative ones (in a folder: a bare `a.ex` may be another file) that an
+    absolute path in them ends with, at a `/`."""
+    ends: set[str] = set()
+    for path in paths:
+        if path.startswith("/"):
+            parts = path.rstrip("/").split("/")
+            ends.update("/".join(parts[i:]) for i in range(2, len(parts) - 1))
+
+    def named(path: str) -> bool:
+        bare = path.removeprefix("./").rstrip("/")
+        return "/" in bare and bare in ends
+
+    return [p for p in paths if p.startswith("/") or not named(p)]
 
 
 def _lines(head: Sequence[str], tail: Sequence[str], hidden: int) -> list[str]:
