@@ -124,12 +124,14 @@ def test_a_marker_that_drops_a_record_keeps_its_files_list() -> None:
     assert span_facts(after).paths[:20] == tuple(PATHS[:20])  # the next record carries them on
 
 
-def test_a_relative_path_an_absolute_one_names_whole_is_listed_once() -> None:
-    """A working day at 32k touched 265 files, 69 of them also named whole (Read's absolute path, a
-    command's relative one): the list named each twice and cut the middle the sooner."""
+def test_a_path_another_one_names_already_is_listed_once() -> None:
+    """A working day at 32k touched 265 files: 69 of them also named whole (Read's absolute path, a
+    command's relative one), 26 folders a search ran in beside a file found there. The list named
+    them all and cut its middle the sooner."""
     root = "/home/user/projects/app"
     touched = [f"{root}/lib/a.ex", "lib/a.ex", "./lib/a.ex", "lib/b.ex", "a.ex", "ib/a.ex"]
-    touched += [f"{root}/lib/", "lib/"]
+    touched += [f"{root}/lib/", f"{root}/lib", "lib/", root, f"{root}/docs/", "deps/x/"]
     listed = carried_paths(condensed(survey(touched), lines(200_000)))
-    # `ib/a.ex` is not named by it (no `/` before it), nor `lib/b.ex`; a bare `a.ex` may be another file.
-    assert listed == [f"{root}/lib/a.ex", "lib/b.ex", "a.ex", "ib/a.ex", f"{root}/lib/", "lib/"]
+    # `ib/a.ex` is not named by it (no `/` before it), nor `lib/b.ex`; a bare `a.ex` may be another
+    # file; a folder with no file listed in it stays.
+    assert listed == [f"{root}/lib/a.ex", "lib/b.ex", "a.ex", "ib/a.ex", f"{root}/docs/", "deps/x/"]

@@ -176,9 +176,10 @@ def files_section(
     When it is long (more than `MAX_LISTED_FILES`, or over `budget` tokens by `count`: a small
     window's record), the files the work began with (`FIRST_LISTED`) and the newest are kept, and a
     line between them counts the files left out (with `unlisted`, those an earlier list had left
-    out already), which recall still finds: a list cut from the middle, as a long output is. A
-    relative path that an absolute one in the list ends with (`lib/a.ex` beside `/repo/lib/a.ex`:
-    a command run in the project named the file Read named whole) is listed once, whole."""
+    out already), which recall still finds: a list cut from the middle, as a long output is. A path
+    another one names already is left out: a relative path an absolute one ends with (`lib/a.ex`
+    beside `/repo/lib/a.ex`: a command run in the project named the file Read named whole), and a
+    folder that holds a file listed (`/repo/lib` beside `/repo/lib/a.ex`)."""
     paths = _distinct(paths)
     if not paths:
         return ""
@@ -194,8 +195,9 @@ def files_section(
 
 
 def _distinct(paths: Sequence[str]) -> list[str]:
-    """`paths` without the relative ones (in a folder: a bare `a.ex` may be another file) that an
-    absolute path in them ends with, at a `/`."""
+    """`paths` without those another one in them names already: a relative path (in a folder: a
+    bare `a.ex` may be another file) that an absolute one ends with, at a `/`; a folder that holds
+    another one listed (`lib/` beside `lib/a.ex`: the folder a search ran in, the file it found)."""
     ends: set[str] = set()
     for path in paths:
         if path.startswith("/"):
@@ -206,7 +208,9 @@ def _distinct(paths: Sequence[str]) -> list[str]:
         bare = path.removeprefix("./").rstrip("/")
         return "/" in bare and bare in ends
 
-    return [p for p in paths if p.startswith("/") or not named(p)]
+    kept = [p for p in paths if p.startswith("/") or not named(p)]
+    folders = {q[:i] for q in kept for i, c in enumerate(q) if c == "/" and 0 < i < len(q) - 1}
+    return [p for p in kept if p.rstrip("/") not in folders]
 
 
 def _lines(head: Sequence[str], tail: Sequence[str], hidden: int) -> list[str]:
