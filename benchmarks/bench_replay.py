@@ -101,9 +101,9 @@ PROBES = ("recall", "artifact", "continuation", "decision")
 # answer (`Run.unseen`); a request without it is credited with a reply its model could not write.
 SEEN = "results seen"
 PROBE_EVERY = 10  # every policy is probed on the same requests: the 10th, 20th, ... of the session
-# The inputs that name a file a call touched, for the artifact probe: ours and the made-up sessions'
-# tools (`path`), and Claude Code's in the recorded ones (Read, Edit, Write `file_path`; NotebookEdit
-# `notebook_path`; Grep and Glob `path`).
+# The inputs that name a file or folder a call touched, for the artifact probe: ours and the made-up
+# sessions' tools (`path`), and Claude Code's in the recorded ones (Read, Edit, Write `file_path`;
+# NotebookEdit `notebook_path`; Grep and Glob `path`).
 PATH_INPUTS = ("path", "file_path", "notebook_path")
 MODEL_STEP_SECONDS = 20.0
 USER_STEP_SECONDS = 90.0
@@ -283,7 +283,7 @@ def _strings(value: object) -> list[str]:
 
 def touched_paths(call: ToolUse) -> list[str]:
     """The files `call` names by a path input (`PATH_INPUTS`), for the artifact probe."""
-    return [v for v in (call.input.get(k) for k in PATH_INPUTS) if isinstance(v, str) and v.strip()]
+    return [v.strip() for v in (call.input.get(k) for k in PATH_INPUTS) if isinstance(v, str) and v.strip()]
 
 
 def request_text(history: list[Message]) -> str:

@@ -352,7 +352,7 @@ def test_the_artifact_probe_names_the_files_claude_codes_tools_touched() -> None
     grep = ToolUse("t2", "Grep", {"pattern": "x", "path": "lib"})
     notebook = ToolUse("t3", "NotebookEdit", {"notebook_path": "n.ipynb", "new_source": ""})
     assert [touched_paths(u) for u in (read, grep, notebook)] == [["/repo/lib/a.ex"], ["lib"], ["n.ipynb"]]
-    # A recorded sub-agent whose calls name files only by `file_path` (Read, Edit): probed all the same.
+    # A recorded sub-agent whose calls name files only by `file_path` (Read): probed all the same.
     session = load_session(COPIED / "spotter-fum-8463c716.subagent-agent-a7be2f0.jsonl")
     none = POLICIES["none"](1_000_000, frame(), reference_count, writer("lossy", session))
     run = replay(session, none, frame_tokens())

@@ -125,13 +125,16 @@ def test_a_marker_that_drops_a_record_keeps_its_files_list() -> None:
 
 
 def test_a_path_another_one_names_already_is_listed_once() -> None:
-    """A working day at 32k touched 265 files: 69 of them also named whole (Read's absolute path, a
-    command's relative one), 26 folders a search ran in beside a file found there. The list named
-    them all and cut its middle the sooner."""
+    """A working day at 32k named 265 paths, 26 of them folders a search ran in beside a file found
+    there: the list named them all and cut its middle the sooner."""
     root = "/home/user/projects/app"
-    touched = [f"{root}/lib/a.ex", "lib/a.ex", "./lib/a.ex", "lib/b.ex", "a.ex", "ib/a.ex"]
-    touched += [f"{root}/lib/", f"{root}/lib", "lib/", root, f"{root}/docs/", "deps/x/"]
-    listed = carried_paths(condensed(survey(touched), lines(200_000)))
-    # `ib/a.ex` is not named by it (no `/` before it), nor `lib/b.ex`; a bare `a.ex` may be another
-    # file; a folder with no file listed in it stays.
-    assert listed == [f"{root}/lib/a.ex", "lib/b.ex", "a.ex", "ib/a.ex", f"{root}/docs/", "deps/x/"]
+    touched = [f"{root}/lib/a.ex", f"{root}/lib/", f"{root}/lib", root, f"{root}/docs/", f"{root}/docs"]
+    touched += ["lib/a.ex", "./lib/a.ex", "lib/", "./lib", "src", "src/b.py", "ib/a.ex", "deps/x/"]
+    record = condensed(survey(touched), lines(200_000))
+    listed = carried_paths(record)
+    # A folder holding a path listed goes (`docs` holds none); a second spelling of one path goes; a
+    # relative path stays beside an absolute one that ends with it (another root's file, perhaps).
+    assert listed == [f"{root}/lib/a.ex", f"{root}/docs/", "lib/a.ex", "src/b.py", "ib/a.ex", "deps/x/"]
+    earlier = Message("user", (SummaryBlock(record, "span-001-compact.jsonl"),))
+    again = condensed([earlier, assistant(ACK), *survey([f"{root}/lib/c.ex"])[1:]], lines(200_000))
+    assert carried_paths(again) == [*listed, f"{root}/lib/c.ex"]  # carried on as it was

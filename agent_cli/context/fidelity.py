@@ -177,9 +177,8 @@ def files_section(
     window's record), the files the work began with (`FIRST_LISTED`) and the newest are kept, and a
     line between them counts the files left out (with `unlisted`, those an earlier list had left
     out already), which recall still finds: a list cut from the middle, as a long output is. A path
-    another one names already is left out: a relative path an absolute one ends with (`lib/a.ex`
-    beside `/repo/lib/a.ex`: a command run in the project named the file Read named whole), and a
-    folder that holds a file listed (`/repo/lib` beside `/repo/lib/a.ex`)."""
+    another one names already is left out (`_distinct`): a folder that holds a path listed
+    (`/repo/lib` beside `/repo/lib/a.ex`), and a second spelling of one (`./lib/a.ex`, `lib/a.ex`)."""
     paths = _distinct(paths)
     if not paths:
         return ""
@@ -195,22 +194,15 @@ def files_section(
 
 
 def _distinct(paths: Sequence[str]) -> list[str]:
-    """`paths` without those another one in them names already: a relative path (in a folder: a
-    bare `a.ex` may be another file) that an absolute one ends with, at a `/`; a folder that holds
-    another one listed (`lib/` beside `lib/a.ex`: the folder a search ran in, the file it found)."""
-    ends: set[str] = set()
+    """`paths` in their order, each named once: the first of those written alike but for a leading
+    `./` or a closing `/`, and no folder that holds another path listed (`lib` beside `lib/a.ex`: the
+    folder a search ran in, the file it found there; a relative path is never matched to an absolute
+    one, whose root the list does not know)."""
+    keys: dict[str, str] = {}  # each path's plain spelling -> the first path written so
     for path in paths:
-        if path.startswith("/"):
-            parts = path.rstrip("/").split("/")
-            ends.update("/".join(parts[i:]) for i in range(2, len(parts) - 1))
-
-    def named(path: str) -> bool:
-        bare = path.removeprefix("./").rstrip("/")
-        return "/" in bare and bare in ends
-
-    kept = [p for p in paths if p.startswith("/") or not named(p)]
-    folders = {q[:i] for q in kept for i, c in enumerate(q) if c == "/" and 0 < i < len(q) - 1}
-    return [p for p in kept if p.rstrip("/") not in folders]
+        keys.setdefault(path.removeprefix("./").rstrip("/") or path, path)
+    folders = {key[:i] for key in keys for i, c in enumerate(key) if c == "/" and 0 < i < len(key) - 1}
+    return [path for key, path in keys.items() if key not in folders]
 
 
 def _lines(head: Sequence[str], tail: Sequence[str], hidden: int) -> list[str]:

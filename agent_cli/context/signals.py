@@ -30,7 +30,7 @@ __all__ = [
     "stated_next_step",
 ]
 
-PATH_KEYS = ("path", "file_path", "paths", "files")
+PATH_KEYS = ("path", "file_path", "notebook_path", "paths", "files")
 COMMAND_KEYS = ("command", "cmd")
 MAX_COMMAND_PATHS = 12
 # The bash tool's closing line; "exit 3" / "exit status 3" in other tools' output too.
