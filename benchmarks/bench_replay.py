@@ -51,11 +51,10 @@ same rules hold for every policy:
   other probe, its paraphrase (`Fact.asked`: words of a question only, no oracle phrase); or, for
   any policy, a fact still missing whose file the request or the question names is read again;
   the calls and their results are one tool round trip, billed: one more request), *artifact*
-  (every file a tool call touched so far, by a path input of any of `PATH_INPUTS`, is named in the
-  request), *continuation* (the latest user
-  request, and the next step stated since it in words the request carries itself: not in a line
-  our records copy by code, `own_words`), *decision* (the user's constraints and decisions,
-  verbatim).
+  (every file or folder a tool call named so far by a path input of `PATH_INPUTS` is named in the
+  request), *continuation* (the latest user request, and the next step stated since it in words the
+  request carries itself: not in a line our records copy by code, `own_words`), *decision* (the
+  user's constraints and decisions, verbatim).
 
 Deterministic: the same session and policy give the same bytes in every request and the same figures.
 """
@@ -282,7 +281,9 @@ def _strings(value: object) -> list[str]:
 
 
 def touched_paths(call: ToolUse) -> list[str]:
-    """The files `call` names by a path input (`PATH_INPUTS`), for the artifact probe."""
+    """The files and folders `call` names by a path input (`PATH_INPUTS`), for the artifact probe:
+    the probe's own reading of a call, not the engine's (`context.signals.call_paths` adds the
+    path-shaped words of a command line, which no policy but ours is asked to keep)."""
     return [v.strip() for v in (call.input.get(k) for k in PATH_INPUTS) if isinstance(v, str) and v.strip()]
 
 
